@@ -1,0 +1,229 @@
+/*
+ * The layer as plain loops, in the style of llm.c's layernorm_forward.
+ */
+#include "bn.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bn_default_config(bn_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    bn_set_momentum(cfg, 0.9, BN_WEIGHTS_OLD, NULL);
+    cfg->variance = BN_VAR_BIASED;
+    cfg->estimator = BN_EST_EMA;
+    cfg->gamma = 1.0;
+    cfg->beta = 0.0;
+    cfg->eps = 1e-5;
+}
+
+double bn_decimal_complement(double x)
+{
+    /* A user who writes momentum 0.9 means the decimal 0.9, whose
+     * complement is the decimal 0.1; in binary 1 - 0.9 is 0.0999...978,
+     * one ulp-scale step away from the double 0.1. Subtracting the
+     * shortest decimal that reads back as x, digit by digit, makes the two
+     * conventions agree exactly. */
+    char buf[64];
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    char digits[32];
+    size_t nd = 0;
+    const char *s = buf;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            digits[nd++] = *s;
+    long e = strtol(s + 1, NULL, 10);
+    long k = e - (long)(nd - 1); /* x = digits * 10^k */
+    if (!(x > 0.0 && x < 1.0) || k >= 0 || -k > 400)
+        return 1.0 - x;
+    size_t m = (size_t)(-k); /* 1 = 10^m * 10^k, and digits < 10^m */
+    char diff[512];
+    int borrow = 0;
+    /* 10^m - digits, computed on m digits from the right. */
+    for (size_t i = 0; i < m; i++) {
+        int d = i < nd ? digits[nd - 1 - i] - '0' : 0;
+        int r = 0 - d - borrow;
+        borrow = r < 0;
+        diff[m - 1 - i] = (char)('0' + (r + 10 * borrow));
+    }
+    snprintf(diff + m, sizeof diff - m, "e-%zu", m);
+    return strtod(diff, NULL);
+}
+
+int bn_set_momentum(bn_config *cfg, double momentum, bn_weights w,
+                    bn_error *err)
+{
+    if (!(momentum > 0.0 && momentum <= 1.0))
+        return bn_fail(err, "momentum must be in (0, 1], got %g", momentum);
+    cfg->momentum = momentum;
+    cfg->weights = w;
+    if (w == BN_WEIGHTS_NEW) {
+        cfg->p = momentum;
+        cfg->keep = bn_decimal_complement(momentum);
+    } else {
+        cfg->keep = momentum;
+        cfg->p = bn_decimal_complement(momentum);
+    }
+    return 0;
+}
+
+int bn_validate(const bn_config *cfg, bn_error *err)
+{
+    if (!(cfg->momentum > 0.0 && cfg->momentum <= 1.0))
+        return bn_fail(err, "momentum must be in (0, 1], got %g",
+                       cfg->momentum);
+    if (!isfinite(cfg->gamma))
+        return bn_fail(err, "gamma must be finite");
+    if (!isfinite(cfg->beta))
+        return bn_fail(err, "beta must be finite");
+    if (!(isfinite(cfg->eps) && cfg->eps > 0.0))
+        return bn_fail(err, "eps must be finite and > 0, got %g", cfg->eps);
+    return 0;
+}
+
+static const char *const weights_names[] = {"old", "new"};
+static const char *const variance_names[] = {"biased", "unbiased"};
+static const char *const estimator_names[] = {"ema", "ema-debiased",
+                                              "cumulative", "precise"};
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *bn_weights_name(bn_weights w) { return weights_names[w]; }
+const char *bn_variance_name(bn_variance v) { return variance_names[v]; }
+const char *bn_estimator_name(bn_estimator e) { return estimator_names[e]; }
+
+int bn_weights_parse(const char *s, bn_weights *w)
+{
+    int i = lookup(s, weights_names, 2);
+    if (i >= 0)
+        *w = (bn_weights)i;
+    return i >= 0 ? 0 : -1;
+}
+
+int bn_variance_parse(const char *s, bn_variance *v)
+{
+    int i = lookup(s, variance_names, 2);
+    if (i >= 0)
+        *v = (bn_variance)i;
+    return i >= 0 ? 0 : -1;
+}
+
+int bn_estimator_parse(const char *s, bn_estimator *e)
+{
+    int i = lookup(s, estimator_names, 4);
+    if (i >= 0)
+        *e = (bn_estimator)i;
+    return i >= 0 ? 0 : -1;
+}
+
+void bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
+{
+    memset(layer, 0, sizeof *layer);
+    layer->f = f;
+    for (size_t j = 0; j < f; j++) {
+        layer->gamma[j] = cfg->gamma;
+        layer->beta[j] = cfg->beta;
+        layer->rm[j] = 0.0;
+        layer->rv[j] = 1.0;
+    }
+    layer->keep_t = 1.0;
+    layer->eps = cfg->eps;
+    layer->p = cfg->p;
+    layer->keep = cfg->keep;
+    layer->variance = cfg->variance;
+    layer->estimator = cfg->estimator;
+}
+
+void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
+                    double *var)
+{
+    for (size_t j = 0; j < f; j++) {
+        double s = 0.0;
+        for (size_t i = 0; i < b; i++)
+            s += x[i * f + j];
+        double m = s / (double)b;
+        double ss = 0.0;
+        for (size_t i = 0; i < b; i++) {
+            double d = x[i * f + j] - m;
+            ss += d * d;
+        }
+        mean[j] = m;
+        var[j] = ss / (double)b;
+    }
+}
+
+static void update_buffers(bn_layer *l, size_t b, const double *mean,
+                           const double *var)
+{
+    l->updates++;
+    l->keep_t *= l->keep;
+    for (size_t j = 0; j < l->f; j++) {
+        double v = var[j];
+        if (l->variance == BN_VAR_UNBIASED)
+            v = v * (double)b / (double)(b - 1);
+        switch (l->estimator) {
+        case BN_EST_EMA:
+        case BN_EST_PRECISE: /* trains like ema; replaced after training */
+            l->rm[j] = l->keep * l->rm[j] + l->p * mean[j];
+            l->rv[j] = l->keep * l->rv[j] + l->p * v;
+            break;
+        case BN_EST_EMA_DEBIASED:
+            /* Adam's correction: the average starts from zero and is
+             * divided by the weight the updates have, 1 - keep^t. */
+            l->acc_m[j] = l->keep * l->acc_m[j] + l->p * mean[j];
+            l->acc_v[j] = l->keep * l->acc_v[j] + l->p * v;
+            l->rm[j] = l->acc_m[j] / (1.0 - l->keep_t);
+            l->rv[j] = l->acc_v[j] / (1.0 - l->keep_t);
+            break;
+        case BN_EST_CUMULATIVE: {
+            /* PyTorch's momentum=None: factor 1/t, so the first update
+             * replaces the initial values outright. */
+            double a = 1.0 / (double)l->updates;
+            l->rm[j] = (1.0 - a) * l->rm[j] + a * mean[j];
+            l->rv[j] = (1.0 - a) * l->rv[j] + a * v;
+            break;
+        }
+        }
+    }
+}
+
+void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
+                      double *mean, double *var)
+{
+    size_t f = layer->f;
+    bn_batch_stats(b, f, x, mean, var);
+    for (size_t j = 0; j < f; j++) {
+        double sd = sqrt(var[j] + layer->eps);
+        for (size_t i = 0; i < b; i++)
+            y[i * f + j] =
+                layer->gamma[j] * ((x[i * f + j] - mean[j]) / sd) +
+                layer->beta[j];
+    }
+    update_buffers(layer, b, mean, var);
+}
+
+void bn_eval_forward(const bn_layer *layer, size_t b, const double *x,
+                     double *y)
+{
+    size_t f = layer->f;
+    for (size_t j = 0; j < f; j++) {
+        double sd = sqrt(layer->rv[j] + layer->eps);
+        for (size_t i = 0; i < b; i++)
+            y[i * f + j] =
+                layer->gamma[j] * ((x[i * f + j] - layer->rm[j]) / sd) +
+                layer->beta[j];
+    }
+}

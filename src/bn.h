@@ -1,0 +1,80 @@
+/*
+ * The batch-norm layer, per feature j: scale gamma_j, shift beta_j, eps, and
+ * the two buffers (running mean rm_j, running variance rv_j) that training
+ * fills and evaluation uses. Training mode normalises with the batch's own
+ * mean and biased variance and then updates the buffers; evaluation mode
+ * normalises with the buffers. Batches are row-major B x F arrays.
+ *
+ * Momentum has two conventions under one name: `old` (Keras/TF, the
+ * published study: momentum 0.9 keeps 0.9 of the old value) and `new`
+ * (PyTorch: momentum 0.1 gives the new value weight 0.1). The complement
+ * is taken in decimal (bn_decimal_complement) so that 0.9 old and 0.1 new
+ * are the same layer to the bit.
+ */
+#ifndef BN_BN_H
+#define BN_BN_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+typedef enum { BN_WEIGHTS_OLD, BN_WEIGHTS_NEW } bn_weights;
+typedef enum { BN_VAR_BIASED, BN_VAR_UNBIASED } bn_variance;
+typedef enum {
+    BN_EST_EMA,          /* the exponential moving average frameworks use */
+    BN_EST_EMA_DEBIASED, /* the same from zero, divided by 1 - (1-p)^t */
+    BN_EST_CUMULATIVE,   /* equal weights: factor 1/t (momentum=None) */
+    BN_EST_PRECISE,      /* recomputed after training from pooled samples */
+} bn_estimator;
+
+typedef struct {
+    double momentum;    /* as the user wrote it */
+    bn_weights weights; /* which convention momentum is in */
+    double p;           /* weight on the new value */
+    double keep;        /* weight on the old value, 1 - p in decimal */
+    bn_variance variance;
+    bn_estimator estimator;
+    double gamma, beta, eps;
+} bn_config;
+
+typedef struct {
+    size_t f;
+    double gamma[BN_MAX_FEATURES], beta[BN_MAX_FEATURES];
+    double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES]; /* what eval uses */
+    double acc_m[BN_MAX_FEATURES], acc_v[BN_MAX_FEATURES]; /* debiased EMA */
+    double keep_t; /* keep^t, for debiasing */
+    double eps, p, keep;
+    bn_variance variance;
+    bn_estimator estimator;
+    size_t updates;
+} bn_layer;
+
+/* Defaults: momentum 0.9 old, biased, ema, gamma 1, beta 0, eps 1e-5. */
+void bn_default_config(bn_config *cfg);
+/* Set momentum and convention and derive p and keep; checks (0, 1]. */
+int bn_set_momentum(bn_config *cfg, double momentum, bn_weights w,
+                    bn_error *err);
+int bn_validate(const bn_config *cfg, bn_error *err);
+/* 1 - x with x first rounded to its shortest round-trip decimal. */
+double bn_decimal_complement(double x);
+
+const char *bn_weights_name(bn_weights w);
+const char *bn_variance_name(bn_variance v);
+const char *bn_estimator_name(bn_estimator e);
+int bn_weights_parse(const char *s, bn_weights *w);
+int bn_variance_parse(const char *s, bn_variance *v);
+int bn_estimator_parse(const char *s, bn_estimator *e);
+
+void bn_init(bn_layer *layer, size_t f, const bn_config *cfg);
+/* Mean and biased variance of each column of a B x F batch. */
+void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
+                    double *var);
+/* Train mode: normalise x with its own statistics into y, return them in
+ * mean and var (biased), then update the buffers. */
+void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
+                      double *mean, double *var);
+/* Eval mode: normalise x with the buffers. */
+void bn_eval_forward(const bn_layer *layer, size_t b, const double *x,
+                     double *y);
+
+#endif

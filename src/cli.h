@@ -1,0 +1,40 @@
+/*
+ * The command line: one function per command, sharing the strict parsers
+ * below. Every parser prints one line naming the command, the option and
+ * the reason, and returns -1; the command then exits with status 2 before
+ * anything is written.
+ */
+#ifndef BN_CLI_H
+#define BN_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bn.h"
+#include "run.h"
+
+#define CLI_EXIT_USAGE 2
+
+int cmd_population(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Report "bnstudy CMD: message" on stderr; returns CLI_EXIT_USAGE. */
+int cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The message for an unknown option or a missing argument, from getopt
+ * run with opterr = 0 and an optstring starting with ':'. */
+int cli_bad_option(const char *cmd, char **argv, int optopt_value);
+
+int cli_parse_u64(const char *cmd, const char *opt, const char *s,
+                  uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *s,
+                     double *out);
+
+/* The options every command that builds a configuration shares. */
+int cli_set_run_option(const char *cmd, const char *opt, const char *arg,
+                       run_config *cfg, size_t n_rows);
+
+#endif

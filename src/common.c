@@ -1,0 +1,16 @@
+/* The error record's one helper. */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int bn_fail(bn_error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}

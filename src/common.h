@@ -1,0 +1,29 @@
+/*
+ * Things every module shares: the version, the size limits that let a
+ * configuration be a plain value (fixed arrays, no heap), and the error
+ * record through which every fallible function reports what went wrong.
+ * Functions return 0 on success and -1 with err->msg filled on failure; no
+ * module prints or exits on its own, only the command line does.
+ */
+#ifndef BN_COMMON_H
+#define BN_COMMON_H
+
+#include <stddef.h>
+
+#define BNSTUDY_VERSION "0.1.0"
+
+#define BN_MAX_FEATURES 64
+#define BN_NAME_MAX 32
+
+typedef struct {
+    char msg[512];
+} bn_error;
+
+/* Fill err (which may be NULL) from a printf format and return -1. */
+int bn_fail(bn_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif

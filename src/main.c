@@ -1,0 +1,51 @@
+/*
+ * bnstudy's entry point: dispatch to a command. Library code never exits or
+ * prints; GSL's default handler (which aborts) is switched off so that its
+ * errors come back as return values.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "cli.h"
+#include "common.h"
+
+static const char usage[] =
+    "usage: bnstudy COMMAND [OPTIONS]\n"
+    "\n"
+    "Measure exactly why a batch-normalized layer gives different answers in\n"
+    "training mode and in evaluation mode.\n"
+    "\n"
+    "commands:\n"
+    "  run          train one configuration, print its scores\n"
+    "  population   print the enumerated population's rows\n"
+    "\n"
+    "  bnstudy COMMAND --help   options of a command\n"
+    "  bnstudy --version        the version\n";
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+} command;
+
+static const command commands[] = {
+    {"run", cmd_run},
+    {"population", cmd_population},
+};
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2)
+        return fputs(usage, stderr), CLI_EXIT_USAGE;
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return fputs(usage, stdout), 0;
+    if (strcmp(argv[1], "--version") == 0)
+        return puts("bnstudy " BNSTUDY_VERSION), 0;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    return cli_error(NULL, "unknown command '%s' (see bnstudy --help)",
+                     argv[1]);
+}

@@ -1,0 +1,36 @@
+/*
+ * Orders: the permutation of the population's rows a run trains on, whose
+ * consecutive chunks of B rows are the batches.
+ *   as-is             the enumerated order 0..N-1
+ *   shuffled          Fisher-Yates (gsl_ran_shuffle) from PCG32(seed, 2)
+ *   sorted            stable ascending by the first feature
+ *   sorted:NAME       stable ascending by feature NAME
+ *   sorted-desc:NAME  stable descending by feature NAME
+ * Stable means ties keep their enumerated order.
+ */
+#ifndef BN_ORDER_H
+#define BN_ORDER_H
+
+#include <stdint.h>
+
+#include "common.h"
+#include "pop.h"
+
+typedef enum { ORDER_AS_IS, ORDER_SHUFFLED, ORDER_SORTED } order_kind;
+
+typedef struct {
+    order_kind kind;
+    int descending;
+    size_t feature;
+} order_spec;
+
+/* Parse an order name against the population's features. */
+int order_parse(const char *name, const pop_spec *pop, order_spec *order,
+                bn_error *err);
+/* Fill perm[0..n-1] with the order's permutation of the rows. */
+int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,
+               size_t *perm, bn_error *err);
+/* Whether the order depends on the seed (only shuffled does). */
+int order_uses_seed(const order_spec *order);
+
+#endif

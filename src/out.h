@@ -1,0 +1,38 @@
+/*
+ * Output files. Every file bnstudy writes goes to a temporary name in the
+ * destination's directory and is renamed into place only once complete, so
+ * a failure never leaves a half-written result. The TSV writers print the
+ * columns of STUDY.md section 7, numbers with %.17g.
+ */
+#ifndef BN_OUT_H
+#define BN_OUT_H
+
+#include <stdio.h>
+
+#include "common.h"
+#include "pop.h"
+#include "run.h"
+
+typedef struct {
+    FILE *fp;
+    char path[4096];
+    char tmp[4096];
+} out_file;
+
+/* Create a temporary file beside path; err names path on failure. */
+int out_open(out_file *of, const char *path, bn_error *err);
+/* Flush, close and rename into place; on failure the temporary is gone. */
+int out_commit(out_file *of, bn_error *err);
+/* Close and remove the temporary (safe on a file never opened). */
+void out_abort(out_file *of);
+
+void out_summary_header(FILE *fp);
+void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
+                     const run_result *res);
+void out_features_header(FILE *fp);
+void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
+                       const run_result *res);
+/* The population's rows in the given order: header `row` then features. */
+void out_population(FILE *fp, const pop_t *pop, const size_t *perm);
+
+#endif
