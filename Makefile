@@ -3,14 +3,14 @@
 
 CC      ?= cc
 CXX     ?= c++
-PKGS    := gsl inih
+PKGS    := gsl inih nettle
 # No -ffast-math and no contraction: a fused multiply-add rounds once where
 # the source says twice, and results must be the same bits on every build.
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -ffp-contract=off \
            -D_POSIX_C_SOURCE=200809L
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 
 BUILD   := build
 SRCS    := $(wildcard src/*.c)

@@ -20,6 +20,7 @@ static const char usage[] =
     "commands:\n"
     "  run          train one configuration, print its scores\n"
     "  population   print the enumerated population's rows\n"
+    "  sweep        run an experiment file, write its results\n"
     "\n"
     "  bnstudy COMMAND --help   options of a command\n"
     "  bnstudy --version        the version\n";
@@ -32,6 +33,7 @@ typedef struct {
 static const command commands[] = {
     {"run", cmd_run},
     {"population", cmd_population},
+    {"sweep", cmd_sweep},
 };
 
 int main(int argc, char **argv)

@@ -58,31 +58,117 @@ void out_abort(out_file *of)
     of->tmp[0] = '\0';
 }
 
+/* The summary columns, in STUDY.md's order. One table drives the TSV
+ * (%.17g) and the reading tables (4 decimals), so they cannot drift. */
+typedef enum { COL_TEXT, COL_INT, COL_REAL } col_kind;
+
+typedef struct {
+    col_kind kind;
+    const char *text;
+    unsigned long long i;
+    double r;
+} col_value;
+
+static const char *const summary_columns[] = {
+    "experiment", "order", "seed", "batch_size", "momentum",
+    "momentum_weights", "new_weight", "variance", "epochs", "estimator",
+    "updates", "init_weight", "stats_err", "mean_err", "var_err",
+    "worst_var_err", "worst_var_feature", "train_eval_rmse",
+    "batch_mean_err", "batch_var_err", "props_pass", "props_total",
+};
+#define N_SUMMARY (sizeof summary_columns / sizeof *summary_columns)
+
+int out_summary_column(const char *name)
+{
+    for (size_t i = 0; i < N_SUMMARY; i++)
+        if (strcmp(summary_columns[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static col_value column(size_t c, const pop_t *pop, const run_config *cfg,
+                        const run_result *r)
+{
+    const bn_config *l = &cfg->layer;
+    col_value v = {COL_REAL, NULL, 0, 0.0};
+#define TEXT(s) (v.kind = COL_TEXT, v.text = (s))
+#define INT(x) (v.kind = COL_INT, v.i = (unsigned long long)(x))
+    switch (c) {
+    case 0: TEXT(cfg->experiment); break;
+    case 1: TEXT(cfg->order); break;
+    case 2: INT(cfg->seed); break;
+    case 3: INT(cfg->batch_size); break;
+    case 4: v.r = l->momentum; break;
+    case 5: TEXT(bn_weights_name(l->weights)); break;
+    case 6: v.r = l->p; break;
+    case 7: TEXT(bn_variance_name(l->variance)); break;
+    case 8: INT(cfg->epochs); break;
+    case 9: TEXT(bn_estimator_name(l->estimator)); break;
+    case 10: INT(r->updates); break;
+    case 11: v.r = r->init_weight; break;
+    case 12: v.r = r->stats_err; break;
+    case 13: v.r = r->mean_err; break;
+    case 14: v.r = r->var_err; break;
+    case 15: v.r = r->worst_var_err; break;
+    case 16: TEXT(pop->spec.features[r->worst_var_feature].name); break;
+    case 17: v.r = r->train_eval_rmse; break;
+    case 18: v.r = r->batch_mean_err; break;
+    case 19: v.r = r->batch_var_err; break;
+    case 20: INT(r->props_pass); break;
+    default: INT(r->props_total); break;
+    }
+#undef TEXT
+#undef INT
+    return v;
+}
+
+static void print_value(FILE *fp, col_value v, const char *real_fmt)
+{
+    if (v.kind == COL_TEXT)
+        fputs(v.text, fp);
+    else if (v.kind == COL_INT)
+        fprintf(fp, "%llu", v.i);
+    else
+        fprintf(fp, real_fmt, v.r);
+}
+
 void out_summary_header(FILE *fp)
 {
-    fputs("experiment\torder\tseed\tbatch_size\tmomentum\tmomentum_weights\t"
-          "new_weight\tvariance\tepochs\testimator\tupdates\tinit_weight\t"
-          "stats_err\tmean_err\tvar_err\tworst_var_err\tworst_var_feature\t"
-          "train_eval_rmse\tbatch_mean_err\tbatch_var_err\tprops_pass\t"
-          "props_total\n",
-          fp);
+    for (size_t c = 0; c < N_SUMMARY; c++)
+        fprintf(fp, "%s%s", c ? "\t" : "", summary_columns[c]);
+    fputc('\n', fp);
 }
 
 void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
                      const run_result *r)
 {
-    const bn_config *l = &cfg->layer;
-    fprintf(fp,
-            "%s\t%s\t%llu\t%zu\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu\t%.17g\t"
-            "%.17g\t%.17g\t%.17g\t%.17g\t%s\t%.17g\t%.17g\t%.17g\t%zu\t%zu\n",
-            cfg->experiment, cfg->order, (unsigned long long)cfg->seed,
-            cfg->batch_size, l->momentum, bn_weights_name(l->weights), l->p,
-            bn_variance_name(l->variance), cfg->epochs,
-            bn_estimator_name(l->estimator), r->updates, r->init_weight,
-            r->stats_err, r->mean_err, r->var_err, r->worst_var_err,
-            pop->spec.features[r->worst_var_feature].name,
-            r->train_eval_rmse, r->batch_mean_err, r->batch_var_err,
-            r->props_pass, r->props_total);
+    for (size_t c = 0; c < N_SUMMARY; c++) {
+        if (c)
+            fputc('\t', fp);
+        print_value(fp, column(c, pop, cfg, r), "%.17g");
+    }
+    fputc('\n', fp);
+}
+
+void out_table_header(FILE *fp, size_t n, const int *cols)
+{
+    for (size_t k = 0; k < n; k++)
+        fprintf(fp, "| %s ", summary_columns[cols[k]]);
+    fputs("|\n", fp);
+    for (size_t k = 0; k < n; k++)
+        fputs("|---", fp);
+    fputs("|\n", fp);
+}
+
+void out_table_row(FILE *fp, size_t n, const int *cols, const pop_t *pop,
+                   const run_config *cfg, const run_result *r)
+{
+    for (size_t k = 0; k < n; k++) {
+        fputs("| ", fp);
+        print_value(fp, column((size_t)cols[k], pop, cfg, r), "%.4f");
+        fputc(' ', fp);
+    }
+    fputs("|\n", fp);
 }
 
 void out_features_header(FILE *fp)

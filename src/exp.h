@@ -1,0 +1,66 @@
+/*
+ * Experiment files: INI (parsed with libinih) naming a population, a layer
+ * and the sweep axes. Every axis is a list and the sweep is their cartesian
+ * product; anything left out takes the embedded default (the published
+ * headline). Errors name the file and line, or the --set override.
+ *
+ *   [experiment]  description = TEXT, table = COLUMN ...
+ *   [population]  rows = N, seed = S, feature = NAME MEAN SD RHO (repeat)
+ *   [layer]       gamma, beta, eps; lists: momentum, momentum_weights,
+ *                 variance, estimator
+ *   [sweep]       lists: batch_size, order, seed, epochs, partial,
+ *                 precise_batches
+ * Lists are separated by spaces or commas; integer lists take ranges A..B.
+ */
+#ifndef BN_EXP_H
+#define BN_EXP_H
+
+#include <stdint.h>
+
+#include "bn.h"
+#include "common.h"
+#include "pop.h"
+#include "run.h"
+
+#define EXP_MAX_VALUES 10000
+#define EXP_MAX_COLUMNS 32
+
+typedef struct {
+    size_t n;
+    uint64_t v[EXP_MAX_VALUES];
+} exp_ints;
+
+typedef struct {
+    size_t n;
+    double v[64];
+} exp_reals;
+
+typedef struct {
+    size_t n;
+    char v[16][64];
+} exp_names;
+
+typedef struct {
+    char source[256]; /* file name as given, for messages */
+    char stem[64];    /* file name without directory and .ini */
+    char description[512];
+    pop_spec pop;
+    double gamma, beta, eps;
+    exp_reals momentum;
+    exp_names momentum_weights, variance, estimator;
+    exp_ints batch_size, seed, epochs, precise_batches;
+    exp_names order, partial;
+    exp_names table; /* reading-table columns */
+    /* where each setting was given, for messages after parsing */
+    int line_rows, line_features, line_batch_size, line_order, line_partial;
+} exp_t;
+
+/* Defaults, then the file, then each override "section.key=value". */
+int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
+             bn_error *err);
+/* Number of configurations in the product. */
+size_t exp_count(const exp_t *e);
+/* The k-th configuration, k < exp_count(e). */
+void exp_config(const exp_t *e, size_t k, run_config *cfg);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * Running an experiment's product and writing its files. Nothing reaches
+ * DIR until every configuration has run; each file is then written to a
+ * temporary name and renamed into place, so an error leaves the old
+ * results, never a mixture.
+ */
+#include "sweep.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <nettle/sha2.h>
+
+#include "out.h"
+#include "pop.h"
+#include "run.h"
+
+int sweep_sha256_file(const char *path, char hex[65], bn_error *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return bn_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    unsigned char buf[65536], dig[SHA256_DIGEST_SIZE];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        sha256_update(&ctx, n, buf);
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad)
+        return bn_fail(err, "%s: read error", path);
+    sha256_digest(&ctx, sizeof dig, dig);
+    for (size_t i = 0; i < sizeof dig; i++)
+        snprintf(hex + 2 * i, 3, "%02x", dig[i]);
+    return 0;
+}
+
+static int mkdir_p(const char *dir, bn_error *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+        return bn_fail(err, "%s: path too long", dir);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return bn_fail(err, "%s: cannot create: %s", buf,
+                               strerror(errno));
+            *p = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        return bn_fail(err, "%s: not a directory", buf);
+    return 0;
+}
+
+/* Work shared by the threads: each claims the next index and stores its
+ * result at that index, so the output does not depend on scheduling. */
+typedef struct {
+    const exp_t *e;
+    const pop_t *pop;
+    size_t n;
+    run_config *cfgs;
+    run_result *res;
+    pthread_mutex_t lock;
+    size_t next, done;
+    int failed;
+    bn_error err;
+    int progress;
+    struct timespec start;
+} sweep_work;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void *worker(void *arg)
+{
+    sweep_work *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        size_t k = w->next++;
+        int stop = w->failed || k >= w->n;
+        pthread_mutex_unlock(&w->lock);
+        if (stop)
+            return NULL;
+        bn_error err;
+        int rc = run_execute(w->pop, &w->cfgs[k], NULL, &w->res[k], &err);
+        pthread_mutex_lock(&w->lock);
+        if (rc != 0 && !w->failed) {
+            w->failed = 1;
+            w->err = err;
+        }
+        w->done++;
+        if (w->progress && seconds_since(&w->start) > 1.0)
+            fprintf(stderr, "\rbnstudy sweep %s: %zu/%zu", w->e->stem,
+                    w->done, w->n);
+        pthread_mutex_unlock(&w->lock);
+    }
+}
+
+static void list_ints(FILE *fp, const exp_ints *v)
+{
+    /* Runs of consecutive values print as A..B, as they may be written. */
+    for (size_t i = 0; i < v->n;) {
+        size_t j = i;
+        while (j + 1 < v->n && v->v[j + 1] == v->v[j] + 1)
+            j++;
+        fprintf(fp, "%s%llu", i ? " " : "", (unsigned long long)v->v[i]);
+        if (j > i + 1)
+            fprintf(fp, "..%llu", (unsigned long long)v->v[j]);
+        else if (j == i + 1)
+            fprintf(fp, " %llu", (unsigned long long)v->v[j]);
+        i = j + 1;
+    }
+}
+
+static void list_names(FILE *fp, const exp_names *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        fprintf(fp, "%s%s", i ? " " : "", v->v[i]);
+}
+
+static void write_manifest(FILE *fp, const exp_t *e, const sweep_options *o,
+                           const char *sha, size_t n)
+{
+    const char *base = strrchr(e->source, '/');
+    fprintf(fp, "key\tvalue\n");
+    fprintf(fp, "bnstudy_version\t%s\n", BNSTUDY_VERSION);
+    fprintf(fp, "experiment_file\t%s\n", base ? base + 1 : e->source);
+    fprintf(fp, "experiment_sha256\t%s\n", sha);
+    for (size_t i = 0; i < o->n_sets; i++)
+        fprintf(fp, "set\t%s\n", o->sets[i]);
+    fprintf(fp, "experiment.description\t%s\n", e->description);
+    fprintf(fp, "population.rows\t%zu\n", e->pop.n_rows);
+    fprintf(fp, "population.seed\t%llu\n", (unsigned long long)e->pop.seed);
+    for (size_t j = 0; j < e->pop.n_features; j++) {
+        const pop_feature *f = &e->pop.features[j];
+        fprintf(fp, "population.feature\t%s %.17g %.17g %.17g\n", f->name,
+                f->mean, f->sd, f->rho);
+    }
+    fprintf(fp, "layer.gamma\t%.17g\nlayer.beta\t%.17g\nlayer.eps\t%.17g\n",
+            e->gamma, e->beta, e->eps);
+    fputs("layer.momentum\t", fp);
+    for (size_t i = 0; i < e->momentum.n; i++)
+        fprintf(fp, "%s%.17g", i ? " " : "", e->momentum.v[i]);
+    fputs("\nlayer.momentum_weights\t", fp);
+    list_names(fp, &e->momentum_weights);
+    fputs("\nlayer.variance\t", fp);
+    list_names(fp, &e->variance);
+    fputs("\nlayer.estimator\t", fp);
+    list_names(fp, &e->estimator);
+    fputs("\nsweep.batch_size\t", fp);
+    list_ints(fp, &e->batch_size);
+    fputs("\nsweep.order\t", fp);
+    list_names(fp, &e->order);
+    fputs("\nsweep.seed\t", fp);
+    list_ints(fp, &e->seed);
+    fputs("\nsweep.epochs\t", fp);
+    list_ints(fp, &e->epochs);
+    fputs("\nsweep.partial\t", fp);
+    list_names(fp, &e->partial);
+    fputs("\nsweep.precise_batches\t", fp);
+    list_ints(fp, &e->precise_batches);
+    fprintf(fp, "\nconfigurations\t%zu\n", n);
+}
+
+int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
+{
+    char sha[65];
+    if (sweep_sha256_file(e->source, sha, err) != 0)
+        return -1;
+    pop_t pop;
+    if (pop_generate(&e->pop, &pop, err) != 0)
+        return -1;
+    size_t n = exp_count(e);
+    sweep_work w;
+    memset(&w, 0, sizeof w);
+    w.e = e;
+    w.pop = &pop;
+    w.n = n;
+    w.progress = opt->progress;
+    w.cfgs = malloc(n * sizeof *w.cfgs);
+    w.res = malloc(n * sizeof *w.res);
+    clock_gettime(CLOCK_MONOTONIC, &w.start);
+    pthread_mutex_init(&w.lock, NULL);
+    int rc = -1;
+    out_file files[4];
+    memset(files, 0, sizeof files);
+    if (!w.cfgs || !w.res) {
+        bn_fail(err, "out of memory for %zu configurations", n);
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++)
+        exp_config(e, k, &w.cfgs[k]);
+
+    unsigned jobs = opt->jobs > 1 ? opt->jobs : 1;
+    if (jobs > 64)
+        jobs = 64;
+    pthread_t th[64];
+    unsigned started = 0;
+    for (; started + 1 < jobs; started++)
+        if (pthread_create(&th[started], NULL, worker, &w) != 0)
+            break;
+    worker(&w);
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    if (w.progress && seconds_since(&w.start) > 1.0)
+        fputc('\n', stderr);
+    if (w.failed) {
+        bn_fail(err, "%s", w.err.msg);
+        goto done;
+    }
+
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/%s", opt->out_dir, e->stem);
+    if (mkdir_p(dir, err) != 0)
+        goto done;
+    static const char *const names[4] = {"summary.tsv", "features.tsv",
+                                         "table.md", "manifest.tsv"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (out_open(&files[i], path, err) != 0)
+            goto done;
+    }
+    int cols[EXP_MAX_COLUMNS];
+    for (size_t c = 0; c < e->table.n; c++)
+        cols[c] = out_summary_column(e->table.v[c]);
+    out_summary_header(files[0].fp);
+    out_features_header(files[1].fp);
+    out_table_header(files[2].fp, e->table.n, cols);
+    for (size_t k = 0; k < n; k++) {
+        out_summary_row(files[0].fp, &pop, &w.cfgs[k], &w.res[k]);
+        out_features_rows(files[1].fp, &pop, &w.cfgs[k], &w.res[k]);
+        out_table_row(files[2].fp, e->table.n, cols, &pop, &w.cfgs[k],
+                      &w.res[k]);
+    }
+    write_manifest(files[3].fp, e, opt, sha, n);
+    for (int i = 0; i < 4; i++)
+        if (out_commit(&files[i], err) != 0)
+            goto done;
+    rc = 0;
+done:
+    for (int i = 0; i < 4; i++)
+        out_abort(&files[i]);
+    pthread_mutex_destroy(&w.lock);
+    free(w.cfgs);
+    free(w.res);
+    pop_free(&pop);
+    return rc;
+}

@@ -1,0 +1,26 @@
+/*
+ * Reading bnstudy's own TSV files back (for the claims verifier): a header
+ * row naming the columns, then rows of tab-separated cells, all kept as
+ * text so that nothing is rounded on the way in.
+ */
+#ifndef BN_TSV_H
+#define BN_TSV_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+typedef struct {
+    size_t ncol, nrow;
+    char **names;  /* ncol */
+    char **cells;  /* nrow x ncol, row-major */
+    char *buf;     /* the file's bytes, which names and cells point into */
+} tsv_table;
+
+int tsv_read(const char *path, tsv_table *t, bn_error *err);
+void tsv_free(tsv_table *t);
+/* Column index by name, or -1. */
+int tsv_column(const tsv_table *t, const char *name);
+const char *tsv_cell(const tsv_table *t, size_t row, size_t col);
+
+#endif
