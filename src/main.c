@@ -21,6 +21,7 @@ static const char usage[] =
     "  run          train one configuration, print its scores\n"
     "  population   print the enumerated population's rows\n"
     "  sweep        run an experiment file, write its results\n"
+    "  verify       check the study's claims against the results\n"
     "\n"
     "  bnstudy COMMAND --help   options of a command\n"
     "  bnstudy --version        the version\n";
@@ -34,6 +35,7 @@ static const command commands[] = {
     {"run", cmd_run},
     {"population", cmd_population},
     {"sweep", cmd_sweep},
+    {"verify", cmd_verify},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,57 @@
+/*
+ * `bnstudy verify [RESULTS_DIR]`: check the study's claims against the
+ * results. Exit 0 when every claim holds, 1 when one fails, 2 when the
+ * claims or the results cannot be read.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "verify.h"
+
+static const char usage[] =
+    "usage: bnstudy verify [RESULTS_DIR] [--claims FILE]\n"
+    "\n"
+    "Evaluate each claim of the claims file against the summary.tsv files in\n"
+    "RESULTS_DIR (results), print a line per claim with the measured figure\n"
+    "and PASS or FAIL, then 'N passed, N failed'. Exit 1 if a claim fails,\n"
+    "2 if the claims or results cannot be read.\n"
+    "\n"
+    "  --claims FILE   the claims (experiments/claims.ini)\n"
+    "  -h, --help      this text\n";
+
+static const struct option options[] = {
+    {"claims", required_argument, NULL, 'c'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+int cmd_verify(int argc, char **argv)
+{
+    const char *cmd = "verify", *claims = "experiments/claims.ini";
+    const char *dir = "results";
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(usage, stdout), 0;
+        if (c == 'c') {
+            claims = optarg;
+        } else {
+            cli_bad_option(cmd, argv, optopt);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        dir = argv[optind++];
+    if (optind < argc)
+        return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    verify_counts n;
+    bn_error err;
+    if (verify_claims(claims, dir, stdout, &n, &err) != 0) {
+        fflush(stdout);
+        return cli_error(cmd, "%s", err.msg);
+    }
+    printf("%d passed, %d failed\n", n.passed, n.failed);
+    return n.failed ? 1 : 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * The claims verifier. Claims are data (an INI file, one section per claim)
+ * and each is a test on the results' summary.tsv files:
+ *
+ *   [id]
+ *   claim     = the wording
+ *   published = the published figure it echoes
+ *   test      = value | ratio | increasing | decreasing | pairwise
+ *               | worst-feature
+ *   a, b      = selectors "EXPERIMENT: COLUMN @ key=value, key=value"
+ *   op        = >= > <= < ==     value = the bound
+ *   over      = the column(s) that order or pair rows (batch_size)
+ *   at        = optional values of `over` to keep
+ *   tolerance = absolute slack for ==
+ *
+ * value: a op value.  ratio: a / b op value.  increasing, decreasing: a's
+ * rows, ordered by over, strictly so.  pairwise: a op b for each value of
+ * over, the rows matched on it.  worst-feature: every row of a names as its
+ * worst_var_feature the feature whose true variance is farthest from the
+ * running variance's initial 1 (from the experiment's features.tsv).
+ */
+#ifndef BN_VERIFY_H
+#define BN_VERIFY_H
+
+#include <stdio.h>
+
+#include "common.h"
+
+typedef struct {
+    int passed, failed;
+} verify_counts;
+
+/* Print one line per claim to out; -1 when a claim or its results cannot
+ * be read (err says which), else 0 with the counts filled. */
+int verify_claims(const char *claims_path, const char *results_dir,
+                  FILE *out, verify_counts *counts, bn_error *err);
+
+#endif
