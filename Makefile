@@ -49,6 +49,25 @@ deps:
 test: bnstudy $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	BNSTUDY=./bnstudy PCG_REF=$(BUILD)/pcg_ref SHARED=../shared $(BUILD)/unit_tests
 
+# The peer cross-check (tests/peer/): bnstudy's layer against PyTorch and a
+# plain-numpy reference. Debian's python3-torch is only visible to the system
+# interpreter, not to a python3 that may come first on PATH.
+PEER_PYTHON ?= /usr/bin/python3
+
+.PHONY: test-peer test-peer-if-available
+
+test-peer: bnstudy
+	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./bnstudy
+
+# For `make test`: the peer test when its dependencies are there, otherwise a
+# line that says it did not run and why, so a skip is never silent.
+test-peer-if-available:
+	@if reason=$$($(PEER_PYTHON) -c 'import torch, numpy' 2>&1); then \
+		$(MAKE) --no-print-directory test-peer; \
+	else \
+		echo "SKIPPED peer test: $(PEER_PYTHON) cannot import torch and numpy ($$(printf '%s' "$$reason" | tail -n 1))"; \
+	fi
+
 study: deps
 	@$(MAKE) --no-print-directory bnstudy
 	./bnstudy run
