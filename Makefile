@@ -19,7 +19,7 @@ LIBOBJS := $(filter-out $(BUILD)/main.o,$(OBJS))
 TSRCS   := $(wildcard tests/*.c)
 TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
 
-.PHONY: all deps clean test study check-deps
+.PHONY: all deps clean test study study-results
 
 all: bnstudy
 
@@ -68,10 +68,24 @@ test-peer-if-available:
 		echo "SKIPPED peer test: $(PEER_PYTHON) cannot import torch and numpy ($$(printf '%s' "$$reason" | tail -n 1))"; \
 	fi
 
+# The published study: every experiment into $(RESULTS), the claims checked,
+# the figures drawn, the reading tables printed. With RESULTS=results (the
+# default) the README's tables are refreshed from the new files too.
+RESULTS     ?= results
+EXPERIMENTS := headline batch-size ordering momentum
+
 study: deps
 	@$(MAKE) --no-print-directory bnstudy
-	./bnstudy run
-	./bnstudy run --order sorted
+	@$(MAKE) --no-print-directory study-results RESULTS=$(RESULTS)
+
+study-results: bnstudy
+	@for e in $(EXPERIMENTS); do \
+		./bnstudy sweep experiments/$$e.ini --out $(RESULTS) || exit 2; \
+	done
+	./bnstudy verify $(RESULTS)
+	@if [ "$(RESULTS)" = results ]; then bash scripts/readme-tables.sh; fi
+	@printf '\nHeadline (%s/headline/table.md)\n\n' $(RESULTS); cat $(RESULTS)/headline/table.md
+	@printf '\nBatch size (%s/batch-size/table.md)\n\n' $(RESULTS); cat $(RESULTS)/batch-size/table.md
 
 clean:
 	rm -rf $(BUILD) bnstudy

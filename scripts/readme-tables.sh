@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Keep README.md's result tables equal to the files in results/. A table in
+# the README sits between two markers:
+#     <!-- begin results/NAME/table.md -->
+#     ...
+#     <!-- end results/NAME/table.md -->
+# With no argument the text between them is replaced by the file; with
+# --check nothing is written and the exit status is 1 if any table drifted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+readme=README.md
+new=$(mktemp "$readme.tmp.XXXXXX")
+trap 'rm -f "$new"' EXIT
+
+awk '
+/^<!-- begin [^ ]+ -->$/ {
+    print
+    file = $3
+    while ((r = (getline line < file)) > 0) print line
+    if (r < 0) { print "readme-tables: cannot read " file > "/dev/stderr"; exit 2 }
+    close(file)
+    skipping = 1
+    next
+}
+/^<!-- end [^ ]+ -->$/ { skipping = 0 }
+!skipping { print }
+' "$readme" > "$new"
+
+if [ "${1:-}" = --check ]; then
+    if ! cmp -s "$readme" "$new"; then
+        echo "README.md: result tables differ from results/ (run: bash scripts/readme-tables.sh)" >&2
+        diff "$readme" "$new" >&2 || true
+        exit 1
+    fi
+    echo "README.md tables match results/"
+else
+    chmod --reference="$readme" "$new"
+    mv "$new" "$readme"
+fi
