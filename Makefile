@@ -82,7 +82,10 @@ study-results: bnstudy
 	@for e in $(EXPERIMENTS); do \
 		./bnstudy sweep experiments/$$e.ini --out $(RESULTS) || exit 2; \
 	done
-	./bnstudy verify $(RESULTS)
+	@./bnstudy verify $(RESULTS) > $(RESULTS)/claims.txt.tmp; rc=$$?; \
+		if [ $$rc -ge 2 ]; then rm -f $(RESULTS)/claims.txt.tmp; exit $$rc; fi; \
+		mv $(RESULTS)/claims.txt.tmp $(RESULTS)/claims.txt; \
+		cat $(RESULTS)/claims.txt; exit $$rc
 	@if [ "$(RESULTS)" = results ]; then bash scripts/readme-tables.sh; fi
 	@printf '\nHeadline (%s/headline/table.md)\n\n' $(RESULTS); cat $(RESULTS)/headline/table.md
 	@printf '\nBatch size (%s/batch-size/table.md)\n\n' $(RESULTS); cat $(RESULTS)/batch-size/table.md

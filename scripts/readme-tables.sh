@@ -4,6 +4,7 @@
 #     <!-- begin results/NAME/table.md -->
 #     ...
 #     <!-- end results/NAME/table.md -->
+# `<!-- begin code FILE -->` puts the file in a fenced code block instead.
 # With no argument the text between them is replaced by the file; with
 # --check nothing is written and the exit status is 1 if any table drifted.
 set -euo pipefail
@@ -14,16 +15,19 @@ new=$(mktemp "$readme.tmp.XXXXXX")
 trap 'rm -f "$new"' EXIT
 
 awk '
-/^<!-- begin [^ ]+ -->$/ {
+/^<!-- begin (code )?[^ ]+ -->$/ {
     print
-    file = $3
+    code = $3 == "code"
+    file = code ? $4 : $3
+    if (code) print "```text"
     while ((r = (getline line < file)) > 0) print line
     if (r < 0) { print "readme-tables: cannot read " file > "/dev/stderr"; exit 2 }
     close(file)
+    if (code) print "```"
     skipping = 1
     next
 }
-/^<!-- end [^ ]+ -->$/ { skipping = 0 }
+/^<!-- end (code )?[^ ]+ -->$/ { skipping = 0 }
 !skipping { print }
 ' "$readme" > "$new"
 
