@@ -23,7 +23,7 @@ static const char run_usage[] =
     "\n"
     "  --batch-size B          rows per batch, 2..N (256)\n"
     "  --order ORDER           shuffled, sorted, sorted:NAME, sorted-desc:NAME,\n"
-    "                          as-is (shuffled)\n"
+    "                          grouped:K, interleaved, as-is (shuffled)\n"
     "  --seed S                shuffle seed, PCG32 initstate (1)\n"
     "  --momentum M            in (0, 1] (0.9)\n"
     "  --momentum-weights W    old: M weighs the old value (Keras, the study);\n"
@@ -41,15 +41,17 @@ static const char run_usage[] =
     "  -h, --help              this text\n";
 
 static const char pop_usage[] =
-    "usage: bnstudy population [--order ORDER] [--seed S]\n"
+    "usage: bnstudy population [--order ORDER] [--seed S] [--batch-size B]\n"
     "\n"
     "Print the embedded population as TSV: header `row` (the enumerated row\n"
     "index) then one column per feature, values %.17g, in the order a run\n"
     "with that order and seed trains on (default: the enumerated order).\n"
     "\n"
-    "  --order ORDER   shuffled, sorted, sorted:NAME, sorted-desc:NAME, as-is\n"
-    "  --seed S        shuffle seed (1)\n"
-    "  -h, --help      this text\n";
+    "  --order ORDER       shuffled, sorted, sorted:NAME, sorted-desc:NAME,\n"
+    "                      grouped:K, interleaved, as-is\n"
+    "  --seed S            shuffle seed (1)\n"
+    "  --batch-size B      the batch size interleaved stratifies for (256)\n"
+    "  -h, --help          this text\n";
 
 enum { OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS };
 
@@ -193,6 +195,7 @@ done:
 static const struct option pop_options[] = {
     {"order", required_argument, NULL, 'o'},
     {"seed", required_argument, NULL, 's'},
+    {"batch-size", required_argument, NULL, 'b'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -200,7 +203,7 @@ static const struct option pop_options[] = {
 int cmd_population(int argc, char **argv)
 {
     const char *cmd = "population", *order_name = NULL;
-    uint64_t seed = 1;
+    uint64_t seed = 1, batch_size = 256;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", pop_options, NULL)) != -1) {
@@ -211,6 +214,11 @@ int cmd_population(int argc, char **argv)
             order_name = optarg;
         } else if (c == 's') {
             if (cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, &seed))
+                return CLI_EXIT_USAGE;
+        } else if (c == 'b') {
+            /* The embedded population has 512 rows. */
+            if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 512,
+                              &batch_size))
                 return CLI_EXIT_USAGE;
         } else {
             cli_bad_option(cmd, argv, optopt);
@@ -229,7 +237,8 @@ int cmd_population(int argc, char **argv)
         bn_error err;
         perm = malloc(pop.n * sizeof *perm);
         if (!perm || order_parse(order_name, &pop.spec, &ord, &err) != 0 ||
-            order_make(&ord, &pop, seed, perm, &err) != 0)
+            (ord.batch_size = (size_t)batch_size,
+             order_make(&ord, &pop, seed, perm, &err) != 0))
             rc = cli_error(cmd, "--order: %s",
                            perm ? err.msg : "out of memory");
     }

@@ -6,7 +6,14 @@
  *   sorted            stable ascending by the first feature
  *   sorted:NAME       stable ascending by feature NAME
  *   sorted-desc:NAME  stable descending by feature NAME
- * Stable means ties keep their enumerated order.
+ *   grouped:K         K contiguous groups of the enumerated (latent) order,
+ *                     in that order, each shuffled inside: rows that arrive
+ *                     grouped by class, user or time
+ *   interleaved       stratified: batch k of B rows takes the rows at
+ *                     evenly spaced ranks k, k + nb, k + 2 nb, ... of the
+ *                     order sorted by the first feature (nb batches)
+ * Stable means ties keep their enumerated order. Shuffles draw from
+ * PCG32(seed, 2), group by group for grouped:K, so grouped:1 is shuffled.
  */
 #ifndef BN_ORDER_H
 #define BN_ORDER_H
@@ -16,12 +23,20 @@
 #include "common.h"
 #include "pop.h"
 
-typedef enum { ORDER_AS_IS, ORDER_SHUFFLED, ORDER_SORTED } order_kind;
+typedef enum {
+    ORDER_AS_IS,
+    ORDER_SHUFFLED,
+    ORDER_SORTED,
+    ORDER_GROUPED,
+    ORDER_INTERLEAVED,
+} order_kind;
 
 typedef struct {
     order_kind kind;
     int descending;
     size_t feature;
+    size_t groups;     /* grouped:K */
+    size_t batch_size; /* interleaved needs it; the caller sets it */
 } order_spec;
 
 /* Parse an order name against the population's features. */
@@ -30,7 +45,7 @@ int order_parse(const char *name, const pop_spec *pop, order_spec *order,
 /* Fill perm[0..n-1] with the order's permutation of the rows. */
 int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,
                size_t *perm, bn_error *err);
-/* Whether the order depends on the seed (only shuffled does). */
+/* Whether the order depends on the seed (shuffled and grouped do). */
 int order_uses_seed(const order_spec *order);
 
 #endif

@@ -103,6 +103,7 @@ int run_execute(const pop_t *pop, const run_config *cfg,
         return -1;
     order_spec ord;
     order_parse(cfg->order, &pop->spec, &ord, err);
+    ord.batch_size = cfg->batch_size;
 
     size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
     size_t nb = batches_per_epoch(n, bmax, cfg->partial);
