@@ -160,14 +160,19 @@ void out_table_header(FILE *fp, size_t n, const int *cols)
     fputs("|\n", fp);
 }
 
+void out_table_cell(FILE *fp, int col, const pop_t *pop,
+                    const run_config *cfg, const run_result *r)
+{
+    fputs("| ", fp);
+    print_value(fp, column((size_t)col, pop, cfg, r), "%.4f");
+    fputc(' ', fp);
+}
+
 void out_table_row(FILE *fp, size_t n, const int *cols, const pop_t *pop,
                    const run_config *cfg, const run_result *r)
 {
-    for (size_t k = 0; k < n; k++) {
-        fputs("| ", fp);
-        print_value(fp, column((size_t)cols[k], pop, cfg, r), "%.4f");
-        fputc(' ', fp);
-    }
+    for (size_t k = 0; k < n; k++)
+        out_table_cell(fp, cols[k], pop, cfg, r);
     fputs("|\n", fp);
 }
 

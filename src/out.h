@@ -34,6 +34,8 @@ int out_summary_column(const char *name);
 /* A Markdown reading table of the given summary columns, reals rounded to
  * 4 decimals as the published table is. */
 void out_table_header(FILE *fp, size_t n, const int *cols);
+void out_table_cell(FILE *fp, int col, const pop_t *pop,
+                    const run_config *cfg, const run_result *r);
 void out_table_row(FILE *fp, size_t n, const int *cols, const pop_t *pop,
                    const run_config *cfg, const run_result *r);
 void out_features_header(FILE *fp);

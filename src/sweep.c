@@ -16,6 +16,7 @@
 
 #include <nettle/sha2.h>
 
+#include "dist.h"
 #include "out.h"
 #include "pop.h"
 #include "run.h"
@@ -198,7 +199,7 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     clock_gettime(CLOCK_MONOTONIC, &w.start);
     pthread_mutex_init(&w.lock, NULL);
     int rc = -1;
-    out_file files[4];
+    out_file files[7];
     memset(files, 0, sizeof files);
     if (!w.cfgs || !w.res) {
         bn_fail(err, "out of memory for %zu configurations", n);
@@ -229,9 +230,13 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     snprintf(dir, sizeof dir, "%s/%s", opt->out_dir, e->stem);
     if (mkdir_p(dir, err) != 0)
         goto done;
-    static const char *const names[4] = {"summary.tsv", "features.tsv",
-                                         "table.md", "manifest.tsv"};
-    for (int i = 0; i < 4; i++) {
+    /* Many seeds add their summaries, and the reading table then shows
+     * each configuration once, across its seeds. */
+    static const char *const names[] = {
+        "summary.tsv", "features.tsv", "table.md", "manifest.tsv",
+        "distribution.tsv", "expectation.tsv", "seed-claims.tsv"};
+    int nfiles = e->seed.n > 1 ? 7 : 4;
+    for (int i = 0; i < nfiles; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (out_open(&files[i], path, err) != 0)
             goto done;
@@ -241,20 +246,26 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         cols[c] = out_summary_column(e->table.v[c]);
     out_summary_header(files[0].fp);
     out_features_header(files[1].fp);
-    out_table_header(files[2].fp, e->table.n, cols);
+    if (nfiles == 4)
+        out_table_header(files[2].fp, e->table.n, cols);
     for (size_t k = 0; k < n; k++) {
         out_summary_row(files[0].fp, &pop, &w.cfgs[k], &w.res[k]);
         out_features_rows(files[1].fp, &pop, &w.cfgs[k], &w.res[k]);
-        out_table_row(files[2].fp, e->table.n, cols, &pop, &w.cfgs[k],
-                      &w.res[k]);
+        if (nfiles == 4)
+            out_table_row(files[2].fp, e->table.n, cols, &pop, &w.cfgs[k],
+                          &w.res[k]);
     }
     write_manifest(files[3].fp, e, opt, sha, n);
-    for (int i = 0; i < 4; i++)
+    if (nfiles == 7 &&
+        dist_write(e, &pop, w.cfgs, w.res, files[4].fp, files[5].fp,
+                   files[6].fp, files[2].fp, err) != 0)
+        goto done;
+    for (int i = 0; i < nfiles; i++)
         if (out_commit(&files[i], err) != 0)
             goto done;
     rc = 0;
 done:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 7; i++)
         out_abort(&files[i]);
     pthread_mutex_destroy(&w.lock);
     free(w.cfgs);

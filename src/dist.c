@@ -1,0 +1,205 @@
+/*
+ * Summaries across seeds. exp_config varies the batch size fastest and the
+ * seed next, so configuration k = ib + nB (is + nS r): for each r and ib
+ * the nS seeds of one configuration sit nB apart.
+ */
+#include "dist.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "expect.h"
+#include "order.h"
+#include "out.h"
+
+typedef struct {
+    const char *name;
+    size_t offset;
+} score_field;
+
+#define SCORE(f) {#f, offsetof(run_result, f)}
+static const score_field scores[] = {
+    SCORE(stats_err),       SCORE(mean_err),       SCORE(var_err),
+    SCORE(worst_var_err),   SCORE(train_eval_rmse), SCORE(batch_mean_err),
+    SCORE(batch_var_err),
+};
+#define N_SCORES (sizeof scores / sizeof *scores)
+
+static double score_of(const run_result *r, size_t s)
+{
+    double v;
+    memcpy(&v, (const char *)r + scores[s].offset, sizeof v);
+    return v;
+}
+
+static void config_columns(FILE *fp, const run_config *c, size_t seeds)
+{
+    const bn_config *l = &c->layer;
+    fprintf(fp, "%s\t%s\t%zu\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu",
+            c->experiment, c->order, c->batch_size, l->momentum,
+            bn_weights_name(l->weights), l->p, bn_variance_name(l->variance),
+            c->epochs, bn_estimator_name(l->estimator), seeds);
+}
+
+static const char config_header[] =
+    "experiment\torder\tbatch_size\tmomentum\tmomentum_weights\tnew_weight\t"
+    "variance\tepochs\testimator\tseeds";
+
+typedef struct {
+    double mean, sd, p05, p50, p95;
+} summary;
+
+static summary summarise(double *v, size_t n)
+{
+    summary s;
+    gsl_sort(v, 1, n);
+    s.mean = gsl_stats_mean(v, 1, n);
+    s.sd = n > 1 ? gsl_stats_sd_m(v, 1, n, s.mean) : 0.0;
+    s.p05 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.05);
+    s.p50 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
+    s.p95 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
+    return s;
+}
+
+/* Position of batch size b on the batch-size axis, or -1. */
+static int axis_pos(const exp_t *e, uint64_t b)
+{
+    for (size_t i = 0; i < e->batch_size.n; i++)
+        if (e->batch_size.v[i] == b)
+            return (int)i;
+    return -1;
+}
+
+static void seed_claims(FILE *fp, const exp_t *e, const run_config *cfgs,
+                        const run_result *res, size_t r)
+{
+    size_t nb = e->batch_size.n, ns = e->seed.n;
+    int i8 = axis_pos(e, 8), i32 = axis_pos(e, 32), i64 = axis_pos(e, 64),
+        i256 = axis_pos(e, 256);
+#define AT(ib, is) (&res[(size_t)(ib) + nb * ((is) + ns * r)])
+    size_t worse = 0, tenfold = 0, grows = 0, mean_falls = 0;
+    for (size_t is = 0; is < ns; is++) {
+        if (i8 >= 0 && i256 >= 0) {
+            double a = AT(i8, is)->stats_err, b = AT(i256, is)->stats_err;
+            worse += b > a;
+            tenfold += b >= 10.0 * a;
+        }
+        if (i8 >= 0 && i32 >= 0 && i64 >= 0 && i256 >= 0)
+            grows += AT(i8, is)->stats_err < AT(i32, is)->stats_err &&
+                     AT(i32, is)->stats_err < AT(i64, is)->stats_err &&
+                     AT(i64, is)->stats_err < AT(i256, is)->stats_err;
+        /* The batch-size axis as written; sorted ascending in practice. */
+        int falls = 1;
+        for (size_t ib = 1; ib < nb; ib++) {
+            int up = e->batch_size.v[ib] > e->batch_size.v[ib - 1];
+            double prev = AT(ib - 1, is)->batch_mean_err;
+            double cur = AT(ib, is)->batch_mean_err;
+            falls &= up ? cur < prev : cur > prev;
+        }
+        mean_falls += (size_t)falls;
+    }
+#undef AT
+    const run_config *c = &cfgs[nb * ns * r];
+    const bn_config *l = &c->layer;
+    struct {
+        const char *claim;
+        int defined;
+        size_t holds;
+    } rows[] = {
+        {"stats_err(256) > stats_err(8)", i8 >= 0 && i256 >= 0, worse},
+        {"stats_err(256) >= 10 stats_err(8)", i8 >= 0 && i256 >= 0, tenfold},
+        {"stats_err increases over B 8 32 64 256",
+         i8 >= 0 && i32 >= 0 && i64 >= 0 && i256 >= 0, grows},
+        {"batch_mean_err decreases strictly with B", nb > 1, mean_falls},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
+        if (rows[k].defined)
+            fprintf(fp, "%s\t%s\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu\t%s\t%zu\t"
+                        "%.17g\n",
+                    c->experiment, c->order, l->momentum,
+                    bn_weights_name(l->weights), l->p,
+                    bn_variance_name(l->variance), c->epochs,
+                    bn_estimator_name(l->estimator), ns, rows[k].claim,
+                    rows[k].holds, (double)rows[k].holds / (double)ns);
+}
+
+int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
+               const run_result *res, FILE *dist, FILE *expect,
+               FILE *claims, FILE *table, bn_error *err)
+{
+    size_t nb = e->batch_size.n, ns = e->seed.n;
+    size_t groups = exp_count(e) / (nb * ns);
+    double *v = malloc(ns * sizeof *v);
+    if (!v)
+        return bn_fail(err, "out of memory");
+    fprintf(dist, "%s\tscore\tmean\tsd\tp05\tp50\tp95\n", config_header);
+    fprintf(expect, "%s\texpected_mean_err\tmc_mean_err\t"
+                    "expected_mean_err_sq\tmc_mean_err_sq\tmc_se\tz\n",
+            config_header);
+    fprintf(claims, "experiment\torder\tmomentum\tmomentum_weights\t"
+                    "new_weight\tvariance\tepochs\testimator\tseeds\tclaim\t"
+                    "holds\tfraction\n");
+    int cols[EXP_MAX_COLUMNS];
+    for (size_t c = 0; c < e->table.n; c++)
+        cols[c] = out_summary_column(e->table.v[c]);
+    out_table_header(table, e->table.n, cols);
+
+    for (size_t r = 0; r < groups; r++) {
+        for (size_t ib = 0; ib < nb; ib++) {
+            const run_config *c = &cfgs[ib + nb * ns * r];
+            summary sum[N_SCORES];
+            for (size_t s = 0; s < N_SCORES; s++) {
+                for (size_t is = 0; is < ns; is++)
+                    v[is] = score_of(&res[ib + nb * (is + ns * r)], s);
+                sum[s] = summarise(v, ns);
+                config_columns(dist, c, ns);
+                fprintf(dist, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n",
+                        scores[s].name, sum[s].mean, sum[s].sd, sum[s].p05,
+                        sum[s].p50, sum[s].p95);
+            }
+            /* The reading table: mean [p5, p95] for the scores. */
+            for (size_t k = 0; k < e->table.n; k++) {
+                size_t s;
+                for (s = 0; s < N_SCORES; s++)
+                    if (strcmp(scores[s].name, e->table.v[k]) == 0)
+                        break;
+                if (s < N_SCORES)
+                    fprintf(table, "| %.4f [%.4f, %.4f] ", sum[s].mean,
+                            sum[s].p05, sum[s].p95);
+                else
+                    out_table_cell(table, cols[k], pop, c, &res[ib + nb * ns * r]);
+            }
+            fputs("|\n", table);
+
+            order_spec ord;
+            order_parse(c->order, &pop->spec, &ord, NULL);
+            double want;
+            if (ord.kind != ORDER_SHUFFLED ||
+                expect_mean_err_sq(pop, c, &want, NULL) != 0)
+                continue;
+            for (size_t is = 0; is < ns; is++) {
+                double m = res[ib + nb * (is + ns * r)].mean_err;
+                v[is] = m * m;
+            }
+            double mc = gsl_stats_mean(v, 1, ns);
+            double se = ns > 1 ? gsl_stats_sd_m(v, 1, ns, mc) / sqrt((double)ns)
+                               : 0.0;
+            config_columns(expect, c, ns);
+            fprintf(expect, "\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t",
+                    sqrt(want), sqrt(mc), want, mc, se);
+            /* Estimators that recover the mean exactly have no spread to
+             * measure a deviation in. */
+            if (se > 0.0)
+                fprintf(expect, "%.17g\n", (mc - want) / se);
+            else
+                fputs("nan\n", expect);
+        }
+        seed_claims(claims, e, cfgs, res, r);
+    }
+    free(v);
+    return 0;
+}

@@ -1,0 +1,75 @@
+/* The closed form of expect.h, in long double. */
+#include "expect.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "order.h"
+
+int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
+                       double *out, bn_error *err)
+{
+    order_spec ord;
+    if (run_validate(cfg, pop, err) != 0)
+        return -1;
+    order_parse(cfg->order, &pop->spec, &ord, err);
+    if (ord.kind != ORDER_SHUFFLED)
+        return bn_fail(err, "the closed form is for shuffled order only");
+    size_t n = pop->n, b = cfg->batch_size;
+    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b != 0);
+    long double *w = calloc(nb, sizeof *w);
+    if (!w)
+        return bn_fail(err, "out of memory");
+    const bn_config *l = &cfg->layer;
+    long double p = l->p, keep = l->keep;
+    size_t t_count = cfg->epochs * nb;
+    long double keep_t = 1.0L;
+    if (l->estimator == BN_EST_PRECISE) {
+        /* One pooled sample of the first k batches' rows. */
+        size_t k = cfg->precise_batches == 0 || cfg->precise_batches > nb
+                       ? nb
+                       : cfg->precise_batches;
+        size_t rows = k * b < n ? k * b : n;
+        for (size_t i = 0; i < k; i++) {
+            size_t bi = i * b + b <= n ? b : n - i * b;
+            w[i] = (long double)bi / (long double)rows;
+        }
+    } else {
+        for (size_t t = 1; t <= t_count; t++) {
+            size_t cur = (t - 1) % nb;
+            long double keep_now = keep, p_now = p;
+            if (l->estimator == BN_EST_CUMULATIVE) {
+                p_now = 1.0L / (long double)t;
+                keep_now = 1.0L - p_now;
+            }
+            for (size_t i = 0; i < nb; i++)
+                w[i] *= keep_now;
+            w[cur] += p_now;
+            keep_t *= keep;
+        }
+        if (l->estimator == BN_EST_EMA_DEBIASED)
+            for (size_t i = 0; i < nb; i++)
+                w[i] /= 1.0L - keep_t;
+    }
+    long double total = 0.0L;
+    for (size_t i = 0; i < nb; i++)
+        total += w[i];
+    long double sum = 0.0L, nm1 = (long double)(n - 1);
+    for (size_t j = 0; j < pop->f; j++) {
+        long double v = pop->var[j], mu = pop->mean[j];
+        long double a = (total - 1.0L) * mu;
+        long double e = a * a - total * total * v / nm1;
+        for (size_t i = 0; i < nb; i++) {
+            size_t bi = i * b + b <= n ? b : n - i * b;
+            long double var_b = v / (long double)bi *
+                                (long double)(n - bi) / nm1;
+            e += w[i] * w[i] * (var_b + v / nm1);
+        }
+        sum += e;
+    }
+    free(w);
+    /* An expected square is >= 0; where the terms cancel exactly (every
+     * row pooled once) rounding can leave a few 1e-22 either side. */
+    *out = sum > 0.0L ? (double)(sum / (long double)pop->f) : 0.0;
+    return 0;
+}

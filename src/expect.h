@@ -1,0 +1,32 @@
+/*
+ * The exact expectation, over all N! equally likely orders, of the running
+ * mean's squared error (mean_err^2) after training on a shuffled order.
+ *
+ * Whatever the estimator, the final running mean of a feature is
+ *     rm = c0 * 0 + sum_b W_b m_b
+ * where m_b is batch b's mean and W_b the total weight the updates from
+ * batch b carry (a batch seen in E epochs contributes E terms). Under a
+ * uniformly random order the batches are disjoint samples without
+ * replacement, so with mu, v the population's mean and variance (divisor
+ * N) and d_b = m_b - mu:
+ *     E[d_b] = 0,  Var d_b = (v / B_b) (N - B_b) / (N - 1),
+ *     Cov(d_b, d_c) = -v / (N - 1)  for b != c.
+ * Writing W = sum_b W_b and a = (W - 1) mu (the initial 0 carries weight
+ * c0 = 1 - W when the weights sum to one, and a vanishes),
+ *     E[(rm - mu)^2] = a^2 + sum_b W_b^2 (Var d_b + v/(N-1)) - W^2 v/(N-1)
+ * and E[mean_err^2] is its average over the features. The weights come
+ * from running the estimator's own recursion on coefficients.
+ */
+#ifndef BN_EXPECT_H
+#define BN_EXPECT_H
+
+#include "common.h"
+#include "pop.h"
+#include "run.h"
+
+/* E[mean_err^2] for cfg on pop under a uniformly random order; -1 if the
+ * configuration's order is not shuffled. */
+int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
+                       double *out, bn_error *err);
+
+#endif
