@@ -72,7 +72,7 @@ test-peer-if-available:
 # the figures drawn, the reading tables printed. With RESULTS=results (the
 # default) the README's tables are refreshed from the new files too.
 RESULTS     ?= results
-EXPERIMENTS := headline batch-size ordering momentum
+EXPERIMENTS := headline batch-size ordering momentum estimators what-fixes-it precise shuffles
 
 study: deps
 	@$(MAKE) --no-print-directory bnstudy

@@ -75,12 +75,15 @@ static const char *const summary_columns[] = {
     "updates", "init_weight", "stats_err", "mean_err", "var_err",
     "worst_var_err", "worst_var_feature", "train_eval_rmse",
     "batch_mean_err", "batch_var_err", "props_pass", "props_total",
+    /* Settings STUDY.md's summary does not list, for reading tables. */
+    "partial", "precise_batches",
 };
-#define N_SUMMARY (sizeof summary_columns / sizeof *summary_columns)
+#define N_COLUMNS (sizeof summary_columns / sizeof *summary_columns)
+#define N_SUMMARY (N_COLUMNS - 2)
 
 int out_summary_column(const char *name)
 {
-    for (size_t i = 0; i < N_SUMMARY; i++)
+    for (size_t i = 0; i < N_COLUMNS; i++)
         if (strcmp(summary_columns[i], name) == 0)
             return (int)i;
     return -1;
@@ -115,7 +118,9 @@ static col_value column(size_t c, const pop_t *pop, const run_config *cfg,
     case 18: v.r = r->batch_mean_err; break;
     case 19: v.r = r->batch_var_err; break;
     case 20: INT(r->props_pass); break;
-    default: INT(r->props_total); break;
+    case 21: INT(r->props_total); break;
+    case 22: TEXT(run_partial_name(cfg->partial)); break;
+    default: INT(cfg->precise_batches); break;
     }
 #undef TEXT
 #undef INT

@@ -29,7 +29,8 @@ void out_abort(out_file *of);
 void out_summary_header(FILE *fp);
 void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
                      const run_result *res);
-/* Index of a summary column by name, or -1. */
+/* Index of a summary column by name, or -1; reading tables may also name
+ * the settings partial and precise_batches. */
 int out_summary_column(const char *name);
 /* A Markdown reading table of the given summary columns, reals rounded to
  * 4 decimals as the published table is. */

@@ -139,13 +139,25 @@ static int parse_selector(const char *text, selector *sel)
 }
 
 /* Cells match when equal as text or, both being numbers, as numbers. */
-static int cell_matches(const char *cell, const char *want)
+static int one_matches(const char *cell, const char *want)
 {
     if (strcmp(cell, want) == 0)
         return 1;
     char *e1, *e2;
     double a = strtod(cell, &e1), b = strtod(want, &e2);
     return e1 != cell && !*e1 && e2 != want && !*e2 && a == b;
+}
+
+/* want may list alternatives: "f0|f1|f2". */
+static int cell_matches(const char *cell, const char *want)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", want);
+    for (char *save, *w = strtok_r(buf, "|", &save); w;
+         w = strtok_r(NULL, "|", &save))
+        if (one_matches(cell, w))
+            return 1;
+    return 0;
 }
 
 typedef struct {
@@ -163,8 +175,10 @@ static int select_rows(const char *dir, const char *text, selection *s,
     if (parse_selector(text, &sel) != 0)
         return bn_fail(err, "selector '%s': expected 'EXPERIMENT: COLUMN @ "
                             "key=value, ...'", text);
+    /* "EXP" is EXP/summary.tsv; "EXP/NAME" is EXP/NAME.tsv. */
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s/summary.tsv", dir, sel.experiment);
+    snprintf(path, sizeof path, "%s/%s%s.tsv", dir, sel.experiment,
+             strchr(sel.experiment, '/') ? "" : "/summary");
     if (tsv_read(path, &s->t, err) != 0)
         return -1;
     s->col = tsv_column(&s->t, sel.column);
@@ -299,6 +313,30 @@ static int evaluate(const claim *c, const char *dir, char *measured,
         snprintf(measured, cap, "%s%s = %.4g, want %s %g",
                  ratio ? "ratio " : "", a.t.names[a.col], x, op, c->value);
         rc = compare(x, op, c->value, c->tolerance);
+    } else if (!strcmp(c->test, "all") || !strcmp(c->test, "within")) {
+        /* Every selected row: x op value, or |x| <= value for within. */
+        int within = c->test[0] == 'w';
+        if (!c->has_value) {
+            bn_fail(err, "test %s needs a value", c->test);
+            goto done;
+        }
+        rc = 1;
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < a.n; i++) {
+            double x = num(&a, i, -1);
+            rc &= within ? fabs(x) <= c->value
+                         : compare(x, op, c->value, c->tolerance);
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+        if (within)
+            snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, "
+                                    "want |x| <= %g",
+                     a.t.names[a.col], lo, hi, a.n, c->value);
+        else
+            snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, "
+                                    "want each %s %g",
+                     a.t.names[a.col], lo, hi, a.n, op, c->value);
     } else if (!strcmp(c->test, "increasing") ||
                !strcmp(c->test, "decreasing")) {
         int up = c->test[0] == 'i';

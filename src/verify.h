@@ -5,15 +5,19 @@
  *   [id]
  *   claim     = the wording
  *   published = the published figure it echoes
- *   test      = value | ratio | increasing | decreasing | pairwise
- *               | worst-feature
- *   a, b      = selectors "EXPERIMENT: COLUMN @ key=value, key=value"
+ *   test      = value | ratio | all | within | increasing | decreasing
+ *               | pairwise | worst-feature
+ *   a, b      = selectors "EXPERIMENT: COLUMN @ key=value, key=value",
+ *               rows of EXPERIMENT/summary.tsv; "EXPERIMENT/NAME: ..."
+ *               reads EXPERIMENT/NAME.tsv (features, distribution, ...);
+ *               a filter value may list alternatives, feature=f0|f1
  *   op        = >= > <= < ==     value = the bound
  *   over      = the column(s) that order or pair rows (batch_size)
  *   at        = optional values of `over` to keep
  *   tolerance = absolute slack for ==
  *
- * value: a op value.  ratio: a / b op value.  increasing, decreasing: a's
+ * value: a op value.  ratio: a / b op value.  all: every row of a op
+ * value.  within: every row of a has |a| <= value.  increasing, decreasing: a's
  * rows, ordered by over, strictly so.  pairwise: a op b for each value of
  * over, the rows matched on it.  worst-feature: every row of a names as its
  * worst_var_feature the feature whose true variance is farthest from the

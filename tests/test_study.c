@@ -1,0 +1,326 @@
+/*
+ * Experiment files, the sweep and the claims verifier (the study as one
+ * command): good and bad INI files, a sweep's rows against single `run`
+ * invocations of the same configurations, `make study-results` into a
+ * temporary directory against the committed results/, and the verifier
+ * failing on doctored results.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exp.h"
+#include "groups.h"
+#include "helpers.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/bnstudy-test-study.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* Run a shell command; its exit status, or -1 if it did not exit. */
+static int shell(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, fp) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(fp);
+    return s;
+}
+
+static void ini_good(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/good.ini", tmpdir);
+    write_file(path,
+               "; every section, lists with spaces, commas and ranges\n"
+               "[experiment]\n"
+               "description = a test\n"
+               "table = order batch_size stats_err\n"
+               "[population]\n"
+               "rows = 100\n"
+               "seed = 7\n"
+               "feature = a 1 2 0.5\n"
+               "feature = b -1 0.5 0\n"
+               "[layer]\n"
+               "gamma = 2\n"
+               "beta = -1 ; inline comment\n"
+               "eps = 1e-3\n"
+               "momentum = 0.9, 0.99\n"
+               "momentum_weights = old new\n"
+               "variance = unbiased\n"
+               "estimator = ema cumulative\n"
+               "[sweep]\n"
+               "batch_size = 10 20\n"
+               "order = shuffled sorted:b sorted-desc:a\n"
+               "seed = 3..5\n"
+               "epochs = 2\n"
+               "partial = keep\n"
+               "precise_batches = 0\n");
+    exp_t *e = malloc(sizeof *e);
+    bn_error err;
+    char *sets[] = {"layer.eps=0.5", "sweep.epochs=1 3"};
+    int rc = exp_load(e, path, sets, 2, &err);
+    if (rc != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(e->stem, "good");
+    assert_int_equal(e->pop.n_rows, 100);
+    assert_int_equal(e->pop.n_features, 2);
+    assert_string_equal(e->pop.features[1].name, "b");
+    assert_true(e->pop.features[0].sd == 2.0);
+    assert_true(e->eps == 0.5); /* the override won */
+    assert_int_equal(e->seed.n, 3);
+    assert_int_equal(e->seed.v[2], 5);
+    /* 2 momenta x 2 conventions x 1 x 2 estimators x 2 B x 3 orders x 3
+     * seeds x 2 epochs x 1 x 1 */
+    assert_int_equal(exp_count(e), 2 * 2 * 2 * 2 * 3 * 3 * 2);
+    run_config cfg;
+    exp_config(e, 0, &cfg);
+    assert_int_equal(cfg.batch_size, 10);
+    assert_string_equal(cfg.order, "shuffled");
+    assert_int_equal(cfg.seed, 3);
+    assert_true(cfg.layer.gamma == 2.0 && cfg.layer.beta == -1.0);
+    assert_int_equal(cfg.partial, RUN_PARTIAL_KEEP);
+    exp_config(e, 1, &cfg); /* batch size varies fastest */
+    assert_int_equal(cfg.batch_size, 20);
+    exp_config(e, exp_count(e) - 1, &cfg);
+    assert_int_equal(cfg.layer.estimator, BN_EST_CUMULATIVE);
+    assert_string_equal(cfg.order, "sorted-desc:a");
+    free(e);
+}
+
+static void ini_bad(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int line;
+        const char *says;
+    } cases[] = {
+        {"[sweep]\nbatch_size = 8 x16\n", 2, "not an integer"},
+        {"[layer]\nmomentum = 0.9 abc\n", 2, "momentum"},
+        {"[layer]\nmomentun = 0.9\n", 2, "unknown key 'momentun'"},
+        {"[layer\nmomentum = 0.9\n", 1, "section header"},
+        {"\n[sweeps]\n", 2, "unknown section [sweeps]"},
+        {"[sweep]\nseed = 1\nseed = 2\n", 3, "already given on line 2"},
+        {"[sweep]\nbatch_size = 8 600\n", 2, "larger than"},
+        {"[sweep]\nbatch_size = 0\n", 2, "from 2"},
+        {"[layer]\nmomentum = 1.5\n", 2, "(0, 1]"},
+        {"[layer]\nmomentum = nan\n", 2, "(0, 1]"},
+        {"[sweep]\norder = sorted:nope\n", 2, "nope"},
+        {"[population]\nfeature = a 1 2\n", 2, "NAME MEAN SD RHO"},
+        {"[population]\nrows = 1\n", 2, "rows"},
+        {"[sweep]\nepochs = 0\n", 2, "epochs"},
+        {"[layer]\nvariance = sideways\n", 2, "sideways"},
+        {"[experiment]\ntable = batch_size nosuch\n", 2, "nosuch"},
+        {"momentum = 0.9\n", 1, "outside any section"},
+        {"[sweep]\nseed = 5..2\n", 2, "range"},
+    };
+    char path[300], out[300];
+    snprintf(path, sizeof path, "%s/bad.ini", tmpdir);
+    snprintf(out, sizeof out, "%s/bad-out", tmpdir);
+    const char *bn = test_env("BNSTUDY", "./bnstudy");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_file(path, cases[i].text);
+        exp_t *e = malloc(sizeof *e);
+        bn_error err;
+        assert_int_equal(exp_load(e, path, NULL, 0, &err), -1);
+        free(e);
+        char want[400];
+        snprintf(want, sizeof want, "%s:%d: ", path, cases[i].line);
+        if (strncmp(err.msg, want, strlen(want)) != 0 ||
+            !strstr(err.msg, cases[i].says))
+            fail_msg("case %zu: got '%s', want '%s...%s'", i, err.msg, want,
+                     cases[i].says);
+        /* Through the command: exit 2, one line on stderr, no output. */
+        char errf[320];
+        snprintf(errf, sizeof errf, "%s/stderr", tmpdir);
+        assert_int_equal(shell("%s sweep %s --out %s >%s/stdout 2>%s", bn,
+                               path, out, tmpdir, errf),
+                         2);
+        char *msg = slurp(errf);
+        assert_non_null(msg);
+        assert_non_null(strstr(msg, want));
+        size_t lines = 0;
+        for (const char *c = msg; *c; c++)
+            lines += *c == '\n';
+        assert_int_equal(lines, 1);
+        free(msg);
+        struct stat st;
+        assert_int_not_equal(stat(out, &st), 0); /* nothing in --out */
+    }
+    /* A missing file, and an override that does not parse. */
+    exp_t *e = malloc(sizeof *e);
+    bn_error err;
+    snprintf(path, sizeof path, "%s/missing.ini", tmpdir);
+    assert_int_equal(exp_load(e, path, NULL, 0, &err), -1);
+    assert_non_null(strstr(err.msg, "missing.ini: cannot open"));
+    char *sets[] = {"layer.momentum=2"};
+    assert_int_equal(exp_load(e, "experiments/headline.ini", sets, 1, &err),
+                     -1);
+    assert_non_null(strstr(err.msg, "--set layer.momentum=2"));
+    free(e);
+    assert_int_equal(shell("%s sweep %s --out %s 2>/dev/null", bn, path, out),
+                     2);
+}
+
+/* Each sweep row must be the row `bnstudy run` prints for the same
+ * settings, rebuilt from the row's own columns. */
+static void sweep_equals_run(void **state)
+{
+    (void)state;
+    char ini[300];
+    snprintf(ini, sizeof ini, "%s/mix.ini", tmpdir);
+    write_file(ini, "[layer]\nmomentum = 0.9 0.99\nmomentum_weights = old new\n"
+                    "variance = biased unbiased\n"
+                    "estimator = ema ema-debiased cumulative precise\n"
+                    "[sweep]\nbatch_size = 8 100 256\n"
+                    "order = shuffled sorted sorted-desc:f6\nseed = 1 9\n"
+                    "epochs = 1 2\npartial = keep\n");
+    const char *bn = test_env("BNSTUDY", "./bnstudy");
+    assert_int_equal(shell("%s sweep %s --out %s/mix-out --jobs 2", bn, ini,
+                           tmpdir),
+                     0);
+    char path[400];
+    snprintf(path, sizeof path, "%s/mix-out/mix/summary.tsv", tmpdir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char line[4096], cmd[1024], got[4096];
+    assert_non_null(fgets(line, sizeof line, fp)); /* header */
+    size_t rows = 0;
+    while (fgets(line, sizeof line, fp)) {
+        char copy[4096], *f[22];
+        strcpy(copy, line);
+        size_t n = 0;
+        for (char *t = strtok(copy, "\t\n"); t && n < 22; t = strtok(NULL, "\t\n"))
+            f[n++] = t;
+        assert_int_equal(n, 22);
+        /* order seed batch_size momentum momentum_weights ... */
+        snprintf(cmd, sizeof cmd,
+                 "%s run --order %s --seed %s --batch-size %s --momentum %s "
+                 "--momentum-weights %s --variance %s --epochs %s "
+                 "--estimator %s --partial keep | tail -n 1",
+                 bn, f[1], f[2], f[3], f[4], f[5], f[7], f[8], f[9]);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        assert_non_null(fgets(got, sizeof got, p));
+        assert_int_equal(pclose(p), 0);
+        /* Everything after the experiment column must be the same bytes. */
+        if (strcmp(strchr(got, '\t'), strchr(line, '\t')) != 0)
+            fail_msg("sweep row %zu differs from run:\n%s%s", rows, line, got);
+        rows++;
+    }
+    fclose(fp);
+    assert_int_equal(rows, 2 * 2 * 2 * 4 * 3 * 3 * 2 * 2);
+}
+
+/* The committed results are what the code makes of experiments/. */
+static void study_reproduces_results(void **state)
+{
+    (void)state;
+    char out[300];
+    snprintf(out, sizeof out, "%s/study", tmpdir);
+    assert_int_equal(shell("make --no-print-directory -s study-results "
+                           "RESULTS=%s >%s.log 2>&1",
+                           out, out),
+                     0);
+    int rc = shell("diff -r -x figures results %s", out);
+    if (rc != 0)
+        fail_msg("results/ differs from a fresh `make study-results` "
+                 "(see the diff above)");
+}
+
+static void verify_fails_on_doctored_results(void **state)
+{
+    (void)state;
+    const char *bn = test_env("BNSTUDY", "./bnstudy");
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/doctored", tmpdir);
+    assert_int_equal(shell("rm -rf %s && cp -r results %s", dir, dir), 0);
+    assert_int_equal(shell("%s verify %s >/dev/null", bn, dir), 0);
+    /* Make the running statistics at B 256 as good as at B 8. */
+    assert_int_equal(
+        shell("awk 'BEGIN{FS=OFS=\"\\t\"} NR>1 && $4==256 {$13=0.2} {print}' "
+              "%s/batch-size/summary.tsv > %s/s && mv %s/s "
+              "%s/batch-size/summary.tsv",
+              dir, dir, dir, dir),
+        0);
+    assert_int_equal(shell("%s verify %s > %s/verify.txt", bn, dir, dir), 1);
+    char path[400];
+    snprintf(path, sizeof path, "%s/verify.txt", dir);
+    char *text = slurp(path);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "FAIL ratio-256-8"));
+    assert_non_null(strstr(text, "FAIL stats-err-grows"));
+    assert_non_null(strstr(text, "PASS init-weight"));
+    assert_non_null(strstr(text, " passed, 2 failed\n"));
+    free(text);
+    /* Missing results are an error, not a failed claim. */
+    assert_int_equal(shell("rm -rf %s/headline && %s verify %s >/dev/null "
+                           "2>&1",
+                           dir, bn, dir),
+                     2);
+}
+
+int test_study_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ini_good),
+        cmocka_unit_test(ini_bad),
+        cmocka_unit_test(sweep_equals_run),
+        cmocka_unit_test(verify_fails_on_doctored_results),
+        cmocka_unit_test(study_reproduces_results),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("study", tests, setup, teardown);
+}
