@@ -74,8 +74,9 @@ static int axis_pos(const exp_t *e, uint64_t b)
     return -1;
 }
 
-static void seed_claims(FILE *fp, const exp_t *e, const run_config *cfgs,
-                        const run_result *res, size_t r)
+static void seed_claims(FILE *fp, FILE *table, const exp_t *e,
+                        const run_config *cfgs, const run_result *res,
+                        size_t r)
 {
     size_t nb = e->batch_size.n, ns = e->seed.n;
     int i8 = axis_pos(e, 8), i32 = axis_pos(e, 32), i64 = axis_pos(e, 64),
@@ -116,15 +117,20 @@ static void seed_claims(FILE *fp, const exp_t *e, const run_config *cfgs,
          i8 >= 0 && i32 >= 0 && i64 >= 0 && i256 >= 0, grows},
         {"batch_mean_err decreases strictly with B", nb > 1, mean_falls},
     };
-    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
-        if (rows[k].defined)
-            fprintf(fp, "%s\t%s\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu\t%s\t%zu\t"
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+        if (!rows[k].defined)
+            continue;
+        fprintf(table, "| %s | %s | %s | %zu of %zu | %.4f |\n", c->order,
+                bn_estimator_name(l->estimator), rows[k].claim, rows[k].holds,
+                ns, (double)rows[k].holds / (double)ns);
+        fprintf(fp, "%s\t%s\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu\t%s\t%zu\t"
                         "%.17g\n",
                     c->experiment, c->order, l->momentum,
                     bn_weights_name(l->weights), l->p,
                     bn_variance_name(l->variance), c->epochs,
                     bn_estimator_name(l->estimator), ns, rows[k].claim,
                     rows[k].holds, (double)rows[k].holds / (double)ns);
+    }
 }
 
 int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
@@ -147,6 +153,16 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
     for (size_t c = 0; c < e->table.n; c++)
         cols[c] = out_summary_column(e->table.v[c]);
     out_table_header(table, e->table.n, cols);
+    /* The claims' table follows the main one, so it is gathered aside. */
+    char *claims_md = NULL;
+    size_t claims_len = 0;
+    FILE *cm = open_memstream(&claims_md, &claims_len);
+    if (!cm) {
+        free(v);
+        return bn_fail(err, "out of memory");
+    }
+    fputs("\n| order | estimator | claim | holds in | fraction |\n"
+          "|---|---|---|---|---|\n", cm);
 
     for (size_t r = 0; r < groups; r++) {
         for (size_t ib = 0; ib < nb; ib++) {
@@ -198,8 +214,11 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
             else
                 fputs("nan\n", expect);
         }
-        seed_claims(claims, e, cfgs, res, r);
+        seed_claims(claims, cm, e, cfgs, res, r);
     }
+    fclose(cm);
+    fputs(claims_md, table);
+    free(claims_md);
     free(v);
     return 0;
 }

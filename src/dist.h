@@ -9,7 +9,8 @@
  *   seed-claims.tsv   in what fraction of the seeds each batch-size claim
  *                     holds (is 256 worse than 8 in every shuffle, or only
  *                     on average?)
- * and table.md shows mean [p5, p95] in place of single values.
+ * and table.md shows mean [p5, p95] in place of single values, followed by
+ * the seed claims' table.
  */
 #ifndef BN_DIST_H
 #define BN_DIST_H
