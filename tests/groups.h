@@ -10,5 +10,6 @@
 #include <stddef.h>
 
 int test_pcg32_run(size_t *ntests);
+int test_pop_run(size_t *ntests);
 
 #endif
