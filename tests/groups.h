@@ -11,5 +11,6 @@
 
 int test_pcg32_run(size_t *ntests);
 int test_pop_run(size_t *ntests);
+int test_bn_run(size_t *ntests);
 
 #endif

@@ -12,6 +12,7 @@ static const struct {
 } groups[] = {
     {test_pcg32_run},
     {test_pop_run},
+    {test_bn_run},
 };
 
 int main(void)
