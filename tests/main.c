@@ -13,6 +13,7 @@ static const struct {
     {test_pcg32_run},
     {test_pop_run},
     {test_bn_run},
+    {test_run_run},
 };
 
 int main(void)
