@@ -13,5 +13,6 @@ int test_pcg32_run(size_t *ntests);
 int test_pop_run(size_t *ntests);
 int test_bn_run(size_t *ntests);
 int test_run_run(size_t *ntests);
+int test_cli_run(size_t *ntests);
 
 #endif

@@ -14,6 +14,7 @@ static const struct {
     {test_pop_run},
     {test_bn_run},
     {test_run_run},
+    {test_cli_run},
 };
 
 int main(void)
