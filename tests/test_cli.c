@@ -56,22 +56,13 @@ static char *slurp(const char *path, size_t *len)
 
 static const char *tmp_base(void) { return test_env("TMPDIR", "/tmp"); }
 
-static char *make_dir(void)
-{
-    char *d = malloc(PATH_MAX);
-    assert_non_null(d);
-    snprintf(d, PATH_MAX, "%s/bnstudy-test.XXXXXX", tmp_base());
-    if (!mkdtemp(d))
-        fail_msg("mkdtemp %s: %s", d, strerror(errno));
-    return d;
-}
-
 /* Names in dir, other than . and .., into names (each up to 255 chars);
- * returns how many there are. */
+ * returns how many there are. No assertions: teardown uses it too. */
 static size_t list_dir(const char *dir, char names[][256], size_t max)
 {
     DIR *d = opendir(dir);
-    assert_non_null(d);
+    if (!d)
+        return 0;
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -85,8 +76,8 @@ static size_t list_dir(const char *dir, char names[][256], size_t max)
     return n;
 }
 
-/* Remove dir and the files in it (the tests create no subdirectories). */
-static void remove_dir(char *dir)
+/* Delete the files in dir (the tests create no subdirectories). */
+static void empty_dir(const char *dir)
 {
     char names[64][256], path[PATH_MAX + 256];
     size_t n = list_dir(dir, names, 64);
@@ -94,8 +85,33 @@ static void remove_dir(char *dir)
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         unlink(path);
     }
-    rmdir(dir);
-    free(dir);
+}
+
+/* Each test gets its own empty directory to run bnstudy in, made by the
+ * setup and removed by the teardown, which cmocka runs even when the test
+ * fails half-way, so no failure leaves directories behind. */
+static int dir_setup(void **state)
+{
+    char *d = malloc(PATH_MAX);
+    if (!d)
+        return -1;
+    snprintf(d, PATH_MAX, "%s/bnstudy-test.XXXXXX", tmp_base());
+    if (!mkdtemp(d)) {
+        print_error("mkdtemp %s: %s\n", d, strerror(errno));
+        free(d);
+        return -1;
+    }
+    *state = d;
+    return 0;
+}
+
+static int dir_teardown(void **state)
+{
+    char *d = *state;
+    empty_dir(d);
+    int rc = rmdir(d);
+    free(d);
+    return rc;
 }
 
 static void bnstudy_path(char *out)
@@ -279,11 +295,10 @@ static const bad_case bad_cases[] = {
 
 static void test_bad_input_exits_2_cleanly(void **state)
 {
-    (void)state;
+    const char *dir = *state;
     size_t failures = 0;
     for (size_t k = 0; k < sizeof bad_cases / sizeof bad_cases[0]; k++) {
         const bad_case *c = &bad_cases[k];
-        char *dir = make_dir();
         cli_out r;
         cli(dir, c->args, &r);
         char names[4][256];
@@ -313,7 +328,7 @@ static void test_bad_input_exits_2_cleanly(void **state)
             failures++;
         }
         cli_free(&r);
-        remove_dir(dir);
+        empty_dir(dir);
     }
     if (failures)
         fail_msg("%zu bad-input cases misbehaved", failures);
@@ -323,8 +338,7 @@ static void test_bad_input_exits_2_cleanly(void **state)
 
 static void test_run_prints_the_summary(void **state)
 {
-    (void)state;
-    char *dir = make_dir();
+    const char *dir = *state;
     cli_out r;
     const char *args[] = {"run", NULL};
     cli(dir, args, &r);
@@ -370,15 +384,13 @@ static void test_run_prints_the_summary(void **state)
     pop_free(&pop);
     cli_free(&r);
     assert_int_equal(list_dir(dir, NULL, 0), 0);
-    remove_dir(dir);
 }
 
 /* `population [--order O --seed S]`: a header, then each row once in the
  * order a run with O and S trains on, values read back exactly. */
-static void check_population(const char *const *args, const char *order,
-                             uint64_t seed)
+static void check_population(const char *dir, const char *const *args,
+                             const char *order, uint64_t seed)
 {
-    char *dir = make_dir();
     cli_out r;
     cli(dir, args, &r);
     assert_int_equal(r.status, 0);
@@ -416,25 +428,23 @@ static void check_population(const char *const *args, const char *order,
     }
     pop_free(&pop);
     cli_free(&r);
-    remove_dir(dir);
 }
 
 static void test_population_prints_the_rows(void **state)
 {
-    (void)state;
+    const char *dir = *state;
     const char *plain[] = {"population", NULL};
-    check_population(plain, NULL, 0);
+    check_population(dir, plain, NULL, 0);
     const char *desc[] = {"population", "--order", "sorted-desc:f6", NULL};
-    check_population(desc, "sorted-desc:f6", 1);
+    check_population(dir, desc, "sorted-desc:f6", 1);
     const char *shuf[] = {"population", "--order", "shuffled", "--seed", "2",
                           NULL};
-    check_population(shuf, "shuffled", 2);
+    check_population(dir, shuf, "shuffled", 2);
 }
 
 static void test_run_writes_the_features_file(void **state)
 {
-    (void)state;
-    char *dir = make_dir();
+    const char *dir = *state;
     cli_out r;
     const char *args[] = {"run", "--features", "F.tsv", "--outputs", "o.tsv",
                           "--batch-size", "128", NULL};
@@ -498,12 +508,10 @@ static void test_run_writes_the_features_file(void **state)
     free(text);
     pop_free(&pop);
     cli_free(&r);
-    remove_dir(dir);
 }
 
-static void expect_usage(const char *const *args)
+static void expect_usage(const char *dir, const char *const *args)
 {
-    char *dir = make_dir();
     cli_out r;
     cli(dir, args, &r);
     if (r.status != 0 || r.err_len != 0 ||
@@ -512,21 +520,19 @@ static void expect_usage(const char *const *args)
                  args[0], args[1] ? args[1] : "", r.status, r.out, r.err);
     cli_free(&r);
     assert_int_equal(list_dir(dir, NULL, 0), 0);
-    remove_dir(dir);
 }
 
 static void test_help_and_version(void **state)
 {
-    (void)state;
+    const char *dir = *state;
     const char *h1[] = {"--help", NULL}, *h2[] = {"-h", NULL};
     const char *h3[] = {"run", "--help", NULL};
     const char *h4[] = {"population", "--help", NULL};
-    expect_usage(h1);
-    expect_usage(h2);
-    expect_usage(h3);
-    expect_usage(h4);
+    expect_usage(dir, h1);
+    expect_usage(dir, h2);
+    expect_usage(dir, h3);
+    expect_usage(dir, h4);
 
-    char *dir = make_dir();
     cli_out r;
     const char *ver[] = {"--version", NULL};
     cli(dir, ver, &r);
@@ -542,17 +548,19 @@ static void test_help_and_version(void **state)
     assert_int_equal(r.out_len, 0);
     assert_non_null(strstr(r.err, "usage:"));
     cli_free(&r);
-    remove_dir(dir);
+    assert_int_equal(list_dir(dir, NULL, 0), 0);
 }
+
+#define DIR_TEST(fn) cmocka_unit_test_setup_teardown(fn, dir_setup, dir_teardown)
 
 int test_cli_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_input_exits_2_cleanly),
-        cmocka_unit_test(test_run_prints_the_summary),
-        cmocka_unit_test(test_population_prints_the_rows),
-        cmocka_unit_test(test_run_writes_the_features_file),
-        cmocka_unit_test(test_help_and_version),
+        DIR_TEST(test_bad_input_exits_2_cleanly),
+        DIR_TEST(test_run_prints_the_summary),
+        DIR_TEST(test_population_prints_the_rows),
+        DIR_TEST(test_run_writes_the_features_file),
+        DIR_TEST(test_help_and_version),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
