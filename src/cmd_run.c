@@ -146,6 +146,13 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     bn_error err;
+    /* run_validate would refuse a bad order too, but its message cannot
+     * name the option the user wrote; check it here, as population does. */
+    order_spec ord;
+    if (order_parse(cfg.order, &pop.spec, &ord, &err) != 0) {
+        cli_error(cmd, "--order: %s", err.msg);
+        goto done;
+    }
     if (bn_set_momentum(&cfg.layer, cfg.layer.momentum, cfg.layer.weights,
                         &err) != 0 ||
         run_validate(&cfg, &pop, &err) != 0) {

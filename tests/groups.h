@@ -1,0 +1,18 @@
+/*
+ * The test groups, one per file. Each runs its tests through
+ * cmocka_run_group_tests_name, stores how many tests it has in *ntests and
+ * returns how many failed. A new group is one file here and one line in
+ * main.c's table.
+ */
+#ifndef BN_TESTS_GROUPS_H
+#define BN_TESTS_GROUPS_H
+
+#include <stddef.h>
+
+int test_pcg32_run(size_t *ntests);
+int test_pop_run(size_t *ntests);
+int test_bn_run(size_t *ntests);
+int test_run_run(size_t *ntests);
+int test_cli_run(size_t *ntests);
+
+#endif

@@ -1,0 +1,133 @@
+/* The shared test helpers; see helpers.h. */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *test_env(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : dflt;
+}
+
+void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
+                long double *var)
+{
+    long double s = 0.0L;
+    for (size_t i = 0; i < n; i++)
+        s += v[i * stride];
+    long double m = s / (long double)n, ss = 0.0L;
+    for (size_t i = 0; i < n; i++) {
+        long double d = v[i * stride] - m;
+        ss += d * d;
+    }
+    *mean = m;
+    *var = ss / (long double)n;
+}
+
+static void *xmemdup(const void *p, size_t size)
+{
+    void *q = malloc(size);
+    assert_non_null(q);
+    memcpy(q, p, size);
+    return q;
+}
+
+static void on_batch(void *ctx, const run_batch *rb)
+{
+    recorder *rec = ctx;
+    if (rec->n == rec->cap) {
+        rec->cap = rec->cap ? 2 * rec->cap : 64;
+        rec->batches = realloc(rec->batches, rec->cap * sizeof *rec->batches);
+        assert_non_null(rec->batches);
+    }
+    rec->f = rb->f;
+    rec_batch *b = &rec->batches[rec->n++];
+    b->epoch = rb->epoch;
+    b->index = rb->index;
+    b->b = rb->b;
+    b->rows = xmemdup(rb->rows, rb->b * sizeof *rb->rows);
+    b->mean = xmemdup(rb->mean, rb->f * sizeof *rb->mean);
+    b->var = xmemdup(rb->var, rb->f * sizeof *rb->var);
+    b->x = xmemdup(rb->x, rb->b * rb->f * sizeof *rb->x);
+    b->y = xmemdup(rb->y, rb->b * rb->f * sizeof *rb->y);
+}
+
+static void on_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
+                       const double *y_train, const double *y_eval)
+{
+    recorder *rec = ctx;
+    rec->out_n = n;
+    rec->out_rows = xmemdup(rows, n * sizeof *rows);
+    rec->out_train = xmemdup(y_train, n * f * sizeof *y_train);
+    rec->out_eval = xmemdup(y_eval, n * f * sizeof *y_eval);
+}
+
+run_observer recorder_observer(recorder *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    run_observer obs = {on_batch, on_outputs, rec};
+    return obs;
+}
+
+void recorder_free(recorder *rec)
+{
+    for (size_t k = 0; k < rec->n; k++) {
+        free(rec->batches[k].rows);
+        free(rec->batches[k].mean);
+        free(rec->batches[k].var);
+        free(rec->batches[k].x);
+        free(rec->batches[k].y);
+    }
+    free(rec->batches);
+    free(rec->out_rows);
+    free(rec->out_train);
+    free(rec->out_eval);
+    memset(rec, 0, sizeof *rec);
+}
+
+void default_pop(pop_t *pop)
+{
+    pop_spec spec;
+    bn_error err;
+    pop_default_spec(&spec);
+    if (pop_generate(&spec, pop, &err) != 0)
+        fail_msg("pop_generate: %s", err.msg);
+}
+
+void ld_buffers(bn_estimator est, long double p, long double keep,
+                size_t t_count, size_t f, const long double *stat_m,
+                const long double *stat_v, long double *rm, long double *rv,
+                long double *scale_m, long double *scale_v)
+{
+    long double kt = powl(keep, (long double)t_count);
+    for (size_t j = 0; j < f; j++) {
+        long double sm = 0.0L, sv = 0.0L, am = 0.0L, av = 0.0L;
+        for (size_t t = 1; t <= t_count; t++) {
+            long double w = est == BN_EST_CUMULATIVE
+                                ? 1.0L / (long double)t_count
+                                : p * powl(keep, (long double)(t_count - t));
+            long double m = stat_m[(t - 1) * f + j];
+            long double v = stat_v[(t - 1) * f + j];
+            sm += w * m;
+            sv += w * v;
+            am += w * fabsl(m);
+            av += w * fabsl(v);
+        }
+        if (est == BN_EST_EMA_DEBIASED) {
+            sm /= 1.0L - kt;
+            sv /= 1.0L - kt;
+            am /= 1.0L - kt;
+            av /= 1.0L - kt;
+        } else if (est != BN_EST_CUMULATIVE) {
+            /* The initial values 0 and 1 with what weight they keep. */
+            sv += kt;
+            av += kt;
+        }
+        rm[j] = sm;
+        rv[j] = sv;
+        scale_m[j] = am;
+        scale_v[j] = av;
+    }
+}

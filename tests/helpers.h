@@ -1,0 +1,83 @@
+/*
+ * What several test groups share: the environment the Makefile passes in,
+ * long double reference arithmetic (the independent side of most
+ * comparisons), closeness assertions that say what differed, and a run
+ * observer that records every training batch.
+ */
+#ifndef BN_TESTS_HELPERS_H
+#define BN_TESTS_HELPERS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "pop.h"
+#include "run.h"
+
+/* getenv(name), or dflt when unset or empty. The defaults are what
+ * `make test` passes, relative to the repository's root. */
+const char *test_env(const char *name, const char *dflt);
+
+/* Two-pass mean and population variance (divisor n) in long double. */
+void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
+                long double *var);
+
+/* |got - want| <= tol * scale, reported with both values on failure. */
+#define assert_close(got, want, tol, scale)                                  \
+    do {                                                                     \
+        long double g_ = (got), w_ = (want), s_ = (scale);                   \
+        long double d_ = g_ > w_ ? g_ - w_ : w_ - g_;                        \
+        if (!(d_ <= (long double)(tol) * s_))                                \
+            fail_msg("%s = %.17Lg, want %.17Lg (diff %.3Lg > %.3Lg x %.3Lg)", \
+                     #got, g_, w_, d_, (long double)(tol), s_);              \
+    } while (0)
+
+/* Relative: the scale is |want|. */
+#define assert_rel(got, want, tol)                                           \
+    do {                                                                     \
+        long double w2_ = (want);                                            \
+        assert_close(got, w2_, tol, w2_ < 0 ? -w2_ : w2_);                   \
+    } while (0)
+
+/* Every training batch of a run, copied out of run_observer.on_batch. */
+typedef struct {
+    size_t epoch, index, b;
+    size_t *rows;
+    double *mean, *var; /* the code's batch statistics, F each */
+    double *x;          /* B x F inputs */
+    double *y;          /* B x F train-mode outputs */
+} rec_batch;
+
+typedef struct {
+    size_t f, n, cap;
+    rec_batch *batches;
+    /* From on_outputs: the last epoch's rows in order, and both outputs. */
+    size_t out_n;
+    size_t *out_rows;
+    double *out_train, *out_eval;
+} recorder;
+
+/* An observer whose ctx is rec (zeroed here). */
+run_observer recorder_observer(recorder *rec);
+void recorder_free(recorder *rec);
+
+/* The buffers after T updates, in closed form rather than by recursion,
+ * from the statistics of update t = 0..T-1 in stat_m[t * f + j] and
+ * stat_v[t * f + j] (the variance already as the update uses it).
+ *   ema           keep^T init + sum_t p keep^(T-t) stat_t
+ *   ema-debiased  sum_t p keep^(T-t) stat_t / (1 - keep^T)
+ *   cumulative    the plain average of the T statistics
+ * scale_* receive the same sums over |terms|: the size that rounding
+ * errors are relative to. */
+void ld_buffers(bn_estimator est, long double p, long double keep,
+                size_t t_count, size_t f, const long double *stat_m,
+                const long double *stat_v, long double *rm, long double *rv,
+                long double *scale_m, long double *scale_v);
+
+/* The default population, generated or failing the test. */
+void default_pop(pop_t *pop);
+
+#endif

@@ -1,0 +1,406 @@
+/*
+ * The layer (STUDY.md section 3): the train-mode forward pass against a
+ * long double reimplementation, the buffers against the closed forms of
+ * each estimator over the statistics of real runs, the two momentum
+ * conventions agreeing to the bit through the decimal complement, the
+ * unbiased update being the biased one times B/(B-1), and eval mode being
+ * deterministic.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bn.h"
+#include "order.h"
+
+/* Copy rows[0..b-1] of the population into a B x F batch. */
+static double *gather(const pop_t *pop, const size_t *rows, size_t b)
+{
+    double *x = malloc(b * pop->f * sizeof *x);
+    assert_non_null(x);
+    for (size_t i = 0; i < b; i++)
+        memcpy(&x[i * pop->f], &pop->x[rows[i] * pop->f],
+               pop->f * sizeof *x);
+    return x;
+}
+
+static void check_train_forward(const pop_t *pop, size_t b, size_t step,
+                                double gamma, double beta, double eps)
+{
+    size_t f = pop->f, rows[512];
+    for (size_t i = 0; i < b; i++)
+        rows[i] = (i * step) % pop->n;
+    double *x = gather(pop, rows, b);
+    double *y = malloc(b * f * sizeof *y);
+    assert_non_null(y);
+    bn_config cfg;
+    bn_default_config(&cfg);
+    cfg.gamma = gamma;
+    cfg.beta = beta;
+    cfg.eps = eps;
+    bn_layer layer;
+    bn_init(&layer, f, &cfg);
+    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    bn_train_forward(&layer, b, x, y, mean, var);
+    for (size_t j = 0; j < f; j++) {
+        long double m, v;
+        ld_moments(b, f, x + j, &m, &v);
+        assert_close(mean[j], m, 1e-13, sqrtl(v));
+        assert_rel(var[j], v, 1e-13);
+        long double sd = sqrtl(v + eps);
+        for (size_t i = 0; i < b; i++) {
+            long double want = gamma * ((x[i * f + j] - m) / sd) + beta;
+            assert_close(y[i * f + j], want, 1e-13, fabsl(want) + 1.0L);
+        }
+    }
+    free(x);
+    free(y);
+}
+
+static void test_train_forward_matches_long_double(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    check_train_forward(&pop, 32, 7, 1.0, 0.0, 1e-5);
+    check_train_forward(&pop, 2, 101, 1.0, 0.0, 1e-5);
+    check_train_forward(&pop, 100, 3, 1.5, -0.25, 1e-3);
+    check_train_forward(&pop, 512, 1, -0.5, 2.0, 1e-5);
+    pop_free(&pop);
+}
+
+static void test_decimal_complement(void **state)
+{
+    (void)state;
+    /* The reason for the decimal step: in binary 1 - 0.9 is not 0.1. */
+    volatile double nine = 0.9;
+    assert_true(1.0 - nine != 0.1);
+
+    static const double cases[][2] = {
+        {0.9, 0.1},   {0.99, 0.01},  {0.1, 0.9},   {1e-5, 0.99999},
+        {0.999, 0.001}, {0.5, 0.5},  {0.3, 0.7},   {0.7, 0.3},
+        {0.01, 0.99}, {0.25, 0.75},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double got = bn_decimal_complement(cases[k][0]);
+        if (got != cases[k][1])
+            fail_msg("complement of %.17g = %.17g, want %.17g", cases[k][0],
+                     got, cases[k][1]);
+    }
+    /* Both conventions derive the same p and keep. */
+    bn_config a, b;
+    bn_default_config(&a);
+    bn_default_config(&b);
+    assert_int_equal(bn_set_momentum(&a, 0.9, BN_WEIGHTS_OLD, NULL), 0);
+    assert_int_equal(bn_set_momentum(&b, 0.1, BN_WEIGHTS_NEW, NULL), 0);
+    assert_true(a.p == 0.1 && a.keep == 0.9);
+    assert_true(b.p == 0.1 && b.keep == 0.9);
+    assert_int_equal(bn_set_momentum(&a, 0.0, BN_WEIGHTS_OLD, NULL), -1);
+    assert_int_equal(bn_set_momentum(&a, 1.5, BN_WEIGHTS_NEW, NULL), -1);
+    assert_int_equal(bn_set_momentum(&a, NAN, BN_WEIGHTS_NEW, NULL), -1);
+}
+
+static void run_or_fail(const pop_t *pop, const run_config *cfg,
+                        const run_observer *obs, run_result *res)
+{
+    bn_error err;
+    if (run_execute(pop, cfg, obs, res, &err) != 0)
+        fail_msg("run_execute: %s", err.msg);
+}
+
+static void config(run_config *cfg, const char *order, size_t b,
+                   unsigned long epochs, bn_variance var, double momentum,
+                   bn_weights w)
+{
+    run_default_config(cfg);
+    strcpy(cfg->order, order);
+    cfg->batch_size = b;
+    cfg->epochs = epochs;
+    cfg->layer.variance = var;
+    assert_int_equal(bn_set_momentum(&cfg->layer, momentum, w, NULL), 0);
+}
+
+static void test_conventions_are_the_same_layer(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    static const double pairs[][2] = {{0.9, 0.1}, {0.99, 0.01}, {0.7, 0.3}};
+    static const size_t bs[] = {8, 64, 256};
+    static const char *const orders[] = {"shuffled", "sorted"};
+    size_t f = pop.f;
+    for (size_t q = 0; q < 3; q++)
+        for (size_t k = 0; k < 3; k++)
+            for (size_t o = 0; o < 2; o++) {
+                run_config a, b;
+                run_result ra, rb;
+                config(&a, orders[o], bs[k], 2, BN_VAR_UNBIASED, pairs[q][0],
+                       BN_WEIGHTS_OLD);
+                config(&b, orders[o], bs[k], 2, BN_VAR_UNBIASED, pairs[q][1],
+                       BN_WEIGHTS_NEW);
+                run_or_fail(&pop, &a, NULL, &ra);
+                run_or_fail(&pop, &b, NULL, &rb);
+                if (memcmp(ra.running_mean, rb.running_mean,
+                           f * sizeof(double)) != 0 ||
+                    memcmp(ra.running_var, rb.running_var,
+                           f * sizeof(double)) != 0)
+                    fail_msg("momentum %g old and %g new differ (B %zu, %s)",
+                             pairs[q][0], pairs[q][1], bs[k], orders[o]);
+                assert_true(ra.train_eval_rmse == rb.train_eval_rmse);
+            }
+    /* And the bits would differ with the binary complement, so the
+     * comparison above can fail. */
+    run_config a, b;
+    run_result ra, rb;
+    config(&a, "shuffled", 64, 1, BN_VAR_BIASED, 0.9, BN_WEIGHTS_OLD);
+    b = a;
+    b.layer.p = 1.0 - b.layer.keep;
+    run_or_fail(&pop, &a, NULL, &ra);
+    run_or_fail(&pop, &b, NULL, &rb);
+    assert_true(memcmp(ra.running_mean, rb.running_mean,
+                       f * sizeof(double)) != 0 ||
+                memcmp(ra.running_var, rb.running_var, f * sizeof(double)) !=
+                    0);
+    pop_free(&pop);
+}
+
+/* With new-value weight 1 the buffer is exactly the update's statistic
+ * (keep is 0), so two layers that differ only in the variance convention
+ * expose the factor itself. */
+static void test_unbiased_is_biased_times_b_over_b_minus_1(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    static const size_t bs[] = {2, 3, 12, 100, 256, 512};
+    size_t f = pop.f;
+    for (size_t k = 0; k < sizeof bs / sizeof bs[0]; k++) {
+        size_t b = bs[k], rows[512];
+        for (size_t i = 0; i < b; i++)
+            rows[i] = (i * 5 + k) % pop.n;
+        double *x = gather(&pop, rows, b);
+        double *y = malloc(b * f * sizeof *y);
+        assert_non_null(y);
+        bn_config cb, cu;
+        bn_default_config(&cb);
+        assert_int_equal(bn_set_momentum(&cb, 1.0, BN_WEIGHTS_NEW, NULL), 0);
+        assert_true(cb.p == 1.0 && cb.keep == 0.0);
+        cu = cb;
+        cu.variance = BN_VAR_UNBIASED;
+        bn_layer lb, lu;
+        bn_init(&lb, f, &cb);
+        bn_init(&lu, f, &cu);
+        double mb[BN_MAX_FEATURES], vb[BN_MAX_FEATURES];
+        double mu[BN_MAX_FEATURES], vu[BN_MAX_FEATURES];
+        bn_train_forward(&lb, b, x, y, mb, vb);
+        bn_train_forward(&lu, b, x, y, mu, vu);
+        for (size_t j = 0; j < f; j++) {
+            assert_true(lb.rm[j] == mb[j] && lu.rm[j] == lb.rm[j]);
+            assert_true(lb.rv[j] == vb[j] && vu[j] == vb[j]);
+            double want = lb.rv[j] * (double)b / (double)(b - 1);
+            if (lu.rv[j] != want)
+                fail_msg("B %zu feature %zu: unbiased %.17g, want %.17g", b,
+                         j, lu.rv[j], want);
+            assert_true(lu.rv[j] != lb.rv[j]);
+            assert_rel((long double)lu.rv[j] / lb.rv[j],
+                       (long double)b / (long double)(b - 1), 1e-15);
+        }
+        free(x);
+        free(y);
+    }
+    pop_free(&pop);
+}
+
+static void test_eval_twice_is_bit_identical(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, f = pop.f;
+    bn_config cfg;
+    bn_default_config(&cfg);
+    cfg.gamma = 0.75;
+    cfg.beta = 0.5;
+    bn_layer layer;
+    bn_init(&layer, f, &cfg);
+    double *y = malloc(n * f * sizeof *y), *e1 = malloc(n * f * sizeof *e1),
+           *e2 = malloc(n * f * sizeof *e2);
+    assert_true(y && e1 && e2);
+    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    for (size_t k = 0; k < 4; k++)
+        bn_train_forward(&layer, 128, pop.x + k * 128 * f, y + k * 128 * f,
+                         mean, var);
+    bn_layer before = layer;
+    bn_eval_forward(&layer, n, pop.x, e1);
+    bn_eval_forward(&layer, n, pop.x, e2);
+    assert_memory_equal(e1, e2, n * f * sizeof *e1);
+    /* Eval leaves the buffers alone and follows its formula. */
+    assert_memory_equal(before.rm, layer.rm, sizeof layer.rm);
+    assert_memory_equal(before.rv, layer.rv, sizeof layer.rv);
+    assert_int_equal(before.updates, layer.updates);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < f; j++) {
+            long double want = 0.75L * ((pop.x[i * f + j] -
+                                         (long double)layer.rm[j]) /
+                                        sqrtl((long double)layer.rv[j] +
+                                              1e-5L)) +
+                               0.5L;
+            assert_close(e1[i * f + j], want, 1e-13, fabsl(want) + 1.0L);
+        }
+    free(y);
+    free(e1);
+    free(e2);
+    pop_free(&pop);
+}
+
+/* The closed form of the configured estimator over a run's recorded batch
+ * statistics, against the buffers the run ended with. */
+static void check_closed_form(const pop_t *pop, const run_config *cfg)
+{
+    recorder rec;
+    run_observer obs = recorder_observer(&rec);
+    run_result res;
+    run_or_fail(pop, cfg, &obs, &res);
+    size_t f = pop->f, t_count = rec.n, n = pop->n, b = cfg->batch_size;
+    size_t per_epoch =
+        n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b != 0);
+    assert_int_equal(t_count, cfg->epochs * per_epoch);
+    assert_int_equal(res.updates, t_count);
+    long double *sm = malloc(t_count * f * sizeof *sm);
+    long double *sv = malloc(t_count * f * sizeof *sv);
+    assert_true(sm && sv);
+    for (size_t t = 0; t < t_count; t++) {
+        const rec_batch *rb = &rec.batches[t];
+        for (size_t j = 0; j < f; j++) {
+            sm[t * f + j] = rb->mean[j];
+            sv[t * f + j] = rb->var[j];
+            if (cfg->layer.variance == BN_VAR_UNBIASED)
+                sv[t * f + j] *=
+                    (long double)rb->b / (long double)(rb->b - 1);
+        }
+    }
+    long double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES];
+    long double am[BN_MAX_FEATURES], av[BN_MAX_FEATURES];
+    ld_buffers(cfg->layer.estimator, cfg->layer.p, cfg->layer.keep, t_count,
+               f, sm, sv, rm, rv, am, av);
+    for (size_t j = 0; j < f; j++) {
+        assert_close(res.running_mean[j], rm[j], 1e-12, am[j]);
+        assert_close(res.running_var[j], rv[j], 1e-12, av[j]);
+    }
+    free(sm);
+    free(sv);
+    recorder_free(&rec);
+}
+
+static void sweep_closed_forms(bn_estimator est)
+{
+    pop_t pop;
+    default_pop(&pop);
+    static const size_t bs[] = {8, 64, 100, 256};
+    static const char *const orders[] = {"shuffled", "sorted"};
+    static const unsigned long epochs[] = {1, 3};
+    for (size_t k = 0; k < 4; k++)
+        for (size_t o = 0; o < 2; o++)
+            for (size_t e = 0; e < 2; e++)
+                for (int v = 0; v < 2; v++) {
+                    run_config cfg;
+                    config(&cfg, orders[o], bs[k], epochs[e],
+                           v ? BN_VAR_UNBIASED : BN_VAR_BIASED, 0.9,
+                           BN_WEIGHTS_OLD);
+                    cfg.layer.estimator = est;
+                    /* B = 100 leaves 12 rows, which keep trains on. */
+                    if (bs[k] == 100)
+                        cfg.partial = RUN_PARTIAL_KEEP;
+                    check_closed_form(&pop, &cfg);
+                }
+    /* Other weights, so that p and keep are not only 0.1 and 0.9. */
+    run_config cfg;
+    config(&cfg, "shuffled", 32, 2, BN_VAR_BIASED, 0.3, BN_WEIGHTS_NEW);
+    cfg.layer.estimator = est;
+    check_closed_form(&pop, &cfg);
+    config(&cfg, "sorted", 16, 1, BN_VAR_UNBIASED, 0.99, BN_WEIGHTS_OLD);
+    cfg.layer.estimator = est;
+    check_closed_form(&pop, &cfg);
+    pop_free(&pop);
+}
+
+static void test_ema_buffers_closed_form(void **state)
+{
+    (void)state;
+    sweep_closed_forms(BN_EST_EMA);
+}
+
+static void test_debiased_buffers_closed_form(void **state)
+{
+    (void)state;
+    sweep_closed_forms(BN_EST_EMA_DEBIASED);
+}
+
+static void test_cumulative_buffers_closed_form(void **state)
+{
+    (void)state;
+    sweep_closed_forms(BN_EST_CUMULATIVE);
+}
+
+/* The precise estimator's buffers are the pooled moments of the rows of
+ * the first K batches of the order: all rows when K is 0. */
+static void check_precise(const pop_t *pop, size_t b, run_partial partial,
+                          size_t k)
+{
+    run_config cfg;
+    config(&cfg, "shuffled", b, 1, BN_VAR_BIASED, 0.9, BN_WEIGHTS_OLD);
+    cfg.layer.estimator = BN_EST_PRECISE;
+    cfg.partial = partial;
+    cfg.precise_batches = k;
+    recorder rec;
+    run_observer obs = recorder_observer(&rec);
+    run_result res;
+    run_or_fail(pop, &cfg, &obs, &res);
+    size_t f = pop->f, used = 0, rows[512];
+    for (size_t t = 0; t < rec.n && (k == 0 || t < k); t++)
+        for (size_t i = 0; i < rec.batches[t].b; i++)
+            rows[used++] = rec.batches[t].rows[i];
+    double *x = gather(pop, rows, used);
+    for (size_t j = 0; j < f; j++) {
+        long double m, v;
+        ld_moments(used, f, x + j, &m, &v);
+        assert_close(res.running_mean[j], m, 1e-14, sqrtl(v));
+        assert_rel(res.running_var[j], v, 1e-14);
+        if (used == pop->n)
+            assert_rel(res.running_var[j], pop->var[j], 1e-14);
+    }
+    free(x);
+    recorder_free(&rec);
+}
+
+static void test_precise_buffers_are_pooled_moments(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    check_precise(&pop, 256, RUN_PARTIAL_DROP, 0);
+    check_precise(&pop, 64, RUN_PARTIAL_DROP, 1);
+    check_precise(&pop, 64, RUN_PARTIAL_DROP, 3);
+    check_precise(&pop, 100, RUN_PARTIAL_KEEP, 0);
+    check_precise(&pop, 100, RUN_PARTIAL_DROP, 0);
+    pop_free(&pop);
+}
+
+int test_bn_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_train_forward_matches_long_double),
+        cmocka_unit_test(test_decimal_complement),
+        cmocka_unit_test(test_conventions_are_the_same_layer),
+        cmocka_unit_test(test_unbiased_is_biased_times_b_over_b_minus_1),
+        cmocka_unit_test(test_eval_twice_is_bit_identical),
+        cmocka_unit_test(test_ema_buffers_closed_form),
+        cmocka_unit_test(test_debiased_buffers_closed_form),
+        cmocka_unit_test(test_cumulative_buffers_closed_form),
+        cmocka_unit_test(test_precise_buffers_are_pooled_moments),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("bn", tests, NULL, NULL);
+}

@@ -1,0 +1,567 @@
+/*
+ * The command line as a user meets it: bnstudy is run as a child process
+ * in an empty temporary directory with stdout and stderr captured. Bad
+ * input must exit 2 with one line on stderr naming what was wrong, nothing
+ * on stdout and no file left behind; good input must print the formats of
+ * STUDY.md section 7, whose column lists are read from STUDY.md itself,
+ * with values that read back to the library's own bits.
+ */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "order.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+typedef struct {
+    int status; /* exit status, or 128 + signal */
+    char *out, *err;
+    size_t out_len, err_len;
+} cli_out;
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *s = malloc(cap + 1);
+    assert_non_null(s);
+    while ((got = fread(s + n, 1, cap - n, fp)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            s = realloc(s, cap + 1);
+            assert_non_null(s);
+        }
+    }
+    fclose(fp);
+    s[n] = '\0';
+    if (len)
+        *len = n;
+    return s;
+}
+
+static const char *tmp_base(void) { return test_env("TMPDIR", "/tmp"); }
+
+/* Names in dir, other than . and .., into names (each up to 255 chars);
+ * returns how many there are. No assertions: teardown uses it too. */
+static size_t list_dir(const char *dir, char names[][256], size_t max)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n < max)
+            snprintf(names[n], 256, "%s", e->d_name);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Delete the files in dir (the tests create no subdirectories). */
+static void empty_dir(const char *dir)
+{
+    char names[64][256], path[PATH_MAX + 256];
+    size_t n = list_dir(dir, names, 64);
+    for (size_t k = 0; k < n && k < 64; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        unlink(path);
+    }
+}
+
+/* Each test gets its own empty directory to run bnstudy in, made by the
+ * setup and removed by the teardown, which cmocka runs even when the test
+ * fails half-way, so no failure leaves directories behind. */
+static int dir_setup(void **state)
+{
+    char *d = malloc(PATH_MAX);
+    if (!d)
+        return -1;
+    snprintf(d, PATH_MAX, "%s/bnstudy-test.XXXXXX", tmp_base());
+    if (!mkdtemp(d)) {
+        print_error("mkdtemp %s: %s\n", d, strerror(errno));
+        free(d);
+        return -1;
+    }
+    *state = d;
+    return 0;
+}
+
+static int dir_teardown(void **state)
+{
+    char *d = *state;
+    empty_dir(d);
+    int rc = rmdir(d);
+    free(d);
+    return rc;
+}
+
+static void bnstudy_path(char *out)
+{
+    /* Absolute, because the child runs in another directory. */
+    const char *p = test_env("BNSTUDY", "./bnstudy");
+    char cwd[PATH_MAX];
+    int len = -1;
+    if (p[0] == '/')
+        len = snprintf(out, PATH_MAX, "%s", p);
+    else if (getcwd(cwd, sizeof cwd))
+        len = snprintf(out, PATH_MAX, "%s/%s", cwd, p);
+    else
+        fail_msg("getcwd: %s", strerror(errno));
+    if (len < 0 || len >= PATH_MAX)
+        fail_msg("path too long: %s", p);
+    if (access(out, X_OK) != 0)
+        fail_msg("cannot run bnstudy at %s (set BNSTUDY)", out);
+}
+
+/* Run bnstudy with args (NULL-terminated) in directory cwd. */
+static void cli(const char *cwd, const char *const *args, cli_out *r)
+{
+    char exe[PATH_MAX], out_path[PATH_MAX], err_path[PATH_MAX];
+    bnstudy_path(exe);
+    char *argv[32];
+    size_t argc = 0;
+    argv[argc++] = "bnstudy";
+    for (; args[argc - 1] && argc < 31; argc++)
+        argv[argc] = (char *)args[argc - 1];
+    argv[argc] = NULL;
+    snprintf(out_path, sizeof out_path, "%s/bnstudy-out.XXXXXX", tmp_base());
+    snprintf(err_path, sizeof err_path, "%s/bnstudy-err.XXXXXX", tmp_base());
+    int fo = mkstemp(out_path), fe = mkstemp(err_path);
+    assert_true(fo >= 0 && fe >= 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (chdir(cwd) != 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+            _exit(126);
+        execv(exe, argv);
+        _exit(127);
+    }
+    close(fo);
+    close(fe);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        assert_int_equal(errno, EINTR);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r->out = slurp(out_path, &r->out_len);
+    r->err = slurp(err_path, &r->err_len);
+    unlink(out_path);
+    unlink(err_path);
+    assert_true(r->out && r->err);
+}
+
+static void cli_free(cli_out *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static size_t count_char(const char *s, char c)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == c;
+    return n;
+}
+
+/* Split s in place at sep; returns the number of fields. */
+static size_t split(char *s, char sep, char **fields, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        char *e = strchr(s, sep);
+        if (n < max)
+            fields[n] = s;
+        n++;
+        if (!e)
+            break;
+        *e = '\0';
+        s = e + 1;
+    }
+    return n;
+}
+
+/* The column names STUDY.md lists, indented, after the line naming the
+ * file (`summary.tsv` or `features.tsv`), into one malloc'd buffer. */
+static size_t study_columns(const char *file, char **cols, size_t max,
+                            char **buf)
+{
+    char path[PATH_MAX], mark[64];
+    snprintf(path, sizeof path, "%s/STUDY.md", test_env("SHARED", "../shared"));
+    snprintf(mark, sizeof mark, "`%s`", file);
+    char *text = slurp(path, NULL);
+    if (!text)
+        fail_msg("cannot read %s (set SHARED)", path);
+    char *at = strstr(text, mark);
+    assert_non_null(at);
+    char *line = strstr(at, "\n    ");
+    assert_non_null(line);
+    line += 5;
+    char *end = strchr(line, '\n');
+    assert_non_null(end);
+    *end = '\0';
+    size_t n = 0;
+    for (char *tok = strtok(line, " "); tok; tok = strtok(NULL, " "))
+        if (n < max)
+            cols[n++] = tok;
+    *buf = text;
+    return n;
+}
+
+static void assert_header(char *line, const char *file, size_t want_cols)
+{
+    char *study[64], *got[64], *buf;
+    size_t ns = study_columns(file, study, 64, &buf);
+    size_t ng = split(line, '\t', got, 64);
+    assert_int_equal(ns, want_cols);
+    assert_int_equal(ng, want_cols);
+    for (size_t k = 0; k < ns; k++)
+        assert_string_equal(got[k], study[k]);
+    free(buf);
+}
+
+/* strtod that must consume the whole field: %.17g reads back exactly. */
+static double field_double(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0')
+        fail_msg("not a number: '%s'", s);
+    return v;
+}
+
+/* ---- bad input ---- */
+
+typedef struct {
+    const char *needle; /* what the one stderr line must name */
+    const char *args[10];
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    /* --features first, so that "no file" is a real check: the run was
+     * asked to write one. */
+    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "0"}},
+    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "1"}},
+    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "513"}},
+    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "abc"}},
+    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "-8"}},
+    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size"}},
+    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "0"}},
+    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "1.5"}},
+    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "nan"}},
+    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "-0.1"}},
+    {"--order", {"run", "--features", "f.tsv", "--order", "bogus"}},
+    {"--order", {"run", "--features", "f.tsv", "--order", "sorted:nope"}},
+    {"--epochs", {"run", "--features", "f.tsv", "--epochs", "0"}},
+    {"--momentum-weights",
+     {"run", "--features", "f.tsv", "--momentum-weights", "sideways"}},
+    {"--variance", {"run", "--features", "f.tsv", "--variance", "x"}},
+    {"--estimator", {"run", "--features", "f.tsv", "--estimator", "x"}},
+    {"--partial", {"run", "--features", "f.tsv", "--partial", "x"}},
+    {"--eps", {"run", "--features", "f.tsv", "--eps", "0"}},
+    {"--bogus-option", {"run", "--features", "f.tsv", "--bogus-option"}},
+    {"extra", {"run", "--features", "f.tsv", "extra"}},
+    {"frobnicate", {"frobnicate"}},
+    {"--features", {"run", "--features", "/nonexistent-dir/f.tsv"}},
+    {"--features", {"run", "--features", "sub/missing/f.tsv"}},
+    /* The features file is opened, then the outputs file fails: the
+     * features temporary must go too. */
+    {"--outputs",
+     {"run", "--features", "f.tsv", "--outputs", "sub/missing/o.tsv"}},
+    {"--order", {"population", "--order", "bogus"}},
+    {"--seed", {"population", "--seed", "x"}},
+    {"--bogus-option", {"population", "--bogus-option"}},
+};
+
+static void test_bad_input_exits_2_cleanly(void **state)
+{
+    const char *dir = *state;
+    size_t failures = 0;
+    for (size_t k = 0; k < sizeof bad_cases / sizeof bad_cases[0]; k++) {
+        const bad_case *c = &bad_cases[k];
+        cli_out r;
+        cli(dir, c->args, &r);
+        char names[4][256];
+        size_t left = list_dir(dir, names, 4);
+        char what[256] = "";
+        for (size_t a = 0; c->args[a]; a++) {
+            strncat(what, " ", sizeof what - strlen(what) - 1);
+            strncat(what, c->args[a], sizeof what - strlen(what) - 1);
+        }
+        const char *why = NULL;
+        if (r.status != 2)
+            why = "exit status is not 2";
+        else if (r.out_len != 0)
+            why = "something on stdout";
+        else if (count_char(r.err, '\n') != 1 ||
+                 r.err[r.err_len - 1] != '\n')
+            why = "stderr is not exactly one line";
+        else if (!strstr(r.err, c->needle))
+            why = "stderr does not name the culprit";
+        else if (left != 0)
+            why = "a file was left behind";
+        if (why) {
+            print_error("bnstudy%s: %s (status %d, needle '%s')\n"
+                        "  stdout: %s\n  stderr: %s\n  left: %s\n",
+                        what, why, r.status, c->needle, r.out, r.err,
+                        left ? names[0] : "-");
+            failures++;
+        }
+        cli_free(&r);
+        empty_dir(dir);
+    }
+    if (failures)
+        fail_msg("%zu bad-input cases misbehaved", failures);
+}
+
+/* ---- good input ---- */
+
+static void test_run_prints_the_summary(void **state)
+{
+    const char *dir = *state;
+    cli_out r;
+    const char *args[] = {"run", NULL};
+    cli(dir, args, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_len, 0);
+    assert_int_equal(count_char(r.out, '\n'), 2);
+    char *lines[3];
+    assert_int_equal(split(r.out, '\n', lines, 3), 3);
+    assert_string_equal(lines[2], "");
+    assert_header(lines[0], "summary.tsv", 22);
+    char *v[32];
+    assert_int_equal(split(lines[1], '\t', v, 32), 22);
+
+    /* The row carries the library's numbers to the bit. */
+    pop_t pop;
+    default_pop(&pop);
+    run_config cfg;
+    run_default_config(&cfg);
+    run_result res;
+    bn_error err;
+    if (run_execute(&pop, &cfg, NULL, &res, &err) != 0)
+        fail_msg("run_execute: %s", err.msg);
+    assert_string_equal(v[1], "shuffled");
+    assert_string_equal(v[3], "256");
+    assert_true(field_double(v[4]) == 0.9);
+    assert_string_equal(v[5], "old");
+    assert_true(field_double(v[6]) == 0.1);
+    assert_string_equal(v[7], "biased");
+    assert_string_equal(v[9], "ema");
+    assert_string_equal(v[10], "2");
+    assert_true(field_double(v[11]) == res.init_weight);
+    assert_true(field_double(v[12]) == res.stats_err);
+    assert_true(field_double(v[13]) == res.mean_err);
+    assert_true(field_double(v[14]) == res.var_err);
+    assert_true(field_double(v[15]) == res.worst_var_err);
+    assert_string_equal(v[16],
+                        pop.spec.features[res.worst_var_feature].name);
+    assert_true(field_double(v[17]) == res.train_eval_rmse);
+    assert_true(field_double(v[18]) == res.batch_mean_err);
+    assert_true(field_double(v[19]) == res.batch_var_err);
+    assert_string_equal(v[20], v[21]);
+    assert_true(field_double(v[21]) == (double)res.props_total);
+    pop_free(&pop);
+    cli_free(&r);
+    assert_int_equal(list_dir(dir, NULL, 0), 0);
+}
+
+/* `population [--order O --seed S]`: a header, then each row once in the
+ * order a run with O and S trains on, values read back exactly. */
+static void check_population(const char *dir, const char *const *args,
+                             const char *order, uint64_t seed)
+{
+    cli_out r;
+    cli(dir, args, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_len, 0);
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, f = pop.f, perm[512];
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    if (order) {
+        order_spec ord;
+        assert_int_equal(order_parse(order, &pop.spec, &ord, NULL), 0);
+        assert_int_equal(order_make(&ord, &pop, seed, perm, NULL), 0);
+    }
+    assert_int_equal(count_char(r.out, '\n'), n + 1);
+    char *line = r.out, *v[16];
+    for (size_t k = 0; k <= n; k++) {
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
+        assert_int_equal(split(line, '\t', v, 16), f + 1);
+        if (k == 0) {
+            assert_string_equal(v[0], "row");
+            for (size_t j = 0; j < f; j++)
+                assert_string_equal(v[j + 1], pop.spec.features[j].name);
+        } else {
+            size_t i = perm[k - 1];
+            assert_true(field_double(v[0]) == (double)i);
+            for (size_t j = 0; j < f; j++)
+                if (field_double(v[j + 1]) != pop.x[i * f + j])
+                    fail_msg("line %zu, %s: %s, want %.17g", k,
+                             pop.spec.features[j].name, v[j + 1],
+                             pop.x[i * f + j]);
+        }
+        line = nl + 1;
+    }
+    pop_free(&pop);
+    cli_free(&r);
+}
+
+static void test_population_prints_the_rows(void **state)
+{
+    const char *dir = *state;
+    const char *plain[] = {"population", NULL};
+    check_population(dir, plain, NULL, 0);
+    const char *desc[] = {"population", "--order", "sorted-desc:f6", NULL};
+    check_population(dir, desc, "sorted-desc:f6", 1);
+    const char *shuf[] = {"population", "--order", "shuffled", "--seed", "2",
+                          NULL};
+    check_population(dir, shuf, "shuffled", 2);
+}
+
+static void test_run_writes_the_features_file(void **state)
+{
+    const char *dir = *state;
+    cli_out r;
+    const char *args[] = {"run", "--features", "F.tsv", "--outputs", "o.tsv",
+                          "--batch-size", "128", NULL};
+    cli(dir, args, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_len, 0);
+    assert_int_equal(count_char(r.out, '\n'), 2);
+
+    /* Only the two files, no temporaries beside them. */
+    char names[8][256];
+    size_t left = list_dir(dir, names, 8);
+    assert_int_equal(left, 2);
+    for (size_t k = 0; k < left; k++)
+        assert_true(strcmp(names[k], "F.tsv") == 0 ||
+                    strcmp(names[k], "o.tsv") == 0);
+
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/F.tsv", dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    char *text = slurp(path, NULL);
+    assert_non_null(text);
+    pop_t pop;
+    default_pop(&pop);
+    run_config cfg;
+    run_default_config(&cfg);
+    cfg.batch_size = 128;
+    run_result res;
+    assert_int_equal(run_execute(&pop, &cfg, NULL, &res, NULL), 0);
+    size_t f = pop.f;
+    assert_int_equal(count_char(text, '\n'), f + 1);
+    char *line = text, *v[32];
+    for (size_t k = 0; k <= f; k++) {
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
+        if (k == 0) {
+            assert_header(line, "features.tsv", 14);
+        } else {
+            size_t j = k - 1;
+            assert_int_equal(split(line, '\t', v, 32), 14);
+            assert_string_equal(v[3], "128");
+            assert_string_equal(v[9], pop.spec.features[j].name);
+            assert_true(field_double(v[10]) == pop.mean[j]);
+            assert_true(field_double(v[11]) == pop.var[j]);
+            assert_true(field_double(v[12]) == res.running_mean[j]);
+            assert_true(field_double(v[13]) == res.running_var[j]);
+        }
+        line = nl + 1;
+    }
+    free(text);
+
+    /* The outputs file: a header and one line per row trained on. */
+    snprintf(path, sizeof path, "%s/o.tsv", dir);
+    text = slurp(path, NULL);
+    assert_non_null(text);
+    assert_int_equal(count_char(text, '\n'), pop.n + 1);
+    line = strchr(text, '\n');
+    *line = '\0';
+    assert_int_equal(split(text, '\t', v, 32), 1 + 2 * f);
+    free(text);
+    pop_free(&pop);
+    cli_free(&r);
+}
+
+static void expect_usage(const char *dir, const char *const *args)
+{
+    cli_out r;
+    cli(dir, args, &r);
+    if (r.status != 0 || r.err_len != 0 ||
+        strncmp(r.out, "usage: bnstudy", 14) != 0)
+        fail_msg("bnstudy %s %s: status %d, stdout '%.40s', stderr '%s'",
+                 args[0], args[1] ? args[1] : "", r.status, r.out, r.err);
+    cli_free(&r);
+    assert_int_equal(list_dir(dir, NULL, 0), 0);
+}
+
+static void test_help_and_version(void **state)
+{
+    const char *dir = *state;
+    const char *h1[] = {"--help", NULL}, *h2[] = {"-h", NULL};
+    const char *h3[] = {"run", "--help", NULL};
+    const char *h4[] = {"population", "--help", NULL};
+    expect_usage(dir, h1);
+    expect_usage(dir, h2);
+    expect_usage(dir, h3);
+    expect_usage(dir, h4);
+
+    cli_out r;
+    const char *ver[] = {"--version", NULL};
+    cli(dir, ver, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_len, 0);
+    assert_string_equal(r.out, "bnstudy " BNSTUDY_VERSION "\n");
+    cli_free(&r);
+
+    /* No command at all is a usage error: the text goes to stderr. */
+    const char *none[] = {NULL};
+    cli(dir, none, &r);
+    assert_int_equal(r.status, 2);
+    assert_int_equal(r.out_len, 0);
+    assert_non_null(strstr(r.err, "usage:"));
+    cli_free(&r);
+    assert_int_equal(list_dir(dir, NULL, 0), 0);
+}
+
+#define DIR_TEST(fn) cmocka_unit_test_setup_teardown(fn, dir_setup, dir_teardown)
+
+int test_cli_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        DIR_TEST(test_bad_input_exits_2_cleanly),
+        DIR_TEST(test_run_prints_the_summary),
+        DIR_TEST(test_population_prints_the_rows),
+        DIR_TEST(test_run_writes_the_features_file),
+        DIR_TEST(test_help_and_version),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

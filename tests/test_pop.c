@@ -1,0 +1,232 @@
+/*
+ * The population (STUDY.md section 2): the default spec is the published
+ * table, the rows follow the formula for x_ij when rebuilt here from GSL's
+ * own pieces, the truth agrees with GSL and with long double arithmetic,
+ * the moments stay exact when the mean dwarfs the spread, and invalid specs
+ * are refused.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "pcg32.h"
+#include "pop.h"
+
+static void test_default_spec_is_the_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        double mean, sd, rho;
+    } table[] = {
+        {"f0", 0.0, 1.00, 1.0},  {"f1", 0.5, 0.80, 0.8},
+        {"f2", -0.5, 1.20, 0.6}, {"f3", 0.3, 0.90, 0.5},
+        {"f4", 0.2, 1.10, 0.3},  {"f5", -0.3, 0.70, 0.2},
+        {"f6", 0.4, 2.76, 0.4},  {"f7", 0.1, 1.00, 0.0},
+    };
+    pop_spec spec;
+    pop_default_spec(&spec);
+    assert_int_equal(spec.n_rows, 512);
+    assert_int_equal(spec.seed, 1);
+    assert_int_equal(spec.n_features, 8);
+    for (size_t j = 0; j < 8; j++) {
+        assert_string_equal(spec.features[j].name, table[j].name);
+        assert_true(spec.features[j].mean == table[j].mean);
+        assert_true(spec.features[j].sd == table[j].sd);
+        assert_true(spec.features[j].rho == table[j].rho);
+        assert_int_equal(pop_feature_index(&spec, table[j].name), (int)j);
+    }
+    assert_int_equal(pop_feature_index(&spec, "f8"), -1);
+    assert_int_equal(pop_validate(&spec, NULL), 0);
+}
+
+/* Rebuild every row from the definition: quantile from
+ * gsl_cdf_ugaussian_Pinv, noise from gsl_ran_gaussian on a fresh
+ * PCG32(seed, 1) drawn row by row and feature by feature (a draw even
+ * where rho is 1). Same operations in the same order, so the bits agree. */
+static void check_rows(const pop_spec *spec)
+{
+    pop_t pop;
+    bn_error err;
+    if (pop_generate(spec, &pop, &err) != 0)
+        fail_msg("pop_generate: %s", err.msg);
+    size_t n = spec->n_rows, f = spec->n_features;
+    assert_int_equal(pop.n, n);
+    assert_int_equal(pop.f, f);
+    gsl_rng *rng = pcg32_gsl_alloc(spec->seed, 1);
+    assert_non_null(rng);
+    for (size_t i = 0; i < n; i++) {
+        double z = gsl_cdf_ugaussian_Pinv(((double)i + 0.5) / (double)n);
+        for (size_t j = 0; j < f; j++) {
+            const pop_feature *ft = &spec->features[j];
+            double e = gsl_ran_gaussian(rng, 1.0);
+            double want =
+                ft->mean +
+                ft->sd * (ft->rho * z + sqrt(1.0 - ft->rho * ft->rho) * e);
+            double got = pop.x[i * f + j];
+            if (memcmp(&got, &want, sizeof got) != 0)
+                fail_msg("x[%zu][%zu] = %.17g, want %.17g", i, j, got, want);
+        }
+    }
+    gsl_rng_free(rng);
+    pop_free(&pop);
+}
+
+static void test_rows_follow_the_formula(void **state)
+{
+    (void)state;
+    pop_spec spec;
+    pop_default_spec(&spec);
+    check_rows(&spec);
+    /* Another seed and shape, with negative rho, so that neither the seed
+     * nor the row count is hard-wired. */
+    spec.seed = 12345;
+    spec.n_rows = 37;
+    spec.features[3].rho = -0.7;
+    check_rows(&spec);
+}
+
+static void test_truth_matches_gsl_and_long_double(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, f = pop.f;
+    for (size_t j = 0; j < f; j++) {
+        const double *col = pop.x + j;
+        long double lm, lv;
+        ld_moments(n, f, col, &lm, &lv);
+        double gm = gsl_stats_mean(col, f, n);
+        double gv = gsl_stats_variance_with_fixed_mean(col, f, n, gm);
+        double gv2 = gsl_stats_variance_m(col, f, n, gm) * (double)(n - 1) /
+                     (double)n;
+        /* The mean is compared on the scale of the spread: f0's mean is
+         * zero up to rounding, where a relative error means nothing. The
+         * variance is a plain double sum of 512 squares, whose rounding
+         * grows like sqrt(n) ulps (a few 1e-15), so 1e-14 is tight. */
+        long double sd = sqrtl(lv);
+        assert_close(pop.mean[j], lm, 1e-15, sd);
+        assert_rel(pop.var[j], lv, 1e-14);
+        assert_close(pop.mean[j], gm, 1e-13, sd);
+        assert_rel(pop.var[j], gv, 1e-13);
+        assert_rel(pop.var[j], gv2, 1e-13);
+    }
+    /* f6's variance is the one "nowhere near 1" the study relies on. */
+    assert_true(fabs(pop.var[6] - 2.76 * 2.76) < 1.0);
+    pop_free(&pop);
+}
+
+/* A feature with mean 1e8 and sd 1: E[x^2] is 1e16, where one double ulp
+ * is 2, so the textbook E[x^2] - E[x]^2 loses every digit of a variance
+ * near 1 while a two-pass method keeps them. The long double reference
+ * subtracts a mean that is off by at most ~1e-11, which moves the variance
+ * by its square only. */
+static void test_moments_exact_with_large_mean(void **state)
+{
+    (void)state;
+    pop_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.n_rows = 512;
+    spec.seed = 3;
+    spec.n_features = 2;
+    spec.features[0] = (pop_feature){"big", 1e8, 1.0, 0.5};
+    spec.features[1] = (pop_feature){"small", 0.0, 1.0, 0.5};
+    pop_t pop;
+    bn_error err;
+    if (pop_generate(&spec, &pop, &err) != 0)
+        fail_msg("pop_generate: %s", err.msg);
+    size_t n = pop.n, f = pop.f;
+    long double lm, lv;
+    ld_moments(n, f, pop.x, &lm, &lv);
+    assert_true(lv > 0.5L && lv < 2.0L);
+
+    double m, v;
+    pop_moments(n, f, pop.x, &m, &v);
+    assert_rel(m, lm, 1e-15);
+    assert_rel(v, lv, 1e-12);
+    assert_rel(pop.var[0], lv, 1e-12);
+
+    double s = 0.0, s2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double x = pop.x[i * f];
+        s += x;
+        s2 += x * x;
+    }
+    double nm = s / (double)n, naive = s2 / (double)n - nm * nm;
+    long double naive_err = fabsl((long double)naive - lv) / lv;
+    if (!(naive_err > 1e-6L))
+        fail_msg("the naive formula was only %Lg off: this test would not "
+                 "catch it",
+                 naive_err);
+    pop_free(&pop);
+}
+
+static void expect_invalid(const pop_spec *spec, const char *what)
+{
+    bn_error err;
+    err.msg[0] = '\0';
+    if (pop_validate(spec, &err) == 0)
+        fail_msg("pop_validate accepted %s", what);
+    assert_true(err.msg[0] != '\0');
+    pop_t pop;
+    assert_int_equal(pop_generate(spec, &pop, &err), -1);
+    assert_null(pop.x);
+}
+
+static void test_validate_rejects_bad_specs(void **state)
+{
+    (void)state;
+    pop_spec good, s;
+    pop_default_spec(&good);
+
+    s = good;
+    s.features[2].rho = 1.5;
+    expect_invalid(&s, "rho 1.5");
+    s = good;
+    s.features[2].rho = NAN;
+    expect_invalid(&s, "rho nan");
+    s = good;
+    s.features[4].sd = -1.0;
+    expect_invalid(&s, "sd -1");
+    s = good;
+    strcpy(s.features[5].name, "f1");
+    expect_invalid(&s, "a duplicate name");
+    s = good;
+    s.features[5].name[0] = '\0';
+    expect_invalid(&s, "an empty name");
+    s = good;
+    s.n_rows = 1;
+    expect_invalid(&s, "rows 1");
+    s = good;
+    s.n_features = 0;
+    expect_invalid(&s, "no features");
+    s = good;
+    s.features[0].mean = INFINITY;
+    expect_invalid(&s, "an infinite mean");
+
+    /* The edges that are allowed. */
+    s = good;
+    s.n_rows = 2;
+    s.features[2].rho = -1.0;
+    s.features[4].sd = 0.0;
+    assert_int_equal(pop_validate(&s, NULL), 0);
+}
+
+int test_pop_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_spec_is_the_table),
+        cmocka_unit_test(test_rows_follow_the_formula),
+        cmocka_unit_test(test_truth_matches_gsl_and_long_double),
+        cmocka_unit_test(test_moments_exact_with_large_mean),
+        cmocka_unit_test(test_validate_rejects_bad_specs),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("pop", tests, NULL, NULL);
+}

@@ -1,0 +1,527 @@
+/*
+ * Orders and whole runs (STUDY.md sections 4 and 5): every order is a
+ * permutation that feeds the run the enumerated rows, sorted orders are
+ * sorted and stable, shuffles depend on the seed alone; every score of a
+ * run is recomputed here in long double from the rows the run reports it
+ * trained on and from a truth computed here; and the four self-checks pass
+ * while the train/eval gap stays large, yet do fail on doctored output.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "order.h"
+#include "pcg32.h"
+#include "score.h"
+
+static void run_or_fail(const pop_t *pop, const run_config *cfg,
+                        const run_observer *obs, run_result *res)
+{
+    bn_error err;
+    if (run_execute(pop, cfg, obs, res, &err) != 0)
+        fail_msg("run_execute: %s", err.msg);
+}
+
+static void make_order(const pop_t *pop, const char *name, uint64_t seed,
+                       size_t *perm)
+{
+    order_spec ord;
+    bn_error err;
+    if (order_parse(name, &pop->spec, &ord, &err) != 0)
+        fail_msg("order_parse(%s): %s", name, err.msg);
+    if (order_make(&ord, pop, seed, perm, &err) != 0)
+        fail_msg("order_make(%s): %s", name, err.msg);
+}
+
+static void assert_permutation(const size_t *perm, size_t n)
+{
+    unsigned char *seen = calloc(n, 1);
+    assert_non_null(seen);
+    for (size_t k = 0; k < n; k++) {
+        if (perm[k] >= n || seen[perm[k]])
+            fail_msg("position %zu: row %zu out of range or repeated", k,
+                     perm[k]);
+        seen[perm[k]] = 1;
+    }
+    free(seen);
+}
+
+static void test_orders_feed_a_permutation_of_the_rows(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"as-is", "shuffled", "sorted",
+                                        "sorted:f3", "sorted-desc:f6"};
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, f = pop.f, perm[512];
+    for (size_t o = 0; o < sizeof names / sizeof names[0]; o++) {
+        make_order(&pop, names[o], 5, perm);
+        assert_permutation(perm, n);
+        if (o == 0)
+            for (size_t k = 0; k < n; k++)
+                assert_int_equal(perm[k], k);
+        /* The run trains on that order, batch by batch, and its inputs
+         * are the enumerated rows themselves. */
+        run_config cfg;
+        run_default_config(&cfg);
+        strcpy(cfg.order, names[o]);
+        cfg.seed = 5;
+        cfg.batch_size = 64;
+        recorder rec;
+        run_observer obs = recorder_observer(&rec);
+        run_result res;
+        run_or_fail(&pop, &cfg, &obs, &res);
+        assert_int_equal(rec.n, 8);
+        for (size_t t = 0; t < rec.n; t++) {
+            const rec_batch *b = &rec.batches[t];
+            assert_int_equal(b->index, t);
+            assert_int_equal(b->b, 64);
+            for (size_t i = 0; i < b->b; i++) {
+                assert_int_equal(b->rows[i], perm[t * 64 + i]);
+                assert_memory_equal(&b->x[i * f], &pop.x[b->rows[i] * f],
+                                    f * sizeof(double));
+            }
+        }
+        recorder_free(&rec);
+    }
+    pop_free(&pop);
+}
+
+static void test_sorted_orders_are_sorted(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, f = pop.f, perm[512];
+    make_order(&pop, "sorted", 1, perm);
+    for (size_t k = 1; k < n; k++) {
+        double a = pop.x[perm[k - 1] * f], b = pop.x[perm[k] * f];
+        assert_true(a < b || (a == b && perm[k - 1] < perm[k]));
+    }
+    make_order(&pop, "sorted-desc:f6", 1, perm);
+    for (size_t k = 1; k < n; k++) {
+        double a = pop.x[perm[k - 1] * f + 6], b = pop.x[perm[k] * f + 6];
+        assert_true(a > b || (a == b && perm[k - 1] < perm[k]));
+    }
+    /* The default population has no ties, so stability is checked on a
+     * small hand-made one: ties keep their enumerated order both ways. */
+    pop_t tie;
+    memset(&tie, 0, sizeof tie);
+    tie.n = 8;
+    tie.f = 2;
+    tie.spec.n_rows = 8;
+    tie.spec.n_features = 2;
+    strcpy(tie.spec.features[0].name, "a");
+    strcpy(tie.spec.features[1].name, "b");
+    double x[16];
+    static const double col_a[8] = {2, 1, 2, 1, 0, 2, 1, 0};
+    for (size_t i = 0; i < 8; i++) {
+        x[i * 2] = col_a[i];
+        x[i * 2 + 1] = 3.0; /* all tied */
+    }
+    tie.x = x;
+    static const size_t asc[8] = {4, 7, 1, 3, 6, 0, 2, 5};
+    static const size_t desc[8] = {0, 2, 5, 1, 3, 6, 4, 7};
+    size_t p[8];
+    make_order(&tie, "sorted", 1, p);
+    assert_memory_equal(p, asc, sizeof p);
+    make_order(&tie, "sorted:a", 1, p);
+    assert_memory_equal(p, asc, sizeof p);
+    make_order(&tie, "sorted-desc:a", 1, p);
+    assert_memory_equal(p, desc, sizeof p);
+    for (int d = 0; d < 2; d++) {
+        make_order(&tie, d ? "sorted-desc:b" : "sorted:b", 1, p);
+        for (size_t i = 0; i < 8; i++)
+            assert_int_equal(p[i], i);
+    }
+    pop_free(&pop);
+}
+
+static void test_shuffle_depends_on_the_seed(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, a[512], b[512], c[512], ref[512];
+    make_order(&pop, "shuffled", 1, a);
+    make_order(&pop, "shuffled", 2, b);
+    make_order(&pop, "shuffled", 1, c);
+    assert_memory_not_equal(a, b, n * sizeof *a);
+    assert_memory_equal(a, c, n * sizeof *a);
+    /* STUDY.md: Fisher-Yates (GSL's) on PCG32 with initseq 2. */
+    for (size_t i = 0; i < n; i++)
+        ref[i] = i;
+    gsl_rng *r = pcg32_gsl_alloc(1, 2);
+    assert_non_null(r);
+    gsl_ran_shuffle(r, ref, n, sizeof *ref);
+    gsl_rng_free(r);
+    assert_memory_equal(a, ref, n * sizeof *a);
+    /* Only the shuffle reads the seed. */
+    order_spec ord;
+    static const char *const fixed[] = {"as-is", "sorted", "sorted-desc:f6"};
+    for (size_t o = 0; o < 3; o++) {
+        assert_int_equal(order_parse(fixed[o], &pop.spec, &ord, NULL), 0);
+        assert_false(order_uses_seed(&ord));
+        make_order(&pop, fixed[o], 1, a);
+        make_order(&pop, fixed[o], 2, b);
+        assert_memory_equal(a, b, n * sizeof *a);
+    }
+    assert_int_equal(order_parse("shuffled", &pop.spec, &ord, NULL), 0);
+    assert_true(order_uses_seed(&ord));
+    assert_int_equal(order_parse("sorted:nope", &pop.spec, &ord, NULL), -1);
+    assert_int_equal(order_parse("bogus", &pop.spec, &ord, NULL), -1);
+    pop_free(&pop);
+}
+
+/* The study's point: every self-check passes on both orders and at every
+ * batch size while train and eval outputs stay far apart. */
+static void test_self_checks_pass_but_the_gap_remains(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    static const size_t bs[] = {8, 16, 32, 64, 128, 256};
+    static const char *const orders[] = {"shuffled", "sorted"};
+    for (size_t k = 0; k < 6; k++)
+        for (size_t o = 0; o < 2; o++) {
+            run_config cfg;
+            run_default_config(&cfg);
+            strcpy(cfg.order, orders[o]);
+            cfg.batch_size = bs[k];
+            run_result res;
+            run_or_fail(&pop, &cfg, NULL, &res);
+            assert_int_equal(res.props_total, 4 * pop.f * (pop.n / bs[k]));
+            if (res.props_pass != res.props_total)
+                fail_msg("%s B %zu: %zu of %zu self-checks", orders[o],
+                         bs[k], res.props_pass, res.props_total);
+            if (!(res.train_eval_rmse > 0.1))
+                fail_msg("%s B %zu: train/eval rmse only %g", orders[o],
+                         bs[k], res.train_eval_rmse);
+        }
+    pop_free(&pop);
+}
+
+static void test_default_run(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    run_config cfg;
+    run_default_config(&cfg);
+    assert_string_equal(cfg.order, "shuffled");
+    assert_int_equal(cfg.seed, 1);
+    assert_int_equal(cfg.batch_size, 256);
+    assert_int_equal(cfg.epochs, 1);
+    assert_true(cfg.layer.momentum == 0.9);
+    assert_int_equal(cfg.layer.weights, BN_WEIGHTS_OLD);
+    assert_int_equal(cfg.layer.variance, BN_VAR_BIASED);
+    assert_int_equal(cfg.layer.estimator, BN_EST_EMA);
+    run_result res;
+    run_or_fail(&pop, &cfg, NULL, &res);
+    assert_int_equal(res.updates, 2);
+    assert_true(fabs(res.init_weight - 0.81) <= 1e-15);
+    /* The worst running variance is on the feature whose true variance is
+     * farthest from the initial 1 (STUDY.md section 6). */
+    size_t far = 0;
+    for (size_t j = 1; j < pop.f; j++)
+        if (fabs(pop.var[j] - 1.0) > fabs(pop.var[far] - 1.0))
+            far = j;
+    assert_int_equal(res.worst_var_feature, far);
+    pop_free(&pop);
+}
+
+/* A score to 1e-12 relative, except where the score itself is at the
+ * rounding level of what it is a difference of (the cumulative estimator
+ * over whole epochs has rm = mu, so mean_err is ~1e-17): there the floor
+ * is 1e-15 of that magnitude, a few ulps. */
+#define assert_score(got, want, magnitude)                                   \
+    do {                                                                     \
+        long double w3_ = (want);                                            \
+        assert_close(got, w3_, 1e-12, w3_ + 1e-3L * (magnitude));            \
+    } while (0)
+
+/* Every score of STUDY.md section 5, from scratch: batch statistics from
+ * the rows each batch reports, the truth from the population's values,
+ * the buffers from their closed form, all in long double, and outputs
+ * from the layer's formulas. */
+static void check_scores(const pop_t *pop, const run_config *cfg)
+{
+    recorder rec;
+    run_observer obs = recorder_observer(&rec);
+    run_result res;
+    run_or_fail(pop, cfg, &obs, &res);
+    const bn_config *l = &cfg->layer;
+    size_t n = pop->n, f = pop->f, t_count = rec.n;
+    size_t per_epoch = n / cfg->batch_size +
+                       (cfg->partial == RUN_PARTIAL_KEEP &&
+                        n % cfg->batch_size != 0);
+    assert_int_equal(t_count, cfg->epochs * per_epoch);
+    size_t last_b = cfg->partial == RUN_PARTIAL_KEEP && n % cfg->batch_size
+                        ? n % cfg->batch_size
+                        : cfg->batch_size;
+    assert_int_equal(rec.batches[t_count - 1].b, last_b);
+    long double mu[BN_MAX_FEATURES], v[BN_MAX_FEATURES];
+    for (size_t j = 0; j < f; j++)
+        ld_moments(n, f, pop->x + j, &mu[j], &v[j]);
+
+    long double *bm = malloc(t_count * f * sizeof *bm);
+    long double *bv = malloc(t_count * f * sizeof *bv);
+    long double *bu = malloc(t_count * f * sizeof *bu);
+    double *col = malloc(n * sizeof *col);
+    assert_true(bm && bv && bu && col);
+    for (size_t t = 0; t < t_count; t++) {
+        const rec_batch *rb = &rec.batches[t];
+        for (size_t j = 0; j < f; j++) {
+            for (size_t i = 0; i < rb->b; i++)
+                col[i] = pop->x[rb->rows[i] * f + j];
+            ld_moments(rb->b, 1, col, &bm[t * f + j], &bv[t * f + j]);
+            bu[t * f + j] = bv[t * f + j];
+            if (l->variance == BN_VAR_UNBIASED)
+                bu[t * f + j] *= (long double)rb->b / (long double)(rb->b - 1);
+        }
+    }
+    long double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES];
+    long double am[BN_MAX_FEATURES], av[BN_MAX_FEATURES];
+    ld_buffers(l->estimator, l->p, l->keep, t_count, f, bm, bu, rm, rv, am,
+               av);
+
+    long double sm = 0.0L, sv = 0.0L, worst = -1.0L;
+    long double mag_m = 0.0L, mag_v = 0.0L;
+    size_t worst_j = 0;
+    for (size_t j = 0; j < f; j++) {
+        mag_m = fmaxl(mag_m, fabsl(mu[j]) + am[j]);
+        mag_v = fmaxl(mag_v, fabsl(v[j]) + av[j]);
+        sm += (rm[j] - mu[j]) * (rm[j] - mu[j]);
+        sv += (rv[j] - v[j]) * (rv[j] - v[j]);
+        if (fabsl(rv[j] - v[j]) > worst) {
+            worst = fabsl(rv[j] - v[j]);
+            worst_j = j;
+        }
+    }
+
+    /* The last epoch: batch errors, and each row's two outputs. */
+    size_t last = cfg->epochs - 1, nb = 0, kept = 0;
+    long double dm2 = 0.0L, dv2 = 0.0L, dy2 = 0.0L;
+    for (size_t t = 0; t < t_count; t++) {
+        const rec_batch *rb = &rec.batches[t];
+        if (rb->epoch != last)
+            continue;
+        nb++;
+        for (size_t j = 0; j < f; j++) {
+            dm2 += (bm[t * f + j] - mu[j]) * (bm[t * f + j] - mu[j]);
+            dv2 += (bv[t * f + j] - v[j]) * (bv[t * f + j] - v[j]);
+        }
+        for (size_t i = 0; i < rb->b; i++, kept++) {
+            assert_true(kept < rec.out_n);
+            assert_int_equal(rec.out_rows[kept], rb->rows[i]);
+            for (size_t j = 0; j < f; j++) {
+                long double x = pop->x[rb->rows[i] * f + j];
+                long double ytr =
+                    l->gamma * ((x - bm[t * f + j]) /
+                                sqrtl(bv[t * f + j] + l->eps)) +
+                    l->beta;
+                long double yev =
+                    l->gamma * ((x - rm[j]) / sqrtl(rv[j] + l->eps)) +
+                    l->beta;
+                dy2 += (ytr - yev) * (ytr - yev);
+                assert_close(rec.out_train[kept * f + j], ytr, 1e-12,
+                             fabsl(ytr) + 1.0L);
+                assert_close(rec.out_eval[kept * f + j], yev, 1e-12,
+                             fabsl(yev) + 1.0L);
+            }
+        }
+    }
+    assert_int_equal(kept, rec.out_n);
+
+    assert_int_equal(res.updates, t_count);
+    if (l->estimator == BN_EST_EMA)
+        assert_rel(res.init_weight, powl(l->keep, (long double)t_count),
+                   1e-12);
+    else /* the initial values take no part in the other estimators */
+        assert_true(res.init_weight == 0.0);
+    assert_score(res.stats_err, sqrtl((sm + sv) / (2.0L * f)), mag_v);
+    assert_score(res.mean_err, sqrtl(sm / f), mag_m);
+    assert_score(res.var_err, sqrtl(sv / f), mag_v);
+    assert_score(res.worst_var_err, worst, mag_v);
+    assert_int_equal(res.worst_var_feature, worst_j);
+    assert_score(res.train_eval_rmse, sqrtl(dy2 / (long double)(kept * f)),
+                 fabsl(l->gamma) + fabsl(l->beta));
+    assert_score(res.batch_mean_err, sqrtl(dm2 / (long double)(nb * f)),
+                 mag_m);
+    assert_score(res.batch_var_err, sqrtl(dv2 / (long double)(nb * f)),
+                 mag_v);
+    assert_int_equal(res.props_total, 4 * f * t_count);
+    assert_int_equal(res.props_pass, res.props_total);
+    free(bm);
+    free(bv);
+    free(bu);
+    free(col);
+    recorder_free(&rec);
+}
+
+static void test_scores_recomputed(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    run_config cfg;
+
+    run_default_config(&cfg);
+    check_scores(&pop, &cfg);
+
+    /* B = 100 on 512 rows: the kept last batch has 12 rows. */
+    cfg.batch_size = 100;
+    cfg.partial = RUN_PARTIAL_KEEP;
+    check_scores(&pop, &cfg);
+
+    cfg.seed = 7;
+    cfg.epochs = 2;
+    cfg.layer.gamma = 1.5;
+    cfg.layer.beta = -0.25;
+    cfg.layer.eps = 1e-3;
+    check_scores(&pop, &cfg);
+
+    run_default_config(&cfg);
+    strcpy(cfg.order, "sorted");
+    cfg.batch_size = 64;
+    cfg.epochs = 3;
+    cfg.layer.variance = BN_VAR_UNBIASED;
+    assert_int_equal(
+        bn_set_momentum(&cfg.layer, 0.1, BN_WEIGHTS_NEW, NULL), 0);
+    check_scores(&pop, &cfg);
+
+    run_default_config(&cfg);
+    strcpy(cfg.order, "sorted-desc:f6");
+    cfg.batch_size = 32;
+    cfg.layer.estimator = BN_EST_EMA_DEBIASED;
+    check_scores(&pop, &cfg);
+
+    run_default_config(&cfg);
+    strcpy(cfg.order, "as-is");
+    cfg.batch_size = 16;
+    cfg.epochs = 2;
+    cfg.layer.variance = BN_VAR_UNBIASED;
+    cfg.layer.estimator = BN_EST_CUMULATIVE;
+    check_scores(&pop, &cfg);
+    pop_free(&pop);
+}
+
+/* The self-checks are only worth their passing if they can fail: doctor
+ * one batch's output in each way a layer could get it wrong. */
+static void test_self_checks_can_fail(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    const size_t b = 32, f = pop.f;
+    bn_config cfg;
+    bn_default_config(&cfg);
+    bn_layer layer;
+    bn_init(&layer, f, &cfg);
+    double y[32 * BN_MAX_FEATURES + 1], bad[32 * BN_MAX_FEATURES + 1];
+    double scratch[2 * 32 * BN_MAX_FEATURES];
+    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    double wrong_var[BN_MAX_FEATURES];
+    const double *x = pop.x + 64 * f;
+    score_mark(y, b * f);
+    bn_train_forward(&layer, b, x, y, mean, var);
+    assert_int_equal(score_checks(&layer, b, x, y, var, scratch), 4 * f);
+
+    /* One value off by 0.1: that feature's mean and variance. */
+    memcpy(bad, y, sizeof y);
+    bad[5 * f + 2] += 0.1;
+    assert_int_equal(score_checks(&layer, b, x, bad, var, scratch),
+                     4 * f - 2);
+
+    /* One value never written: it is still the sentinel, a NaN, so that
+     * feature's mean, variance and shape checks all fail. */
+    memcpy(bad, y, sizeof y);
+    score_mark(&bad[7 * f + 4], 0);
+    assert_int_equal(score_checks(&layer, b, x, bad, var, scratch),
+                     4 * f - 3);
+
+    /* A write past the end: the shape check fails for every feature. */
+    memcpy(bad, y, sizeof y);
+    bad[b * f] = 0.0;
+    assert_int_equal(score_checks(&layer, b, x, bad, var, scratch), 3 * f);
+
+    /* Output scaled with the wrong variance: every variance check. */
+    for (size_t j = 0; j < f; j++)
+        wrong_var[j] = 2.0 * var[j];
+    assert_int_equal(score_checks(&layer, b, x, y, wrong_var, scratch),
+                     3 * f);
+    pop_free(&pop);
+}
+
+static void expect_invalid(const pop_t *pop, const run_config *cfg,
+                           const char *what)
+{
+    bn_error err;
+    err.msg[0] = '\0';
+    if (run_validate(cfg, pop, &err) == 0)
+        fail_msg("run_validate accepted %s", what);
+    assert_true(err.msg[0] != '\0');
+    run_result res;
+    assert_int_equal(run_execute(pop, cfg, NULL, &res, &err), -1);
+}
+
+static void test_run_validate_rejects_bad_configs(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    run_config good, c;
+    run_default_config(&good);
+    assert_int_equal(run_validate(&good, &pop, NULL), 0);
+
+    c = good;
+    c.batch_size = 1;
+    expect_invalid(&pop, &c, "batch size 1");
+    c.batch_size = 513;
+    expect_invalid(&pop, &c, "batch size 513");
+    /* 512 = 511 + 1: keep would train on a one-row batch. */
+    c = good;
+    c.batch_size = 511;
+    c.partial = RUN_PARTIAL_KEEP;
+    expect_invalid(&pop, &c, "keep with a last batch of one row");
+    c.partial = RUN_PARTIAL_DROP;
+    assert_int_equal(run_validate(&c, &pop, NULL), 0);
+    c = good;
+    c.epochs = 0;
+    expect_invalid(&pop, &c, "0 epochs");
+    c = good;
+    strcpy(c.order, "bogus");
+    expect_invalid(&pop, &c, "order bogus");
+    strcpy(c.order, "sorted:nope");
+    expect_invalid(&pop, &c, "order sorted:nope");
+    c = good;
+    c.layer.momentum = 0.0;
+    expect_invalid(&pop, &c, "momentum 0");
+    c = good;
+    c.layer.eps = 0.0;
+    expect_invalid(&pop, &c, "eps 0");
+    c = good;
+    c.layer.gamma = NAN;
+    expect_invalid(&pop, &c, "gamma nan");
+    pop_free(&pop);
+}
+
+int test_run_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_orders_feed_a_permutation_of_the_rows),
+        cmocka_unit_test(test_sorted_orders_are_sorted),
+        cmocka_unit_test(test_shuffle_depends_on_the_seed),
+        cmocka_unit_test(test_self_checks_pass_but_the_gap_remains),
+        cmocka_unit_test(test_default_run),
+        cmocka_unit_test(test_scores_recomputed),
+        cmocka_unit_test(test_self_checks_can_fail),
+        cmocka_unit_test(test_run_validate_rejects_bad_configs),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("run", tests, NULL, NULL);
+}
