@@ -4,60 +4,75 @@
 CC      ?= cc
 CXX     ?= c++
 PKGS    := gsl inih nettle
-# No -ffast-math and no contraction: a fused multiply-add rounds once where
-# the source says twice, and results must be the same bits on every build.
+# Flags the build needs whatever CFLAGS the caller sets. No -ffast-math and
+# no contraction: a fused multiply-add rounds once where the source says
+# twice, and results must be the same bits on every build.
 CFLAGS  ?= -O2
-CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -ffp-contract=off \
-           -D_POSIX_C_SOURCE=200809L
-CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+BN_CFLAGS := -std=c11 -Wall -Wextra -Wpedantic -ffp-contract=off \
+             -D_POSIX_C_SOURCE=200809L \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 
-BUILD   := build
+BUILD   ?= build
+BIN     ?= bnstudy
 SRCS    := $(wildcard src/*.c)
 OBJS    := $(SRCS:src/%.c=$(BUILD)/%.o)
 LIBOBJS := $(filter-out $(BUILD)/main.o,$(OBJS))
 TSRCS   := $(wildcard tests/*.c)
 TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
+HDRS    := $(wildcard src/*.h tests/*.h)
 
-.PHONY: all deps clean test study study-results
+.PHONY: all deps clean test unit-tests sanitize study study-results bench \
+        test-peer test-peer-if-available
 
-all: bnstudy
+all: $(BIN)
 
-bnstudy: $(OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+$(BIN): $(OBJS)
+	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(BUILD)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%.o: tests/%.c $(wildcard src/*.h tests/*.h) | $(BUILD)
-	@mkdir -p $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
-
-$(BUILD):
-	@mkdir -p $(BUILD)
+$(BUILD)/tests/%.o: tests/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs cmocka) $(LDLIBS)
+	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(shell pkg-config --libs cmocka) $(LDLIBS)
 
 # The second, independent PCG32: Debian's pcg_random.hpp.
-$(BUILD)/pcg_ref: tests/pcg_ref.cpp | $(BUILD)
+$(BUILD)/pcg_ref: tests/pcg_ref.cpp
+	@mkdir -p $(@D)
 	$(CXX) -std=c++11 -O2 -o $@ $<
 
 deps:
 	@bash scripts/deps.sh
 
-test: bnstudy $(BUILD)/unit_tests $(BUILD)/pcg_ref
-	BNSTUDY=./bnstudy PCG_REF=$(BUILD)/pcg_ref SHARED=../shared $(BUILD)/unit_tests
+# Every suite, each ending with its own "N passed, N failed", then their
+# total as the last line.
+test: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	@bash scripts/test-all.sh
+
+unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref SHARED=../shared $(BUILD)/unit_tests
+
+# The unit tests and the program they drive, built with AddressSanitizer and
+# UndefinedBehaviorSanitizer in a build directory of their own.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+             -fno-omit-frame-pointer
+sanitize:
+	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
+		CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" unit-tests
 
 # The peer cross-check (tests/peer/): bnstudy's layer against PyTorch and a
 # plain-numpy reference. Debian's python3-torch is only visible to the system
 # interpreter, not to a python3 that may come first on PATH.
 PEER_PYTHON ?= /usr/bin/python3
 
-.PHONY: test-peer test-peer-if-available
-
-test-peer: bnstudy
-	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./bnstudy
+test-peer: $(BIN)
+	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./$(BIN)
 
 # For `make test`: the peer test when its dependencies are there, otherwise a
 # line that says it did not run and why, so a skip is never silent.
@@ -72,17 +87,18 @@ test-peer-if-available:
 # the figures drawn, the reading tables printed. With RESULTS=results (the
 # default) the README's tables are refreshed from the new files too.
 RESULTS     ?= results
-EXPERIMENTS := headline batch-size ordering momentum estimators what-fixes-it precise shuffles
+EXPERIMENTS := headline batch-size ordering momentum estimators \
+               what-fixes-it precise shuffles
 
 study: deps
-	@$(MAKE) --no-print-directory bnstudy
+	@$(MAKE) --no-print-directory $(BIN)
 	@$(MAKE) --no-print-directory study-results RESULTS=$(RESULTS)
 
-study-results: bnstudy
+study-results: $(BIN)
 	@for e in $(EXPERIMENTS); do \
-		./bnstudy sweep experiments/$$e.ini --out $(RESULTS) || exit 2; \
+		./$(BIN) sweep experiments/$$e.ini --out $(RESULTS) || exit 2; \
 	done
-	@./bnstudy verify $(RESULTS) > $(RESULTS)/claims.txt.tmp; rc=$$?; \
+	@./$(BIN) verify $(RESULTS) > $(RESULTS)/claims.txt.tmp; rc=$$?; \
 		if [ $$rc -ge 2 ]; then rm -f $(RESULTS)/claims.txt.tmp; exit $$rc; fi; \
 		mv $(RESULTS)/claims.txt.tmp $(RESULTS)/claims.txt; \
 		cat $(RESULTS)/claims.txt; exit $$rc
@@ -90,5 +106,10 @@ study-results: bnstudy
 	@printf '\nHeadline (%s/headline/table.md)\n\n' $(RESULTS); cat $(RESULTS)/headline/table.md
 	@printf '\nBatch size (%s/batch-size/table.md)\n\n' $(RESULTS); cat $(RESULTS)/batch-size/table.md
 
+# Speed and memory: configurations per second and peak memory of the
+# largest published sweep, one thread and all of them.
+bench: $(BIN)
+	@bash scripts/bench.sh ./$(BIN)
+
 clean:
-	rm -rf $(BUILD) bnstudy
+	rm -rf build $(BIN)

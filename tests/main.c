@@ -15,6 +15,7 @@ static const struct {
     {test_bn_run},
     {test_run_run},
     {test_cli_run},
+    {test_study_run},
 };
 
 int main(void)

@@ -302,8 +302,10 @@ static void verify_fails_on_doctored_results(void **state)
     assert_non_null(text);
     assert_non_null(strstr(text, "FAIL ratio-256-8"));
     assert_non_null(strstr(text, "FAIL stats-err-grows"));
+    /* momentum's p = 0.1 rows must equal batch-size's, and now do not */
+    assert_non_null(strstr(text, "FAIL conventions-agree"));
     assert_non_null(strstr(text, "PASS init-weight"));
-    assert_non_null(strstr(text, " passed, 2 failed\n"));
+    assert_non_null(strstr(text, " passed, 3 failed\n"));
     free(text);
     /* Missing results are an error, not a failed claim. */
     assert_int_equal(shell("rm -rf %s/headline && %s verify %s >/dev/null "

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `make test`: every suite in turn, each printing its own summary, then one
+# last line adding them up. A suite that cannot run prints SKIPPED and why;
+# a suite that fails makes the whole run fail.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+total_pass=0 total_fail=0 status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+suite() {
+    local name=$1; shift
+    echo "== $name"
+    "$@" 2>&1 | tee "$log"
+    local rc=${PIPESTATUS[0]}
+    local line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -n "$line" ]; then
+        total_pass=$((total_pass + $(echo "$line" | cut -d' ' -f1)))
+        total_fail=$((total_fail + $(echo "$line" | cut -d' ' -f3)))
+    elif grep -q '^SKIPPED' "$log"; then
+        :
+    elif [ "$rc" -ne 0 ]; then
+        total_fail=$((total_fail + 1))
+    else
+        total_pass=$((total_pass + 1))
+    fi
+    [ "$rc" -eq 0 ] || status=1
+}
+
+suite "unit tests (cmocka)" make --no-print-directory unit-tests
+suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
+suite "README tables against results/" bash scripts/readme-tables.sh --check
+
+echo
+echo "$total_pass passed, $total_fail failed"
+exit $status
