@@ -89,3 +89,21 @@ study-results: bnstudy
 
 clean:
 	rm -rf $(BUILD) bnstudy
+
+# The figures (scripts/*.gp, issue 4): each script reads $(RESULTS)/*/*.tsv
+# and writes a PNG and an SVG to $(RESULTS)/figures/. style.gp is the shared
+# house style the others load, not a figure.
+GNUPLOT ?= gnuplot
+FIGURE_SCRIPTS := $(filter-out scripts/style.gp,$(wildcard scripts/*.gp))
+
+.PHONY: figures test-figures
+
+figures:
+	@command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "gnuplot not found: run make deps" >&2; exit 2; }
+	@mkdir -p $(RESULTS)/figures
+	@for s in $(FIGURE_SCRIPTS); do \
+		$(GNUPLOT) -e "results='$(RESULTS)'" $$s || { echo "figures: $$s failed" >&2; exit 2; }; \
+	done
+
+test-figures:
+	bash tests/figures.sh
