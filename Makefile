@@ -23,7 +23,7 @@ TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
 HDRS    := $(wildcard src/*.h tests/*.h)
 
 .PHONY: all deps clean test unit-tests sanitize study study-results bench \
-        test-peer test-peer-if-available
+        test-peer test-peer-if-available figures test-figures
 
 all: $(BIN)
 
@@ -102,9 +102,26 @@ study-results: $(BIN)
 		if [ $$rc -ge 2 ]; then rm -f $(RESULTS)/claims.txt.tmp; exit $$rc; fi; \
 		mv $(RESULTS)/claims.txt.tmp $(RESULTS)/claims.txt; \
 		cat $(RESULTS)/claims.txt; exit $$rc
+	@$(MAKE) --no-print-directory figures RESULTS=$(RESULTS)
 	@if [ "$(RESULTS)" = results ]; then bash scripts/readme-tables.sh; fi
 	@printf '\nHeadline (%s/headline/table.md)\n\n' $(RESULTS); cat $(RESULTS)/headline/table.md
 	@printf '\nBatch size (%s/batch-size/table.md)\n\n' $(RESULTS); cat $(RESULTS)/batch-size/table.md
+
+# The figures (scripts/*.gp, issue 4): each script reads $(RESULTS)/*/*.tsv
+# and writes a PNG and an SVG to $(RESULTS)/figures/. style.gp is the shared
+# house style the others load, not a figure.
+GNUPLOT ?= gnuplot
+FIGURE_SCRIPTS := $(filter-out scripts/style.gp,$(wildcard scripts/*.gp))
+
+figures:
+	@command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "gnuplot not found: run make deps" >&2; exit 2; }
+	@mkdir -p $(RESULTS)/figures
+	@for s in $(FIGURE_SCRIPTS); do \
+		$(GNUPLOT) -e "results='$(RESULTS)'" $$s || { echo "figures: $$s failed" >&2; exit 2; }; \
+	done
+
+test-figures:
+	bash tests/figures.sh
 
 # Speed and memory: configurations per second and peak memory of the
 # largest published sweep, one thread and all of them.

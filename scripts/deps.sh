@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential g++ pkg-config make libgsl-dev libinih-dev
-      libcmocka-dev libpcg-cpp-dev nettle-dev gnuplot-nox python3 python3-numpy
+      libcmocka-dev libpcg-cpp-dev nettle-dev gnuplot-nox fonts-dejavu-core python3 python3-numpy
       python3-torch)
 
 missing=()

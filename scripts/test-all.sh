@@ -31,6 +31,7 @@ suite() {
 
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
 suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+suite "figures (gnuplot)" bash tests/figures.sh
 suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 
