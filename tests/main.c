@@ -16,6 +16,7 @@ static const struct {
     {test_run_run},
     {test_cli_run},
     {test_study_run},
+    {test_shuffles_run},
 };
 
 int main(void)

@@ -91,6 +91,64 @@ static void test_orders_feed_a_permutation_of_the_rows(void **state)
     pop_free(&pop);
 }
 
+/* grouped:K keeps each K-th of the enumerated order together and shuffles
+ * inside it; interleaved gives every batch evenly spaced ranks of f0. */
+static void test_grouped_and_interleaved_orders(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    size_t n = pop.n, perm[512], ref[512];
+
+    make_order(&pop, "grouped:1", 3, perm);
+    make_order(&pop, "shuffled", 3, ref);
+    assert_memory_equal(perm, ref, sizeof perm);
+    make_order(&pop, "grouped:512", 3, perm);
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(perm[k], k);
+    make_order(&pop, "grouped:8", 3, perm);
+    assert_permutation(perm, n);
+    size_t moved = 0;
+    for (size_t k = 0; k < n; k++) {
+        assert_int_equal(perm[k] / 64, k / 64); /* stays in its group */
+        moved += perm[k] != k;
+    }
+    assert_true(moved > n / 2); /* and is shuffled inside it */
+
+    /* Ranks of f0, computed here by counting, not by sorting. */
+    size_t rank[512];
+    for (size_t i = 0; i < n; i++) {
+        rank[i] = 0;
+        for (size_t k = 0; k < n; k++)
+            rank[i] += pop.x[k * pop.f] < pop.x[i * pop.f];
+    }
+    order_spec ord;
+    bn_error err;
+    assert_int_equal(order_parse("interleaved", &pop.spec, &ord, &err), 0);
+    ord.batch_size = 64; /* 8 batches: batch k holds ranks k, k + 8, ... */
+    assert_int_equal(order_make(&ord, &pop, 1, perm, &err), 0);
+    for (size_t k = 0; k < 8; k++)
+        for (size_t i = 0; i < 64; i++)
+            assert_int_equal(rank[perm[k * 64 + i]], i * 8 + k);
+    /* B 100 leaves 12 rows for a dropped partial batch: the 500 ranks of
+     * the full batches are stretched over all 512, rank r to position
+     * floor(r 512 / 500), so each batch still spans the whole range and
+     * the 12 left over are spread through it, not the top 12. */
+    ord.batch_size = 100;
+    assert_int_equal(order_make(&ord, &pop, 1, perm, &err), 0);
+    assert_permutation(perm, n);
+    for (size_t k = 0; k < 5; k++)
+        for (size_t i = 0; i < 100; i++)
+            assert_int_equal(rank[perm[k * 100 + i]], (i * 5 + k) * 512 / 500);
+    size_t top_left_over = 0;
+    for (size_t k = 500; k < n; k++)
+        top_left_over += rank[perm[k]] >= n - 12;
+    assert_true(top_left_over <= 1);
+    ord.batch_size = 0; /* interleaved without a batch size is an error */
+    assert_int_equal(order_make(&ord, &pop, 1, perm, &err), -1);
+    pop_free(&pop);
+}
+
 static void test_sorted_orders_are_sorted(void **state)
 {
     (void)state;
@@ -515,6 +573,7 @@ int test_run_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_orders_feed_a_permutation_of_the_rows),
         cmocka_unit_test(test_sorted_orders_are_sorted),
+        cmocka_unit_test(test_grouped_and_interleaved_orders),
         cmocka_unit_test(test_shuffle_depends_on_the_seed),
         cmocka_unit_test(test_self_checks_pass_but_the_gap_remains),
         cmocka_unit_test(test_default_run),

@@ -1,0 +1,292 @@
+/*
+ * Many shuffles (docs/expectation.md, src/dist.h): the closed-form expected
+ * running-mean error against an exact enumeration of every ordering of a
+ * tiny population, and against 10^4 shuffles of the real one; and the
+ * across-seed summaries a sweep writes against the per-seed rows it wrote
+ * beside them.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expect.h"
+#include "tsv.h"
+
+/* A population small enough to enumerate every ordering of. */
+static void tiny_pop(pop_t *pop, size_t n)
+{
+    pop_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.n_rows = n;
+    spec.n_features = 2;
+    spec.seed = 11;
+    spec.features[0] = (pop_feature){"a", 1.0, 2.0, 0.5};
+    spec.features[1] = (pop_feature){"b", -3.0, 0.5, 0.0};
+    bn_error err;
+    if (pop_generate(&spec, pop, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
+static int next_permutation(size_t *a, size_t n)
+{
+    size_t i = n - 1;
+    while (i > 0 && a[i - 1] >= a[i])
+        i--;
+    if (i == 0)
+        return 0;
+    size_t j = n - 1;
+    while (a[j] <= a[i - 1])
+        j--;
+    size_t t = a[i - 1];
+    a[i - 1] = a[j];
+    a[j] = t;
+    for (size_t l = i, r = n - 1; l < r; l++, r--) {
+        t = a[l];
+        a[l] = a[r];
+        a[r] = t;
+    }
+    return 1;
+}
+
+/* mean_err^2 of one ordering, by the estimators' definitions written out
+ * here in long double. */
+static long double one_ordering(const pop_t *pop, const run_config *cfg,
+                                const size_t *perm)
+{
+    size_t n = pop->n, f = pop->f, b = cfg->batch_size;
+    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b);
+    long double p = cfg->layer.p, keep = cfg->layer.keep, err2 = 0.0L;
+    for (size_t j = 0; j < f; j++) {
+        long double rm = 0.0L, acc = 0.0L, keep_t = 1.0L;
+        size_t t = 0, pooled = 0;
+        long double pooled_sum = 0.0L;
+        for (size_t e = 0; e < cfg->epochs; e++)
+            for (size_t k = 0; k < nb; k++) {
+                size_t lo = k * b, hi = lo + b < n ? lo + b : n;
+                long double s = 0.0L;
+                for (size_t i = lo; i < hi; i++)
+                    s += pop->x[perm[i] * f + j];
+                long double m = s / (long double)(hi - lo);
+                t++;
+                keep_t *= keep;
+                switch (cfg->layer.estimator) {
+                case BN_EST_EMA:
+                    rm = keep * rm + p * m;
+                    break;
+                case BN_EST_EMA_DEBIASED:
+                    acc = keep * acc + p * m;
+                    rm = acc / (1.0L - keep_t);
+                    break;
+                case BN_EST_CUMULATIVE:
+                    rm += (m - rm) / (long double)t;
+                    break;
+                case BN_EST_PRECISE:
+                    if (e == 0 && (cfg->precise_batches == 0 ||
+                                   k < cfg->precise_batches)) {
+                        pooled_sum += s;
+                        pooled += hi - lo;
+                    }
+                    rm = pooled_sum / (long double)pooled;
+                    break;
+                }
+            }
+        long double d = rm - pop->mean[j];
+        err2 += d * d;
+    }
+    return err2 / (long double)f;
+}
+
+static void check_enumerated(size_t n, size_t b, bn_estimator est,
+                             unsigned long epochs, run_partial partial,
+                             size_t precise_batches, double momentum)
+{
+    pop_t pop;
+    tiny_pop(&pop, n);
+    run_config cfg;
+    run_default_config(&cfg);
+    cfg.batch_size = b;
+    cfg.epochs = epochs;
+    cfg.partial = partial;
+    cfg.precise_batches = precise_batches;
+    cfg.layer.estimator = est;
+    bn_set_momentum(&cfg.layer, momentum, BN_WEIGHTS_OLD, NULL);
+    size_t perm[16];
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    long double sum = 0.0L;
+    size_t count = 0;
+    do {
+        sum += one_ordering(&pop, &cfg, perm);
+        count++;
+    } while (next_permutation(perm, n));
+    double got;
+    bn_error err;
+    if (expect_mean_err_sq(&pop, &cfg, &got, &err) != 0)
+        fail_msg("%s", err.msg);
+    long double want = sum / (long double)count;
+    /* Exact sums both ways; only rounding separates them. */
+    assert_close(got, want, 1e-12, want + 1e-12L);
+    pop_free(&pop);
+}
+
+static void test_closed_form_equals_enumeration(void **state)
+{
+    (void)state;
+    check_enumerated(6, 2, BN_EST_EMA, 1, RUN_PARTIAL_DROP, 0, 0.9);
+    check_enumerated(6, 2, BN_EST_EMA, 3, RUN_PARTIAL_DROP, 0, 0.7);
+    check_enumerated(6, 3, BN_EST_EMA_DEBIASED, 2, RUN_PARTIAL_DROP, 0, 0.9);
+    check_enumerated(7, 2, BN_EST_EMA, 2, RUN_PARTIAL_DROP, 0, 0.5);
+    check_enumerated(7, 2, BN_EST_CUMULATIVE, 1, RUN_PARTIAL_DROP, 0, 0.9);
+    check_enumerated(8, 3, BN_EST_EMA, 2, RUN_PARTIAL_KEEP, 0, 0.8);
+    check_enumerated(8, 3, BN_EST_EMA_DEBIASED, 1, RUN_PARTIAL_KEEP, 0, 0.9);
+    check_enumerated(8, 3, BN_EST_CUMULATIVE, 2, RUN_PARTIAL_KEEP, 0, 0.9);
+    check_enumerated(7, 2, BN_EST_PRECISE, 1, RUN_PARTIAL_DROP, 2, 0.9);
+    check_enumerated(8, 2, BN_EST_PRECISE, 1, RUN_PARTIAL_DROP, 1, 0.9);
+}
+
+/* 10^4 shuffles of the real population, run by the real code: their mean
+ * of mean_err^2 must be within 3.29 standard errors (two-sided 99.9 %) of
+ * the closed form, for every batch size and both estimators it covers. */
+static void test_closed_form_matches_ten_thousand_shuffles(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    static const size_t sizes[] = {8, 16, 32, 64, 128, 256};
+    static const bn_estimator ests[] = {BN_EST_EMA, BN_EST_EMA_DEBIASED};
+    const size_t seeds = 10000;
+    for (size_t e = 0; e < 2; e++)
+        for (size_t s = 0; s < 6; s++) {
+            run_config cfg;
+            run_default_config(&cfg);
+            cfg.batch_size = sizes[s];
+            cfg.layer.estimator = ests[e];
+            long double sum = 0.0L, sum2 = 0.0L;
+            for (size_t seed = 1; seed <= seeds; seed++) {
+                cfg.seed = seed;
+                run_result res;
+                bn_error err;
+                if (run_execute(&pop, &cfg, NULL, &res, &err) != 0)
+                    fail_msg("%s", err.msg);
+                long double x = (long double)res.mean_err * res.mean_err;
+                sum += x;
+                sum2 += x * x;
+            }
+            long double mean = sum / seeds;
+            long double var = (sum2 - sum * mean) / (seeds - 1);
+            long double se = sqrtl(var / seeds);
+            double want;
+            assert_int_equal(expect_mean_err_sq(&pop, &cfg, &want, NULL), 0);
+            long double z = (mean - want) / se;
+            if (!(fabsl(z) <= 3.29L))
+                fail_msg("%s B %zu: Monte Carlo %.6Lg, closed form %.6g, "
+                         "z = %.3Lg",
+                         bn_estimator_name(ests[e]), sizes[s], mean, want, z);
+        }
+    pop_free(&pop);
+}
+
+/* distribution.tsv and seed-claims.tsv against the summary.tsv rows of
+ * the same sweep, recomputed here. */
+static void test_distribution_matches_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bnstudy-test-dist.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ini[256], cmd[1024];
+    snprintf(ini, sizeof ini, "%s/d.ini", dir);
+    FILE *fp = fopen(ini, "w");
+    assert_non_null(fp);
+    fputs("[sweep]\nbatch_size = 8 32 64 256\nseed = 1..40\n", fp);
+    fclose(fp);
+    snprintf(cmd, sizeof cmd, "%s sweep %s --out %s",
+             test_env("BNSTUDY", "./bnstudy"), ini, dir);
+    assert_int_equal(system(cmd), 0);
+    tsv_table sum, dist, claims;
+    bn_error err;
+    char path[512];
+    snprintf(path, sizeof path, "%s/d/summary.tsv", dir);
+    assert_int_equal(tsv_read(path, &sum, &err), 0);
+    snprintf(path, sizeof path, "%s/d/distribution.tsv", dir);
+    assert_int_equal(tsv_read(path, &dist, &err), 0);
+    snprintf(path, sizeof path, "%s/d/seed-claims.tsv", dir);
+    assert_int_equal(tsv_read(path, &claims, &err), 0);
+    assert_int_equal(sum.nrow, 4 * 40);
+    int cb = tsv_column(&sum, "batch_size"), cs = tsv_column(&sum, "stats_err");
+    int db = tsv_column(&dist, "batch_size"), dsc = tsv_column(&dist, "score");
+    int dm = tsv_column(&dist, "mean"), dmed = tsv_column(&dist, "p50");
+    int dsd = tsv_column(&dist, "sd");
+    static const char *const bs[] = {"8", "32", "64", "256"};
+    double v[4][40];
+    for (size_t k = 0; k < 4; k++) {
+        size_t m = 0;
+        for (size_t r = 0; r < sum.nrow; r++)
+            if (!strcmp(tsv_cell(&sum, r, (size_t)cb), bs[k]))
+                v[k][m++] = strtod(tsv_cell(&sum, r, (size_t)cs), NULL);
+        assert_int_equal(m, 40);
+        long double s = 0.0L;
+        for (size_t i = 0; i < 40; i++)
+            s += v[k][i];
+        long double mean = s / 40.0L, ss = 0.0L;
+        for (size_t i = 0; i < 40; i++)
+            ss += (v[k][i] - mean) * (v[k][i] - mean);
+        /* The median of 40: the mean of the 20th and 21st smallest. */
+        double lo20 = 0, lo21 = 0;
+        for (size_t i = 0; i < 40; i++) {
+            size_t below = 0;
+            for (size_t l = 0; l < 40; l++)
+                below += v[k][l] < v[k][i] || (v[k][l] == v[k][i] && l < i);
+            if (below == 19)
+                lo20 = v[k][i];
+            if (below == 20)
+                lo21 = v[k][i];
+        }
+        size_t r;
+        for (r = 0; r < dist.nrow; r++)
+            if (!strcmp(tsv_cell(&dist, r, (size_t)db), bs[k]) &&
+                !strcmp(tsv_cell(&dist, r, (size_t)dsc), "stats_err"))
+                break;
+        assert_true(r < dist.nrow);
+        assert_rel(strtod(tsv_cell(&dist, r, (size_t)dm), NULL), mean, 1e-14);
+        assert_rel(strtod(tsv_cell(&dist, r, (size_t)dsd), NULL),
+                   sqrtl(ss / 39.0L), 1e-12);
+        assert_rel(strtod(tsv_cell(&dist, r, (size_t)dmed), NULL),
+                   (lo20 + lo21) / 2.0L, 1e-15);
+    }
+    /* In how many seeds is B 256 worse than B 8, and tenfold worse? The
+     * summary rows come in seed order for each batch size. */
+    size_t worse = 0, tenfold = 0;
+    for (size_t i = 0; i < 40; i++) {
+        worse += v[3][i] > v[0][i];
+        tenfold += v[3][i] >= 10.0 * v[0][i];
+    }
+    int cc = tsv_column(&claims, "claim"), ch = tsv_column(&claims, "holds");
+    for (size_t r = 0; r < claims.nrow; r++) {
+        const char *c = tsv_cell(&claims, r, (size_t)cc);
+        size_t h = strtoul(tsv_cell(&claims, r, (size_t)ch), NULL, 10);
+        if (!strcmp(c, "stats_err(256) > stats_err(8)"))
+            assert_int_equal(h, worse);
+        else if (!strcmp(c, "stats_err(256) >= 10 stats_err(8)"))
+            assert_int_equal(h, tenfold);
+    }
+    assert_true(claims.nrow >= 2);
+    tsv_free(&sum);
+    tsv_free(&dist);
+    tsv_free(&claims);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int test_shuffles_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_closed_form_equals_enumeration),
+        cmocka_unit_test(test_closed_form_matches_ten_thousand_shuffles),
+        cmocka_unit_test(test_distribution_matches_rows),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("shuffles", tests, NULL, NULL);
+}
