@@ -47,12 +47,16 @@ $(BUILD)/pcg_ref: tests/pcg_ref.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++11 -O2 -o $@ $<
 
+# Debian packages, only those missing: all of them, or what the study or
+# the tests need (scripts/deps.sh).
 deps:
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh all
 
 # Every suite, each ending with its own "N passed, N failed", then their
 # total as the last line.
-test: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+test:
+	@bash scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	@bash scripts/test-all.sh
 
 unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
@@ -90,7 +94,8 @@ RESULTS     ?= results
 EXPERIMENTS := headline batch-size ordering momentum estimators \
                what-fixes-it precise shuffles
 
-study: deps
+study:
+	@bash scripts/deps.sh study
 	@$(MAKE) --no-print-directory $(BIN)
 	@$(MAKE) --no-print-directory study-results RESULTS=$(RESULTS)
 
