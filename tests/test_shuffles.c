@@ -194,9 +194,11 @@ static void test_closed_form_matches_ten_thousand_shuffles(void **state)
 static void test_distribution_matches_rows(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/bnstudy-test-dist.XXXXXX";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/bnstudy-test-dist.XXXXXX",
+             test_env("TMPDIR", "/tmp"));
     assert_non_null(mkdtemp(dir));
-    char ini[256], cmd[1024];
+    char ini[600], cmd[1400];
     snprintf(ini, sizeof ini, "%s/d.ini", dir);
     FILE *fp = fopen(ini, "w");
     assert_non_null(fp);
@@ -207,7 +209,7 @@ static void test_distribution_matches_rows(void **state)
     assert_int_equal(system(cmd), 0);
     tsv_table sum, dist, claims;
     bn_error err;
-    char path[512];
+    char path[700];
     snprintf(path, sizeof path, "%s/d/summary.tsv", dir);
     assert_int_equal(tsv_read(path, &sum, &err), 0);
     snprintf(path, sizeof path, "%s/d/distribution.tsv", dir);

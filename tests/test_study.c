@@ -26,7 +26,8 @@ static char tmpdir[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/bnstudy-test-study.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/bnstudy-test-study.XXXXXX",
+             test_env("TMPDIR", "/tmp"));
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 
