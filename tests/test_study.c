@@ -140,6 +140,24 @@ static void ini_good(void **state)
     free(e);
 }
 
+/* The complete example README.md documents the format with must load. */
+static void readme_example_loads(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/readme-example.ini", tmpdir);
+    assert_int_equal(shell("awk '/^```ini$/{f=1;next} /^```$/{f=0} f' "
+                           "README.md > %s && test -s %s",
+                           path, path),
+                     0);
+    exp_t *e = malloc(sizeof *e);
+    bn_error err;
+    if (exp_load(e, path, NULL, 0, &err) != 0)
+        fail_msg("README.md's example: %s", err.msg);
+    assert_true(exp_count(e) > 1);
+    free(e);
+}
+
 static void ini_bad(void **state)
 {
     (void)state;
@@ -319,6 +337,7 @@ int test_study_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ini_good),
+        cmocka_unit_test(readme_example_loads),
         cmocka_unit_test(ini_bad),
         cmocka_unit_test(sweep_equals_run),
         cmocka_unit_test(verify_fails_on_doctored_results),
