@@ -79,6 +79,10 @@ int bn_validate(const bn_config *cfg, bn_error *err)
     if (!(cfg->momentum > 0.0 && cfg->momentum <= 1.0))
         return bn_fail(err, "momentum must be in (0, 1], got %g",
                        cfg->momentum);
+    if (cfg->estimator == BN_EST_EMA_DEBIASED && !(cfg->p > 0.0))
+        return bn_fail(err, "ema-debiased needs a new-value weight above 0 "
+                            "(momentum 1 old never updates, and 0/0 is no "
+                            "estimate)");
     if (!isfinite(cfg->gamma))
         return bn_fail(err, "gamma must be finite");
     if (!isfinite(cfg->beta))

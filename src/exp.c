@@ -278,6 +278,7 @@ static int handler(void *user, const char *section, const char *name,
             return fail_at(c, "eps: must be > 0, got '%s'%s", value, "");
         return 1;
     case K_MOMENTUM: {
+        e->line_momentum = c->line;
         char tok[64][64];
         int long_tok;
         size_t n = tokens(value, tok, 64, &long_tok);
@@ -412,6 +413,24 @@ static int validate(exp_t *e, bn_error *err)
         if (order_parse(e->order.v[i], &e->pop, &o, &sub) != 0)
             return bn_fail(err, "%s:%d: %s", src, e->line_order, sub.msg);
     }
+    /* Layer settings that are fine alone but not together. */
+    for (size_t m = 0; m < e->momentum.n; m++)
+        for (size_t w = 0; w < e->momentum_weights.n; w++)
+            for (size_t k = 0; k < e->estimator.n; k++) {
+                bn_config l;
+                bn_weights wt;
+                bn_default_config(&l);
+                bn_weights_parse(e->momentum_weights.v[w], &wt);
+                bn_set_momentum(&l, e->momentum.v[m], wt, NULL);
+                bn_estimator_parse(e->estimator.v[k], &l.estimator);
+                l.gamma = e->gamma;
+                l.beta = e->beta;
+                l.eps = e->eps;
+                if (bn_validate(&l, &sub) != 0)
+                    return bn_fail(err, "%s:%d: momentum %g %s: %s", src,
+                                   e->line_momentum, e->momentum.v[m],
+                                   e->momentum_weights.v[w], sub.msg);
+            }
     return 0;
 }
 

@@ -53,6 +53,7 @@ typedef struct {
     exp_names table; /* reading-table columns */
     /* where each setting was given, for messages after parsing */
     int line_rows, line_features, line_batch_size, line_order, line_partial;
+    int line_momentum;
 } exp_t;
 
 /* Defaults, then the file, then each override "section.key=value". */

@@ -184,6 +184,8 @@ static void ini_bad(void **state)
         {"[experiment]\ntable = batch_size nosuch\n", 2, "nosuch"},
         {"momentum = 0.9\n", 1, "outside any section"},
         {"[sweep]\nseed = 5..2\n", 2, "range"},
+        {"[layer]\nmomentum = 0.9 1\nestimator = ema ema-debiased\n", 2,
+         "ema-debiased needs"},
     };
     char path[300], out[300];
     snprintf(path, sizeof path, "%s/bad.ini", tmpdir);
