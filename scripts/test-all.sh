@@ -34,6 +34,7 @@ suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
 suite "figures (gnuplot)" bash tests/figures.sh
 suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
+suite "README examples" bash scripts/readme-examples.sh
 
 echo
 echo "$total_pass passed, $total_fail failed"

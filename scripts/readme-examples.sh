@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Run every example in README.md written as an indented "    $ command"
+# followed by its indented output, and compare what the command prints now
+# with what the README shows, so the examples cannot go stale. Prints one
+# line per example and "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Split README.md into numbered example files: cmd.K and want.K.
+awk -v dir="$work" '
+/^    \$ / {
+    k++
+    sub(/^    \$ /, "")
+    print > (dir "/cmd." k)
+    printf "" > (dir "/want." k)
+    inblock = 1
+    next
+}
+inblock && /^    / { sub(/^    /, ""); print > (dir "/want." k); next }
+{ inblock = 0 }
+' README.md
+
+pass=0 fail=0
+n=$(ls "$work" | grep -c '^cmd\.' || true)
+for k in $(seq 1 "$n"); do
+    cmd="$work/cmd.$k"
+    got="$work/got.$k"
+    bash -c "$(cat "$cmd")" > "$got" 2>&1
+    if cmp -s "$got" "$work/want.$k"; then
+        pass=$((pass + 1))
+        echo "ok   \$ $(cat "$cmd")"
+    else
+        fail=$((fail + 1))
+        echo "FAIL \$ $(cat "$cmd")"
+        diff "$work/want.$k" "$got" | head -20
+    fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
