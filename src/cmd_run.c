@@ -181,14 +181,12 @@ int cmd_run(int argc, char **argv)
     if (features_path) {
         out_features_header(ff.fp);
         out_features_rows(ff.fp, &pop, &cfg, &res);
-        if (out_commit(&ff, &err) != 0) {
-            cli_error(cmd, "--features: %s", err.msg);
-            out_abort(&of);
-            goto done;
-        }
     }
-    if (outputs_path && out_commit(&of, &err) != 0) {
-        cli_error(cmd, "--outputs: %s", err.msg);
+    out_file both[2] = {ff, of};
+    if (out_commit_all(both, 2, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        out_abort(&both[0]);
+        out_abort(&both[1]);
         goto done;
     }
     out_summary_header(stdout);

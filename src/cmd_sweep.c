@@ -52,6 +52,10 @@ int cmd_sweep(int argc, char **argv)
             rc = 0;
             goto done;
         } else if (c == 'o') {
+            if (optarg[0] == '\0') {
+                cli_error(cmd, "--out: an empty path names no directory");
+                goto done;
+            }
             opt.out_dir = optarg;
         } else if (c == 's') {
             sets[n_sets++] = optarg;

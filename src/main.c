@@ -38,18 +38,28 @@ static const command commands[] = {
     {"verify", cmd_verify},
 };
 
+/* A full disk or a closed pipe must not pass for success. */
+static int finish(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(NULL, "cannot write standard output");
+        return rc ? rc : CLI_EXIT_USAGE;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gsl_set_error_handler_off();
     if (argc < 2)
         return fputs(usage, stderr), CLI_EXIT_USAGE;
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return fputs(usage, stdout), 0;
+        return fputs(usage, stdout), finish(0);
     if (strcmp(argv[1], "--version") == 0)
-        return puts("bnstudy " BNSTUDY_VERSION), 0;
+        return puts("bnstudy " BNSTUDY_VERSION), finish(0);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+            return finish(commands[i].fn(argc - 1, argv + 1));
     return cli_error(NULL, "unknown command '%s' (see bnstudy --help)",
                      argv[1]);
 }

@@ -10,8 +10,15 @@
 int out_open(out_file *of, const char *path, bn_error *err)
 {
     memset(of, 0, sizeof *of);
+    if (path[0] == '\0')
+        return bn_fail(err, "an empty path names no file");
     if (strlen(path) + 16 > sizeof of->tmp)
         return bn_fail(err, "%s: path too long", path);
+    /* Renaming onto a device, a directory or a link would replace it, not
+     * write through it: only regular files (or new ones) are written. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return bn_fail(err, "%s: not a regular file", path);
     strcpy(of->path, path);
     snprintf(of->tmp, sizeof of->tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(of->tmp);
@@ -33,20 +40,41 @@ int out_open(out_file *of, const char *path, bn_error *err)
     return 0;
 }
 
-int out_commit(out_file *of, bn_error *err)
+int out_finish(out_file *of, bn_error *err)
 {
+    if (!of->fp)
+        return 0;
     int bad = ferror(of->fp);
     bad |= fclose(of->fp) != 0;
     of->fp = NULL;
-    if (!bad && rename(of->tmp, of->path) == 0) {
-        of->tmp[0] = '\0';
+    if (!bad)
         return 0;
-    }
     int e = errno;
     unlink(of->tmp);
     of->tmp[0] = '\0';
     return bn_fail(err, "%s: cannot write: %s", of->path, strerror(e));
 }
+
+int out_commit_all(out_file *files, size_t n, bn_error *err)
+{
+    /* Every file complete on disk before the first rename, so a failure
+     * leaves the old results whole. */
+    for (size_t i = 0; i < n; i++)
+        if (out_finish(&files[i], err) != 0)
+            return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!files[i].tmp[0])
+            continue;
+        if (rename(files[i].tmp, files[i].path) != 0) {
+            int e = errno;
+            return bn_fail(err, "%s: cannot write: %s", files[i].path,
+                           strerror(e));
+        }
+        files[i].tmp[0] = '\0';
+    }
+    return 0;
+}
+
 
 void out_abort(out_file *of)
 {

@@ -21,8 +21,12 @@ typedef struct {
 
 /* Create a temporary file beside path; err names path on failure. */
 int out_open(out_file *of, const char *path, bn_error *err);
-/* Flush, close and rename into place; on failure the temporary is gone. */
-int out_commit(out_file *of, bn_error *err);
+/* Flush and close, keeping the temporary; on failure it is removed. */
+int out_finish(out_file *of, bn_error *err);
+/* Finish every file of files[0..n-1] (those never opened are skipped),
+ * then rename each into place: no rename happens unless all were written.
+ * On failure the caller's out_abort removes what is left. */
+int out_commit_all(out_file *files, size_t n, bn_error *err);
 /* Close and remove the temporary (safe on a file never opened). */
 void out_abort(out_file *of);
 

@@ -1,8 +1,8 @@
 /*
  * Running an experiment's product and writing its files. Nothing reaches
- * DIR until every configuration has run; each file is then written to a
- * temporary name and renamed into place, so an error leaves the old
- * results, never a mixture.
+ * DIR until every configuration has run; every file is then written to a
+ * temporary name and all are renamed into place only once all are
+ * complete, so an error leaves the old results.
  */
 #include "sweep.h"
 
@@ -260,9 +260,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         dist_write(e, &pop, w.cfgs, w.res, files[4].fp, files[5].fp,
                    files[6].fp, files[2].fp, err) != 0)
         goto done;
-    for (int i = 0; i < nfiles; i++)
-        if (out_commit(&files[i], err) != 0)
-            goto done;
+    if (out_commit_all(files, (size_t)nfiles, err) != 0)
+        goto done;
     rc = 0;
 done:
     for (int i = 0; i < 7; i++)
