@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,19 +59,37 @@ typedef struct {
     bn_error *err;
 } parse_ctx;
 
-static int fail_at(parse_ctx *c, const char *fmt, const char *a,
-                   const char *b)
+/* Record the first error, prefixed by where it is; returns 0 so that a
+ * handler can return it to stop libinih. */
+static int fail_at(parse_ctx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int fail_at(parse_ctx *c, const char *fmt, ...)
 {
     if (c->failed)
         return 0;
     c->failed = 1;
     char msg[400];
-    snprintf(msg, sizeof msg, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     if (c->line > 0)
         bn_fail(c->err, "%s:%d: %s", c->where, c->line, msg);
     else
         bn_fail(c->err, "%s: %s", c->where, msg);
     return 0;
+}
+
+/* Where the current setting comes from, kept for the whole-file checks. */
+static void note_origin(const parse_ctx *c, char *dst, size_t cap)
+{
+    if (c->line > 0)
+        snprintf(dst, cap, "%s:%d", c->where, c->line);
+    else
+        snprintf(dst, cap, "%s", c->where);
 }
 
 /* Split a list value into tokens on spaces and commas. */
@@ -146,15 +165,13 @@ static int set_ints(parse_ctx *c, const char *key, const char *value,
         } else {
             return fail_at(c, "%s: '%s' is not an integer", key, tok[i]);
         }
-        if (a < min || b > max) {
-            char range[64];
-            snprintf(range, sizeof range, "from %llu to %llu",
-                     (unsigned long long)min, (unsigned long long)max);
-            return fail_at(c, "%s: values must be %s", key, range);
-        }
+        if (a < min || b > max)
+            return fail_at(c, "%s: values must be from %llu to %llu", key,
+                           (unsigned long long)min, (unsigned long long)max);
         for (uint64_t v = a;; v++) {
             if (dst->n == EXP_MAX_VALUES)
-                return fail_at(c, "%s: more than %s values", key, "10000");
+                return fail_at(c, "%s: more than %d values", key,
+                               EXP_MAX_VALUES);
             dst->v[dst->n++] = v;
             if (v == b)
                 break;
@@ -204,16 +221,16 @@ static int add_feature(parse_ctx *c, const char *value)
     if (long_tok || n != 4 || strlen(tok[0]) >= BN_NAME_MAX ||
         parse_real(tok[1], &ft.mean) || parse_real(tok[2], &ft.sd) ||
         parse_real(tok[3], &ft.rho))
-        return fail_at(c, "feature: expected 'NAME MEAN SD RHO', got '%s'%s",
-                       value, "");
+        return fail_at(c, "feature: expected 'NAME MEAN SD RHO', got '%s'",
+                       value);
     strcpy(ft.name, tok[0]);
     if (p->n_features == BN_MAX_FEATURES)
-        return fail_at(c, "feature: more than %s features%s", "64", "");
+        return fail_at(c, "feature: more than %d features", BN_MAX_FEATURES);
     if (pop_feature_index(p, ft.name) >= 0)
-        return fail_at(c, "feature: name '%s' given twice%s", ft.name, "");
+        return fail_at(c, "feature: name '%s' given twice", ft.name);
     if (!(ft.sd >= 0) || !(ft.rho >= -1 && ft.rho <= 1))
-        return fail_at(c, "feature %s: sd must be >= 0 and rho in [-1, 1]%s",
-                       ft.name, "");
+        return fail_at(c, "feature %s: sd must be >= 0 and rho in [-1, 1]",
+                       ft.name);
     p->features[p->n_features++] = ft;
     return 1;
 }
@@ -232,16 +249,15 @@ static int handler(void *user, const char *section, const char *name,
             break;
     if (k == K_COUNT) {
         if (section[0] == '\0')
-            return fail_at(c, "key '%s' outside any section%s", name, "");
+            return fail_at(c, "key '%s' outside any section", name);
         return fail_at(c, "unknown key '%s' in [%s]", name, section);
     }
     if (k == K_FEATURE) {
         if (!c->seen[k])
             e->pop.n_features = 0; /* the file's features replace the default */
     } else if (c->seen[k] && !c->override) {
-        char first[32];
-        snprintf(first, sizeof first, "%d", c->seen[k]);
-        return fail_at(c, "key '%s' already given on line %s", name, first);
+        return fail_at(c, "key '%s' already given on line %d", name,
+                       c->seen[k]);
     }
     c->seen[k] = c->line > 0 ? c->line : -1;
     uint64_t u;
@@ -254,18 +270,17 @@ static int handler(void *user, const char *section, const char *name,
     case K_ROWS:
         if (parse_u64(value, &u) || u < 2 || u > 100000000)
             return fail_at(c, "rows: expected an integer from 2 to 100000000, "
-                              "got '%s'%s", value, "");
+                              "got '%s'", value);
         e->pop.n_rows = (size_t)u;
-        e->line_rows = c->line;
+        note_origin(c, e->from_rows, sizeof e->from_rows);
         return 1;
     case K_POP_SEED:
         if (parse_u64(value, &u))
-            return fail_at(c, "seed: expected an integer, got '%s'%s", value,
-                           "");
+            return fail_at(c, "seed: expected an integer, got '%s'", value);
         e->pop.seed = u;
         return 1;
     case K_FEATURE:
-        e->line_features = c->line;
+        note_origin(c, e->from_features, sizeof e->from_features);
         return add_feature(c, value);
     case K_GAMMA:
         return set_scalar(c, name, value, &e->gamma);
@@ -275,21 +290,20 @@ static int handler(void *user, const char *section, const char *name,
         if (!set_scalar(c, name, value, &e->eps))
             return 0;
         if (!(e->eps > 0))
-            return fail_at(c, "eps: must be > 0, got '%s'%s", value, "");
+            return fail_at(c, "eps: must be > 0, got '%s'", value);
         return 1;
     case K_MOMENTUM: {
-        e->line_momentum = c->line;
+        note_origin(c, e->from_momentum, sizeof e->from_momentum);
         char tok[64][64];
         int long_tok;
         size_t n = tokens(value, tok, 64, &long_tok);
         if (long_tok || n == 0)
             return fail_at(c, "momentum: expected a list of at most 64 "
-                              "numbers, got '%s'%s", value, "");
+                              "numbers, got '%s'", value);
         for (size_t i = 0; i < n; i++) {
             double m;
             if (parse_real(tok[i], &m) || !(m > 0 && m <= 1))
-                return fail_at(c, "momentum: '%s' is not in (0, 1]%s", tok[i],
-                               "");
+                return fail_at(c, "momentum: '%s' is not in (0, 1]", tok[i]);
             e->momentum.v[i] = m;
         }
         e->momentum.n = n;
@@ -302,19 +316,20 @@ static int handler(void *user, const char *section, const char *name,
     case K_ESTIMATOR:
         return set_names(c, name, value, &e->estimator, check_estimator);
     case K_BATCH_SIZE:
-        e->line_batch_size = c->line;
+        note_origin(c, e->from_batch_size, sizeof e->from_batch_size);
         return set_ints(c, name, value, &e->batch_size, 2, 100000000);
     case K_ORDER:
-        e->line_order = c->line;
+        note_origin(c, e->from_order, sizeof e->from_order);
         return set_names(c, name, value, &e->order, NULL);
     case K_SEED:
         return set_ints(c, name, value, &e->seed, 0, UINT64_MAX);
     case K_EPOCHS:
         return set_ints(c, name, value, &e->epochs, 1, 1000000);
     case K_PARTIAL:
-        e->line_partial = c->line;
+        note_origin(c, e->from_partial, sizeof e->from_partial);
         return set_names(c, name, value, &e->partial, check_partial);
     case K_PRECISE:
+        note_origin(c, e->from_precise, sizeof e->from_precise);
         return set_ints(c, name, value, &e->precise_batches, 0, 100000000);
     case K_COUNT:
         break;
@@ -340,7 +355,7 @@ static int on_section(void *user, const char *section, int line,
     for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)
         if (strcmp(section, sections[i]) == 0)
             return 1;
-    return fail_at(c, "unknown section [%s]%s", section, "");
+    return fail_at(c, "unknown section [%s]", section);
 }
 
 static void defaults(exp_t *e)
@@ -382,36 +397,52 @@ static void defaults(exp_t *e)
         strcpy(e->table.v[i], cols[i]);
 }
 
+/* Where a setting came from: its own origin, else the next best (for a
+ * default that the file's other settings make wrong), else the file. */
+static const char *origin(const exp_t *e, const char *own, const char *alt)
+{
+    return own[0] ? own : alt && alt[0] ? alt : e->source;
+}
+
 /* Checks that need the whole file: the population, and the axes against
- * it. Each message names the line the setting came from. */
+ * it. Each message names the line (or --set) the setting came from. */
 static int validate(exp_t *e, bn_error *err)
 {
     bn_error sub;
-    const char *src = e->source;
     if (pop_validate(&e->pop, &sub) != 0)
-        return bn_fail(err, "%s:%d: %s", src,
-                       e->line_features ? e->line_features : e->line_rows,
-                       sub.msg);
+        return bn_fail(err, "%s: %s",
+                       origin(e, e->from_features, e->from_rows), sub.msg);
+    const char *at_b = origin(e, e->from_batch_size, e->from_rows);
     for (size_t i = 0; i < e->batch_size.n; i++) {
         uint64_t b = e->batch_size.v[i];
         if (b > e->pop.n_rows)
             return bn_fail(err,
-                           "%s:%d: batch_size %llu is larger than the "
+                           "%s: batch_size %llu is larger than the "
                            "population's %zu rows",
-                           src, e->line_batch_size, (unsigned long long)b,
-                           e->pop.n_rows);
+                           at_b, (unsigned long long)b, e->pop.n_rows);
         for (size_t k = 0; k < e->partial.n; k++)
             if (strcmp(e->partial.v[k], "keep") == 0 &&
                 e->pop.n_rows % b == 1)
                 return bn_fail(err,
-                               "%s:%d: partial keep with batch_size %llu "
+                               "%s: partial keep with batch_size %llu "
                                "leaves a last batch of one row",
-                               src, e->line_partial, (unsigned long long)b);
+                               origin(e, e->from_partial, at_b),
+                               (unsigned long long)b);
+        size_t nb = (size_t)(e->pop.n_rows / b) + (e->pop.n_rows % b != 0);
+        for (size_t k = 0; k < e->precise_batches.n; k++)
+            if (e->precise_batches.v[k] > nb)
+                return bn_fail(err,
+                               "%s: precise_batches %llu is more than the "
+                               "%zu batches of %llu rows",
+                               origin(e, e->from_precise, at_b),
+                               (unsigned long long)e->precise_batches.v[k],
+                               nb, (unsigned long long)b);
     }
     for (size_t i = 0; i < e->order.n; i++) {
         order_spec o;
         if (order_parse(e->order.v[i], &e->pop, &o, &sub) != 0)
-            return bn_fail(err, "%s:%d: %s", src, e->line_order, sub.msg);
+            return bn_fail(err, "%s: %s", origin(e, e->from_order, NULL),
+                           sub.msg);
     }
     /* Layer settings that are fine alone but not together. */
     for (size_t m = 0; m < e->momentum.n; m++)
@@ -427,10 +458,24 @@ static int validate(exp_t *e, bn_error *err)
                 l.beta = e->beta;
                 l.eps = e->eps;
                 if (bn_validate(&l, &sub) != 0)
-                    return bn_fail(err, "%s:%d: momentum %g %s: %s", src,
-                                   e->line_momentum, e->momentum.v[m],
+                    return bn_fail(err, "%s: momentum %g %s: %s",
+                                   origin(e, e->from_momentum, NULL),
+                                   e->momentum.v[m],
                                    e->momentum_weights.v[w], sub.msg);
             }
+    /* The product, counted without overflow. */
+    const size_t axes[] = {
+        e->estimator.n, e->order.n,      e->variance.n, e->momentum_weights.n,
+        e->momentum.n,  e->epochs.n,     e->partial.n,  e->precise_batches.n,
+        e->seed.n,      e->batch_size.n,
+    };
+    size_t total = 1;
+    for (size_t i = 0; i < sizeof axes / sizeof *axes; i++) {
+        if (total > EXP_MAX_CONFIGS / axes[i])
+            return bn_fail(err, "%s: more than %d configurations", e->source,
+                           EXP_MAX_CONFIGS);
+        total *= axes[i];
+    }
     return 0;
 }
 
@@ -464,6 +509,7 @@ int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
 
     c.override = 1;
     c.line = 0;
+    int set_features = 0;
     c.where = "--set";
     for (size_t i = 0; i < n_sets; i++) {
         char buf[1024], *eq, *dotp;
@@ -478,12 +524,14 @@ int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
         char where[300];
         snprintf(where, sizeof where, "--set %s", sets[i]);
         c.where = where;
-        if (strcmp(buf, "population") == 0 && strcmp(dotp + 1, "feature") == 0)
-            c.seen[K_FEATURE] = 0; /* a --set feature list starts afresh */
+        /* The first --set feature replaces the file's list; later ones
+         * add to it. */
+        int feature = !strcmp(buf, "population") && !strcmp(dotp + 1, "feature");
+        if (feature && !set_features)
+            c.seen[K_FEATURE] = 0;
         if (!handler(&c, buf, dotp + 1, eq + 1))
             return -1;
-        if (strcmp(buf, "population") == 0 && strcmp(dotp + 1, "feature") == 0)
-            c.seen[K_FEATURE] = 1;
+        set_features |= feature;
     }
     return validate(e, err);
 }

@@ -24,6 +24,7 @@
 
 #define EXP_MAX_VALUES 10000
 #define EXP_MAX_COLUMNS 32
+#define EXP_MAX_CONFIGS 10000000
 
 typedef struct {
     size_t n;
@@ -51,9 +52,11 @@ typedef struct {
     exp_ints batch_size, seed, epochs, precise_batches;
     exp_names order, partial;
     exp_names table; /* reading-table columns */
-    /* where each setting was given, for messages after parsing */
-    int line_rows, line_features, line_batch_size, line_order, line_partial;
-    int line_momentum;
+    /* where each setting was given ("FILE:LINE" or "--set ..."; empty for
+     * a default), for the messages of checks that need the whole file */
+    char from_rows[300], from_features[300], from_batch_size[300];
+    char from_order[300], from_partial[300], from_momentum[300];
+    char from_precise[300];
 } exp_t;
 
 /* Defaults, then the file, then each override "section.key=value". */

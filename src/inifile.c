@@ -8,6 +8,8 @@
 
 #include <ini.h>
 
+#define INIFILE_MAX_LINE 4096
+
 typedef struct {
     FILE *fp;
     const char *path;
@@ -27,6 +29,11 @@ static char *reader(char *str, int num, void *stream)
         c->line++;
     size_t len = strlen(str);
     c->at_line_start = len > 0 && str[len - 1] == '\n';
+    if (!c->at_line_start && !feof(c->fp) && !c->failed) {
+        bn_fail(c->err, "%s:%d: line longer than %d characters", c->path,
+                c->line, INIFILE_MAX_LINE - 3);
+        c->failed = 1;
+    }
     const char *s = str;
     while (isspace((unsigned char)*s))
         s++;
@@ -63,6 +70,13 @@ static int handler(void *user, const char *section, const char *name,
 int inifile_parse(const char *path, inifile_key_fn on_key,
                   inifile_section_fn on_section, void *user, bn_error *err)
 {
+    /* Debian's libinih takes its settings at run time: lines up to
+     * INIFILE_MAX_LINE on the heap, and no continuation lines, so that an
+     * indented key is a key and not part of the value before it. */
+    ini_use_stack = false;
+    ini_max_line = INIFILE_MAX_LINE;
+    ini_initial_alloc = INIFILE_MAX_LINE;
+    ini_allow_multiline = false;
     reader_ctx c = {0};
     c.fp = fopen(path, "r");
     if (!c.fp)
