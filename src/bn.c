@@ -143,7 +143,7 @@ void bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
         layer->rm[j] = 0.0;
         layer->rv[j] = 1.0;
     }
-    layer->keep_t = 1.0;
+    layer->acc_w = 0.0;
     layer->eps = cfg->eps;
     layer->p = cfg->p;
     layer->keep = cfg->keep;
@@ -154,18 +154,22 @@ void bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
                     double *var)
 {
+    /* Corrected two-pass: the first mean's rounding (large when the mean
+     * dwarfs the spread) is measured by the residuals' sum and removed
+     * from both the mean and the variance. */
     for (size_t j = 0; j < f; j++) {
         double s = 0.0;
         for (size_t i = 0; i < b; i++)
             s += x[i * f + j];
         double m = s / (double)b;
-        double ss = 0.0;
+        double s1 = 0.0, s2 = 0.0;
         for (size_t i = 0; i < b; i++) {
             double d = x[i * f + j] - m;
-            ss += d * d;
+            s1 += d;
+            s2 += d * d;
         }
-        mean[j] = m;
-        var[j] = ss / (double)b;
+        mean[j] = m + s1 / (double)b;
+        var[j] = (s2 - s1 * s1 / (double)b) / (double)b;
     }
 }
 
@@ -173,7 +177,7 @@ static void update_buffers(bn_layer *l, size_t b, const double *mean,
                            const double *var)
 {
     l->updates++;
-    l->keep_t *= l->keep;
+    l->acc_w = l->keep * l->acc_w + l->p;
     for (size_t j = 0; j < l->f; j++) {
         double v = var[j];
         if (l->variance == BN_VAR_UNBIASED)
@@ -186,11 +190,13 @@ static void update_buffers(bn_layer *l, size_t b, const double *mean,
             break;
         case BN_EST_EMA_DEBIASED:
             /* Adam's correction: the average starts from zero and is
-             * divided by the weight the updates have, 1 - keep^t. */
+             * divided by the weight the updates have, 1 - keep^t. That
+             * weight is summed by the same recursion rather than computed
+             * as 1 - keep^t, which cancels to nothing when p is tiny. */
             l->acc_m[j] = l->keep * l->acc_m[j] + l->p * mean[j];
             l->acc_v[j] = l->keep * l->acc_v[j] + l->p * v;
-            l->rm[j] = l->acc_m[j] / (1.0 - l->keep_t);
-            l->rv[j] = l->acc_v[j] / (1.0 - l->keep_t);
+            l->rm[j] = l->acc_m[j] / l->acc_w;
+            l->rv[j] = l->acc_v[j] / l->acc_w;
             break;
         case BN_EST_CUMULATIVE: {
             /* PyTorch's momentum=None: factor 1/t, so the first update

@@ -42,7 +42,7 @@ typedef struct {
     double gamma[BN_MAX_FEATURES], beta[BN_MAX_FEATURES];
     double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES]; /* what eval uses */
     double acc_m[BN_MAX_FEATURES], acc_v[BN_MAX_FEATURES]; /* debiased EMA */
-    double keep_t; /* keep^t, for debiasing */
+    double acc_w;  /* the debiased average's total weight, 1 - keep^t */
     double eps, p, keep;
     bn_variance variance;
     bn_estimator estimator;

@@ -207,9 +207,9 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
             config_columns(expect, c, ns);
             fprintf(expect, "\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t",
                     sqrt(want), sqrt(mc), want, mc, se);
-            /* Estimators that recover the mean exactly have no spread to
-             * measure a deviation in. */
-            if (se > 0.0)
+            /* Where every ordering recovers the mean exactly, the shuffles'
+             * spread is rounding and a deviation in it means nothing. */
+            if (want > 0.0 && se > 0.0)
                 fprintf(expect, "%.17g\n", (mc - want) / se);
             else
                 fputs("nan\n", expect);

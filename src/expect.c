@@ -16,14 +16,13 @@ int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
     if (ord.kind != ORDER_SHUFFLED)
         return bn_fail(err, "the closed form is for shuffled order only");
     size_t n = pop->n, b = cfg->batch_size;
-    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b != 0);
+    size_t nb = run_batches_per_epoch(n, b, cfg->partial);
     long double *w = calloc(nb, sizeof *w);
     if (!w)
         return bn_fail(err, "out of memory");
     const bn_config *l = &cfg->layer;
     long double p = l->p, keep = l->keep;
     size_t t_count = cfg->epochs * nb;
-    long double keep_t = 1.0L;
     if (l->estimator == BN_EST_PRECISE) {
         /* One pooled sample of the first k batches' rows. */
         size_t k = cfg->precise_batches == 0 || cfg->precise_batches > nb
@@ -45,31 +44,39 @@ int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
             for (size_t i = 0; i < nb; i++)
                 w[i] *= keep_now;
             w[cur] += p_now;
-            keep_t *= keep;
         }
+        /* Debiasing divides by the weights' own sum, 1 - keep^T. */
+        long double wsum = 0.0L;
+        for (size_t i = 0; i < nb; i++)
+            wsum += w[i];
         if (l->estimator == BN_EST_EMA_DEBIASED)
             for (size_t i = 0; i < nb; i++)
-                w[i] /= 1.0L - keep_t;
+                w[i] /= wsum;
     }
     long double total = 0.0L;
     for (size_t i = 0; i < nb; i++)
         total += w[i];
-    long double sum = 0.0L, nm1 = (long double)(n - 1);
+    long double sum = 0.0L, scale = 0.0L, nm1 = (long double)(n - 1);
     for (size_t j = 0; j < pop->f; j++) {
         long double v = pop->var[j], mu = pop->mean[j];
         long double a = (total - 1.0L) * mu;
-        long double e = a * a - total * total * v / nm1;
+        long double cross = total * total * v / nm1;
+        long double e = a * a - cross;
+        scale += a * a + cross;
         for (size_t i = 0; i < nb; i++) {
             size_t bi = i * b + b <= n ? b : n - i * b;
             long double var_b = v / (long double)bi *
                                 (long double)(n - bi) / nm1;
             e += w[i] * w[i] * (var_b + v / nm1);
+            scale += w[i] * w[i] * (var_b + v / nm1);
         }
         sum += e;
     }
     free(w);
-    /* An expected square is >= 0; where the terms cancel exactly (every
-     * row pooled once) rounding can leave a few 1e-22 either side. */
-    *out = sum > 0.0L ? (double)(sum / (long double)pop->f) : 0.0;
+    /* When every row is pooled once (cumulative over whole epochs, precise
+     * over all batches) the terms cancel exactly and what is left is
+     * rounding, whose size depends on the long double format: anything
+     * within 1e-14 of the terms' own size is that zero. */
+    *out = sum > 1e-14L * scale ? (double)(sum / (long double)pop->f) : 0.0;
     return 0;
 }

@@ -43,8 +43,7 @@ int run_partial_parse(const char *s, run_partial *p)
     return 0;
 }
 
-/* Number of batches one epoch trains on. */
-static size_t batches_per_epoch(size_t n, size_t b, run_partial partial)
+size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial)
 {
     return n / b + (partial == RUN_PARTIAL_KEEP && n % b != 0);
 }
@@ -62,6 +61,12 @@ int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err)
                        "partial keep with batch size %zu leaves a last "
                        "batch of one row, whose variance is undefined",
                        cfg->batch_size);
+    size_t nb = run_batches_per_epoch(pop->n, cfg->batch_size, cfg->partial);
+    if (cfg->precise_batches > nb)
+        return bn_fail(err,
+                       "precise batches %zu is more than the %zu batches "
+                       "of an epoch",
+                       cfg->precise_batches, nb);
     if (cfg->epochs < 1)
         return bn_fail(err, "epochs must be at least 1");
     if (cfg->epochs > 1000000)
@@ -78,7 +83,7 @@ static int recompute_precise(bn_layer *layer, const pop_t *pop,
                              const size_t *perm, size_t b, size_t nb,
                              size_t k, bn_error *err)
 {
-    if (k == 0 || k > nb)
+    if (k == 0)
         k = nb;
     size_t rows = k * b;
     if (rows > pop->n)
@@ -106,7 +111,7 @@ int run_execute(const pop_t *pop, const run_config *cfg,
     ord.batch_size = cfg->batch_size;
 
     size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
-    size_t nb = batches_per_epoch(n, bmax, cfg->partial);
+    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
     size_t *perm = malloc(n * sizeof *perm);
     double *x = malloc(bmax * f * sizeof *x);
     double *y = malloc((bmax * f + 1) * sizeof *y);
@@ -187,6 +192,14 @@ int run_execute(const pop_t *pop, const run_config *cfg,
     res->batch_var_err = sqrt(sum_dv / (double)(nb * f));
     memcpy(res->running_mean, layer.rm, f * sizeof(double));
     memcpy(res->running_var, layer.rv, f * sizeof(double));
+    /* Overflow (gamma 1e300, say) must not pass for a measurement. */
+    if (!isfinite(res->stats_err) || !isfinite(res->train_eval_rmse) ||
+        !isfinite(res->batch_mean_err) || !isfinite(res->batch_var_err) ||
+        !isfinite(res->worst_var_err)) {
+        bn_fail(err, "the scores overflowed (not finite): the settings are "
+                     "out of double range");
+        goto done;
+    }
     rc = 0;
 done:
     free(perm);

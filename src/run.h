@@ -58,6 +58,8 @@ typedef struct {
 } run_observer;
 
 void run_default_config(run_config *cfg);
+/* Batches in one epoch: N / B, plus the partial one when it is kept. */
+size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial);
 /* Check cfg against the population; names the offending setting. */
 int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err);
 int run_execute(const pop_t *pop, const run_config *cfg,
