@@ -1,7 +1,6 @@
 /*
- * Summaries across seeds. exp_config varies the batch size fastest and the
- * seed next, so configuration k = ib + nB (is + nS r): for each r and ib
- * the nS seeds of one configuration sit nB apart.
+ * Summaries across seeds: for each group of configurations that differ only
+ * in batch size and seed (exp_index), each batch size's seeds summarised.
  */
 #include "dist.h"
 
@@ -39,10 +38,11 @@ static double score_of(const run_result *r, size_t s)
 static void config_columns(FILE *fp, const run_config *c, size_t seeds)
 {
     const bn_config *l = &c->layer;
+    char est[32];
     fprintf(fp, "%s\t%s\t%zu\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu",
             c->experiment, c->order, c->batch_size, l->momentum,
             bn_weights_name(l->weights), l->p, bn_variance_name(l->variance),
-            c->epochs, bn_estimator_name(l->estimator), seeds);
+            c->epochs, run_estimator_label(c, est, sizeof est), seeds);
 }
 
 static const char config_header[] =
@@ -81,7 +81,7 @@ static void seed_claims(FILE *fp, FILE *table, const exp_t *e,
     size_t nb = e->batch_size.n, ns = e->seed.n;
     int i8 = axis_pos(e, 8), i32 = axis_pos(e, 32), i64 = axis_pos(e, 64),
         i256 = axis_pos(e, 256);
-#define AT(ib, is) (&res[(size_t)(ib) + nb * ((is) + ns * r)])
+#define AT(ib, is) (&res[exp_index(e, r, (is), (size_t)(ib))])
     size_t worse = 0, tenfold = 0, grows = 0, mean_falls = 0;
     for (size_t is = 0; is < ns; is++) {
         if (i8 >= 0 && i256 >= 0) {
@@ -104,8 +104,10 @@ static void seed_claims(FILE *fp, FILE *table, const exp_t *e,
         mean_falls += (size_t)falls;
     }
 #undef AT
-    const run_config *c = &cfgs[nb * ns * r];
+    const run_config *c = &cfgs[exp_index(e, r, 0, 0)];
     const bn_config *l = &c->layer;
+    char buf[32];
+    const char *est = run_estimator_label(c, buf, sizeof buf);
     struct {
         const char *claim;
         int defined;
@@ -121,14 +123,14 @@ static void seed_claims(FILE *fp, FILE *table, const exp_t *e,
         if (!rows[k].defined)
             continue;
         fprintf(table, "| %s | %s | %s | %zu of %zu | %.4f |\n", c->order,
-                bn_estimator_name(l->estimator), rows[k].claim, rows[k].holds,
+                est, rows[k].claim, rows[k].holds,
                 ns, (double)rows[k].holds / (double)ns);
         fprintf(fp, "%s\t%s\t%.17g\t%s\t%.17g\t%s\t%lu\t%s\t%zu\t%s\t%zu\t"
                         "%.17g\n",
                     c->experiment, c->order, l->momentum,
                     bn_weights_name(l->weights), l->p,
                     bn_variance_name(l->variance), c->epochs,
-                    bn_estimator_name(l->estimator), ns, rows[k].claim,
+                    est, ns, rows[k].claim,
                     rows[k].holds, (double)rows[k].holds / (double)ns);
     }
 }
@@ -166,11 +168,11 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
 
     for (size_t r = 0; r < groups; r++) {
         for (size_t ib = 0; ib < nb; ib++) {
-            const run_config *c = &cfgs[ib + nb * ns * r];
+            const run_config *c = &cfgs[exp_index(e, r, 0, ib)];
             summary sum[N_SCORES];
             for (size_t s = 0; s < N_SCORES; s++) {
                 for (size_t is = 0; is < ns; is++)
-                    v[is] = score_of(&res[ib + nb * (is + ns * r)], s);
+                    v[is] = score_of(&res[exp_index(e, r, is, ib)], s);
                 sum[s] = summarise(v, ns);
                 config_columns(dist, c, ns);
                 fprintf(dist, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n",
@@ -187,7 +189,8 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
                     fprintf(table, "| %.4f [%.4f, %.4f] ", sum[s].mean,
                             sum[s].p05, sum[s].p95);
                 else
-                    out_table_cell(table, cols[k], pop, c, &res[ib + nb * ns * r]);
+                    out_table_cell(table, cols[k], pop, c,
+                                   &res[exp_index(e, r, 0, ib)]);
             }
             fputs("|\n", table);
 
@@ -198,7 +201,7 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
                 expect_mean_err_sq(pop, c, &want, NULL) != 0)
                 continue;
             for (size_t is = 0; is < ns; is++) {
-                double m = res[ib + nb * (is + ns * r)].mean_err;
+                double m = res[exp_index(e, r, is, ib)].mean_err;
                 v[is] = m * m;
             }
             double mc = gsl_stats_mean(v, 1, ns);

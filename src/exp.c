@@ -543,10 +543,16 @@ size_t exp_count(const exp_t *e)
            e->partial.n * e->precise_batches.n * e->seed.n * e->batch_size.n;
 }
 
+size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib)
+{
+    return ib + e->batch_size.n * (is + e->seed.n * r);
+}
+
 void exp_config(const exp_t *e, size_t k, run_config *cfg)
 {
     /* Batch size varies fastest, so each block of rows reads as a curve
-     * over batch size; the estimator varies slowest. */
+     * over batch size; then the seed (exp_index relies on both); the
+     * estimator varies slowest. */
     size_t ib = k % e->batch_size.n; k /= e->batch_size.n;
     size_t is = k % e->seed.n; k /= e->seed.n;
     size_t ipb = k % e->precise_batches.n; k /= e->precise_batches.n;

@@ -66,5 +66,10 @@ int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
 size_t exp_count(const exp_t *e);
 /* The k-th configuration, k < exp_count(e). */
 void exp_config(const exp_t *e, size_t k, run_config *cfg);
+/* The index k of the configuration with batch size number ib and seed
+ * number is among the configurations that share everything else (group
+ * r < exp_count / (batch sizes x seeds)): batch size varies fastest, then
+ * the seed, so a group's seeds of one batch size are easy to gather. */
+size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib);
 
 #endif

@@ -57,11 +57,6 @@ int order_parse(const char *name, const pop_spec *pop, order_spec *order,
     return 0;
 }
 
-int order_uses_seed(const order_spec *order)
-{
-    return order->kind == ORDER_SHUFFLED || order->kind == ORDER_GROUPED;
-}
-
 typedef struct {
     double v;
     size_t i;

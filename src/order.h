@@ -45,7 +45,5 @@ int order_parse(const char *name, const pop_spec *pop, order_spec *order,
 /* Fill perm[0..n-1] with the order's permutation of the rows. */
 int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,
                size_t *perm, bn_error *err);
-/* Whether the order depends on the seed (shuffled and grouped do). */
-int order_uses_seed(const order_spec *order);
 
 #endif

@@ -95,6 +95,7 @@ typedef struct {
     const char *text;
     unsigned long long i;
     double r;
+    char buf[32]; /* for text made on the spot */
 } col_value;
 
 static const char *const summary_columns[] = {
@@ -121,7 +122,7 @@ static col_value column(size_t c, const pop_t *pop, const run_config *cfg,
                         const run_result *r)
 {
     const bn_config *l = &cfg->layer;
-    col_value v = {COL_REAL, NULL, 0, 0.0};
+    col_value v = {COL_REAL, NULL, 0, 0.0, ""};
 #define TEXT(s) (v.kind = COL_TEXT, v.text = (s))
 #define INT(x) (v.kind = COL_INT, v.i = (unsigned long long)(x))
     switch (c) {
@@ -134,7 +135,14 @@ static col_value column(size_t c, const pop_t *pop, const run_config *cfg,
     case 6: v.r = l->p; break;
     case 7: TEXT(bn_variance_name(l->variance)); break;
     case 8: INT(cfg->epochs); break;
-    case 9: TEXT(bn_estimator_name(l->estimator)); break;
+    case 9: {
+        /* Copied into buf: a pointer into v would not survive the return. */
+        char label[32];
+        v.kind = COL_TEXT;
+        snprintf(v.buf, sizeof v.buf, "%s",
+                 run_estimator_label(cfg, label, sizeof label));
+        break;
+    }
     case 10: INT(r->updates); break;
     case 11: v.r = r->init_weight; break;
     case 12: v.r = r->stats_err; break;
@@ -155,14 +163,14 @@ static col_value column(size_t c, const pop_t *pop, const run_config *cfg,
     return v;
 }
 
-static void print_value(FILE *fp, col_value v, const char *real_fmt)
+static void print_value(FILE *fp, const col_value *v, const char *real_fmt)
 {
-    if (v.kind == COL_TEXT)
-        fputs(v.text, fp);
-    else if (v.kind == COL_INT)
-        fprintf(fp, "%llu", v.i);
+    if (v->kind == COL_TEXT)
+        fputs(v->text ? v->text : v->buf, fp);
+    else if (v->kind == COL_INT)
+        fprintf(fp, "%llu", v->i);
     else
-        fprintf(fp, real_fmt, v.r);
+        fprintf(fp, real_fmt, v->r);
 }
 
 void out_summary_header(FILE *fp)
@@ -178,7 +186,8 @@ void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
     for (size_t c = 0; c < N_SUMMARY; c++) {
         if (c)
             fputc('\t', fp);
-        print_value(fp, column(c, pop, cfg, r), "%.17g");
+        col_value v = column(c, pop, cfg, r);
+        print_value(fp, &v, "%.17g");
     }
     fputc('\n', fp);
 }
@@ -197,7 +206,8 @@ void out_table_cell(FILE *fp, int col, const pop_t *pop,
                     const run_config *cfg, const run_result *r)
 {
     fputs("| ", fp);
-    print_value(fp, column((size_t)col, pop, cfg, r), "%.4f");
+    col_value v = column((size_t)col, pop, cfg, r);
+    print_value(fp, &v, "%.4f");
     fputc(' ', fp);
 }
 
@@ -221,6 +231,7 @@ void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
                        const run_result *r)
 {
     const bn_config *l = &cfg->layer;
+    char est[32];
     for (size_t j = 0; j < pop->f; j++)
         fprintf(fp,
                 "%s\t%s\t%llu\t%zu\t%.17g\t%s\t%s\t%lu\t%s\t%s\t%.17g\t%.17g\t"
@@ -228,7 +239,8 @@ void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
                 cfg->experiment, cfg->order, (unsigned long long)cfg->seed,
                 cfg->batch_size, l->momentum, bn_weights_name(l->weights),
                 bn_variance_name(l->variance), cfg->epochs,
-                bn_estimator_name(l->estimator), pop->spec.features[j].name,
+                run_estimator_label(cfg, est, sizeof est),
+                pop->spec.features[j].name,
                 pop->mean[j], pop->var[j], r->running_mean[j],
                 r->running_var[j]);
 }

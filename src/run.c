@@ -8,6 +8,7 @@
 #include "run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,14 @@ void run_default_config(run_config *cfg)
 const char *run_partial_name(run_partial p)
 {
     return p == RUN_PARTIAL_KEEP ? "keep" : "drop";
+}
+
+const char *run_estimator_label(const run_config *cfg, char *buf, size_t cap)
+{
+    if (cfg->layer.estimator != BN_EST_PRECISE || cfg->precise_batches == 0)
+        return bn_estimator_name(cfg->layer.estimator);
+    snprintf(buf, cap, "precise:%zu", cfg->precise_batches);
+    return buf;
 }
 
 int run_partial_parse(const char *s, run_partial *p)

@@ -66,6 +66,9 @@ int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err);
 
 const char *run_partial_name(run_partial p);
+/* The estimator as the output files name it: "precise:K" when the precise
+ * estimator pools only the first K batches, else bn_estimator_name. */
+const char *run_estimator_label(const run_config *cfg, char *buf, size_t cap);
 int run_partial_parse(const char *s, run_partial *p);
 
 #endif

@@ -118,7 +118,8 @@ static void list_ints(FILE *fp, const exp_ints *v)
     /* Runs of consecutive values print as A..B, as they may be written. */
     for (size_t i = 0; i < v->n;) {
         size_t j = i;
-        while (j + 1 < v->n && v->v[j + 1] == v->v[j] + 1)
+        while (j + 1 < v->n && v->v[j] != UINT64_MAX &&
+               v->v[j + 1] == v->v[j] + 1)
             j++;
         fprintf(fp, "%s%llu", i ? " " : "", (unsigned long long)v->v[i]);
         if (j > i + 1)

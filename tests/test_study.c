@@ -324,7 +324,7 @@ static void verify_fails_on_doctored_results(void **state)
     assert_non_null(strstr(text, "FAIL ratio-256-8"));
     assert_non_null(strstr(text, "FAIL stats-err-grows"));
     /* momentum's p = 0.1 rows must equal batch-size's, and now do not */
-    assert_non_null(strstr(text, "FAIL conventions-agree"));
+    assert_non_null(strstr(text, "FAIL conventions-agree-mean"));
     assert_non_null(strstr(text, "PASS init-weight"));
     assert_non_null(strstr(text, " passed, 3 failed\n"));
     free(text);
