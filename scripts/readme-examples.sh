@@ -2,7 +2,9 @@
 # Run every example in README.md written as an indented "    $ command"
 # followed by its indented output, and compare what the command prints now
 # with what the README shows, so the examples cannot go stale. Prints one
-# line per example and "N passed, N failed".
+# line per example and "N passed, N failed". The examples run in a scratch
+# directory that sees the program and experiments/, so files they write
+# land there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,11 +26,14 @@ inblock && /^    / { sub(/^    /, ""); print > (dir "/want." k); next }
 ' README.md
 
 pass=0 fail=0
+repo=$(pwd)
+mkdir "$work/run"
+ln -s "$repo/bnstudy" "$repo/experiments" "$work/run/"
 n=$(ls "$work" | grep -c '^cmd\.' || true)
 for k in $(seq 1 "$n"); do
     cmd="$work/cmd.$k"
     got="$work/got.$k"
-    bash -c "$(cat "$cmd")" > "$got" 2>&1
+    (cd "$work/run" && bash -c "$(cat "$cmd")") > "$got" 2>&1
     if cmp -s "$got" "$work/want.$k"; then
         pass=$((pass + 1))
         echo "ok   \$ $(cat "$cmd")"

@@ -1,6 +1,6 @@
 /*
  * `bnstudy sweep FILE.ini`: run an experiment file's whole product and
- * write its four files under --out. The file and every --set override are
+ * write its files under --out. The file and every --set override are
  * checked before anything is created.
  */
 #include <getopt.h>
@@ -18,7 +18,8 @@ static const char usage[] =
     "\n"
     "Run every configuration of the experiment file (the cartesian product\n"
     "of its axes) and write DIR/<file stem>/summary.tsv, features.tsv,\n"
-    "table.md and manifest.tsv. The bytes do not depend on --jobs.\n"
+    "table.md and manifest.tsv (with many seeds also distribution.tsv,\n"
+    "expectation.tsv and seed-claims.tsv). The bytes do not depend on --jobs.\n"
     "\n"
     "  --out DIR                 where to write (results)\n"
     "  --set SECTION.KEY=VALUE   override a setting of the file (repeatable)\n"
