@@ -428,15 +428,21 @@ static int validate(exp_t *e, bn_error *err)
                                "leaves a last batch of one row",
                                origin(e, e->from_partial, at_b),
                                (unsigned long long)b);
-        size_t nb = (size_t)(e->pop.n_rows / b) + (e->pop.n_rows % b != 0);
-        for (size_t k = 0; k < e->precise_batches.n; k++)
-            if (e->precise_batches.v[k] > nb)
-                return bn_fail(err,
-                               "%s: precise_batches %llu is more than the "
-                               "%zu batches of %llu rows",
-                               origin(e, e->from_precise, at_b),
-                               (unsigned long long)e->precise_batches.v[k],
-                               nb, (unsigned long long)b);
+        for (size_t q = 0; q < e->partial.n; q++) {
+            run_partial part;
+            run_partial_parse(e->partial.v[q], &part);
+            size_t nb = run_batches_per_epoch(e->pop.n_rows, (size_t)b, part);
+            for (size_t k = 0; k < e->precise_batches.n; k++)
+                if (e->precise_batches.v[k] > nb)
+                    return bn_fail(err,
+                                   "%s: precise_batches %llu is more than "
+                                   "the %zu batches of %llu rows (partial "
+                                   "%s)",
+                                   origin(e, e->from_precise, at_b),
+                                   (unsigned long long)e->precise_batches.v[k],
+                                   nb, (unsigned long long)b,
+                                   e->partial.v[q]);
+        }
     }
     for (size_t i = 0; i < e->order.n; i++) {
         order_spec o;
