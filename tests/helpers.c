@@ -2,6 +2,7 @@
 #include "helpers.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,4 +131,27 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
         scale_m[j] = am;
         scale_v[j] = av;
     }
+}
+
+char *test_slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *s = malloc(cap + 1);
+    assert_non_null(s);
+    while ((got = fread(s + n, 1, cap - n, fp)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            s = realloc(s, cap + 1);
+            assert_non_null(s);
+        }
+    }
+    fclose(fp);
+    s[n] = '\0';
+    if (len)
+        *len = n;
+    return s;
 }

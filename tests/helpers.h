@@ -21,6 +21,10 @@
  * `make test` passes, relative to the repository's root. */
 const char *test_env(const char *name, const char *dflt);
 
+/* A whole file as a string (NULL if it cannot be opened); its length in
+ * *len when len is not NULL. */
+char *test_slurp(const char *path, size_t *len);
+
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
                 long double *var);

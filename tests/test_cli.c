@@ -31,29 +31,6 @@ typedef struct {
     size_t out_len, err_len;
 } cli_out;
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *s = malloc(cap + 1);
-    assert_non_null(s);
-    while ((got = fread(s + n, 1, cap - n, fp)) > 0) {
-        n += got;
-        if (n == cap) {
-            cap *= 2;
-            s = realloc(s, cap + 1);
-            assert_non_null(s);
-        }
-    }
-    fclose(fp);
-    s[n] = '\0';
-    if (len)
-        *len = n;
-    return s;
-}
-
 static const char *tmp_base(void) { return test_env("TMPDIR", "/tmp"); }
 
 /* Names in dir, other than . and .., into names (each up to 255 chars);
@@ -163,8 +140,8 @@ static void cli(const char *cwd, const char *const *args, cli_out *r)
     while (waitpid(pid, &st, 0) < 0)
         assert_int_equal(errno, EINTR);
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r->out = slurp(out_path, &r->out_len);
-    r->err = slurp(err_path, &r->err_len);
+    r->out = test_slurp(out_path, &r->out_len);
+    r->err = test_slurp(err_path, &r->err_len);
     unlink(out_path);
     unlink(err_path);
     assert_true(r->out && r->err);
@@ -209,7 +186,7 @@ static size_t study_columns(const char *file, char **cols, size_t max,
     char path[PATH_MAX], mark[64];
     snprintf(path, sizeof path, "%s/STUDY.md", test_env("SHARED", "../shared"));
     snprintf(mark, sizeof mark, "`%s`", file);
-    char *text = slurp(path, NULL);
+    char *text = test_slurp(path, NULL);
     if (!text)
         fail_msg("cannot read %s (set SHARED)", path);
     char *at = strstr(text, mark);
@@ -466,7 +443,7 @@ static void test_run_writes_the_features_file(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0644);
-    char *text = slurp(path, NULL);
+    char *text = test_slurp(path, NULL);
     assert_non_null(text);
     pop_t pop;
     default_pop(&pop);
@@ -499,7 +476,7 @@ static void test_run_writes_the_features_file(void **state)
 
     /* The outputs file: a header and one line per row trained on. */
     snprintf(path, sizeof path, "%s/o.tsv", dir);
-    text = slurp(path, NULL);
+    text = test_slurp(path, NULL);
     assert_non_null(text);
     assert_int_equal(count_char(text, '\n'), pop.n + 1);
     line = strchr(text, '\n');

@@ -59,25 +59,6 @@ static int shell(const char *fmt, ...)
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, fp) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(fp);
-    return s;
-}
-
 static void ini_good(void **state)
 {
     (void)state;
@@ -209,7 +190,7 @@ static void ini_bad(void **state)
         assert_int_equal(shell("%s sweep %s --out %s >%s/stdout 2>%s", bn,
                                path, out, tmpdir, errf),
                          2);
-        char *msg = slurp(errf);
+        char *msg = test_slurp(errf, NULL);
         assert_non_null(msg);
         assert_non_null(strstr(msg, want));
         size_t lines = 0;
@@ -328,7 +309,7 @@ static void verify_fails_on_doctored_results(void **state)
     assert_int_equal(shell("%s verify %s > %s/verify.txt", bn, dir, dir), 1);
     char path[400];
     snprintf(path, sizeof path, "%s/verify.txt", dir);
-    char *text = slurp(path);
+    char *text = test_slurp(path, NULL);
     assert_non_null(text);
     assert_non_null(strstr(text, "FAIL ratio-256-8"));
     assert_non_null(strstr(text, "FAIL stats-err-grows"));
