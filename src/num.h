@@ -1,0 +1,73 @@
+/*
+ * The arithmetic that must round the same way on every platform. Every
+ * number that reaches a committed file passes through IEEE double
+ * operations only: + - * / sqrt, the exact fma, frexp, ldexp and floor,
+ * which the C standard and IEEE 754 define to the bit. Nothing here calls
+ * libm's log, exp or pow, whose last bit depends on the library and the
+ * CPU, nor uses long double, whose width depends on the architecture. The
+ * tests compare each function with GSL, with long double and with closed
+ * forms, and state the ulp bound each one meets.
+ *
+ * That promise needs double arithmetic to be done in double: on i386 the
+ * x87 unit keeps 80-bit intermediates (FLT_EVAL_METHOD 2), so the build
+ * refuses it and asks for SSE2.
+ */
+#ifndef BN_NUM_H
+#define BN_NUM_H
+
+#include <float.h>
+#include <stddef.h>
+
+#if defined(__i386__) && !defined(__SSE2_MATH__)
+#error "bnstudy needs SSE2 double arithmetic on i386: build with CFLAGS='-O2 -msse2 -mfpmath=sse'"
+#endif
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "bnstudy needs FLT_EVAL_METHOD 0 (double evaluated in double); on i386 build with -msse2 -mfpmath=sse"
+#endif
+
+/* A double-double: the unevaluated sum hi + lo with |lo| <= ulp(hi) / 2,
+ * about 106 bits of precision from double operations and fma alone. */
+typedef struct {
+    double hi, lo;
+} num_dd;
+
+num_dd num_dd_make(double a);
+num_dd num_dd_add(num_dd a, num_dd b);
+num_dd num_dd_sub(num_dd a, num_dd b);
+num_dd num_dd_mul(num_dd a, num_dd b);
+num_dd num_dd_div(num_dd a, num_dd b);
+/* hi + lo rounded to the nearest double. */
+double num_dd_value(num_dd a);
+
+/* The natural logarithm and the exponential, within 0.501 ulp of the true
+ * value (nearly always the correctly rounded one; the tests measure how
+ * often not) with IEEE special cases: num_log of a negative or NaN is NaN,
+ * of 0 is -inf, of +inf is +inf; num_exp overflows to +inf above
+ * log(DBL_MAX) and underflows to 0 below log of half the smallest
+ * subnormal. */
+double num_log(double x);
+double num_exp(double x);
+
+/* Phi^-1(p), the standard normal quantile, by Wichura's algorithm AS 241
+ * (PPND16) with num_log: within 8 ulp of the true quantile (not correctly
+ * rounded, but the same bits everywhere); -inf at 0, +inf at 1, NaN
+ * outside [0, 1]. */
+double num_norm_inv(double p);
+
+/* Mean and sum of squared deviations of n values spaced stride apart: the
+ * mean by Neumaier's compensated sum, the squares by the corrected two-pass
+ * formula, each summed in index order. Exact to rounding even when the
+ * mean dwarfs the spread; divide ss by n or n - 1 for a variance. */
+void num_moments(size_t n, size_t stride, const double *v, double *mean,
+                 double *ss);
+
+/* Sort ascending (a total order: -0 before +0, NaN last). */
+void num_sort(double *v, size_t n);
+
+/* The q-quantile of n >= 1 sorted values by linear interpolation between
+ * the order statistics at (n - 1) q, as GSL's
+ * gsl_stats_quantile_from_sorted_data defines it, rounded without
+ * contraction. */
+double num_quantile_sorted(const double *v, size_t n, double q);
+
+#endif
