@@ -1,7 +1,9 @@
 /*
  * Generating the enumerated population and its truth. See pop.h for the
  * formula; the order of random draws (row by row, feature by feature, one
- * draw even when rho is 1) is part of the definition.
+ * draw even when rho is 1) is part of the definition. This is where every
+ * platform difference would start, so the quantile and the noise come from
+ * num.h and draw.h, never from libm or GSL.
  */
 #include "pop.h"
 
@@ -9,9 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_cdf.h>
-#include <gsl/gsl_randist.h>
-
+#include "draw.h"
+#include "num.h"
 #include "pcg32.h"
 
 void pop_default_spec(pop_spec *spec)
@@ -71,26 +72,9 @@ int pop_validate(const pop_spec *spec, bn_error *err)
 void pop_moments(size_t n, size_t stride, const double *v, double *mean,
                  double *var)
 {
-    /* Neumaier's compensated sum for the mean, then the corrected two-pass
-     * variance: the second term removes what the mean's rounding left. */
-    double s = 0.0, c = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double x = v[i * stride], t = s + x;
-        if (fabs(s) >= fabs(x))
-            c += (s - t) + x;
-        else
-            c += (x - t) + s;
-        s = t;
-    }
-    double m = (s + c) / (double)n;
-    double s1 = 0.0, s2 = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = v[i * stride] - m;
-        s1 += d;
-        s2 += d * d;
-    }
-    *mean = m;
-    *var = (s2 - s1 * s1 / (double)n) / (double)n;
+    double ss;
+    num_moments(n, stride, v, mean, &ss);
+    *var = ss / (double)n;
 }
 
 int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
@@ -100,23 +84,19 @@ int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
         return -1;
     size_t n = spec->n_rows, f = spec->n_features;
     double *x = malloc(n * f * sizeof *x);
-    gsl_rng *rng = pcg32_gsl_alloc(spec->seed, PCG32_INITSEQ_POPULATION);
-    if (!x || !rng) {
-        free(x);
-        if (rng)
-            gsl_rng_free(rng);
+    if (!x)
         return bn_fail(err, "out of memory for %zu x %zu rows", n, f);
-    }
+    pcg32_t rng;
+    pcg32_seed(&rng, spec->seed, PCG32_INITSEQ_POPULATION);
     for (size_t i = 0; i < n; i++) {
-        double z = gsl_cdf_ugaussian_Pinv(((double)i + 0.5) / (double)n);
+        double z = num_norm_inv(((double)i + 0.5) / (double)n);
         for (size_t j = 0; j < f; j++) {
             const pop_feature *ft = &spec->features[j];
-            double e = gsl_ran_gaussian(rng, 1.0);
+            double e = draw_gaussian(&rng);
             double mix = ft->rho * z + sqrt(1.0 - ft->rho * ft->rho) * e;
             x[i * f + j] = ft->mean + ft->sd * mix;
         }
     }
-    gsl_rng_free(rng);
     pop->spec = *spec;
     pop->n = n;
     pop->f = f;

@@ -3,9 +3,9 @@
  * trains on and every score is an exact mean over. Row i has the latent
  * value z_i = Phi^-1((i + 0.5) / N) and feature j is
  *     x_ij = mean_j + sd_j * (rho_j * z_i + sqrt(1 - rho_j^2) * e_ij)
- * with e_ij standard normal from PCG32(seed, initseq 1) through GSL's
- * Gaussian sampler, drawn row by row. The same spec gives the same rows, bit
- * for bit, on every machine. The truth is the population's own mean and
+ * with e_ij standard normal from PCG32(seed, initseq 1) by the polar
+ * method (draw.h), drawn row by row, and Phi^-1 from num.h. The same spec
+ * gives the same rows, bit for bit, on every machine. The truth is the population's own mean and
  * variance (divisor N).
  */
 #ifndef BN_POP_H

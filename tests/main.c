@@ -11,6 +11,7 @@ static const struct {
     int (*run)(size_t *ntests);
 } groups[] = {
     {test_pcg32_run},
+    {test_num_run},
     {test_pop_run},
     {test_bn_run},
     {test_run_run},
