@@ -59,12 +59,8 @@ test:
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	@bash scripts/test-all.sh
 
-# The study's shared folder (PCG32's known answers, STUDY.md), beside the
-# repository as CI lays it out.
-SHARED ?= ../shared
-
 unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
-	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref SHARED=$(SHARED) $(BUILD)/unit_tests
+	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref $(BUILD)/unit_tests
 
 # The unit tests and the program they drive, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a build directory of their own.

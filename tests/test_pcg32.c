@@ -1,6 +1,6 @@
 /*
  * PCG32 against sources that are not our code: the generator's published
- * known answers (read from the shared test vectors), Debian's
+ * known answers (tests/data/pcg32-check.out), Debian's
  * pcg_random.hpp over a million outputs per stream, GSL's view of the same
  * stream, and a chi-square test that pcg32_bounded has no modulo bias.
  */
@@ -15,52 +15,121 @@
 
 #include "pcg32.h"
 
-/* The vectors file names its seed in a comment ("initstate=42
- * initseq=54") and lists the outputs on the one line that is not a
- * comment; reading both keeps this test from retyping either. */
+/* The next whitespace-separated word of *p (advanced past it), or NULL. */
+static const char *next_word(char **p)
+{
+    char *s = *p;
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+        s++;
+    if (!*s)
+        return NULL;
+    char *e = s;
+    while (*e && *e != ' ' && *e != '\t' && *e != '\n')
+        e++;
+    if (*e)
+        *e++ = '\0';
+    *p = e;
+    return s;
+}
+
+/* The words after "  LABEL:" in one round's text, continuation lines
+ * (which start with a tab) included, copied into buf. */
+static char *field(const char *round, const char *label, char *buf,
+                   size_t size)
+{
+    char mark[32];
+    snprintf(mark, sizeof mark, "  %s:", label);
+    const char *at = strstr(round, mark);
+    if (!at)
+        fail_msg("no '%s' line in the known answers", label);
+    at += strlen(mark);
+    size_t k = 0;
+    for (; *at && k + 1 < size; at++) {
+        if (*at == '\n' && at[1] != '\t')
+            break;
+        buf[k++] = *at;
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* PCG32's published reference output (tests/data/README.md names its
+ * source): five rounds from initstate 42, initseq 54, each six raw
+ * outputs, coins, dice and a shuffled deck from the bounded draw. */
 static void test_known_answers(void **state)
 {
     (void)state;
     char path[4096];
-    snprintf(path, sizeof path, "%s/test-vectors/pcg32.txt",
-             test_env("SHARED", "../shared"));
-    FILE *fp = fopen(path, "r");
-    if (!fp)
-        fail_msg("cannot open %s (set SHARED)", path);
-    unsigned long long initstate = 0, initseq = 0;
-    int have_seed = 0;
-    uint32_t want[16];
-    size_t nwant = 0;
-    char line[1024];
-    while (fgets(line, sizeof line, fp)) {
-        const char *s = strstr(line, "initstate=");
-        if (line[0] == '#') {
-            if (s && sscanf(s, "initstate=%llu initseq=%llu", &initstate,
-                            &initseq) == 2)
-                have_seed = 1;
-            continue;
-        }
-        char *p = line, *end;
-        for (;;) {
-            unsigned long v = strtoul(p, &end, 16);
-            if (end == p)
-                break;
-            assert_true(nwant < 16);
-            want[nwant++] = (uint32_t)v;
-            p = end;
-        }
-    }
-    fclose(fp);
-    assert_true(have_seed);
-    assert_int_equal(nwant, 6);
-
+    snprintf(path, sizeof path, "%s/pcg32-check.out",
+             test_env("TEST_DATA", "tests/data"));
+    char *text = test_slurp(path, NULL);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    static const char rank[] = "A23456789TJQK", suit[] = "hcds";
     pcg32_t rng;
-    pcg32_seed(&rng, initstate, initseq);
-    for (size_t k = 0; k < nwant; k++) {
-        uint32_t got = pcg32_next(&rng);
-        if (got != want[k])
-            fail_msg("output %zu: got 0x%08x, want 0x%08x", k, got, want[k]);
+    pcg32_seed(&rng, 42u, 54u);
+    int rounds = 0;
+    char buf[1024], *p;
+    const char *w;
+    for (char *round = strstr(text, "Round "); round;
+         round = strstr(round + 1, "Round ")) {
+        rounds++;
+        char *end = strstr(round + 1, "Round ");
+        if (end)
+            end[-1] = '\0';
+        uint32_t raw[6];
+        p = field(round, "32bit", buf, sizeof buf);
+        for (int k = 0; k < 6; k++) {
+            raw[k] = pcg32_next(&rng);
+            w = next_word(&p);
+            assert_non_null(w);
+            if (strtoul(w, NULL, 16) != raw[k])
+                fail_msg("round %d output %d: got 0x%08x, want %s", rounds,
+                         k, raw[k], w);
+        }
+        /* "Again" steps the generator back six and replays them. */
+        p = field(round, "Again", buf, sizeof buf);
+        for (int k = 0; k < 6; k++) {
+            w = next_word(&p);
+            assert_non_null(w);
+            assert_true(strtoul(w, NULL, 16) == raw[k]);
+        }
+        p = field(round, "Coins", buf, sizeof buf);
+        w = next_word(&p);
+        assert_non_null(w);
+        assert_int_equal(strlen(w), 65);
+        for (int k = 0; k < 65; k++)
+            if ((pcg32_bounded(&rng, 2) ? 'H' : 'T') != w[k])
+                fail_msg("round %d coin %d differs", rounds, k);
+        p = field(round, "Rolls", buf, sizeof buf);
+        for (int k = 0; k < 33; k++) {
+            w = next_word(&p);
+            assert_non_null(w);
+            assert_int_equal(pcg32_bounded(&rng, 6) + 1, atoi(w));
+        }
+        int cards[52];
+        for (int i = 0; i < 52; i++)
+            cards[i] = i;
+        for (int i = 52; i > 1; i--) {
+            int c = (int)pcg32_bounded(&rng, (uint32_t)i), t = cards[c];
+            cards[c] = cards[i - 1];
+            cards[i - 1] = t;
+        }
+        p = field(round, "Cards", buf, sizeof buf);
+        for (int i = 0; i < 52; i++) {
+            w = next_word(&p);
+            assert_non_null(w);
+            char want[3] = {rank[cards[i] / 4], suit[cards[i] % 4], '\0'};
+            if (strcmp(w, want) != 0)
+                fail_msg("round %d card %d: got %s, want %s", rounds, i,
+                         want, w);
+        }
+        assert_null(next_word(&p));
+        if (end)
+            end[-1] = '\n';
     }
+    test_free(text);
+    assert_int_equal(rounds, 5);
 }
 
 /* Shell-quote s into buf as one word. */
