@@ -139,14 +139,12 @@ char *test_slurp(const char *path, size_t *len)
     if (!fp)
         return NULL;
     size_t cap = 4096, n = 0, got;
-    char *s = malloc(cap + 1);
-    assert_non_null(s);
+    char *s = test_malloc(cap + 1);
     while ((got = fread(s + n, 1, cap - n, fp)) > 0) {
         n += got;
         if (n == cap) {
             cap *= 2;
-            s = realloc(s, cap + 1);
-            assert_non_null(s);
+            s = test_realloc(s, cap + 1);
         }
     }
     fclose(fp);

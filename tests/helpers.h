@@ -22,7 +22,9 @@
 const char *test_env(const char *name, const char *dflt);
 
 /* A whole file as a string (NULL if it cannot be opened); its length in
- * *len when len is not NULL. */
+ * *len when len is not NULL. Free it with test_free: it is cmocka's
+ * test_malloc memory, which cmocka releases itself when a failing
+ * assertion jumps out of the test, so a failure leaks nothing. */
 char *test_slurp(const char *path, size_t *len);
 
 /* Two-pass mean and population variance (divisor n) in long double. */

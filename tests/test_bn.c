@@ -1,6 +1,6 @@
 /*
- * The layer (STUDY.md section 3): the train-mode forward pass against a
- * long double reimplementation, the buffers against the closed forms of
+ * The layer (docs/definitions.md, "The layer"): the train-mode forward
+ * pass against a long double reimplementation, the buffers against the closed forms of
  * each estimator over the statistics of real runs, the two momentum
  * conventions agreeing to the bit through the decimal complement, the
  * unbiased update being the biased one times B/(B-1), and eval mode being

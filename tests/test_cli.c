@@ -3,7 +3,7 @@
  * in an empty temporary directory with stdout and stderr captured. Bad
  * input must exit 2 with one line on stderr naming what was wrong, nothing
  * on stdout and no file left behind; good input must print the formats of
- * STUDY.md section 7, whose column lists are read from STUDY.md itself,
+ * docs/definitions.md, whose column lists are read from that file itself,
  * with values that read back to the library's own bits.
  */
 #include "helpers.h"
@@ -149,8 +149,8 @@ static void cli(const char *cwd, const char *const *args, cli_out *r)
 
 static void cli_free(cli_out *r)
 {
-    free(r->out);
-    free(r->err);
+    test_free(r->out);
+    test_free(r->err);
 }
 
 static size_t count_char(const char *s, char c)
@@ -178,17 +178,19 @@ static size_t split(char *s, char sep, char **fields, size_t max)
     return n;
 }
 
-/* The column names STUDY.md lists, indented, after the line naming the
- * file (`summary.tsv` or `features.tsv`), into one malloc'd buffer. */
+/* The column names docs/definitions.md lists, indented, after the line
+ * naming the file (`summary.tsv` or `features.tsv`), into one test_malloc'd
+ * buffer. */
 static size_t study_columns(const char *file, char **cols, size_t max,
                             char **buf)
 {
     char path[PATH_MAX], mark[64];
-    snprintf(path, sizeof path, "%s/STUDY.md", test_env("SHARED", "../shared"));
+    snprintf(path, sizeof path, "%s/definitions.md",
+             test_env("DOCS", "docs"));
     snprintf(mark, sizeof mark, "`%s`", file);
     char *text = test_slurp(path, NULL);
     if (!text)
-        fail_msg("cannot read %s (set SHARED)", path);
+        fail_msg("cannot read %s", path);
     char *at = strstr(text, mark);
     assert_non_null(at);
     char *line = strstr(at, "\n    ");
@@ -214,7 +216,7 @@ static void assert_header(char *line, const char *file, size_t want_cols)
     assert_int_equal(ng, want_cols);
     for (size_t k = 0; k < ns; k++)
         assert_string_equal(got[k], study[k]);
-    free(buf);
+    test_free(buf);
 }
 
 /* strtod that must consume the whole field: %.17g reads back exactly. */
@@ -472,7 +474,7 @@ static void test_run_writes_the_features_file(void **state)
         }
         line = nl + 1;
     }
-    free(text);
+    test_free(text);
 
     /* The outputs file: a header and one line per row trained on. */
     snprintf(path, sizeof path, "%s/o.tsv", dir);
@@ -482,7 +484,7 @@ static void test_run_writes_the_features_file(void **state)
     line = strchr(text, '\n');
     *line = '\0';
     assert_int_equal(split(text, '\t', v, 32), 1 + 2 * f);
-    free(text);
+    test_free(text);
     pop_free(&pop);
     cli_free(&r);
 }

@@ -1,6 +1,7 @@
 /*
- * Orders and whole runs (STUDY.md sections 4 and 5): every order is a
- * permutation that feeds the run the enumerated rows, sorted orders are
+ * Orders and whole runs (docs/definitions.md, "Orders and batches" and
+ * "Scores"): every order is a permutation that feeds the run the
+ * enumerated rows, sorted orders are
  * sorted and stable, shuffles depend on the seed alone; every score of a
  * run is recomputed here in long double from the rows the run reports it
  * trained on and from a truth computed here; and the four self-checks pass
@@ -210,7 +211,7 @@ static void test_shuffle_depends_on_the_seed(void **state)
     make_order(&pop, "shuffled", 1, c);
     assert_memory_not_equal(a, b, n * sizeof *a);
     assert_memory_equal(a, c, n * sizeof *a);
-    /* STUDY.md: Fisher-Yates (GSL's) on PCG32 with initseq 2. */
+    /* docs/definitions.md: Fisher-Yates (GSL's) on PCG32 with initseq 2. */
     for (size_t i = 0; i < n; i++)
         ref[i] = i;
     gsl_rng *r = pcg32_gsl_alloc(1, 2);
@@ -280,7 +281,7 @@ static void test_default_run(void **state)
     assert_int_equal(res.updates, 2);
     assert_true(fabs(res.init_weight - 0.81) <= 1e-15);
     /* The worst running variance is on the feature whose true variance is
-     * farthest from the initial 1 (STUDY.md section 6). */
+     * farthest from the initial 1 (experiments/claims.ini, worst-feature). */
     size_t far = 0;
     for (size_t j = 1; j < pop.f; j++)
         if (fabs(pop.var[j] - 1.0) > fabs(pop.var[far] - 1.0))
@@ -299,7 +300,7 @@ static void test_default_run(void **state)
         assert_close(got, w3_, 1e-12, w3_ + 1e-3L * (magnitude));            \
     } while (0)
 
-/* Every score of STUDY.md section 5, from scratch: batch statistics from
+/* Every score of docs/definitions.md, from scratch: batch statistics from
  * the rows each batch reports, the truth from the population's values,
  * the buffers from their closed form, all in long double, and outputs
  * from the layer's formulas. */
