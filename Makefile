@@ -6,11 +6,13 @@ CXX     ?= c++
 PKGS    := gsl inih nettle
 # Flags the build needs whatever CFLAGS the caller sets. No -ffast-math and
 # no contraction: a fused multiply-add rounds once where the source says
-# twice, and results must be the same bits on every build.
+# twice, and results must be the same bits on every build. BN_FLAGS and
+# CFLAGS are recorded in every manifest (build.cflags); the include paths
+# pkg-config adds name this machine's directories and are not.
 CFLAGS  ?= -O2
-BN_CFLAGS := -std=c11 -Wall -Wextra -Wpedantic -ffp-contract=off \
-             -D_POSIX_C_SOURCE=200809L \
-             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+BN_FLAGS  := -std=c11 -Wall -Wextra -Wpedantic -ffp-contract=off \
+             -D_POSIX_C_SOURCE=200809L
+BN_CFLAGS := $(BN_FLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 
 BUILD   ?= build
@@ -23,18 +25,44 @@ TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
 HDRS    := $(wildcard src/*.h tests/*.h)
 
 .PHONY: all deps clean test unit-tests sanitize study study-results bench \
-        test-peer test-peer-if-available figures test-figures
+        test-peer test-peer-if-available figures test-figures \
+        check-portable libs tests-libs FORCE
+
+# A half-written target is deleted when its recipe fails, so the next make
+# builds it again instead of trusting it.
+.DELETE_ON_ERROR:
 
 all: $(BIN)
 
+# Linked to a temporary name and renamed: a failed link leaves no bnstudy
+# behind that a later make would take as up to date.
 $(BIN): $(OBJS)
-	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@.tmp $(OBJS) $(LDLIBS)
+	@mv -f $@.tmp $@
 
-$(BUILD)/%.o: src/%.c $(HDRS)
+# A missing library stops the build here with one line naming it and how
+# to install it, not at the link with a page of undefined references.
+missing = $(shell bash scripts/deps.sh --check $(1) 2>&1)
+libs:
+	@$(if $(call missing,build),$(error $(call missing,build)))
+tests-libs:
+	@$(if $(call missing,test),$(error $(call missing,test)))
+
+$(BUILD)/%.o: src/%.c $(HDRS) | libs
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%.o: tests/%.c $(HDRS)
+# The build's provenance (scripts/provenance.sh), regenerated on every make
+# and replaced only when it changed, so it rebuilds only what it names.
+$(BUILD)/provenance_build.h: FORCE
+	@mkdir -p $(@D)
+	@CC="$(CC)" FLAGS="$(strip $(BN_FLAGS) $(CFLAGS))" bash scripts/provenance.sh > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/provenance.o: $(BUILD)/provenance_build.h
+$(BUILD)/provenance.o: CPPFLAGS += -I$(BUILD)
+FORCE:
+
+$(BUILD)/tests/%.o: tests/%.c $(HDRS) | tests-libs
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 
@@ -47,8 +75,8 @@ $(BUILD)/pcg_ref: tests/pcg_ref.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++11 -O2 -o $@ $<
 
-# Debian packages, only those missing: all of them, or what the study or
-# the tests need (scripts/deps.sh).
+# What building, the study and the tests need, only what is missing, with
+# the system's package manager (scripts/deps.sh; NO_INSTALL=1 only reports).
 deps:
 	@bash scripts/deps.sh all
 

@@ -1,32 +1,145 @@
 #!/usr/bin/env bash
-# Install the Debian packages bnstudy needs, only those missing, with
-# apt-get (through sudo when not root).
-#   deps.sh study   building bnstudy, running the study, drawing the figures
-#   deps.sh test    the above and the tests' (cmocka, pcg_random.hpp, and
-#                   PyTorch and numpy for the peer test)
-#   deps.sh         everything (the same as test)
-set -euo pipefail
+# Find what bnstudy needs, and install only what is missing.
+#   deps.sh build    a C compiler, make, pkg-config, GSL, libinih, nettle
+#   deps.sh study    the above and gnuplot (and the DejaVu font the figures
+#                    name; without it cairo draws them in another font)
+#   deps.sh test     the above and cmocka, PCG's pcg_random.hpp, a C++
+#                    compiler, python3 and numpy (PyTorch too if the system
+#                    packages it: the peer test runs when it is there)
+#   deps.sh all      the same as test
+#   deps.sh --check GROUP   install nothing: print one line naming what is
+#                    missing and how to install it, exit 2 if anything is
+#
+# What is there is found the way the build finds it (pkg-config for
+# libraries, the compiler for headers, PATH for tools), whatever installed
+# it; when nothing is missing nothing is run. Otherwise the missing
+# packages are installed with apt-get, dnf, pacman or Homebrew, whichever
+# is present (through sudo when not root, except Homebrew). NO_INSTALL=1
+# reports what is missing and stops instead. README.md lists the package
+# names for each system.
+set -uo pipefail
 
-study=(build-essential pkg-config libgsl-dev libinih-dev nettle-dev
-       gnuplot-nox fonts-dejavu-core)
-test=(libcmocka-dev libpcg-cpp-dev python3 python3-numpy python3-torch)
-
-case "${1:-all}" in
-    study) pkgs=("${study[@]}") ;;
-    test | all) pkgs=("${study[@]}" "${test[@]}") ;;
-    *) echo "deps.sh: unknown group '$1' (study, test, all)" >&2; exit 2 ;;
+check_only=0
+if [ "${1:-}" = --check ]; then
+    check_only=1
+    shift
+fi
+group=${1:-all}
+case "$group" in
+    build | study | test | all) ;;
+    *) echo "deps.sh: unknown group '$group' (build, study, test, all)" >&2; exit 2 ;;
 esac
 
-missing=()
-for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-        || missing+=("$p")
+# The package manager, and each component's package name under it (one
+# word each; "-" where the manager has none).
+pm=none
+for m in apt-get dnf pacman brew; do
+    if command -v "$m" >/dev/null 2>&1; then pm=$m; break; fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+pkg() { # pkg COMPONENT: its package under $pm
+    local apt dnf pac brew
+    case "$1" in
+        cc)        apt=build-essential   dnf=gcc               pac=gcc            brew=- ;;
+        make)      apt=make              dnf=make              pac=make           brew=make ;;
+        pkgconfig) apt=pkg-config        dnf=pkgconf-pkg-config pac=pkgconf       brew=pkg-config ;;
+        gsl)       apt=libgsl-dev        dnf=gsl-devel         pac=gsl            brew=gsl ;;
+        inih)      apt=libinih-dev       dnf=inih-devel        pac=libinih        brew=inih ;;
+        nettle)    apt=nettle-dev        dnf=nettle-devel      pac=nettle         brew=nettle ;;
+        gnuplot)   apt=gnuplot-nox       dnf=gnuplot           pac=gnuplot        brew=gnuplot ;;
+        font)      apt=fonts-dejavu-core dnf=dejavu-sans-fonts pac=ttf-dejavu     brew=font-dejavu ;;
+        cmocka)    apt=libcmocka-dev     dnf=libcmocka-devel   pac=cmocka         brew=cmocka ;;
+        pcg)       apt=libpcg-cpp-dev    dnf=pcg-cpp-devel     pac=pcg-cpp        brew=- ;;
+        cxx)       apt=g++               dnf=gcc-c++           pac=gcc            brew=- ;;
+        python3)   apt=python3           dnf=python3           pac=python         brew=python ;;
+        numpy)     apt=python3-numpy     dnf=python3-numpy     pac=python-numpy   brew=numpy ;;
+        torch)     apt=python3-torch     dnf=python3-torch     pac=python-pytorch brew=pytorch ;;
+    esac
+    case "$pm" in
+        apt-get) echo "$apt" ;;
+        dnf) echo "$dnf" ;;
+        pacman) echo "$pac" ;;
+        brew) echo "$brew" ;;
+        *) echo - ;;
+    esac
+}
+
+# present COMPONENT: is it usable as the build and the tests will use it?
+present() {
+    case "$1" in
+        cc) command -v "${CC:-cc}" >/dev/null 2>&1 ;;
+        make) command -v make >/dev/null 2>&1 ;;
+        pkgconfig) command -v pkg-config >/dev/null 2>&1 ;;
+        gsl | inih | nettle | cmocka)
+            command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$1" ;;
+        gnuplot) command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1 ;;
+        font) ! command -v fc-list >/dev/null 2>&1 ||
+            [ -n "$(fc-list 'DejaVu Sans' 2>/dev/null)" ] ;;
+        cxx) command -v "${CXX:-c++}" >/dev/null 2>&1 ;;
+        pcg) command -v "${CXX:-c++}" >/dev/null 2>&1 &&
+            echo '#include <pcg_random.hpp>' |
+            "${CXX:-c++}" -std=c++11 -fsyntax-only -x c++ - >/dev/null 2>&1 ;;
+        python3) command -v python3 >/dev/null 2>&1 ;;
+        numpy) "${PEER_PYTHON:-/usr/bin/python3}" -c 'import numpy' >/dev/null 2>&1 ;;
+        torch) "${PEER_PYTHON:-/usr/bin/python3}" -c 'import torch' >/dev/null 2>&1 ;;
+    esac
+}
+
+need=(cc make pkgconfig gsl inih nettle)
+optional=()
+case "$group" in
+    study) need+=(gnuplot); optional+=(font) ;;
+    test | all) need+=(gnuplot cmocka cxx pcg python3 numpy); optional+=(font torch) ;;
+esac
+
+missing=() missing_opt=()
+for c in "${need[@]}"; do present "$c" || missing+=("$c"); done
+for c in "${optional[@]}"; do present "$c" || missing_opt+=("$c"); done
+[ ${#missing[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ] && exit 0
+
+names() { # the package names of the given components under $pm
+    local out=() c p
+    for c in "$@"; do
+        p=$(pkg "$c")
+        [ "$p" = - ] || out+=("$p")
+    done
+    [ ${#out[@]} -gt 0 ] && printf '%s\n' "${out[@]}" | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
+if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || [ "$pm" = none ]; then
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    how="README.md, Building, names the packages"
+    list=$(names "${missing[@]}")
+    [ "$pm" != none ] && [ -n "$list" ] && how="install $list with $pm, or run make deps"
+    echo "bnstudy: cannot find ${missing[*]}: $how" >&2
+    exit 2
+fi
 
 sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing: ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >&2
+[ "$(id -u)" -eq 0 ] || [ "$pm" = brew ] || sudo="sudo"
+want=$(names "${missing[@]}" "${missing_opt[@]}")
+[ -z "$want" ] && exit 0
+echo "installing with $pm: $want" >&2
+# Optional packages may not exist on every release: a failure to get them
+# is reported, not fatal; the required ones must install.
+install() {
+    case "$pm" in
+        apt-get)
+            $sudo apt-get update -qq &&
+                DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+                    --no-install-recommends "$@" >&2 ;;
+        dnf) $sudo dnf install -y "$@" >&2 ;;
+        pacman) $sudo pacman -S --needed --noconfirm "$@" >&2 ;;
+        brew) brew install "$@" >&2 ;;
+    esac
+}
+# shellcheck disable=SC2086
+if ! install $want; then
+    req=$(names "${missing[@]}")
+    # shellcheck disable=SC2086
+    [ -n "$req" ] && ! install $req && {
+        echo "deps.sh: could not install $req with $pm" >&2
+        exit 2
+    }
+    echo "deps.sh: optional packages not installed: $(names "${missing_opt[@]}")" >&2
+fi
+exit 0
