@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "provenance.h"
 
 static const char usage[] =
     "usage: bnstudy COMMAND [OPTIONS]\n"
@@ -24,7 +25,7 @@ static const char usage[] =
     "  verify       check the study's claims against the results\n"
     "\n"
     "  bnstudy COMMAND --help   options of a command\n"
-    "  bnstudy --version        the version\n";
+    "  bnstudy --version        the version and what built it\n";
 
 typedef struct {
     const char *name;
@@ -55,8 +56,16 @@ int main(int argc, char **argv)
         return fputs(usage, stderr), CLI_EXIT_USAGE;
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return fputs(usage, stdout), finish(0);
-    if (strcmp(argv[1], "--version") == 0)
-        return puts("bnstudy " BNSTUDY_VERSION), finish(0);
+    if (strcmp(argv[1], "--version") == 0) {
+        /* The version, then the manifest's build rows. */
+        size_t n;
+        const provenance_row *rows = provenance_rows(&n);
+        printf("bnstudy %s\n", BNSTUDY_VERSION);
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(rows[i].key, "build.", 6) == 0)
+                printf("%s\t%s\n", rows[i].key, rows[i].value);
+        return finish(0);
+    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return finish(commands[i].fn(argc - 1, argv + 1));

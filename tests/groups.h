@@ -17,5 +17,6 @@ int test_cli_run(size_t *ntests);
 int test_study_run(size_t *ntests);
 int test_shuffles_run(size_t *ntests);
 int test_num_run(size_t *ntests);
+int test_provenance_run(size_t *ntests);
 
 #endif

@@ -18,6 +18,7 @@ static const struct {
     {test_cli_run},
     {test_study_run},
     {test_shuffles_run},
+    {test_provenance_run},
 };
 
 int main(void)
