@@ -276,7 +276,7 @@ static void study_reproduces_results(void **state)
                            "RESULTS=%s >%s.log 2>&1",
                            out, out),
                      0);
-    int rc = shell("diff -r -x figures results %s", out);
+    int rc = shell("bash scripts/compare-results.sh results %s", out);
     if (rc != 0)
         fail_msg("results/ differs from a fresh `make study-results` "
                  "(see the diff above)");
