@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_randist.h>
-
+#include "draw.h"
 #include "pcg32.h"
 
 int order_parse(const char *name, const pop_spec *pop, order_spec *order,
@@ -139,15 +138,13 @@ int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,
         break;
     case ORDER_SHUFFLED:
     case ORDER_GROUPED: {
-        gsl_rng *rng = pcg32_gsl_alloc(seed, PCG32_INITSEQ_SHUFFLE);
-        if (!rng)
-            return bn_fail(err, "out of memory for the shuffle");
+        pcg32_t rng;
+        pcg32_seed(&rng, seed, PCG32_INITSEQ_SHUFFLE);
         size_t k = order->kind == ORDER_SHUFFLED ? 1 : order->groups;
         for (size_t g = 0; g < k; g++) {
             size_t lo = g * n / k, hi = (g + 1) * n / k;
-            gsl_ran_shuffle(rng, perm + lo, hi - lo, sizeof *perm);
+            draw_shuffle(&rng, perm + lo, hi - lo);
         }
-        gsl_rng_free(rng);
         break;
     }
     case ORDER_SORTED:
