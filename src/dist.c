@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
-
 #include "expect.h"
+#include "num.h"
 #include "out.h"
 
 typedef struct {
@@ -52,15 +50,22 @@ typedef struct {
     double mean, sd, p05, p50, p95;
 } summary;
 
+/* Mean and sd (divisor n - 1) by num_moments, in the seeds' order. */
+static void mean_sd(const double *v, size_t n, double *mean, double *sd)
+{
+    double ss;
+    num_moments(n, 1, v, mean, &ss);
+    *sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+}
+
 static summary summarise(double *v, size_t n)
 {
     summary s;
-    gsl_sort(v, 1, n);
-    s.mean = gsl_stats_mean(v, 1, n);
-    s.sd = n > 1 ? gsl_stats_sd_m(v, 1, n, s.mean) : 0.0;
-    s.p05 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.05);
-    s.p50 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
-    s.p95 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.95);
+    mean_sd(v, n, &s.mean, &s.sd);
+    num_sort(v, n);
+    s.p05 = num_quantile_sorted(v, n, 0.05);
+    s.p50 = num_quantile_sorted(v, n, 0.50);
+    s.p95 = num_quantile_sorted(v, n, 0.95);
     return s;
 }
 
@@ -201,9 +206,9 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
                 double m = res[exp_index(e, r, is, ib)].mean_err;
                 v[is] = m * m;
             }
-            double mc = gsl_stats_mean(v, 1, ns);
-            double se = ns > 1 ? gsl_stats_sd_m(v, 1, ns, mc) / sqrt((double)ns)
-                               : 0.0;
+            double mc, sd;
+            mean_sd(v, ns, &mc, &sd);
+            double se = sd / sqrt((double)ns);
             config_columns(expect, c, ns);
             fprintf(expect, "\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t",
                     sqrt(want), sqrt(mc), want, mc, se);
