@@ -1,10 +1,15 @@
-/* The closed form of expect.h, in long double. */
+/* The closed form of expect.h, in double-double (num.h): about 106 bits
+ * whatever the platform, where long double would be 64 bits on x86-64 and
+ * 113 on aarch64. */
 #include "expect.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "order.h"
+
+#define D(x) num_dd_make(x)
 
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err)
@@ -17,11 +22,11 @@ int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
         return bn_fail(err, "the closed form is for shuffled order only");
     size_t n = pop->n, b = cfg->batch_size;
     size_t nb = run_batches_per_epoch(n, b, cfg->partial);
-    long double *w = calloc(nb, sizeof *w);
+    num_dd *w = calloc(nb, sizeof *w); /* all-zero bits are 0 + 0 */
     if (!w)
         return bn_fail(err, "out of memory");
     const bn_config *l = &cfg->layer;
-    long double p = l->p, keep = l->keep;
+    num_dd p = D(l->p), keep = D(l->keep);
     size_t t_count = cfg->epochs * nb;
     if (l->estimator == BN_EST_PRECISE) {
         /* One pooled sample of the first k batches' rows. */
@@ -31,52 +36,60 @@ int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
         size_t rows = k * b < n ? k * b : n;
         for (size_t i = 0; i < k; i++) {
             size_t bi = i * b + b <= n ? b : n - i * b;
-            w[i] = (long double)bi / (long double)rows;
+            w[i] = num_dd_div(D((double)bi), D((double)rows));
         }
     } else {
         for (size_t t = 1; t <= t_count; t++) {
             size_t cur = (t - 1) % nb;
-            long double keep_now = keep, p_now = p;
+            num_dd keep_now = keep, p_now = p;
             if (l->estimator == BN_EST_CUMULATIVE) {
-                p_now = 1.0L / (long double)t;
-                keep_now = 1.0L - p_now;
+                p_now = num_dd_div(D(1.0), D((double)t));
+                keep_now = num_dd_sub(D(1.0), p_now);
             }
             for (size_t i = 0; i < nb; i++)
-                w[i] *= keep_now;
-            w[cur] += p_now;
+                w[i] = num_dd_mul(w[i], keep_now);
+            w[cur] = num_dd_add(w[cur], p_now);
         }
         /* Debiasing divides by the weights' own sum, 1 - keep^T. */
-        long double wsum = 0.0L;
+        num_dd wsum = D(0.0);
         for (size_t i = 0; i < nb; i++)
-            wsum += w[i];
+            wsum = num_dd_add(wsum, w[i]);
         if (l->estimator == BN_EST_EMA_DEBIASED)
             for (size_t i = 0; i < nb; i++)
-                w[i] /= wsum;
+                w[i] = num_dd_div(w[i], wsum);
     }
-    long double total = 0.0L;
+    num_dd total = D(0.0);
     for (size_t i = 0; i < nb; i++)
-        total += w[i];
-    long double sum = 0.0L, scale = 0.0L, nm1 = (long double)(n - 1);
+        total = num_dd_add(total, w[i]);
+    num_dd sum = D(0.0), scale = D(0.0), nm1 = D((double)(n - 1));
     for (size_t j = 0; j < pop->f; j++) {
-        long double v = pop->var[j], mu = pop->mean[j];
-        long double a = (total - 1.0L) * mu;
-        long double cross = total * total * v / nm1;
-        long double e = a * a - cross;
-        scale += a * a + cross;
+        num_dd v = D(pop->var[j]), mu = D(pop->mean[j]);
+        num_dd a = num_dd_mul(num_dd_sub(total, D(1.0)), mu);
+        num_dd aa = num_dd_mul(a, a);
+        num_dd cross = num_dd_div(num_dd_mul(num_dd_mul(total, total), v), nm1);
+        num_dd e = num_dd_sub(aa, cross);
+        scale = num_dd_add(scale, num_dd_add(aa, cross));
+        num_dd v_n = num_dd_div(v, nm1);
         for (size_t i = 0; i < nb; i++) {
             size_t bi = i * b + b <= n ? b : n - i * b;
-            long double var_b = v / (long double)bi *
-                                (long double)(n - bi) / nm1;
-            e += w[i] * w[i] * (var_b + v / nm1);
-            scale += w[i] * w[i] * (var_b + v / nm1);
+            num_dd var_b = num_dd_div(
+                num_dd_mul(num_dd_div(v, D((double)bi)), D((double)(n - bi))),
+                nm1);
+            num_dd term = num_dd_mul(num_dd_mul(w[i], w[i]),
+                                     num_dd_add(var_b, v_n));
+            e = num_dd_add(e, term);
+            scale = num_dd_add(scale, term);
         }
-        sum += e;
+        sum = num_dd_add(sum, e);
     }
     free(w);
     /* When every row is pooled once (cumulative over whole epochs, precise
      * over all batches) the terms cancel exactly and what is left is
-     * rounding, whose size depends on the long double format: anything
-     * within 1e-14 of the terms' own size is that zero. */
-    *out = sum > 1e-14L * scale ? (double)(sum / (long double)pop->f) : 0.0;
+     * rounding: anything within 1e-14 of the terms' own size is that
+     * zero. */
+    double s = num_dd_value(sum);
+    *out = s > 1e-14 * num_dd_value(scale)
+               ? num_dd_value(num_dd_div(sum, D((double)pop->f)))
+               : 0.0;
     return 0;
 }
