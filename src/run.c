@@ -188,9 +188,11 @@ int run_execute(const pop_t *pop, const run_config *cfg,
     score_buffers_t sb;
     score_buffers(pop, layer.rm, layer.rv, &sb);
     res->updates = layer.updates;
-    res->init_weight = cfg->layer.estimator == BN_EST_EMA
-                           ? pow(cfg->layer.keep, (double)layer.updates)
-                           : 0.0;
+    /* keep^T by T multiplications, as the updates apply it: libm's pow is
+     * not the same bits everywhere. */
+    res->init_weight = cfg->layer.estimator == BN_EST_EMA ? 1.0 : 0.0;
+    for (size_t t = 0; res->init_weight != 0.0 && t < layer.updates; t++)
+        res->init_weight *= cfg->layer.keep;
     res->stats_err = sb.stats_err;
     res->mean_err = sb.mean_err;
     res->var_err = sb.var_err;
