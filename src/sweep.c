@@ -19,6 +19,7 @@
 #include "dist.h"
 #include "out.h"
 #include "pop.h"
+#include "provenance.h"
 #include "run.h"
 
 int sweep_sha256_file(const char *path, char hex[65], bn_error *err)
@@ -141,7 +142,7 @@ static void write_manifest(FILE *fp, const exp_t *e, const sweep_options *o,
 {
     const char *base = strrchr(e->source, '/');
     fprintf(fp, "key\tvalue\n");
-    fprintf(fp, "bnstudy_version\t%s\n", BNSTUDY_VERSION);
+    provenance_print(fp);
     fprintf(fp, "experiment_file\t%s\n", base ? base + 1 : e->source);
     fprintf(fp, "experiment_sha256\t%s\n", sha);
     for (size_t i = 0; i < o->n_sets; i++)

@@ -139,12 +139,40 @@ static void test_tarball_build_says_unknown(void **state)
     test_free(h);
 }
 
+/* A sweep's manifest carries every row, in order, after its header. */
+static void test_manifest_carries_the_rows(void **state)
+{
+    (void)state;
+    char cmd[1400], path[400];
+    snprintf(path, sizeof path, "%s/tiny.ini", tmpdir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("[population]\nrows = 16\n[sweep]\nbatch_size = 4\n", fp);
+    assert_int_equal(fclose(fp), 0);
+    snprintf(cmd, sizeof cmd, "%s sweep %s --out %s/out >/dev/null",
+             test_env("BNSTUDY", "./bnstudy"), path, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/out/tiny/manifest.tsv", tmpdir);
+    char *text = test_slurp(path, NULL);
+    assert_non_null(text);
+    char want[4096];
+    size_t n, k = (size_t)snprintf(want, sizeof want, "key\tvalue\n");
+    const provenance_row *rows = provenance_rows(&n);
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)snprintf(want + k, sizeof want - k, "%s\t%s\n",
+                              rows[i].key, rows[i].value);
+    if (strncmp(text, want, k) != 0)
+        fail_msg("manifest starts\n%.*s\nwant\n%s", (int)k, text, want);
+    test_free(text);
+}
+
 int test_provenance_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_prints_the_build_rows),
         cmocka_unit_test(test_rows_name_the_source),
         cmocka_unit_test(test_tarball_build_says_unknown),
+        cmocka_unit_test(test_manifest_carries_the_rows),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("provenance", tests, setup, teardown);
