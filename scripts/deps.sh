@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Find what bnstudy needs, and install only what is missing.
-#   deps.sh build    a C compiler, make, pkg-config, GSL, libinih, nettle
+#   deps.sh build    a C compiler, make, pkg-config, libinih, nettle
 #   deps.sh study    the above and gnuplot (and the DejaVu font the figures
 #                    name; without it cairo draws them in another font)
-#   deps.sh test     the above and cmocka, PCG's pcg_random.hpp, a C++
+#   deps.sh test     the above and GSL, cmocka, PCG's pcg_random.hpp, a C++
 #                    compiler, python3 and numpy (PyTorch too if the system
 #                    packages it: the peer test runs when it is there)
 #   deps.sh all      the same as test
@@ -84,11 +84,11 @@ present() {
     esac
 }
 
-need=(cc make pkgconfig gsl inih nettle)
+need=(cc make pkgconfig inih nettle)
 optional=()
 case "$group" in
     study) need+=(gnuplot); optional+=(font) ;;
-    test | all) need+=(gnuplot cmocka cxx pcg python3 numpy); optional+=(font torch) ;;
+    test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch) ;;
 esac
 
 missing=() missing_opt=()

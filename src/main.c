@@ -1,12 +1,9 @@
 /*
  * bnstudy's entry point: dispatch to a command. Library code never exits or
- * prints; GSL's default handler (which aborts) is switched off so that its
- * errors come back as return values.
+ * prints.
  */
 #include <stdio.h>
 #include <string.h>
-
-#include <gsl/gsl_errno.h>
 
 #include "cli.h"
 #include "common.h"
@@ -51,7 +48,6 @@ static int finish(int rc)
 
 int main(int argc, char **argv)
 {
-    gsl_set_error_handler_off();
     if (argc < 2)
         return fputs(usage, stderr), CLI_EXIT_USAGE;
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)

@@ -3,16 +3,14 @@
  * the state and the stream (increment) are explicit values, so a stream is
  * fully named by (initstate, initseq). bnstudy gives every purpose its own
  * initseq (1 population noise, 2 shuffling) so the streams never overlap.
- *
- * pcg32_gsl_alloc() wraps a generator as a gsl_rng so GSL's samplers
- * (gsl_ran_gaussian, gsl_ran_shuffle) draw from exactly this stream.
+ * What the study draws from a stream is in draw.h; the tests also wrap a
+ * generator as a gsl_rng (tests/helpers.h) so that GSL's samplers, the
+ * independent reference, draw from exactly the same stream.
  */
 #ifndef BN_PCG32_H
 #define BN_PCG32_H
 
 #include <stdint.h>
-
-#include <gsl/gsl_rng.h>
 
 typedef struct {
     uint64_t state;
@@ -26,11 +24,5 @@ void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
 uint32_t pcg32_next(pcg32_t *rng);
 /* Uniform on [0, bound), bound >= 1, without modulo bias (rejection). */
 uint32_t pcg32_bounded(pcg32_t *rng, uint32_t bound);
-
-/* GSL's view of PCG32: range [0, 2^32 - 1]. gsl_rng_set(r, s) seeds
- * initstate = s on stream initseq 0; use pcg32_gsl_alloc to name both. */
-extern const gsl_rng_type *gsl_rng_pcg32;
-/* A gsl_rng on stream (initstate, initseq), or NULL when out of memory. */
-gsl_rng *pcg32_gsl_alloc(uint64_t initstate, uint64_t initseq);
 
 #endif

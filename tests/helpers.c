@@ -153,3 +153,33 @@ char *test_slurp(const char *path, size_t *len)
         *len = n;
     return s;
 }
+
+static void gsl_pcg32_set(void *state, unsigned long seed)
+{
+    pcg32_seed(state, (uint64_t)seed, 0u);
+}
+
+static unsigned long gsl_pcg32_get(void *state)
+{
+    return pcg32_next(state);
+}
+
+static double gsl_pcg32_get_double(void *state)
+{
+    return pcg32_next(state) / 4294967296.0;
+}
+
+static const gsl_rng_type pcg32_type = {
+    "pcg32", 0xffffffffUL, 0UL, sizeof(pcg32_t),
+    gsl_pcg32_set, gsl_pcg32_get, gsl_pcg32_get_double,
+};
+
+const gsl_rng_type *gsl_rng_pcg32 = &pcg32_type;
+
+gsl_rng *pcg32_gsl_alloc(uint64_t initstate, uint64_t initseq)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_pcg32);
+    if (r)
+        pcg32_seed(r->state, initstate, initseq);
+    return r;
+}

@@ -14,6 +14,9 @@
 
 #include <cmocka.h>
 
+#include <gsl/gsl_rng.h>
+
+#include "pcg32.h"
 #include "pop.h"
 #include "run.h"
 
@@ -82,6 +85,13 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
                 size_t t_count, size_t f, const long double *stat_m,
                 const long double *stat_v, long double *rm, long double *rv,
                 long double *scale_m, long double *scale_v);
+
+/* GSL's view of PCG32, so that GSL's samplers draw from our streams:
+ * range [0, 2^32 - 1], get_double u / 2^32. gsl_rng_set(r, s) seeds
+ * initstate = s on stream initseq 0; pcg32_gsl_alloc names both, and
+ * returns NULL when out of memory. */
+extern const gsl_rng_type *gsl_rng_pcg32;
+gsl_rng *pcg32_gsl_alloc(uint64_t initstate, uint64_t initseq);
 
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);
