@@ -7,6 +7,10 @@
 #                    compiler, python3 and numpy (PyTorch too if the system
 #                    packages it: the peer test runs when it is there)
 #   deps.sh all      the same as test
+#   deps.sh portable what make check-portable builds with: clang, and
+#                    for aarch64 a cross compiler, qemu-user and the arm64
+#                    libraries (Debian only: it adds the arm64 architecture
+#                    to dpkg)
 #   deps.sh --check GROUP   install nothing: print one line naming what is
 #                    missing and how to install it, exit 2 if anything is
 #
@@ -27,8 +31,32 @@ fi
 group=${1:-all}
 case "$group" in
     build | study | test | all) ;;
-    *) echo "deps.sh: unknown group '$group' (build, study, test, all)" >&2; exit 2 ;;
+    portable) ;;
+    *) echo "deps.sh: unknown group '$group' (build, study, test, all, portable)" >&2; exit 2 ;;
 esac
+
+if [ "$group" = portable ]; then
+    arm=(libinih-dev:arm64 nettle-dev:arm64)
+    pkgs=(clang qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross "${arm[@]}")
+    missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "bnstudy: check-portable's variants need ${missing[*]} (Debian packages)" >&2
+        exit 2
+    fi
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing: ${missing[*]}" >&2
+    dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64
+    $sudo apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            --no-install-recommends "${missing[@]}" >&2
+    exit
+fi
 
 # The package manager, and each component's package name under it (one
 # word each; "-" where the manager has none).

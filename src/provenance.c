@@ -5,8 +5,12 @@
 #include "common.h"
 #include "provenance_build.h"
 
+#define BN_STR_(x) #x
+#define BN_STR(x) BN_STR_(x)
 #if defined(__clang__)
-#define BN_BUILD_COMPILER "clang " __clang_version__
+#define BN_BUILD_COMPILER                                                     \
+    "clang " BN_STR(__clang_major__) "." BN_STR(__clang_minor__) "."          \
+        BN_STR(__clang_patchlevel__)
 #elif defined(__GNUC__)
 #define BN_BUILD_COMPILER "gcc " __VERSION__
 #elif defined(__VERSION__)
