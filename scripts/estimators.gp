@@ -118,7 +118,7 @@ do for [out = 1:2] {
     set title panel_title(word(panels, 2), sorted_point)
     unset ylabel
     eval log_ytics
-    set format y ""
+    eval no_ytic_labels
     set ytics add ("" floor_y)
     set key at graph 0.04, graph 0.62 left top samplen 1.5
     eval panel_plot(word(panels, 2))

@@ -27,6 +27,21 @@ png_terminal = sprintf("set terminal pngcairo size 1200,800 enhanced color font 
 svg_terminal = sprintf("set terminal svg size 1200,800 enhanced font '%s,%d' fontscale 1.3333 linewidth 1.5 rounded background rgb 'white'", font_name, font_size)
 png_output(name) = sprintf("set output '%s/%s.png'", figdir, name)
 svg_output(name) = sprintf("set output '%s/%s.svg'", figdir, name)
+# With tables='DIR' on the command line, every plot writes the points it
+# would draw, through gnuplot's own `set table`, to DIR/NAME.png.tab and
+# DIR/NAME.svg.tab instead of an image: tests/figures.sh reads them to check
+# that each figure draws what the TSVs say.
+# The tables take their number format from the axes' tic labels, so a
+# panel that hides its labels does so with `eval no_ytic_labels`, which in
+# table mode keeps them.
+no_ytic_labels = "set format y ''"
+if (exists("tables")) {
+    png_terminal = "set terminal dumb; set output '/dev/null'"
+    svg_terminal = png_terminal
+    no_ytic_labels = ""
+    png_output(name) = sprintf("set table '%s/%s.png.tab'", tables, name)
+    svg_output(name) = sprintf("set table '%s/%s.svg.tab'", tables, name)
+}
 
 set border 3 lw 1.2
 set tics nomirror out scale 0.6
