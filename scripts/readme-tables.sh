@@ -4,7 +4,8 @@
 #     <!-- begin results/NAME/table.md -->
 #     ...
 #     <!-- end results/NAME/table.md -->
-# `<!-- begin code FILE -->` puts the file in a fenced code block instead.
+# `<!-- begin code FILE -->` puts the file in a fenced code block instead,
+# and `<!-- begin script FILE -->` puts what `bash FILE` prints.
 # With no argument the text between them is replaced by the file; with
 # --check nothing is written and the exit status is 1 if any table drifted.
 set -euo pipefail
@@ -15,19 +16,26 @@ new=$(mktemp "$readme.tmp.XXXXXX")
 trap 'rm -f "$new"' EXIT
 
 awk '
-/^<!-- begin (code )?[^ ]+ -->$/ {
+/^<!-- begin ((code|script) )?[^ ]+ -->$/ {
     print
     code = $3 == "code"
-    file = code ? $4 : $3
+    script = $3 == "script"
+    file = code || script ? $4 : $3
     if (code) print "```text"
-    while ((r = (getline line < file)) > 0) print line
-    if (r < 0) { print "readme-tables: cannot read " file > "/dev/stderr"; exit 2 }
-    close(file)
+    if (script) {
+        cmd = "bash " file
+        while ((r = (cmd | getline line)) > 0) print line
+        if (r < 0 || close(cmd) != 0) { print "readme-tables: " cmd " failed" > "/dev/stderr"; exit 2 }
+    } else {
+        while ((r = (getline line < file)) > 0) print line
+        if (r < 0) { print "readme-tables: cannot read " file > "/dev/stderr"; exit 2 }
+        close(file)
+    }
     if (code) print "```"
     skipping = 1
     next
 }
-/^<!-- end (code )?[^ ]+ -->$/ { skipping = 0 }
+/^<!-- end ((code|script) )?[^ ]+ -->$/ { skipping = 0 }
 !skipping { print }
 ' "$readme" > "$new"
 
