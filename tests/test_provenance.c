@@ -4,7 +4,8 @@
  * Makefile say independently: the tree of src/ and the blob of the
  * Makefile at HEAD, whether `git status` shows changes to them, the
  * compiler's target triplet. Without git, from a tarball, each source row
- * reads "unknown" and the header is still written.
+ * reads "unknown" and the header is still written. The version is the
+ * one CITATION.cff and CHANGELOG.md name.
  */
 #include "helpers.h"
 
@@ -166,6 +167,26 @@ static void test_manifest_carries_the_rows(void **state)
     test_free(text);
 }
 
+/* The version is documented where a citation looks for it: CITATION.cff
+ * carries the same version and CHANGELOG.md has an entry for it. */
+static void test_version_is_documented(void **state)
+{
+    (void)state;
+    char want[64];
+    char *cff = test_slurp("CITATION.cff", NULL);
+    assert_non_null(cff);
+    snprintf(want, sizeof want, "\nversion: %s\n", BNSTUDY_VERSION);
+    if (!strstr(cff, want))
+        fail_msg("CITATION.cff has no line 'version: %s'", BNSTUDY_VERSION);
+    test_free(cff);
+    char *log = test_slurp("CHANGELOG.md", NULL);
+    assert_non_null(log);
+    snprintf(want, sizeof want, "\n## %s\n", BNSTUDY_VERSION);
+    if (!strstr(log, want))
+        fail_msg("CHANGELOG.md has no entry '## %s'", BNSTUDY_VERSION);
+    test_free(log);
+}
+
 int test_provenance_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +194,7 @@ int test_provenance_run(size_t *ntests)
         cmocka_unit_test(test_rows_name_the_source),
         cmocka_unit_test(test_tarball_build_says_unknown),
         cmocka_unit_test(test_manifest_carries_the_rows),
+        cmocka_unit_test(test_version_is_documented),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("provenance", tests, setup, teardown);
