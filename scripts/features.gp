@@ -60,7 +60,7 @@ stats summary using (column("batch_size") == Bmax ? Tmax = column("updates") : 0
                column("batch_size") == Bmin ? Tmin = column("updates") : 0, 0) nooutput
 eval canvas_title(sprintf("%d updates (B = %d) leave running variances near 1, not the truth", Tmax, Bmax))
 
-# The reference line is the constant 1 because STUDY.md section 3 fixes the
+# The reference line is the constant 1 because docs/definitions.md fixes the
 # initial running variance at 1 and no results file records it.
 eval png_terminal
 eval png_output("features")

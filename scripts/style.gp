@@ -12,7 +12,7 @@ if (!exists("results")) results = "results"
 figdir = results . "/figures"
 
 # The TSVs have a header row; names keep the scripts correct if columns are
-# added or reordered (STUDY.md section 7 fixes the names, not positions).
+# added or reordered (docs/definitions.md fixes the names, not positions).
 set datafile separator tab
 set datafile columnheaders
 

@@ -221,7 +221,7 @@ def peer_update_bn(x, cfg):
 
 
 def peer_numpy(x, cfg):
-    """The layer written out from STUDY.md section 3, with correctly
+    """The layer written out from docs/definitions.md, with correctly
     rounded sums (math.fsum) so that its own rounding is below both
     implementations it judges. Shares nothing with torch or bnstudy."""
     f = x.shape[1]
@@ -233,7 +233,7 @@ def peer_numpy(x, cfg):
         keep = 1.0 - p
     # The decimal complement: momentum 0.9 means weight 0.1 on the new
     # value, and in binary 1 - 0.9 is not the double 0.1. Using the double
-    # nearest the decimal the user wrote is what STUDY.md section 3 says;
+    # nearest the decimal the user wrote is what docs/definitions.md says;
     # the choice moves results by ~1e-17 relative, far below tolerance.
     p = float(repr(round(p, 15)))
     keep = float(repr(round(keep, 15)))
