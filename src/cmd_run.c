@@ -18,7 +18,7 @@ static const char run_usage[] =
     "usage: bnstudy run [OPTIONS]\n"
     "\n"
     "Train one batch-norm configuration on the embedded 512-row population\n"
-    "and print the summary.tsv header and its row (STUDY.md section 7).\n"
+    "and print the summary.tsv header and its row (docs/definitions.md).\n"
     "Defaults are the published headline.\n"
     "\n"
     "  --batch-size B          rows per batch, 2..N (256)\n"

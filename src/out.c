@@ -1,4 +1,4 @@
-/* Atomic files and the TSV formats of STUDY.md section 7. */
+/* Atomic files and the TSV formats of docs/definitions.md. */
 #include "out.h"
 
 #include <errno.h>
@@ -86,8 +86,9 @@ void out_abort(out_file *of)
     of->tmp[0] = '\0';
 }
 
-/* The summary columns, in STUDY.md's order. One table drives the TSV
- * (%.17g) and the reading tables (4 decimals), so they cannot drift. */
+/* The summary columns, in docs/definitions.md's order. One table drives
+ * the TSV (%.17g) and the reading tables (4 decimals), so they cannot
+ * drift. */
 typedef enum { COL_TEXT, COL_INT, COL_REAL } col_kind;
 
 typedef struct {
@@ -104,7 +105,7 @@ static const char *const summary_columns[] = {
     "updates", "init_weight", "stats_err", "mean_err", "var_err",
     "worst_var_err", "worst_var_feature", "train_eval_rmse",
     "batch_mean_err", "batch_var_err", "props_pass", "props_total",
-    /* Settings STUDY.md's summary does not list, for reading tables. */
+    /* Settings the summary does not list, for reading tables. */
     "partial", "precise_batches",
 };
 #define N_COLUMNS (sizeof summary_columns / sizeof *summary_columns)

@@ -2,7 +2,7 @@
  * Output files. Every file bnstudy writes goes to a temporary name in the
  * destination's directory and is renamed into place only once complete, so
  * a failure never leaves a half-written result. The TSV writers print the
- * columns of STUDY.md section 7, numbers with %.17g.
+ * columns of docs/definitions.md, numbers with %.17g.
  */
 #ifndef BN_OUT_H
 #define BN_OUT_H

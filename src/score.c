@@ -1,4 +1,4 @@
-/* Scores and self-checks; definitions in STUDY.md section 5. */
+/* Scores and self-checks; definitions in docs/definitions.md. */
 #include "score.h"
 
 #include <math.h>

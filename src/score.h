@@ -1,5 +1,5 @@
 /*
- * The scores of STUDY.md section 5 that are properties of one batch or of
+ * The scores of docs/definitions.md that are properties of one batch or of
  * the final buffers, and the four self-checks a BN implementation can run on
  * itself. Every score is an exact mean over the enumerated population: no
  * sampling enters here.
