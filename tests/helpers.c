@@ -133,18 +133,44 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
     }
 }
 
+/* Buffers test_slurp handed out and not yet given back. A failing
+ * assertion jumps out of a test before it frees what it read, so they stay
+ * reachable here and are freed at exit: a failed test leaks nothing. */
+static char **slurped;
+static size_t n_slurped, cap_slurped;
+
+static void free_slurped(void)
+{
+    for (size_t k = 0; k < n_slurped; k++)
+        free(slurped[k]);
+    free(slurped);
+    slurped = NULL;
+    n_slurped = cap_slurped = 0;
+}
+
 char *test_slurp(const char *path, size_t *len)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return NULL;
+    if (n_slurped == cap_slurped) {
+        if (!slurped)
+            atexit(free_slurped);
+        cap_slurped = cap_slurped ? 2 * cap_slurped : 16;
+        slurped = realloc(slurped, cap_slurped * sizeof *slurped);
+        assert_non_null(slurped);
+    }
     size_t cap = 4096, n = 0, got;
-    char *s = test_malloc(cap + 1);
+    char *s = malloc(cap + 1);
+    assert_non_null(s);
+    slurped[n_slurped++] = s;
     while ((got = fread(s + n, 1, cap - n, fp)) > 0) {
         n += got;
         if (n == cap) {
             cap *= 2;
-            s = test_realloc(s, cap + 1);
+            s = realloc(s, cap + 1);
+            assert_non_null(s);
+            slurped[n_slurped - 1] = s;
         }
     }
     fclose(fp);
@@ -152,6 +178,16 @@ char *test_slurp(const char *path, size_t *len)
     if (len)
         *len = n;
     return s;
+}
+
+void test_slurp_free(char *s)
+{
+    for (size_t k = n_slurped; k-- > 0;)
+        if (slurped[k] == s) {
+            slurped[k] = slurped[--n_slurped];
+            break;
+        }
+    free(s);
 }
 
 static void gsl_pcg32_set(void *state, unsigned long seed)

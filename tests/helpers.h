@@ -25,10 +25,11 @@
 const char *test_env(const char *name, const char *dflt);
 
 /* A whole file as a string (NULL if it cannot be opened); its length in
- * *len when len is not NULL. Free it with test_free: it is cmocka's
- * test_malloc memory, which cmocka releases itself when a failing
- * assertion jumps out of the test, so a failure leaks nothing. */
+ * *len when len is not NULL. Give it back with test_slurp_free; what a
+ * failing test could not give back is freed at exit, so under the
+ * sanitizers a failure leaks nothing. */
 char *test_slurp(const char *path, size_t *len);
+void test_slurp_free(char *s);
 
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,

@@ -149,8 +149,8 @@ static void cli(const char *cwd, const char *const *args, cli_out *r)
 
 static void cli_free(cli_out *r)
 {
-    test_free(r->out);
-    test_free(r->err);
+    test_slurp_free(r->out);
+    test_slurp_free(r->err);
 }
 
 static size_t count_char(const char *s, char c)
@@ -179,7 +179,7 @@ static size_t split(char *s, char sep, char **fields, size_t max)
 }
 
 /* The column names docs/definitions.md lists, indented, after the line
- * naming the file (`summary.tsv` or `features.tsv`), into one test_malloc'd
+ * naming the file (`summary.tsv` or `features.tsv`), into one buffer
  * buffer. */
 static size_t study_columns(const char *file, char **cols, size_t max,
                             char **buf)
@@ -216,7 +216,7 @@ static void assert_header(char *line, const char *file, size_t want_cols)
     assert_int_equal(ng, want_cols);
     for (size_t k = 0; k < ns; k++)
         assert_string_equal(got[k], study[k]);
-    test_free(buf);
+    test_slurp_free(buf);
 }
 
 /* strtod that must consume the whole field: %.17g reads back exactly. */
@@ -474,7 +474,7 @@ static void test_run_writes_the_features_file(void **state)
         }
         line = nl + 1;
     }
-    test_free(text);
+    test_slurp_free(text);
 
     /* The outputs file: a header and one line per row trained on. */
     snprintf(path, sizeof path, "%s/o.tsv", dir);
@@ -484,7 +484,7 @@ static void test_run_writes_the_features_file(void **state)
     line = strchr(text, '\n');
     *line = '\0';
     assert_int_equal(split(text, '\t', v, 32), 1 + 2 * f);
-    test_free(text);
+    test_slurp_free(text);
     pop_free(&pop);
     cli_free(&r);
 }

@@ -128,7 +128,7 @@ static void test_known_answers(void **state)
         if (end)
             end[-1] = '\n';
     }
-    test_free(text);
+    test_slurp_free(text);
     assert_int_equal(rounds, 5);
 }
 

@@ -82,7 +82,7 @@ static void test_version_prints_the_build_rows(void **state)
                               rows[i].key, rows[i].value);
     }
     assert_string_equal(text, want);
-    test_free(text);
+    test_slurp_free(text);
 }
 
 static void test_rows_name_the_source(void **state)
@@ -137,7 +137,7 @@ static void test_tarball_build_says_unknown(void **state)
     assert_non_null(strstr(h, "#define BN_BUILD_MAKEFILE \"unknown\"\n"));
     assert_non_null(strstr(h, "#define BN_BUILD_DIRTY \"unknown\"\n"));
     assert_non_null(strstr(h, "#define BN_BUILD_CFLAGS \"-O2\"\n"));
-    test_free(h);
+    test_slurp_free(h);
 }
 
 /* A sweep's manifest carries every row, in order, after its header. */
@@ -164,7 +164,7 @@ static void test_manifest_carries_the_rows(void **state)
                               rows[i].key, rows[i].value);
     if (strncmp(text, want, k) != 0)
         fail_msg("manifest starts\n%.*s\nwant\n%s", (int)k, text, want);
-    test_free(text);
+    test_slurp_free(text);
 }
 
 /* The version is documented where a citation looks for it: CITATION.cff
@@ -178,13 +178,13 @@ static void test_version_is_documented(void **state)
     snprintf(want, sizeof want, "\nversion: %s\n", BNSTUDY_VERSION);
     if (!strstr(cff, want))
         fail_msg("CITATION.cff has no line 'version: %s'", BNSTUDY_VERSION);
-    test_free(cff);
+    test_slurp_free(cff);
     char *log = test_slurp("CHANGELOG.md", NULL);
     assert_non_null(log);
     snprintf(want, sizeof want, "\n## %s\n", BNSTUDY_VERSION);
     if (!strstr(log, want))
         fail_msg("CHANGELOG.md has no entry '## %s'", BNSTUDY_VERSION);
-    test_free(log);
+    test_slurp_free(log);
 }
 
 int test_provenance_run(size_t *ntests)

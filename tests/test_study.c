@@ -197,7 +197,7 @@ static void ini_bad(void **state)
         for (const char *c = msg; *c; c++)
             lines += *c == '\n';
         assert_int_equal(lines, 1);
-        test_free(msg);
+        test_slurp_free(msg);
         struct stat st;
         assert_int_not_equal(stat(out, &st), 0); /* nothing in --out */
     }
@@ -317,7 +317,7 @@ static void verify_fails_on_doctored_results(void **state)
     assert_non_null(strstr(text, "FAIL conventions-agree-var"));
     assert_non_null(strstr(text, "PASS init-weight"));
     assert_non_null(strstr(text, " passed, 3 failed\n"));
-    test_free(text);
+    test_slurp_free(text);
     /* Missing results are an error, not a failed claim. */
     assert_int_equal(shell("rm -rf %s/headline && %s verify %s >/dev/null "
                            "2>&1",
