@@ -14,6 +14,8 @@
 #                              and run under qemu-user (another libm,
 #                              128-bit long double, fused multiply-add in
 #                              every library built for it)
+#   i386                       refused at build time with x87 arithmetic,
+#                              accepted with SSE2 (a compile check only)
 #
 # A variant whose compiler, emulator or libraries are missing prints
 # "SKIPPED NAME: why" (`bash scripts/deps.sh portable` installs them on
@@ -103,6 +105,25 @@ variant gcc-O2-glibc-nofma gcc -O2 GLIBC_TUNABLES=$nofma
 
 variant aarch64 aarch64-linux-gnu-gcc -O2 PKG_CONFIG_LIBDIR=$arm_libdir \
     -- qemu-aarch64
+
+# i386: the x87 unit's 80-bit intermediates would change the digits, so
+# the build refuses it and accepts SSE2 (checked on num.h, which every
+# build compiles; it needs only the compiler's own headers).
+if echo 'int x;' | gcc -m32 -fsyntax-only -x c - >/dev/null 2>&1; then
+    x87=$(gcc -std=c11 -m32 -mfpmath=387 -fsyntax-only -x c src/num.h 2>&1)
+    if [[ $x87 != *"needs SSE2"* ]]; then
+        echo "not ok - i386: an x87 build was not refused"
+        failed=$((failed + 1))
+    elif ! gcc -std=c11 -m32 -msse2 -mfpmath=sse -fsyntax-only -x c src/num.h; then
+        echo "not ok - i386: an SSE2 build was refused"
+        failed=$((failed + 1))
+    else
+        echo "ok - i386: x87 refused with a message, SSE2 accepted"
+        passed=$((passed + 1))
+    fi
+else
+    skip i386 "gcc cannot target -m32 here"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -20,9 +20,8 @@
 
 #if defined(__i386__) && !defined(__SSE2_MATH__)
 #error "bnstudy needs SSE2 double arithmetic on i386: build with CFLAGS='-O2 -msse2 -mfpmath=sse'"
-#endif
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-#error "bnstudy needs FLT_EVAL_METHOD 0 (double evaluated in double); on i386 build with -msse2 -mfpmath=sse"
+#elif !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "bnstudy needs FLT_EVAL_METHOD 0 (double evaluated in double, not wider)"
 #endif
 
 /* A double-double: the unevaluated sum hi + lo with |lo| <= ulp(hi) / 2,
