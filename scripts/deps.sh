@@ -100,7 +100,7 @@ present() {
         gsl | inih | nettle | cmocka)
             command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$1" ;;
         gnuplot) command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1 ;;
-        font) ! command -v fc-list >/dev/null 2>&1 ||
+        font) command -v fc-list >/dev/null 2>&1 &&
             [ -n "$(fc-list 'DejaVu Sans' 2>/dev/null)" ] ;;
         cxx) command -v "${CXX:-c++}" >/dev/null 2>&1 ;;
         pcg) command -v "${CXX:-c++}" >/dev/null 2>&1 &&
