@@ -133,6 +133,22 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
     }
 }
 
+int test_dir_setup(void **state)
+{
+    static char dir[4096];
+    snprintf(dir, sizeof dir, "%s/bnstudy-test-group.XXXXXX",
+             test_env("TMPDIR", "/tmp"));
+    *state = dir;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+int test_dir_teardown(void **state)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", (const char *)*state);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 /* Buffers test_slurp handed out and not yet given back. A failing
  * assertion jumps out of a test before it frees what it read, so they stay
  * reachable here and are freed at exit: a failed test leaks nothing. */

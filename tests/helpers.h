@@ -24,6 +24,11 @@
  * `make test` passes, relative to the repository's root. */
 const char *test_env(const char *name, const char *dflt);
 
+/* Group fixtures: a new empty directory under $TMPDIR, its path (a
+ * string) in *state, and its removal with everything in it. */
+int test_dir_setup(void **state);
+int test_dir_teardown(void **state);
+
 /* A whole file as a string (NULL if it cannot be opened); its length in
  * *len when len is not NULL. Give it back with test_slurp_free; what a
  * failing test could not give back is freed at exit, so under the

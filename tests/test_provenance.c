@@ -17,24 +17,6 @@
 #include "common.h"
 #include "provenance.h"
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "%s/bnstudy-test-prov.XXXXXX",
-             test_env("TMPDIR", "/tmp"));
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 /* The first line a shell command prints, without its newline ("" if
  * none); the command's exit status in *status. */
 static void first_line(const char *cmd, char *buf, size_t size, int *status)
@@ -63,7 +45,7 @@ static const char *row(const char *key)
 
 static void test_version_prints_the_build_rows(void **state)
 {
-    (void)state;
+    const char *tmpdir = *state;
     char cmd[4200], want[4096];
     snprintf(cmd, sizeof cmd, "%s --version > %s/version",
              test_env("BNSTUDY", "./bnstudy"), tmpdir);
@@ -122,7 +104,7 @@ static void test_rows_name_the_source(void **state)
 /* The header script run from a directory that is no git checkout. */
 static void test_tarball_build_says_unknown(void **state)
 {
-    (void)state;
+    const char *tmpdir = *state;
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "mkdir -p %s/tarball/scripts && cp scripts/provenance.sh "
@@ -143,7 +125,7 @@ static void test_tarball_build_says_unknown(void **state)
 /* A sweep's manifest carries every row, in order, after its header. */
 static void test_manifest_carries_the_rows(void **state)
 {
-    (void)state;
+    const char *tmpdir = *state;
     char cmd[1400], path[400];
     snprintf(path, sizeof path, "%s/tiny.ini", tmpdir);
     FILE *fp = fopen(path, "w");
@@ -167,24 +149,28 @@ static void test_manifest_carries_the_rows(void **state)
     test_slurp_free(text);
 }
 
+/* Whether the file at path holds the line "PREFIX VERSION". */
+static int has_version_line(const char *path, const char *prefix)
+{
+    char want[64];
+    snprintf(want, sizeof want, "\n%s%s\n", prefix, BNSTUDY_VERSION);
+    char *text = test_slurp(path, NULL);
+    if (!text)
+        fail_msg("cannot read %s", path);
+    int found = strstr(text, want) != NULL;
+    test_slurp_free(text);
+    return found;
+}
+
 /* The version is documented where a citation looks for it: CITATION.cff
  * carries the same version and CHANGELOG.md has an entry for it. */
 static void test_version_is_documented(void **state)
 {
     (void)state;
-    char want[64];
-    char *cff = test_slurp("CITATION.cff", NULL);
-    assert_non_null(cff);
-    snprintf(want, sizeof want, "\nversion: %s\n", BNSTUDY_VERSION);
-    if (!strstr(cff, want))
+    if (!has_version_line("CITATION.cff", "version: "))
         fail_msg("CITATION.cff has no line 'version: %s'", BNSTUDY_VERSION);
-    test_slurp_free(cff);
-    char *log = test_slurp("CHANGELOG.md", NULL);
-    assert_non_null(log);
-    snprintf(want, sizeof want, "\n## %s\n", BNSTUDY_VERSION);
-    if (!strstr(log, want))
+    if (!has_version_line("CHANGELOG.md", "## "))
         fail_msg("CHANGELOG.md has no entry '## %s'", BNSTUDY_VERSION);
-    test_slurp_free(log);
 }
 
 int test_provenance_run(size_t *ntests)
@@ -197,5 +183,6 @@ int test_provenance_run(size_t *ntests)
         cmocka_unit_test(test_version_is_documented),
     };
     *ntests = sizeof tests / sizeof tests[0];
-    return cmocka_run_group_tests_name("provenance", tests, setup, teardown);
+    return cmocka_run_group_tests_name("provenance", tests, test_dir_setup,
+                                       test_dir_teardown);
 }
