@@ -4,55 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator.h"
 #include "order.h"
 
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err)
 {
-    order_spec ord;
     if (run_validate(cfg, pop, err) != 0)
         return -1;
-    order_parse(cfg->order, &pop->spec, &ord, err);
-    if (ord.kind != ORDER_SHUFFLED)
-        return bn_fail(err, "the closed form is for shuffled order only");
+    if (!cfg->order.def->uniform)
+        return bn_fail(err, "the closed form needs every order equally "
+                            "likely, and %s is not",
+                       cfg->order.name);
+    const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);
+    if (!est->weights)
+        return bn_fail(err, "estimator %s has no closed form", est->name);
     size_t n = pop->n, b = cfg->batch_size;
     size_t nb = run_batches_per_epoch(n, b, cfg->partial);
     long double *w = calloc(nb, sizeof *w);
     if (!w)
         return bn_fail(err, "out of memory");
-    const bn_config *l = &cfg->layer;
-    long double p = l->p, keep = l->keep;
-    size_t t_count = cfg->epochs * nb;
-    if (l->estimator == BN_EST_PRECISE) {
-        /* One pooled sample of the first k batches' rows. */
-        size_t k = cfg->precise_batches == 0 || cfg->precise_batches > nb
-                       ? nb
-                       : cfg->precise_batches;
-        size_t rows = k * b < n ? k * b : n;
-        for (size_t i = 0; i < k; i++) {
-            size_t bi = i * b + b <= n ? b : n - i * b;
-            w[i] = (long double)bi / (long double)rows;
-        }
-    } else {
-        for (size_t t = 1; t <= t_count; t++) {
-            size_t cur = (t - 1) % nb;
-            long double keep_now = keep, p_now = p;
-            if (l->estimator == BN_EST_CUMULATIVE) {
-                p_now = 1.0L / (long double)t;
-                keep_now = 1.0L - p_now;
-            }
-            for (size_t i = 0; i < nb; i++)
-                w[i] *= keep_now;
-            w[cur] += p_now;
-        }
-        /* Debiasing divides by the weights' own sum, 1 - keep^T. */
-        long double wsum = 0.0L;
-        for (size_t i = 0; i < nb; i++)
-            wsum += w[i];
-        if (l->estimator == BN_EST_EMA_DEBIASED)
-            for (size_t i = 0; i < nb; i++)
-                w[i] /= wsum;
-    }
+    bn_weights_in in = {n, b, nb, cfg->epochs * nb,
+                        cfg->precise_batches == 0 ||
+                                cfg->precise_batches > nb
+                            ? nb
+                            : cfg->precise_batches,
+                        cfg->layer.p, cfg->layer.keep};
+    est->weights(&in, w);
     long double total = 0.0L;
     for (size_t i = 0; i < nb; i++)
         total += w[i];
