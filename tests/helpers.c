@@ -1,6 +1,8 @@
 /* The shared test helpers; see helpers.h. */
 #include "helpers.h"
 
+#include "order.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +156,20 @@ char *test_slurp(const char *path, size_t *len)
     if (len)
         *len = n;
     return s;
+}
+
+void default_layer(bn_config *cfg)
+{
+    run_config r;
+    run_default_config(&r);
+    *cfg = r.layer;
+}
+
+void set_order(run_config *cfg, const char *name)
+{
+    pop_spec spec;
+    bn_error err;
+    pop_default_spec(&spec);
+    if (order_parse(name, &spec, &cfg->order, &err) != 0)
+        fail_msg("order %s: %s", name, err.msg);
 }

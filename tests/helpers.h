@@ -84,4 +84,10 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);
 
+/* The layer's settings in run_default_config (the key table's defaults). */
+void default_layer(bn_config *cfg);
+/* cfg's order parsed from name against the default population's
+ * features, or failing the test. */
+void set_order(run_config *cfg, const char *name);
+
 #endif
