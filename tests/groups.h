@@ -16,5 +16,6 @@ int test_run_run(size_t *ntests);
 int test_cli_run(size_t *ntests);
 int test_study_run(size_t *ntests);
 int test_shuffles_run(size_t *ntests);
+int test_tables_run(size_t *ntests);
 
 #endif

@@ -17,6 +17,7 @@ static const struct {
     {test_cli_run},
     {test_study_run},
     {test_shuffles_run},
+    {test_tables_run},
 };
 
 int main(void)
