@@ -2,7 +2,6 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,20 +47,6 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s,
         v < min || v > max) {
         cli_error(cmd, "%s: must be an integer from %llu to %llu, got '%s'",
                   opt, (unsigned long long)min, (unsigned long long)max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int cli_parse_double(const char *cmd, const char *opt, const char *s,
-                     double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v)) {
-        cli_error(cmd, "%s: must be a finite number, got '%s'", opt, s);
         return -1;
     }
     *out = v;

@@ -33,8 +33,6 @@ int cli_bad_option(const char *cmd, char **argv, int optopt_value);
 
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out);
-int cli_parse_double(const char *cmd, const char *opt, const char *s,
-                     double *out);
 
 /* The options of the experiment keys that are axes (exp.h's table):
  * "--batch-size" for batch_size. Fills opts (room for KEY_COUNT + extra

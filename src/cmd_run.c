@@ -188,8 +188,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     if (features_path) {
-        out_features_header(ff.fp);
-        out_features_rows(ff.fp, &pop, &cfg, &res);
+        out_features_header(ff.fp, 1u << cfg.model);
+        out_features_rows(ff.fp, 1u << cfg.model, &pop, &cfg, &res);
     }
     out_file both[2] = {ff, of};
     if (out_commit_all(both, 2, &err) != 0) {
@@ -198,8 +198,8 @@ int cmd_run(int argc, char **argv)
         out_abort(&both[1]);
         goto done;
     }
-    out_summary_header(stdout);
-    out_summary_row(stdout, &pop, &cfg, &res);
+    out_summary_header(stdout, 1u << cfg.model);
+    out_summary_row(stdout, 1u << cfg.model, &pop, &cfg, &res);
     rc = 0;
 done:
     pop_free(&pop);

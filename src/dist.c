@@ -17,15 +17,16 @@
 
 /* A configuration's key columns and the seed count, as the first columns
  * of a row (trail: the key columns after the file's own). */
-static void config_columns(FILE *fp, const run_config *c, size_t seeds)
+static void config_columns(FILE *fp, const run_config *c, size_t seeds,
+                           unsigned models)
 {
-    exp_key_cells(fp, c, COL_SEEDS, 1, 1, "%.17g");
+    exp_key_cells(fp, c, COL_SEEDS, 1, 1, "%.17g", models);
     fprintf(fp, "\t%zu", seeds);
 }
 
-static void config_header(FILE *fp)
+static void config_header(FILE *fp, unsigned models)
 {
-    exp_key_header(fp, COL_SEEDS, 1, 1);
+    exp_key_header(fp, COL_SEEDS, 1, 1, models);
     fputs("\tseeds", fp);
 }
 
@@ -41,7 +42,8 @@ dist_summary dist_summarise(double *v, size_t n)
     return s;
 }
 
-int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
+int dist_write(const exp_t *e, unsigned models, const pop_t *pop,
+               const run_config *cfgs,
                const run_result *res, FILE *dist, FILE *expect, FILE *table,
                bn_error *err)
 {
@@ -58,16 +60,16 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
         return bn_fail(err, "out of memory");
     }
     if (dist) {
-        config_header(dist);
+        config_header(dist, models);
         fputs("\tscore\tmean\tsd\tp05\tp50\tp95", dist);
-        exp_key_header(dist, COL_SEEDS, 0, 0);
+        exp_key_header(dist, COL_SEEDS, 0, 0, models);
         fputc('\n', dist);
     }
     if (expect) {
-        config_header(expect);
+        config_header(expect, models);
         fputs("\texpected_mean_err\tmc_mean_err\texpected_mean_err_sq\t"
               "mc_mean_err_sq\tmc_se\tz", expect);
-        exp_key_header(expect, COL_SEEDS, 0, 0);
+        exp_key_header(expect, COL_SEEDS, 0, 0, models);
         fputc('\n', expect);
     }
     out_column cols[EXP_MAX_COLUMNS];
@@ -81,25 +83,25 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
             const run_config *c = &cfgs[exp_index(e, r, 0, ib)];
             for (size_t s = 0; s < n_scores; s++) {
                 const score_def *sd = score_get(s);
-                if (!sd->summarised)
+                if (!sd->summarised || sd->model != c->model)
                     continue;
                 for (size_t is = 0; is < ns; is++)
                     v[is] = score_value(sd, &res[exp_index(e, r, is, ib)]);
                 sum[s] = dist_summarise(v, ns);
                 if (!dist)
                     continue;
-                config_columns(dist, c, ns);
+                config_columns(dist, c, ns, models);
                 fprintf(dist, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g",
                         sd->name, sum[s].mean, sum[s].sd, sum[s].p05,
                         sum[s].p50, sum[s].p95);
-                exp_key_cells(dist, c, COL_SEEDS, 0, 0, "%.17g");
+                exp_key_cells(dist, c, COL_SEEDS, 0, 0, "%.17g", models);
                 fputc('\n', dist);
             }
             /* The reading table: mean [p5, p95] for the summarised scores,
              * the first seed's value for the rest. */
             for (size_t k = 0; table && k < e->n_table; k++) {
                 const score_def *sd = cols[k].score;
-                if (sd && sd->summarised) {
+                if (sd && sd->summarised && sd->model == c->model) {
                     size_t s = (size_t)(sd - score_get(0));
                     fprintf(table, "| %.4f [%.4f, %.4f] ", sum[s].mean,
                             sum[s].p05, sum[s].p95);
@@ -122,7 +124,7 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
             double mc = gsl_stats_mean(v, 1, ns);
             double se = ns > 1 ? gsl_stats_sd_m(v, 1, ns, mc) / sqrt((double)ns)
                                : 0.0;
-            config_columns(expect, c, ns);
+            config_columns(expect, c, ns, models);
             fprintf(expect, "\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t",
                     sqrt(want), sqrt(mc), want, mc, se);
             /* Where every ordering recovers the mean exactly, the shuffles'
@@ -131,7 +133,7 @@ int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
                 fprintf(expect, "%.17g", (mc - want) / se);
             else
                 fputs("nan", expect);
-            exp_key_cells(expect, c, COL_SEEDS, 0, 0, "%.17g");
+            exp_key_cells(expect, c, COL_SEEDS, 0, 0, "%.17g", models);
             fputc('\n', expect);
         }
     }

@@ -30,9 +30,10 @@ typedef struct {
  * one value) and GSL's quantiles (linear between order statistics). */
 dist_summary dist_summarise(double *v, size_t n);
 
-/* res[k] is the result of exp_config(e, k). Any of the files may be NULL
- * (not wanted). */
-int dist_write(const exp_t *e, const pop_t *pop, const run_config *cfgs,
+/* res[k] is the result of exp_config(e, k); models the mask of the
+ * models trained (out.h). Any of the files may be NULL (not wanted). */
+int dist_write(const exp_t *e, unsigned models, const pop_t *pop,
+               const run_config *cfgs,
                const run_result *res, FILE *dist, FILE *expect,
                FILE *table, bn_error *err);
 

@@ -131,8 +131,8 @@ static const key_def keys[KEY_COUNT] = {
                       M_LAYER, apply_momentum, get_momentum},
     [KEY_WEIGHTS] = {"layer", "momentum_weights", KT_CHOICES, "old", 0, 0,
                      0, 0, 0, bn_weights_name, "W",
-                     "old: M weighs the old value (Keras, the study); new: "
-                     "the new value (PyTorch)",
+                     "the value M weighs (old: Keras, the study; new: "
+                     "PyTorch)",
                      6, ALL, 7, M_LAYER, apply_weights, get_weights},
     [KEY_VARIANCE] = {"layer", "variance", KT_CHOICES, "biased", 0, 0, 0, 0,
                       0, bn_variance_name, "V",
@@ -753,14 +753,16 @@ void exp_manifest(FILE *fp, const exp_t *e)
     }
 }
 
-/* The key columns of file, lead or trail, in column order. */
-static size_t columns(unsigned file, int lead, key_id *out)
+/* The key columns of file, lead or trail, of the models trained, in
+ * column order. */
+static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
 {
     size_t n = 0;
     for (int col = 1; col <= KEY_COUNT; col++)
         for (int k = 0; k < KEY_COUNT; k++)
             if (keys[k].col == col && (keys[k].files & file) &&
-                (col <= KEY_LEAD_COLUMNS) == (lead != 0))
+                (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
+                (keys[k].model < 0 || (models & (1u << keys[k].model))))
                 out[n++] = (key_id)k;
     return n;
 }
@@ -783,23 +785,27 @@ void exp_cell_print(FILE *fp, const key_cell *c, const char *real_fmt)
         fprintf(fp, real_fmt, c->r);
 }
 
-void exp_key_header(FILE *fp, unsigned file, int lead, int first)
+void exp_key_header(FILE *fp, unsigned file, int lead, int first,
+                    unsigned models)
 {
     key_id col[KEY_COUNT];
-    size_t n = columns(file, lead, col);
+    size_t n = columns(file, lead, models, col);
     for (size_t i = 0; i < n; i++)
         fprintf(fp, "%s%s", i == 0 && first ? "" : "\t", keys[col[i]].name);
 }
 
 void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
-                   int first, const char *real_fmt)
+                   int first, const char *real_fmt, unsigned models)
 {
     key_id col[KEY_COUNT];
-    size_t n = columns(file, lead, col);
+    size_t n = columns(file, lead, models, col);
     for (size_t i = 0; i < n; i++) {
         key_cell c;
         memset(&c, 0, sizeof c);
-        keys[col[i]].get(cfg, &c);
+        if (keys[col[i]].model >= 0 && keys[col[i]].model != (int)cfg->model)
+            c.text = "-"; /* another model's setting */
+        else
+            keys[col[i]].get(cfg, &c);
         if (i > 0 || !first)
             fputc('\t', fp);
         exp_cell_print(fp, &c, real_fmt);

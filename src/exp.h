@@ -159,12 +159,15 @@ size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib);
 /* "section.key\tvalue" lines of every key, as resolved. */
 void exp_manifest(FILE *fp, const exp_t *e);
 
-/* The key columns of a file (COL_*), leading (STUDY.md's) or trailing:
- * names, and a configuration's cells (reals with real_fmt). Each column
- * is preceded by a tab unless it is the line's first and first is set. */
-void exp_key_header(FILE *fp, unsigned file, int lead, int first);
+/* The key columns of a file (COL_*), leading (STUDY.md's) or trailing,
+ * of the models in the mask `models` (bit m: run_model_id m trained in
+ * the file): names, and a configuration's cells (reals with real_fmt; "-"
+ * for a key of a model the configuration does not train). Each column is
+ * preceded by a tab unless it is the line's first and first is set. */
+void exp_key_header(FILE *fp, unsigned file, int lead, int first,
+                    unsigned models);
 void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
-                   int first, const char *real_fmt);
+                   int first, const char *real_fmt, unsigned models);
 /* The key column named name, or -1 (any file's). */
 int exp_key_column(const char *name);
 /* A cell, printed as TSV (%.17g) or table (%.4f) wants it. */

@@ -12,6 +12,9 @@ int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
 {
     if (run_validate(cfg, pop, err) != 0)
         return -1;
+    if (cfg->model != RUN_MODEL_LAYER)
+        return bn_fail(err, "the closed form is of the layer's running "
+                            "mean");
     if (!cfg->order.def->uniform)
         return bn_fail(err, "the closed form needs every order equally "
                             "likely, and %s is not",

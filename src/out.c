@@ -90,16 +90,18 @@ void out_abort(out_file *of)
 }
 
 static const out_file_def files[OUT_FILE_COUNT] = {
-    [OUT_SUMMARY] = {"summary", "summary.tsv", 0,
+    [OUT_SUMMARY] = {"summary", "summary.tsv", 0, -1,
                      "one row per configuration: every key and score"},
-    [OUT_FEATURES] = {"features", "features.tsv", 0,
-                      "one row per configuration and feature"},
-    [OUT_TABLE] = {"table", "table.md", 0, "the reading table"},
-    [OUT_MANIFEST] = {"manifest", "manifest.tsv", 0,
+    [OUT_FEATURES] = {"features", "features.tsv", 0, RUN_MODEL_LAYER,
+                      "one row per configuration and feature: the truth "
+                      "and the running statistics"},
+    [OUT_TABLE] = {"table", "table.md", 0, -1, "the reading table"},
+    [OUT_MANIFEST] = {"manifest", "manifest.tsv", 0, -1,
                       "version, SHA-256 of the experiment file, settings"},
-    [OUT_DISTRIBUTION] = {"distribution", "distribution.tsv", 1,
+    [OUT_DISTRIBUTION] = {"distribution", "distribution.tsv", 1, -1,
                           "each score across the seeds"},
     [OUT_EXPECTATION] = {"expectation", "expectation.tsv", 1,
+                         RUN_MODEL_LAYER,
                          "the closed form beside the seeds"},
 };
 
@@ -156,6 +158,11 @@ static void column_cell(const out_column *col, const pop_t *pop,
     }
     const score_def *s = col->score;
     const char *at = (const char *)r + s->offset;
+    if (s->model != cfg->model) {
+        c->kind = CELL_TEXT;
+        c->text = "-"; /* another model's score */
+        return;
+    }
     size_t u;
     switch (s->kind) {
     case SCORE_REAL:
@@ -175,27 +182,30 @@ static void column_cell(const out_column *col, const pop_t *pop,
     }
 }
 
-void out_summary_header(FILE *fp)
+void out_summary_header(FILE *fp, unsigned models)
 {
-    exp_key_header(fp, COL_SUMMARY, 1, 1);
+    exp_key_header(fp, COL_SUMMARY, 1, 1, models);
     for (size_t i = 0; score_get(i); i++)
-        fprintf(fp, "\t%s", score_get(i)->name);
-    exp_key_header(fp, COL_SUMMARY, 0, 0);
+        if (models & (1u << score_get(i)->model))
+            fprintf(fp, "\t%s", score_get(i)->name);
+    exp_key_header(fp, COL_SUMMARY, 0, 0, models);
     fputc('\n', fp);
 }
 
-void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
-                     const run_result *r)
+void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+                     const run_config *cfg, const run_result *r)
 {
-    exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g");
+    exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", models);
     for (size_t i = 0; score_get(i); i++) {
+        if (!(models & (1u << score_get(i)->model)))
+            continue;
         out_column col = {-1, score_get(i)};
         key_cell c;
         column_cell(&col, pop, cfg, r, &c);
         fputc('\t', fp);
         exp_cell_print(fp, &c, "%.17g");
     }
-    exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g");
+    exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", models);
     fputc('\n', fp);
 }
 
@@ -228,23 +238,23 @@ void out_table_row(FILE *fp, size_t n, const out_column *cols,
     fputs("|\n", fp);
 }
 
-void out_features_header(FILE *fp)
+void out_features_header(FILE *fp, unsigned models)
 {
-    exp_key_header(fp, COL_FEATURES, 1, 1);
+    exp_key_header(fp, COL_FEATURES, 1, 1, models);
     fputs("\tfeature\ttrue_mean\ttrue_var\trunning_mean\trunning_var", fp);
-    exp_key_header(fp, COL_FEATURES, 0, 0);
+    exp_key_header(fp, COL_FEATURES, 0, 0, models);
     fputc('\n', fp);
 }
 
-void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
-                       const run_result *r)
+void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
+                       const run_config *cfg, const run_result *r)
 {
     for (size_t j = 0; j < pop->f; j++) {
-        exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g");
+        exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g", models);
         fprintf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g",
                 pop->spec.features[j].name, pop->mean[j], pop->var[j],
                 r->running_mean[j], r->running_var[j]);
-        exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g");
+        exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g", models);
         fputc('\n', fp);
     }
 }

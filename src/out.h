@@ -40,6 +40,7 @@ typedef struct {
     const char *name; /* as `outputs` names it */
     const char *file; /* in DIR/<stem>/ */
     int many_seeds;   /* written only when the seed axis has many values */
+    int model;        /* -1, or the only model whose runs it has rows of */
     const char *help;
 } out_file_def;
 
@@ -62,10 +63,12 @@ int out_column_find(const char *name, out_column *col);
 const char *out_column_name(const out_column *col);
 
 /* summary.tsv: STUDY.md's key columns, the scores, bnstudy's other key
- * columns; reals %.17g. */
-void out_summary_header(FILE *fp);
-void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
-                     const run_result *res);
+ * columns, each only if its model is in the mask `models` (bit m:
+ * run_model_id m is trained in the file; "-" in the rows of the other
+ * models); reals %.17g. */
+void out_summary_header(FILE *fp, unsigned models);
+void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+                     const run_config *cfg, const run_result *res);
 /* A Markdown reading table of the given summary columns, reals rounded to
  * 4 decimals as the published table is. */
 void out_table_header(FILE *fp, size_t n, const out_column *cols);
@@ -76,9 +79,9 @@ void out_table_row(FILE *fp, size_t n, const out_column *cols,
                    const run_result *r);
 /* features.tsv: one row per feature, the same key columns around the
  * feature's truth and running statistics. */
-void out_features_header(FILE *fp);
-void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
-                       const run_result *res);
+void out_features_header(FILE *fp, unsigned models);
+void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
+                       const run_config *cfg, const run_result *res);
 /* The population's rows in the given order: header `row` then features. */
 void out_population(FILE *fp, const pop_t *pop, const size_t *perm);
 

@@ -183,9 +183,14 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
      * seeds, and the reading table then shows each configuration once,
      * across its seeds. */
     int many = e->n[KEY_SEED] > 1;
+    unsigned models = 0; /* bit m: some configuration trains model m */
+    for (size_t k = 0; k < n; k++)
+        models |= 1u << w.cfgs[k].model;
     FILE *fp[OUT_FILE_COUNT] = {NULL};
     for (int i = 0; i < OUT_FILE_COUNT; i++) {
-        if (!(e->outputs & (1u << i)) || (out_file_get(i)->many_seeds && !many))
+        const out_file_def *d = out_file_get(i);
+        if (!(e->outputs & (1u << i)) || (d->many_seeds && !many) ||
+            (d->model >= 0 && !(models & (1u << d->model))))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, out_file_get(i)->file);
         if (out_open(&files[i], path, err) != 0)
@@ -197,16 +202,18 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         out_column_find(e->table[c], &cols[c]);
     FILE *table_row = many ? NULL : fp[OUT_TABLE];
     if (fp[OUT_SUMMARY])
-        out_summary_header(fp[OUT_SUMMARY]);
+        out_summary_header(fp[OUT_SUMMARY], models);
     if (fp[OUT_FEATURES])
-        out_features_header(fp[OUT_FEATURES]);
+        out_features_header(fp[OUT_FEATURES], models);
     if (table_row)
         out_table_header(table_row, e->n_table, cols);
     for (size_t k = 0; k < n; k++) {
         if (fp[OUT_SUMMARY])
-            out_summary_row(fp[OUT_SUMMARY], &pop, &w.cfgs[k], &w.res[k]);
-        if (fp[OUT_FEATURES])
-            out_features_rows(fp[OUT_FEATURES], &pop, &w.cfgs[k], &w.res[k]);
+            out_summary_row(fp[OUT_SUMMARY], models, &pop, &w.cfgs[k],
+                            &w.res[k]);
+        if (fp[OUT_FEATURES] && w.cfgs[k].model == RUN_MODEL_LAYER)
+            out_features_rows(fp[OUT_FEATURES], models, &pop, &w.cfgs[k],
+                              &w.res[k]);
         if (table_row)
             out_table_row(table_row, e->n_table, cols, &pop, &w.cfgs[k],
                           &w.res[k]);
@@ -215,7 +222,7 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         write_manifest(fp[OUT_MANIFEST], e, opt, sha, n);
     if (many && (fp[OUT_DISTRIBUTION] || fp[OUT_EXPECTATION] ||
                  fp[OUT_TABLE]) &&
-        dist_write(e, &pop, w.cfgs, w.res, fp[OUT_DISTRIBUTION],
+        dist_write(e, models, &pop, w.cfgs, w.res, fp[OUT_DISTRIBUTION],
                    fp[OUT_EXPECTATION], fp[OUT_TABLE], err) != 0)
         goto done;
     if (out_commit_all(files, OUT_FILE_COUNT, err) != 0)

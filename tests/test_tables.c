@@ -232,7 +232,7 @@ static const bound_case bounds[] = {
     {"layer", "beta", "1e100", 1, NULL},
     {"layer", "beta", "-inf", 0, "finite"},
     {"layer", "estimator", "cumulative", 1, NULL},
-    {"layer", "estimator", "Cumulative", 0, "ema, ema-debiased, cumulative or precise"},
+    {"layer", "estimator", "Cumulative", 0, "(ema, ema-debiased, cumulative"},
     {"layer", "variance", "unbiased", 1, NULL},
     {"layer", "variance", "unbias", 0, "biased or unbiased"},
     {"layer", "momentum_weights", "new", 1, NULL},
