@@ -128,7 +128,8 @@ const key_def *exp_key(key_id k);
 /* The key of section and name, or -1. */
 int exp_key_find(const char *section, const char *name);
 
-/* Every key's default; stem "run". exp_free releases what it holds. */
+/* Every key's default; stem "run". exp_free releases what it holds, also
+ * after a failure, and before e is initialised again. */
 int exp_init(exp_t *e, bn_error *err);
 void exp_free(exp_t *e);
 /* Set key k from text, replacing what it held (KT_FEATURE appends a

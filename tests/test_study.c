@@ -210,6 +210,7 @@ static void ini_bad(void **state)
     snprintf(path, sizeof path, "%s/missing.ini", tmpdir);
     assert_int_equal(exp_load(e, path, NULL, 0, &err), -1);
     assert_non_null(strstr(err.msg, "missing.ini: cannot open"));
+    exp_free(e);
     char *sets[] = {"layer.momentum=2"};
     assert_int_equal(exp_load(e, "experiments/headline.ini", sets, 1, &err),
                      -1);
