@@ -84,15 +84,13 @@ void cli_key_help(FILE *fp)
         for (int i = 2; i < len; i++)
             if (opt[i] == '_')
                 opt[i] = '-';
-        if (d->type == KT_CHOICES) {
-            size_t l = 0;
-            for (int i = 0; d->choice(i) && l < sizeof list; i++)
-                l += (size_t)snprintf(list + l, sizeof list - l, "%s%s",
-                                      i ? ", " : ": ", d->choice(i));
-        } else if (d->type == KT_ORDERS) {
-            list[0] = ':', list[1] = ' ';
+        list[0] = ':', list[1] = ' ';
+        if (d->type == KT_CHOICES)
+            bn_join(list + 2, sizeof list - 2, ", ", ", ", d->choice);
+        else if (d->type == KT_ORDERS)
             order_list(", ", list + 2, sizeof list - 2);
-        }
+        else
+            list[0] = '\0';
         fprintf(fp, "  %-22s %s%s (%s)\n", opt, d->help, list, d->dflt);
     }
 }

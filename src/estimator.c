@@ -148,12 +148,7 @@ int bn_estimator_parse(const char *s, bn_estimator *e)
     return -1;
 }
 
-const char *bn_estimator_list(const char *sep, char *buf, size_t cap)
+const char *bn_estimator_name_at(int i)
 {
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < BN_EST_COUNT && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? sep : "",
-                                table[i].name);
-    return buf;
+    return i >= 0 && i < BN_EST_COUNT ? table[i].name : NULL;
 }

@@ -66,7 +66,7 @@ const bn_estimator_def *bn_estimator_get(bn_estimator e);
 const char *bn_estimator_name(bn_estimator e);
 /* 0 and *e set when s names an estimator, else -1. */
 int bn_estimator_parse(const char *s, bn_estimator *e);
-/* "ema, ema-debiased, ..." (sep between names), for messages and help. */
-const char *bn_estimator_list(const char *sep, char *buf, size_t cap);
+/* Estimator i's name, NULL past the last (for bn_join and choices). */
+const char *bn_estimator_name_at(int i);
 
 #endif

@@ -77,12 +77,6 @@ GET(experiment, set_text(out, c->experiment))
 GET(population, set_text(out, c->population))
 GET(new_weight, set_real(out, c->layer.p))
 
-static const char *estimator_choice(int i)
-{
-    return i >= 0 && i < BN_EST_COUNT ? bn_estimator_name((bn_estimator)i)
-                                      : NULL;
-}
-
 #define ALL (COL_SUMMARY | COL_FEATURES | COL_SEEDS)
 #define M_LAYER RUN_MODEL_LAYER
 
@@ -139,7 +133,7 @@ static const key_def keys[KEY_COUNT] = {
                       "the variance the buffer update takes", 8, ALL, 6,
                       M_LAYER, apply_variance, get_variance},
     [KEY_ESTIMATOR] = {"layer", "estimator", KT_CHOICES, "ema", 0, 0, 0, 0,
-                       0, estimator_choice, "E",
+                       0, bn_estimator_name_at, "E",
                        "the running statistics' estimator", 10, ALL, 4,
                        M_LAYER, apply_estimator, get_estimator},
     [KEY_BATCH_SIZE] = {"sweep", "batch_size", KT_UINTS, "256", 0, 0, 0, 2,
@@ -251,20 +245,6 @@ static const char *range_text(const key_def *d, char *buf, size_t cap)
 static int in_range(const key_def *d, double x)
 {
     return (d->lo_open ? x > d->lo : x >= d->lo) && x <= d->hi;
-}
-
-/* A choice's names, "a, b or c". */
-static const char *choice_text(const key_def *d, char *buf, size_t cap)
-{
-    size_t len = 0, n = 0;
-    while (d->choice((int)n))
-        n++;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s",
-                                i == 0 ? "" : i + 1 == n ? " or " : ", ",
-                                d->choice((int)i));
-    return buf;
 }
 
 typedef struct {
@@ -422,7 +402,7 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
             if (!d->choice(i)) {
                 char list[256];
                 BAD("unknown value '%s' (%s)", tok,
-                    choice_text(d, list, sizeof list));
+                    bn_join(list, sizeof list, ", ", " or ", d->choice));
             }
             x.i = i;
             PUSH(x);

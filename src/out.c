@@ -118,14 +118,14 @@ int out_file_find(const char *name)
     return -1;
 }
 
+static const char *file_name(int i)
+{
+    return i >= 0 && i < OUT_FILE_COUNT ? files[i].name : NULL;
+}
+
 const char *out_file_list(const char *sep, char *buf, size_t cap)
 {
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < OUT_FILE_COUNT && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? sep : "",
-                                files[i].name);
-    return buf;
+    return bn_join(buf, cap, sep, sep, file_name);
 }
 
 int out_column_find(const char *name, out_column *col)

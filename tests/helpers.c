@@ -7,11 +7,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 const char *test_env(const char *name, const char *dflt)
 {
     const char *v = getenv(name);
     return v && *v ? v : dflt;
+}
+
+int test_tmpdir_make(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/bnstudy-test-%s.XXXXXX",
+             test_env("TMPDIR", "/tmp"), name);
+    return mkdtemp(buf) ? 0 : -1;
+}
+
+int test_tmpdir_remove(const char *dir)
+{
+    return test_shell("rm -rf '%s'", dir) == 0 ? 0 : -1;
+}
+
+void test_write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+int test_shell(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,

@@ -25,6 +25,20 @@ const char *test_env(const char *name, const char *dflt);
  * *len when len is not NULL. */
 char *test_slurp(const char *path, size_t *len);
 
+/* A fresh directory TMPDIR/bnstudy-test-NAME.XXXXXX into buf (0 on
+ * success, for a group setup), and its removal with all it holds. */
+int test_tmpdir_make(char *buf, size_t cap, const char *name);
+int test_tmpdir_remove(const char *dir);
+/* Write text to path, or fail the test. */
+void test_write_file(const char *path, const char *text);
+/* Run a shell command made from a printf format; its exit status, or -1
+ * if it did not exit. */
+int test_shell(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
                 long double *var);

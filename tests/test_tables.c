@@ -36,26 +36,17 @@ static char tmpdir[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "%s/bnstudy-test-tables.XXXXXX",
-             test_env("TMPDIR", "/tmp"));
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return test_tmpdir_make(tmpdir, sizeof tmpdir, "tables");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_tmpdir_remove(tmpdir);
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    assert_int_equal(fclose(fp), 0);
-}
+#define write_file test_write_file
+#define shell test_shell
 
 /* ---- the tables ---- */
 
@@ -63,7 +54,7 @@ static void test_estimator_and_order_tables(void **state)
 {
     (void)state;
     char list[512];
-    bn_estimator_list(" ", list, sizeof list);
+    bn_join(list, sizeof list, " ", " ", bn_estimator_name_at);
     for (int i = 0; i < BN_EST_COUNT; i++) {
         const bn_estimator_def *d = bn_estimator_get((bn_estimator)i);
         bn_estimator e;
@@ -259,12 +250,6 @@ static const bound_case bounds[] = {
     {"sweep", "partial", "keeps", 0, "drop or keep"},
 };
 
-static int shell(const char *cmd)
-{
-    int st = system(cmd);
-    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_validator_bounds(void **state)
 {
     (void)state;
@@ -304,7 +289,7 @@ static void test_validator_bounds(void **state)
                 *p = '-';
         snprintf(cmd, sizeof cmd, "%s run %s '%s' >/dev/null 2>%s", bn, opt,
                  c->value, errf);
-        int st = shell(cmd);
+        int st = shell("%s", cmd);
         char *msg = test_slurp(errf, NULL);
         assert_non_null(msg);
         if (st != (c->ok ? 0 : 2) ||
@@ -752,7 +737,7 @@ static void test_experiment_rows_are_distinct(void **state)
              "[ \"$f\" = experiments/claims.ini ] && continue; "
              "%s sweep \"$f\" --out %s/study || exit 1; done",
              test_env("BNSTUDY", "./bnstudy"), tmpdir);
-    assert_int_equal(shell(cmd), 0);
+    assert_int_equal(shell("%s", cmd), 0);
     snprintf(path, sizeof path, "%s/study", tmpdir);
     DIR *d = opendir(path);
     assert_non_null(d);
@@ -793,7 +778,7 @@ static void test_eps_and_conventions_in_one_file(void **state)
                     "momentum = 0.1\n[sweep]\nbatch_size = 8 256\n");
     snprintf(cmd, sizeof cmd, "%s sweep %s --out %s/fw",
              test_env("BNSTUDY", "./bnstudy"), ini, tmpdir);
-    assert_int_equal(shell(cmd), 0);
+    assert_int_equal(shell("%s", cmd), 0);
     snprintf(path, sizeof path, "%s/fw/frameworks/summary.tsv", tmpdir);
     check_unique(path, NULL);
     tsv_table t;
