@@ -351,27 +351,36 @@ static void test_combinations_blame_their_lines(void **state)
 
 /* ---- arithmetic at its edges ---- */
 
-/* A feature with mean 1e8 and sd 1 over a batch of 65536: the first
- * mean's rounding (tens of ulps) is what the corrected two-pass removes. */
-static void test_batch_stats_large_mean(void **state)
+/* A feature with mean 1e8 over a batch of 65536: the first mean's
+ * rounding is what the corrected two-pass removes, from the mean (sd 1:
+ * a few ulps of 1e8) and from the variance (sd 1e-4: the rounding is then
+ * large against the spread, and uncorrected the variance is off by 3e-6
+ * of itself). */
+static void check_large_mean(double sd, double mean_tol, double var_tol)
 {
-    (void)state;
     const size_t b = 65536;
     double *x = malloc(b * sizeof *x);
     assert_non_null(x);
     pcg32_t rng;
     pcg32_seed(&rng, 5, 77);
     for (size_t i = 0; i < b; i++)
-        x[i] = 1e8 + ((double)pcg32_next(&rng) / 4294967296.0 - 0.5) * 3.4641;
+        x[i] = 1e8 + ((double)pcg32_next(&rng) / 4294967296.0 - 0.5) *
+                         3.4641016151377544 * sd;
     long double m, v;
     ld_moments(b, 1, x, &m, &v);
     double mean, var;
     bn_batch_stats(b, 1, x, &mean, &var);
-    /* One ulp of 1e8 is 1.49e-8: within two of the exact mean, and the
-     * variance to 1e-13 of itself. */
-    assert_close(mean, m, 3e-8, 1.0L);
-    assert_rel(var, v, 1e-13);
+    assert_close(mean, m, mean_tol, 1.0L);
+    assert_rel(var, v, var_tol);
     free(x);
+}
+
+static void test_batch_stats_large_mean(void **state)
+{
+    (void)state;
+    /* One ulp of 1e8 is 1.49e-8: the mean within one of the exact. */
+    check_large_mean(1.0, 1.5e-8, 1e-13);
+    check_large_mean(1e-4, 1.5e-8, 1e-9);
 }
 
 static void test_self_check_tolerances(void **state)
