@@ -1,8 +1,10 @@
 /*
  * Output files. Every file bnstudy writes goes to a temporary name in the
  * destination's directory and is renamed into place only once complete, so
- * a failure never leaves a half-written result. The TSV writers print the
- * columns of STUDY.md section 7, numbers with %.17g.
+ * a failure never leaves a half-written result. The file table says which
+ * files a sweep can write; the TSV writers print the key columns of the
+ * key table (exp.h) and the scores of the score table (score.h), STUDY.md
+ * section 7's columns first, numbers with %.17g.
  */
 #ifndef BN_OUT_H
 #define BN_OUT_H
