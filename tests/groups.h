@@ -17,5 +17,6 @@ int test_cli_run(size_t *ntests);
 int test_study_run(size_t *ntests);
 int test_shuffles_run(size_t *ntests);
 int test_tables_run(size_t *ntests);
+int test_popfile_run(size_t *ntests);
 
 #endif

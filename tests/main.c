@@ -18,6 +18,7 @@ static const struct {
     {test_study_run},
     {test_shuffles_run},
     {test_tables_run},
+    {test_popfile_run},
 };
 
 int main(void)
