@@ -19,6 +19,7 @@ static const struct {
     {test_shuffles_run},
     {test_tables_run},
     {test_popfile_run},
+    {test_diag_run},
 };
 
 int main(void)
