@@ -79,8 +79,21 @@ sanitize:
 # interpreter, not to a python3 that may come first on PATH.
 PEER_PYTHON ?= /usr/bin/python3
 
-test-peer: $(BIN)
-	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./$(BIN)
+# popstats: a test driver (tests/peer/popstats.c) that prints what the
+# population-file reader makes of a file, for the NumPy cross-check.
+$(BUILD)/popstats: tests/peer/popstats.c $(LIBOBJS) $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ \
+		tests/peer/popstats.c $(LIBOBJS) $(LDLIBS)
+
+# Every peer script runs even when one fails; each ends with its own
+# "N passed, N failed" line.
+test-peer: $(BIN) $(BUILD)/popstats
+	@rc=0; \
+	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_popfile.py --popstats $(BUILD)/popstats || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_dump.py --popstats $(BUILD)/popstats || rc=1; \
+	exit $$rc
 
 # For `make test`: the peer test when its dependencies are there, otherwise a
 # line that says it did not run and why, so a skip is never silent.
