@@ -19,5 +19,6 @@ int test_shuffles_run(size_t *ntests);
 int test_tables_run(size_t *ntests);
 int test_popfile_run(size_t *ntests);
 int test_diag_run(size_t *ntests);
+int test_clf_run(size_t *ntests);
 
 #endif

@@ -20,6 +20,7 @@ static const struct {
     {test_tables_run},
     {test_popfile_run},
     {test_diag_run},
+    {test_clf_run},
 };
 
 int main(void)
