@@ -273,15 +273,17 @@ static void linear_backward(size_t b, size_t in, size_t out, const double *x,
         }
 }
 
-void clf_bn_train_backward(size_t b, size_t h, const double *xhat,
-                           const double *gamma, const double *sd,
-                           const double *dy, double *dx, double *dgamma,
-                           double *dbeta)
+/* Batch norm's backward pass, per unit j. With the batch's own statistics
+ * (project set) the mean and the scale depend on every row, so each row's
+ * gradient loses its projection onto the constant direction (the mean of
+ * dy) and onto xhat (the mean of dy * xhat): the normalised output cannot
+ * move its batch mean or its batch scale. With the buffers they are
+ * constants and each row passes on its own. */
+static void bn_backward(size_t b, size_t h, const double *xhat,
+                        const double *gamma, const double *sd,
+                        const double *dy, double *dx, double *dgamma,
+                        double *dbeta, int project)
 {
-    /* The batch's mean and scale depend on every row, so each row's
-     * gradient loses its projection onto the constant direction (the mean
-     * of dy) and onto xhat (the mean of dy * xhat): the normalised output
-     * cannot move its batch mean or its batch scale. */
     for (size_t j = 0; j < h; j++) {
         double s = 0.0, sx = 0.0;
         for (size_t i = 0; i < b; i++) {
@@ -293,29 +295,19 @@ void clf_bn_train_backward(size_t b, size_t h, const double *xhat,
         double mean_dy = s / (double)b, mean_dy_xhat = sx / (double)b;
         double scale = gamma[j] / sd[j];
         for (size_t i = 0; i < b; i++)
-            dx[i * h + j] = scale * (dy[i * h + j] - mean_dy -
-                                     xhat[i * h + j] * mean_dy_xhat);
+            dx[i * h + j] =
+                project ? scale * (dy[i * h + j] - mean_dy -
+                                   xhat[i * h + j] * mean_dy_xhat)
+                        : scale * dy[i * h + j];
     }
 }
 
-/* Running statistics are constants: each row passes on its own. */
-static void bn_running_backward(size_t b, size_t h, const double *xhat,
-                                const double *gamma, const double *sd,
-                                const double *dy, double *dx, double *dgamma,
-                                double *dbeta)
+void clf_bn_train_backward(size_t b, size_t h, const double *xhat,
+                           const double *gamma, const double *sd,
+                           const double *dy, double *dx, double *dgamma,
+                           double *dbeta)
 {
-    for (size_t j = 0; j < h; j++) {
-        double s = 0.0, sx = 0.0;
-        for (size_t i = 0; i < b; i++) {
-            s += dy[i * h + j];
-            sx += dy[i * h + j] * xhat[i * h + j];
-        }
-        dbeta[j] = s;
-        dgamma[j] = sx;
-        double scale = gamma[j] / sd[j];
-        for (size_t i = 0; i < b; i++)
-            dx[i * h + j] = scale * dy[i * h + j];
-    }
+    bn_backward(b, h, xhat, gamma, sd, dy, dx, dgamma, dbeta, 1);
 }
 
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
@@ -407,12 +399,10 @@ void clf_backward(clf_net *net)
 
     if (net->norm == CLF_NORM_NONE)
         memcpy(net->dh, net->dact, b * h * sizeof *net->dh);
-    else if (net->mode == CLF_BN_RUNNING)
-        bn_running_backward(b, h, net->xhat, net->bn.gamma, net->sd,
-                            net->dact, net->dh, net->dgamma, net->dbeta);
     else
-        clf_bn_train_backward(b, h, net->xhat, net->bn.gamma, net->sd,
-                              net->dact, net->dh, net->dgamma, net->dbeta);
+        bn_backward(b, h, net->xhat, net->bn.gamma, net->sd, net->dact,
+                    net->dh, net->dgamma, net->dbeta,
+                    net->mode != CLF_BN_RUNNING);
     linear_backward(b, f, h, net->x, net->w1, net->dh, net->dw1, net->db1,
                     NULL);
 }
