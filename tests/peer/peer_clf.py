@@ -36,6 +36,8 @@ from decimal import Decimal
 
 import numpy as np
 
+from peer_torch import rel_diff, run_checks
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The gradients of one batch are a few hundred float64 operations from the
@@ -46,23 +48,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOL = {"grad": 1e-12, "loss": 1e-10, "param": 1e-9}
 
 F, K = 5, 3
-
-
-def rel_diff(got, ref, floor=None):
-    """Largest |got - ref| / max(|ref|, floor); floor defaults to the RMS of
-    ref, so that a value crossing zero is judged in units of its tensor's
-    typical size (see peer_torch.py)."""
-    got = np.asarray(got, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    if got.shape != ref.shape:
-        return math.inf
-    if floor is None:
-        floor = math.sqrt(float(np.mean(ref * ref))) if ref.size else 0.0
-    floor = np.maximum(floor, np.finfo(np.float64).tiny)
-    d = np.abs(got - ref) / np.maximum(np.abs(ref), floor)
-    if not np.all(np.isfinite(d)):
-        return math.inf
-    return float(np.max(d)) if d.size else 0.0
 
 
 def decimal_complement(x):
@@ -527,37 +512,11 @@ def main():
         print("peer test needs torch: %s" % e, file=sys.stderr)
         return 2
 
-    worst = {q: (0.0, None) for q in LIMITS}
-    passed = failed = 0
-    for cfg in configs():
+    def check(cfg):
         with tempfile.TemporaryDirectory(prefix="bnstudy-clf-peer-") as tmp:
-            try:
-                d, problems = compare(args.driver, cfg, tmp)
-            except (subprocess.CalledProcessError, OSError, RuntimeError,
-                    ValueError, KeyError, IndexError) as e:
-                detail = getattr(e, "stderr", None) or ""
-                d, problems = {}, ["error: %s %s" % (e, detail.strip())]
-        bad = [q for q, v in d.items() if not v <= LIMITS[q]]
-        ok = not bad and not problems
-        passed += ok
-        failed += not ok
-        for q, v in d.items():
-            if not v <= worst[q][0]:
-                worst[q] = (v, label(cfg))
-        cols = " ".join("%s=%.1e" % (q, d[q]) for q in LIMITS if q in d)
-        print("%s  %-58s %s" % ("ok  " if ok else "FAIL", label(cfg), cols))
-        for p in problems[:10]:
-            print("      " + p)
-        if bad:
-            print("      over the limit: %s" % ", ".join(bad))
+            return compare(args.driver, cfg, tmp)
 
-    print()
-    print("largest relative difference per quantity (limit):")
-    for q in LIMITS:
-        v, where = worst[q]
-        print("  %-10s %.3e (%g)  %s" % (q, v, LIMITS[q], where or "-"))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+    return run_checks(configs(), check, LIMITS, label)
 
 
 if __name__ == "__main__":
