@@ -162,6 +162,11 @@ int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
 {
     memset(net, 0, sizeof *net);
     size_t h = cfg->hidden, b = cfg->batch_size;
+    if (h < 1 || h > BN_MAX_FEATURES || f < 1 || k < 2 || b < 1)
+        return bn_fail(err, "a classifier needs 1 to %d hidden units, "
+                            "features, 2 classes and a batch; got %zu, %zu, "
+                            "%zu, %zu",
+                       BN_MAX_FEATURES, h, f, k, b);
     size_t np = h * f + h + k * h + k; /* fc1 and fc2 */
     /* Parameters, gradients and momentum buffers (gamma and beta's two
      * live in bn_layer), then the activations of one batch. */

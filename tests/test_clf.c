@@ -777,6 +777,11 @@ static void test_validation(void **state)
     cfg = ok;
     cfg.precise_batches = 5;
     expect_invalid(&cfg, &ds.d, "precise batches");
+    /* clf_init checks what its memory depends on by itself. */
+    cfg = ok;
+    cfg.hidden = BN_MAX_FEATURES + 1;
+    clf_net net;
+    assert_int_equal(clf_init(&net, &cfg, 3, 3, &err), -1);
     cfg = ok;
     ds.label[7] = 3;
     expect_invalid(&cfg, &ds.d, "row 7: label 3");
