@@ -448,28 +448,36 @@ static void gather(clf_net *net, const clf_data *d, const size_t *perm,
     }
 }
 
-/* The precise estimator: after training, the buffers become the mean and
- * variance (divisor: the rows) of fc1's outputs under the final weights
- * over every row of the first precise_batches batches of the order. */
+int clf_hidden_moments(const clf_net *net, const clf_data *d,
+                       const size_t *rows, size_t n, double *mean,
+                       double *var, bn_error *err)
+{
+    size_t h = net->h, f = net->f;
+    double *hs = malloc(n * h * sizeof *hs);
+    if (!hs)
+        return bn_fail(err, "out of memory");
+    for (size_t r = 0; r < n; r++)
+        linear_forward(1, f, h, &d->x[(rows ? rows[r] : r) * f], net->w1,
+                       net->b1, &hs[r * h]);
+    for (size_t j = 0; j < h; j++)
+        pop_moments(n, h, hs + j, &mean[j], &var[j]);
+    free(hs);
+    return 0;
+}
+
+/* The precise estimator: after training, the buffers become the pooled
+ * moments of fc1's outputs over every row of the first precise_batches
+ * batches of the order. */
 static int recompute_precise(clf_net *net, const clf_config *cfg,
                              const clf_data *d, const size_t *perm,
                              bn_error *err)
 {
-    size_t b = cfg->batch_size, h = net->h, f = net->f;
-    size_t k = cfg->precise_batches;
+    size_t b = cfg->batch_size, k = cfg->precise_batches;
     if (k == 0)
         k = run_batches_per_epoch(d->n, b, cfg->partial);
     size_t rows = k * b < d->n ? k * b : d->n; /* the kept partial batch */
-    double *hs = malloc(rows * h * sizeof *hs);
-    if (!hs)
-        return bn_fail(err, "out of memory");
-    for (size_t r = 0; r < rows; r++)
-        linear_forward(1, f, h, &d->x[perm[r] * f], net->w1, net->b1,
-                       &hs[r * h]);
-    for (size_t j = 0; j < h; j++)
-        pop_moments(rows, h, hs + j, &net->bn.rm[j], &net->bn.rv[j]);
-    free(hs);
-    return 0;
+    return clf_hidden_moments(net, d, perm, rows, net->bn.rm, net->bn.rv,
+                              err);
 }
 
 int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,

@@ -151,6 +151,13 @@ void clf_sgd_step(clf_net *net, const clf_config *cfg);
 /* E epochs over perm (d->n indices), then the precise estimator if set. */
 int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,
               const size_t *perm, const clf_observer *obs, bn_error *err);
+/* Mean and variance (divisor n) of fc1's outputs, the inputs batch norm
+ * sees, over rows[0..n-1] (NULL: the first n rows) under the current
+ * weights: the precise estimator's buffers, and the truth a score of the
+ * buffers' error compares them with. */
+int clf_hidden_moments(const clf_net *net, const clf_data *d,
+                       const size_t *rows, size_t n, double *mean,
+                       double *var, bn_error *err);
 /* Training mode: consecutive batches of bmax rows of perm, each with its
  * own statistics; the last partial batch dropped or kept; buffers kept. */
 int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
