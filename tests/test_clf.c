@@ -685,6 +685,31 @@ static void test_freeze_after(void **state)
     free_data(&ds);
 }
 
+/* mean and var against the moments of fc1's outputs over rows[0..n-1]
+ * (NULL: the first n rows), computed in long double. */
+static void check_hidden_moments(const clf_net *net, const dataset *ds,
+                                 const size_t *rows, size_t n,
+                                 const double *mean, const double *var)
+{
+    size_t f = ds->f;
+    double *hs = malloc(n * sizeof *hs);
+    assert_non_null(hs);
+    for (size_t j = 0; j < net->h; j++) {
+        for (size_t r = 0; r < n; r++) {
+            const double *x = &ds->x[(rows ? rows[r] : r) * f];
+            long double s = net->b1[j];
+            for (size_t c = 0; c < f; c++)
+                s += (long double)net->w1[j * f + c] * x[c];
+            hs[r] = (double)s;
+        }
+        long double m, v;
+        ld_moments(n, 1, hs, &m, &v);
+        assert_close(mean[j], m, 1e-13, sqrtl(v) + fabsl(m));
+        assert_rel(var[j], v, 1e-12);
+    }
+    free(hs);
+}
+
 /* The precise estimator: the buffers become the pooled moments of fc1's
  * outputs over the first K batches, under the final weights. */
 static void precise_case(size_t b, run_partial partial, size_t kb)
@@ -703,22 +728,8 @@ static void precise_case(size_t b, run_partial partial, size_t kb)
     train_or_fail(&net, &cfg, &ds.d, perm, NULL);
     size_t nb = run_batches_per_epoch(ds.n, b, partial);
     size_t rows = (kb ? kb : nb) * b;
-    rows = rows < ds.n ? rows : ds.n;
-    double *hs = malloc(rows * sizeof *hs);
-    assert_non_null(hs);
-    for (size_t j = 0; j < 4; j++) {
-        for (size_t r = 0; r < rows; r++) {
-            long double s = net.b1[j];
-            for (size_t c = 0; c < 3; c++)
-                s += (long double)net.w1[j * 3 + c] * ds.x[perm[r] * 3 + c];
-            hs[r] = (double)s;
-        }
-        long double m, v;
-        ld_moments(rows, 1, hs, &m, &v);
-        assert_close(net.bn.rm[j], m, 1e-13, sqrtl(v) + fabsl(m));
-        assert_rel(net.bn.rv[j], v, 1e-12);
-    }
-    free(hs);
+    check_hidden_moments(&net, &ds, perm, rows < ds.n ? rows : ds.n,
+                         net.bn.rm, net.bn.rv);
     clf_free(&net);
     free(perm);
     free_data(&ds);
@@ -730,6 +741,26 @@ static void test_precise(void **state)
     precise_case(16, RUN_PARTIAL_DROP, 0);
     precise_case(16, RUN_PARTIAL_KEEP, 0);
     precise_case(16, RUN_PARTIAL_DROP, 2);
+}
+
+/* The moments of what batch norm sees, over a whole population in its
+ * own order (rows NULL), against long double. */
+static void test_hidden_moments(void **state)
+{
+    (void)state;
+    dataset ds;
+    make_data(&ds, 50, 3, 2, 26);
+    clf_config cfg;
+    small_config(&cfg, 4, 8, CLF_NORM_BATCH);
+    clf_net net;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    double mean[4], var[4];
+    bn_error err;
+    assert_int_equal(
+        clf_hidden_moments(&net, &ds.d, NULL, ds.n, mean, var, &err), 0);
+    check_hidden_moments(&net, &ds, NULL, ds.n, mean, var);
+    clf_free(&net);
+    free_data(&ds);
 }
 
 static void expect_invalid(const clf_config *cfg, const clf_data *d,
@@ -802,6 +833,7 @@ int test_clf_run(size_t *ntests)
         cmocka_unit_test(test_scores),
         cmocka_unit_test(test_freeze_after),
         cmocka_unit_test(test_precise),
+        cmocka_unit_test(test_hidden_moments),
         cmocka_unit_test(test_validation),
     };
     *ntests = sizeof tests / sizeof tests[0];
