@@ -39,7 +39,10 @@ void clf_default_config(clf_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->hidden = 16;
     cfg->norm = CLF_NORM_BATCH;
-    bn_default_config(&cfg->bn);
+    /* The layer's defaults are the experiment keys' (exp.c's table). */
+    run_config rc;
+    run_default_config(&rc);
+    cfg->bn = rc.layer;
     cfg->lr = 0.1;
     cfg->init_seed = 1;
     cfg->batch_size = 32;

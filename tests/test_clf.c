@@ -215,8 +215,9 @@ static void bn_backward_case(size_t b, size_t h, double eps, uint64_t seed)
     double *y = malloc(b * h * sizeof *y), *xhat = malloc(b * h * sizeof *y);
     double *dx = malloc(b * h * sizeof *dx);
     assert_true(x && r && y && xhat && dx);
-    bn_config cfg;
-    bn_default_config(&cfg);
+    run_config rc;
+    run_default_config(&rc);
+    bn_config cfg = rc.layer;
     cfg.eps = eps;
     bn_layer layer;
     bn_init(&layer, h, &cfg);
