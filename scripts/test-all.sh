@@ -14,11 +14,14 @@ suite() {
     echo "== $name"
     "$@" 2>&1 | tee "$log"
     local rc=${PIPESTATUS[0]}
-    local line
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-    if [ -n "$line" ]; then
-        total_pass=$((total_pass + $(echo "$line" | cut -d' ' -f1)))
-        total_fail=$((total_fail + $(echo "$line" | cut -d' ' -f3)))
+    # A suite may run several checkers (the peer tests do), each ending
+    # with its own summary line: add them all up.
+    local counts
+    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" |
+        awk '{p += $1; f += $3} END {if (NR) print p, f}')
+    if [ -n "$counts" ]; then
+        total_pass=$((total_pass + ${counts% *}))
+        total_fail=$((total_fail + ${counts#* }))
     elif grep -q '^SKIPPED' "$log"; then
         :
     elif [ "$rc" -ne 0 ]; then

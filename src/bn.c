@@ -8,17 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bn_default_config(bn_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    bn_set_momentum(cfg, 0.9, BN_WEIGHTS_OLD, NULL);
-    cfg->variance = BN_VAR_BIASED;
-    cfg->estimator = BN_EST_EMA;
-    cfg->gamma = 1.0;
-    cfg->beta = 0.0;
-    cfg->eps = 1e-5;
-}
-
 double bn_decimal_complement(double x)
 {
     /* A user who writes momentum 0.9 means the decimal 0.9, whose
@@ -74,28 +63,39 @@ int bn_set_momentum(bn_config *cfg, double momentum, bn_weights w,
     return 0;
 }
 
+int bn_check(const bn_config *cfg, bn_field *field, bn_error *err)
+{
+    bn_field f = BN_FIELD_MOMENTUM;
+    int rc = -1;
+    if (!(cfg->momentum > 0.0 && cfg->momentum <= 1.0))
+        bn_fail(err, "momentum must be in (0, 1], got %g", cfg->momentum);
+    else if ((unsigned)cfg->estimator >= BN_EST_COUNT)
+        f = BN_FIELD_ESTIMATOR,
+        bn_fail(err, "no estimator numbered %d", (int)cfg->estimator);
+    else if (bn_estimator_get(cfg->estimator)->validate &&
+             bn_estimator_get(cfg->estimator)->validate(cfg, err) != 0)
+        f = BN_FIELD_MOMENTUM; /* the estimators judge the weight p */
+    else if (!isfinite(cfg->gamma))
+        f = BN_FIELD_GAMMA, bn_fail(err, "gamma must be finite");
+    else if (!isfinite(cfg->beta))
+        f = BN_FIELD_BETA, bn_fail(err, "beta must be finite");
+    else if (!(isfinite(cfg->eps) && cfg->eps > 0.0))
+        f = BN_FIELD_EPS,
+        bn_fail(err, "eps must be finite and > 0, got %g", cfg->eps);
+    else
+        rc = 0;
+    if (rc != 0 && field)
+        *field = f;
+    return rc;
+}
+
 int bn_validate(const bn_config *cfg, bn_error *err)
 {
-    if (!(cfg->momentum > 0.0 && cfg->momentum <= 1.0))
-        return bn_fail(err, "momentum must be in (0, 1], got %g",
-                       cfg->momentum);
-    if (cfg->estimator == BN_EST_EMA_DEBIASED && !(cfg->p > 0.0))
-        return bn_fail(err, "ema-debiased needs a new-value weight above 0 "
-                            "(momentum 1 old never updates, and 0/0 is no "
-                            "estimate)");
-    if (!isfinite(cfg->gamma))
-        return bn_fail(err, "gamma must be finite");
-    if (!isfinite(cfg->beta))
-        return bn_fail(err, "beta must be finite");
-    if (!(isfinite(cfg->eps) && cfg->eps > 0.0))
-        return bn_fail(err, "eps must be finite and > 0, got %g", cfg->eps);
-    return 0;
+    return bn_check(cfg, NULL, err);
 }
 
 static const char *const weights_names[] = {"old", "new"};
 static const char *const variance_names[] = {"biased", "unbiased"};
-static const char *const estimator_names[] = {"ema", "ema-debiased",
-                                              "cumulative", "precise"};
 
 static int lookup(const char *s, const char *const *names, int n)
 {
@@ -105,9 +105,15 @@ static int lookup(const char *s, const char *const *names, int n)
     return -1;
 }
 
-const char *bn_weights_name(bn_weights w) { return weights_names[w]; }
-const char *bn_variance_name(bn_variance v) { return variance_names[v]; }
-const char *bn_estimator_name(bn_estimator e) { return estimator_names[e]; }
+const char *bn_weights_name(int w)
+{
+    return w >= 0 && w < 2 ? weights_names[w] : NULL;
+}
+
+const char *bn_variance_name(int v)
+{
+    return v >= 0 && v < 2 ? variance_names[v] : NULL;
+}
 
 int bn_weights_parse(const char *s, bn_weights *w)
 {
@@ -125,13 +131,6 @@ int bn_variance_parse(const char *s, bn_variance *v)
     return i >= 0 ? 0 : -1;
 }
 
-int bn_estimator_parse(const char *s, bn_estimator *e)
-{
-    int i = lookup(s, estimator_names, 4);
-    if (i >= 0)
-        *e = (bn_estimator)i;
-    return i >= 0 ? 0 : -1;
-}
 
 void bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
 {
@@ -178,36 +177,13 @@ static void update_buffers(bn_layer *l, size_t b, const double *mean,
 {
     l->updates++;
     l->acc_w = l->keep * l->acc_w + l->p;
+    double v[BN_MAX_FEATURES];
     for (size_t j = 0; j < l->f; j++) {
-        double v = var[j];
+        v[j] = var[j];
         if (l->variance == BN_VAR_UNBIASED)
-            v = v * (double)b / (double)(b - 1);
-        switch (l->estimator) {
-        case BN_EST_EMA:
-        case BN_EST_PRECISE: /* trains like ema; replaced after training */
-            l->rm[j] = l->keep * l->rm[j] + l->p * mean[j];
-            l->rv[j] = l->keep * l->rv[j] + l->p * v;
-            break;
-        case BN_EST_EMA_DEBIASED:
-            /* Adam's correction: the average starts from zero and is
-             * divided by the weight the updates have, 1 - keep^t. That
-             * weight is summed by the same recursion rather than computed
-             * as 1 - keep^t, which cancels to nothing when p is tiny. */
-            l->acc_m[j] = l->keep * l->acc_m[j] + l->p * mean[j];
-            l->acc_v[j] = l->keep * l->acc_v[j] + l->p * v;
-            l->rm[j] = l->acc_m[j] / l->acc_w;
-            l->rv[j] = l->acc_v[j] / l->acc_w;
-            break;
-        case BN_EST_CUMULATIVE: {
-            /* PyTorch's momentum=None: factor 1/t, so the first update
-             * replaces the initial values outright. */
-            double a = 1.0 / (double)l->updates;
-            l->rm[j] = (1.0 - a) * l->rm[j] + a * mean[j];
-            l->rv[j] = (1.0 - a) * l->rv[j] + a * v;
-            break;
-        }
-        }
+            v[j] = v[j] * (double)b / (double)(b - 1);
     }
+    bn_estimator_get(l->estimator)->update(l, mean, v);
 }
 
 void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,

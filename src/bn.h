@@ -17,17 +17,12 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "estimator.h"
 
 typedef enum { BN_WEIGHTS_OLD, BN_WEIGHTS_NEW } bn_weights;
 typedef enum { BN_VAR_BIASED, BN_VAR_UNBIASED } bn_variance;
-typedef enum {
-    BN_EST_EMA,          /* the exponential moving average frameworks use */
-    BN_EST_EMA_DEBIASED, /* the same from zero, divided by 1 - (1-p)^t */
-    BN_EST_CUMULATIVE,   /* equal weights: factor 1/t (momentum=None) */
-    BN_EST_PRECISE,      /* recomputed after training from pooled samples */
-} bn_estimator;
 
-typedef struct {
+typedef struct bn_config {
     double momentum;    /* as the user wrote it */
     bn_weights weights; /* which convention momentum is in */
     double p;           /* weight on the new value */
@@ -37,7 +32,7 @@ typedef struct {
     double gamma, beta, eps;
 } bn_config;
 
-typedef struct {
+typedef struct bn_layer {
     size_t f;
     double gamma[BN_MAX_FEATURES], beta[BN_MAX_FEATURES];
     double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES]; /* what eval uses */
@@ -49,21 +44,27 @@ typedef struct {
     size_t updates;
 } bn_layer;
 
-/* Defaults: momentum 0.9 old, biased, ema, gamma 1, beta 0, eps 1e-5. */
-void bn_default_config(bn_config *cfg);
 /* Set momentum and convention and derive p and keep; checks (0, 1]. */
 int bn_set_momentum(bn_config *cfg, double momentum, bn_weights w,
                     bn_error *err);
+/* The setting a failed check is about. */
+typedef enum {
+    BN_FIELD_MOMENTUM, BN_FIELD_ESTIMATOR, BN_FIELD_GAMMA, BN_FIELD_BETA,
+    BN_FIELD_EPS
+} bn_field;
+/* The layer's own checks, the estimator's (estimator.h) included; on
+ * failure *field (when not NULL) says which setting is at fault. */
+int bn_check(const bn_config *cfg, bn_field *field, bn_error *err);
 int bn_validate(const bn_config *cfg, bn_error *err);
 /* 1 - x with x first rounded to its shortest round-trip decimal. */
 double bn_decimal_complement(double x);
 
-const char *bn_weights_name(bn_weights w);
-const char *bn_variance_name(bn_variance v);
-const char *bn_estimator_name(bn_estimator e);
+/* The names of the conventions, by value; NULL past the last, so that a
+ * list of the allowed names can be made from them. */
+const char *bn_weights_name(int w);
+const char *bn_variance_name(int v);
 int bn_weights_parse(const char *s, bn_weights *w);
 int bn_variance_parse(const char *s, bn_variance *v);
-int bn_estimator_parse(const char *s, bn_estimator *e);
 
 void bn_init(bn_layer *layer, size_t f, const bn_config *cfg);
 /* Mean and biased variance of each column of a B x F batch. */

@@ -2,12 +2,14 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <getopt.h>
+
+#include "exp.h"
 #include "order.h"
 
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -51,81 +53,44 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s,
     return 0;
 }
 
-int cli_parse_double(const char *cmd, const char *opt, const char *s,
-                     double *out)
+size_t cli_key_options(struct option *opts, char names[][40])
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v)) {
-        cli_error(cmd, "%s: must be a finite number, got '%s'", opt, s);
-        return -1;
+    size_t n = 0;
+    for (int k = 0; k < KEY_COUNT; k++) {
+        const key_def *d = exp_key((key_id)k);
+        if (!d->nest)
+            continue;
+        snprintf(names[n], 40, "%s", d->name);
+        for (char *c = names[n]; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        opts[n].name = names[n];
+        opts[n].has_arg = required_argument;
+        opts[n].flag = NULL;
+        opts[n].val = CLI_KEY_BASE + k;
+        n++;
     }
-    *out = v;
-    return 0;
+    return n;
 }
 
-int cli_set_run_option(const char *cmd, const char *opt, const char *arg,
-                       run_config *cfg, size_t n_rows)
+void cli_key_help(FILE *fp)
 {
-    uint64_t u;
-    double d;
-    bn_config *l = &cfg->layer;
-    if (strcmp(opt, "batch-size") == 0) {
-        if (cli_parse_u64(cmd, "--batch-size", arg, 2, n_rows, &u) != 0)
-            return -1;
-        cfg->batch_size = (size_t)u;
-    } else if (strcmp(opt, "order") == 0) {
-        if (strlen(arg) >= sizeof cfg->order)
-            return cli_error(cmd, "--order: name too long"), -1;
-        strcpy(cfg->order, arg);
-    } else if (strcmp(opt, "seed") == 0) {
-        if (cli_parse_u64(cmd, "--seed", arg, 0, UINT64_MAX, &u) != 0)
-            return -1;
-        cfg->seed = u;
-    } else if (strcmp(opt, "momentum") == 0) {
-        char *end;
-        d = strtod(arg, &end);
-        if (end == arg || *end != '\0' || !(d > 0.0 && d <= 1.0))
-            return cli_error(cmd, "--momentum: must be a number in (0, 1], "
-                                  "got '%s'", arg), -1;
-        l->momentum = d;
-    } else if (strcmp(opt, "momentum-weights") == 0) {
-        if (bn_weights_parse(arg, &l->weights) != 0)
-            return cli_error(cmd, "--momentum-weights: must be old or new, "
-                                  "got '%s'", arg), -1;
-    } else if (strcmp(opt, "variance") == 0) {
-        if (bn_variance_parse(arg, &l->variance) != 0)
-            return cli_error(cmd, "--variance: must be biased or unbiased, "
-                                  "got '%s'", arg), -1;
-    } else if (strcmp(opt, "estimator") == 0) {
-        if (bn_estimator_parse(arg, &l->estimator) != 0)
-            return cli_error(cmd, "--estimator: must be ema, ema-debiased, "
-                                  "cumulative or precise, got '%s'", arg), -1;
-    } else if (strcmp(opt, "epochs") == 0) {
-        if (cli_parse_u64(cmd, "--epochs", arg, 1, 1000000, &u) != 0)
-            return -1;
-        cfg->epochs = (unsigned long)u;
-    } else if (strcmp(opt, "partial") == 0) {
-        if (run_partial_parse(arg, &cfg->partial) != 0)
-            return cli_error(cmd, "--partial: must be drop or keep, got '%s'",
-                             arg), -1;
-    } else if (strcmp(opt, "precise-batches") == 0) {
-        if (cli_parse_u64(cmd, "--precise-batches", arg, 0, n_rows, &u) != 0)
-            return -1;
-        cfg->precise_batches = (size_t)u;
-    } else if (strcmp(opt, "gamma") == 0) {
-        return cli_parse_double(cmd, "--gamma", arg, &l->gamma);
-    } else if (strcmp(opt, "beta") == 0) {
-        return cli_parse_double(cmd, "--beta", arg, &l->beta);
-    } else if (strcmp(opt, "eps") == 0) {
-        if (cli_parse_double(cmd, "--eps", arg, &d) != 0)
-            return -1;
-        if (!(d > 0.0))
-            return cli_error(cmd, "--eps: must be > 0, got '%s'", arg), -1;
-        l->eps = d;
-    } else {
-        return cli_error(cmd, "unknown option '--%s'", opt), -1;
+    for (int k = 0; k < KEY_COUNT; k++) {
+        const key_def *d = exp_key((key_id)k);
+        if (!d->nest)
+            continue;
+        char opt[64], list[256] = "";
+        int len = snprintf(opt, sizeof opt, "--%s %s", d->name, d->arg);
+        for (int i = 2; i < len; i++)
+            if (opt[i] == '_')
+                opt[i] = '-';
+        list[0] = ':', list[1] = ' ';
+        if (d->type == KT_CHOICES)
+            bn_join(list + 2, sizeof list - 2, ", ", ", ", d->choice);
+        else if (d->type == KT_ORDERS)
+            order_list(", ", list + 2, sizeof list - 2);
+        else
+            list[0] = '\0';
+        fprintf(fp, "  %-22s %s%s (%s)\n", opt, d->help, list, d->dflt);
     }
-    return 0;
 }

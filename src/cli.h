@@ -8,6 +8,7 @@
 #define BN_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "bn.h"
@@ -32,11 +33,15 @@ int cli_bad_option(const char *cmd, char **argv, int optopt_value);
 
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out);
-int cli_parse_double(const char *cmd, const char *opt, const char *s,
-                     double *out);
 
-/* The options every command that builds a configuration shares. */
-int cli_set_run_option(const char *cmd, const char *opt, const char *arg,
-                       run_config *cfg, size_t n_rows);
+/* The options of the experiment keys that are axes (exp.h's table):
+ * "--batch-size" for batch_size. Fills opts (room for KEY_COUNT + extra
+ * entries) with the key's id in val + CLI_KEY_BASE, and returns how many
+ * it added. */
+#define CLI_KEY_BASE 2000
+struct option;
+size_t cli_key_options(struct option *opts, char names[][40]);
+/* Their help lines, from the table: "  --batch-size B   help (256)". */
+void cli_key_help(FILE *fp);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * `bnstudy run` and `bnstudy population`: one configuration on the embedded
- * population. Everything is parsed and every output file opened before the
- * run starts, so bad input exits 2 with nothing on stdout and no file.
+ * population. run's options are the experiment keys (exp.h), set and
+ * checked as an experiment file's are. Everything is parsed and every
+ * output file opened before the run starts, so bad input exits 2 with
+ * nothing on stdout and no file.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,71 +11,57 @@
 #include <string.h>
 
 #include "cli.h"
+#include "exp.h"
 #include "order.h"
 #include "out.h"
 #include "pop.h"
 #include "run.h"
 
-static const char run_usage[] =
-    "usage: bnstudy run [OPTIONS]\n"
-    "\n"
-    "Train one batch-norm configuration on the embedded 512-row population\n"
-    "and print the summary.tsv header and its row (docs/definitions.md).\n"
-    "Defaults are the published headline.\n"
-    "\n"
-    "  --batch-size B          rows per batch, 2..N (256)\n"
-    "  --order ORDER           shuffled, sorted, sorted:NAME, sorted-desc:NAME,\n"
-    "                          grouped:K, interleaved, as-is (shuffled)\n"
-    "  --seed S                shuffle seed, PCG32 initstate (1)\n"
-    "  --momentum M            in (0, 1] (0.9)\n"
-    "  --momentum-weights W    old: M weighs the old value (Keras, the study);\n"
-    "                          new: M weighs the new value (PyTorch) (old)\n"
-    "  --variance V            biased or unbiased buffer update (biased)\n"
-    "  --estimator E           ema, ema-debiased, cumulative, precise (ema)\n"
-    "  --precise-batches K     batches the precise estimator pools, 0 all (0)\n"
-    "  --epochs E              passes over the same order (1)\n"
-    "  --partial P             drop or keep a last partial batch (drop)\n"
-    "  --gamma G, --beta B0    the affine scale and shift (1, 0)\n"
-    "  --eps E                 added to the variance (1e-05)\n"
-    "  --features FILE         also write the features.tsv rows to FILE\n"
-    "  --outputs FILE          also write each last-epoch row's train-mode and\n"
-    "                          eval-mode outputs to FILE\n"
-    "  -h, --help              this text\n";
+static void run_usage(void)
+{
+    fputs("usage: bnstudy run [OPTIONS]\n"
+          "\n"
+          "Train one batch-norm configuration on the embedded 512-row "
+          "population\n"
+          "and print the summary.tsv header and its row "
+          "(docs/definitions.md).\n"
+          "Every option is the experiment key of that name (one value); "
+          "defaults\n"
+          "are the published headline.\n"
+          "\n",
+          stdout);
+    cli_key_help(stdout);
+    fputs("  --features FILE        also write the features.tsv rows to "
+          "FILE\n"
+          "  --outputs FILE         also write each last-epoch row's "
+          "train-mode and\n"
+          "                         eval-mode outputs to FILE\n"
+          "  -h, --help             this text\n",
+          stdout);
+}
 
-static const char pop_usage[] =
-    "usage: bnstudy population [--order ORDER] [--seed S] [--batch-size B]\n"
-    "\n"
-    "Print the embedded population as TSV: header `row` (the enumerated row\n"
-    "index) then one column per feature, values %.17g, in the order a run\n"
-    "with that order and seed trains on (default: the enumerated order).\n"
-    "\n"
-    "  --order ORDER       shuffled, sorted, sorted:NAME, sorted-desc:NAME,\n"
-    "                      grouped:K, interleaved, as-is\n"
-    "  --seed S            shuffle seed (1)\n"
-    "  --batch-size B      the batch size interleaved stratifies for (256)\n"
-    "  -h, --help          this text\n";
+static void pop_usage(void)
+{
+    char list[256];
+    printf("usage: bnstudy population [--order ORDER] [--seed S] "
+           "[--batch-size B]\n"
+           "\n"
+           "Print the embedded population as TSV: header `row` (the "
+           "enumerated row\n"
+           "index) then one column per feature, values %%.17g, in the order "
+           "a run\n"
+           "with that order and seed trains on (default: the enumerated "
+           "order).\n"
+           "\n"
+           "  --order ORDER       %s\n"
+           "  --seed S            shuffle seed (1)\n"
+           "  --batch-size B      the batch size interleaved stratifies for "
+           "(256)\n"
+           "  -h, --help          this text\n",
+           order_list(", ", list, sizeof list));
+}
 
 enum { OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS };
-
-static const struct option run_options[] = {
-    {"batch-size", required_argument, NULL, 0},
-    {"order", required_argument, NULL, 0},
-    {"seed", required_argument, NULL, 0},
-    {"momentum", required_argument, NULL, 0},
-    {"momentum-weights", required_argument, NULL, 0},
-    {"variance", required_argument, NULL, 0},
-    {"estimator", required_argument, NULL, 0},
-    {"precise-batches", required_argument, NULL, 0},
-    {"epochs", required_argument, NULL, 0},
-    {"partial", required_argument, NULL, 0},
-    {"gamma", required_argument, NULL, 0},
-    {"beta", required_argument, NULL, 0},
-    {"eps", required_argument, NULL, 0},
-    {"features", required_argument, NULL, OPT_FEATURES},
-    {"outputs", required_argument, NULL, OPT_OUTPUTS},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
 
 static int embedded_population(const char *cmd, pop_t *pop)
 {
@@ -115,27 +103,46 @@ static void write_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
+    struct option opts[KEY_COUNT + 4];
+    char names[KEY_COUNT][40];
+    size_t no = cli_key_options(opts, names);
+    opts[no++] = (struct option){"features", required_argument, NULL,
+                                 OPT_FEATURES};
+    opts[no++] = (struct option){"outputs", required_argument, NULL,
+                                 OPT_OUTPUTS};
+    opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+    opts[no] = (struct option){NULL, 0, NULL, 0};
+
     pop_t pop;
-    if (embedded_population(cmd, &pop) != 0)
-        return CLI_EXIT_USAGE;
-    run_config cfg;
-    run_default_config(&cfg);
+    memset(&pop, 0, sizeof pop);
+    exp_t *e = malloc(sizeof *e);
+    bn_error err;
+    if (!e)
+        return cli_error(cmd, "out of memory");
     const char *features_path = NULL, *outputs_path = NULL;
     int c, idx, rc = CLI_EXIT_USAGE;
+    if (exp_init(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", run_options, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
         if (c == OPT_HELP) {
-            fputs(run_usage, stdout);
+            run_usage();
             rc = 0;
             goto done;
         } else if (c == OPT_FEATURES) {
             features_path = optarg;
         } else if (c == OPT_OUTPUTS) {
             outputs_path = optarg;
-        } else if (c == 0) {
-            if (cli_set_run_option(cmd, run_options[idx].name, optarg, &cfg,
-                                   pop.n) != 0)
+        } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
+            char origin[64];
+            snprintf(origin, sizeof origin, "--%s", opts[idx].name);
+            if (exp_set(e, (key_id)(c - CLI_KEY_BASE), optarg, origin, 0,
+                        &err) != 0) {
+                cli_error(cmd, "%s", err.msg);
                 goto done;
+            }
         } else {
             cli_bad_option(cmd, argv, optopt);
             goto done;
@@ -145,17 +152,19 @@ int cmd_run(int argc, char **argv)
         cli_error(cmd, "unexpected argument '%s'", argv[optind]);
         goto done;
     }
-    bn_error err;
-    /* run_validate would refuse a bad order too, but its message cannot
-     * name the option the user wrote; check it here, as population does. */
-    order_spec ord;
-    if (order_parse(cfg.order, &pop.spec, &ord, &err) != 0) {
-        cli_error(cmd, "--order: %s", err.msg);
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (e->n[k] > 1) {
+            cli_error(cmd, "%s: one value at a time (a sweep takes lists)",
+                      e->from[k]);
+            goto done;
+        }
+    if (exp_finish(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    if (bn_set_momentum(&cfg.layer, cfg.layer.momentum, cfg.layer.weights,
-                        &err) != 0 ||
-        run_validate(&cfg, &pop, &err) != 0) {
+    run_config cfg;
+    exp_config(e, 0, &cfg);
+    if (pop_generate(&e->pop, &pop, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
@@ -179,8 +188,8 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     if (features_path) {
-        out_features_header(ff.fp);
-        out_features_rows(ff.fp, &pop, &cfg, &res);
+        out_features_header(ff.fp, 1u << cfg.model);
+        out_features_rows(ff.fp, 1u << cfg.model, &pop, &cfg, &res);
     }
     out_file both[2] = {ff, of};
     if (out_commit_all(both, 2, &err) != 0) {
@@ -189,11 +198,13 @@ int cmd_run(int argc, char **argv)
         out_abort(&both[1]);
         goto done;
     }
-    out_summary_header(stdout);
-    out_summary_row(stdout, &pop, &cfg, &res);
+    out_summary_header(stdout, 1u << cfg.model);
+    out_summary_row(stdout, 1u << cfg.model, &pop, &cfg, &res);
     rc = 0;
 done:
     pop_free(&pop);
+    exp_free(e);
+    free(e);
     return rc;
 }
 
@@ -213,7 +224,7 @@ int cmd_population(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", pop_options, NULL)) != -1) {
         if (c == 'h') {
-            fputs(pop_usage, stdout);
+            pop_usage();
             return 0;
         } else if (c == 'o') {
             order_name = optarg;

@@ -18,8 +18,9 @@ static const char usage[] =
     "\n"
     "Run every configuration of the experiment file (the cartesian product\n"
     "of its axes) and write DIR/<file stem>/summary.tsv, features.tsv,\n"
-    "table.md and manifest.tsv (with many seeds also distribution.tsv,\n"
-    "expectation.tsv and seed-claims.tsv). The bytes do not depend on --jobs.\n"
+    "table.md and manifest.tsv (with many seeds also distribution.tsv and\n"
+    "expectation.tsv), or those its `[experiment] outputs` names. The bytes\n"
+    "do not depend on --jobs.\n"
     "\n"
     "  --out DIR                 where to write (results)\n"
     "  --set SECTION.KEY=VALUE   override a setting of the file (repeatable)\n"
@@ -90,6 +91,7 @@ int cmd_sweep(int argc, char **argv)
         cli_error(cmd, "%s", err.msg);
     else
         rc = 0;
+    exp_free(e);
     free(e);
 done:
     free(sets);

@@ -26,4 +26,10 @@ int bn_fail(bn_error *err, const char *fmt, ...)
 #endif
     ;
 
+/* name(0), name(1), ... up to the first NULL, joined by sep (last_sep
+ * before the last), into buf; returns buf. For the lists of allowed
+ * names in help texts and messages, made from the tables. */
+const char *bn_join(char *buf, size_t cap, const char *sep,
+                    const char *last_sep, const char *(*name)(int i));
+
 #endif

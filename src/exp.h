@@ -1,67 +1,152 @@
 /*
- * Experiment files: INI (parsed with libinih) naming a population, a layer
- * and the sweep axes. Every axis is a list and the sweep is their cartesian
- * product; anything left out takes the embedded default (the published
- * headline). Errors name the file and line, or the --set override.
+ * Experiments: the key table and what derives from it. Every setting an
+ * experiment file can make is one row of the table in exp.c (section,
+ * name, type, default, range, help, the columns it is written in, its
+ * place in the sweep's nesting, and how it is applied to a run's
+ * configuration). The INI reader (expfile.c, libinih), the `run` command's
+ * options, the defaults, the validation, the configuration count, the
+ * decoding of configuration k, the manifest and the key columns of every
+ * TSV file all read that table, so a new key is one row.
  *
- *   [experiment]  description = TEXT, table = COLUMN ...
+ *   [experiment]  description = TEXT, table = COLUMN ..., outputs = FILE ...
  *   [population]  rows = N, seed = S, feature = NAME MEAN SD RHO (repeat)
- *   [layer]       gamma, beta, eps; lists: momentum, momentum_weights,
+ *   [layer]       lists: gamma, beta, eps, momentum, momentum_weights,
  *                 variance, estimator
  *   [sweep]       lists: batch_size, order, seed, epochs, partial,
  *                 precise_batches
  * Lists are separated by spaces or commas; integer lists take ranges A..B.
+ * Every list is an axis: the sweep is the cartesian product of them all.
+ *
+ * This module uses no libinih, nettle or GSL, so the web page can build
+ * its controls from the table and decode the same configurations.
  */
 #ifndef BN_EXP_H
 #define BN_EXP_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bn.h"
 #include "common.h"
 #include "pop.h"
 #include "run.h"
 
-#define EXP_MAX_VALUES 10000
-#define EXP_MAX_COLUMNS 32
+#define EXP_MAX_VALUES 10000  /* values in one list, ranges expanded */
+#define EXP_MAX_COLUMNS 32    /* reading-table columns */
 #define EXP_MAX_CONFIGS 10000000
 
+typedef enum {
+    KEY_DESCRIPTION, KEY_TABLE, KEY_OUTPUTS,
+    KEY_ROWS, KEY_POP_SEED, KEY_FEATURE,
+    KEY_GAMMA, KEY_BETA, KEY_EPS, KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
+    KEY_ESTIMATOR,
+    KEY_BATCH_SIZE, KEY_ORDER, KEY_SEED, KEY_EPOCHS, KEY_PARTIAL,
+    KEY_PRECISE,
+    /* Columns that identify a row without being a key of the file. */
+    KEY_EXPERIMENT, KEY_POPULATION, KEY_NEW_WEIGHT,
+    KEY_COUNT
+} key_id;
+
+typedef enum {
+    KT_TEXT,     /* one line of text */
+    KT_COLUMNS,  /* names of summary.tsv columns */
+    KT_OUTPUTS,  /* names of output files (out.h) */
+    KT_UINT,     /* one integer */
+    KT_FEATURE,  /* NAME MEAN SD RHO, one per line, repeatable */
+    KT_REALS,    /* an axis of finite numbers */
+    KT_UINTS,    /* an axis of integers, A..B ranges allowed */
+    KT_CHOICES,  /* an axis of names from a fixed list */
+    KT_ORDERS,   /* an axis of order names (order.h) */
+    KT_DERIVED,  /* a column only: no key in the file */
+} key_type;
+
+typedef union {
+    double r;
+    uint64_t u;
+    int i; /* a choice's index, or an order's index in exp_t.orders */
+} key_value;
+
+/* A cell of a TSV or reading table: text, an unsigned integer or a real. */
 typedef struct {
-    size_t n;
-    uint64_t v[EXP_MAX_VALUES];
-} exp_ints;
+    enum { CELL_TEXT, CELL_INT, CELL_REAL } kind;
+    const char *text; /* NULL: the text is in buf */
+    unsigned long long u;
+    double r;
+    char buf[32];
+} key_cell;
+
+/* Which files carry a key column. */
+#define COL_SUMMARY 1u  /* summary.tsv and the reading tables */
+#define COL_FEATURES 2u /* features.tsv */
+#define COL_SEEDS 4u    /* distribution.tsv, expectation.tsv (no seed) */
+/* The published study fixes the first ten key columns of its files;
+ * bnstudy's other key columns follow the file's own columns, so its files
+ * keep that layout as a prefix (docs/definitions.md). */
+#define KEY_LEAD_COLUMNS 10
+
+struct exp_s;
 
 typedef struct {
-    size_t n;
-    double v[64];
-} exp_reals;
+    const char *section; /* NULL for KT_DERIVED */
+    const char *name;    /* the key, and the column's name */
+    key_type type;
+    const char *dflt;    /* the default, as it would be written */
+    double lo, hi;       /* KT_REALS: lo < x (lo_open) or lo <= x; x <= hi */
+    int lo_open;
+    uint64_t min, max;   /* KT_UINT, KT_UINTS */
+    const char *(*choice)(int i); /* KT_CHOICES: name i, NULL past */
+    const char *arg;     /* the value's placeholder in help texts */
+    const char *help;
+    int col;             /* the column's place (1, 2, ...), 0 for none */
+    unsigned files;      /* COL_* */
+    int nest;            /* axes: place in the product, larger varies faster */
+    int model;           /* -1 any, else the run_model_id it belongs to */
+    void (*apply)(run_config *cfg, const struct exp_s *e, key_value v);
+    void (*get)(const run_config *cfg, key_cell *out);
+} key_def;
 
-typedef struct {
-    size_t n;
-    char v[16][64];
-} exp_names;
-
-typedef struct {
+typedef struct exp_s {
     char source[256]; /* file name as given, for messages */
     char stem[64];    /* file name without directory and .ini */
     char description[512];
     pop_spec pop;
-    double gamma, beta, eps;
-    exp_reals momentum;
-    exp_names momentum_weights, variance, estimator;
-    exp_ints batch_size, seed, epochs, precise_batches;
-    exp_names order, partial;
-    exp_names table; /* reading-table columns */
-    /* where each setting was given ("FILE:LINE" or "--set ..."; empty for
-     * a default), for the messages of checks that need the whole file */
-    char from_rows[300], from_features[300], from_batch_size[300];
-    char from_order[300], from_partial[300], from_momentum[300];
-    char from_precise[300];
+    char pop_id[17];  /* pop_id(&pop), once exp_finish has run */
+    size_t n[KEY_COUNT];     /* the values of each axis */
+    key_value *v[KEY_COUNT];
+    order_spec *orders;      /* KEY_ORDER's values point here */
+    size_t n_orders;
+    size_t n_table;          /* reading-table columns */
+    char table[EXP_MAX_COLUMNS][64];
+    unsigned outputs;        /* bit i: output file i of out.h */
+    /* where each key was set ("FILE:LINE", "--set ...", "--option"; empty
+     * for a default), for the messages of the whole-file checks */
+    char from[KEY_COUNT][300];
 } exp_t;
 
-/* Defaults, then the file, then each override "section.key=value". */
+/* Row k of the key table (k < KEY_COUNT). */
+const key_def *exp_key(key_id k);
+/* The key of section and name, or -1. */
+int exp_key_find(const char *section, const char *name);
+
+/* Every key's default; stem "run". exp_free releases what it holds, also
+ * after a failure, and before e is initialised again. */
+int exp_init(exp_t *e, bn_error *err);
+void exp_free(exp_t *e);
+/* Set key k from text, replacing what it held (KT_FEATURE appends a
+ * feature). A message reads "ORIGIN: KEY: problem", or "ORIGIN: problem"
+ * when name_key is 0 (the origin already names it). */
+int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
+            int name_key, bn_error *err);
+/* The checks that need every key: the population, the orders against
+ * its features, and every combination of the axes through run_check,
+ * each message prefixed with where the blamed key was set. */
+int exp_finish(exp_t *e, bn_error *err);
+
+/* Defaults, then the file, then each override "section.key=value", then
+ * exp_finish (expfile.c, which reads the INI with libinih). */
 int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
              bn_error *err);
+
 /* Number of configurations in the product. */
 size_t exp_count(const exp_t *e);
 /* The k-th configuration, k < exp_count(e). */
@@ -71,5 +156,22 @@ void exp_config(const exp_t *e, size_t k, run_config *cfg);
  * r < exp_count / (batch sizes x seeds)): batch size varies fastest, then
  * the seed, so a group's seeds of one batch size are easy to gather. */
 size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib);
+
+/* "section.key\tvalue" lines of every key, as resolved. */
+void exp_manifest(FILE *fp, const exp_t *e);
+
+/* The key columns of a file (COL_*), leading (the study's) or trailing,
+ * of the models in the mask `models` (bit m: run_model_id m trained in
+ * the file): names, and a configuration's cells (reals with real_fmt; "-"
+ * for a key of a model the configuration does not train). Each column is
+ * preceded by a tab unless it is the line's first and first is set. */
+void exp_key_header(FILE *fp, unsigned file, int lead, int first,
+                    unsigned models);
+void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
+                   int first, const char *real_fmt, unsigned models);
+/* The key column named name, or -1 (any file's). */
+int exp_key_column(const char *name);
+/* A cell, printed as TSV (%.17g) or table (%.4f) wants it. */
+void exp_cell_print(FILE *fp, const key_cell *c, const char *real_fmt);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimator.h"
 #include "num.h"
 #include "order.h"
 
@@ -14,50 +15,30 @@
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err)
 {
-    order_spec ord;
     if (run_validate(cfg, pop, err) != 0)
         return -1;
-    order_parse(cfg->order, &pop->spec, &ord, err);
-    if (ord.kind != ORDER_SHUFFLED)
-        return bn_fail(err, "the closed form is for shuffled order only");
+    if (cfg->model != RUN_MODEL_LAYER)
+        return bn_fail(err, "the closed form is of the layer's running "
+                            "mean");
+    if (!cfg->order.def->uniform)
+        return bn_fail(err, "the closed form needs every order equally "
+                            "likely, and %s is not",
+                       cfg->order.name);
+    const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);
+    if (!est->weights)
+        return bn_fail(err, "estimator %s has no closed form", est->name);
     size_t n = pop->n, b = cfg->batch_size;
     size_t nb = run_batches_per_epoch(n, b, cfg->partial);
     num_dd *w = calloc(nb, sizeof *w); /* all-zero bits are 0 + 0 */
     if (!w)
         return bn_fail(err, "out of memory");
-    const bn_config *l = &cfg->layer;
-    num_dd p = D(l->p), keep = D(l->keep);
-    size_t t_count = cfg->epochs * nb;
-    if (l->estimator == BN_EST_PRECISE) {
-        /* One pooled sample of the first k batches' rows. */
-        size_t k = cfg->precise_batches == 0 || cfg->precise_batches > nb
-                       ? nb
-                       : cfg->precise_batches;
-        size_t rows = k * b < n ? k * b : n;
-        for (size_t i = 0; i < k; i++) {
-            size_t bi = i * b + b <= n ? b : n - i * b;
-            w[i] = num_dd_div(D((double)bi), D((double)rows));
-        }
-    } else {
-        for (size_t t = 1; t <= t_count; t++) {
-            size_t cur = (t - 1) % nb;
-            num_dd keep_now = keep, p_now = p;
-            if (l->estimator == BN_EST_CUMULATIVE) {
-                p_now = num_dd_div(D(1.0), D((double)t));
-                keep_now = num_dd_sub(D(1.0), p_now);
-            }
-            for (size_t i = 0; i < nb; i++)
-                w[i] = num_dd_mul(w[i], keep_now);
-            w[cur] = num_dd_add(w[cur], p_now);
-        }
-        /* Debiasing divides by the weights' own sum, 1 - keep^T. */
-        num_dd wsum = D(0.0);
-        for (size_t i = 0; i < nb; i++)
-            wsum = num_dd_add(wsum, w[i]);
-        if (l->estimator == BN_EST_EMA_DEBIASED)
-            for (size_t i = 0; i < nb; i++)
-                w[i] = num_dd_div(w[i], wsum);
-    }
+    bn_weights_in in = {n, b, nb, cfg->epochs * nb,
+                        cfg->precise_batches == 0 ||
+                                cfg->precise_batches > nb
+                            ? nb
+                            : cfg->precise_batches,
+                        cfg->layer.p, cfg->layer.keep};
+    est->weights(&in, w);
     num_dd total = D(0.0);
     for (size_t i = 0; i < nb; i++)
         total = num_dd_add(total, w[i]);

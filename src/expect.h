@@ -14,8 +14,11 @@
  * Writing W = sum_b W_b and a = (W - 1) mu (the initial 0 carries weight
  * c0 = 1 - W when the weights sum to one, and a vanishes),
  *     E[(rm - mu)^2] = a^2 + sum_b W_b^2 (Var d_b + v/(N-1)) - W^2 v/(N-1)
- * and E[mean_err^2] is its average over the features. The weights come
- * from running the estimator's own recursion on coefficients.
+ * and E[mean_err^2] is its average over the features. The weights are
+ * the estimator's (estimator.h: its recursion run on coefficients, or the
+ * pooled rows' shares); an estimator without them, or an order under
+ * which the permutations are not all equally likely (order.h), is
+ * refused.
  */
 #ifndef BN_EXPECT_H
 #define BN_EXPECT_H
@@ -24,8 +27,9 @@
 #include "pop.h"
 #include "run.h"
 
-/* E[mean_err^2] for cfg on pop under a uniformly random order; -1 if the
- * configuration's order is not shuffled. */
+/* E[mean_err^2] for cfg on pop under a uniformly random order; -1 with a
+ * message if the order is not uniform or the estimator has no closed
+ * form. */
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err);
 

@@ -1,60 +1,12 @@
-/* Building the permutations; see order.h for the names. */
+/* The order table and the permutations; see order.h for the names. */
 #include "order.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "draw.h"
 #include "pcg32.h"
-
-int order_parse(const char *name, const pop_spec *pop, order_spec *order,
-                bn_error *err)
-{
-    memset(order, 0, sizeof *order);
-    const char *feat = NULL;
-    if (strcmp(name, "as-is") == 0) {
-        order->kind = ORDER_AS_IS;
-    } else if (strcmp(name, "shuffled") == 0) {
-        order->kind = ORDER_SHUFFLED;
-    } else if (strcmp(name, "sorted") == 0) {
-        order->kind = ORDER_SORTED;
-        order->feature = 0;
-    } else if (strncmp(name, "sorted:", 7) == 0) {
-        order->kind = ORDER_SORTED;
-        feat = name + 7;
-    } else if (strcmp(name, "interleaved") == 0) {
-        order->kind = ORDER_INTERLEAVED;
-        order->feature = 0;
-    } else if (strncmp(name, "grouped:", 8) == 0) {
-        char *end;
-        unsigned long long k = strtoull(name + 8, &end, 10);
-        order->kind = ORDER_GROUPED;
-        if (name[8] < '1' || name[8] > '9' || *end || k > pop->n_rows)
-            return bn_fail(err,
-                           "order '%s': K must be an integer from 1 to the "
-                           "population's %zu rows",
-                           name, pop->n_rows);
-        order->groups = (size_t)k;
-    } else if (strncmp(name, "sorted-desc:", 12) == 0) {
-        order->kind = ORDER_SORTED;
-        order->descending = 1;
-        feat = name + 12;
-    } else {
-        return bn_fail(err,
-                       "unknown order '%s' (as-is, shuffled, sorted, "
-                       "sorted:NAME, sorted-desc:NAME, grouped:K, "
-                       "interleaved)",
-                       name);
-    }
-    if (feat) {
-        int j = pop_feature_index(pop, feat);
-        if (j < 0)
-            return bn_fail(err, "order '%s': no feature named '%s'", name,
-                           feat);
-        order->feature = (size_t)j;
-    }
-    return 0;
-}
 
 typedef struct {
     double v;
@@ -97,19 +49,78 @@ static int sort_rows(const pop_t *pop, size_t feature, int descending,
     return 0;
 }
 
+static int make_as_is(const order_spec *o, const pop_t *pop, uint64_t seed,
+                      size_t *perm, bn_error *err)
+{
+    (void)o, (void)pop, (void)seed, (void)perm, (void)err;
+    return 0;
+}
+
+/* k contiguous groups, each shuffled in turn from one PCG32 stream. */
+static int shuffle_groups(const pop_t *pop, uint64_t seed, size_t k,
+                          size_t *perm, bn_error *err)
+{
+    (void)err;
+    size_t n = pop->n;
+    pcg32_t rng;
+    pcg32_seed(&rng, seed, PCG32_INITSEQ_SHUFFLE);
+    for (size_t g = 0; g < k; g++) {
+        size_t lo = g * n / k, hi = (g + 1) * n / k;
+        draw_shuffle(&rng, perm + lo, hi - lo);
+    }
+    return 0;
+}
+
+static int make_shuffled(const order_spec *o, const pop_t *pop,
+                         uint64_t seed, size_t *perm, bn_error *err)
+{
+    (void)o;
+    return shuffle_groups(pop, seed, 1, perm, err);
+}
+
+static int make_grouped(const order_spec *o, const pop_t *pop, uint64_t seed,
+                        size_t *perm, bn_error *err)
+{
+    return shuffle_groups(pop, seed, o->groups, perm, err);
+}
+
+static int make_sorted(const order_spec *o, const pop_t *pop, uint64_t seed,
+                       size_t *perm, bn_error *err)
+{
+    (void)seed;
+    if (sort_rows(pop, o->feature, 0, perm) != 0)
+        return bn_fail(err, "out of memory for the sort");
+    return 0;
+}
+
+static int make_sorted_desc(const order_spec *o, const pop_t *pop,
+                            uint64_t seed, size_t *perm, bn_error *err)
+{
+    (void)seed;
+    if (sort_rows(pop, o->feature, 1, perm) != 0)
+        return bn_fail(err, "out of memory for the sort");
+    return 0;
+}
+
 /* Batch k takes ranks k, k + nb, ...; with M = nb B rows in full batches,
  * rank r of those maps to sorted position floor(r N / M), so rows a
  * dropped partial batch loses are spread over the range too. */
-static int interleave(const pop_t *pop, size_t feature, size_t b,
-                      size_t *perm)
+static int make_interleaved(const order_spec *o, const pop_t *pop,
+                            uint64_t seed, size_t *perm, bn_error *err)
 {
-    size_t n = pop->n, nb = n / b, m = nb * b;
+    (void)seed;
+    size_t n = pop->n, b = o->batch_size;
+    if (b < 1 || b > n)
+        return bn_fail(err, "order interleaved needs a batch size from 1 "
+                            "to %zu",
+                       n);
+    size_t nb = n / b, m = nb * b;
     size_t *sorted = malloc(n * sizeof *sorted);
     unsigned char *used = calloc(n, 1);
-    if (!sorted || !used || sort_rows(pop, feature, 0, sorted) != 0) {
+    if (!sorted || !used || sort_rows(pop, o->feature, 0, sorted) != 0) {
         free(sorted);
         free(used);
-        return -1;
+        return bn_fail(err, "out of memory for the interleaving");
     }
     for (size_t k = 0; k < nb; k++)
         for (size_t i = 0; i < b; i++) {
@@ -127,38 +138,93 @@ static int interleave(const pop_t *pop, size_t feature, size_t b,
     return 0;
 }
 
+static const order_def table[] = {
+    {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, make_as_is},
+    {"shuffled", ORDER_ARG_NONE, 0,
+     "Fisher-Yates from PCG32(seed, 2)", 1, make_shuffled},
+    {"sorted", ORDER_ARG_FEATURE, 1,
+     "stable ascending by feature NAME (the first)", 0, make_sorted},
+    {"sorted-desc", ORDER_ARG_FEATURE, 0,
+     "stable descending by feature NAME", 0, make_sorted_desc},
+    {"grouped", ORDER_ARG_COUNT, 0,
+     "K contiguous groups of the enumerated order, each shuffled", 0,
+     make_grouped},
+    {"interleaved", ORDER_ARG_NONE, 0,
+     "batch k takes evenly spaced ranks of the order sorted by the first "
+     "feature",
+     0, make_interleaved},
+};
+#define N_ORDERS (sizeof table / sizeof *table)
+
+const order_def *order_get(size_t i) { return i < N_ORDERS ? &table[i] : NULL; }
+
+const char *order_list(const char *sep, char *buf, size_t cap)
+{
+    static const char *const arg_text[] = {"", ":NAME", ":K"};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_ORDERS && len < cap; i++) {
+        const order_def *d = &table[i];
+        if (d->arg_optional)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                    len ? sep : "", d->name);
+        if (len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s%s",
+                                    len ? sep : "", d->name,
+                                    arg_text[d->arg]);
+    }
+    return buf;
+}
+
+int order_parse(const char *name, const pop_spec *pop, order_spec *order,
+                bn_error *err)
+{
+    memset(order, 0, sizeof *order);
+    if (strlen(name) >= sizeof order->name)
+        return bn_fail(err, "order '%.40s...': name too long", name);
+    strcpy(order->name, name);
+    const char *colon = strchr(name, ':');
+    size_t head = colon ? (size_t)(colon - name) : strlen(name);
+    const order_def *d = NULL;
+    for (size_t i = 0; i < N_ORDERS; i++)
+        if (strlen(table[i].name) == head &&
+            strncmp(table[i].name, name, head) == 0)
+            d = &table[i];
+    if (!d || (colon && d->arg == ORDER_ARG_NONE) ||
+        (!colon && d->arg != ORDER_ARG_NONE && !d->arg_optional)) {
+        char list[256];
+        return bn_fail(err, "unknown order '%s' (%s)", name,
+                       order_list(", ", list, sizeof list));
+    }
+    order->def = d;
+    if (!colon)
+        return 0; /* the optional argument: the first feature */
+    const char *arg = colon + 1;
+    if (d->arg == ORDER_ARG_FEATURE) {
+        int j = pop_feature_index(pop, arg);
+        if (j < 0)
+            return bn_fail(err, "order '%s': no feature named '%s'", name,
+                           arg);
+        order->feature = (size_t)j;
+    } else {
+        char *end;
+        unsigned long long k = strtoull(arg, &end, 10);
+        if (arg[0] < '1' || arg[0] > '9' || *end || k > pop->n_rows)
+            return bn_fail(err,
+                           "order '%s': K must be an integer from 1 to the "
+                           "population's %zu rows",
+                           name, pop->n_rows);
+        order->groups = (size_t)k;
+    }
+    return 0;
+}
+
 int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,
                size_t *perm, bn_error *err)
 {
-    size_t n = pop->n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < pop->n; i++)
         perm[i] = i;
-    switch (order->kind) {
-    case ORDER_AS_IS:
-        break;
-    case ORDER_SHUFFLED:
-    case ORDER_GROUPED: {
-        pcg32_t rng;
-        pcg32_seed(&rng, seed, PCG32_INITSEQ_SHUFFLE);
-        size_t k = order->kind == ORDER_SHUFFLED ? 1 : order->groups;
-        for (size_t g = 0; g < k; g++) {
-            size_t lo = g * n / k, hi = (g + 1) * n / k;
-            draw_shuffle(&rng, perm + lo, hi - lo);
-        }
-        break;
-    }
-    case ORDER_SORTED:
-        if (sort_rows(pop, order->feature, order->descending, perm) != 0)
-            return bn_fail(err, "out of memory for the sort");
-        break;
-    case ORDER_INTERLEAVED:
-        if (order->batch_size < 1 || order->batch_size > n)
-            return bn_fail(err, "order interleaved needs a batch size from "
-                                "1 to %zu",
-                           n);
-        if (interleave(pop, order->feature, order->batch_size, perm) != 0)
-            return bn_fail(err, "out of memory for the interleaving");
-        break;
-    }
-    return 0;
+    if (!order->def)
+        return bn_fail(err, "no order given");
+    return order->def->make(order, pop, seed, perm, err);
 }

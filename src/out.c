@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exp.h"
+#include "score.h"
+
 int out_open(out_file *of, const char *path, bn_error *err)
 {
     memset(of, 0, sizeof *of);
@@ -86,164 +89,174 @@ void out_abort(out_file *of)
     of->tmp[0] = '\0';
 }
 
-/* The summary columns, in docs/definitions.md's order. One table drives
- * the TSV (%.17g) and the reading tables (4 decimals), so they cannot
- * drift. */
-typedef enum { COL_TEXT, COL_INT, COL_REAL } col_kind;
-
-typedef struct {
-    col_kind kind;
-    const char *text;
-    unsigned long long i;
-    double r;
-    char buf[32]; /* for text made on the spot */
-} col_value;
-
-static const char *const summary_columns[] = {
-    "experiment", "order", "seed", "batch_size", "momentum",
-    "momentum_weights", "new_weight", "variance", "epochs", "estimator",
-    "updates", "init_weight", "stats_err", "mean_err", "var_err",
-    "worst_var_err", "worst_var_feature", "train_eval_rmse",
-    "batch_mean_err", "batch_var_err", "props_pass", "props_total",
-    /* Settings the summary does not list, for reading tables. */
-    "partial", "precise_batches",
+static const out_file_def files[OUT_FILE_COUNT] = {
+    [OUT_SUMMARY] = {"summary", "summary.tsv", 0, -1,
+                     "one row per configuration: every key and score"},
+    [OUT_FEATURES] = {"features", "features.tsv", 0, RUN_MODEL_LAYER,
+                      "one row per configuration and feature: the truth "
+                      "and the running statistics"},
+    [OUT_TABLE] = {"table", "table.md", 0, -1, "the reading table"},
+    [OUT_MANIFEST] = {"manifest", "manifest.tsv", 0, -1,
+                      "version, SHA-256 of the experiment file, settings"},
+    [OUT_DISTRIBUTION] = {"distribution", "distribution.tsv", 1, -1,
+                          "each score across the seeds"},
+    [OUT_EXPECTATION] = {"expectation", "expectation.tsv", 1,
+                         RUN_MODEL_LAYER,
+                         "the closed form beside the seeds"},
 };
-#define N_COLUMNS (sizeof summary_columns / sizeof *summary_columns)
-#define N_SUMMARY (N_COLUMNS - 2)
 
-int out_summary_column(const char *name)
+const out_file_def *out_file_get(int i)
 {
-    for (size_t i = 0; i < N_COLUMNS; i++)
-        if (strcmp(summary_columns[i], name) == 0)
-            return (int)i;
+    return i >= 0 && i < OUT_FILE_COUNT ? &files[i] : NULL;
+}
+
+int out_file_find(const char *name)
+{
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if (strcmp(files[i].name, name) == 0)
+            return i;
     return -1;
 }
 
-static col_value column(size_t c, const pop_t *pop, const run_config *cfg,
-                        const run_result *r)
+static const char *file_name(int i)
 {
-    const bn_config *l = &cfg->layer;
-    col_value v = {COL_REAL, NULL, 0, 0.0, ""};
-#define TEXT(s) (v.kind = COL_TEXT, v.text = (s))
-#define INT(x) (v.kind = COL_INT, v.i = (unsigned long long)(x))
-    switch (c) {
-    case 0: TEXT(cfg->experiment); break;
-    case 1: TEXT(cfg->order); break;
-    case 2: INT(cfg->seed); break;
-    case 3: INT(cfg->batch_size); break;
-    case 4: v.r = l->momentum; break;
-    case 5: TEXT(bn_weights_name(l->weights)); break;
-    case 6: v.r = l->p; break;
-    case 7: TEXT(bn_variance_name(l->variance)); break;
-    case 8: INT(cfg->epochs); break;
-    case 9: {
-        /* Copied into buf: a pointer into v would not survive the return. */
-        char label[32];
-        v.kind = COL_TEXT;
-        snprintf(v.buf, sizeof v.buf, "%s",
-                 run_estimator_label(cfg, label, sizeof label));
+    return i >= 0 && i < OUT_FILE_COUNT ? files[i].name : NULL;
+}
+
+const char *out_file_list(const char *sep, char *buf, size_t cap)
+{
+    return bn_join(buf, cap, sep, sep, file_name);
+}
+
+int out_column_find(const char *name, out_column *col)
+{
+    out_column c = {exp_key_column(name), NULL};
+    if (c.key < 0 || !(exp_key((key_id)c.key)->files & COL_SUMMARY)) {
+        c.key = -1;
+        c.score = score_find(name);
+        if (!c.score)
+            return -1;
+    }
+    if (col)
+        *col = c;
+    return 0;
+}
+
+const char *out_column_name(const out_column *col)
+{
+    return col->score ? col->score->name : exp_key((key_id)col->key)->name;
+}
+
+static void column_cell(const out_column *col, const pop_t *pop,
+                        const run_config *cfg, const run_result *r,
+                        key_cell *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!col->score) {
+        exp_key((key_id)col->key)->get(cfg, c);
+        return;
+    }
+    const score_def *s = col->score;
+    const char *at = (const char *)r + s->offset;
+    if (s->model != cfg->model) {
+        c->kind = CELL_TEXT;
+        c->text = "-"; /* another model's score */
+        return;
+    }
+    size_t u;
+    switch (s->kind) {
+    case SCORE_REAL:
+        c->kind = CELL_REAL;
+        memcpy(&c->r, at, sizeof c->r);
+        break;
+    case SCORE_COUNT:
+        memcpy(&u, at, sizeof u);
+        c->kind = CELL_INT;
+        c->u = u;
+        break;
+    case SCORE_FEATURE:
+        memcpy(&u, at, sizeof u);
+        c->kind = CELL_TEXT;
+        c->text = pop->spec.features[u].name;
         break;
     }
-    case 10: INT(r->updates); break;
-    case 11: v.r = r->init_weight; break;
-    case 12: v.r = r->stats_err; break;
-    case 13: v.r = r->mean_err; break;
-    case 14: v.r = r->var_err; break;
-    case 15: v.r = r->worst_var_err; break;
-    case 16: TEXT(pop->spec.features[r->worst_var_feature].name); break;
-    case 17: v.r = r->train_eval_rmse; break;
-    case 18: v.r = r->batch_mean_err; break;
-    case 19: v.r = r->batch_var_err; break;
-    case 20: INT(r->props_pass); break;
-    case 21: INT(r->props_total); break;
-    case 22: TEXT(run_partial_name(cfg->partial)); break;
-    default: INT(cfg->precise_batches); break;
-    }
-#undef TEXT
-#undef INT
-    return v;
 }
 
-static void print_value(FILE *fp, const col_value *v, const char *real_fmt)
+void out_summary_header(FILE *fp, unsigned models)
 {
-    if (v->kind == COL_TEXT)
-        fputs(v->text ? v->text : v->buf, fp);
-    else if (v->kind == COL_INT)
-        fprintf(fp, "%llu", v->i);
-    else
-        fprintf(fp, real_fmt, v->r);
-}
-
-void out_summary_header(FILE *fp)
-{
-    for (size_t c = 0; c < N_SUMMARY; c++)
-        fprintf(fp, "%s%s", c ? "\t" : "", summary_columns[c]);
+    exp_key_header(fp, COL_SUMMARY, 1, 1, models);
+    for (size_t i = 0; score_get(i); i++)
+        if (models & (1u << score_get(i)->model))
+            fprintf(fp, "\t%s", score_get(i)->name);
+    exp_key_header(fp, COL_SUMMARY, 0, 0, models);
     fputc('\n', fp);
 }
 
-void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
-                     const run_result *r)
+void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+                     const run_config *cfg, const run_result *r)
 {
-    for (size_t c = 0; c < N_SUMMARY; c++) {
-        if (c)
-            fputc('\t', fp);
-        col_value v = column(c, pop, cfg, r);
-        print_value(fp, &v, "%.17g");
+    exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", models);
+    for (size_t i = 0; score_get(i); i++) {
+        if (!(models & (1u << score_get(i)->model)))
+            continue;
+        out_column col = {-1, score_get(i)};
+        key_cell c;
+        column_cell(&col, pop, cfg, r, &c);
+        fputc('\t', fp);
+        exp_cell_print(fp, &c, "%.17g");
     }
+    exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", models);
     fputc('\n', fp);
 }
 
-void out_table_header(FILE *fp, size_t n, const int *cols)
+void out_table_header(FILE *fp, size_t n, const out_column *cols)
 {
     for (size_t k = 0; k < n; k++)
-        fprintf(fp, "| %s ", summary_columns[cols[k]]);
+        fprintf(fp, "| %s ", out_column_name(&cols[k]));
     fputs("|\n", fp);
     for (size_t k = 0; k < n; k++)
         fputs("|---", fp);
     fputs("|\n", fp);
 }
 
-void out_table_cell(FILE *fp, int col, const pop_t *pop,
+void out_table_cell(FILE *fp, const out_column *col, const pop_t *pop,
                     const run_config *cfg, const run_result *r)
 {
+    key_cell c;
+    column_cell(col, pop, cfg, r, &c);
     fputs("| ", fp);
-    col_value v = column((size_t)col, pop, cfg, r);
-    print_value(fp, &v, "%.4f");
+    exp_cell_print(fp, &c, "%.4f");
     fputc(' ', fp);
 }
 
-void out_table_row(FILE *fp, size_t n, const int *cols, const pop_t *pop,
-                   const run_config *cfg, const run_result *r)
+void out_table_row(FILE *fp, size_t n, const out_column *cols,
+                   const pop_t *pop, const run_config *cfg,
+                   const run_result *r)
 {
     for (size_t k = 0; k < n; k++)
-        out_table_cell(fp, cols[k], pop, cfg, r);
+        out_table_cell(fp, &cols[k], pop, cfg, r);
     fputs("|\n", fp);
 }
 
-void out_features_header(FILE *fp)
+void out_features_header(FILE *fp, unsigned models)
 {
-    fputs("experiment\torder\tseed\tbatch_size\tmomentum\tmomentum_weights\t"
-          "variance\tepochs\testimator\tfeature\ttrue_mean\ttrue_var\t"
-          "running_mean\trunning_var\n",
-          fp);
+    exp_key_header(fp, COL_FEATURES, 1, 1, models);
+    fputs("\tfeature\ttrue_mean\ttrue_var\trunning_mean\trunning_var", fp);
+    exp_key_header(fp, COL_FEATURES, 0, 0, models);
+    fputc('\n', fp);
 }
 
-void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
-                       const run_result *r)
+void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
+                       const run_config *cfg, const run_result *r)
 {
-    const bn_config *l = &cfg->layer;
-    char est[32];
-    for (size_t j = 0; j < pop->f; j++)
-        fprintf(fp,
-                "%s\t%s\t%llu\t%zu\t%.17g\t%s\t%s\t%lu\t%s\t%s\t%.17g\t%.17g\t"
-                "%.17g\t%.17g\n",
-                cfg->experiment, cfg->order, (unsigned long long)cfg->seed,
-                cfg->batch_size, l->momentum, bn_weights_name(l->weights),
-                bn_variance_name(l->variance), cfg->epochs,
-                run_estimator_label(cfg, est, sizeof est),
-                pop->spec.features[j].name,
-                pop->mean[j], pop->var[j], r->running_mean[j],
-                r->running_var[j]);
+    for (size_t j = 0; j < pop->f; j++) {
+        exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g", models);
+        fprintf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g",
+                pop->spec.features[j].name, pop->mean[j], pop->var[j],
+                r->running_mean[j], r->running_var[j]);
+        exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g", models);
+        fputc('\n', fp);
+    }
 }
 
 void out_population(FILE *fp, const pop_t *pop, const size_t *perm)

@@ -1,8 +1,11 @@
 /*
  * Output files. Every file bnstudy writes goes to a temporary name in the
  * destination's directory and is renamed into place only once complete, so
- * a failure never leaves a half-written result. The TSV writers print the
- * columns of docs/definitions.md, numbers with %.17g.
+ * a failure never leaves a half-written result. The file table says which
+ * files a sweep can write; the TSV writers print the key columns of the
+ * key table (exp.h) and the scores of the score table (score.h), the
+ * published study's columns first (docs/definitions.md), numbers with
+ * %.17g.
  */
 #ifndef BN_OUT_H
 #define BN_OUT_H
@@ -30,22 +33,58 @@ int out_commit_all(out_file *files, size_t n, bn_error *err);
 /* Close and remove the temporary (safe on a file never opened). */
 void out_abort(out_file *of);
 
-void out_summary_header(FILE *fp);
-void out_summary_row(FILE *fp, const pop_t *pop, const run_config *cfg,
-                     const run_result *res);
-/* Index of a summary column by name, or -1; reading tables may also name
- * the settings partial and precise_batches. */
-int out_summary_column(const char *name);
+/* The files a sweep can write, for `[experiment] outputs`. */
+typedef enum {
+    OUT_SUMMARY, OUT_FEATURES, OUT_TABLE, OUT_MANIFEST, OUT_DISTRIBUTION,
+    OUT_EXPECTATION, OUT_FILE_COUNT
+} out_file_id;
+
+typedef struct {
+    const char *name; /* as `outputs` names it */
+    const char *file; /* in DIR/<stem>/ */
+    int many_seeds;   /* written only when the seed axis has many values */
+    int model;        /* -1, or the only model whose runs it has rows of */
+    const char *help;
+} out_file_def;
+
+/* Row i of the file table, NULL past the last. */
+const out_file_def *out_file_get(int i);
+/* The file called name, or -1. */
+int out_file_find(const char *name);
+const char *out_file_list(const char *sep, char *buf, size_t cap);
+
+struct score_def_s;
+
+/* A column of summary.tsv: a key column (exp.h) or a score (score.h). */
+typedef struct {
+    int key;               /* key_id, or -1 */
+    const struct score_def_s *score;
+} out_column;
+
+/* 0 and *col filled (when not NULL) if name is a summary.tsv column. */
+int out_column_find(const char *name, out_column *col);
+const char *out_column_name(const out_column *col);
+
+/* summary.tsv: the study's key columns, the scores, bnstudy's other key
+ * columns, each only if its model is in the mask `models` (bit m:
+ * run_model_id m is trained in the file; "-" in the rows of the other
+ * models); reals %.17g. */
+void out_summary_header(FILE *fp, unsigned models);
+void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+                     const run_config *cfg, const run_result *res);
 /* A Markdown reading table of the given summary columns, reals rounded to
  * 4 decimals as the published table is. */
-void out_table_header(FILE *fp, size_t n, const int *cols);
-void out_table_cell(FILE *fp, int col, const pop_t *pop,
+void out_table_header(FILE *fp, size_t n, const out_column *cols);
+void out_table_cell(FILE *fp, const out_column *col, const pop_t *pop,
                     const run_config *cfg, const run_result *r);
-void out_table_row(FILE *fp, size_t n, const int *cols, const pop_t *pop,
-                   const run_config *cfg, const run_result *r);
-void out_features_header(FILE *fp);
-void out_features_rows(FILE *fp, const pop_t *pop, const run_config *cfg,
-                       const run_result *res);
+void out_table_row(FILE *fp, size_t n, const out_column *cols,
+                   const pop_t *pop, const run_config *cfg,
+                   const run_result *r);
+/* features.tsv: one row per feature, the same key columns around the
+ * feature's truth and running statistics. */
+void out_features_header(FILE *fp, unsigned models);
+void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
+                       const run_config *cfg, const run_result *res);
 /* The population's rows in the given order: header `row` then features. */
 void out_population(FILE *fp, const pop_t *pop, const size_t *perm);
 

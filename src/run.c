@@ -1,9 +1,8 @@
 /*
- * Training one configuration and scoring it. The loop is: for each epoch,
- * for each batch of the order, a train-mode pass (which updates the
- * buffers) and the self-checks; the last epoch's outputs are kept so that
- * each row's train-mode output can be set against its eval-mode output
- * under the final buffers.
+ * A run as a pipeline: check the configuration, make the order's
+ * permutation, hand it to the model, and refuse scores that overflowed.
+ * The models are the rows of the table below; layer.c is the batch-norm
+ * layer's.
  */
 #include "run.h"
 
@@ -12,44 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "order.h"
+#include "exp.h"
+#include "layer.h"
 #include "score.h"
 
-void run_default_config(run_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    strcpy(cfg->experiment, "run");
-    strcpy(cfg->order, "shuffled");
-    cfg->seed = 1;
-    cfg->batch_size = 256;
-    cfg->epochs = 1;
-    cfg->partial = RUN_PARTIAL_DROP;
-    cfg->precise_batches = 0;
-    bn_default_config(&cfg->layer);
-}
+static const run_model models[RUN_MODEL_COUNT] = {
+    [RUN_MODEL_LAYER] = {"layer",
+                         "one batch-norm layer and its running statistics",
+                         layer_run, layer_check},
+};
 
-const char *run_partial_name(run_partial p)
-{
-    return p == RUN_PARTIAL_KEEP ? "keep" : "drop";
-}
+const run_model *run_model_get(run_model_id m) { return &models[m]; }
 
-const char *run_estimator_label(const run_config *cfg, char *buf, size_t cap)
+const char *run_partial_name(int p)
 {
-    if (cfg->layer.estimator != BN_EST_PRECISE || cfg->precise_batches == 0)
-        return bn_estimator_name(cfg->layer.estimator);
-    snprintf(buf, cap, "precise:%zu", cfg->precise_batches);
-    return buf;
+    static const char *const names[] = {"drop", "keep"};
+    return p >= 0 && p < 2 ? names[p] : NULL;
 }
 
 int run_partial_parse(const char *s, run_partial *p)
 {
-    if (strcmp(s, "drop") == 0)
-        *p = RUN_PARTIAL_DROP;
-    else if (strcmp(s, "keep") == 0)
-        *p = RUN_PARTIAL_KEEP;
-    else
-        return -1;
-    return 0;
+    for (int i = 0; run_partial_name(i); i++)
+        if (strcmp(s, run_partial_name(i)) == 0) {
+            *p = (run_partial)i;
+            return 0;
+        }
+    return -1;
 }
 
 size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial)
@@ -57,56 +44,47 @@ size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial)
     return n / b + (partial == RUN_PARTIAL_KEEP && n % b != 0);
 }
 
-int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err)
+static int blamed(int *blame, int k0, int k1)
 {
-    order_spec ord;
+    if (blame) {
+        blame[0] = k0;
+        blame[1] = k1;
+    }
+    return -1;
+}
+
+int run_check(const run_config *cfg, const pop_t *pop, int *blame,
+              bn_error *err)
+{
     if (cfg->batch_size < 2 || cfg->batch_size > pop->n)
         return bn_fail(err,
                        "batch size must be from 2 to the population's %zu "
                        "rows, got %zu",
-                       pop->n, cfg->batch_size);
+                       pop->n, cfg->batch_size),
+               blamed(blame, KEY_BATCH_SIZE, KEY_ROWS);
     if (cfg->partial == RUN_PARTIAL_KEEP && pop->n % cfg->batch_size == 1)
         return bn_fail(err,
                        "partial keep with batch size %zu leaves a last "
                        "batch of one row, whose variance is undefined",
-                       cfg->batch_size);
-    size_t nb = run_batches_per_epoch(pop->n, cfg->batch_size, cfg->partial);
-    if (cfg->precise_batches > nb)
-        return bn_fail(err,
-                       "precise batches %zu is more than the %zu batches "
-                       "of an epoch",
-                       cfg->precise_batches, nb);
+                       cfg->batch_size),
+               blamed(blame, KEY_PARTIAL, KEY_BATCH_SIZE);
     if (cfg->epochs < 1)
-        return bn_fail(err, "epochs must be at least 1");
+        return bn_fail(err, "epochs must be at least 1"),
+               blamed(blame, KEY_EPOCHS, -1);
     if (cfg->epochs > 1000000)
-        return bn_fail(err, "epochs must be at most 1000000");
-    if (order_parse(cfg->order, &pop->spec, &ord, err) != 0)
-        return -1;
-    return bn_validate(&cfg->layer, err);
+        return bn_fail(err, "epochs must be at most 1000000"),
+               blamed(blame, KEY_EPOCHS, -1);
+    if (!cfg->order.def)
+        return bn_fail(err, "no order given"), blamed(blame, KEY_ORDER, -1);
+    if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
+        return bn_fail(err, "no model numbered %d", (int)cfg->model),
+               blamed(blame, -1, -1);
+    return models[cfg->model].check(cfg, pop, blame, err);
 }
 
-/* The precise estimator: after training, the buffers become the mean and
- * variance of every sample in the first k batches of the order, pooled, so
- * the spread between batch means counts as it does in the population. */
-static int recompute_precise(bn_layer *layer, const pop_t *pop,
-                             const size_t *perm, size_t b, size_t nb,
-                             size_t k, bn_error *err)
+int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err)
 {
-    if (k == 0)
-        k = nb;
-    size_t rows = k * b;
-    if (rows > pop->n)
-        rows = pop->n; /* the kept partial batch */
-    size_t f = pop->f;
-    double *x = malloc(rows * f * sizeof *x);
-    if (!x)
-        return bn_fail(err, "out of memory");
-    for (size_t i = 0; i < rows; i++)
-        memcpy(&x[i * f], &pop->x[perm[i] * f], f * sizeof *x);
-    for (size_t j = 0; j < f; j++)
-        pop_moments(rows, f, x + j, &layer->rm[j], &layer->rv[j]);
-    free(x);
-    return 0;
+    return run_check(cfg, pop, NULL, err);
 }
 
 int run_execute(const pop_t *pop, const run_config *cfg,
@@ -115,110 +93,22 @@ int run_execute(const pop_t *pop, const run_config *cfg,
     memset(res, 0, sizeof *res);
     if (run_validate(cfg, pop, err) != 0)
         return -1;
-    order_spec ord;
-    order_parse(cfg->order, &pop->spec, &ord, err);
+    order_spec ord = cfg->order;
     ord.batch_size = cfg->batch_size;
-
-    size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
-    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
-    size_t *perm = malloc(n * sizeof *perm);
-    double *x = malloc(bmax * f * sizeof *x);
-    double *y = malloc((bmax * f + 1) * sizeof *y);
-    double *scratch = malloc(2 * bmax * f * sizeof *scratch);
-    double *xs = malloc(n * f * sizeof *xs);  /* last epoch's inputs */
-    double *ytr = malloc(n * f * sizeof *ytr); /* and train outputs */
-    double *yev = malloc(n * f * sizeof *yev);
-    int rc = -1;
-    if (!perm || !x || !y || !scratch || !xs || !ytr || !yev) {
-        bn_fail(err, "out of memory");
-        goto done;
-    }
-    if (order_make(&ord, pop, cfg->seed, perm, err) != 0)
-        goto done;
-
-    bn_layer layer;
-    bn_init(&layer, f, &cfg->layer);
-    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
-    double sum_dm = 0.0, sum_dv = 0.0;
-    size_t kept = 0;
-    for (size_t ep = 0; ep < cfg->epochs; ep++) {
-        int last = ep + 1 == cfg->epochs;
-        for (size_t k = 0; k < nb; k++) {
-            size_t start = k * bmax;
-            size_t b = start + bmax <= n ? bmax : n - start;
-            for (size_t i = 0; i < b; i++)
-                memcpy(&x[i * f], &pop->x[perm[start + i] * f],
-                       f * sizeof *x);
-            score_mark(y, b * f);
-            bn_train_forward(&layer, b, x, y, mean, var);
-            res->props_pass += score_checks(&layer, b, x, y, var, scratch);
-            res->props_total += 4 * f;
-            if (last) {
-                memcpy(&xs[start * f], x, b * f * sizeof *x);
-                memcpy(&ytr[start * f], y, b * f * sizeof *y);
-                kept = start + b;
-                for (size_t j = 0; j < f; j++) {
-                    double dm = mean[j] - pop->mean[j];
-                    double dv = var[j] - pop->var[j];
-                    sum_dm += dm * dm;
-                    sum_dv += dv * dv;
-                }
-            }
-            if (obs && obs->on_batch) {
-                run_batch rb = {ep, k, b, f, &perm[start], x, y, mean, var,
-                                &layer};
-                obs->on_batch(obs->ctx, &rb);
-            }
-        }
-    }
-    if (cfg->layer.estimator == BN_EST_PRECISE &&
-        recompute_precise(&layer, pop, perm, bmax, nb, cfg->precise_batches,
-                          err) != 0)
-        goto done;
-
-    bn_eval_forward(&layer, kept, xs, yev);
-    double sq = 0.0;
-    for (size_t i = 0; i < kept * f; i++) {
-        double d = ytr[i] - yev[i];
-        sq += d * d;
-    }
-    if (obs && obs->on_outputs)
-        obs->on_outputs(obs->ctx, kept, f, perm, ytr, yev);
-
-    score_buffers_t sb;
-    score_buffers(pop, layer.rm, layer.rv, &sb);
-    res->updates = layer.updates;
-    /* keep^T by T multiplications, as the updates apply it: libm's pow is
-     * not the same bits everywhere. */
-    res->init_weight = cfg->layer.estimator == BN_EST_EMA ? 1.0 : 0.0;
-    for (size_t t = 0; res->init_weight != 0.0 && t < layer.updates; t++)
-        res->init_weight *= cfg->layer.keep;
-    res->stats_err = sb.stats_err;
-    res->mean_err = sb.mean_err;
-    res->var_err = sb.var_err;
-    res->worst_var_err = sb.worst_var_err;
-    res->worst_var_feature = sb.worst_var_feature;
-    res->train_eval_rmse = sqrt(sq / (double)(kept * f));
-    res->batch_mean_err = sqrt(sum_dm / (double)(nb * f));
-    res->batch_var_err = sqrt(sum_dv / (double)(nb * f));
-    memcpy(res->running_mean, layer.rm, f * sizeof(double));
-    memcpy(res->running_var, layer.rv, f * sizeof(double));
-    /* Overflow (gamma 1e300, say) must not pass for a measurement. */
-    if (!isfinite(res->stats_err) || !isfinite(res->train_eval_rmse) ||
-        !isfinite(res->batch_mean_err) || !isfinite(res->batch_var_err) ||
-        !isfinite(res->worst_var_err)) {
-        bn_fail(err, "the scores overflowed (not finite): the settings are "
-                     "out of double range");
-        goto done;
-    }
-    rc = 0;
-done:
+    size_t *perm = malloc(pop->n * sizeof *perm);
+    if (!perm)
+        return bn_fail(err, "out of memory");
+    int rc = order_make(&ord, pop, cfg->seed, perm, err);
+    if (rc == 0)
+        rc = models[cfg->model].run(pop, perm, cfg, obs, res, err);
     free(perm);
-    free(x);
-    free(y);
-    free(scratch);
-    free(xs);
-    free(ytr);
-    free(yev);
-    return rc;
+    if (rc != 0)
+        return -1;
+    /* Overflow (gamma 1e300, say) must not pass for a measurement. */
+    const char *bad = score_first_not_finite(cfg->model, res);
+    if (bad)
+        return bn_fail(err, "the scores overflowed (%s is not finite): the "
+                            "settings are out of double range",
+                       bad);
+    return 0;
 }

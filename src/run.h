@@ -1,8 +1,12 @@
 /*
- * One run: one configuration (a plain value) trained for E epochs over its
- * order of the population, then scored. A run reads nothing but its
- * arguments and writes nothing but its result, so a sweep can run many of
- * them in any order, or in parallel, and get the same bytes.
+ * One run: one configuration (a plain value) as a pipeline, population ->
+ * order -> model -> scores. The order makes the permutation the batches
+ * are cut from; the model (a row of the model table in run.c: the
+ * batch-norm layer of layer.c is the first) trains on it for E epochs and
+ * fills the scores it produces (score.h declares them). A run reads
+ * nothing but its arguments and writes nothing but its result, so a sweep
+ * can run many of them in any order, or in parallel, and get the same
+ * bytes.
  */
 #ifndef BN_RUN_H
 #define BN_RUN_H
@@ -11,19 +15,25 @@
 
 #include "bn.h"
 #include "common.h"
+#include "order.h"
 #include "pop.h"
 
 typedef enum { RUN_PARTIAL_DROP, RUN_PARTIAL_KEEP } run_partial;
 
+/* The models, rows of the table in run.c. */
+typedef enum { RUN_MODEL_LAYER, RUN_MODEL_COUNT } run_model_id;
+
 typedef struct {
     char experiment[64];
-    char order[64]; /* an order name, see order.h */
+    char population[17]; /* pop_id of the population it runs on */
+    order_spec order;
     uint64_t seed;  /* the shuffle's initstate */
     size_t batch_size;
     unsigned long epochs;
     run_partial partial;
-    size_t precise_batches; /* for estimator precise; 0 means all */
-    bn_config layer;
+    size_t precise_batches; /* for the pooling estimators; 0 means all */
+    run_model_id model;
+    bn_config layer; /* RUN_MODEL_LAYER's settings */
 } run_config;
 
 typedef struct {
@@ -57,18 +67,37 @@ typedef struct {
     void *ctx;
 } run_observer;
 
+/* A model: one row of the table in run.c. */
+typedef struct {
+    const char *name;
+    const char *help;
+    /* Train on the rows of pop in the order perm and fill res with the
+     * model's scores. cfg has passed run_check. */
+    int (*run)(const pop_t *pop, const size_t *perm, const run_config *cfg,
+               const run_observer *obs, run_result *res, bn_error *err);
+    /* The checks of the model's own settings; blame as for run_check. */
+    int (*check)(const run_config *cfg, const pop_t *pop, int *blame,
+                 bn_error *err);
+} run_model;
+
+const run_model *run_model_get(run_model_id m);
+
+/* The defaults of every experiment key (exp.h's key table). */
 void run_default_config(run_config *cfg);
 /* Batches in one epoch: N / B, plus the partial one when it is kept. */
 size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial);
-/* Check cfg against the population; names the offending setting. */
+/* Check cfg against the population; the message names the offending
+ * setting, and when blame is not NULL, blame[0] and blame[1] receive the
+ * experiment keys (exp.h's key_id) to hold responsible, most specific
+ * first (-1 for none), so that an experiment file can name their lines. */
+int run_check(const run_config *cfg, const pop_t *pop, int *blame,
+              bn_error *err);
 int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err);
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err);
 
-const char *run_partial_name(run_partial p);
-/* The estimator as the output files name it: "precise:K" when the precise
- * estimator pools only the first K batches, else bn_estimator_name. */
-const char *run_estimator_label(const run_config *cfg, char *buf, size_t cap);
+/* "drop" and "keep" by value, NULL past the last. */
+const char *run_partial_name(int p);
 int run_partial_parse(const char *s, run_partial *p);
 
 #endif

@@ -1,9 +1,71 @@
-/* Scores and self-checks; definitions in docs/definitions.md. */
+/* The score table, the scores and the self-checks; definitions in
+ * docs/definitions.md. */
 #include "score.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#define LAYER(name, kind, summarised, def)                                  \
+    {#name, def, kind, offsetof(run_result, name), RUN_MODEL_LAYER,          \
+     summarised}
+/* In the published study's order, which summary.tsv keeps. */
+static const score_def scores[] = {
+    LAYER(updates, SCORE_COUNT, 0, "T, the buffer updates"),
+    LAYER(init_weight, SCORE_REAL, 0,
+          "the weight the initial 0 and 1 still carry, (1 - p)^T for ema"),
+    LAYER(stats_err, SCORE_REAL, 1,
+          "RMS over features of the running mean's and variance's errors"),
+    LAYER(mean_err, SCORE_REAL, 1, "RMS over features of rm - mu"),
+    LAYER(var_err, SCORE_REAL, 1, "RMS over features of rv - v"),
+    LAYER(worst_var_err, SCORE_REAL, 1, "max over features of |rv - v|"),
+    LAYER(worst_var_feature, SCORE_FEATURE, 0,
+          "the feature of worst_var_err"),
+    LAYER(train_eval_rmse, SCORE_REAL, 1,
+          "RMS of y_train - y_eval over the last epoch's rows and features"),
+    LAYER(batch_mean_err, SCORE_REAL, 1,
+          "RMS of a batch mean's error over the last epoch's batches"),
+    LAYER(batch_var_err, SCORE_REAL, 1,
+          "RMS of a batch variance's error over the last epoch's batches"),
+    LAYER(props_pass, SCORE_COUNT, 0, "self-checks passed"),
+    LAYER(props_total, SCORE_COUNT, 0, "self-checks made (4 per batch and "
+                                       "feature)"),
+};
+#undef LAYER
+#define N_SCORES (sizeof scores / sizeof *scores)
+
+const score_def *score_get(size_t i) { return i < N_SCORES ? &scores[i] : NULL; }
+
+const score_def *score_find(const char *name)
+{
+    for (size_t i = 0; i < N_SCORES; i++)
+        if (strcmp(scores[i].name, name) == 0)
+            return &scores[i];
+    return NULL;
+}
+
+double score_value(const score_def *s, const run_result *r)
+{
+    const char *at = (const char *)r + s->offset;
+    if (s->kind == SCORE_REAL) {
+        double v;
+        memcpy(&v, at, sizeof v);
+        return v;
+    }
+    size_t u;
+    memcpy(&u, at, sizeof u);
+    return (double)u;
+}
+
+const char *score_first_not_finite(run_model_id m, const run_result *r)
+{
+    for (size_t i = 0; i < N_SCORES; i++)
+        if (scores[i].model == m && scores[i].kind == SCORE_REAL &&
+            !isfinite(score_value(&scores[i], r)))
+            return scores[i].name;
+    return NULL;
+}
 
 void score_buffers(const pop_t *pop, const double *rm, const double *rv,
                    score_buffers_t *out)

@@ -1,8 +1,12 @@
 /*
- * The scores of docs/definitions.md that are properties of one batch or of
- * the final buffers, and the four self-checks a BN implementation can run on
- * itself. Every score is an exact mean over the enumerated population: no
- * sampling enters here.
+ * The scores: the table that declares each once (name, definition, kind,
+ * the model that produces it, whether the many-seed files summarise it),
+ * from which the writers, the reading tables and distribution.tsv take
+ * their columns; and the arithmetic of docs/definitions.md's scores that
+ * are properties of one batch or of the final buffers, with the four
+ * self-checks a BN implementation can run on itself. Every score is an
+ * exact mean over the enumerated population: no sampling enters here.
+ * No GSL, libinih or nettle: the web page shares the table.
  */
 #ifndef BN_SCORE_H
 #define BN_SCORE_H
@@ -11,6 +15,32 @@
 
 #include "bn.h"
 #include "pop.h"
+#include "run.h"
+
+typedef enum {
+    SCORE_REAL,    /* a double, %.17g */
+    SCORE_COUNT,   /* a size_t, %zu */
+    SCORE_FEATURE, /* a size_t feature index, printed as its name */
+} score_kind;
+
+typedef struct score_def_s {
+    const char *name;
+    const char *definition; /* one line; docs/definitions.md has more */
+    score_kind kind;
+    size_t offset;          /* of the value in run_result */
+    run_model_id model;     /* the model that produces it */
+    int summarised;         /* distribution.tsv summarises it across seeds */
+} score_def;
+
+/* Row i of the table in file order, NULL past the last. */
+const score_def *score_get(size_t i);
+/* The row named name, or NULL. */
+const score_def *score_find(const char *name);
+/* A real score's value (kind SCORE_REAL), or a count's as a double. */
+double score_value(const score_def *s, const run_result *r);
+/* The name of the first real score of model m that is not finite in r,
+ * or NULL when all are. */
+const char *score_first_not_finite(run_model_id m, const run_result *r);
 
 typedef struct {
     double stats_err, mean_err, var_err, worst_var_err;

@@ -114,29 +114,6 @@ static void *worker(void *arg)
     }
 }
 
-static void list_ints(FILE *fp, const exp_ints *v)
-{
-    /* Runs of consecutive values print as A..B, as they may be written. */
-    for (size_t i = 0; i < v->n;) {
-        size_t j = i;
-        while (j + 1 < v->n && v->v[j] != UINT64_MAX &&
-               v->v[j + 1] == v->v[j] + 1)
-            j++;
-        fprintf(fp, "%s%llu", i ? " " : "", (unsigned long long)v->v[i]);
-        if (j > i + 1)
-            fprintf(fp, "..%llu", (unsigned long long)v->v[j]);
-        else if (j == i + 1)
-            fprintf(fp, " %llu", (unsigned long long)v->v[j]);
-        i = j + 1;
-    }
-}
-
-static void list_names(FILE *fp, const exp_names *v)
-{
-    for (size_t i = 0; i < v->n; i++)
-        fprintf(fp, "%s%s", i ? " " : "", v->v[i]);
-}
-
 static void write_manifest(FILE *fp, const exp_t *e, const sweep_options *o,
                            const char *sha, size_t n)
 {
@@ -147,38 +124,9 @@ static void write_manifest(FILE *fp, const exp_t *e, const sweep_options *o,
     fprintf(fp, "experiment_sha256\t%s\n", sha);
     for (size_t i = 0; i < o->n_sets; i++)
         fprintf(fp, "set\t%s\n", o->sets[i]);
-    fprintf(fp, "experiment.description\t%s\n", e->description);
-    fprintf(fp, "population.rows\t%zu\n", e->pop.n_rows);
-    fprintf(fp, "population.seed\t%llu\n", (unsigned long long)e->pop.seed);
-    for (size_t j = 0; j < e->pop.n_features; j++) {
-        const pop_feature *f = &e->pop.features[j];
-        fprintf(fp, "population.feature\t%s %.17g %.17g %.17g\n", f->name,
-                f->mean, f->sd, f->rho);
-    }
-    fprintf(fp, "layer.gamma\t%.17g\nlayer.beta\t%.17g\nlayer.eps\t%.17g\n",
-            e->gamma, e->beta, e->eps);
-    fputs("layer.momentum\t", fp);
-    for (size_t i = 0; i < e->momentum.n; i++)
-        fprintf(fp, "%s%.17g", i ? " " : "", e->momentum.v[i]);
-    fputs("\nlayer.momentum_weights\t", fp);
-    list_names(fp, &e->momentum_weights);
-    fputs("\nlayer.variance\t", fp);
-    list_names(fp, &e->variance);
-    fputs("\nlayer.estimator\t", fp);
-    list_names(fp, &e->estimator);
-    fputs("\nsweep.batch_size\t", fp);
-    list_ints(fp, &e->batch_size);
-    fputs("\nsweep.order\t", fp);
-    list_names(fp, &e->order);
-    fputs("\nsweep.seed\t", fp);
-    list_ints(fp, &e->seed);
-    fputs("\nsweep.epochs\t", fp);
-    list_ints(fp, &e->epochs);
-    fputs("\nsweep.partial\t", fp);
-    list_names(fp, &e->partial);
-    fputs("\nsweep.precise_batches\t", fp);
-    list_ints(fp, &e->precise_batches);
-    fprintf(fp, "\nconfigurations\t%zu\n", n);
+    exp_manifest(fp, e);
+    fprintf(fp, "population_id\t%s\n", e->pop_id);
+    fprintf(fp, "configurations\t%zu\n", n);
 }
 
 int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
@@ -201,7 +149,7 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     clock_gettime(CLOCK_MONOTONIC, &w.start);
     pthread_mutex_init(&w.lock, NULL);
     int rc = -1;
-    out_file files[7];
+    out_file files[OUT_FILE_COUNT];
     memset(files, 0, sizeof files);
     if (!w.cfgs || !w.res) {
         bn_fail(err, "out of memory for %zu configurations", n);
@@ -232,41 +180,57 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     snprintf(dir, sizeof dir, "%s/%s", opt->out_dir, e->stem);
     if (mkdir_p(dir, err) != 0)
         goto done;
-    /* Many seeds add their summaries, and the reading table then shows
-     * each configuration once, across its seeds. */
-    static const char *const names[] = {
-        "summary.tsv", "features.tsv", "table.md", "manifest.tsv",
-        "distribution.tsv", "expectation.tsv", "seed-claims.tsv"};
-    int nfiles = e->seed.n > 1 ? 7 : 4;
-    for (int i = 0; i < nfiles; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    /* The files the experiment asks for; the many-seed ones only with many
+     * seeds, and the reading table then shows each configuration once,
+     * across its seeds. */
+    int many = e->n[KEY_SEED] > 1;
+    unsigned models = 0; /* bit m: some configuration trains model m */
+    for (size_t k = 0; k < n; k++)
+        models |= 1u << w.cfgs[k].model;
+    FILE *fp[OUT_FILE_COUNT] = {NULL};
+    for (int i = 0; i < OUT_FILE_COUNT; i++) {
+        const out_file_def *d = out_file_get(i);
+        if (!(e->outputs & (1u << i)) || (d->many_seeds && !many) ||
+            (d->model >= 0 && !(models & (1u << d->model))))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, out_file_get(i)->file);
         if (out_open(&files[i], path, err) != 0)
             goto done;
+        fp[i] = files[i].fp;
     }
-    int cols[EXP_MAX_COLUMNS];
-    for (size_t c = 0; c < e->table.n; c++)
-        cols[c] = out_summary_column(e->table.v[c]);
-    out_summary_header(files[0].fp);
-    out_features_header(files[1].fp);
-    if (nfiles == 4)
-        out_table_header(files[2].fp, e->table.n, cols);
+    out_column cols[EXP_MAX_COLUMNS];
+    for (size_t c = 0; c < e->n_table; c++)
+        out_column_find(e->table[c], &cols[c]);
+    FILE *table_row = many ? NULL : fp[OUT_TABLE];
+    if (fp[OUT_SUMMARY])
+        out_summary_header(fp[OUT_SUMMARY], models);
+    if (fp[OUT_FEATURES])
+        out_features_header(fp[OUT_FEATURES], models);
+    if (table_row)
+        out_table_header(table_row, e->n_table, cols);
     for (size_t k = 0; k < n; k++) {
-        out_summary_row(files[0].fp, &pop, &w.cfgs[k], &w.res[k]);
-        out_features_rows(files[1].fp, &pop, &w.cfgs[k], &w.res[k]);
-        if (nfiles == 4)
-            out_table_row(files[2].fp, e->table.n, cols, &pop, &w.cfgs[k],
+        if (fp[OUT_SUMMARY])
+            out_summary_row(fp[OUT_SUMMARY], models, &pop, &w.cfgs[k],
+                            &w.res[k]);
+        if (fp[OUT_FEATURES] && w.cfgs[k].model == RUN_MODEL_LAYER)
+            out_features_rows(fp[OUT_FEATURES], models, &pop, &w.cfgs[k],
+                              &w.res[k]);
+        if (table_row)
+            out_table_row(table_row, e->n_table, cols, &pop, &w.cfgs[k],
                           &w.res[k]);
     }
-    write_manifest(files[3].fp, e, opt, sha, n);
-    if (nfiles == 7 &&
-        dist_write(e, &pop, w.cfgs, w.res, files[4].fp, files[5].fp,
-                   files[6].fp, files[2].fp, err) != 0)
+    if (fp[OUT_MANIFEST])
+        write_manifest(fp[OUT_MANIFEST], e, opt, sha, n);
+    if (many && (fp[OUT_DISTRIBUTION] || fp[OUT_EXPECTATION] ||
+                 fp[OUT_TABLE]) &&
+        dist_write(e, models, &pop, w.cfgs, w.res, fp[OUT_DISTRIBUTION],
+                   fp[OUT_EXPECTATION], fp[OUT_TABLE], err) != 0)
         goto done;
-    if (out_commit_all(files, (size_t)nfiles, err) != 0)
+    if (out_commit_all(files, OUT_FILE_COUNT, err) != 0)
         goto done;
     rc = 0;
 done:
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
         out_abort(&files[i]);
     pthread_mutex_destroy(&w.lock);
     free(w.cfgs);

@@ -1,8 +1,9 @@
 /*
  * The sweep: every configuration of an experiment file's product, run on
- * one population, and the files that record them in DIR/<stem>/:
- * summary.tsv, features.tsv, table.md and manifest.tsv, and with many
- * seeds the summaries across them (dist.h). Configurations are
+ * one population, and the files that record them in DIR/<stem>/: those
+ * `[experiment] outputs` names (out.h's file table: summary.tsv,
+ * features.tsv, table.md and manifest.tsv, and with many seeds the
+ * summaries across them, dist.h). Configurations are
  * independent and their results are stored by index, so the files are the
  * same bytes however many threads ran them and in whatever order.
  */

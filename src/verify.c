@@ -12,14 +12,55 @@
 #define MAX_CLAIMS 64
 #define MAX_FILTERS 8
 
+typedef enum { OP_GE, OP_GT, OP_LE, OP_LT, OP_EQ, OP_COUNT } op_t;
+static const char *const op_names[OP_COUNT] = {">=", ">", "<=", "<", "=="};
+
+typedef enum { EACH_OP, EACH_INCREASING, EACH_DECREASING } each_t;
+
+/* A selector, "EXPERIMENT: COLUMN @ key=value, key=value". */
+typedef struct {
+    char text[256];
+    char experiment[64], column[64];
+    size_t nf;
+    char key[MAX_FILTERS][64], val[MAX_FILTERS][64];
+} selector;
+
+/* The keys a claim section may have, as bits of what a test reads. */
+enum {
+    F_A = 1 << 0, F_B = 1 << 1, F_OP = 1 << 2, F_VALUE = 1 << 3,
+    F_TOLERANCE = 1 << 4, F_OVER = 1 << 5, F_AT = 1 << 6, F_EACH = 1 << 7,
+    F_FACTOR = 1 << 8, F_BY = 1 << 9,
+};
+
+struct test_kind;
+
 typedef struct {
     char id[64];
     int line;
-    char claim[512], published[256], test[32], a[256], b[256], op[4];
-    char over[128], at[256];
-    double value, tolerance;
-    int has_value;
+    char claim[512], published[256];
+    const struct test_kind *kind;
+    unsigned given; /* F_* */
+    selector a, b;
+    op_t op;
+    double value, tolerance, factor;
+    char over[128], at[256], by[64];
+    each_t each;
+    op_t each_op;
 } claim;
+
+typedef int (*test_fn)(const claim *c, const char *dir, char *measured,
+                       size_t cap, bn_error *err);
+
+typedef struct test_kind {
+    const char *name;
+    unsigned needs, allows; /* F_*: keys it must have, keys it reads */
+    test_fn eval;
+} test_kind;
+
+static const test_kind *find_kind(const char *name);
+static const char *kind_list(char *buf, size_t cap);
+
+/* ---- reading the claims file ---- */
 
 typedef struct {
     claim c[MAX_CLAIMS];
@@ -42,6 +83,9 @@ static int on_section(void *user, const char *section, int line,
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", section);
     c->line = line;
+    c->factor = 1.0;
+    strcpy(c->over, "batch_size");
+    strcpy(c->by, "seed");
     return 1;
 }
 
@@ -49,55 +93,6 @@ static int copy(char *dst, size_t cap, const char *v)
 {
     return snprintf(dst, cap, "%s", v) < (int)cap;
 }
-
-static int on_key(void *user, const char *section, const char *name,
-                  const char *value, int line, bn_error *err)
-{
-    claim_set *s = user;
-    if (s->n == 0 || strcmp(s->c[s->n - 1].id, section) != 0)
-        return bn_fail(err, "%s:%d: key '%s' outside a [claim] section",
-                       s->path, line, name), 0;
-    claim *c = &s->c[s->n - 1];
-    int ok;
-    if (strcmp(name, "claim") == 0)
-        ok = copy(c->claim, sizeof c->claim, value);
-    else if (strcmp(name, "published") == 0)
-        ok = copy(c->published, sizeof c->published, value);
-    else if (strcmp(name, "test") == 0)
-        ok = copy(c->test, sizeof c->test, value);
-    else if (strcmp(name, "a") == 0)
-        ok = copy(c->a, sizeof c->a, value);
-    else if (strcmp(name, "b") == 0)
-        ok = copy(c->b, sizeof c->b, value);
-    else if (strcmp(name, "op") == 0)
-        ok = copy(c->op, sizeof c->op, value);
-    else if (strcmp(name, "over") == 0)
-        ok = copy(c->over, sizeof c->over, value);
-    else if (strcmp(name, "at") == 0)
-        ok = copy(c->at, sizeof c->at, value);
-    else if (strcmp(name, "value") == 0 || strcmp(name, "tolerance") == 0) {
-        char *end;
-        double v = strtod(value, &end);
-        ok = end != value && *end == '\0' && isfinite(v);
-        if (name[0] == 'v')
-            c->value = v, c->has_value = 1;
-        else
-            c->tolerance = v;
-    } else
-        return bn_fail(err, "%s:%d: unknown key '%s' in claim [%s]", s->path,
-                       line, name, section), 0;
-    if (!ok)
-        return bn_fail(err, "%s:%d: bad value for '%s'", s->path, line,
-                       name), 0;
-    return 1;
-}
-
-/* A selector, "EXPERIMENT: COLUMN @ key=value, key=value". */
-typedef struct {
-    char experiment[64], column[64];
-    size_t nf;
-    char key[MAX_FILTERS][64], val[MAX_FILTERS][64];
-} selector;
 
 static char *trim(char *s)
 {
@@ -113,6 +108,8 @@ static int parse_selector(const char *text, selector *sel)
 {
     char buf[256];
     memset(sel, 0, sizeof *sel);
+    if (!copy(sel->text, sizeof sel->text, text))
+        return -1;
     snprintf(buf, sizeof buf, "%s", text);
     char *colon = strchr(buf, ':');
     if (!colon)
@@ -125,18 +122,146 @@ static int parse_selector(const char *text, selector *sel)
         !copy(sel->column, 64, trim(colon + 1)) || !sel->experiment[0] ||
         !sel->column[0])
         return -1;
-    for (char *f = at ? strtok(at + 1, ",") : NULL; f; f = strtok(NULL, ",")) {
+    char *save;
+    for (char *f = at ? strtok_r(at + 1, ",", &save) : NULL; f;
+         f = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(f, '=');
         if (!eq || sel->nf == MAX_FILTERS)
             return -1;
         *eq = '\0';
         if (!copy(sel->key[sel->nf], 64, trim(f)) ||
-            !copy(sel->val[sel->nf], 64, trim(eq + 1)))
+            !copy(sel->val[sel->nf], 64, trim(eq + 1)) ||
+            !sel->key[sel->nf][0])
             return -1;
         sel->nf++;
     }
     return 0;
 }
+
+static int parse_op(const char *s, op_t *op)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (strcmp(s, op_names[i]) == 0) {
+            *op = (op_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_number(const char *s, double *x)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !isfinite(v))
+        return -1;
+    *x = v;
+    return 0;
+}
+
+static int on_key(void *user, const char *section, const char *name,
+                  const char *value, int line, bn_error *err)
+{
+    claim_set *s = user;
+    if (s->n == 0 || strcmp(s->c[s->n - 1].id, section) != 0)
+        return bn_fail(err, "%s:%d: key '%s' outside a [claim] section",
+                       s->path, line, name), 0;
+    claim *c = &s->c[s->n - 1];
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } fields[] = {
+        {"a", F_A},           {"b", F_B},         {"op", F_OP},
+        {"value", F_VALUE},   {"tolerance", F_TOLERANCE},
+        {"over", F_OVER},     {"at", F_AT},       {"each", F_EACH},
+        {"factor", F_FACTOR}, {"by", F_BY},
+    };
+    unsigned bit = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        if (strcmp(name, fields[i].name) == 0)
+            bit = fields[i].bit;
+    int ok = 1;
+    const char *why = "bad value";
+    char list[200];
+    if (strcmp(name, "claim") == 0) {
+        ok = copy(c->claim, sizeof c->claim, value);
+    } else if (strcmp(name, "published") == 0) {
+        ok = copy(c->published, sizeof c->published, value);
+    } else if (strcmp(name, "test") == 0) {
+        c->kind = find_kind(value);
+        ok = c->kind != NULL;
+        why = kind_list(list, sizeof list);
+    } else if (bit == F_A || bit == F_B) {
+        ok = parse_selector(value, bit == F_A ? &c->a : &c->b) == 0;
+        why = "expected 'EXPERIMENT: COLUMN @ key=value, ...'";
+    } else if (bit == F_OP) {
+        ok = parse_op(value, &c->op) == 0;
+        why = "an op is one of >= > <= < ==";
+    } else if (bit == F_EACH) {
+        c->each = EACH_OP;
+        if (strcmp(value, "increasing") == 0)
+            c->each = EACH_INCREASING;
+        else if (strcmp(value, "decreasing") == 0)
+            c->each = EACH_DECREASING;
+        else
+            ok = parse_op(value, &c->each_op) == 0;
+        why = "each is an op (>= > <= < ==), increasing or decreasing";
+    } else if (bit == F_VALUE || bit == F_TOLERANCE || bit == F_FACTOR) {
+        double *dst = bit == F_VALUE       ? &c->value
+                      : bit == F_TOLERANCE ? &c->tolerance
+                                           : &c->factor;
+        ok = parse_number(value, dst) == 0;
+        why = "expected a finite number";
+        if (ok && bit == F_TOLERANCE && c->tolerance < 0)
+            ok = 0, why = "a tolerance is >= 0";
+    } else if (bit == F_OVER) {
+        ok = copy(c->over, sizeof c->over, value) && value[0];
+    } else if (bit == F_AT) {
+        ok = copy(c->at, sizeof c->at, value);
+    } else if (bit == F_BY) {
+        ok = copy(c->by, sizeof c->by, value) && value[0];
+    } else {
+        return bn_fail(err, "%s:%d: unknown key '%s' in claim [%s]", s->path,
+                       line, name, section), 0;
+    }
+    if (!ok)
+        return bn_fail(err, "%s:%d: bad value '%s' for '%s' (%s)", s->path,
+                       line, value, name, why), 0;
+    if (bit && (c->given & bit))
+        return bn_fail(err, "%s:%d: '%s' given twice in claim [%s]", s->path,
+                       line, name, section), 0;
+    c->given |= bit;
+    return 1;
+}
+
+/* What a claim's test needs and reads, checked once the file is read. */
+static int check_claim(const claim *c, bn_error *err)
+{
+    char list[200];
+    if (!c->kind)
+        return bn_fail(err, "no test (%s)", kind_list(list, sizeof list));
+    const test_kind *k = c->kind;
+    unsigned needs = k->needs;
+    if (k->needs & F_EACH && c->each == EACH_OP)
+        needs |= F_B;
+    static const char *const names[] = {"a",    "b",  "op",     "value",
+                                        "tolerance", "over", "at", "each",
+                                        "factor",    "by"};
+    for (int i = 0; i < 10; i++) {
+        unsigned bit = 1u << i;
+        if ((needs & bit) && !(c->given & bit))
+            return bn_fail(err, "test %s needs '%s'", k->name, names[i]);
+        if ((c->given & bit) && !(k->allows & bit))
+            return bn_fail(err, "test %s does not read '%s'", k->name,
+                           names[i]);
+    }
+    if ((c->given & F_TOLERANCE) && c->op != OP_EQ)
+        return bn_fail(err, "tolerance is for op ==");
+    if (k->needs & F_EACH && c->each != EACH_OP && (c->given & F_B))
+        return bn_fail(err, "each = increasing or decreasing reads a only");
+    return 0;
+}
+
+/* ---- selecting rows ---- */
 
 /* Cells match when equal as text or, both being numbers, as numbers. */
 static int one_matches(const char *cell, const char *want)
@@ -162,44 +287,44 @@ static int cell_matches(const char *cell, const char *want)
 
 typedef struct {
     tsv_table t;
+    char path[4200];
+    const char *text; /* the selector, for messages */
     int col;
     size_t n;
     size_t *rows;
 } selection;
 
-static int select_rows(const char *dir, const char *text, selection *s,
+static int select_rows(const char *dir, const selector *sel, selection *s,
                        bn_error *err)
 {
-    selector sel;
     memset(s, 0, sizeof *s);
-    if (parse_selector(text, &sel) != 0)
-        return bn_fail(err, "selector '%s': expected 'EXPERIMENT: COLUMN @ "
-                            "key=value, ...'", text);
+    s->text = sel->text;
     /* "EXP" is EXP/summary.tsv; "EXP/NAME" is EXP/NAME.tsv. */
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s%s.tsv", dir, sel.experiment,
-             strchr(sel.experiment, '/') ? "" : "/summary");
-    if (tsv_read(path, &s->t, err) != 0)
+    snprintf(s->path, sizeof s->path, "%s/%s%s.tsv", dir, sel->experiment,
+             strchr(sel->experiment, '/') ? "" : "/summary");
+    if (tsv_read(s->path, &s->t, err) != 0)
         return -1;
-    s->col = tsv_column(&s->t, sel.column);
+    s->col = tsv_column(&s->t, sel->column);
     int fcol[MAX_FILTERS];
-    for (size_t k = 0; k < sel.nf; k++)
-        if ((fcol[k] = tsv_column(&s->t, sel.key[k])) < 0)
-            return bn_fail(err, "%s: no column '%s'", path, sel.key[k]);
+    for (size_t k = 0; k < sel->nf; k++)
+        if ((fcol[k] = tsv_column(&s->t, sel->key[k])) < 0)
+            return bn_fail(err, "%s: no column '%s'", s->path, sel->key[k]);
     if (s->col < 0)
-        return bn_fail(err, "%s: no column '%s'", path, sel.column);
+        return bn_fail(err, "%s: no column '%s'", s->path, sel->column);
     s->rows = malloc((s->t.nrow + 1) * sizeof *s->rows);
     if (!s->rows)
         return bn_fail(err, "out of memory");
     for (size_t r = 0; r < s->t.nrow; r++) {
         int ok = 1;
-        for (size_t k = 0; k < sel.nf && ok; k++)
-            ok = cell_matches(tsv_cell(&s->t, r, (size_t)fcol[k]), sel.val[k]);
+        for (size_t k = 0; k < sel->nf && ok; k++)
+            ok = cell_matches(tsv_cell(&s->t, r, (size_t)fcol[k]),
+                              sel->val[k]);
         if (ok)
             s->rows[s->n++] = r;
     }
     if (s->n == 0)
-        return bn_fail(err, "selector '%s' matches no row of %s", text, path);
+        return bn_fail(err, "selector '%s' matches no row of %s", sel->text,
+                       s->path);
     return 0;
 }
 
@@ -209,231 +334,500 @@ static void free_selection(selection *s)
     tsv_free(&s->t);
 }
 
-static double num(const selection *s, size_t i, int col)
+/* The number in row i's column col (the selected column when col < 0);
+ * a cell that is not one is an error naming the file, line and column. */
+static int num(const selection *s, size_t i, int col, double *x,
+               bn_error *err)
 {
-    return strtod(tsv_cell(&s->t, s->rows[i], (size_t)(col < 0 ? s->col : col)),
-                  NULL);
+    size_t c = (size_t)(col < 0 ? s->col : col);
+    const char *cell = tsv_cell(&s->t, s->rows[i], c);
+    char *end;
+    double v = strtod(cell, &end);
+    if (end == cell || *end != '\0')
+        return bn_fail(err, "%s:%zu: column %s: '%s' is not a number",
+                       s->path, s->rows[i] + 2, s->t.names[c], cell);
+    *x = v;
+    return 0;
 }
 
-static int compare(double a, const char *op, double b, double tol)
+/* Every selected value of the selected column, checked. */
+static double *numbers(const selection *s, bn_error *err)
 {
-    if (strcmp(op, ">=") == 0) return a >= b;
-    if (strcmp(op, ">") == 0) return a > b;
-    if (strcmp(op, "<=") == 0) return a <= b;
-    if (strcmp(op, "<") == 0) return a < b;
-    return fabs(a - b) <= tol; /* "==" */
+    double *x = malloc((s->n + 1) * sizeof *x);
+    if (!x) {
+        bn_fail(err, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (num(s, i, -1, &x[i], err) != 0) {
+            free(x);
+            return NULL;
+        }
+    return x;
 }
 
-static int valid_op(const char *op)
+static int compare(double a, op_t op, double b, double tol)
 {
-    return !strcmp(op, ">=") || !strcmp(op, ">") || !strcmp(op, "<=") ||
-           !strcmp(op, "<") || !strcmp(op, "==");
-}
-
-/* The key a row is paired or ordered by: the over columns' cells. */
-static void row_key(const selection *s, size_t i, const char *over,
-                    char *key, size_t cap)
-{
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", over);
-    key[0] = '\0';
-    for (char *w = strtok(buf, " ,"); w; w = strtok(NULL, " ,")) {
-        int c = tsv_column(&s->t, w);
-        size_t len = strlen(key);
-        snprintf(key + len, cap - len, "%s%s", len ? " " : "",
-                 c < 0 ? "?" : tsv_cell(&s->t, s->rows[i], (size_t)c));
+    switch (op) {
+    case OP_GE: return a >= b;
+    case OP_GT: return a > b;
+    case OP_LE: return a <= b;
+    case OP_LT: return a < b;
+    default: return fabs(a - b) <= tol;
     }
 }
 
+/* The columns of a space- or comma-separated list, each checked. */
+static int over_columns(const selection *s, const char *over, int *cols,
+                        size_t max, size_t *n, bn_error *err)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", over);
+    *n = 0;
+    char *save;
+    for (char *w = strtok_r(buf, " ,", &save); w;
+         w = strtok_r(NULL, " ,", &save)) {
+        int c = tsv_column(&s->t, w);
+        if (c < 0)
+            return bn_fail(err, "%s: no column '%s' to order or pair by",
+                           s->path, w);
+        if (*n == max)
+            return bn_fail(err, "more than %zu columns in '%s'", max, over);
+        cols[(*n)++] = c;
+    }
+    if (*n == 0)
+        return bn_fail(err, "no column to order or pair by");
+    return 0;
+}
+
+/* The key a row is paired or ordered by: its cells in cols. */
+static void row_key(const selection *s, size_t i, const int *cols, size_t nc,
+                    char *key, size_t cap)
+{
+    size_t len = 0;
+    key[0] = '\0';
+    for (size_t k = 0; k < nc && len < cap; k++)
+        len += (size_t)snprintf(key + len, cap - len, "%s%s", k ? " " : "",
+                                tsv_cell(&s->t, s->rows[i], (size_t)cols[k]));
+}
+
 /* Keep only the rows whose over value is listed in at. */
-static void filter_at(selection *s, const char *over, const char *at)
+static int filter_at(selection *s, const char *over, const char *at,
+                     bn_error *err)
 {
     if (!at[0])
-        return;
+        return 0;
+    int cols[8];
+    size_t nc;
+    if (over_columns(s, over, cols, 8, &nc, err) != 0)
+        return -1;
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++) {
-        char key[128], buf[256];
-        row_key(s, i, over, key, sizeof key);
+        char key[256], buf[256];
+        row_key(s, i, cols, nc, key, sizeof key);
         snprintf(buf, sizeof buf, "%s", at);
         int keep = 0;
-        for (char *w = strtok(buf, " ,"); w && !keep; w = strtok(NULL, " ,"))
+        char *save;
+        for (char *w = strtok_r(buf, " ,", &save); w && !keep;
+             w = strtok_r(NULL, " ,", &save))
             keep = cell_matches(key, w);
         if (keep)
             s->rows[m++] = s->rows[i];
     }
     s->n = m;
-}
-
-static int single(const selection *s, const char *text, bn_error *err)
-{
-    if (s->n != 1)
-        return bn_fail(err, "selector '%s' matches %zu rows, not one", text,
-                       s->n);
+    if (m == 0)
+        return bn_fail(err, "selector '%s' has no row at %s = %s", s->text,
+                       over, at);
     return 0;
 }
 
-/* Evaluate one claim; fills what was measured and returns 1 pass, 0 fail,
- * -1 on an error in the claim or the results. */
-static int evaluate(const claim *c, const char *dir, char *measured,
+static int single(const selection *s, bn_error *err)
+{
+    if (s->n != 1)
+        return bn_fail(err, "selector '%s' matches %zu rows, not one",
+                       s->text, s->n);
+    return 0;
+}
+
+/* A row's key, its index and a number, for sorting and pairing. */
+typedef struct {
+    char key[128];
+    double order; /* the over value, within a key */
+    double x;
+    size_t i;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Rows of s keyed by the columns of `by` (and ordered by the number in
+ * column order_col when >= 0), sorted; values checked. */
+static keyed *keyed_rows(const selection *s, const char *by, int order_col,
+                         bn_error *err)
+{
+    int cols[8];
+    size_t nc;
+    if (over_columns(s, by, cols, 8, &nc, err) != 0)
+        return NULL;
+    keyed *k = malloc((s->n + 1) * sizeof *k);
+    if (!k) {
+        bn_fail(err, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        row_key(s, i, cols, nc, k[i].key, sizeof k[i].key);
+        k[i].i = i;
+        k[i].order = 0.0;
+        if (num(s, i, -1, &k[i].x, err) != 0 ||
+            (order_col >= 0 && num(s, i, order_col, &k[i].order, err) != 0)) {
+            free(k);
+            return NULL;
+        }
+    }
+    qsort(k, s->n, sizeof *k, cmp_keyed);
+    return k;
+}
+
+/* ---- the tests ---- */
+
+#define SELECT_A()                                                          \
+    selection a, b;                                                         \
+    memset(&b, 0, sizeof b);                                                \
+    int rc = -1;                                                            \
+    if (select_rows(dir, &c->a, &a, err) != 0 ||                            \
+        filter_at(&a, c->over, c->at, err) != 0)                            \
+        goto done;                                                          \
+    if ((c->given & F_B) && (select_rows(dir, &c->b, &b, err) != 0 ||       \
+                             filter_at(&b, c->over, c->at, err) != 0))      \
+        goto done
+
+#define DONE()                                                              \
+    done:                                                                   \
+    free_selection(&a);                                                     \
+    free_selection(&b);                                                     \
+    return rc
+
+static int test_value(const claim *c, const char *dir, char *measured,
+                      size_t cap, bn_error *err)
+{
+    SELECT_A();
+    double x, y = 1.0;
+    if (single(&a, err) || num(&a, 0, -1, &x, err))
+        goto done;
+    if (c->given & F_B) {
+        if (single(&b, err) || num(&b, 0, -1, &y, err))
+            goto done;
+        x /= y;
+    }
+    snprintf(measured, cap, "%s%s = %.4g, want %s %g",
+             c->given & F_B ? "ratio " : "", a.t.names[a.col], x,
+             op_names[c->op], c->value);
+    rc = compare(x, c->op, c->value, c->tolerance);
+    DONE();
+}
+
+static int every_row(const claim *c, const char *dir, char *measured,
+                     size_t cap, bn_error *err, int within)
+{
+    SELECT_A();
+    double *x = numbers(&a, err);
+    if (!x)
+        goto done;
+    rc = 1;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < a.n; i++) {
+        rc &= within ? fabs(x[i]) <= c->value
+                     : compare(x[i], c->op, c->value, c->tolerance);
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    free(x);
+    if (within)
+        snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, want "
+                                "|x| <= %g",
+                 a.t.names[a.col], lo, hi, a.n, c->value);
+    else
+        snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, want "
+                                "each %s %g",
+                 a.t.names[a.col], lo, hi, a.n, op_names[c->op], c->value);
+    DONE();
+}
+
+static int test_all(const claim *c, const char *dir, char *measured,
                     size_t cap, bn_error *err)
 {
-    selection a = {0}, b = {0};
-    int rc = -1;
-    const char *op = c->op[0] ? c->op : ">=";
-    if (!valid_op(op)) {
-        bn_fail(err, "unknown op '%s'", op);
-        return -1;
-    }
-    if (!c->a[0]) {
-        bn_fail(err, "no selector a");
-        return -1;
-    }
-    if (select_rows(dir, c->a, &a, err) != 0)
-        goto done;
-    if (c->b[0] && select_rows(dir, c->b, &b, err) != 0)
-        goto done;
-    const char *over = c->over[0] ? c->over : "batch_size";
-    filter_at(&a, over, c->at);
-    if (c->b[0])
-        filter_at(&b, over, c->at);
+    return every_row(c, dir, measured, cap, err, 0);
+}
 
-    if (!strcmp(c->test, "value") || !strcmp(c->test, "ratio")) {
-        int ratio = c->test[0] == 'r';
-        if (!c->has_value || single(&a, c->a, err) ||
-            (ratio && (!c->b[0] || single(&b, c->b, err)))) {
-            if (!c->has_value)
-                bn_fail(err, "test %s needs a value", c->test);
-            else if (ratio && !c->b[0])
-                bn_fail(err, "test ratio needs a selector b");
-            goto done;
-        }
-        double x = num(&a, 0, -1);
-        if (ratio)
-            x /= num(&b, 0, -1);
-        snprintf(measured, cap, "%s%s = %.4g, want %s %g",
-                 ratio ? "ratio " : "", a.t.names[a.col], x, op, c->value);
-        rc = compare(x, op, c->value, c->tolerance);
-    } else if (!strcmp(c->test, "all") || !strcmp(c->test, "within")) {
-        /* Every selected row: x op value, or |x| <= value for within. */
-        int within = c->test[0] == 'w';
-        if (!c->has_value) {
-            bn_fail(err, "test %s needs a value", c->test);
-            goto done;
-        }
+static int test_within(const claim *c, const char *dir, char *measured,
+                       size_t cap, bn_error *err)
+{
+    return every_row(c, dir, measured, cap, err, 1);
+}
+
+/* Whether rows k[lo..hi) (one key, sorted by order) rise or fall
+ * strictly; -1 when two share an order value or there are fewer than 2. */
+static int monotone(const keyed *k, size_t lo, size_t hi, int up,
+                    const char *over, bn_error *err)
+{
+    if (hi - lo < 2)
+        return bn_fail(err, "%zu row%s to order by %s: a trend needs two",
+                       hi - lo, hi - lo == 1 ? "" : "s", over);
+    int ok = 1;
+    for (size_t i = lo + 1; i < hi; i++) {
+        if (k[i].order == k[i - 1].order)
+            return bn_fail(err, "two rows with %s = %g: filter them apart",
+                           over, k[i].order);
+        ok &= up ? k[i].x > k[i - 1].x : k[i].x < k[i - 1].x;
+    }
+    return ok;
+}
+
+static int test_trend(const claim *c, const char *dir, char *measured,
+                      size_t cap, bn_error *err)
+{
+    SELECT_A();
+    int oc = tsv_column(&a.t, c->over);
+    if (oc < 0) {
+        bn_fail(err, "%s: no column '%s' to order by", a.path, c->over);
+        goto done;
+    }
+    keyed *k = keyed_rows(&a, c->over, oc, err);
+    if (!k)
+        goto done;
+    /* One key for all: the rows are ordered by over alone. */
+    for (size_t i = 0; i < a.n; i++)
+        k[i].key[0] = '\0';
+    qsort(k, a.n, sizeof *k, cmp_keyed);
+    int up = strcmp(c->kind->name, "increasing") == 0;
+    rc = monotone(k, 0, a.n, up, c->over, err);
+    size_t len = (size_t)snprintf(measured, cap, "%s:", a.t.names[a.col]);
+    for (size_t i = 0; i < a.n && len < cap; i++)
+        len += (size_t)snprintf(measured + len, cap - len, " %.4g", k[i].x);
+    if (len < cap)
+        snprintf(measured + len, cap - len, " (%s, strictly %s)", c->over,
+                 c->kind->name);
+    free(k);
+    DONE();
+}
+
+/* Pair a's rows with b's by the key of the columns `by`: one row of each
+ * per key, the same keys on both sides. */
+static int pair_rows(const selection *a, const selection *b, const char *by,
+                     keyed **ka, keyed **kb, bn_error *err)
+{
+    *ka = keyed_rows(a, by, -1, err);
+    *kb = *ka ? keyed_rows(b, by, -1, err) : NULL;
+    if (!*kb)
+        return -1;
+    const selection *side[2] = {a, b};
+    keyed *ks[2] = {*ka, *kb};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 1; i < side[s]->n; i++)
+            if (strcmp(ks[s][i].key, ks[s][i - 1].key) == 0)
+                return bn_fail(err, "selector '%s' has two rows with %s %s: "
+                                    "filter them apart",
+                               side[s]->text, by, ks[s][i].key);
+    for (size_t i = 0; i < a->n || i < b->n; i++) {
+        int d = i >= a->n ? 1 : i >= b->n ? -1
+                                          : strcmp((*ka)[i].key, (*kb)[i].key);
+        if (d < 0)
+            return bn_fail(err, "no row of b with %s %s", by, (*ka)[i].key);
+        if (d > 0)
+            return bn_fail(err, "no row of a with %s %s", by, (*kb)[i].key);
+    }
+    return 0;
+}
+
+static int test_pairwise(const claim *c, const char *dir, char *measured,
+                         size_t cap, bn_error *err)
+{
+    SELECT_A();
+    keyed *ka = NULL, *kb = NULL;
+    if (pair_rows(&a, &b, c->over, &ka, &kb, err) == 0) {
         rc = 1;
         double lo = INFINITY, hi = -INFINITY;
         for (size_t i = 0; i < a.n; i++) {
-            double x = num(&a, i, -1);
-            rc &= within ? fabs(x) <= c->value
-                         : compare(x, op, c->value, c->tolerance);
-            lo = x < lo ? x : lo;
-            hi = x > hi ? x : hi;
-        }
-        if (within)
-            snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, "
-                                    "want |x| <= %g",
-                     a.t.names[a.col], lo, hi, a.n, c->value);
-        else
-            snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, "
-                                    "want each %s %g",
-                     a.t.names[a.col], lo, hi, a.n, op, c->value);
-    } else if (!strcmp(c->test, "increasing") ||
-               !strcmp(c->test, "decreasing")) {
-        int up = c->test[0] == 'i';
-        int oc = tsv_column(&a.t, over);
-        if (oc < 0) {
-            bn_fail(err, "no column '%s' to order by", over);
-            goto done;
-        }
-        /* Insertion sort by the over column: a handful of rows. */
-        for (size_t i = 1; i < a.n; i++)
-            for (size_t j = i; j > 0 && num(&a, j - 1, oc) > num(&a, j, oc); j--) {
-                size_t t = a.rows[j];
-                a.rows[j] = a.rows[j - 1];
-                a.rows[j - 1] = t;
-            }
-        rc = a.n >= 2;
-        size_t len = (size_t)snprintf(measured, cap, "%s:", a.t.names[a.col]);
-        for (size_t i = 0; i < a.n; i++) {
-            if (i > 0 && (up ? !(num(&a, i, -1) > num(&a, i - 1, -1))
-                             : !(num(&a, i, -1) < num(&a, i - 1, -1))))
-                rc = 0;
-            if (len < cap)
-                len += (size_t)snprintf(measured + len, cap - len, " %.4g",
-                                        num(&a, i, -1));
-        }
-        if (len < cap)
-            snprintf(measured + len, cap - len, " (%s, strictly %s)", over,
-                     c->test);
-    } else if (!strcmp(c->test, "pairwise")) {
-        if (!c->b[0]) {
-            bn_fail(err, "test pairwise needs a selector b");
-            goto done;
-        }
-        if (a.n != b.n) {
-            bn_fail(err, "pairwise: a has %zu rows, b %zu", a.n, b.n);
-            goto done;
-        }
-        rc = 1;
-        double lo = INFINITY, hi = -INFINITY;
-        for (size_t i = 0; i < a.n; i++) {
-            char ka[128], kb[128];
-            row_key(&a, i, over, ka, sizeof ka);
-            size_t j;
-            for (j = 0; j < b.n; j++) {
-                row_key(&b, j, over, kb, sizeof kb);
-                if (!strcmp(ka, kb))
-                    break;
-            }
-            if (j == b.n) {
-                bn_fail(err, "pairwise: no row of b with %s %s", over, ka);
-                rc = -1;
-                goto done;
-            }
-            double x = num(&a, i, -1), y = num(&b, j, -1);
-            rc &= compare(x, op, y, c->tolerance);
-            double r = x / y;
+            rc &= compare(ka[i].x, c->op, kb[i].x, c->tolerance);
+            double r = ka[i].x / kb[i].x;
             lo = r < lo ? r : lo;
             hi = r > hi ? r : hi;
         }
-        snprintf(measured, cap, "%s %s %s in %zu pairs by %s, a/b from %.4g "
-                                "to %.4g",
-                 a.t.names[a.col], op, b.t.names[b.col], a.n, over, lo, hi);
-    } else if (!strcmp(c->test, "worst-feature")) {
-        selector sel;
-        parse_selector(c->a, &sel);
-        char path[4200];
-        tsv_table ft;
-        snprintf(path, sizeof path, "%s/%s/features.tsv", dir, sel.experiment);
-        if (tsv_read(path, &ft, err) != 0)
-            goto done;
-        int fc = tsv_column(&ft, "feature"), vc = tsv_column(&ft, "true_var");
-        if (fc < 0 || vc < 0 || ft.nrow == 0) {
-            tsv_free(&ft);
-            bn_fail(err, "%s: no feature and true_var columns", path);
-            goto done;
+        snprintf(measured, cap, "%s %s %s in %zu pairs by %s, a/b from "
+                                "%.4g to %.4g",
+                 a.t.names[a.col], op_names[c->op], b.t.names[b.col], a.n,
+                 c->over, lo, hi);
+    }
+    free(ka);
+    free(kb);
+    DONE();
+}
+
+static int test_worst_feature(const claim *c, const char *dir,
+                              char *measured, size_t cap, bn_error *err)
+{
+    SELECT_A();
+    selection ft;
+    selector fs;
+    memset(&fs, 0, sizeof fs);
+    snprintf(fs.experiment, sizeof fs.experiment, "%.50s/features",
+             c->a.experiment);
+    strcpy(fs.column, "true_var");
+    snprintf(fs.text, sizeof fs.text, "%s: true_var", fs.experiment);
+    if (select_rows(dir, &fs, &ft, err) != 0) {
+        free_selection(&ft);
+        goto done;
+    }
+    int fc = tsv_column(&ft.t, "feature");
+    double best_v = 0.0, v;
+    size_t best = 0;
+    for (size_t i = 0; fc >= 0 && i < ft.n; i++) {
+        if (num(&ft, i, -1, &v, err) != 0) {
+            fc = -2;
+            break;
         }
-        size_t best = 0;
-        for (size_t r = 1; r < ft.nrow; r++)
-            if (fabs(strtod(tsv_cell(&ft, r, (size_t)vc), NULL) - 1.0) >
-                fabs(strtod(tsv_cell(&ft, best, (size_t)vc), NULL) - 1.0))
-                best = r;
-        const char *want = tsv_cell(&ft, best, (size_t)fc);
+        if (i == 0 || fabs(v - 1.0) > fabs(best_v - 1.0))
+            best = i, best_v = v;
+    }
+    if (fc == -1)
+        bn_fail(err, "%s: no column 'feature'", ft.path);
+    if (fc >= 0) {
+        const char *want = tsv_cell(&ft.t, ft.rows[best], (size_t)fc);
         rc = 1;
         for (size_t i = 0; i < a.n; i++)
             rc &= !strcmp(tsv_cell(&a.t, a.rows[i], (size_t)a.col), want);
-        snprintf(measured, cap, "%s = %s in %zu rows; true variance farthest "
-                                "from 1: %s (%.4g)",
+        snprintf(measured, cap, "%s = %s in %zu rows; true variance "
+                                "farthest from 1: %s (%.4g)",
                  a.t.names[a.col], tsv_cell(&a.t, a.rows[0], (size_t)a.col),
-                 a.n, want, strtod(tsv_cell(&ft, best, (size_t)vc), NULL));
-        tsv_free(&ft);
-    } else {
-        bn_fail(err, "unknown test '%s'", c->test);
+                 a.n, want, best_v);
     }
-done:
-    free_selection(&a);
-    free_selection(&b);
-    return rc;
+    free_selection(&ft);
+    DONE();
+}
+
+/* A selector's column and the filters the other selector does not share,
+ * "stats_err @ batch_size=256", to tell a from b in a message. */
+static void distinct(const selector *s, const selector *other, char *buf,
+                     size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%s", s->column);
+    const char *sep = " @ ";
+    for (size_t i = 0; i < s->nf && len < cap; i++) {
+        int shared = 0;
+        for (size_t j = 0; j < other->nf; j++)
+            shared |= !strcmp(s->key[i], other->key[j]) &&
+                      !strcmp(s->val[i], other->val[j]);
+        if (!shared) {
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s=%s", sep,
+                                    s->key[i], s->val[i]);
+            sep = ", ";
+        }
+    }
+}
+
+/* In what share of the values of `by` (the seeds) the per-seed test
+ * `each` holds. */
+static int test_fraction(const claim *c, const char *dir, char *measured,
+                         size_t cap, bn_error *err)
+{
+    SELECT_A();
+    keyed *ka = NULL, *kb = NULL;
+    size_t groups = 0, holds = 0;
+    if (c->each == EACH_OP) {
+        if (pair_rows(&a, &b, c->by, &ka, &kb, err) != 0)
+            goto out;
+        for (size_t i = 0; i < a.n; i++)
+            holds += (size_t)compare(ka[i].x, c->each_op, c->factor * kb[i].x,
+                                     0.0);
+        groups = a.n;
+    } else {
+        int oc = tsv_column(&a.t, c->over);
+        if (oc < 0) {
+            bn_fail(err, "%s: no column '%s' to order by", a.path, c->over);
+            goto out;
+        }
+        if (!(ka = keyed_rows(&a, c->by, oc, err)))
+            goto out;
+        for (size_t lo = 0, hi; lo < a.n; lo = hi) {
+            for (hi = lo + 1; hi < a.n && !strcmp(ka[hi].key, ka[lo].key);)
+                hi++;
+            int r = monotone(ka, lo, hi, c->each == EACH_INCREASING, c->over,
+                             err);
+            if (r < 0) {
+                char why[sizeof err->msg];
+                memcpy(why, err->msg, sizeof why);
+                bn_fail(err, "%s %s: %s", c->by, ka[lo].key, why);
+                goto out;
+            }
+            holds += (size_t)r;
+            groups++;
+        }
+    }
+    double frac = (double)holds / (double)groups;
+    char each[300], da[140], db[140];
+    distinct(&c->a, &c->b, da, sizeof da);
+    distinct(&c->b, &c->a, db, sizeof db);
+    if (c->each == EACH_OP && c->factor == 1.0)
+        snprintf(each, sizeof each, "%s %s %s", da, op_names[c->each_op],
+                 db);
+    else if (c->each == EACH_OP)
+        snprintf(each, sizeof each, "%s %s %g x %s", da,
+                 op_names[c->each_op], c->factor, db);
+    else
+        snprintf(each, sizeof each, "%s strictly %s over %s",
+                 a.t.names[a.col],
+                 c->each == EACH_INCREASING ? "increasing" : "decreasing",
+                 c->over);
+    snprintf(measured, cap, "%s in %zu of %zu %ss: fraction = %.4g, want "
+                            "%s %g",
+             each, holds, groups, c->by, frac, op_names[c->op], c->value);
+    rc = compare(frac, c->op, c->value, c->tolerance);
+out:
+    free(ka);
+    free(kb);
+    DONE();
+}
+
+#define ROWS (F_A | F_OVER | F_AT)
+static const test_kind kinds[] = {
+    {"value", F_A | F_OP | F_VALUE, ROWS | F_OP | F_VALUE | F_TOLERANCE,
+     test_value},
+    {"ratio", F_A | F_B | F_OP | F_VALUE,
+     ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE, test_value},
+    {"all", F_A | F_OP | F_VALUE, ROWS | F_OP | F_VALUE | F_TOLERANCE,
+     test_all},
+    {"within", F_A | F_VALUE, ROWS | F_VALUE, test_within},
+    {"increasing", F_A, ROWS, test_trend},
+    {"decreasing", F_A, ROWS, test_trend},
+    {"pairwise", F_A | F_B | F_OP, ROWS | F_B | F_OP | F_TOLERANCE,
+     test_pairwise},
+    {"worst-feature", F_A, F_A, test_worst_feature},
+    {"fraction", F_A | F_OP | F_VALUE | F_EACH,
+     ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE | F_EACH | F_FACTOR | F_BY,
+     test_fraction},
+};
+#define N_KINDS (sizeof kinds / sizeof *kinds)
+
+static const test_kind *find_kind(const char *name)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (strcmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+static const char *kind_list(char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "a test is one of");
+    for (size_t i = 0; i < N_KINDS && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, " %s", kinds[i].name);
+    return buf;
 }
 
 int verify_claims(const char *claims_path, const char *results_dir,
@@ -445,11 +839,16 @@ int verify_claims(const char *claims_path, const char *results_dir,
     s->path = claims_path;
     counts->passed = counts->failed = 0;
     int rc = inifile_parse(claims_path, on_key, on_section, s, err);
+    bn_error sub;
+    /* Every claim well-formed before any is evaluated. */
+    for (size_t i = 0; rc == 0 && i < s->n; i++)
+        if (check_claim(&s->c[i], &sub) != 0)
+            rc = bn_fail(err, "%s:%d: claim [%s]: %s", claims_path,
+                         s->c[i].line, s->c[i].id, sub.msg);
     for (size_t i = 0; rc == 0 && i < s->n; i++) {
         const claim *c = &s->c[i];
         char measured[512] = "";
-        bn_error sub;
-        int r = evaluate(c, results_dir, measured, sizeof measured, &sub);
+        int r = c->kind->eval(c, results_dir, measured, sizeof measured, &sub);
         if (r < 0) {
             rc = bn_fail(err, "%s:%d: claim [%s]: %s", claims_path, c->line,
                          c->id, sub.msg);

@@ -16,6 +16,10 @@ int test_run_run(size_t *ntests);
 int test_cli_run(size_t *ntests);
 int test_study_run(size_t *ntests);
 int test_shuffles_run(size_t *ntests);
+int test_tables_run(size_t *ntests);
+int test_popfile_run(size_t *ntests);
+int test_diag_run(size_t *ntests);
+int test_clf_run(size_t *ntests);
 int test_num_run(size_t *ntests);
 int test_provenance_run(size_t *ntests);
 

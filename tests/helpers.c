@@ -1,15 +1,50 @@
 /* The shared test helpers; see helpers.h. */
 #include "helpers.h"
 
+#include "order.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 const char *test_env(const char *name, const char *dflt)
 {
     const char *v = getenv(name);
     return v && *v ? v : dflt;
+}
+
+int test_tmpdir_make(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/bnstudy-test-%s.XXXXXX",
+             test_env("TMPDIR", "/tmp"), name);
+    return mkdtemp(buf) ? 0 : -1;
+}
+
+int test_tmpdir_remove(const char *dir)
+{
+    return test_shell("rm -rf '%s'", dir) == 0 ? 0 : -1;
+}
+
+void test_write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    assert_int_equal(fclose(fp), 0);
+}
+
+int test_shell(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
@@ -133,22 +168,6 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
     }
 }
 
-int test_dir_setup(void **state)
-{
-    static char dir[4096];
-    snprintf(dir, sizeof dir, "%s/bnstudy-test-group.XXXXXX",
-             test_env("TMPDIR", "/tmp"));
-    *state = dir;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-int test_dir_teardown(void **state)
-{
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", (const char *)*state);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 /* Buffers test_slurp handed out and not yet given back. A failing
  * assertion jumps out of a test before it frees what it read, so they stay
  * reachable here and are freed at exit: a failed test leaks nothing. */
@@ -234,4 +253,20 @@ gsl_rng *pcg32_gsl_alloc(uint64_t initstate, uint64_t initseq)
     if (r)
         pcg32_seed(r->state, initstate, initseq);
     return r;
+}
+
+void default_layer(bn_config *cfg)
+{
+    run_config r;
+    run_default_config(&r);
+    *cfg = r.layer;
+}
+
+void set_order(run_config *cfg, const char *name)
+{
+    pop_spec spec;
+    bn_error err;
+    pop_default_spec(&spec);
+    if (order_parse(name, &spec, &cfg->order, &err) != 0)
+        fail_msg("order %s: %s", name, err.msg);
 }

@@ -24,17 +24,26 @@
  * `make test` passes, relative to the repository's root. */
 const char *test_env(const char *name, const char *dflt);
 
-/* Group fixtures: a new empty directory under $TMPDIR, its path (a
- * string) in *state, and its removal with everything in it. */
-int test_dir_setup(void **state);
-int test_dir_teardown(void **state);
-
 /* A whole file as a string (NULL if it cannot be opened); its length in
  * *len when len is not NULL. Give it back with test_slurp_free; what a
  * failing test could not give back is freed at exit, so under the
  * sanitizers a failure leaks nothing. */
 char *test_slurp(const char *path, size_t *len);
 void test_slurp_free(char *s);
+
+/* A fresh directory TMPDIR/bnstudy-test-NAME.XXXXXX into buf (0 on
+ * success, for a group setup), and its removal with all it holds. */
+int test_tmpdir_make(char *buf, size_t cap, const char *name);
+int test_tmpdir_remove(const char *dir);
+/* Write text to path, or fail the test. */
+void test_write_file(const char *path, const char *text);
+/* Run a shell command made from a printf format; its exit status, or -1
+ * if it did not exit. */
+int test_shell(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
@@ -101,5 +110,11 @@ gsl_rng *pcg32_gsl_alloc(uint64_t initstate, uint64_t initseq);
 
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);
+
+/* The layer's settings in run_default_config (the key table's defaults). */
+void default_layer(bn_config *cfg);
+/* cfg's order parsed from name against the default population's
+ * features, or failing the test. */
+void set_order(run_config *cfg, const char *name);
 
 #endif

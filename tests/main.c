@@ -18,6 +18,10 @@ static const struct {
     {test_cli_run},
     {test_study_run},
     {test_shuffles_run},
+    {test_tables_run},
+    {test_popfile_run},
+    {test_diag_run},
+    {test_clf_run},
     {test_provenance_run},
 };
 

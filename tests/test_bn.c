@@ -36,7 +36,7 @@ static void check_train_forward(const pop_t *pop, size_t b, size_t step,
     double *y = malloc(b * f * sizeof *y);
     assert_non_null(y);
     bn_config cfg;
-    bn_default_config(&cfg);
+    default_layer(&cfg);
     cfg.gamma = gamma;
     cfg.beta = beta;
     cfg.eps = eps;
@@ -91,8 +91,8 @@ static void test_decimal_complement(void **state)
     }
     /* Both conventions derive the same p and keep. */
     bn_config a, b;
-    bn_default_config(&a);
-    bn_default_config(&b);
+    default_layer(&a);
+    default_layer(&b);
     assert_int_equal(bn_set_momentum(&a, 0.9, BN_WEIGHTS_OLD, NULL), 0);
     assert_int_equal(bn_set_momentum(&b, 0.1, BN_WEIGHTS_NEW, NULL), 0);
     assert_true(a.p == 0.1 && a.keep == 0.9);
@@ -115,7 +115,7 @@ static void config(run_config *cfg, const char *order, size_t b,
                    bn_weights w)
 {
     run_default_config(cfg);
-    strcpy(cfg->order, order);
+    set_order(cfg, order);
     cfg->batch_size = b;
     cfg->epochs = epochs;
     cfg->layer.variance = var;
@@ -184,7 +184,7 @@ static void test_unbiased_is_biased_times_b_over_b_minus_1(void **state)
         double *y = malloc(b * f * sizeof *y);
         assert_non_null(y);
         bn_config cb, cu;
-        bn_default_config(&cb);
+        default_layer(&cb);
         assert_int_equal(bn_set_momentum(&cb, 1.0, BN_WEIGHTS_NEW, NULL), 0);
         assert_true(cb.p == 1.0 && cb.keep == 0.0);
         cu = cb;
@@ -220,7 +220,7 @@ static void test_eval_twice_is_bit_identical(void **state)
     default_pop(&pop);
     size_t n = pop.n, f = pop.f;
     bn_config cfg;
-    bn_default_config(&cfg);
+    default_layer(&cfg);
     cfg.gamma = 0.75;
     cfg.beta = 0.5;
     bn_layer layer;

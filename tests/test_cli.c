@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "order.h"
+#include "popid.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -207,15 +208,24 @@ static size_t study_columns(const char *file, char **cols, size_t max,
     return n;
 }
 
+/* The published study's columns first, in its order, then bnstudy's
+ * other key columns (every axis of an experiment, and the population):
+ * docs/definitions.md lists all of them, and these last. */
+static const char *const trailing[] = {"partial", "precise_batches", "eps",
+                                       "gamma",   "beta",            "population"};
+#define N_TRAILING (sizeof trailing / sizeof *trailing)
+
 static void assert_header(char *line, const char *file, size_t want_cols)
 {
     char *study[64], *got[64], *buf;
     size_t ns = study_columns(file, study, 64, &buf);
     size_t ng = split(line, '\t', got, 64);
-    assert_int_equal(ns, want_cols);
-    assert_int_equal(ng, want_cols);
+    assert_int_equal(ns, want_cols + N_TRAILING);
+    assert_int_equal(ng, want_cols + N_TRAILING);
     for (size_t k = 0; k < ns; k++)
         assert_string_equal(got[k], study[k]);
+    for (size_t k = 0; k < N_TRAILING; k++)
+        assert_string_equal(got[want_cols + k], trailing[k]);
     test_slurp_free(buf);
 }
 
@@ -329,7 +339,7 @@ static void test_run_prints_the_summary(void **state)
     assert_string_equal(lines[2], "");
     assert_header(lines[0], "summary.tsv", 22);
     char *v[32];
-    assert_int_equal(split(lines[1], '\t', v, 32), 22);
+    assert_int_equal(split(lines[1], '\t', v, 32), 22 + N_TRAILING);
 
     /* The row carries the library's numbers to the bit. */
     pop_t pop;
@@ -360,6 +370,14 @@ static void test_run_prints_the_summary(void **state)
     assert_true(field_double(v[19]) == res.batch_var_err);
     assert_string_equal(v[20], v[21]);
     assert_true(field_double(v[21]) == (double)res.props_total);
+    assert_string_equal(v[22], "drop");
+    assert_string_equal(v[23], "0");
+    assert_true(field_double(v[24]) == 1e-5);
+    assert_true(field_double(v[25]) == 1.0);
+    assert_true(field_double(v[26]) == 0.0);
+    char id[17];
+    pop_id(&pop.spec, id);
+    assert_string_equal(v[27], id);
     pop_free(&pop);
     cli_free(&r);
     assert_int_equal(list_dir(dir, NULL, 0), 0);
@@ -464,7 +482,7 @@ static void test_run_writes_the_features_file(void **state)
             assert_header(line, "features.tsv", 14);
         } else {
             size_t j = k - 1;
-            assert_int_equal(split(line, '\t', v, 32), 14);
+            assert_int_equal(split(line, '\t', v, 32), 14 + N_TRAILING);
             assert_string_equal(v[3], "128");
             assert_string_equal(v[9], pop.spec.features[j].name);
             assert_true(field_double(v[10]) == pop.mean[j]);

@@ -69,7 +69,7 @@ static void test_orders_feed_a_permutation_of_the_rows(void **state)
          * are the enumerated rows themselves. */
         run_config cfg;
         run_default_config(&cfg);
-        strcpy(cfg.order, names[o]);
+        set_order(&cfg, names[o]);
         cfg.seed = 5;
         cfg.batch_size = 64;
         recorder rec;
@@ -246,7 +246,7 @@ static void test_self_checks_pass_but_the_gap_remains(void **state)
         for (size_t o = 0; o < 2; o++) {
             run_config cfg;
             run_default_config(&cfg);
-            strcpy(cfg.order, orders[o]);
+            set_order(&cfg, orders[o]);
             cfg.batch_size = bs[k];
             run_result res;
             run_or_fail(&pop, &cfg, NULL, &res);
@@ -268,7 +268,7 @@ static void test_default_run(void **state)
     default_pop(&pop);
     run_config cfg;
     run_default_config(&cfg);
-    assert_string_equal(cfg.order, "shuffled");
+    assert_string_equal(cfg.order.name, "shuffled");
     assert_int_equal(cfg.seed, 1);
     assert_int_equal(cfg.batch_size, 256);
     assert_int_equal(cfg.epochs, 1);
@@ -442,7 +442,7 @@ static void test_scores_recomputed(void **state)
     check_scores(&pop, &cfg);
 
     run_default_config(&cfg);
-    strcpy(cfg.order, "sorted");
+    set_order(&cfg, "sorted");
     cfg.batch_size = 64;
     cfg.epochs = 3;
     cfg.layer.variance = BN_VAR_UNBIASED;
@@ -451,13 +451,13 @@ static void test_scores_recomputed(void **state)
     check_scores(&pop, &cfg);
 
     run_default_config(&cfg);
-    strcpy(cfg.order, "sorted-desc:f6");
+    set_order(&cfg, "sorted-desc:f6");
     cfg.batch_size = 32;
     cfg.layer.estimator = BN_EST_EMA_DEBIASED;
     check_scores(&pop, &cfg);
 
     run_default_config(&cfg);
-    strcpy(cfg.order, "as-is");
+    set_order(&cfg, "as-is");
     cfg.batch_size = 16;
     cfg.epochs = 2;
     cfg.layer.variance = BN_VAR_UNBIASED;
@@ -475,7 +475,7 @@ static void test_self_checks_can_fail(void **state)
     default_pop(&pop);
     const size_t b = 32, f = pop.f;
     bn_config cfg;
-    bn_default_config(&cfg);
+    default_layer(&cfg);
     bn_layer layer;
     bn_init(&layer, f, &cfg);
     double y[32 * BN_MAX_FEATURES + 1], bad[32 * BN_MAX_FEATURES + 1];
@@ -550,10 +550,16 @@ static void test_run_validate_rejects_bad_configs(void **state)
     c.epochs = 0;
     expect_invalid(&pop, &c, "0 epochs");
     c = good;
-    strcpy(c.order, "bogus");
-    expect_invalid(&pop, &c, "order bogus");
-    strcpy(c.order, "sorted:nope");
-    expect_invalid(&pop, &c, "order sorted:nope");
+    order_spec o;
+    assert_int_equal(order_parse("bogus", &pop.spec, &o, NULL), -1);
+    assert_int_equal(order_parse("sorted:nope", &pop.spec, &o, NULL), -1);
+    assert_int_equal(order_parse("shuffled:f0", &pop.spec, &o, NULL), -1);
+    assert_int_equal(order_parse("sorted-desc", &pop.spec, &o, NULL), -1);
+    assert_int_equal(order_parse("grouped:0", &pop.spec, &o, NULL), -1);
+    assert_int_equal(order_parse("grouped:513", &pop.spec, &o, NULL), -1);
+    assert_int_equal(order_parse("grouped:512", &pop.spec, &o, NULL), 0);
+    memset(&c.order, 0, sizeof c.order);
+    expect_invalid(&pop, &c, "no order");
     c = good;
     c.layer.momentum = 0.0;
     expect_invalid(&pop, &c, "momentum 0");

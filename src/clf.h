@@ -1,0 +1,175 @@
+/*
+ * The classifier: the smallest network in which batch norm's two modes can
+ * be seen in a prediction. Linear(F, H), batch norm over the H hidden units
+ * (the project's own layer, bn.h, with every setting it has; gamma and beta
+ * learned), ReLU, Linear(H, K), softmax cross-entropy averaged over the
+ * batch. `norm = none` is the same network without the normalisation.
+ * Trained by minibatch SGD with PyTorch's update rule over a given order of
+ * the rows, and scored in training mode (each batch normalised by its own
+ * statistics) and in evaluation mode (each row alone, with the running
+ * statistics). docs/definitions.md defines every step to the letter.
+ *
+ * Everything is plain loops with sums in index order and no threads, so a
+ * run is the same bits wherever it runs; the tensors are laid out as
+ * PyTorch lays them out (weight[out][in], row-major) and named as its
+ * state_dict names them, so a PyTorch peer can load them directly.
+ */
+#ifndef BN_CLF_H
+#define BN_CLF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bn.h"
+#include "common.h"
+#include "pcg32.h"
+#include "run.h"
+
+typedef enum { CLF_NORM_BATCH, CLF_NORM_NONE } clf_norm;
+
+/* What batch norm normalises a forward pass with. */
+typedef enum {
+    CLF_BN_BATCH,      /* the batch's own statistics; buffers updated */
+    CLF_BN_BATCH_KEEP, /* the batch's own statistics; buffers untouched */
+    CLF_BN_RUNNING,    /* the buffers (eval mode, and frozen training) */
+} clf_bn_mode;
+
+typedef struct {
+    size_t hidden; /* H, from 1 to BN_MAX_FEATURES (the layer's limit) */
+    clf_norm norm;
+    bn_config bn; /* gamma and beta must be 1 and 0: they are learned */
+    size_t precise_batches; /* for estimator precise; 0 means all */
+    /* Epochs 1..E0 train batch norm as usual; from epoch E0 + 1 on it
+     * normalises with its buffers and stops updating them. 0: never. */
+    unsigned long freeze_after;
+    double lr, sgd_momentum, weight_decay;
+    uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
+    size_t batch_size;
+    unsigned long epochs;
+    run_partial partial;
+} clf_config;
+
+/* Rows to train on or score: n x f features, row-major, and a label in
+ * [0, k) per row. */
+typedef struct {
+    size_t n, f, k;
+    const double *x;
+    const int *label;
+} clf_data;
+
+/* One parameter tensor (rows x cols, a vector has cols 1), its gradient
+ * and its SGD momentum buffer. */
+typedef struct {
+    const char *name; /* PyTorch's state_dict name, e.g. "fc1.weight" */
+    size_t rows, cols;
+    double *p, *g, *v;
+} clf_tensor;
+
+#define CLF_MAX_TENSORS 6
+
+typedef struct {
+    size_t f, h, k, bmax;
+    clf_norm norm;
+    bn_layer bn; /* gamma and beta are parameters; rm and rv its buffers */
+    double *w1, *b1, *w2, *b2;             /* fc1: H x F, fc2: K x H */
+    double *dw1, *db1, *dgamma, *dbeta, *dw2, *db2;
+    double *vw1, *vb1, *vgamma, *vbeta, *vw2, *vb2;
+    size_t steps; /* SGD steps taken: the first one starts the buffers */
+    /* The last forward pass, bmax rows at most, kept for the backward. */
+    size_t b;
+    clf_bn_mode mode;
+    const double *x; /* the inputs, b x F */
+    const int *label;
+    double *xbuf; /* a batch gathered from an order, bmax x F */
+    int *lbuf;    /* and its labels */
+    double *hpre; /* fc1's output, b x H */
+    double *xhat; /* normalised, b x H (hpre itself when norm is none) */
+    double *act;  /* after batch norm's affine step and ReLU, b x H */
+    double *z;    /* logits, b x K */
+    double *prob; /* softmax, b x K */
+    double *loss; /* per row, b */
+    double *mean, *var, *sd; /* what batch norm normalised with, H each */
+    double *dact, *dh; /* backward scratch, b x H */
+    double *dz;        /* b x K */
+    double *block; /* the one allocation the double arrays live in */
+} clf_net;
+
+/* After the backward pass of one training batch, before the SGD step. */
+typedef struct {
+    unsigned long epoch; /* from 0 */
+    size_t index, b;     /* batch index in the epoch, its rows */
+    const size_t *rows;  /* the batch's row indices */
+    double loss;         /* the batch's mean loss */
+    const clf_net *net;  /* parameters before the step, gradients */
+} clf_step;
+
+typedef struct {
+    void (*on_step)(void *ctx, const clf_step *s);
+    /* After epoch `epoch` (from 0): the net as it then is. */
+    void (*on_epoch)(void *ctx, unsigned long epoch, clf_net *net);
+    void *ctx;
+} clf_observer;
+
+typedef struct {
+    size_t rows, correct;
+    double accuracy; /* correct / rows */
+    double loss;     /* mean cross-entropy over the rows */
+} clf_score;
+
+/* Defaults: H 16, norm batch with bn_default_config, lr 0.1, no momentum,
+ * no weight decay, init seed 1, B 32, 1 epoch, partial drop. */
+void clf_default_config(clf_config *cfg);
+int clf_validate(const clf_config *cfg, const clf_data *d, bn_error *err);
+const char *clf_norm_name(clf_norm n);
+int clf_norm_parse(const char *s, clf_norm *n);
+
+/* Allocate for F inputs, K classes and batches of cfg->batch_size rows,
+ * and draw the initial weights. */
+int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
+             bn_error *err);
+void clf_free(clf_net *net);
+/* The parameter tensors in the order they are drawn, stepped and written:
+ * fc1.weight, fc1.bias, [bn.weight, bn.bias,] fc2.weight, fc2.bias. */
+size_t clf_tensors(clf_net *net, clf_tensor *t);
+/* A uniform double in [0, 1) from two draws; see the definition. */
+double clf_uniform(pcg32_t *rng);
+
+/* Forward b <= bmax rows; returns the mean loss. */
+double clf_forward(clf_net *net, size_t b, const double *x, const int *label,
+                   clf_bn_mode mode);
+/* Gradients of that mean loss into the d* arrays. */
+void clf_backward(clf_net *net);
+/* Batch norm's training-mode backward, per unit j of b rows x h units:
+ *   dx = (gamma/sd) * (dy - mean(dy) - xhat * mean(dy * xhat))
+ * with dgamma = sum dy * xhat and dbeta = sum dy. */
+void clf_bn_train_backward(size_t b, size_t h, const double *xhat,
+                           const double *gamma, const double *sd,
+                           const double *dy, double *dx, double *dgamma,
+                           double *dbeta);
+void clf_sgd_step(clf_net *net, const clf_config *cfg);
+
+/* E epochs over perm (d->n indices), then the precise estimator if set. */
+int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,
+              const size_t *perm, const clf_observer *obs, bn_error *err);
+/* Mean and variance (divisor n) of fc1's outputs, the inputs batch norm
+ * sees, over rows[0..n-1] (NULL: the first n rows) under the current
+ * weights: the precise estimator's buffers, and the truth a score of the
+ * buffers' error compares them with. */
+int clf_hidden_moments(const clf_net *net, const clf_data *d,
+                       const size_t *rows, size_t n, double *mean,
+                       double *var, bn_error *err);
+/* Training mode: consecutive batches of bmax rows of perm, each with its
+ * own statistics; the last partial batch dropped or kept; buffers kept. */
+int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
+                         run_partial partial, clf_score *s, bn_error *err);
+/* Evaluation mode: every row alone, with the running statistics. */
+int clf_score_eval_mode(clf_net *net, const clf_data *d, clf_score *s,
+                        bn_error *err);
+
+/* Parameters and buffers as TSV rows under CLF_WEIGHTS_HEADER, one value
+ * a row, %.17g; clf_write_grads the same for the gradients. */
+#define CLF_WEIGHTS_HEADER "stage\ttensor\ti\tj\tvalue\n"
+int clf_write_weights(FILE *fp, const char *stage, clf_net *net);
+int clf_write_grads(FILE *fp, const char *stage, clf_net *net);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * Training one batch-norm layer and scoring it. The last epoch's outputs
+ * are kept so that each row's train-mode output can be set against its
+ * eval-mode output under the final buffers.
+ */
+#include "layer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp.h"
+#include "score.h"
+
+int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
+                bn_error *err)
+{
+    size_t nb = run_batches_per_epoch(pop->n, cfg->batch_size, cfg->partial);
+    if (cfg->precise_batches > nb) {
+        if (blame)
+            blame[0] = KEY_PRECISE, blame[1] = KEY_BATCH_SIZE;
+        return bn_fail(err,
+                       "precise batches %zu is more than the %zu batches "
+                       "of an epoch",
+                       cfg->precise_batches, nb);
+    }
+    bn_field field;
+    if (bn_check(&cfg->layer, &field, err) != 0) {
+        static const int key_of[] = {
+            [BN_FIELD_MOMENTUM] = KEY_MOMENTUM,
+            [BN_FIELD_ESTIMATOR] = KEY_ESTIMATOR,
+            [BN_FIELD_GAMMA] = KEY_GAMMA,
+            [BN_FIELD_BETA] = KEY_BETA,
+            [BN_FIELD_EPS] = KEY_EPS,
+        };
+        if (blame)
+            blame[0] = key_of[field], blame[1] = KEY_ESTIMATOR;
+        return -1;
+    }
+    return 0;
+}
+
+/* The pooling estimators: after training, the buffers become the mean and
+ * variance of every sample in the first k batches of the order, pooled,
+ * so the spread between batch means counts as it does in the population. */
+static int recompute_pooled(bn_layer *layer, const pop_t *pop,
+                            const size_t *perm, size_t b, size_t nb,
+                            size_t k, bn_error *err)
+{
+    if (k == 0)
+        k = nb;
+    size_t rows = k * b;
+    if (rows > pop->n)
+        rows = pop->n; /* the kept partial batch */
+    size_t f = pop->f;
+    double *x = malloc(rows * f * sizeof *x);
+    if (!x)
+        return bn_fail(err, "out of memory");
+    for (size_t i = 0; i < rows; i++)
+        memcpy(&x[i * f], &pop->x[perm[i] * f], f * sizeof *x);
+    for (size_t j = 0; j < f; j++)
+        pop_moments(rows, f, x + j, &layer->rm[j], &layer->rv[j]);
+    free(x);
+    return 0;
+}
+
+int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
+              const run_observer *obs, run_result *res, bn_error *err)
+{
+    size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
+    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
+    const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);
+    double *x = malloc(bmax * f * sizeof *x);
+    double *y = malloc((bmax * f + 1) * sizeof *y);
+    double *scratch = malloc(2 * bmax * f * sizeof *scratch);
+    double *xs = malloc(n * f * sizeof *xs);  /* last epoch's inputs */
+    double *ytr = malloc(n * f * sizeof *ytr); /* and train outputs */
+    double *yev = malloc(n * f * sizeof *yev);
+    int rc = -1;
+    if (!x || !y || !scratch || !xs || !ytr || !yev) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+
+    bn_layer layer;
+    bn_init(&layer, f, &cfg->layer);
+    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    double sum_dm = 0.0, sum_dv = 0.0;
+    size_t kept = 0;
+    for (size_t ep = 0; ep < cfg->epochs; ep++) {
+        int last = ep + 1 == cfg->epochs;
+        for (size_t k = 0; k < nb; k++) {
+            size_t start = k * bmax;
+            size_t b = start + bmax <= n ? bmax : n - start;
+            for (size_t i = 0; i < b; i++)
+                memcpy(&x[i * f], &pop->x[perm[start + i] * f],
+                       f * sizeof *x);
+            score_mark(y, b * f);
+            bn_train_forward(&layer, b, x, y, mean, var);
+            res->props_pass += score_checks(&layer, b, x, y, var, scratch);
+            res->props_total += 4 * f;
+            if (last) {
+                memcpy(&xs[start * f], x, b * f * sizeof *x);
+                memcpy(&ytr[start * f], y, b * f * sizeof *y);
+                kept = start + b;
+                for (size_t j = 0; j < f; j++) {
+                    double dm = mean[j] - pop->mean[j];
+                    double dv = var[j] - pop->var[j];
+                    sum_dm += dm * dm;
+                    sum_dv += dv * dv;
+                }
+            }
+            if (obs && obs->on_batch) {
+                run_batch rb = {ep, k, b, f, &perm[start], x, y, mean, var,
+                                &layer};
+                obs->on_batch(obs->ctx, &rb);
+            }
+        }
+    }
+    if (est->pools && recompute_pooled(&layer, pop, perm, bmax, nb,
+                                       cfg->precise_batches, err) != 0)
+        goto done;
+
+    bn_eval_forward(&layer, kept, xs, yev);
+    double sq = 0.0;
+    for (size_t i = 0; i < kept * f; i++) {
+        double d = ytr[i] - yev[i];
+        sq += d * d;
+    }
+    if (obs && obs->on_outputs)
+        obs->on_outputs(obs->ctx, kept, f, perm, ytr, yev);
+
+    score_buffers_t sb;
+    score_buffers(pop, layer.rm, layer.rv, &sb);
+    res->updates = layer.updates;
+    res->init_weight = est->init_weight
+                           ? est->init_weight(cfg->layer.keep, layer.updates)
+                           : 0.0;
+    res->stats_err = sb.stats_err;
+    res->mean_err = sb.mean_err;
+    res->var_err = sb.var_err;
+    res->worst_var_err = sb.worst_var_err;
+    res->worst_var_feature = sb.worst_var_feature;
+    res->train_eval_rmse = sqrt(sq / (double)(kept * f));
+    res->batch_mean_err = sqrt(sum_dm / (double)(nb * f));
+    res->batch_var_err = sqrt(sum_dv / (double)(nb * f));
+    memcpy(res->running_mean, layer.rm, f * sizeof(double));
+    memcpy(res->running_var, layer.rv, f * sizeof(double));
+    rc = 0;
+done:
+    free(x);
+    free(y);
+    free(scratch);
+    free(xs);
+    free(ytr);
+    free(yev);
+    return rc;
+}

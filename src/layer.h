@@ -1,0 +1,20 @@
+/*
+ * The batch-norm layer as a model of the run pipeline (run.h): for each
+ * epoch, for each batch of the order, a train-mode pass (which updates
+ * the buffers) and the self-checks; after training the estimator may
+ * recompute the buffers; then the last epoch's rows are evaluated under
+ * the final buffers and every layer score of score.h is filled.
+ */
+#ifndef BN_LAYER_H
+#define BN_LAYER_H
+
+#include "run.h"
+
+int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
+              const run_observer *obs, run_result *res, bn_error *err);
+/* The layer's settings: the layer's own (bn_check) and precise_batches
+ * against the batches of an epoch. */
+int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
+                bn_error *err);
+
+#endif

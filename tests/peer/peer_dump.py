@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Round trip of scripts/dump_bn_inputs.py on a small model built here.
+
+A float64 model with a BatchNorm2d (momentum 0.1, PyTorch's default), a
+BatchNorm1d on 3-D input (momentum 0.3, starting from running statistics
+that are not 0 and 1, as a checkpoint's would be) and a BatchNorm1d with
+momentum=None (the cumulative average) trains for a few SGD steps on
+batches of unequal size, with an evaluation pass in between. Then:
+
+  * the dumped running statistics are the model's own buffers, bit for bit;
+  * NumPy, from the dumped inputs and batch boundaries alone, replays
+    PyTorch's rule (new-value weight = momentum, or 1/t for None; the
+    unbiased batch variance) from the dumped initial values and reproduces
+    the running mean and variance to 1e-12 relative, and the number of
+    batches tracked exactly;
+  * the evaluation pass is not recorded, and BatchNorm2d's rows are the
+    input with channels last, in the order sample, row, column;
+  * bnstudy's population-file reader (through tests/peer/popstats) reads
+    every dump as the same doubles NumPy does;
+  * the command-line form on a model saved with torch.save gives the same.
+
+Prints one line per check and `N passed, N failed`; exits 1 on a failure.
+"""
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from dump_bn_inputs import BNRecorder  # noqa: E402
+
+# The replay is a few dozen float64 moving-average updates of batch means
+# and variances that NumPy and PyTorch compute by different summations:
+# they differ by rounding, a few 1e-16. A wrong convention is far larger:
+# the biased variance is off by 1/(rows - 1) >= 1/68, a momentum on the
+# wrong side by a factor of 9 in the new value's weight, a batch split at
+# the wrong row by the difference of two batches' means.
+TOLERANCE = 1e-12
+
+
+def build_model():
+    torch.manual_seed(12)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(2, 3, 3, padding=1),
+        torch.nn.BatchNorm2d(3),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(2),                # (N, 3, 36): BatchNorm1d on 3-D
+        torch.nn.BatchNorm1d(3, momentum=0.3),
+        torch.nn.Flatten(1),
+        torch.nn.Linear(3 * 36, 5),
+        torch.nn.BatchNorm1d(5, momentum=None),
+    ).to(torch.float64)
+    with torch.no_grad():
+        model[4].running_mean.copy_(torch.tensor([0.5, -2.0, 3.0]))
+        model[4].running_var.copy_(torch.tensor([4.0, 0.25, 9.0]))
+        model[4].num_batches_tracked.fill_(7)
+    return model
+
+
+def batches(n, sizes, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 2, 6, 6, generator=g, dtype=torch.float64) * 1.5 + 0.7
+    out, i = [], 0
+    for b in sizes:
+        out.append(x[i:i + b])
+        i += b
+    return x, out
+
+
+def read_tsv(path):
+    with open(path) as fp:
+        lines = fp.read().splitlines()
+    head = lines[0].split("\t")
+    return [dict(zip(head, l.split("\t"))) for l in lines[1:]]
+
+
+def replay(dump, name):
+    """PyTorch's update rule in NumPy, from the dump alone."""
+    x = np.load(os.path.join(dump, name + ".npy"))
+    stats = read_tsv(os.path.join(dump, name + ".stats.tsv"))
+    layer = {r["key"]: r["value"] for r in
+             read_tsv(os.path.join(dump, name + ".layer.tsv"))}
+    rm = np.array([float(r["initial_mean"]) for r in stats])
+    rv = np.array([float(r["initial_var"]) for r in stats])
+    t = int(stats[0]["initial_batches_tracked"])
+    for b in read_tsv(os.path.join(dump, name + ".batches.tsv")):
+        first, rows = int(b["first_row"]), int(b["rows"])
+        chunk = x[first:first + rows]
+        t += 1
+        p = 1.0 / t if layer["momentum"] == "None" else float(layer["momentum"])
+        rm = (1 - p) * rm + p * chunk.mean(axis=0)
+        rv = (1 - p) * rv + p * chunk.var(axis=0, ddof=1)
+    return x, stats, rm, rv, t
+
+
+def rel(got, want, floor):
+    got, want, floor = map(np.asarray, (got, want, floor))
+    d = np.abs(got - want) / np.maximum(np.maximum(np.abs(want), floor),
+                                        np.finfo(np.float64).tiny)
+    return float(np.max(d))
+
+
+class Checks:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, ok, what, detail=""):
+        print("%s  %-60s %s" % ("ok  " if ok else "FAIL", what, detail))
+        self.passed += bool(ok)
+        self.failed += not ok
+
+
+def check_dump(c, dump, model, names, popstats, label):
+    for name, idx in names:
+        bn = model[idx]
+        x, stats, rm, rv, t = replay(dump, name)
+        want_m = bn.running_mean.numpy()
+        want_v = bn.running_var.numpy()
+        dumped_m = np.array([float(r["running_mean"]) for r in stats])
+        dumped_v = np.array([float(r["running_var"]) for r in stats])
+        c.check(np.array_equal(dumped_m, want_m) and
+                np.array_equal(dumped_v, want_v) and
+                int(stats[0]["num_batches_tracked"]) ==
+                int(bn.num_batches_tracked),
+                "%s %s: dumped statistics are the model's" % (label, name))
+        # The mean is judged on the scale of the spread (sqrt of the
+        # variance), where a mean near zero keeps its meaning.
+        dm = rel(rm, dumped_m, np.sqrt(dumped_v))
+        dv = rel(rv, dumped_v, 0.0)
+        c.check(dm <= TOLERANCE and dv <= TOLERANCE and
+                t == int(bn.num_batches_tracked),
+                "%s %s: NumPy replay reproduces them" % (label, name),
+                "mean %.2e var %.2e updates %d" % (dm, dv, t))
+        out = subprocess.run([popstats, os.path.join(dump, name + ".npy"),
+                              "--values"], check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+        got = np.array([[float(v) for v in l.split("\t")] for l in out[1:]])
+        c.check(got.shape == x.shape and
+                np.array_equal(got.view(np.uint64), x.view(np.uint64)),
+                "%s %s: bnstudy reads the %d x %d dump" % (label, name,
+                                                           *x.shape))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--popstats", default=os.path.join(REPO, "build", "popstats"))
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    c = Checks()
+    layers = [("1", 1), ("4", 4), ("7", 7)]
+
+    with tempfile.TemporaryDirectory(prefix="bnstudy-peer-dump-") as tmp:
+        model = build_model()
+        x, bs = batches(101, (32, 32, 20, 17), seed=3)
+        rec = BNRecorder(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for epoch in range(2):
+            model.train()
+            for b in bs:
+                opt.zero_grad()
+                model(b).pow(2).mean().backward()
+                opt.step()
+            model.eval()  # not recorded: no running-statistics update
+            with torch.no_grad():
+                model(x)
+        rec.close()
+        dump = os.path.join(tmp, "api")
+        rec.write(dump)
+        check_dump(c, dump, model, layers, args.popstats, "api")
+
+        recorded = read_tsv(os.path.join(dump, "1.batches.tsv"))
+        c.check([int(r["rows"]) for r in recorded] ==
+                [b.shape[0] * 36 for b in bs] * 2 and
+                recorded[0]["shape"] == "32x3x6x6",
+                "api: 8 training batches recorded, the evaluations not")
+        # BatchNorm2d's layout, on a lone layer fed a known input.
+        probe = torch.nn.Sequential(torch.nn.BatchNorm2d(3)).to(torch.float64)
+        prec = BNRecorder(probe)
+        inp = torch.arange(2 * 3 * 2 * 4, dtype=torch.float64).reshape(2, 3, 2, 4)
+        probe.train()
+        probe(inp)
+        prec.close()
+        prec.write(os.path.join(tmp, "probe"))
+        got = np.load(os.path.join(tmp, "probe", "0.npy"))
+        want = inp.numpy().transpose(0, 2, 3, 1).reshape(-1, 3)
+        c.check(np.array_equal(got, want),
+                "BatchNorm2d rows: channels last, sample then h then w")
+
+        # The command line, on a model saved whole.
+        model = build_model()
+        mpath = os.path.join(tmp, "model.pt")
+        torch.save(model, mpath)
+        ipath = os.path.join(tmp, "inputs.npy")
+        np.save(ipath, x.numpy())
+        dump = os.path.join(tmp, "cli")
+        subprocess.run([sys.executable,
+                        os.path.join(REPO, "scripts", "dump_bn_inputs.py"),
+                        "--model", mpath, "--inputs", ipath,
+                        "--batch-size", "30", "--epochs", "2", "--out", dump],
+                       check=True, capture_output=True, text=True)
+        ref = build_model()
+        ref.train()
+        with torch.no_grad():
+            for _ in range(2):
+                for i in range(0, 101, 30):
+                    ref(x[i:i + 30])
+        check_dump(c, dump, ref, layers, args.popstats, "cli")
+
+    print("%d passed, %d failed" % (c.passed, c.failed))
+    return 0 if c.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,439 @@
+/*
+ * The diagnosis (diag.c): one population planted per cause, built here,
+ * with running statistics from the test's own moving average (PyTorch's
+ * rule: new-value weight p, unbiased batch variance), each named
+ * correctly and a clean one named clean; the spread ratio against
+ * closed forms and against the average over random orders; each threshold
+ * at its edge; and bad input refused.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "diag.h"
+#include "pcg32.h"
+
+/* ------------------------------------------------------------ builders */
+
+typedef struct {
+    size_t n, f;
+    double *x;
+} rows_t;
+
+/* n rows of independent Gaussian features with the given means and sds. */
+static rows_t gaussian_rows(size_t n, size_t f, const double *mean,
+                            const double *sd, uint64_t seed)
+{
+    rows_t r = {n, f, malloc(n * f * sizeof(double))};
+    assert_non_null(r.x);
+    gsl_rng *rng = pcg32_gsl_alloc(seed, 7);
+    assert_non_null(rng);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < f; j++)
+            r.x[i * f + j] = mean[j] + sd[j] * gsl_ran_gaussian(rng, 1.0);
+    gsl_rng_free(rng);
+    return r;
+}
+
+static int cmp_first(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort whole rows by their first feature. */
+static void sort_by_first(rows_t *r)
+{
+    qsort(r->x, r->n, r->f * sizeof(double), cmp_first);
+}
+
+/* The layer's buffers after training over consecutive batches of b rows,
+ * written out here rather than taken from bn.c: a moving average from 0
+ * and 1 with new-value weight p and the unbiased batch variance. */
+static size_t ema(const rows_t *r, size_t b, double p, double *rm,
+                  double *rv)
+{
+    size_t t = 0;
+    for (size_t j = 0; j < r->f; j++) {
+        rm[j] = 0.0;
+        rv[j] = 1.0;
+    }
+    for (size_t start = 0; start + b <= r->n; start += b, t++)
+        for (size_t j = 0; j < r->f; j++) {
+            long double s = 0.0L, ss = 0.0L;
+            for (size_t i = start; i < start + b; i++)
+                s += r->x[i * r->f + j];
+            long double m = s / (long double)b;
+            for (size_t i = start; i < start + b; i++) {
+                long double d = r->x[i * r->f + j] - m;
+                ss += d * d;
+            }
+            rm[j] = (1.0 - p) * rm[j] + p * (double)m;
+            rv[j] = (1.0 - p) * rv[j] + p * (double)(ss / (long double)(b - 1));
+        }
+    return t;
+}
+
+/* Train over the rows with batch size b and momentum p, diagnose, and
+ * check each feature's cause. */
+static void diagnose_trained(const rows_t *r, size_t b, double p,
+                             const diag_cause *want, const char *what)
+{
+    double rm[8], rv[8];
+    assert_true(r->f <= 8);
+    size_t t = ema(r, b, p, rm, rv);
+    diag_input in = {r->n, r->f, r->x, b, rm, rv, NULL, NULL, t, p, 1e-5};
+    diag_feature out[8];
+    bn_error err;
+    if (diag_run(&in, out, &err) != 0)
+        fail_msg("%s: %s", what, err.msg);
+    for (size_t j = 0; j < r->f; j++)
+        if (out[j].cause != want[j])
+            fail_msg("%s: feature %zu is '%s', want '%s' (shift %.3g scale "
+                     "%.3g init_weight %.3g init_shift %.3g init_scale %.3g "
+                     "exchange %.3g amplification %.3g)",
+                     what, j, diag_cause_get(out[j].cause)->name,
+                     diag_cause_get(want[j])->name, out[j].shift,
+                     out[j].scale, out[j].init_weight, out[j].init_shift,
+                     out[j].init_scale, out[j].exchange,
+                     out[j].amplification);
+}
+
+/* ------------------------------------------------------- planted causes */
+
+static const double mean3[] = {0.5, -1.0, 2.0}, sd3[] = {1.0, 2.0, 0.5};
+
+static void test_clean(void **state)
+{
+    (void)state;
+    /* Random order, 64 updates of batch 64 with p = 0.1: the initial
+     * values keep 0.9^64 = 0.0012, the batches are exchangeable and the
+     * scales are near 1. */
+    rows_t r = gaussian_rows(4096, 3, mean3, sd3, 1);
+    const diag_cause want[] = {DIAG_CLEAN, DIAG_CLEAN, DIAG_CLEAN};
+    diagnose_trained(&r, 64, 0.1, want, "clean");
+    free(r.x);
+}
+
+static void test_few_updates(void **state)
+{
+    (void)state;
+    /* The same rows in batches of 1024: four updates, and the initial 0
+     * and 1 still weigh 0.9^4 = 0.66. */
+    rows_t r = gaussian_rows(4096, 3, mean3, sd3, 1);
+    const diag_cause want[] = {DIAG_FEW_UPDATES, DIAG_FEW_UPDATES,
+                               DIAG_FEW_UPDATES};
+    diagnose_trained(&r, 1024, 0.1, want, "few updates");
+    free(r.x);
+}
+
+static void test_sorted_is_not_exchangeable(void **state)
+{
+    (void)state;
+    /* Sorted by the first feature: its batch means sweep the whole range,
+     * while the other two features, independent of it, stay clean. */
+    rows_t r = gaussian_rows(4096, 3, mean3, sd3, 2);
+    sort_by_first(&r);
+    const diag_cause want[] = {DIAG_NOT_EXCHANGEABLE, DIAG_CLEAN,
+                               DIAG_CLEAN};
+    diagnose_trained(&r, 64, 0.1, want, "sorted");
+    free(r.x);
+}
+
+static void test_grouped_is_not_exchangeable(void **state)
+{
+    (void)state;
+    /* Rows arriving group by group (by class, by user), shuffled within:
+     * feature 0's mean differs by group, feature 1's does not. */
+    enum { G = 4, PER = 1024 };
+    rows_t r = {G * PER, 2, malloc(G * PER * 2 * sizeof(double))};
+    assert_non_null(r.x);
+    gsl_rng *rng = pcg32_gsl_alloc(3, 7);
+    for (size_t i = 0; i < r.n; i++) {
+        r.x[2 * i] = (double)(i / PER) + gsl_ran_gaussian(rng, 1.0);
+        r.x[2 * i + 1] = gsl_ran_gaussian(rng, 1.0);
+    }
+    gsl_rng_free(rng);
+    const diag_cause want[] = {DIAG_NOT_EXCHANGEABLE, DIAG_CLEAN};
+    diagnose_trained(&r, 64, 0.1, want, "grouped");
+    free(r.x);
+}
+
+static void test_near_constant(void **state)
+{
+    (void)state;
+    /* sd 1e-3: with eps 1e-5, evaluation multiplies by about 300. The
+     * initial variance 1 at weight 0.0012 also holds its running variance
+     * off (the far-from-init flag), but near-constant comes first. */
+    static const double mean[] = {0.5, 3.0, -1.0}, sd[] = {1.0, 1e-3, 2.0};
+    rows_t r = gaussian_rows(4096, 3, mean, sd, 4);
+    const diag_cause want[] = {DIAG_CLEAN, DIAG_NEAR_CONSTANT, DIAG_CLEAN};
+    diagnose_trained(&r, 64, 0.1, want, "near-constant");
+    size_t t;
+    double rm[3], rv[3];
+    t = ema(&r, 64, 0.1, rm, rv);
+    diag_input in = {r.n, 3, r.x, 64, rm, rv, NULL, NULL, t, 0.1, 1e-5};
+    diag_feature out[3];
+    assert_int_equal(diag_run(&in, out, NULL), 0);
+    assert_true(out[1].flags & (1u << DIAG_FAR_FROM_INIT));
+    assert_close(out[1].amplification, 1.0 / sqrt(out[1].true_var + 1e-5),
+                 1e-15, out[1].amplification);
+    free(r.x);
+}
+
+static void test_far_from_init(void **state)
+{
+    (void)state;
+    /* 40 updates leave the initial values 0.9^40 = 0.015, below the
+     * few-updates threshold, yet that is enough to hold a variance of
+     * 0.01 (running variance ~0.025) or a mean of 100 (1.5 sd) off, while
+     * a feature on the initial scale is clean. */
+    static const double mean[] = {0.0, 100.0, 0.5}, sd[] = {0.1, 1.0, 1.0};
+    rows_t r = gaussian_rows(2560, 3, mean, sd, 5);
+    const diag_cause want[] = {DIAG_FAR_FROM_INIT, DIAG_FAR_FROM_INIT,
+                               DIAG_CLEAN};
+    diagnose_trained(&r, 64, 0.1, want, "far from init");
+    free(r.x);
+}
+
+static void test_other(void **state)
+{
+    (void)state;
+    /* Clean training, then the statistics of other data: a running mean
+     * half a standard deviation away that no cause here explains. */
+    rows_t r = gaussian_rows(4096, 3, mean3, sd3, 1);
+    double rm[3], rv[3];
+    size_t t = ema(&r, 64, 0.1, rm, rv);
+    rm[2] += 0.5 * sd3[2];
+    diag_input in = {r.n, 3, r.x, 64, rm, rv, NULL, NULL, t, 0.1, 1e-5};
+    diag_feature out[3];
+    assert_int_equal(diag_run(&in, out, NULL), 0);
+    assert_int_equal(out[0].cause, DIAG_CLEAN);
+    assert_int_equal(out[1].cause, DIAG_CLEAN);
+    assert_int_equal(out[2].cause, DIAG_OTHER);
+    assert_int_equal(out[2].flags, 1u << DIAG_OTHER);
+    free(r.x);
+}
+
+/* ------------------------------------------------ the numbers themselves */
+
+/* Hand-computed: 0 0 0 1 1 1 in batches of 3 have means 0 and 1 about
+ * mu 1/2, seen 2 x 1/4; random batches of 3 from 6 rows with v = 1/4
+ * spread v/3 x 3/5 = 1/20 each; ratio 5. Batches of 2 from 0 0 1 1:
+ * seen 1/2, random 2 x 1/4/2 x 2/3 = 1/6, ratio 3. Interleaved, 0. */
+static void test_spread_ratio_closed_forms(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n, b;
+        double x[6], want;
+    } cases[] = {
+        {6, 3, {0, 0, 0, 1, 1, 1}, 5.0},
+        {4, 2, {0, 0, 1, 1}, 3.0},
+        {4, 2, {0, 1, 1, 0}, 0.0},
+        /* A partial last batch: -3 -3 -3 -3 | 0 with b = 4, mu = -2.4,
+         * v = 1.44: seen 0.6^2 + 2.4^2 = 6.12; random
+         * v/4 x 1/4 + v/1 x 4/4 = 1.53; ratio 4, which the rounding of
+         * these operations happens to keep exact: the threshold's edge. */
+        {5, 4, {-3, -3, -3, -3, 0}, 4.0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double rm = 0.5, rv = 0.25;
+        diag_input in = {cases[k].n, 1, cases[k].x, cases[k].b, &rm, &rv,
+                         NULL, NULL, 10, 0.5, 0.0};
+        diag_feature d;
+        assert_int_equal(diag_run(&in, &d, NULL), 0);
+        assert_close(d.exchange, cases[k].want, 1e-14, 1.0);
+        assert_true(k != 3 || d.exchange == 4.0);
+        /* 4 exactly is not more than 4. */
+        assert_int_equal(!!(d.flags & (1u << DIAG_NOT_EXCHANGEABLE)),
+                         cases[k].want > DIAG_EXCHANGE);
+    }
+    /* One batch of every row: nothing to compare, so no verdict. */
+    double x[4] = {0, 1, 2, 3}, rm = 1.5, rv = 1.25;
+    diag_input in = {4, 1, x, 4, &rm, &rv, NULL, NULL, 1, 1.0, 0.0};
+    diag_feature d;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_true(isnan(d.exchange));
+    assert_int_equal(d.cause, DIAG_CLEAN);
+}
+
+/* Over random orders the ratio averages 1: the finite-population factor
+ * (n-B)/(n-1) is right (without it the average would be 48/63). */
+static void test_spread_ratio_is_one_for_random_orders(void **state)
+{
+    (void)state;
+    enum { N = 64, B = 16, ORDERS = 4000 };
+    static const double m[] = {0.0}, s[] = {1.0};
+    rows_t r = gaussian_rows(N, 1, m, s, 9);
+    gsl_rng *rng = pcg32_gsl_alloc(10, 7);
+    double sum = 0.0, rm = 0.0, rv = 1.0;
+    for (size_t k = 0; k < ORDERS; k++) {
+        gsl_ran_shuffle(rng, r.x, N, sizeof(double));
+        diag_input in = {N, 1, r.x, B, &rm, &rv, NULL, NULL, 4, 0.1, 1e-5};
+        diag_feature d;
+        assert_int_equal(diag_run(&in, &d, NULL), 0);
+        sum += d.exchange;
+    }
+    gsl_rng_free(rng);
+    /* Each ratio is about chi-square with 3 degrees of freedom over 3
+     * (variance 2/3), so the average of 4000 has sd ~0.013. */
+    assert_close(sum / ORDERS, 1.0, 0.05, 1.0);
+    free(r.x);
+}
+
+/* The few-updates threshold at its edge: 0.9^28 = 0.052 > 0.05 and
+ * 0.9^29 = 0.047, with the same statistics held off by the initial
+ * values. */
+static void test_init_weight_edge(void **state)
+{
+    (void)state;
+    static const double m[] = {3.0}, s[] = {1.0};
+    rows_t r = gaussian_rows(512, 1, m, s, 11);
+    double mu, v;
+    pop_moments(r.n, 1, r.x, &mu, &v);
+    for (size_t t = 28; t <= 29; t++) {
+        double w = pow(0.9, (double)t);
+        double rm = (1.0 - w) * mu, rv = w + (1.0 - w) * v;
+        diag_input in = {r.n, 1, r.x, 16, &rm, &rv, NULL, NULL, t, 0.1, 1e-5};
+        diag_feature d;
+        assert_int_equal(diag_run(&in, &d, NULL), 0);
+        assert_close(d.init_weight, w, 1e-15, 1.0);
+        /* Only the initial values moved these statistics, so the two
+         * pairs agree. */
+        assert_close(d.shift, d.init_shift, 1e-12, 1.0);
+        assert_close(d.scale, d.init_scale, 1e-12, 1.0);
+        assert_int_equal(d.cause,
+                         t == 28 ? DIAG_FEW_UPDATES : DIAG_FAR_FROM_INIT);
+    }
+    /* Initial values given: a checkpoint that started from the truth has
+     * nothing to wash out, whatever the weight. */
+    double rm = mu, rv = v;
+    diag_input in = {r.n, 1, r.x, 16, &rm, &rv, &mu, &v, 2, 0.1, 1e-5};
+    diag_feature d;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_true(d.init_weight > 0.8);
+    assert_close(d.init_shift, 0.0, 1e-15, 1.0);
+    assert_int_equal(d.cause, DIAG_CLEAN);
+    free(r.x);
+}
+
+/* Off means beyond DIAG_OFF in shift or in scale, not at it. A shift of
+ * exactly 0.1 is representable here (mu 0, sd 1); a scale of 1.1 is not,
+ * so the scale is tried just inside and just outside. */
+static void test_off_edge(void **state)
+{
+    (void)state;
+    double x[] = {-1.0, 1.0, -1.0, 1.0}; /* mu 0, v 1, exchangeable */
+    static const struct {
+        double rm, rv;
+        diag_cause want;
+    } cases[] = {
+        {0.1, 1.0, DIAG_CLEAN},
+        {0.1000001, 1.0, DIAG_OTHER},
+        {-0.1000001, 1.0, DIAG_OTHER},
+        {0.0, 1.0 / (1.0999 * 1.0999), DIAG_CLEAN},
+        {0.0, 1.0 / (1.1001 * 1.1001), DIAG_OTHER},
+        {0.0, 1.0 / (0.9001 * 0.9001), DIAG_CLEAN},
+        {0.0, 1.0 / (0.8999 * 0.8999), DIAG_OTHER},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        double rm = cases[k].rm, rv = cases[k].rv;
+        /* Initial values at the truth: nothing but "other" can explain. */
+        double m0 = 0.0, v0 = 1.0;
+        diag_input in = {4, 1, x, 2, &rm, &rv, &m0, &v0, 100, 0.1, 0.0};
+        diag_feature d;
+        assert_int_equal(diag_run(&in, &d, NULL), 0);
+        if (d.cause != cases[k].want)
+            fail_msg("case %zu: shift %.17g scale %.17g is '%s'", k, d.shift,
+                     d.scale, diag_cause_get(d.cause)->name);
+    }
+}
+
+static void test_amplification_edge(void **state)
+{
+    (void)state;
+    /* var 2.5e-5: with eps 7.5e-5 +- 1e-6, 1/sqrt(var + eps) is 100
+     * -+ 0.5, just inside and just outside the threshold. */
+    double x[] = {-0.005, 0.005, -0.005, 0.005};
+    double rm = 0.0, rv = 2.5e-5;
+    diag_input in = {4, 1, x, 2, &rm, &rv, &rm, &rv, 100, 0.1, 7.6e-5};
+    diag_feature d;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_close(d.amplification, 1.0 / sqrt(1.01e-4), 1e-12, 1.0);
+    assert_int_equal(d.cause, DIAG_CLEAN);
+    in.eps = 7.4e-5;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_close(d.amplification, 1.0 / sqrt(0.99e-4), 1e-12, 1.0);
+    assert_int_equal(d.cause, DIAG_NEAR_CONSTANT);
+}
+
+static void test_table_and_bad_input(void **state)
+{
+    (void)state;
+    for (int c = 0; c < DIAG_N_CAUSES; c++) {
+        const diag_cause_info *info = diag_cause_get((diag_cause)c);
+        assert_non_null(info);
+        assert_int_equal(info->cause, c);
+        assert_true(strlen(info->name) > 0 && !strchr(info->name, ' '));
+        assert_true(strlen(info->words) > 0);
+        assert_true(strlen(info->threshold) > 0);
+    }
+    assert_null(diag_cause_get(DIAG_N_CAUSES));
+
+    double x[] = {1, 2, 3, 4}, rm = 0.0, rv = 1.0, bad = -1.0, nan = NAN;
+    diag_input good = {4, 1, x, 2, &rm, &rv, NULL, NULL, 2, 0.1, 1e-5};
+    diag_feature d;
+    assert_int_equal(diag_run(&good, &d, NULL), 0);
+    static const char *const what[] = {
+        "1 row", "batch 0", "p 0", "p above 1", "eps < 0", "running var < 0",
+        "running mean NaN", "init var < 0", "a NaN row", "no features",
+    };
+    for (size_t k = 0; k < sizeof what / sizeof what[0]; k++) {
+        diag_input in = good;
+        double xs[4] = {1, 2, 3, 4};
+        in.x = xs;
+        switch (k) {
+        case 0: in.n = 1; break;
+        case 1: in.batch = 0; break;
+        case 2: in.p = 0.0; break;
+        case 3: in.p = 1.5; break;
+        case 4: in.eps = -1e-5; break;
+        case 5: in.running_var = &bad; break;
+        case 6: in.running_mean = &nan; break;
+        case 7: in.init_mean = &rm; in.init_var = &bad; break;
+        case 8: xs[2] = NAN; break;
+        case 9: in.f = 0; break;
+        }
+        bn_error err;
+        err.msg[0] = '\0';
+        if (diag_run(&in, &d, &err) == 0)
+            fail_msg("diag_run accepted %s", what[k]);
+        assert_true(strncmp(err.msg, "diagnose: ", 10) == 0);
+    }
+}
+
+int test_diag_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clean),
+        cmocka_unit_test(test_few_updates),
+        cmocka_unit_test(test_sorted_is_not_exchangeable),
+        cmocka_unit_test(test_grouped_is_not_exchangeable),
+        cmocka_unit_test(test_near_constant),
+        cmocka_unit_test(test_far_from_init),
+        cmocka_unit_test(test_other),
+        cmocka_unit_test(test_spread_ratio_closed_forms),
+        cmocka_unit_test(test_spread_ratio_is_one_for_random_orders),
+        cmocka_unit_test(test_init_weight_edge),
+        cmocka_unit_test(test_off_edge),
+        cmocka_unit_test(test_amplification_edge),
+        cmocka_unit_test(test_table_and_bad_input),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("diag", tests, NULL, NULL);
+}

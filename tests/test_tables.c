@@ -1,0 +1,848 @@
+/*
+ * The tables and what derives from them, each at its boundaries, so that
+ * a bug is reported as wrong and not only as "the results changed": the
+ * key, estimator, order, score and output-file tables' invariants; the
+ * decoding of every configuration of an all-axes product; each
+ * validator's bounds, through an experiment file and through `run`'s
+ * options alike; the batch statistics of a feature with mean 1e8; the
+ * self-checks' tolerances; hand-computed percentiles; the population
+ * identifier against FNV-1a's published values; every claim test kind on
+ * tiny TSV files (ties under >, one row under increasing, values at the
+ * tolerance, non-numeric cells); and every committed experiment's rows
+ * distinct in their key columns.
+ */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dist.h"
+#include "exp.h"
+#include "out.h"
+#include "pcg32.h"
+#include "popid.h"
+#include "score.h"
+#include "tsv.h"
+#include "verify.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    return test_tmpdir_make(tmpdir, sizeof tmpdir, "tables");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return test_tmpdir_remove(tmpdir);
+}
+
+#define write_file test_write_file
+#define shell test_shell
+
+/* ---- the tables ---- */
+
+static void test_estimator_and_order_tables(void **state)
+{
+    (void)state;
+    char list[512];
+    bn_join(list, sizeof list, " ", " ", bn_estimator_name_at);
+    for (int i = 0; i < BN_EST_COUNT; i++) {
+        const bn_estimator_def *d = bn_estimator_get((bn_estimator)i);
+        bn_estimator e;
+        assert_int_equal(bn_estimator_parse(d->name, &e), 0);
+        assert_int_equal(e, i);
+        assert_non_null(d->update);
+        assert_non_null(d->help);
+        assert_non_null(strstr(list, d->name));
+    }
+    bn_estimator e;
+    assert_int_equal(bn_estimator_parse("emaa", &e), -1);
+    assert_int_equal(bn_estimator_parse("", &e), -1);
+
+    /* Every name order_list shows parses (NAME as a feature, K as 3), and
+     * the message for an unknown order lists them. */
+    pop_spec spec;
+    pop_default_spec(&spec);
+    order_list(" ", list, sizeof list);
+    char *save;
+    size_t n = 0;
+    for (char *w = strtok_r(list, " ", &save); w;
+         w = strtok_r(NULL, " ", &save), n++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", w);
+        char *c = strchr(name, ':');
+        if (c)
+            strcpy(c + 1, strcmp(c + 1, "K") == 0 ? "3" : "f2");
+        order_spec o;
+        bn_error err;
+        if (order_parse(name, &spec, &o, &err) != 0)
+            fail_msg("%s: %s", name, err.msg);
+        assert_string_equal(o.name, name);
+    }
+    assert_int_equal(n, 7);
+    order_spec o;
+    bn_error err;
+    assert_int_equal(order_parse("zigzag", &spec, &o, &err), -1);
+    assert_non_null(strstr(err.msg, "sorted-desc:NAME, grouped:K"));
+    /* Only shuffled makes every permutation equally likely. */
+    for (size_t i = 0; order_get(i); i++)
+        assert_int_equal(order_get(i)->uniform,
+                         strcmp(order_get(i)->name, "shuffled") == 0);
+}
+
+static void test_key_and_score_tables(void **state)
+{
+    (void)state;
+    int col_seen[KEY_COUNT + 1] = {0}, nest_seen[KEY_COUNT + 1] = {0};
+    int max_col = 0, max_nest = 0;
+    for (int k = 0; k < KEY_COUNT; k++) {
+        const key_def *d = exp_key((key_id)k);
+        assert_non_null(d->name);
+        assert_non_null(d->help);
+        if (d->section)
+            assert_int_equal(exp_key_find(d->section, d->name), k);
+        if (d->col) {
+            assert_non_null(d->get);
+            assert_int_equal(col_seen[d->col]++, 0);
+            max_col = d->col > max_col ? d->col : max_col;
+            assert_int_equal(exp_key_column(d->name), k);
+        }
+        if (d->nest) { /* an axis: a list with a default, applied */
+            assert_non_null(d->apply);
+            assert_non_null(d->dflt);
+            assert_non_null(d->arg);
+            assert_true(d->col > 0);
+            assert_int_equal(nest_seen[d->nest]++, 0);
+            max_nest = d->nest > max_nest ? d->nest : max_nest;
+        }
+    }
+    /* Columns and nesting ranks are 1..n without gaps. */
+    for (int c = 1; c <= max_col; c++)
+        assert_int_equal(col_seen[c], 1);
+    for (int r = 1; r <= max_nest; r++)
+        assert_int_equal(nest_seen[r], 1);
+    /* exp_index relies on batch size varying fastest, then the seed. */
+    assert_int_equal(exp_key(KEY_BATCH_SIZE)->nest, max_nest);
+    assert_int_equal(exp_key(KEY_SEED)->nest, max_nest - 1);
+
+    /* Scores: unique names, none a key column, each a summary column. */
+    for (size_t i = 0; score_get(i); i++) {
+        const score_def *s = score_get(i);
+        assert_ptr_equal(score_find(s->name), s);
+        assert_int_equal(exp_key_column(s->name), -1);
+        out_column c;
+        assert_int_equal(out_column_find(s->name, &c), 0);
+        assert_ptr_equal(c.score, s);
+    }
+    assert_int_equal(out_column_find("nosuch", NULL), -1);
+    for (int i = 0; out_file_get(i); i++)
+        assert_int_equal(out_file_find(out_file_get(i)->name), i);
+}
+
+/* Two values on every axis: 2^13 configurations, each decoded to its own
+ * combination, batch size fastest, then the seed. */
+static void test_every_axis_decodes(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/all.ini", tmpdir);
+    write_file(path, "[layer]\ngamma = 1 2\nbeta = 0 1\neps = 1e-5 1e-3\n"
+                     "momentum = 0.9 0.5\nmomentum_weights = old new\n"
+                     "variance = biased unbiased\n"
+                     "estimator = ema precise\n"
+                     "[sweep]\nbatch_size = 8 16\norder = shuffled sorted\n"
+                     "seed = 1 2\nepochs = 1 2\npartial = drop keep\n"
+                     "precise_batches = 0 1\n");
+    exp_t *e = malloc(sizeof *e);
+    bn_error err;
+    if (exp_load(e, path, NULL, 0, &err) != 0)
+        fail_msg("%s", err.msg);
+    size_t n = exp_count(e);
+    assert_int_equal(n, 1u << 13);
+    unsigned char *seen = calloc(n, 1);
+    assert_non_null(seen);
+    for (size_t k = 0; k < n; k++) {
+        run_config c;
+        exp_config(e, k, &c);
+        /* The combination as 13 bits, one per axis. */
+        unsigned code = (c.layer.gamma == 2.0) << 0 |
+                        (c.layer.beta == 1.0) << 1 |
+                        (c.layer.eps == 1e-3) << 2 |
+                        (c.layer.momentum == 0.5) << 3 |
+                        (c.layer.weights == BN_WEIGHTS_NEW) << 4 |
+                        (c.layer.variance == BN_VAR_UNBIASED) << 5 |
+                        (c.layer.estimator == BN_EST_PRECISE) << 6 |
+                        (c.batch_size == 16) << 7 |
+                        (strcmp(c.order.name, "sorted") == 0) << 8 |
+                        (c.seed == 2) << 9 | (c.epochs == 2) << 10 |
+                        (c.partial == RUN_PARTIAL_KEEP) << 11 |
+                        (c.precise_batches == 1) << 12;
+        assert_int_equal(seen[code]++, 0);
+        assert_int_equal(c.batch_size, k % 2 ? 16 : 8);
+        assert_int_equal(c.seed, (k / 2) % 2 ? 2 : 1);
+        /* p follows momentum and its convention. */
+        assert_true(c.layer.p == (c.layer.weights == BN_WEIGHTS_NEW
+                                      ? c.layer.momentum
+                                      : bn_decimal_complement(
+                                            c.layer.momentum)));
+        assert_string_equal(c.population, e->pop_id);
+    }
+    free(seen);
+    exp_free(e);
+    free(e);
+}
+
+/* ---- validators: the same bounds from a file and from `run` ---- */
+
+typedef struct {
+    const char *section, *key, *value;
+    int ok;
+    const char *says; /* in the message when refused */
+} bound_case;
+
+static const bound_case bounds[] = {
+    {"layer", "momentum", "1", 1, NULL},
+    {"layer", "momentum", "0", 0, "(0, 1]"},
+    {"layer", "momentum", "1.0000000000000002", 0, "(0, 1]"},
+    {"layer", "momentum", "4.9e-324", 1, NULL},
+    {"layer", "eps", "4.9e-324", 1, NULL},
+    {"layer", "eps", "0", 0, "> 0"},
+    {"layer", "eps", "-1e-5", 0, "> 0"},
+    {"layer", "eps", "inf", 0, "> 0"},
+    {"layer", "gamma", "-1e100", 1, NULL},
+    {"layer", "gamma", "nan", 0, "finite"},
+    {"layer", "beta", "1e100", 1, NULL},
+    {"layer", "beta", "-inf", 0, "finite"},
+    {"layer", "estimator", "cumulative", 1, NULL},
+    {"layer", "estimator", "Cumulative", 0, "(ema, ema-debiased, cumulative"},
+    {"layer", "variance", "unbiased", 1, NULL},
+    {"layer", "variance", "unbias", 0, "biased or unbiased"},
+    {"layer", "momentum_weights", "new", 1, NULL},
+    {"layer", "momentum_weights", "older", 0, "old or new"},
+    {"sweep", "batch_size", "2", 1, NULL},
+    {"sweep", "batch_size", "1", 0, "from 2"},
+    {"sweep", "batch_size", "512", 1, NULL},
+    {"sweep", "batch_size", "513", 0, "512 rows"},
+    {"sweep", "epochs", "1", 1, NULL},
+    {"sweep", "epochs", "0", 0, "from 1 to 1000000"},
+    {"sweep", "epochs", "1000001", 0, "from 1 to 1000000"},
+    {"sweep", "seed", "18446744073709551615", 1, NULL},
+    {"sweep", "seed", "18446744073709551616", 0, "not an integer"},
+    {"sweep", "seed", "-1", 0, "not an integer"},
+    /* 256 rows a batch: 2 batches, so precise_batches 2 and not 3. */
+    {"sweep", "precise_batches", "2", 1, NULL},
+    {"sweep", "precise_batches", "3", 0, "more than the 2 batches"},
+    {"sweep", "order", "grouped:512", 1, NULL},
+    {"sweep", "order", "grouped:513", 0, "from 1 to the population's 512"},
+    {"sweep", "order", "grouped:0", 0, "from 1 to the population's 512"},
+    {"sweep", "order", "sorted-desc:f7", 1, NULL},
+    {"sweep", "order", "sorted-desc:f8", 0, "no feature named 'f8'"},
+    {"sweep", "partial", "keep", 1, NULL},
+    {"sweep", "partial", "keeps", 0, "drop or keep"},
+};
+
+static void test_validator_bounds(void **state)
+{
+    (void)state;
+    char path[300], errf[320], cmd[1200];
+    snprintf(path, sizeof path, "%s/b.ini", tmpdir);
+    snprintf(errf, sizeof errf, "%s/stderr", tmpdir);
+    const char *bn = test_env("BNSTUDY", "./bnstudy");
+    size_t failures = 0;
+    for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
+        const bound_case *c = &bounds[i];
+        char text[256];
+        snprintf(text, sizeof text, "[%s]\n%s = %s\n", c->section, c->key,
+                 c->value);
+        write_file(path, text);
+        exp_t *e = malloc(sizeof *e);
+        bn_error err;
+        int rc = exp_load(e, path, NULL, 0, &err);
+        exp_free(e);
+        free(e);
+        char want[400];
+        snprintf(want, sizeof want, "%s:2: ", path);
+        if (c->ok && rc != 0) {
+            print_error("%s = %s refused: %s\n", c->key, c->value, err.msg);
+            failures++;
+        } else if (!c->ok && (rc == 0 || strncmp(err.msg, want,
+                                                 strlen(want)) ||
+                              !strstr(err.msg, c->says))) {
+            print_error("%s = %s: got '%s', want '%s...%s'\n", c->key,
+                        c->value, rc ? err.msg : "accepted", want, c->says);
+            failures++;
+        }
+        /* The same value as `run`'s option: the same verdict. */
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", c->key);
+        for (char *p = opt + 2; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        snprintf(cmd, sizeof cmd, "%s run %s '%s' >/dev/null 2>%s", bn, opt,
+                 c->value, errf);
+        int st = shell("%s", cmd);
+        char *msg = test_slurp(errf, NULL);
+        assert_non_null(msg);
+        if (st != (c->ok ? 0 : 2) ||
+            (!c->ok && (!strstr(msg, opt) || !strstr(msg, c->says)))) {
+            print_error("run %s %s: status %d, '%s'\n", opt, c->value, st,
+                        msg);
+            failures++;
+        }
+        test_slurp_free(msg);
+    }
+    if (failures)
+        fail_msg("%zu bound cases misbehaved", failures);
+}
+
+/* Settings fine alone but not together are named at the line of the key
+ * to blame, with the values of the combination that failed. */
+static void test_combinations_blame_their_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int line;
+        const char *says;
+    } cases[] = {
+        {"[layer]\nmomentum = 0.9 1\nestimator = ema ema-debiased\n", 2,
+         "momentum 1, estimator ema-debiased: ema-debiased needs"},
+        {"[population]\nrows = 100\n[sweep]\nbatch_size = 8 101\n", 4,
+         "batch_size 101: batch size must be from 2 to the population's "
+         "100 rows"},
+        /* The batch size is a default: the rows are to blame. */
+        {"[population]\nrows = 100\n", 2, "got 256"},
+        {"[sweep]\nbatch_size = 7 8\npartial = keep\n", 3,
+         "batch_size 7: partial keep with batch size 7"},
+        {"[sweep]\nbatch_size = 128 256\nprecise_batches = 4\n", 3,
+         "batch_size 256: precise batches 4 is more than the 2"},
+        {"[sweep]\norder = shuffled sorted:zz\n", 2, "no feature named"},
+        {"[population]\nfeature = a 0 -1 0\n", 2, "sd must be >= 0"},
+        {"[population]\nfeature = a 0 1 1.0000001\n", 2, "rho in [-1, 1]"},
+        {"[experiment]\noutputs = summary everything\n", 2,
+         "unknown value 'everything' (summary, features, table"},
+    };
+    char path[300];
+    snprintf(path, sizeof path, "%s/c.ini", tmpdir);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_file(path, cases[i].text);
+        exp_t *e = malloc(sizeof *e);
+        bn_error err;
+        int rc = exp_load(e, path, NULL, 0, &err);
+        exp_free(e);
+        free(e);
+        char want[400];
+        snprintf(want, sizeof want, "%s:%d: ", path, cases[i].line);
+        if (rc == 0 || strncmp(err.msg, want, strlen(want)) != 0 ||
+            !strstr(err.msg, cases[i].says))
+            fail_msg("case %zu: got '%s', want '%s...%s'", i,
+                     rc ? err.msg : "accepted", want, cases[i].says);
+    }
+}
+
+/* ---- arithmetic at its edges ---- */
+
+/* A feature with mean 1e8 over a batch of 65536: the first mean's
+ * rounding is what the corrected two-pass removes, from the mean (sd 1:
+ * a few ulps of 1e8) and from the variance (sd 1e-4: the rounding is then
+ * large against the spread, and uncorrected the variance is off by 3e-6
+ * of itself). */
+static void check_large_mean(double sd, double mean_tol, double var_tol)
+{
+    const size_t b = 65536;
+    double *x = malloc(b * sizeof *x);
+    assert_non_null(x);
+    pcg32_t rng;
+    pcg32_seed(&rng, 5, 77);
+    for (size_t i = 0; i < b; i++)
+        x[i] = 1e8 + ((double)pcg32_next(&rng) / 4294967296.0 - 0.5) *
+                         3.4641016151377544 * sd;
+    long double m, v;
+    ld_moments(b, 1, x, &m, &v);
+    double mean, var;
+    bn_batch_stats(b, 1, x, &mean, &var);
+    assert_close(mean, m, mean_tol, 1.0L);
+    assert_rel(var, v, var_tol);
+    free(x);
+}
+
+static void test_batch_stats_large_mean(void **state)
+{
+    (void)state;
+    /* One ulp of 1e8 is 1.49e-8: the mean within one of the exact. */
+    check_large_mean(1.0, 1.5e-8, 1e-13);
+    check_large_mean(1e-4, 1.5e-8, 1e-9);
+}
+
+static void test_self_check_tolerances(void **state)
+{
+    (void)state;
+    bn_config cfg;
+    default_layer(&cfg);
+    cfg.eps = 1e-300; /* want_v = var / (var + eps) = 1 for var 1 */
+    bn_layer layer;
+    bn_init(&layer, 1, &cfg);
+    double x[2] = {0.0, 0.0}, var[1] = {1.0}, scratch[4], y[3];
+    /* Mean off beta by 2^-30 (< 1e-9 (|gamma| + |beta|)) passes, by 2^-29
+     * (> 1e-9) fails; the variance stays exactly 1. */
+    const double d30 = ldexp(1.0, -30), d29 = ldexp(1.0, -29);
+    score_mark(y, 2);
+    y[0] = 1.0 + d30, y[1] = -1.0 + d30;
+    assert_int_equal(score_checks(&layer, 2, x, y, var, scratch), 4);
+    y[0] = 1.0 + d29, y[1] = -1.0 + d29;
+    assert_int_equal(score_checks(&layer, 2, x, y, var, scratch), 3);
+    /* Variance off by 0.9e-9 passes, by 1.1e-9 fails: the bound is 1e-9
+     * of the wanted 1 plus 1e-12. */
+    double a = sqrt(1.0 + 0.9e-9);
+    y[0] = a, y[1] = -a;
+    assert_int_equal(score_checks(&layer, 2, x, y, var, scratch), 4);
+    a = sqrt(1.0 + 1.1e-9);
+    y[0] = a, y[1] = -a;
+    assert_int_equal(score_checks(&layer, 2, x, y, var, scratch), 3);
+}
+
+static void test_percentiles_by_hand(void **state)
+{
+    (void)state;
+    /* 1..10 shuffled: the q-quantile sits at (n - 1) q = 9 q between order
+     * statistics: p05 at 0.45 -> 1.45, p50 at 4.5 -> 5.5, p95 at 8.55 ->
+     * 9.55; mean 5.5, sd sqrt(55/6) (divisor n - 1). */
+    double v[10] = {7, 3, 10, 1, 9, 2, 8, 5, 4, 6};
+    dist_summary s = dist_summarise(v, 10);
+    assert_close(s.p05, 1.45, 1e-14, 1.0);
+    assert_close(s.p50, 5.5, 1e-14, 1.0);
+    assert_close(s.p95, 9.55, 1e-14, 1.0);
+    assert_close(s.mean, 5.5, 1e-15, 1.0);
+    assert_close(s.sd, sqrtl(55.0L / 6.0L), 1e-15, 1.0);
+    double one[1] = {3.0};
+    s = dist_summarise(one, 1);
+    assert_true(s.sd == 0.0 && s.p05 == 3.0 && s.p95 == 3.0);
+}
+
+static void test_score_buffers_by_hand(void **state)
+{
+    (void)state;
+    /* Two features with truth (0, 1) and (2, 4); buffers (1, 1) and
+     * (2, 1): errors dm = (1, 0), dv = (0, -3). */
+    pop_t pop;
+    memset(&pop, 0, sizeof pop);
+    pop.f = 2;
+    strcpy(pop.spec.features[0].name, "a");
+    strcpy(pop.spec.features[1].name, "b");
+    pop.mean[0] = 0, pop.var[0] = 1, pop.mean[1] = 2, pop.var[1] = 4;
+    double rm[2] = {1, 2}, rv[2] = {1, 1};
+    score_buffers_t s;
+    score_buffers(&pop, rm, rv, &s);
+    assert_close(s.stats_err, sqrt(10.0 / 4.0), 1e-16, 1.0);
+    assert_close(s.mean_err, sqrt(1.0 / 2.0), 1e-16, 1.0);
+    assert_close(s.var_err, sqrt(9.0 / 2.0), 1e-16, 1.0);
+    assert_true(s.worst_var_err == 3.0);
+    assert_int_equal(s.worst_var_feature, 1);
+    /* A tie keeps the first feature. */
+    rv[0] = 4.0;
+    score_buffers(&pop, rm, rv, &s);
+    assert_int_equal(s.worst_var_feature, 0);
+}
+
+static void test_population_id(void **state)
+{
+    (void)state;
+    /* FNV-1a 64's published values. */
+    assert_true(pop_fnv1a64("", 0) == 0xcbf29ce484222325ULL);
+    assert_true(pop_fnv1a64("a", 1) == 0xaf63dc4c8601ec8cULL);
+    assert_true(pop_fnv1a64("foobar", 6) == 0x85944171f73967e8ULL);
+    pop_spec spec;
+    pop_default_spec(&spec);
+    char text[1024];
+    pop_describe(&spec, text, sizeof text);
+    assert_non_null(strstr(text, "bnstudy population 1\nrows 512\nseed 1\n"
+                                 "feature f0 0 1 1\nfeature f1 0.5 0.80000000"
+                                 "000000004 0.80000000000000004\n"));
+    char a[17], b[17];
+    pop_id(&spec, a);
+    assert_int_equal(strlen(a), 16);
+    char want[17];
+    snprintf(want, sizeof want, "%016llx",
+             (unsigned long long)pop_fnv1a64(text, strlen(text)));
+    assert_string_equal(a, want);
+    /* Any change to the population changes it. */
+    spec.seed = 2;
+    pop_id(&spec, b);
+    assert_string_not_equal(a, b);
+    spec.seed = 1;
+    spec.features[6].sd = 2.7600000000000002;
+    pop_id(&spec, b);
+    assert_string_not_equal(a, b);
+}
+
+/* ---- claims at their boundaries ---- */
+
+/* Claims ini text against files in dir; returns verify's rc, with the
+ * report in out and the error in err. */
+static int run_claims(const char *ini, char *out, size_t cap,
+                      bn_error *err)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/claims.ini", tmpdir);
+    write_file(path, ini);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    verify_counts n;
+    err->msg[0] = '\0';
+    int rc = verify_claims(path, tmpdir, mem, &n, err);
+    fclose(mem);
+    snprintf(out, cap, "%s", text);
+    free(text);
+    return rc;
+}
+
+static void expect_verdict(const char *ini, const char *verdict)
+{
+    char out[4096];
+    bn_error err;
+    if (run_claims(ini, out, sizeof out, &err) != 0)
+        fail_msg("error: %s\nfor:\n%s", err.msg, ini);
+    if (strncmp(out, verdict, strlen(verdict)) != 0)
+        fail_msg("want %s, got:\n%s\nfor:\n%s", verdict, out, ini);
+}
+
+static void expect_error(const char *ini, const char *says)
+{
+    char out[4096];
+    bn_error err;
+    if (run_claims(ini, out, sizeof out, &err) == 0)
+        fail_msg("no error, got:\n%s\nfor:\n%s", out, ini);
+    if (!strstr(err.msg, says))
+        fail_msg("error '%s' does not say '%s'", err.msg, says);
+    assert_string_equal(out, ""); /* nothing printed */
+}
+
+static void make_tiny_results(void)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/t", tmpdir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/t/summary.tsv", tmpdir);
+    /* x rises with b at seeds 1 and 2; ties at seed 3. */
+    write_file(path, "seed\tb\tx\ty\tname\n"
+                     "1\t8\t1\t1\tf1\n"
+                     "1\t16\t2\t1\tf1\n"
+                     "2\t8\t1\t0.5\tf1\n"
+                     "2\t16\t3\t0.5\tf1\n"
+                     "3\t8\t2\t0\tf1\n"
+                     "3\t16\t2\t0\tf1\n");
+    snprintf(path, sizeof path, "%s/t/features.tsv", tmpdir);
+    write_file(path, "feature\ttrue_var\nf0\t1.5\nf1\t-0.6\nf2\t3\n");
+    snprintf(path, sizeof path, "%s/t/bad.tsv", tmpdir);
+    write_file(path, "seed\tx\n1\t0.5\n2\t0.5x\n");
+}
+
+static void test_claim_value_and_ratio(void **state)
+{
+    (void)state;
+    make_tiny_results();
+    /* Equal values: > fails, >= passes. */
+    expect_verdict("[c]\ntest = value\na = t: x @ seed=3, b=8\nop = >\n"
+                   "value = 2\n", "FAIL c");
+    expect_verdict("[c]\ntest = value\na = t: x @ seed=3, b=8\nop = >=\n"
+                   "value = 2\n", "PASS c");
+    expect_verdict("[c]\ntest = value\na = t: x @ seed=3, b=8\nop = <\n"
+                   "value = 2\n", "FAIL c");
+    expect_verdict("[c]\ntest = value\na = t: x @ seed=3, b=8\nop = <=\n"
+                   "value = 2\n", "PASS c");
+    /* == at the tolerance passes, beyond it fails (0.25 is exact). */
+    expect_verdict("[c]\ntest = value\na = t: x @ seed=3, b=8\nop = ==\n"
+                   "value = 2.25\ntolerance = 0.25\n", "PASS c");
+    expect_verdict("[c]\ntest = value\na = t: x @ seed=3, b=8\nop = ==\n"
+                   "value = 2.25\ntolerance = 0.125\n", "FAIL c");
+    /* 3 / 1.5 ... x at seed 2 b 16 over y: 3 / 0.5 = 6. */
+    expect_verdict("[c]\ntest = ratio\na = t: x @ seed=2, b=16\n"
+                   "b = t: y @ seed=2, b=16\nop = >=\nvalue = 6\n", "PASS c");
+    expect_verdict("[c]\ntest = ratio\na = t: x @ seed=2, b=16\n"
+                   "b = t: y @ seed=2, b=16\nop = >\nvalue = 6\n", "FAIL c");
+    expect_error("[c]\ntest = value\na = t: x @ b=8\nop = >\nvalue = 0\n",
+                 "matches 3 rows, not one");
+}
+
+static void test_claim_all_and_within(void **state)
+{
+    (void)state;
+    make_tiny_results();
+    expect_verdict("[c]\ntest = all\na = t: x\nop = >=\nvalue = 1\n",
+                   "PASS c");
+    expect_verdict("[c]\ntest = all\na = t: x\nop = >\nvalue = 1\n",
+                   "FAIL c");
+    expect_verdict("[c]\ntest = within\na = t: x\nvalue = 3\n", "PASS c");
+    expect_verdict("[c]\ntest = within\na = t: x\nvalue = 2.5\n", "FAIL c");
+    expect_verdict("[c]\ntest = within\na = t: y @ seed=3\nvalue = 0\n",
+                   "PASS c");
+}
+
+static void test_claim_trends(void **state)
+{
+    (void)state;
+    make_tiny_results();
+    expect_verdict("[c]\ntest = increasing\na = t: x @ seed=1\nover = b\n",
+                   "PASS c");
+    expect_verdict("[c]\ntest = decreasing\na = t: x @ seed=1\nover = b\n",
+                   "FAIL c");
+    /* A tie is not strictly increasing. */
+    expect_verdict("[c]\ntest = increasing\na = t: x @ seed=3\nover = b\n",
+                   "FAIL c");
+    expect_verdict("[c]\ntest = decreasing\na = t: y @ b=8\nover = seed\n"
+                   "at = 1 3\n", "PASS c");
+    expect_error("[c]\ntest = decreasing\na = t: y\nover = seed\n"
+                 "at = 1 3\n", "two rows with seed = 1");
+    /* One row is no trend, and two rows at one b are ambiguous. */
+    expect_error("[c]\ntest = increasing\na = t: x @ seed=1, b=8\nover = b\n",
+                 "a trend needs two");
+    expect_error("[c]\ntest = increasing\na = t: x\nover = b\n",
+                 "two rows with b = 8");
+    expect_error("[c]\ntest = increasing\na = t: x @ seed=1\nover = nob\n",
+                 "no column 'nob'");
+}
+
+static void test_claim_pairwise_and_worst_feature(void **state)
+{
+    (void)state;
+    make_tiny_results();
+    /* seed 1 vs seed 2, paired by b: x 1,2 vs 1,3. */
+    expect_verdict("[c]\ntest = pairwise\na = t: x @ seed=2\n"
+                   "b = t: x @ seed=1\nop = >=\nover = b\n", "PASS c");
+    expect_verdict("[c]\ntest = pairwise\na = t: x @ seed=2\n"
+                   "b = t: x @ seed=1\nop = >\nover = b\n", "FAIL c");
+    expect_verdict("[c]\ntest = pairwise\na = t: x @ seed=2\n"
+                   "b = t: x @ seed=1\nop = ==\ntolerance = 1\nover = b\n",
+                   "PASS c");
+    expect_error("[c]\ntest = pairwise\na = t: x @ seed=2\n"
+                 "b = t: x @ seed=1, b=8\nop = >=\nover = b\n",
+                 "no row of b with b 16");
+    expect_error("[c]\ntest = pairwise\na = t: x\nb = t: y\nop = >=\n"
+                 "over = b\n", "two rows with b 16");
+    /* |true_var - 1| largest at f2 (2), not f1 (1.6). */
+    expect_verdict("[c]\ntest = worst-feature\na = t: name\n", "FAIL c");
+}
+
+static void test_claim_fraction(void **state)
+{
+    (void)state;
+    make_tiny_results();
+    /* x at b 16 against b 8 per seed: 2 > 1, 3 > 1, 2 = 2. */
+    expect_verdict("[c]\ntest = fraction\na = t: x @ b=16\nb = t: x @ b=8\n"
+                   "each = >\nop = ==\nvalue = 0.66666666666666663\n",
+                   "PASS c");
+    expect_verdict("[c]\ntest = fraction\na = t: x @ b=16\nb = t: x @ b=8\n"
+                   "each = >=\nop = ==\nvalue = 1\n", "PASS c");
+    /* >= 2 x: 2 >= 2, 3 >= 2, 2 >= 4 no. */
+    expect_verdict("[c]\ntest = fraction\na = t: x @ b=16\nb = t: x @ b=8\n"
+                   "each = >=\nfactor = 2\nop = <\nvalue = 0.67\n", "PASS c");
+    expect_verdict("[c]\ntest = fraction\na = t: x @ b=16\nb = t: x @ b=8\n"
+                   "each = >\nfactor = 2\nop = >\nvalue = 0.34\n", "FAIL c");
+    /* Rising over b in seeds 1 and 2, not in 3 (a tie). */
+    expect_verdict("[c]\ntest = fraction\na = t: x\neach = increasing\n"
+                   "over = b\nop = ==\nvalue = 0.66666666666666663\n",
+                   "PASS c");
+    expect_error("[c]\ntest = fraction\na = t: x @ b=16\n"
+                 "b = t: x @ b=8, seed=1|2\neach = >\nop = >=\nvalue = 0\n",
+                 "no row of b with seed 3");
+    expect_error("[c]\ntest = fraction\na = t: x\nb = t: x @ b=8\n"
+                 "each = >\nop = >=\nvalue = 0\n", "two rows with seed 1");
+    expect_error("[c]\ntest = fraction\na = t: x @ b=8\neach = increasing\n"
+                 "over = b\nop = >=\nvalue = 0\n", "a trend needs two");
+}
+
+static void test_claim_files_are_checked(void **state)
+{
+    (void)state;
+    make_tiny_results();
+    /* A cell that is not a number is an error naming file, line, column;
+     * it never reads as 0. */
+    expect_error("[c]\ntest = all\na = t/bad: x\nop = >=\nvalue = 0\n",
+                 "t/bad.tsv:3: column x: '0.5x' is not a number");
+    expect_error("[c]\ntest = value\na = t: name @ seed=1, b=8\nop = >=\n"
+                 "value = 0\n", "t/summary.tsv:2: column name: 'f1'");
+    /* Malformed claims stop everything before any is evaluated. */
+    expect_error("[ok]\ntest = value\na = t: x @ seed=3, b=8\nop = >=\n"
+                 "value = 0\n[c]\ntest = increasing\na = t: x\nop = >\n",
+                 "test increasing does not read 'op'");
+    expect_error("[c]\ntest = value\na = t: x\nop = =>\nvalue = 1\n",
+                 "an op is one of");
+    expect_error("[c]\ntest = value\na = t: x\nop = >\n", "needs 'value'");
+    expect_error("[c]\ntest = ratio\na = t: x\nop = >\nvalue = 1\n",
+                 "needs 'b'");
+    expect_error("[c]\ntest = value\na = t: x\nop = >\nvalue = 1\n"
+                 "tolerance = 0.1\n", "tolerance is for op ==");
+    expect_error("[c]\ntest = fraction\na = t: x\nop = >\nvalue = 1\n"
+                 "each = >\n", "needs 'b'");
+    expect_error("[c]\ntest = wobbly\n", "a test is one of value ratio");
+    expect_error("[c]\ntest = value\na = t: x\nop = >\nvalue = 1x\n",
+                 "expected a finite number");
+    expect_error("[c]\ntest = value\na = t: x @ nocol=1\nop = >\n"
+                 "value = 1\n", "no column 'nocol'");
+    expect_error("[c]\ntest = value\nop = >\nvalue = 1\nop = <\n",
+                 "'op' given twice");
+}
+
+/* ---- every committed experiment's rows are distinct ---- */
+
+static int strcmp_ptr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* No two rows of a file share every key column: the key table's columns,
+ * and the file's own (feature, score). */
+static void check_unique(const char *path, const char *own)
+{
+    tsv_table t;
+    bn_error err;
+    if (tsv_read(path, &t, &err) != 0)
+        fail_msg("%s", err.msg);
+    int cols[64];
+    size_t nc = 0;
+    for (size_t c = 0; c < t.ncol; c++)
+        if (exp_key_column(t.names[c]) >= 0 ||
+            (own && strcmp(t.names[c], own) == 0))
+            cols[nc++] = (int)c;
+    assert_true(nc >= 5);
+    char **keys = malloc((t.nrow + 1) * sizeof *keys);
+    assert_non_null(keys);
+    for (size_t r = 0; r < t.nrow; r++) {
+        char buf[1024];
+        size_t len = 0;
+        for (size_t k = 0; k < nc; k++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s\t",
+                                    tsv_cell(&t, r, (size_t)cols[k]));
+        keys[r] = strdup(buf);
+    }
+    qsort(keys, t.nrow, sizeof *keys, strcmp_ptr);
+    for (size_t r = 1; r < t.nrow; r++)
+        if (strcmp(keys[r], keys[r - 1]) == 0)
+            fail_msg("%s: two rows share every key column: %s", path,
+                     keys[r]);
+    for (size_t r = 0; r < t.nrow; r++)
+        free(keys[r]);
+    free(keys);
+    tsv_free(&t);
+}
+
+static void test_experiment_rows_are_distinct(void **state)
+{
+    (void)state;
+    char cmd[1200], path[700];
+    snprintf(cmd, sizeof cmd,
+             "for f in experiments/*.ini; do "
+             "[ \"$f\" = experiments/claims.ini ] && continue; "
+             "%s sweep \"$f\" --out %s/study || exit 1; done",
+             test_env("BNSTUDY", "./bnstudy"), tmpdir);
+    assert_int_equal(shell("%s", cmd), 0);
+    snprintf(path, sizeof path, "%s/study", tmpdir);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    static const struct {
+        const char *file, *own;
+    } files[] = {{"summary.tsv", NULL},
+                 {"features.tsv", "feature"},
+                 {"distribution.tsv", "score"},
+                 {"expectation.tsv", NULL}};
+    size_t checked = 0, experiments = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        experiments++;
+        for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+            snprintf(path, sizeof path, "%s/study/%s/%s", tmpdir, de->d_name,
+                     files[i].file);
+            if (access(path, R_OK) != 0)
+                continue;
+            check_unique(path, files[i].own);
+            checked++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(experiments, 8);
+    assert_true(checked >= 2 * experiments);
+}
+
+/* The issue's example: PyTorch's and Keras's defaults in one file. Every
+ * row says which it is, and no two rows share their key columns. */
+static void test_eps_and_conventions_in_one_file(void **state)
+{
+    (void)state;
+    char ini[300], cmd[1200], path[700];
+    snprintf(ini, sizeof ini, "%s/frameworks.ini", tmpdir);
+    write_file(ini, "[layer]\neps = 1e-5 1e-3\nmomentum_weights = new old\n"
+                    "momentum = 0.1\n[sweep]\nbatch_size = 8 256\n");
+    snprintf(cmd, sizeof cmd, "%s sweep %s --out %s/fw",
+             test_env("BNSTUDY", "./bnstudy"), ini, tmpdir);
+    assert_int_equal(shell("%s", cmd), 0);
+    snprintf(path, sizeof path, "%s/fw/frameworks/summary.tsv", tmpdir);
+    check_unique(path, NULL);
+    tsv_table t;
+    bn_error err;
+    assert_int_equal(tsv_read(path, &t, &err), 0);
+    assert_int_equal(t.nrow, 2 * 2 * 2);
+    int ce = tsv_column(&t, "eps"), cw = tsv_column(&t, "momentum_weights");
+    int cp = tsv_column(&t, "new_weight"), cs = tsv_column(&t, "stats_err");
+    assert_true(ce >= 0 && cw >= 0 && cp >= 0 && cs >= 0);
+    size_t seen[2][2] = {{0}};
+    for (size_t r = 0; r < t.nrow; r++) {
+        double eps = strtod(tsv_cell(&t, r, (size_t)ce), NULL);
+        const char *w = tsv_cell(&t, r, (size_t)cw);
+        double p = strtod(tsv_cell(&t, r, (size_t)cp), NULL);
+        assert_true(eps == 1e-5 || eps == 1e-3);
+        assert_true(!strcmp(w, "new") || !strcmp(w, "old"));
+        /* 0.1 new is p 0.1; 0.1 old is p 0.9. */
+        assert_true(p == (!strcmp(w, "new") ? 0.1 : 0.9));
+        seen[eps == 1e-3][!strcmp(w, "old")]++;
+    }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            assert_int_equal(seen[i][j], 2);
+    tsv_free(&t);
+    /* eps changes train_eval_rmse, not the running statistics. */
+    snprintf(path, sizeof path, "%s/fw/frameworks/manifest.tsv", tmpdir);
+    char *m = test_slurp(path, NULL);
+    assert_non_null(m);
+    assert_non_null(strstr(m, "layer.eps\t1.0000000000000001e-05 0.001\n"));
+    assert_non_null(strstr(m, "layer.momentum_weights\tnew old\n"));
+    test_slurp_free(m);
+}
+
+int test_tables_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_estimator_and_order_tables),
+        cmocka_unit_test(test_key_and_score_tables),
+        cmocka_unit_test(test_every_axis_decodes),
+        cmocka_unit_test(test_validator_bounds),
+        cmocka_unit_test(test_combinations_blame_their_lines),
+        cmocka_unit_test(test_batch_stats_large_mean),
+        cmocka_unit_test(test_self_check_tolerances),
+        cmocka_unit_test(test_percentiles_by_hand),
+        cmocka_unit_test(test_score_buffers_by_hand),
+        cmocka_unit_test(test_population_id),
+        cmocka_unit_test(test_claim_value_and_ratio),
+        cmocka_unit_test(test_claim_all_and_within),
+        cmocka_unit_test(test_claim_trends),
+        cmocka_unit_test(test_claim_pairwise_and_worst_feature),
+        cmocka_unit_test(test_claim_fraction),
+        cmocka_unit_test(test_claim_files_are_checked),
+        cmocka_unit_test(test_experiment_rows_are_distinct),
+        cmocka_unit_test(test_eps_and_conventions_in_one_file),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("tables", tests, setup, teardown);
+}
