@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num.h"
 #include "pop.h"
 
-/* The only exp and log in the classifier. libm's are not correctly
- * rounded and differ between platforms; they move to num_exp and num_log
- * (src/num.h, in-tree and platform-exact) when that lands. sqrt needs no
- * such care: IEEE 754 rounds it correctly everywhere. */
-static double clf_exp(double x) { return exp(x); }
-static double clf_log(double x) { return log(x); }
+/* The only exp and log in the classifier: num.h's, correctly rounded and
+ * the same bits on every platform, where libm's are neither. sqrt needs
+ * no such care: IEEE 754 rounds it correctly everywhere. */
+static double clf_exp(double x) { return num_exp(x); }
+static double clf_log(double x) { return num_log(x); }
 
 static const char *const norm_names[] = {"batch", "none"};
 
