@@ -171,7 +171,10 @@ int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
 {
     if (validate(in, err) != 0)
         return -1;
-    double w = pow(1.0 - in->p, (double)in->updates);
+    /* (1 - p)^T by T multiplications, as the updates apply it. */
+    double w = 1.0;
+    for (size_t t = 0; w != 0.0 && t < in->updates; t++)
+        w *= 1.0 - in->p;
     for (size_t j = 0; j < in->f; j++) {
         diag_feature *d = &out[j];
         memset(d, 0, sizeof *d);
