@@ -387,6 +387,15 @@ static void test_moments(void **state)
     assert_true(m == 2.5 && ss == 5.0);
     num_moments(1, 1, h, &m, &ss);
     assert_true(m == 4.0 && ss == 0.0);
+    /* By hand, where the mean is not a double: 1e8 and twice 1e8 + u (u
+     * its ulp) have mean 1e8 + 2u/3, which lands on 1e8 or 1e8 + u. The
+     * squared deviations from either sum to 2u^2 or u^2, the true sum is
+     * 4u^2/9 + 2u^2/9 = 2u^2/3, and only the correction term (s1^2 / n)
+     * gets there. */
+    double u = ldexp(1.0, -26), t[] = {1e8, 1e8 + u, 1e8 + u};
+    num_moments(3, 1, t, &m, &ss);
+    assert_true(m == 1e8 || m == 1e8 + u);
+    assert_rel(ss, 2.0L / 3.0L * u * u, 1e-15);
 }
 
 static void test_sort_and_quantiles(void **state)
