@@ -28,6 +28,18 @@ int test_tmpdir_remove(const char *dir)
     return test_shell("rm -rf '%s'", dir) == 0 ? 0 : -1;
 }
 
+int test_tmpdir_setup(void **state)
+{
+    static char dir[4096];
+    *state = dir;
+    return test_tmpdir_make(dir, sizeof dir, "group");
+}
+
+int test_tmpdir_teardown(void **state)
+{
+    return test_tmpdir_remove(*state);
+}
+
 void test_write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");

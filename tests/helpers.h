@@ -35,6 +35,10 @@ void test_slurp_free(char *s);
  * success, for a group setup), and its removal with all it holds. */
 int test_tmpdir_make(char *buf, size_t cap, const char *name);
 int test_tmpdir_remove(const char *dir);
+/* cmocka group fixtures: a new temporary directory, whose path each test
+ * finds in *state, and its removal. */
+int test_tmpdir_setup(void **state);
+int test_tmpdir_teardown(void **state);
 /* Write text to path, or fail the test. */
 void test_write_file(const char *path, const char *text);
 /* Run a shell command made from a printf format; its exit status, or -1

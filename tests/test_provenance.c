@@ -43,23 +43,9 @@ static const char *row(const char *key)
     return NULL;
 }
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    return test_tmpdir_make(tmpdir, sizeof tmpdir, "prov");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return test_tmpdir_remove(tmpdir);
-}
-
 static void test_version_prints_the_build_rows(void **state)
 {
-    (void)state;
+    const char *tmpdir = *state;
     char cmd[4200], want[4096];
     snprintf(cmd, sizeof cmd, "%s --version > %s/version",
              test_env("BNSTUDY", "./bnstudy"), tmpdir);
@@ -118,7 +104,7 @@ static void test_rows_name_the_source(void **state)
 /* The header script run from a directory that is no git checkout. */
 static void test_tarball_build_says_unknown(void **state)
 {
-    (void)state;
+    const char *tmpdir = *state;
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "mkdir -p %s/tarball/scripts && cp scripts/provenance.sh "
@@ -139,7 +125,7 @@ static void test_tarball_build_says_unknown(void **state)
 /* A sweep's manifest carries every row, in order, after its header. */
 static void test_manifest_carries_the_rows(void **state)
 {
-    (void)state;
+    const char *tmpdir = *state;
     char cmd[1400], path[400];
     snprintf(path, sizeof path, "%s/tiny.ini", tmpdir);
     FILE *fp = fopen(path, "w");
@@ -197,5 +183,6 @@ int test_provenance_run(size_t *ntests)
         cmocka_unit_test(test_version_is_documented),
     };
     *ntests = sizeof tests / sizeof tests[0];
-    return cmocka_run_group_tests_name("provenance", tests, setup, teardown);
+    return cmocka_run_group_tests_name("provenance", tests, test_tmpdir_setup,
+                                       test_tmpdir_teardown);
 }
