@@ -6,7 +6,6 @@
  */
 #include "estimator.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -11,7 +11,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* ---- double-double (Dekker, Knuth; products through fma) ---- */
 
