@@ -192,7 +192,10 @@ def main():
     if args.batch_size < 1 or args.epochs < 1:
         ap.error("--batch-size and --epochs must be at least 1")
 
-    model = torch.load(args.model, map_location="cpu")
+    # --model is a whole pickled model (torch.save(model)), which PyTorch
+    # 2.6 and later refuse to unpickle unless asked: the user names a file
+    # they trust.
+    model = torch.load(args.model, map_location="cpu", weights_only=False)
     x = torch.from_numpy(np.load(args.inputs))
     rec = BNRecorder(model, record_eval=args.eval)
     if not rec.layers:

@@ -152,6 +152,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--popstats", default=os.path.join(REPO, "build", "popstats"))
     args = ap.parse_args()
+    # Bit-equal statistics from two processes need the same reduction
+    # order: PyTorch splits its sums across threads (2.6 does on two
+    # cores), so the dump script runs on one thread too.
+    one_thread = dict(os.environ, OMP_NUM_THREADS="1")
     torch.set_num_threads(1)
     c = Checks()
     layers = [("1", 1), ("4", 4), ("7", 7)]
@@ -204,7 +208,8 @@ def main():
                         os.path.join(REPO, "scripts", "dump_bn_inputs.py"),
                         "--model", mpath, "--inputs", ipath,
                         "--batch-size", "30", "--epochs", "2", "--out", dump],
-                       check=True, capture_output=True, text=True)
+                       check=True, capture_output=True, text=True,
+                       env=one_thread)
         ref = build_model()
         ref.train()
         with torch.no_grad():
