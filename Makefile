@@ -50,7 +50,7 @@ missing = $(shell bash scripts/deps.sh --check $(1) 2>&1)
 libs:
 	@$(if $(call missing,build),$(error $(call missing,build)))
 tests-libs:
-	@$(if $(call missing,test),$(error $(call missing,test)))
+	@$(if $(call missing,unit),$(error $(call missing,unit)))
 
 $(BUILD)/%.o: src/%.c $(HDRS) | libs
 	@mkdir -p $(@D)

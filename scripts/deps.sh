@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Find what bnstudy needs, and install only what is missing.
 #   deps.sh build    a C compiler, make, pkg-config, libinih, nettle
-#   deps.sh study    the above and gnuplot (and the DejaVu font the figures
+#   deps.sh unit     the above and GSL and cmocka: building the unit tests
+#   deps.sh study    the build's and gnuplot (and the DejaVu font the figures
 #                    name; without it cairo draws them in another font)
-#   deps.sh test     the above and GSL, cmocka, PCG's pcg_random.hpp, a C++
+#   deps.sh test     the study's and GSL, cmocka, PCG's pcg_random.hpp, a C++
 #                    compiler, python3 and numpy (PyTorch too if the system
 #                    packages it: the peer test runs when it is there)
 #   deps.sh all      the same as test
@@ -30,9 +31,9 @@ if [ "${1:-}" = --check ]; then
 fi
 group=${1:-all}
 case "$group" in
-    build | study | test | all) ;;
+    build | unit | study | test | all) ;;
     portable) ;;
-    *) echo "deps.sh: unknown group '$group' (build, study, test, all, portable)" >&2; exit 2 ;;
+    *) echo "deps.sh: unknown group '$group' (build, unit, study, test, all, portable)" >&2; exit 2 ;;
 esac
 
 if [ "$group" = portable ]; then
@@ -115,6 +116,7 @@ present() {
 need=(cc make pkgconfig inih nettle)
 optional=()
 case "$group" in
+    unit) need+=(gsl cmocka) ;;
     study) need+=(gnuplot); optional+=(font) ;;
     test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch) ;;
 esac
