@@ -3,7 +3,8 @@
  * the state and the stream (increment) are explicit values, so a stream is
  * fully named by (initstate, initseq). bnstudy gives every purpose its own
  * initseq (1 population noise, 2 shuffling, 3 a classifier's initial
- * weights) so the streams never overlap.
+ * weights, 14 convolution filters, 15 generated feature maps) so the
+ * streams never overlap.
  *
  * pcg32_gsl_alloc() wraps a generator as a gsl_rng so GSL's samplers
  * (gsl_ran_gaussian, gsl_ran_shuffle) draw from exactly this stream.
@@ -23,6 +24,8 @@ typedef struct {
 #define PCG32_INITSEQ_POPULATION 1u
 #define PCG32_INITSEQ_SHUFFLE 2u
 #define PCG32_INITSEQ_WEIGHTS 3u
+#define PCG32_INITSEQ_CONV_FILTERS 14u
+#define PCG32_INITSEQ_CONV_FIELD 15u
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
 uint32_t pcg32_next(pcg32_t *rng);
