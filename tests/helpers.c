@@ -47,6 +47,27 @@ int test_shell(const char *fmt, ...)
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int test_next_permutation(size_t *a, size_t n)
+{
+    size_t i = n - 1;
+    while (i > 0 && a[i - 1] >= a[i])
+        i--;
+    if (i == 0)
+        return 0;
+    size_t j = n - 1;
+    while (a[j] <= a[i - 1])
+        j--;
+    size_t t = a[i - 1];
+    a[i - 1] = a[j];
+    a[j] = t;
+    for (size_t l = i, r = n - 1; l < r; l++, r--) {
+        t = a[l];
+        a[l] = a[r];
+        a[r] = t;
+    }
+    return 1;
+}
+
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
                 long double *var)
 {

@@ -38,6 +38,9 @@ int test_shell(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* Step a[0..n-1] to the next permutation in lexicographic order; 0 after
+ * the last one. Starting from the sorted order it visits all n!. */
+int test_next_permutation(size_t *a, size_t n);
 
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,

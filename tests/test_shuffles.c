@@ -30,27 +30,6 @@ static void tiny_pop(pop_t *pop, size_t n)
         fail_msg("%s", err.msg);
 }
 
-static int next_permutation(size_t *a, size_t n)
-{
-    size_t i = n - 1;
-    while (i > 0 && a[i - 1] >= a[i])
-        i--;
-    if (i == 0)
-        return 0;
-    size_t j = n - 1;
-    while (a[j] <= a[i - 1])
-        j--;
-    size_t t = a[i - 1];
-    a[i - 1] = a[j];
-    a[j] = t;
-    for (size_t l = i, r = n - 1; l < r; l++, r--) {
-        t = a[l];
-        a[l] = a[r];
-        a[r] = t;
-    }
-    return 1;
-}
-
 /* mean_err^2 of one ordering, by the estimators' definitions written out
  * here in long double. */
 static long double one_ordering(const pop_t *pop, const run_config *cfg,
@@ -124,7 +103,7 @@ static void check_enumerated(size_t n, size_t b, bn_estimator est,
     do {
         sum += one_ordering(&pop, &cfg, perm);
         count++;
-    } while (next_permutation(perm, n));
+    } while (test_next_permutation(perm, n));
     double got;
     bn_error err;
     if (expect_mean_err_sq(&pop, &cfg, &got, &err) != 0)
