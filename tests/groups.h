@@ -20,5 +20,6 @@ int test_tables_run(size_t *ntests);
 int test_popfile_run(size_t *ntests);
 int test_diag_run(size_t *ntests);
 int test_clf_run(size_t *ntests);
+int test_convpop_run(size_t *ntests);
 
 #endif

@@ -21,6 +21,7 @@ static const struct {
     {test_popfile_run},
     {test_diag_run},
     {test_clf_run},
+    {test_convpop_run},
 };
 
 int main(void)
