@@ -407,7 +407,7 @@ static void test_effective_count_matches_shuffles(void **state)
  * neighbours moving together (r > 0) the count B H W overstates the
  * information (ratio < 1); with neighbours offsetting each other (r < 0)
  * it understates it (ratio > 1); with r = 0 the ratio is 1 within
- * 5 sqrt(2 / M). */
+ * 5 sqrt(2 / M), the relative standard error of s2 over M samples. */
 static void test_count_overstates_for_positive_r(void **state)
 {
     (void)state;
@@ -417,6 +417,8 @@ static void test_count_overstates_for_positive_r(void **state)
     convpop_t pop;
     field_or_fail(m, 6, 6, 3, ch, 2, &pop);
     static const size_t sizes[] = {1, 8, 64, 250};
+    convpop_neff first;
+    assert_int_equal(convpop_effective(&pop, 1, 0, &first, NULL), 0);
     for (size_t si = 0; si < 4; si++) {
         convpop_neff pos, neg, zero;
         assert_int_equal(convpop_effective(&pop, sizes[si], 0, &pos, NULL), 0);
@@ -427,6 +429,9 @@ static void test_count_overstates_for_positive_r(void **state)
         assert_true(neg.ratio > 1.0 && neg.n_eff > neg.count_fpc);
         assert_close(zero.ratio, 1.0, 5.0 * sqrt(2.0 / m), 1.0);
         assert_true(pos.count == (double)(sizes[si] * 36));
+        /* The ratio is v (M - 1) / (s2 (N - 1)) whatever B: the two
+         * finite-population factors cancel (docs/convolution.md). */
+        assert_rel(pos.ratio, first.ratio, 1e-14);
     }
     convpop_free(&pop);
 }
