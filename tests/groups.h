@@ -21,5 +21,6 @@ int test_popfile_run(size_t *ntests);
 int test_diag_run(size_t *ntests);
 int test_clf_run(size_t *ntests);
 int test_convpop_run(size_t *ntests);
+int test_drift_run(size_t *ntests);
 
 #endif

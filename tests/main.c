@@ -22,6 +22,7 @@ static const struct {
     {test_diag_run},
     {test_clf_run},
     {test_convpop_run},
+    {test_drift_run},
 };
 
 int main(void)
