@@ -22,5 +22,6 @@ int test_diag_run(size_t *ntests);
 int test_clf_run(size_t *ntests);
 int test_convpop_run(size_t *ntests);
 int test_drift_run(size_t *ntests);
+int test_collapse_run(size_t *ntests);
 
 #endif

@@ -23,6 +23,7 @@ static const struct {
     {test_clf_run},
     {test_convpop_run},
     {test_drift_run},
+    {test_collapse_run},
 };
 
 int main(void)
