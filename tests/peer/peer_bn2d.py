@@ -35,7 +35,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_torch import REPO, TOLERANCE, rel_diff  # noqa: E402
+from peer_torch import REPO, TOLERANCE, rel_diff, run_checks  # noqa: E402
 
 QUANTITIES = ("maps", "running_mean", "running_var", "train_out", "eval_out")
 
@@ -177,6 +177,22 @@ def peer(cfg, got):
     return res
 
 
+def compare(driver, cfg, workdir):
+    """Return (differences per quantity, list of structural problems)."""
+    got = run_driver(driver, cfg, workdir)
+    ref = peer(cfg, got)
+    d = {q: rel_diff(got[q], ref[q]) for q in QUANTITIES[1:]}
+    if "maps" in ref:
+        d["maps"] = rel_diff(got["nchw"], ref["maps"])
+    problems = []
+    if got["updates"] != ref["updates"]:
+        problems.append("updates %d != peer %d"
+                        % (got["updates"], ref["updates"]))
+    if not np.array_equal(got["rows"], ref["rows"]):
+        problems.append("rows are not whole samples in order")
+    return d, problems
+
+
 def config(source, batch, momentum, weights, variance, epochs=1,
            estimator="ema", eps=1e-5, gamma=1.0, beta=0.0, seed=1,
            order_seed=1):
@@ -237,48 +253,10 @@ def main():
     except ImportError as e:
         print("peer test needs torch: %s" % e, file=sys.stderr)
         return 2
-    worst = {q: (0.0, None) for q in QUANTITIES}
-    passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="bnstudy-bn2d-") as tmp:
-        for cfg in configs():
-            problems = []
-            try:
-                got = run_driver(args.driver, cfg, tmp)
-                ref = peer(cfg, got)
-                d = {q: rel_diff(got[q], ref[q]) for q in QUANTITIES[1:]}
-                if "maps" in ref:
-                    d["maps"] = rel_diff(got["nchw"], ref["maps"])
-                if got["updates"] != ref["updates"]:
-                    problems.append("updates %d != peer %d"
-                                    % (got["updates"], ref["updates"]))
-                if not np.array_equal(got["rows"], ref["rows"]):
-                    problems.append("rows are not whole samples in order")
-            except (subprocess.CalledProcessError, OSError, RuntimeError,
-                    ValueError, KeyError, IndexError) as e:
-                detail = getattr(e, "stderr", None) or ""
-                d, problems = {}, ["error: %s %s" % (e, detail.strip())]
-            bad = [q for q, v in d.items() if not v <= TOLERANCE]
-            ok = not bad and not problems
-            passed += ok
-            failed += not ok
-            for q, v in d.items():
-                if not v <= worst[q][0]:
-                    worst[q] = (v, label(cfg))
-            cols = " ".join("%s=%.2e" % (q, d[q]) for q in QUANTITIES
-                            if q in d)
-            print("%s  %-46s %s" % ("ok  " if ok else "FAIL", label(cfg), cols))
-            for p in problems:
-                print("      " + p)
-            if bad:
-                print("      over %g: %s" % (TOLERANCE, ", ".join(bad)))
-    print()
-    print("largest relative difference per quantity "
-          "(|a-b| / max(|b|, RMS of b); tolerance %g):" % TOLERANCE)
-    for q in QUANTITIES:
-        v, where = worst[q]
-        print("  %-16s %.3e  (%s)" % (q, v, where or "-"))
-    print("%d passed, %d failed" % (passed, failed))
-    return 0 if failed == 0 else 1
+        return run_checks(configs(),
+                          lambda cfg: compare(args.driver, cfg, tmp),
+                          {q: TOLERANCE for q in QUANTITIES}, label)
 
 
 if __name__ == "__main__":
