@@ -144,6 +144,20 @@ void recorder_free(recorder *rec)
     memset(rec, 0, sizeof *rec);
 }
 
+void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
+               const pop_feature *features)
+{
+    pop_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.n_rows = n;
+    spec.n_features = f;
+    spec.seed = seed;
+    memcpy(spec.features, features, f * sizeof *features);
+    bn_error err;
+    if (pop_generate(&spec, pop, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
 void default_pop(pop_t *pop)
 {
     pop_spec spec;

@@ -98,6 +98,11 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
                 const long double *stat_v, long double *rm, long double *rv,
                 long double *scale_m, long double *scale_v);
 
+/* A population of n rows of the f features given, from seed: small ones
+ * to enumerate every ordering of. Generated or failing the test. */
+void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
+               const pop_feature *features);
+
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);
 

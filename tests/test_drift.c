@@ -45,20 +45,8 @@ static void test_drift_names(void **state)
     assert_true(drift_fraction(&r, 6) == 1.0 && drift_fraction(&r, 9) == 1.0);
 }
 
-static void small_pop(pop_t *pop, size_t n)
-{
-    pop_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.n_rows = n;
-    spec.n_features = 3;
-    spec.seed = 5;
-    spec.features[0] = (pop_feature){"a", 2.0, 1.0, 0.7};
-    spec.features[1] = (pop_feature){"b", -1.0, 3.0, 0.0};
-    spec.features[2] = (pop_feature){"c", 0.5, 0.2, -0.4};
-    bn_error err;
-    if (pop_generate(&spec, pop, &err) != 0)
-        fail_msg("%s", err.msg);
-}
+static const pop_feature drift_features[] = {
+    {"a", 2.0, 1.0, 0.7}, {"b", -1.0, 3.0, 0.0}, {"c", 0.5, 0.2, -0.4}};
 
 static const double offsets[3] = {1.5, -4.0, 0.25};
 
@@ -104,7 +92,7 @@ static void check_enumerated(size_t n, size_t b, bn_estimator est,
                              double momentum, const char *drift)
 {
     pop_t pop;
-    small_pop(&pop, n);
+    small_pop(&pop, n, 5, 3, drift_features);
     run_config cfg;
     run_default_config(&cfg);
     cfg.batch_size = b;

@@ -18,16 +18,9 @@
 /* A population small enough to enumerate every ordering of. */
 static void tiny_pop(pop_t *pop, size_t n)
 {
-    pop_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.n_rows = n;
-    spec.n_features = 2;
-    spec.seed = 11;
-    spec.features[0] = (pop_feature){"a", 1.0, 2.0, 0.5};
-    spec.features[1] = (pop_feature){"b", -3.0, 0.5, 0.0};
-    bn_error err;
-    if (pop_generate(&spec, pop, &err) != 0)
-        fail_msg("%s", err.msg);
+    static const pop_feature ft[] = {{"a", 1.0, 2.0, 0.5},
+                                     {"b", -3.0, 0.5, 0.0}};
+    small_pop(pop, n, 11, 2, ft);
 }
 
 /* mean_err^2 of one ordering, by the estimators' definitions written out
