@@ -144,6 +144,53 @@ void recorder_free(recorder *rec)
     memset(rec, 0, sizeof *rec);
 }
 
+long double ld_running_mean(const pop_t *pop, const run_config *cfg,
+                            const size_t *perm, size_t j,
+                            const drift_spec *drift, double offset)
+{
+    size_t n = pop->n, f = pop->f, b = cfg->batch_size;
+    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b);
+    long double p = cfg->layer.p, keep = cfg->layer.keep;
+    long double rm = 0.0L, acc = 0.0L, keep_t = 1.0L, pooled_sum = 0.0L;
+    size_t t = 0, pooled = 0;
+    for (size_t e = 0; e < cfg->epochs; e++)
+        for (size_t k = 0; k < nb; k++) {
+            size_t lo = k * b, hi = lo + b < n ? lo + b : n;
+            long double s = 0.0L;
+            for (size_t i = lo; i < hi; i++)
+                s += pop->x[perm[i] * f + j];
+            long double m = s / (long double)(hi - lo);
+            t++;
+            if (drift)
+                m += (long double)drift_fraction(drift, t) * offset;
+            keep_t *= keep;
+            switch (cfg->layer.estimator) {
+            case BN_EST_EMA:
+                rm = keep * rm + p * m;
+                break;
+            case BN_EST_EMA_DEBIASED:
+                acc = keep * acc + p * m;
+                rm = acc / (1.0L - keep_t);
+                break;
+            case BN_EST_CUMULATIVE:
+                rm += (m - rm) / (long double)t;
+                break;
+            case BN_EST_PRECISE:
+                if (e == 0 && (cfg->precise_batches == 0 ||
+                               k < cfg->precise_batches)) {
+                    pooled_sum += s;
+                    pooled += hi - lo;
+                }
+                rm = pooled_sum / (long double)pooled;
+                break;
+            default:
+                fail_msg("no reference for estimator %d",
+                         (int)cfg->layer.estimator);
+            }
+        }
+    return rm;
+}
+
 void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
                const pop_feature *features)
 {

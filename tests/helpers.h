@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "drift.h"
 #include "pop.h"
 #include "run.h"
 
@@ -102,6 +103,14 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
  * to enumerate every ordering of. Generated or failing the test. */
 void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
                const pop_feature *features);
+
+/* The final running mean of feature j after training cfg on the order
+ * perm, every estimator written out by its definition in long double; with
+ * drift, update t's batch mean is moved by drift_fraction(drift, t)
+ * offset. */
+long double ld_running_mean(const pop_t *pop, const run_config *cfg,
+                            const size_t *perm, size_t j,
+                            const drift_spec *drift, double offset);
 
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);

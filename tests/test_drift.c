@@ -50,43 +50,6 @@ static const pop_feature drift_features[] = {
 
 static const double offsets[3] = {1.5, -4.0, 0.25};
 
-/* The final running mean of feature j for one ordering, the estimator
- * written out in long double with the drift added to each batch mean. */
-static long double one_ordering(const pop_t *pop, const run_config *cfg,
-                                const drift_spec *d, const size_t *perm,
-                                size_t j)
-{
-    size_t n = pop->n, f = pop->f, b = cfg->batch_size;
-    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b);
-    long double p = cfg->layer.p, keep = cfg->layer.keep;
-    long double rm = 0.0L, acc = 0.0L, keep_t = 1.0L;
-    size_t t = 0;
-    for (size_t e = 0; e < cfg->epochs; e++)
-        for (size_t k = 0; k < nb; k++) {
-            size_t lo = k * b, hi = lo + b < n ? lo + b : n;
-            long double s = 0.0L;
-            for (size_t i = lo; i < hi; i++)
-                s += pop->x[perm[i] * f + j];
-            t++;
-            long double m = s / (long double)(hi - lo) +
-                            (long double)drift_fraction(d, t) * offsets[j];
-            keep_t *= keep;
-            switch (cfg->layer.estimator) {
-            case BN_EST_EMA:
-                rm = keep * rm + p * m;
-                break;
-            case BN_EST_EMA_DEBIASED:
-                acc = keep * acc + p * m;
-                rm = acc / (1.0L - keep_t);
-                break;
-            default:
-                rm += (m - rm) / (long double)t;
-                break;
-            }
-        }
-    return rm;
-}
-
 static void check_enumerated(size_t n, size_t b, bn_estimator est,
                              unsigned long epochs, run_partial partial,
                              double momentum, const char *drift)
@@ -110,7 +73,8 @@ static void check_enumerated(size_t n, size_t b, bn_estimator est,
         perm[i] = i;
     do {
         for (size_t j = 0; j < 3; j++) {
-            long double rm = one_ordering(&pop, &cfg, &d, perm, j);
+            long double rm =
+                ld_running_mean(&pop, &cfg, perm, j, &d, offsets[j]);
             long double truth =
                 pop.mean[j] + drift_fraction(&d, t_count) * offsets[j];
             sum_rm[j] += rm;
