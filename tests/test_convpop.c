@@ -251,7 +251,7 @@ static void test_order_keeps_groups_whole(void **state)
 {
     (void)state;
     const size_t g = 7, n = 30;
-    size_t group[30], perm[30], seen[7] = {0};
+    size_t group[30], perm[50], seen[7] = {0};
     /* Groups of uneven sizes, interleaved in the enumeration. */
     for (size_t i = 0; i < n; i++)
         group[i] = (i * 5 + i / 7) % g;
