@@ -42,12 +42,6 @@ $(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS)
 	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(shell pkg-config --libs cmocka) $(LDLIBS)
 
-# The BatchNorm2d peer test's driver (tests/peer/bn2d_driver.c): the layer
-# on feature-map populations, until bnstudy reads them itself.
-$(BUILD)/bn2d_driver: tests/peer/bn2d_driver.c $(LIBOBJS) $(HDRS)
-	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ $< \
-		$(LIBOBJS) $(LDLIBS)
-
 # The second, independent PCG32: Debian's pcg_random.hpp.
 $(BUILD)/pcg_ref: tests/pcg_ref.cpp
 	@mkdir -p $(@D)

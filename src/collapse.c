@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "estimator.h"
+
 double collapse_power(double keep, size_t t)
 {
     double r = 1.0, sq = keep;
@@ -24,20 +26,16 @@ double collapse_running_var(const bn_config *cfg, size_t t, size_t b,
     double su = cfg->variance == BN_VAR_UNBIASED
                     ? s * (double)b / (double)(b - 1)
                     : s;
-    switch (cfg->estimator) {
-    case BN_EST_EMA: {
-        /* The layer's weights sum to p (1 + keep + ... + keep^(T-1)),
-         * which is 1 - keep^T up to p + keep rounding to 1. */
-        double k = collapse_power(cfg->keep, t);
-        return k + (1.0 - k) * su;
-    }
-    case BN_EST_EMA_DEBIASED:
-    case BN_EST_CUMULATIVE:
-        return su;
-    case BN_EST_PRECISE:
+    /* The estimator's row says it all: a pooling one recomputes the
+     * biased pooled variance; a recursive one keeps the initial 1 with
+     * its initial weight and gives the rest to the batches' su. For ema
+     * the layer's weights sum to p (1 + keep + ... + keep^(T-1)), which
+     * is 1 - keep^T up to p + keep rounding to 1. */
+    const bn_estimator_def *est = bn_estimator_get(cfg->estimator);
+    if (est->pools)
         return s;
-    }
-    return su;
+    double k = est->init_weight ? est->init_weight(cfg->keep, t) : 0.0;
+    return k + (1.0 - k) * su;
 }
 
 double collapse_gain(const bn_config *cfg, double rv)

@@ -52,10 +52,13 @@ static double init_weight_ema(double keep, size_t updates)
 }
 
 /* The weights of a recursive estimator: run its update on coefficients,
- * batch cur = (t - 1) mod nb at update t, with (keep_t, p_t) from step. */
+ * batch cur = (t - 1) mod nb at update t, with (keep_t, p_t) from step;
+ * and on the drift's fractions when there are any. */
 static void recursive_weights(const bn_weights_in *in, long double *w,
-                              int cumulative, int debiased)
+                              long double *shifted, int cumulative,
+                              int debiased)
 {
+    long double d = 0.0L;
     for (size_t t = 1; t <= in->updates; t++) {
         size_t cur = (t - 1) % in->nb;
         long double keep_now = in->keep, p_now = in->p;
@@ -66,34 +69,46 @@ static void recursive_weights(const bn_weights_in *in, long double *w,
         for (size_t i = 0; i < in->nb; i++)
             w[i] *= keep_now;
         w[cur] += p_now;
+        if (in->frac)
+            d = keep_now * d + p_now * in->frac[t - 1];
     }
     /* Debiasing divides by the weights' own sum, 1 - keep^T. */
     long double wsum = 0.0L;
     for (size_t i = 0; i < in->nb; i++)
         wsum += w[i];
-    if (debiased)
+    if (debiased) {
         for (size_t i = 0; i < in->nb; i++)
             w[i] /= wsum;
+        d /= wsum;
+    }
+    if (in->frac)
+        *shifted = d;
 }
 
-static void weights_ema(const bn_weights_in *in, long double *w)
+static void weights_ema(const bn_weights_in *in, long double *w,
+                        long double *shifted)
 {
-    recursive_weights(in, w, 0, 0);
+    recursive_weights(in, w, shifted, 0, 0);
 }
 
-static void weights_debiased(const bn_weights_in *in, long double *w)
+static void weights_debiased(const bn_weights_in *in, long double *w,
+                             long double *shifted)
 {
-    recursive_weights(in, w, 0, 1);
+    recursive_weights(in, w, shifted, 0, 1);
 }
 
-static void weights_cumulative(const bn_weights_in *in, long double *w)
+static void weights_cumulative(const bn_weights_in *in, long double *w,
+                               long double *shifted)
 {
-    recursive_weights(in, w, 1, 0);
+    recursive_weights(in, w, shifted, 1, 0);
 }
 
 /* One pooled sample of the first K batches' rows. */
-static void weights_pooled(const bn_weights_in *in, long double *w)
+static void weights_pooled(const bn_weights_in *in, long double *w,
+                           long double *shifted)
 {
+    if (in->frac)
+        *shifted = 0.0L;
     size_t k = in->pooled_batches, b = in->b, n = in->n;
     size_t rows = k * b < n ? k * b : n;
     for (size_t i = 0; i < k; i++) {

@@ -55,7 +55,7 @@ static void check_layer(bn_estimator est, bn_variance var, double momentum,
                         double eps, size_t t, size_t b, double c, double a)
 {
     bn_config cfg;
-    bn_default_config(&cfg);
+    default_layer(&cfg);
     bn_set_momentum(&cfg, momentum, BN_WEIGHTS_OLD, NULL);
     cfg.estimator = est;
     cfg.variance = var;
@@ -132,7 +132,7 @@ static void test_ema_gain_climbs_to_the_floor(void **state)
 {
     (void)state;
     bn_config cfg;
-    bn_default_config(&cfg);
+    default_layer(&cfg);
     double prev = 0.0;
     for (size_t t = 0; t <= 400; t += 10) {
         double g = collapse_gain(&cfg, collapse_running_var(&cfg, t, 8, 0.0));
@@ -157,7 +157,7 @@ static void test_train_response_matches_the_layer(void **state)
         for (size_t si = 0; si < 3; si++)
             for (size_t di = 0; di < 6; di++) {
                 bn_config cfg;
-                bn_default_config(&cfg);
+    default_layer(&cfg);
                 cfg.eps = epss[k];
                 cfg.gamma = 0.8;
                 cfg.beta = 0.1;

@@ -285,11 +285,11 @@ static void test_drift_refuses(void **state)
                      -1);
     assert_non_null(strstr(err.msg, "not precise"));
     cfg.layer.estimator = BN_EST_EMA;
-    strcpy(cfg.order, "sorted");
+    assert_int_equal(order_parse("sorted", &pop.spec, &cfg.order, NULL), 0);
     assert_int_equal(expect_drift(&pop, &cfg, &d, delta, mean, &sq, &err),
                      -1);
-    assert_non_null(strstr(err.msg, "shuffled order only"));
-    strcpy(cfg.order, "shuffled");
+    assert_non_null(strstr(err.msg, "every order equally"));
+    assert_int_equal(order_parse("shuffled", &pop.spec, &cfg.order, NULL), 0);
     delta[3] = INFINITY;
     assert_int_equal(expect_drift(&pop, &cfg, &d, delta, mean, &sq, &err),
                      -1);

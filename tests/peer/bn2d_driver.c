@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bn.h"
+#include "run.h"
 #include "convpop.h"
 
 typedef struct {
@@ -126,7 +127,9 @@ static void parse(int argc, char **argv, options *o)
     o->epochs = 1;
     double momentum = 0.9;
     bn_weights weights = BN_WEIGHTS_OLD;
-    bn_default_config(&o->layer);
+    run_config rc;
+    run_default_config(&rc);
+    o->layer = rc.layer;
     int opt;
     while ((opt = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (opt) {
