@@ -103,15 +103,17 @@ sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
 		CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" unit-tests
 
-# The peer cross-check (tests/peer/): bnstudy's layer against PyTorch and a
-# plain-numpy reference, and the classifier against PyTorch. Debian's python3-torch is only visible to the system
-# interpreter, not to a python3 that may come first on PATH.
+# The peer cross-checks (tests/peer/): bnstudy's layer against PyTorch and a
+# plain-numpy reference, on feature maps against BatchNorm2d, the
+# population-file reader against NumPy, and the classifier against PyTorch.
+# Debian's python3-torch is only visible to the system interpreter, not to
+# a python3 that may come first on PATH.
 PEER_PYTHON ?= /usr/bin/python3
 
 # Test drivers (tests/peer/*.c): small programs the peer scripts call to
 # reach library code bnstudy's commands do not expose yet; not part of
 # bnstudy.
-PEER_DRIVERS := popstats clf_driver
+PEER_DRIVERS := popstats clf_driver bn2d_driver
 $(BUILD)/%: tests/peer/%.c $(LIBOBJS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ \
@@ -122,6 +124,7 @@ $(BUILD)/%: tests/peer/%.c $(LIBOBJS) $(HDRS)
 test-peer: $(BIN) $(PEER_DRIVERS:%=$(BUILD)/%)
 	@rc=0; \
 	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_bn2d.py --driver $(BUILD)/bn2d_driver || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_popfile.py --popstats $(BUILD)/popstats || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_dump.py --popstats $(BUILD)/popstats || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_clf.py --driver $(BUILD)/clf_driver || rc=1; \

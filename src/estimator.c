@@ -57,11 +57,13 @@ static double init_weight_ema(double keep, size_t updates)
 }
 
 /* The weights of a recursive estimator: run its update on coefficients,
- * batch cur = (t - 1) mod nb at update t, with (keep_t, p_t) from step. */
+ * batch cur = (t - 1) mod nb at update t, with (keep_t, p_t) from step;
+ * and on the drift's fractions when there are any. */
 static void recursive_weights(const bn_weights_in *in, num_dd *w,
-                              int cumulative, int debiased)
+                              num_dd *shifted, int cumulative, int debiased)
 {
     const num_dd one = num_dd_make(1.0);
+    num_dd d = num_dd_make(0.0);
     for (size_t t = 1; t <= in->updates; t++) {
         size_t cur = (t - 1) % in->nb;
         num_dd keep_now = num_dd_make(in->keep), p_now = num_dd_make(in->p);
@@ -72,34 +74,46 @@ static void recursive_weights(const bn_weights_in *in, num_dd *w,
         for (size_t i = 0; i < in->nb; i++)
             w[i] = num_dd_mul(w[i], keep_now);
         w[cur] = num_dd_add(w[cur], p_now);
+        if (in->frac)
+            d = num_dd_add(num_dd_mul(keep_now, d),
+                           num_dd_mul(p_now, num_dd_make(in->frac[t - 1])));
     }
     /* Debiasing divides by the weights' own sum, 1 - keep^T. */
     num_dd wsum = num_dd_make(0.0);
     for (size_t i = 0; i < in->nb; i++)
         wsum = num_dd_add(wsum, w[i]);
-    if (debiased)
+    if (debiased) {
         for (size_t i = 0; i < in->nb; i++)
             w[i] = num_dd_div(w[i], wsum);
+        d = num_dd_div(d, wsum);
+    }
+    if (in->frac)
+        *shifted = d;
 }
 
-static void weights_ema(const bn_weights_in *in, num_dd *w)
+static void weights_ema(const bn_weights_in *in, num_dd *w, num_dd *shifted)
 {
-    recursive_weights(in, w, 0, 0);
+    recursive_weights(in, w, shifted, 0, 0);
 }
 
-static void weights_debiased(const bn_weights_in *in, num_dd *w)
+static void weights_debiased(const bn_weights_in *in, num_dd *w,
+                             num_dd *shifted)
 {
-    recursive_weights(in, w, 0, 1);
+    recursive_weights(in, w, shifted, 0, 1);
 }
 
-static void weights_cumulative(const bn_weights_in *in, num_dd *w)
+static void weights_cumulative(const bn_weights_in *in, num_dd *w,
+                               num_dd *shifted)
 {
-    recursive_weights(in, w, 1, 0);
+    recursive_weights(in, w, shifted, 1, 0);
 }
 
 /* One pooled sample of the first K batches' rows. */
-static void weights_pooled(const bn_weights_in *in, num_dd *w)
+static void weights_pooled(const bn_weights_in *in, num_dd *w,
+                           num_dd *shifted)
 {
+    if (in->frac)
+        *shifted = num_dd_make(0.0);
     size_t k = in->pooled_batches, b = in->b, n = in->n;
     size_t rows = k * b < n ? k * b : n;
     for (size_t i = 0; i < k; i++) {

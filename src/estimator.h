@@ -40,6 +40,11 @@ typedef struct {
     size_t updates;        /* epochs x nb */
     size_t pooled_batches; /* the pooling estimators' K, 1..nb */
     double p, keep;        /* new-value and old-value weights */
+    /* Optional (NULL: none): frac[t - 1], the share of a drift update t
+     * trains on (drift.h). The weights function then also returns, in
+     * *shifted, the weight the drift's offset carries in the final
+     * running mean: the same recursion run on frac. */
+    const double *frac;
 } bn_weights_in;
 
 typedef struct {
@@ -58,8 +63,10 @@ typedef struct {
     /* The closed form's weights w[0..nb-1] (all zero on entry), in
      * double-double: the final running mean is sum_b w_b m_b plus
      * (1 - sum w) times the initial 0. NULL: no closed form is known, and
-     * expect.c refuses the estimator. */
-    void (*weights)(const bn_weights_in *in, num_dd *w);
+     * expect.c refuses the estimator. shifted is written when in->frac is
+     * set; a pooling estimator, recomputed after training, leaves it at
+     * 0. */
+    void (*weights)(const bn_weights_in *in, num_dd *w, num_dd *shifted);
     /* Settings the estimator cannot work with; NULL accepts all. */
     int (*validate)(const struct bn_config *cfg, bn_error *err);
 } bn_estimator_def;

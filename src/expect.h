@@ -24,6 +24,7 @@
 #define BN_EXPECT_H
 
 #include "common.h"
+#include "drift.h"
 #include "pop.h"
 #include "run.h"
 
@@ -32,5 +33,16 @@
  * form. */
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err);
+
+/* The same closed form when the stream drifts (drift.h): update t trains on
+ * its batch shifted by drift_fraction(drift, t) delta_j in feature j. Over
+ * all orderings, mean[j] = E[rm_j] and *err_sq = E[mean_err^2] against the
+ * truth after training, mu_j + drift_fraction(drift, T) delta_j, averaged
+ * over the features (docs/expectation.md, "A drifting stream"). The
+ * running estimators only (ema, ema-debiased, cumulative); a drift of
+ * none gives expect_mean_err_sq. */
+int expect_drift(const pop_t *pop, const run_config *cfg,
+                 const drift_spec *drift, const double *delta, double *mean,
+                 double *err_sq, bn_error *err);
 
 #endif

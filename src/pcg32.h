@@ -3,10 +3,11 @@
  * the state and the stream (increment) are explicit values, so a stream is
  * fully named by (initstate, initseq). bnstudy gives every purpose its own
  * initseq (1 population noise, 2 shuffling, 3 a classifier's initial
- * weights) so the streams never overlap. What the study draws from a
- * stream is in draw.h; the tests also wrap a generator as a gsl_rng
- * (tests/helpers.h) so that GSL's samplers, the independent reference,
- * draw from exactly the same stream.
+ * weights, 14 convolution filters, 15 generated feature maps) so the
+ * streams never overlap. What the study draws from a stream is in draw.h;
+ * the tests also wrap a generator as a gsl_rng (tests/helpers.h) so that
+ * GSL's samplers, the independent reference, draw from exactly the same
+ * stream.
  */
 #ifndef BN_PCG32_H
 #define BN_PCG32_H
@@ -21,6 +22,8 @@ typedef struct {
 #define PCG32_INITSEQ_POPULATION 1u
 #define PCG32_INITSEQ_SHUFFLE 2u
 #define PCG32_INITSEQ_WEIGHTS 3u
+#define PCG32_INITSEQ_CONV_FILTERS 14u
+#define PCG32_INITSEQ_CONV_FIELD 15u
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
 uint32_t pcg32_next(pcg32_t *rng);

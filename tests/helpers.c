@@ -59,6 +59,27 @@ int test_shell(const char *fmt, ...)
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int test_next_permutation(size_t *a, size_t n)
+{
+    size_t i = n - 1;
+    while (i > 0 && a[i - 1] >= a[i])
+        i--;
+    if (i == 0)
+        return 0;
+    size_t j = n - 1;
+    while (a[j] <= a[i - 1])
+        j--;
+    size_t t = a[i - 1];
+    a[i - 1] = a[j];
+    a[j] = t;
+    for (size_t l = i, r = n - 1; l < r; l++, r--) {
+        t = a[l];
+        a[l] = a[r];
+        a[r] = t;
+    }
+    return 1;
+}
+
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
                 long double *var)
 {
@@ -133,6 +154,67 @@ void recorder_free(recorder *rec)
     free(rec->out_train);
     free(rec->out_eval);
     memset(rec, 0, sizeof *rec);
+}
+
+long double ld_running_mean(const pop_t *pop, const run_config *cfg,
+                            const size_t *perm, size_t j,
+                            const drift_spec *drift, double offset)
+{
+    size_t n = pop->n, f = pop->f, b = cfg->batch_size;
+    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b);
+    long double p = cfg->layer.p, keep = cfg->layer.keep;
+    long double rm = 0.0L, acc = 0.0L, keep_t = 1.0L, pooled_sum = 0.0L;
+    size_t t = 0, pooled = 0;
+    for (size_t e = 0; e < cfg->epochs; e++)
+        for (size_t k = 0; k < nb; k++) {
+            size_t lo = k * b, hi = lo + b < n ? lo + b : n;
+            long double s = 0.0L;
+            for (size_t i = lo; i < hi; i++)
+                s += pop->x[perm[i] * f + j];
+            long double m = s / (long double)(hi - lo);
+            t++;
+            if (drift)
+                m += (long double)drift_fraction(drift, t) * offset;
+            keep_t *= keep;
+            switch (cfg->layer.estimator) {
+            case BN_EST_EMA:
+                rm = keep * rm + p * m;
+                break;
+            case BN_EST_EMA_DEBIASED:
+                acc = keep * acc + p * m;
+                rm = acc / (1.0L - keep_t);
+                break;
+            case BN_EST_CUMULATIVE:
+                rm += (m - rm) / (long double)t;
+                break;
+            case BN_EST_PRECISE:
+                if (e == 0 && (cfg->precise_batches == 0 ||
+                               k < cfg->precise_batches)) {
+                    pooled_sum += s;
+                    pooled += hi - lo;
+                }
+                rm = pooled_sum / (long double)pooled;
+                break;
+            default:
+                fail_msg("no reference for estimator %d",
+                         (int)cfg->layer.estimator);
+            }
+        }
+    return rm;
+}
+
+void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
+               const pop_feature *features)
+{
+    pop_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.n_rows = n;
+    spec.n_features = f;
+    spec.seed = seed;
+    memcpy(spec.features, features, f * sizeof *features);
+    bn_error err;
+    if (pop_generate(&spec, pop, &err) != 0)
+        fail_msg("%s", err.msg);
 }
 
 void default_pop(pop_t *pop)

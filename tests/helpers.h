@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "drift.h"
+
 #include <gsl/gsl_rng.h>
 
 #include "pcg32.h"
@@ -48,6 +50,9 @@ int test_shell(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* Step a[0..n-1] to the next permutation in lexicographic order; 0 after
+ * the last one. Starting from the sorted order it visits all n!. */
+int test_next_permutation(size_t *a, size_t n);
 
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
@@ -111,6 +116,19 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
  * returns NULL when out of memory. */
 extern const gsl_rng_type *gsl_rng_pcg32;
 gsl_rng *pcg32_gsl_alloc(uint64_t initstate, uint64_t initseq);
+
+/* A population of n rows of the f features given, from seed: small ones
+ * to enumerate every ordering of. Generated or failing the test. */
+void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
+               const pop_feature *features);
+
+/* The final running mean of feature j after training cfg on the order
+ * perm, every estimator written out by its definition in long double; with
+ * drift, update t's batch mean is moved by drift_fraction(drift, t)
+ * offset. */
+long double ld_running_mean(const pop_t *pop, const run_config *cfg,
+                            const size_t *perm, size_t j,
+                            const drift_spec *drift, double offset);
 
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);

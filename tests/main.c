@@ -22,6 +22,9 @@ static const struct {
     {test_popfile_run},
     {test_diag_run},
     {test_clf_run},
+    {test_convpop_run},
+    {test_drift_run},
+    {test_collapse_run},
     {test_provenance_run},
 };
 

@@ -18,88 +18,22 @@
 /* A population small enough to enumerate every ordering of. */
 static void tiny_pop(pop_t *pop, size_t n)
 {
-    pop_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.n_rows = n;
-    spec.n_features = 2;
-    spec.seed = 11;
-    spec.features[0] = (pop_feature){"a", 1.0, 2.0, 0.5};
-    spec.features[1] = (pop_feature){"b", -3.0, 0.5, 0.0};
-    bn_error err;
-    if (pop_generate(&spec, pop, &err) != 0)
-        fail_msg("%s", err.msg);
+    static const pop_feature ft[] = {{"a", 1.0, 2.0, 0.5},
+                                     {"b", -3.0, 0.5, 0.0}};
+    small_pop(pop, n, 11, 2, ft);
 }
 
-static int next_permutation(size_t *a, size_t n)
-{
-    size_t i = n - 1;
-    while (i > 0 && a[i - 1] >= a[i])
-        i--;
-    if (i == 0)
-        return 0;
-    size_t j = n - 1;
-    while (a[j] <= a[i - 1])
-        j--;
-    size_t t = a[i - 1];
-    a[i - 1] = a[j];
-    a[j] = t;
-    for (size_t l = i, r = n - 1; l < r; l++, r--) {
-        t = a[l];
-        a[l] = a[r];
-        a[r] = t;
-    }
-    return 1;
-}
-
-/* mean_err^2 of one ordering, by the estimators' definitions written out
- * here in long double. */
+/* mean_err^2 of one ordering. */
 static long double one_ordering(const pop_t *pop, const run_config *cfg,
                                 const size_t *perm)
 {
-    size_t n = pop->n, f = pop->f, b = cfg->batch_size;
-    size_t nb = n / b + (cfg->partial == RUN_PARTIAL_KEEP && n % b);
-    long double p = cfg->layer.p, keep = cfg->layer.keep, err2 = 0.0L;
-    for (size_t j = 0; j < f; j++) {
-        long double rm = 0.0L, acc = 0.0L, keep_t = 1.0L;
-        size_t t = 0, pooled = 0;
-        long double pooled_sum = 0.0L;
-        for (size_t e = 0; e < cfg->epochs; e++)
-            for (size_t k = 0; k < nb; k++) {
-                size_t lo = k * b, hi = lo + b < n ? lo + b : n;
-                long double s = 0.0L;
-                for (size_t i = lo; i < hi; i++)
-                    s += pop->x[perm[i] * f + j];
-                long double m = s / (long double)(hi - lo);
-                t++;
-                keep_t *= keep;
-                switch (cfg->layer.estimator) {
-                case BN_EST_EMA:
-                    rm = keep * rm + p * m;
-                    break;
-                case BN_EST_EMA_DEBIASED:
-                    acc = keep * acc + p * m;
-                    rm = acc / (1.0L - keep_t);
-                    break;
-                case BN_EST_CUMULATIVE:
-                    rm += (m - rm) / (long double)t;
-                    break;
-                case BN_EST_PRECISE:
-                    if (e == 0 && (cfg->precise_batches == 0 ||
-                                   k < cfg->precise_batches)) {
-                        pooled_sum += s;
-                        pooled += hi - lo;
-                    }
-                    rm = pooled_sum / (long double)pooled;
-                    break;
-                default:
-                    fail_msg("no reference for estimator %d",
-                             (int)cfg->layer.estimator);
-                }
-            }
-        long double d = rm - pop->mean[j];
+    long double err2 = 0.0L;
+    for (size_t j = 0; j < pop->f; j++) {
+        long double d =
+            ld_running_mean(pop, cfg, perm, j, NULL, 0.0) - pop->mean[j];
         err2 += d * d;
     }
-    return err2 / (long double)f;
+    return err2 / (long double)pop->f;
 }
 
 static void check_enumerated(size_t n, size_t b, bn_estimator est,
@@ -124,7 +58,7 @@ static void check_enumerated(size_t n, size_t b, bn_estimator est,
     do {
         sum += one_ordering(&pop, &cfg, perm);
         count++;
-    } while (next_permutation(perm, n));
+    } while (test_next_permutation(perm, n));
     double got;
     bn_error err;
     if (expect_mean_err_sq(&pop, &cfg, &got, &err) != 0)
