@@ -109,7 +109,19 @@ static int validate(const diag_input *in, bn_error *err)
                        in->n);
     if (in->f < 1)
         return bn_fail(err, "diagnose: no features");
-    if (in->batch < 1)
+    if (in->batch_rows) {
+        size_t total = 0;
+        for (size_t k = 0; k < in->n_batches; k++) {
+            if (in->batch_rows[k] < 1)
+                return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
+            total += in->batch_rows[k];
+        }
+        if (total != in->n)
+            return bn_fail(err,
+                           "diagnose: the batches hold %zu rows, the "
+                           "activations %zu",
+                           total, in->n);
+    } else if (in->batch < 1)
         return bn_fail(err, "diagnose: the batch size must be at least 1");
     if (!(in->p > 0.0 && in->p <= 1.0))
         return bn_fail(err,
@@ -156,8 +168,12 @@ static double spread_ratio(const diag_input *in, size_t j, double mu,
 {
     size_t n = in->n, f = in->f;
     double seen = 0.0, random = 0.0;
-    for (size_t start = 0; start < n; start += in->batch) {
-        size_t b = n - start < in->batch ? n - start : in->batch;
+    for (size_t start = 0, k = 0; start < n; start += in->batch_rows
+                                                      ? in->batch_rows[k++]
+                                                      : in->batch) {
+        size_t b = in->batch_rows ? in->batch_rows[k]
+                   : n - start < in->batch ? n - start
+                                           : in->batch;
         double m, s;
         pop_moments(b, f, in->x + start * f + j, &m, &s);
         seen += (m - mu) * (m - mu);

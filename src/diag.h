@@ -55,6 +55,11 @@ typedef struct {
                           * cumulative average (momentum=None) pass 1: the
                           * initial values keep no weight */
     double eps;
+    /* Optional: batches of unequal sizes, the rows of each in turn,
+     * n_batches of them summing to n (then batch is not read); NULL for
+     * batches of `batch` rows. */
+    const size_t *batch_rows;
+    size_t n_batches;
 } diag_input;
 
 typedef struct {

@@ -86,7 +86,8 @@ static void diagnose_trained(const rows_t *r, size_t b, double p,
     double rm[8], rv[8];
     assert_true(r->f <= 8);
     size_t t = ema(r, b, p, rm, rv);
-    diag_input in = {r->n, r->f, r->x, b, rm, rv, NULL, NULL, t, p, 1e-5};
+    diag_input in = {r->n, r->f, r->x, b,    rm,   rv, NULL,
+                     NULL, t,    p,    1e-5, NULL, 0};
     diag_feature out[8];
     bn_error err;
     if (diag_run(&in, out, &err) != 0)
@@ -176,7 +177,8 @@ static void test_near_constant(void **state)
     size_t t;
     double rm[3], rv[3];
     t = ema(&r, 64, 0.1, rm, rv);
-    diag_input in = {r.n, 3, r.x, 64, rm, rv, NULL, NULL, t, 0.1, 1e-5};
+    diag_input in = {r.n, 3,   r.x,  64,   rm,   rv, NULL,
+                     NULL, t, 0.1, 1e-5, NULL, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
     assert_true(out[1].flags & (1u << DIAG_FAR_FROM_INIT));
@@ -209,7 +211,8 @@ static void test_other(void **state)
     double rm[3], rv[3];
     size_t t = ema(&r, 64, 0.1, rm, rv);
     rm[2] += 0.5 * sd3[2];
-    diag_input in = {r.n, 3, r.x, 64, rm, rv, NULL, NULL, t, 0.1, 1e-5};
+    diag_input in = {r.n, 3,   r.x,  64,   rm,   rv, NULL,
+                     NULL, t, 0.1, 1e-5, NULL, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
     assert_int_equal(out[0].cause, DIAG_CLEAN);
@@ -244,7 +247,7 @@ static void test_spread_ratio_closed_forms(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         double rm = 0.5, rv = 0.25;
         diag_input in = {cases[k].n, 1, cases[k].x, cases[k].b, &rm, &rv,
-                         NULL, NULL, 10, 0.5, 0.0};
+                         NULL, NULL, 10, 0.5, 0.0, NULL, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         assert_close(d.exchange, cases[k].want, 1e-14, 1.0);
@@ -255,11 +258,30 @@ static void test_spread_ratio_closed_forms(void **state)
     }
     /* One batch of every row: nothing to compare, so no verdict. */
     double x[4] = {0, 1, 2, 3}, rm = 1.5, rv = 1.25;
-    diag_input in = {4, 1, x, 4, &rm, &rv, NULL, NULL, 1, 1.0, 0.0};
+    diag_input in = {4, 1, x, 4, &rm, &rv, NULL, NULL, 1, 1.0, 0.0,
+                     NULL, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(isnan(d.exchange));
     assert_int_equal(d.cause, DIAG_CLEAN);
+
+    /* Batches of given sizes: 3 + 3 is batches of 3; 2 + 4 of 0 0 0 1 1 1
+     * have means 0 and 3/4 about 1/2, seen 1/4 + 1/16 = 5/16; random
+     * 1/4/2 x 4/5 + 1/4/4 x 2/5 = 1/8; ratio 5/2. */
+    static const double y[6] = {0, 0, 0, 1, 1, 1};
+    static const size_t even[2] = {3, 3}, uneven[2] = {2, 4}, short_[2] = {2,
+                                                                          3};
+    diag_input bin = {6, 1, y, 0, &rm, &rv, NULL, NULL, 1, 1.0, 0.0,
+                      even, 2};
+    assert_int_equal(diag_run(&bin, &d, NULL), 0);
+    assert_close(d.exchange, 5.0, 1e-14, 1.0);
+    bin.batch_rows = uneven;
+    assert_int_equal(diag_run(&bin, &d, NULL), 0);
+    assert_close(d.exchange, 2.5, 1e-14, 1.0);
+    bn_error err;
+    bin.batch_rows = short_;
+    assert_int_equal(diag_run(&bin, &d, &err), -1);
+    assert_non_null(strstr(err.msg, "hold 5 rows, the activations 6"));
 }
 
 /* Over random orders the ratio averages 1: the finite-population factor
@@ -274,7 +296,8 @@ static void test_spread_ratio_is_one_for_random_orders(void **state)
     double sum = 0.0, rm = 0.0, rv = 1.0;
     for (size_t k = 0; k < ORDERS; k++) {
         gsl_ran_shuffle(rng, r.x, N, sizeof(double));
-        diag_input in = {N, 1, r.x, B, &rm, &rv, NULL, NULL, 4, 0.1, 1e-5};
+        diag_input in = {N,    1,   r.x,  B,    &rm, &rv, NULL,
+                         NULL, 4, 0.1, 1e-5, NULL, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         sum += d.exchange;
@@ -299,7 +322,8 @@ static void test_init_weight_edge(void **state)
     for (size_t t = 28; t <= 29; t++) {
         double w = pow(0.9, (double)t);
         double rm = (1.0 - w) * mu, rv = w + (1.0 - w) * v;
-        diag_input in = {r.n, 1, r.x, 16, &rm, &rv, NULL, NULL, t, 0.1, 1e-5};
+        diag_input in = {r.n,  1, r.x, 16,   &rm, &rv, NULL,
+                         NULL, t, 0.1, 1e-5, NULL, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         assert_close(d.init_weight, w, 1e-15, 1.0);
@@ -313,7 +337,8 @@ static void test_init_weight_edge(void **state)
     /* Initial values given: a checkpoint that started from the truth has
      * nothing to wash out, whatever the weight. */
     double rm = mu, rv = v;
-    diag_input in = {r.n, 1, r.x, 16, &rm, &rv, &mu, &v, 2, 0.1, 1e-5};
+    diag_input in = {r.n, 1,   r.x,  16,   &rm, &rv, &mu,
+                     &v,  2, 0.1, 1e-5, NULL, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(d.init_weight > 0.8);
@@ -345,7 +370,8 @@ static void test_off_edge(void **state)
         double rm = cases[k].rm, rv = cases[k].rv;
         /* Initial values at the truth: nothing but "other" can explain. */
         double m0 = 0.0, v0 = 1.0;
-        diag_input in = {4, 1, x, 2, &rm, &rv, &m0, &v0, 100, 0.1, 0.0};
+        diag_input in = {4,   1,   x,    2,   &rm, &rv, &m0,
+                         &v0, 100, 0.1, 0.0, NULL, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         if (d.cause != cases[k].want)
@@ -361,7 +387,7 @@ static void test_amplification_edge(void **state)
      * -+ 0.5, just inside and just outside the threshold. */
     double x[] = {-0.005, 0.005, -0.005, 0.005};
     double rm = 0.0, rv = 2.5e-5;
-    diag_input in = {4, 1, x, 2, &rm, &rv, &rm, &rv, 100, 0.1, 7.6e-5};
+    diag_input in = {4, 1, x, 2, &rm, &rv, &rm, &rv, 100, 0.1, 7.6e-5, NULL, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_close(d.amplification, 1.0 / sqrt(1.01e-4), 1e-12, 1.0);
