@@ -4,6 +4,7 @@
 #include "bn.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,10 +133,31 @@ int bn_variance_parse(const char *s, bn_variance *v)
 }
 
 
-void bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
+/* The arrays of a layer of f features, carved from its block. */
+#define BN_ARRAYS 7
+
+static int alloc_layer(bn_layer *layer, size_t f)
 {
     memset(layer, 0, sizeof *layer);
+    if (f == 0 || f > SIZE_MAX / sizeof(double) / BN_ARRAYS)
+        return -1;
+    layer->block = malloc(BN_ARRAYS * f * sizeof *layer->block);
+    if (!layer->block)
+        return -1;
+    double **arrays[BN_ARRAYS] = {&layer->gamma, &layer->beta, &layer->rm,
+                                  &layer->rv,    &layer->acc_m, &layer->acc_v,
+                                  &layer->upd_v};
+    for (size_t a = 0; a < BN_ARRAYS; a++)
+        *arrays[a] = layer->block + a * f;
+    memset(layer->block, 0, BN_ARRAYS * f * sizeof *layer->block);
     layer->f = f;
+    return 0;
+}
+
+int bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
+{
+    if (alloc_layer(layer, f) != 0)
+        return -1;
     for (size_t j = 0; j < f; j++) {
         layer->gamma[j] = cfg->gamma;
         layer->beta[j] = cfg->beta;
@@ -148,6 +170,29 @@ void bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
     layer->keep = cfg->keep;
     layer->variance = cfg->variance;
     layer->estimator = cfg->estimator;
+    return 0;
+}
+
+int bn_copy(bn_layer *dst, const bn_layer *src)
+{
+    if (alloc_layer(dst, src->f) != 0)
+        return -1;
+    double *block = dst->block;
+    memcpy(block, src->block, BN_ARRAYS * src->f * sizeof *block);
+    bn_layer arrays = *dst;
+    *dst = *src;
+    dst->gamma = arrays.gamma, dst->beta = arrays.beta;
+    dst->rm = arrays.rm, dst->rv = arrays.rv;
+    dst->acc_m = arrays.acc_m, dst->acc_v = arrays.acc_v;
+    dst->upd_v = arrays.upd_v;
+    dst->block = block;
+    return 0;
+}
+
+void bn_free(bn_layer *layer)
+{
+    free(layer->block);
+    memset(layer, 0, sizeof *layer);
 }
 
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
@@ -177,7 +222,7 @@ static void update_buffers(bn_layer *l, size_t b, const double *mean,
 {
     l->updates++;
     l->acc_w = l->keep * l->acc_w + l->p;
-    double v[BN_MAX_FEATURES];
+    double *v = l->upd_v;
     for (size_t j = 0; j < l->f; j++) {
         v[j] = var[j];
         if (l->variance == BN_VAR_UNBIASED)
@@ -186,8 +231,8 @@ static void update_buffers(bn_layer *l, size_t b, const double *mean,
     bn_estimator_get(l->estimator)->update(l, mean, v);
 }
 
-void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
-                      double *mean, double *var)
+void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
+                      double *y, double *mean, double *var)
 {
     size_t f = layer->f;
     bn_batch_stats(b, f, x, mean, var);
@@ -198,6 +243,12 @@ void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
                 layer->gamma[j] * ((x[i * f + j] - mean[j]) / sd) +
                 layer->beta[j];
     }
+}
+
+void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
+                      double *mean, double *var)
+{
+    bn_batch_forward(layer, b, x, y, mean, var);
     update_buffers(layer, b, mean, var);
 }
 

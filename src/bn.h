@@ -32,16 +32,21 @@ typedef struct bn_config {
     double gamma, beta, eps;
 } bn_config;
 
+/* Per feature, arrays of f values in one allocation (bn_init), so the
+ * layer has as many features as it is given. A copy of the struct shares
+ * them: use bn_copy. */
 typedef struct bn_layer {
     size_t f;
-    double gamma[BN_MAX_FEATURES], beta[BN_MAX_FEATURES];
-    double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES]; /* what eval uses */
-    double acc_m[BN_MAX_FEATURES], acc_v[BN_MAX_FEATURES]; /* debiased EMA */
+    double *gamma, *beta;
+    double *rm, *rv;       /* what eval uses */
+    double *acc_m, *acc_v; /* debiased EMA */
+    double *upd_v;         /* the variance an update takes, scratch */
     double acc_w;  /* the debiased average's total weight, 1 - keep^t */
     double eps, p, keep;
     bn_variance variance;
     bn_estimator estimator;
     size_t updates;
+    double *block; /* the allocation the arrays live in */
 } bn_layer;
 
 /* Set momentum and convention and derive p and keep; checks (0, 1]. */
@@ -66,12 +71,20 @@ const char *bn_variance_name(int v);
 int bn_weights_parse(const char *s, bn_weights *w);
 int bn_variance_parse(const char *s, bn_variance *v);
 
-void bn_init(bn_layer *layer, size_t f, const bn_config *cfg);
+/* gamma, beta and eps from cfg, rm 0 and rv 1; -1 when out of memory
+ * (the layer then holds nothing to free). */
+int bn_init(bn_layer *layer, size_t f, const bn_config *cfg);
+/* dst becomes an independent copy of src (-1 when out of memory). */
+int bn_copy(bn_layer *dst, const bn_layer *src);
+void bn_free(bn_layer *layer);
 /* Mean and biased variance of each column of a B x F batch. */
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
                     double *var);
-/* Train mode: normalise x with its own statistics into y, return them in
- * mean and var (biased), then update the buffers. */
+/* Normalise x with its own statistics into y and return them in mean and
+ * var (biased): train mode without the buffers' update. */
+void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
+                      double *y, double *mean, double *var);
+/* Train mode: bn_batch_forward, then update the buffers. */
 void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
                       double *mean, double *var);
 /* Eval mode: normalise x with the buffers. */

@@ -74,9 +74,9 @@ int clf_validate(const clf_config *cfg, const clf_data *d, bn_error *err)
                        d->k);
     if (check_data(d, d->f, d->k, err) != 0)
         return -1;
-    if (cfg->hidden < 1 || cfg->hidden > BN_MAX_FEATURES)
+    if (cfg->hidden < 1 || cfg->hidden > CLF_MAX_HIDDEN)
         return bn_fail(err, "hidden must be from 1 to %d, got %zu",
-                       BN_MAX_FEATURES, cfg->hidden);
+                       CLF_MAX_HIDDEN, cfg->hidden);
     if (cfg->batch_size < 2 || cfg->batch_size > d->n)
         return bn_fail(err,
                        "batch size must be from 2 to the population's %zu "
@@ -165,11 +165,11 @@ int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
 {
     memset(net, 0, sizeof *net);
     size_t h = cfg->hidden, b = cfg->batch_size;
-    if (h < 1 || h > BN_MAX_FEATURES || f < 1 || k < 2 || b < 1)
+    if (h < 1 || h > CLF_MAX_HIDDEN || f < 1 || k < 2 || b < 1)
         return bn_fail(err, "a classifier needs 1 to %d hidden units, "
                             "features, 2 classes and a batch; got %zu, %zu, "
                             "%zu, %zu",
-                       BN_MAX_FEATURES, h, f, k, b);
+                       CLF_MAX_HIDDEN, h, f, k, b);
     size_t np = h * f + h + k * h + k; /* fc1 and fc2 */
     /* Parameters, gradients and momentum buffers (gamma and beta's two
      * live in bn_layer), then the activations of one batch. */
@@ -220,7 +220,11 @@ int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
     net->sd = carve(&next, h);
     memset(net->block, 0, total * sizeof *net->block);
 
-    bn_init(&net->bn, h, &cfg->bn); /* gamma 1, beta 0, rm 0, rv 1 */
+    /* gamma 1, beta 0, rm 0, rv 1 */
+    if (bn_init(&net->bn, h, &cfg->bn) != 0) {
+        clf_free(net);
+        return bn_fail(err, "out of memory for a batch-norm layer of %zu", h);
+    }
     pcg32_t rng;
     pcg32_seed(&rng, cfg->init_seed, PCG32_INITSEQ_WEIGHTS);
     draw_uniform(&rng, h * f, f, net->w1);
@@ -234,6 +238,7 @@ void clf_free(clf_net *net)
 {
     free(net->block);
     free(net->lbuf);
+    bn_free(&net->bn);
     memset(net, 0, sizeof *net);
 }
 
@@ -363,9 +368,8 @@ double clf_forward(clf_net *net, size_t b, const double *x, const int *label,
             bn_train_forward(&net->bn, b, net->hpre, net->act, net->mean,
                              net->var);
         } else {
-            /* A throwaway copy takes the buffers' update. */
-            bn_layer scratch = net->bn;
-            bn_train_forward(&scratch, b, net->hpre, net->act, net->mean,
+            /* Batch statistics, the buffers left as they are. */
+            bn_batch_forward(&net->bn, b, net->hpre, net->act, net->mean,
                              net->var);
         }
         /* xhat as the layer computes it, for the backward pass. */

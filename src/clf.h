@@ -34,8 +34,12 @@ typedef enum {
     CLF_BN_RUNNING,    /* the buffers (eval mode, and frozen training) */
 } clf_bn_mode;
 
+/* A bound on the hidden units that keeps the sizes of the classifier's
+ * arrays far from overflow; the batch-norm layer itself has none. */
+#define CLF_MAX_HIDDEN 65536
+
 typedef struct {
-    size_t hidden; /* H, from 1 to BN_MAX_FEATURES (the layer's limit) */
+    size_t hidden; /* H, from 1 to CLF_MAX_HIDDEN */
     clf_norm norm;
     bn_config bn; /* gamma and beta must be 1 and 0: they are learned */
     size_t precise_batches; /* for estimator precise; 0 means all */

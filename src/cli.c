@@ -37,6 +37,17 @@ int cli_bad_option(const char *cmd, char **argv, int optopt_value)
     return -1;
 }
 
+void cli_note_constant(const char *cmd, const pop_t *pop)
+{
+    int j = pop_constant_feature(pop);
+    if (j >= 0)
+        fprintf(stderr,
+                "bnstudy %s: note: feature '%s' has zero variance, so "
+                "stats_err_rel and worst_var_rel are inf (see "
+                "docs/definitions.md)\n",
+                cmd, pop->names[j]);
+}
+
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -93,4 +104,53 @@ void cli_key_help(FILE *fp)
             list[0] = '\0';
         fprintf(fp, "  %-22s %s%s (%s)\n", opt, d->help, list, d->dflt);
     }
+}
+
+size_t cli_pop_option_table(struct option *opts)
+{
+    static const char *const names[CLI_POP_OPTIONS] = {"population", "label",
+                                                       "group"};
+    for (int i = 0; i < CLI_POP_OPTIONS; i++)
+        opts[i] = (struct option){names[i], required_argument, NULL,
+                                  CLI_POP_BASE + i};
+    return CLI_POP_OPTIONS;
+}
+
+int cli_take_pop_option(int c, const char *arg, cli_pop_options *po)
+{
+    const char **slot[CLI_POP_OPTIONS] = {&po->population, &po->label,
+                                          &po->group};
+    if (c < CLI_POP_BASE || c >= CLI_POP_BASE + CLI_POP_OPTIONS)
+        return 0;
+    *slot[c - CLI_POP_BASE] = arg;
+    return 1;
+}
+
+int cli_apply_pop_options(const char *cmd, exp_t *e, const cli_pop_options *po)
+{
+    bn_error err;
+    if (!po->population && (po->label || po->group))
+        return cli_error(cmd, "%s: names a column of a population file, and "
+                              "no --population is given",
+                         po->label ? "--label" : "--group");
+    if (po->population &&
+        (exp_set_population(e, po->population, po->label, po->group,
+                            &err) != 0 ||
+         exp_read_population(e, &err) != 0))
+        return cli_error(cmd, "%s", err.msg);
+    return 0;
+}
+
+void cli_pop_help(FILE *fp)
+{
+    fputs("  --population FILE      rows from a CSV, TSV or .npy file "
+          "instead of the\n"
+          "                         embedded population "
+          "(docs/population-files.md)\n"
+          "  --label COLUMN         the file's class-label column (not a "
+          "feature)\n"
+          "  --group COLUMN         the file's group column (user, source, "
+          "time; not a\n"
+          "                         feature)\n",
+          fp);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "bn.h"
+#include "pop.h"
 #include "run.h"
 
 #define CLI_EXIT_USAGE 2
@@ -31,6 +32,11 @@ int cli_error(const char *cmd, const char *fmt, ...)
  * run with opterr = 0 and an optstring starting with ':'. */
 int cli_bad_option(const char *cmd, char **argv, int optopt_value);
 
+/* A note on stderr when pop has a feature of zero variance: the relative
+ * scores (stats_err_rel, worst_var_rel) are then infinite, which the
+ * command says rather than leave to be found in the files. */
+void cli_note_constant(const char *cmd, const pop_t *pop);
+
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out);
 
@@ -43,5 +49,24 @@ struct option;
 size_t cli_key_options(struct option *opts, char names[][40]);
 /* Their help lines, from the table: "  --batch-size B   help (256)". */
 void cli_key_help(FILE *fp);
+
+/* --population FILE, --label COLUMN and --group COLUMN, the options of
+ * every command that reads a population (values CLI_POP_BASE + 0..2). */
+#define CLI_POP_BASE 3000
+#define CLI_POP_OPTIONS 3
+typedef struct {
+    const char *population, *label, *group;
+} cli_pop_options;
+struct exp_s;
+/* Fill opts with the three entries; returns 3. */
+size_t cli_pop_option_table(struct option *opts);
+/* 1 when c is one of them (its value taken from arg), else 0. */
+int cli_take_pop_option(int c, const char *arg, cli_pop_options *po);
+/* Name the file in e and read it (nothing when no --population); on a
+ * refusal the message is printed and CLI_EXIT_USAGE returned. */
+int cli_apply_pop_options(const char *cmd, struct exp_s *e,
+                          const cli_pop_options *po);
+/* Their help lines. */
+void cli_pop_help(FILE *fp);
 
 #endif

@@ -1,9 +1,10 @@
 /*
  * `bnstudy run` and `bnstudy population`: one configuration on the embedded
- * population. run's options are the experiment keys (exp.h), set and
- * checked as an experiment file's are. Everything is parsed and every
- * output file opened before the run starts, so bad input exits 2 with
- * nothing on stdout and no file.
+ * population or on one read from a file (--population). run's options are
+ * the experiment keys (exp.h), set and checked as an experiment file's are.
+ * Everything is parsed, the population read and every output file opened
+ * before the run starts, so bad input exits 2 with nothing on stdout and
+ * no file; and no output may name an input file.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -22,59 +23,58 @@ static void run_usage(void)
     fputs("usage: bnstudy run [OPTIONS]\n"
           "\n"
           "Train one batch-norm configuration on the embedded 512-row "
-          "population\n"
-          "and print the summary.tsv header and its row "
-          "(docs/definitions.md).\n"
-          "Every option is the experiment key of that name (one value); "
-          "defaults\n"
-          "are the published headline.\n"
+          "population (or\n"
+          "on the rows of --population FILE) and print the summary.tsv "
+          "header and its\n"
+          "row (docs/definitions.md). Every option is the experiment key "
+          "of that name\n"
+          "(one value); defaults are the published headline.\n"
           "\n",
           stdout);
     cli_key_help(stdout);
-    fputs("  --features FILE        also write the features.tsv rows to "
+    cli_pop_help(stdout);
+    fputs("  --write-features FILE  also write the features.tsv rows to "
           "FILE\n"
-          "  --outputs FILE         also write each last-epoch row's "
+          "  --write-outputs FILE   also write each last-epoch row's "
           "train-mode and\n"
           "                         eval-mode outputs to FILE\n"
+          "                         (FILE - is standard output: after the "
+          "summary,\n"
+          "                         each such table follows a blank line)\n"
           "  -h, --help             this text\n",
           stdout);
 }
 
 static void pop_usage(void)
 {
-    char list[256];
+    char list[512];
     printf("usage: bnstudy population [--order ORDER] [--seed S] "
            "[--batch-size B]\n"
+           "                          [--population FILE [--label COLUMN] "
+           "[--group COLUMN]]\n"
            "\n"
-           "Print the embedded population as TSV: header `row` (the "
-           "enumerated row\n"
-           "index) then one column per feature, values %%.17g, in the order "
-           "a run\n"
-           "with that order and seed trains on (default: the enumerated "
-           "order).\n"
+           "Print the embedded population (or the rows of FILE) as TSV: "
+           "header `row`\n"
+           "(the row's index) then one column per feature, values %%.17g, "
+           "then the\n"
+           "label and group columns if any, in the order a run with that "
+           "order and\n"
+           "seed trains on (default: the rows' own order).\n"
            "\n"
-           "  --order ORDER       %s\n"
-           "  --seed S            shuffle seed (1)\n"
-           "  --batch-size B      the batch size interleaved stratifies for "
-           "(256)\n"
-           "  -h, --help          this text\n",
+           "  --order ORDER          %s\n"
+           "  --seed S               shuffle seed (1)\n"
+           "  --batch-size B         the batch size interleaved stratifies for "
+           "(256, or\n"
+           "                         the rows when fewer)\n",
            order_list(", ", list, sizeof list));
+    cli_pop_help(stdout);
+    puts("  -h, --help             this text");
 }
 
 enum { OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS };
 
-static int embedded_population(const char *cmd, pop_t *pop)
-{
-    pop_spec spec;
-    bn_error err;
-    pop_default_spec(&spec);
-    if (pop_generate(&spec, pop, &err) != 0)
-        return cli_error(cmd, "%s", err.msg);
-    return 0;
-}
-
-/* Per-row outputs for --outputs: row index, then y_train and y_eval for
- * every feature. */
+/* Per-row outputs for --write-outputs: row index, then y_train and y_eval
+ * for every feature. */
 typedef struct {
     FILE *fp;
     const pop_t *pop;
@@ -86,9 +86,9 @@ static void write_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
     outputs_ctx *o = ctx;
     fputs("row", o->fp);
     for (size_t j = 0; j < f; j++)
-        fprintf(o->fp, "\ttrain_%s", o->pop->spec.features[j].name);
+        fprintf(o->fp, "\ttrain_%s", o->pop->names[j]);
     for (size_t j = 0; j < f; j++)
-        fprintf(o->fp, "\teval_%s", o->pop->spec.features[j].name);
+        fprintf(o->fp, "\teval_%s", o->pop->names[j]);
     fputc('\n', o->fp);
     for (size_t i = 0; i < n; i++) {
         fprintf(o->fp, "%zu", rows[i]);
@@ -100,26 +100,70 @@ static void write_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
     }
 }
 
+/* An output of run: a file written atomically (*file), or standard
+ * output ("-"), held in memory until the summary is printed. */
+typedef struct {
+    const char *opt, *path;
+    FILE *fp; /* where the rows go */
+    FILE *mem_fp;
+    char *mem;
+    size_t mem_len;
+} run_output;
+
+static int output_open(run_output *o, out_file *file, const out_inputs *ins,
+                       bn_error *err)
+{
+    bn_error sub;
+    if (!o->path)
+        return 0;
+    if (strcmp(o->path, "-") == 0) {
+        o->fp = o->mem_fp = open_memstream(&o->mem, &o->mem_len);
+        return o->fp ? 0 : bn_fail(err, "%s: out of memory", o->opt);
+    }
+    if (out_check_not_input(ins, o->path, &sub) != 0 ||
+        out_open(file, o->path, &sub) != 0)
+        return bn_fail(err, "%s: %s", o->opt, sub.msg);
+    o->fp = file->fp;
+    return 0;
+}
+
+static void output_close(run_output *o)
+{
+    if (o->mem_fp)
+        fclose(o->mem_fp);
+    free(o->mem);
+    memset(o, 0, sizeof *o);
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + 4];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 4];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
-    opts[no++] = (struct option){"features", required_argument, NULL,
+    no += cli_pop_option_table(opts + no);
+    opts[no++] = (struct option){"write-features", required_argument, NULL,
                                  OPT_FEATURES};
-    opts[no++] = (struct option){"outputs", required_argument, NULL,
+    opts[no++] = (struct option){"write-outputs", required_argument, NULL,
                                  OPT_OUTPUTS};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 
-    pop_t pop;
-    memset(&pop, 0, sizeof pop);
+    pop_t tmp;
+    memset(&tmp, 0, sizeof tmp);
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     if (!e)
         return cli_error(cmd, "out of memory");
-    const char *features_path = NULL, *outputs_path = NULL;
+    run_output outs[2];
+    out_file files[2];
+    memset(outs, 0, sizeof outs);
+    memset(files, 0, sizeof files);
+    outs[0].opt = "--write-features";
+    outs[1].opt = "--write-outputs";
+    cli_pop_options po = {NULL, NULL, NULL};
+    run_result res;
+    memset(&res, 0, sizeof res);
     int c, idx, rc = CLI_EXIT_USAGE;
     if (exp_init(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
@@ -131,10 +175,10 @@ int cmd_run(int argc, char **argv)
             run_usage();
             rc = 0;
             goto done;
-        } else if (c == OPT_FEATURES) {
-            features_path = optarg;
-        } else if (c == OPT_OUTPUTS) {
-            outputs_path = optarg;
+        } else if (c == OPT_FEATURES || c == OPT_OUTPUTS) {
+            outs[c - OPT_FEATURES].path = optarg;
+        } else if (cli_take_pop_option(c, optarg, &po)) {
+            continue;
         } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
             char origin[64];
             snprintf(origin, sizeof origin, "--%s", opts[idx].name);
@@ -158,71 +202,86 @@ int cmd_run(int argc, char **argv)
                       e->from[k]);
             goto done;
         }
+    if (cli_apply_pop_options(cmd, e, &po) != 0)
+        goto done;
     if (exp_finish(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
     run_config cfg;
     exp_config(e, 0, &cfg);
-    if (pop_generate(&e->pop, &pop, &err) != 0) {
+    const pop_t *pop = exp_population(e, &tmp, &err);
+    if (!pop) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    out_file ff = {0}, of = {0};
-    if (features_path && out_open(&ff, features_path, &err) != 0) {
-        cli_error(cmd, "--features: %s", err.msg);
-        goto done;
-    }
-    if (outputs_path && out_open(&of, outputs_path, &err) != 0) {
-        cli_error(cmd, "--outputs: %s", err.msg);
-        out_abort(&ff);
-        goto done;
-    }
-    outputs_ctx octx = {of.fp, &pop};
-    run_observer obs = {NULL, outputs_path ? write_outputs : NULL, &octx};
-    run_result res;
-    if (run_execute(&pop, &cfg, &obs, &res, &err) != 0) {
+    out_inputs ins = {0};
+    if (out_inputs_add(&ins, e->popfile.path, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
-        out_abort(&ff);
-        out_abort(&of);
         goto done;
     }
-    if (features_path) {
-        out_features_header(ff.fp, 1u << cfg.model);
-        out_features_rows(ff.fp, 1u << cfg.model, &pop, &cfg, &res);
-    }
-    out_file both[2] = {ff, of};
-    if (out_commit_all(both, 2, &err) != 0) {
+    for (int i = 0; i < 2; i++)
+        if (output_open(&outs[i], &files[i], &ins, &err) != 0) {
+            cli_error(cmd, "%s", err.msg);
+            goto done;
+        }
+    outputs_ctx octx = {outs[1].fp, pop};
+    run_observer obs = {NULL, outs[1].path ? write_outputs : NULL, &octx};
+    if (run_execute(pop, &cfg, &obs, &res, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
-        out_abort(&both[0]);
-        out_abort(&both[1]);
         goto done;
     }
+    if (outs[0].path) {
+        out_features_header(outs[0].fp, 1u << cfg.model);
+        out_features_rows(outs[0].fp, 1u << cfg.model, pop, &cfg, &res);
+    }
+    /* The files first, all or none; standard output's tables are complete
+     * in memory by now. */
+    for (int i = 0; i < 2; i++)
+        if (outs[i].mem_fp && fflush(outs[i].mem_fp) != 0) {
+            cli_error(cmd, "%s: out of memory", outs[i].opt);
+            goto done;
+        }
+    if (out_commit_all(files, 2, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    cli_note_constant(cmd, pop);
     out_summary_header(stdout, 1u << cfg.model);
-    out_summary_row(stdout, 1u << cfg.model, &pop, &cfg, &res);
+    out_summary_row(stdout, 1u << cfg.model, pop, &cfg, &res);
+    for (int i = 0; i < 2; i++)
+        if (outs[i].mem_fp) {
+            fputc('\n', stdout);
+            fwrite(outs[i].mem, 1, outs[i].mem_len, stdout);
+        }
     rc = 0;
 done:
-    pop_free(&pop);
+    for (int i = 0; i < 2; i++) {
+        out_abort(&files[i]);
+        output_close(&outs[i]);
+    }
+    run_result_free(&res);
+    pop_free(&tmp);
     exp_free(e);
     free(e);
     return rc;
 }
 
-static const struct option pop_options[] = {
-    {"order", required_argument, NULL, 'o'},
-    {"seed", required_argument, NULL, 's'},
-    {"batch-size", required_argument, NULL, 'b'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
 int cmd_population(int argc, char **argv)
 {
     const char *cmd = "population", *order_name = NULL;
-    uint64_t seed = 1, batch_size = 256;
+    uint64_t seed = 1, batch_size = 0;
+    cli_pop_options po = {NULL, NULL, NULL};
+    struct option opts[4 + CLI_POP_OPTIONS + 1] = {
+        {"order", required_argument, NULL, 'o'},
+        {"seed", required_argument, NULL, 's'},
+        {"batch-size", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+    };
+    cli_pop_option_table(opts + 4); /* the last entry stays zero */
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", pop_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
             return 0;
@@ -232,35 +291,56 @@ int cmd_population(int argc, char **argv)
             if (cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, &seed))
                 return CLI_EXIT_USAGE;
         } else if (c == 'b') {
-            /* The embedded population has 512 rows. */
-            if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 512,
+            /* Checked against the rows once they are read. */
+            if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 100000000,
                               &batch_size))
                 return CLI_EXIT_USAGE;
-        } else {
+        } else if (!cli_take_pop_option(c, optarg, &po)) {
             cli_bad_option(cmd, argv, optopt);
             return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc)
         return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
-    pop_t pop;
-    if (embedded_population(cmd, &pop) != 0)
-        return CLI_EXIT_USAGE;
+    exp_t *e = malloc(sizeof *e);
+    if (!e)
+        return cli_error(cmd, "out of memory");
+    pop_t tmp;
+    memset(&tmp, 0, sizeof tmp);
     size_t *perm = NULL;
-    int rc = 0;
+    int rc = CLI_EXIT_USAGE;
+    bn_error err;
+    const pop_t *pop = NULL;
+    if (exp_init(e, &err) != 0)
+        cli_error(cmd, "%s", err.msg);
+    else if (cli_apply_pop_options(cmd, e, &po) == 0 &&
+             !(pop = exp_population(e, &tmp, &err)))
+        cli_error(cmd, "%s", err.msg);
+    if (!pop)
+        goto done;
+    if (batch_size > pop->n) {
+        cli_error(cmd, "--batch-size: must be an integer from 2 to the "
+                       "population's %zu rows, got %llu",
+                  pop->n, (unsigned long long)batch_size);
+        goto done;
+    }
     if (order_name) {
         order_spec ord;
-        bn_error err;
-        perm = malloc(pop.n * sizeof *perm);
-        if (!perm || order_parse(order_name, &pop.spec, &ord, &err) != 0 ||
-            (ord.batch_size = (size_t)batch_size,
-             order_make(&ord, &pop, seed, perm, &err) != 0))
-            rc = cli_error(cmd, "--order: %s",
-                           perm ? err.msg : "out of memory");
+        perm = malloc(pop->n * sizeof *perm);
+        if (!perm || order_parse(order_name, pop, &ord, &err) != 0 ||
+            (ord.batch_size = batch_size ? (size_t)batch_size
+                              : pop->n < 256 ? pop->n : 256,
+             order_make(&ord, pop, seed, perm, &err) != 0)) {
+            cli_error(cmd, "--order: %s", perm ? err.msg : "out of memory");
+            goto done;
+        }
     }
-    if (rc == 0)
-        out_population(stdout, &pop, perm);
+    out_population(stdout, pop, perm);
+    rc = 0;
+done:
     free(perm);
-    pop_free(&pop);
+    pop_free(&tmp);
+    exp_free(e);
+    free(e);
     return rc;
 }

@@ -14,7 +14,8 @@
 
 static const char usage[] =
     "usage: bnstudy sweep FILE.ini [--out DIR] [--set SECTION.KEY=VALUE ...]\n"
-    "                   [--jobs N]\n"
+    "                   [--jobs N] [--population FILE [--label COLUMN]\n"
+    "                   [--group COLUMN]]\n"
     "\n"
     "Run every configuration of the experiment file (the cartesian product\n"
     "of its axes) and write DIR/<file stem>/summary.tsv, features.tsv,\n"
@@ -25,26 +26,36 @@ static const char usage[] =
     "  --out DIR                 where to write (results)\n"
     "  --set SECTION.KEY=VALUE   override a setting of the file (repeatable)\n"
     "  --jobs N                  threads, 1 to 64 (the number of CPUs)\n"
+    "  --population FILE         run on the rows of a CSV, TSV or .npy file\n"
+    "                            instead of the file's [population]\n"
+    "  --label COLUMN            the file's class-label column\n"
+    "  --group COLUMN            the file's group column\n"
     "  -h, --help                this text\n";
 
 static const struct option options[] = {
     {"out", required_argument, NULL, 'o'},
     {"set", required_argument, NULL, 's'},
     {"jobs", required_argument, NULL, 'j'},
+    {"population", required_argument, NULL, 'p'},
+    {"label", required_argument, NULL, 'l'},
+    {"group", required_argument, NULL, 'g'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
+static void note_constant(const pop_t *pop) { cli_note_constant("sweep", pop); }
+
 int cmd_sweep(int argc, char **argv)
 {
     const char *cmd = "sweep";
-    sweep_options opt = {"results", NULL, 0, 0, 1};
+    sweep_options opt = {"results", NULL, 0, 0, 1, NULL, NULL};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     opt.jobs = ncpu > 0 ? (unsigned)(ncpu > 64 ? 64 : ncpu) : 1;
     char **sets = calloc((size_t)argc, sizeof *sets);
     size_t n_sets = 0;
     int c, rc = CLI_EXIT_USAGE;
     uint64_t u;
+    exp_overrides ov = {NULL, 0, NULL, NULL, NULL};
     opterr = 0;
     if (!sets)
         return cli_error(cmd, "out of memory");
@@ -61,6 +72,12 @@ int cmd_sweep(int argc, char **argv)
             opt.out_dir = optarg;
         } else if (c == 's') {
             sets[n_sets++] = optarg;
+        } else if (c == 'p') {
+            ov.population = optarg;
+        } else if (c == 'l') {
+            ov.label = optarg;
+        } else if (c == 'g') {
+            ov.group = optarg;
         } else if (c == 'j') {
             if (cli_parse_u64(cmd, "--jobs", optarg, 1, 64, &u) != 0)
                 goto done;
@@ -78,16 +95,27 @@ int cmd_sweep(int argc, char **argv)
                   optind == argc ? "" : argv[optind + 1]);
         goto done;
     }
+    if (!ov.population && (ov.label || ov.group)) {
+        cli_error(cmd, "%s: names a column of a population file, and no "
+                       "--population is given",
+                  ov.label ? "--label" : "--group");
+        goto done;
+    }
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     if (!e) {
         cli_error(cmd, "out of memory");
         goto done;
     }
-    if (exp_load(e, argv[optind], sets, n_sets, &err) != 0 ||
+    ov.sets = sets;
+    ov.n_sets = n_sets;
+    out_inputs ins = {0};
+    if (exp_load(e, argv[optind], &ov, &err) != 0 ||
+        out_inputs_add(&ins, e->source, &err) != 0 ||
+        out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
         (opt.sets = sets, opt.n_sets = n_sets,
-         opt.progress = isatty(STDERR_FILENO),
-         sweep_run(e, &opt, &err) != 0))
+         opt.progress = isatty(STDERR_FILENO), opt.inputs = &ins,
+         opt.on_population = note_constant, sweep_run(e, &opt, &err) != 0))
         cli_error(cmd, "%s", err.msg);
     else
         rc = 0;

@@ -1,7 +1,7 @@
 /*
- * Things every module shares: the version, the size limits that let a
- * configuration be a plain value (fixed arrays, no heap), and the error
- * record through which every fallible function reports what went wrong.
+ * Things every module shares: the version and the error record through
+ * which every fallible function reports what went wrong. Populations,
+ * layers and names have no fixed size: their arrays are allocated to fit.
  * Functions return 0 on success and -1 with err->msg filled on failure; no
  * module prints or exits on its own, only the command line does.
  */
@@ -11,9 +11,6 @@
 #include <stddef.h>
 
 #define BNSTUDY_VERSION "0.1.0"
-
-#define BN_MAX_FEATURES 64
-#define BN_NAME_MAX 32
 
 typedef struct {
     char msg[512];

@@ -7,6 +7,7 @@
 #include "convpop.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,9 @@ static int alloc_pop(convpop_t *pop, size_t m, size_t c, size_t h, size_t w,
         return bn_fail(err, "a feature-map population needs at least 2 "
                             "samples, got %zu",
                        m);
-    if (c < 1 || c > BN_MAX_FEATURES)
-        return bn_fail(err, "channels must number 1 to %d, got %zu",
-                       BN_MAX_FEATURES, c);
+    if (c < 1)
+        return bn_fail(err, "a feature-map population needs at least one "
+                            "channel");
     if (h < 1 || w < 1 || h > CONVPOP_MAX_SIDE || w > CONVPOP_MAX_SIDE)
         return bn_fail(err, "maps must be 1 to %u on a side, got %zu x %zu",
                        CONVPOP_MAX_SIDE, h, w);
@@ -50,13 +51,18 @@ static int alloc_pop(convpop_t *pop, size_t m, size_t c, size_t h, size_t w,
                             "100000000 rows",
                        m, h, w);
     size_t n = m * hw;
+    if (c > SIZE_MAX / sizeof *pop->x / n)
+        return bn_fail(err, "%zu rows of %zu channels do not fit in memory",
+                       n, c);
     pop->x = malloc(n * c * sizeof *pop->x);
     pop->group = malloc(n * sizeof *pop->group);
-    if (!pop->x || !pop->group) {
+    pop->mean = malloc(2 * c * sizeof *pop->mean);
+    if (!pop->x || !pop->group || !pop->mean) {
         convpop_free(pop);
         return bn_fail(err, "out of memory for %zu rows of %zu channels", n,
                        c);
     }
+    pop->var = pop->mean + c;
     pop->m = m;
     pop->c = c;
     pop->h = h;
@@ -125,7 +131,7 @@ int convpop_field(size_t m, size_t h, size_t w, size_t c,
                   bn_error *err)
 {
     memset(pop, 0, sizeof *pop);
-    for (size_t f = 0; f < c && f < BN_MAX_FEATURES; f++) {
+    for (size_t f = 0; f < c; f++) {
         if (!(ch[f].r >= -1.0 && ch[f].r <= 1.0))
             return bn_fail(err, "channel %zu: r must be in [-1, 1], got %g",
                            f, ch[f].r);
@@ -172,8 +178,10 @@ void convpop_free(convpop_t *pop)
 {
     free(pop->x);
     free(pop->group);
+    free(pop->mean);
     pop->x = NULL;
     pop->group = NULL;
+    pop->mean = pop->var = NULL;
 }
 
 int convpop_order_groups(size_t n, const size_t *group, size_t g,

@@ -36,8 +36,8 @@ typedef struct {
     size_t n;          /* rows: m h w */
     double *x;         /* n x c, row-major, rows in the layout above */
     size_t *group;     /* the sample of each row */
-    double mean[BN_MAX_FEATURES]; /* per channel over all n rows */
-    double var[BN_MAX_FEATURES];  /* population variance, divisor n */
+    double *mean; /* c values: per channel over all n rows */
+    double *var;  /* c values: the population variance, divisor n */
 } convpop_t;
 
 /* One channel of a generated population: AR(1) coefficient r between

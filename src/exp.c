@@ -111,6 +111,21 @@ static const key_def keys[KEY_COUNT] = {
                      0, NULL, "NAME MEAN SD RHO",
                      "one feature per line; any replaces the default eight",
                      0, 0, 0, -1, NULL, NULL},
+    [KEY_POP_FILE] = {"population", "file", KT_PATH, NULL, 0, 0, 0, 0, 0,
+                      NULL, "PATH",
+                      "rows read from a CSV, TSV or .npy file instead "
+                      "(relative to the experiment file)",
+                      0, 0, 0, -1, NULL, NULL},
+    [KEY_POP_LABEL] = {"population", "label", KT_COLUMN, NULL, 0, 0, 0, 0,
+                       0, NULL, "COLUMN",
+                       "the file's column of class labels, kept out of the "
+                       "features",
+                       0, 0, 0, -1, NULL, NULL},
+    [KEY_POP_GROUP] = {"population", "group", KT_COLUMN, NULL, 0, 0, 0, 0,
+                       0, NULL, "COLUMN",
+                       "the file's column of groups (user, source, time), "
+                       "kept out of the features",
+                       0, 0, 0, -1, NULL, NULL},
     [KEY_GAMMA] = {"layer", "gamma", KT_REALS, "1", -DBL_MAX, DBL_MAX, 0, 0,
                    0, NULL, "G", "the affine scale", 14, ALL, 2, M_LAYER,
                    apply_gamma, get_gamma},
@@ -183,25 +198,51 @@ int exp_key_find(const char *section, const char *name)
     return -1;
 }
 
+static const char *origin(const exp_t *e, int k0, int k1);
+
 /* ---- parsing values ---- */
 
-/* The next token of a list (separated by spaces and commas) into tok;
- * returns 0 at the end, -1 if a token is too long. */
-static int next_token(const char **s, char tok[64])
+/* The next token of a list into *tok (malloc'd, the caller frees it).
+ * Tokens are separated by spaces and commas; a token in double quotes
+ * keeps them, with "" for a quote inside (an order on a column whose name
+ * has a space: "sorted:worst area"). Returns 1 for a token, 0 at the end,
+ * -1 for an unclosed quote or no memory. */
+static int next_token(const char **s, char **tok)
 {
     const char *p = *s;
+    *tok = NULL;
     while (*p && (isspace((unsigned char)*p) || *p == ','))
         p++;
     if (!*p)
         return 0;
-    size_t len = 0;
-    while (p[len] && !isspace((unsigned char)p[len]) && p[len] != ',')
-        len++;
-    if (len >= 64)
+    size_t len = strlen(p);
+    char *t = malloc(len + 1), *o = t;
+    if (!t)
         return -1;
-    memcpy(tok, p, len);
-    tok[len] = '\0';
-    *s = p + len;
+    if (*p == '"') {
+        for (p++;; p++) {
+            if (!*p) {
+                free(t);
+                return -1;
+            }
+            if (*p == '"' && p[1] != '"')
+                break;
+            if (*p == '"')
+                p++;
+            *o++ = *p;
+        }
+        p++;
+        if (*p && !isspace((unsigned char)*p) && *p != ',') {
+            free(t);
+            return -1; /* text glued to the closing quote */
+        }
+    } else {
+        while (*p && !isspace((unsigned char)*p) && *p != ',')
+            *o++ = *p++;
+    }
+    *o = '\0';
+    *tok = t;
+    *s = p;
     return 1;
 }
 
@@ -288,53 +329,69 @@ static int push(key_value **v, size_t *n, size_t *cap, key_value x)
 static int add_feature(exp_t *e, const where *w, const char *value)
 {
     pop_spec *p = &e->pop;
-    char tok[5][64];
+    char *tok[5] = {NULL};
     size_t n = 0;
     int r;
     const char *s = value;
-    while (n < 5 && (r = next_token(&s, tok[n])) == 1)
+    while (n < 5 && (r = next_token(&s, &tok[n])) == 1)
         n++;
-    pop_feature ft;
-    if (r < 0 || n != 4 || strlen(tok[0]) >= BN_NAME_MAX ||
-        parse_real(tok[1], &ft.mean) || parse_real(tok[2], &ft.sd) ||
-        parse_real(tok[3], &ft.rho))
-        return fail(w, "expected 'NAME MEAN SD RHO', got '%s'", value);
-    strcpy(ft.name, tok[0]);
-    if (p->n_features == BN_MAX_FEATURES)
-        return fail(w, "more than %d features", BN_MAX_FEATURES);
-    if (pop_feature_index(p, ft.name) >= 0)
-        return fail(w, "name '%s' given twice", ft.name);
-    if (!(ft.sd >= 0) || !(ft.rho >= -1 && ft.rho <= 1))
-        return fail(w, "%s: sd must be >= 0 and rho in [-1, 1]", ft.name);
-    p->features[p->n_features++] = ft;
-    return 0;
+    double mean, sd, rho;
+    int bad = r < 0 || n != 4 || parse_real(tok[1], &mean) ||
+              parse_real(tok[2], &sd) || parse_real(tok[3], &rho);
+    if (!bad && pop_feature_index(p, tok[0]) >= 0)
+        bad = 2;
+    else if (!bad && (!(sd >= 0) || !(rho >= -1 && rho <= 1)))
+        bad = 3;
+    else if (!bad && pop_spec_add(p, tok[0], mean, sd, rho) != 0)
+        bad = 4;
+    int rc = 0;
+    if (bad == 1)
+        rc = fail(w, "expected 'NAME MEAN SD RHO', got '%s'", value);
+    else if (bad == 2)
+        rc = fail(w, "name '%s' given twice", tok[0]);
+    else if (bad == 3)
+        rc = fail(w, "%s: sd must be >= 0 and rho in [-1, 1]", tok[0]);
+    else if (bad == 4)
+        rc = fail(w, "out of memory");
+    for (size_t i = 0; i < 5; i++)
+        free(tok[i]);
+    return rc;
 }
 
 /* Names of a KT_COLUMNS or KT_OUTPUTS key. */
 static int set_names(exp_t *e, key_id k, const where *w, const char *value)
 {
-    char tok[64], names[EXP_MAX_COLUMNS][64];
+    char *tok, names[EXP_MAX_COLUMNS][64];
     size_t n = 0;
     unsigned mask = 0;
     int r;
     const char *s = value;
-    while ((r = next_token(&s, tok)) == 1) {
+#define BAD(...)                                                            \
+    do {                                                                    \
+        int rc_ = fail(w, __VA_ARGS__);                                     \
+        free(tok);                                                          \
+        return rc_;                                                         \
+    } while (0)
+    while ((r = next_token(&s, &tok)) == 1) {
         if (n == EXP_MAX_COLUMNS)
-            return fail(w, "more than %d names", EXP_MAX_COLUMNS);
-        if (k == KEY_TABLE && out_column_find(tok, NULL) != 0)
-            return fail(w, "unknown value '%s' (a column of summary.tsv)",
-                        tok);
+            BAD("more than %d names", EXP_MAX_COLUMNS);
+        /* Every known name is short: a long one is unknown. */
+        if (k == KEY_TABLE && (strlen(tok) >= sizeof names[0] ||
+                               out_column_find(tok, NULL) != 0))
+            BAD("unknown value '%s' (a column of summary.tsv)", tok);
         if (k == KEY_OUTPUTS) {
             int f = out_file_find(tok);
-            if (f < 0) {
+            if (f < 0 || strlen(tok) >= sizeof names[0]) {
                 char list[256];
-                return fail(w, "unknown value '%s' (%s)", tok,
-                            out_file_list(", ", list, sizeof list));
+                BAD("unknown value '%s' (%s)", tok,
+                    out_file_list(", ", list, sizeof list));
             }
             mask |= 1u << f;
         }
         strcpy(names[n++], tok);
+        free(tok);
     }
+#undef BAD
     if (r < 0 || n == 0)
         return fail(w, "expected a list of names, got '%s'", value);
     if (k == KEY_OUTPUTS) {
@@ -346,6 +403,13 @@ static int set_names(exp_t *e, key_id k, const where *w, const char *value)
     return 0;
 }
 
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
 /* An axis: a list of values of the key's type. */
 static int set_list(exp_t *e, key_id k, const where *w, const char *value)
 {
@@ -353,10 +417,20 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
     key_value *v = NULL;
     size_t n = 0, cap = 0;
     order_spec *orders = NULL;
-    char tok[64], range[64];
+    char **order_names = NULL;
+    size_t n_names = 0;
+    char *tok = NULL, range[64];
     int r;
     const char *s = value;
-#define BAD(...) do { free(v); free(orders); return fail(w, __VA_ARGS__); } while (0)
+#define BAD(...)                                                            \
+    do {                                                                    \
+        int rc_ = fail(w, __VA_ARGS__);                                     \
+        free(v);                                                            \
+        free(orders);                                                       \
+        free_names(order_names, n_names);                                   \
+        free(tok);                                                          \
+        return rc_;                                                         \
+    } while (0)
 #define PUSH(x)                                                             \
     do {                                                                    \
         if (n == EXP_MAX_VALUES)                                            \
@@ -364,7 +438,7 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         if (push(&v, &n, &cap, (x)) != 0)                                   \
             BAD("out of memory");                                           \
     } while (0)
-    while ((r = next_token(&s, tok)) == 1) {
+    while ((r = next_token(&s, &tok)) == 1) {
         key_value x = {0};
         switch (d->type) {
         case KT_REALS:
@@ -410,13 +484,18 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         }
         case KT_ORDERS: {
             /* Parsed against the population in exp_finish, which may come
-             * later in the file. */
+             * later in the file; the name is kept whole here. */
             order_spec *no = realloc(orders, (n + 1) * sizeof *no);
-            if (!no)
+            if (no)
+                orders = no;
+            char **nn = no ? realloc(order_names, (n + 1) * sizeof *nn)
+                           : NULL;
+            if (!nn)
                 BAD("out of memory");
-            orders = no;
+            order_names = nn;
             memset(&orders[n], 0, sizeof *orders);
-            snprintf(orders[n].name, sizeof orders[n].name, "%s", tok);
+            order_names[n_names++] = tok;
+            tok = NULL;
             x.i = (int)n;
             PUSH(x);
             break;
@@ -424,6 +503,8 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         default:
             BAD("not a list");
         }
+        free(tok);
+        tok = NULL;
     }
     if (r < 0 || n == 0)
         BAD("expected a list of values, got '%s'", value);
@@ -434,9 +515,68 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
     e->n[k] = n;
     if (d->type == KT_ORDERS) {
         free(e->orders);
+        free_names(e->order_names, e->n_orders);
         e->orders = orders;
+        e->order_names = order_names;
         e->n_orders = n;
     }
+    return 0;
+}
+
+/* A copy of s, or of dir/s when s is a relative path and dir is set. */
+static char *join_path(const char *dir, size_t dir_len, const char *s)
+{
+    size_t n = strlen(s);
+    int rel = dir_len > 0 && s[0] != '/';
+    char *p = malloc((rel ? dir_len + 1 : 0) + n + 1);
+    if (!p)
+        return NULL;
+    if (rel) {
+        memcpy(p, dir, dir_len);
+        p[dir_len] = '/';
+    }
+    memcpy(p + (rel ? dir_len + 1 : 0), s, n + 1);
+    return p;
+}
+
+static char *copy_text(const char *s) { return join_path(NULL, 0, s); }
+
+/* The population file's path, relative to the experiment file's
+ * directory when there is one. */
+static int set_path(exp_t *e, const where *w, const char *value)
+{
+    if (value[0] == '\0')
+        return fail(w, "an empty path names no file");
+    for (const char *c = value; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return fail(w, "a control character in the path: the manifest "
+                           "could not record it");
+    const char *slash = e->source_is_file ? strrchr(e->source, '/') : NULL;
+    char *file = copy_text(value);
+    char *path = join_path(e->source, slash ? (size_t)(slash - e->source) : 0,
+                           value);
+    if (!file || !path) {
+        free(file);
+        free(path);
+        return fail(w, "out of memory");
+    }
+    free(e->popfile.file);
+    free(e->popfile.path);
+    e->popfile.file = file;
+    e->popfile.path = path;
+    return 0;
+}
+
+static int set_column(exp_t *e, key_id k, const where *w, const char *value)
+{
+    if (value[0] == '\0')
+        return fail(w, "an empty name names no column");
+    char *c = copy_text(value);
+    if (!c)
+        return fail(w, "out of memory");
+    char **slot = k == KEY_POP_LABEL ? &e->popfile.label : &e->popfile.group;
+    free(*slot);
+    *slot = c;
     return 0;
 }
 
@@ -470,6 +610,12 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
     case KT_FEATURE:
         rc = add_feature(e, &w, value);
         break;
+    case KT_PATH:
+        rc = set_path(e, &w, value);
+        break;
+    case KT_COLUMN:
+        rc = set_column(e, k, &w, value);
+        break;
     case KT_DERIVED:
         return fail(&w, "not a key of an experiment file");
     default:
@@ -481,12 +627,33 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
     return rc;
 }
 
+int exp_set_population(exp_t *e, const char *path, const char *label,
+                       const char *group, bn_error *err)
+{
+    int from_file = e->source_is_file;
+    e->source_is_file = 0; /* the command line's path: the current dir */
+    int rc = exp_set(e, KEY_POP_FILE, path, "--population", 0, err);
+    e->source_is_file = from_file;
+    const char *opt[2] = {"--label", "--group"}, *val[2] = {label, group};
+    key_id key[2] = {KEY_POP_LABEL, KEY_POP_GROUP};
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        char **slot = i ? &e->popfile.group : &e->popfile.label;
+        free(*slot);
+        *slot = NULL;
+        e->from[key[i]][0] = '\0';
+        if (val[i])
+            rc = exp_set(e, key[i], val[i], opt[i], 0, err);
+    }
+    return rc;
+}
+
 int exp_init(exp_t *e, bn_error *err)
 {
     memset(e, 0, sizeof *e);
     strcpy(e->stem, "run");
     strcpy(e->source, "run");
-    pop_default_spec(&e->pop);
+    if (pop_default_spec(&e->pop) != 0)
+        return bn_fail(err, "out of memory");
     for (int k = 0; k < KEY_COUNT; k++)
         if (keys[k].dflt && exp_set(e, (key_id)k, keys[k].dflt,
                                     "the default", 1, err) != 0)
@@ -504,8 +671,52 @@ void exp_free(exp_t *e)
         e->n[k] = 0;
     }
     free(e->orders);
+    free_names(e->order_names, e->n_orders);
     e->orders = NULL;
+    e->order_names = NULL;
     e->n_orders = 0;
+    pop_spec_free(&e->pop);
+    exp_popfile *pf = &e->popfile;
+    free(pf->file);
+    free(pf->path);
+    free(pf->label);
+    free(pf->group);
+    if (pf->pop) {
+        pop_free(pf->pop);
+        free(pf->pop);
+    }
+    memset(pf, 0, sizeof *pf);
+}
+
+int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                         const char *sha256, bn_error *err)
+{
+    exp_popfile *f = &e->popfile;
+    if (f->pop) {
+        pop_free(f->pop);
+        free(f->pop);
+        f->pop = NULL;
+    }
+    popfile_options opt = {POPFILE_AUTO, f->label, f->group};
+    popfile pf;
+    bn_error sub;
+    if (popfile_parse(f->path, bytes, len, &opt, &pf, &sub) != 0)
+        return bn_fail(err, "%s: %s", origin(e, KEY_POP_FILE, -1), sub.msg);
+    f->pop = malloc(sizeof *f->pop);
+    if (!f->pop || pop_from_file(&pf, f->pop, &sub) != 0) {
+        popfile_free(&pf);
+        free(f->pop);
+        f->pop = NULL;
+        return bn_fail(err, "%s: out of memory", f->path);
+    }
+    /* The format as the parser told it: .npy by its magic bytes. */
+    snprintf(f->format, sizeof f->format, "%s",
+             popfile_format_name(popfile_detect(f->path, bytes, len)));
+    snprintf(f->sha256, sizeof f->sha256, "%s", sha256);
+    pop_file_desc d = {pop_fnv1a64(bytes, len), f->format, f->label,
+                       f->group};
+    pop_id_file(&d, e->pop_id);
+    return 0;
 }
 
 /* ---- the product ---- */
@@ -601,19 +812,74 @@ static void blamed_values(const exp_t *e, const run_config *cfg,
         buf[len - 2] = ':', buf[len - 1] = ' ';
 }
 
+static int finish_checks(exp_t *e, const pop_t *shape, bn_error *err);
+
+/* A population read from a file has no rows, seed or feature lines: the
+ * first of them set is named beside the file's line. */
+static int file_excludes(const exp_t *e, bn_error *err)
+{
+    static const key_id generated[] = {KEY_ROWS, KEY_POP_SEED, KEY_FEATURE};
+    size_t n_generated = sizeof generated / sizeof *generated;
+    for (size_t i = 0; e->popfile.file && i < n_generated; i++) {
+        key_id k = generated[i];
+        if (e->from[k][0])
+            return bn_fail(err,
+                           "%s: %s does not apply to a population read from "
+                           "a file (%s: file = %s)",
+                           e->from[k], keys[k].name,
+                           origin(e, KEY_POP_FILE, -1), e->popfile.file);
+    }
+    for (key_id k = KEY_POP_LABEL; k <= KEY_POP_GROUP; k++)
+        if (!e->popfile.file && e->from[k][0])
+            return bn_fail(err,
+                           "%s: %s names a column of a population file, "
+                           "and no file is given",
+                           e->from[k], keys[k].name);
+    return 0;
+}
+
 int exp_finish(exp_t *e, bn_error *err)
 {
     bn_error sub;
-    if (pop_validate(&e->pop, &sub) != 0)
-        return bn_fail(err, "%s: %s", origin(e, KEY_FEATURE, KEY_ROWS),
-                       sub.msg);
-    for (size_t i = 0; i < e->n_orders; i++) {
-        char name[64];
-        memcpy(name, e->orders[i].name, sizeof name);
-        if (order_parse(name, &e->pop, &e->orders[i], &sub) != 0)
-            return bn_fail(err, "%s: %s", origin(e, KEY_ORDER, -1), sub.msg);
+    if (file_excludes(e, err) != 0)
+        return -1;
+    /* The shape the orders and the checks see: the file's rows, or the
+     * spec's names without any rows. */
+    pop_t shape;
+    memset(&shape, 0, sizeof shape);
+    char **names = NULL;
+    if (e->popfile.file) {
+        if (!e->popfile.pop)
+            return bn_fail(err, "%s: the population file %s was not read",
+                           origin(e, KEY_POP_FILE, -1), e->popfile.file);
+        shape = *e->popfile.pop;
+    } else {
+        if (pop_validate(&e->pop, &sub) != 0)
+            return bn_fail(err, "%s: %s", origin(e, KEY_FEATURE, KEY_ROWS),
+                           sub.msg);
+        names = malloc(e->pop.n_features * sizeof *names);
+        if (!names)
+            return bn_fail(err, "out of memory");
+        for (size_t j = 0; j < e->pop.n_features; j++)
+            names[j] = e->pop.features[j].name;
+        shape.n = e->pop.n_rows;
+        shape.f = e->pop.n_features;
+        shape.names = names;
+        pop_id(&e->pop, e->pop_id);
     }
-    pop_id(&e->pop, e->pop_id);
+    int rc = finish_checks(e, &shape, err);
+    free(names);
+    return rc;
+}
+
+/* The orders against the population, and every combination of the axes
+ * against run_check. */
+static int finish_checks(exp_t *e, const pop_t *shape, bn_error *err)
+{
+    bn_error sub;
+    for (size_t i = 0; i < e->n_orders; i++)
+        if (order_parse(e->order_names[i], shape, &e->orders[i], &sub) != 0)
+            return bn_fail(err, "%s: %s", origin(e, KEY_ORDER, -1), sub.msg);
 
     key_id ax[KEY_COUNT];
     size_t na = axes(ax), total = 1;
@@ -626,17 +892,12 @@ int exp_finish(exp_t *e, bn_error *err)
 
     /* Every combination through the validator `run` uses, with the seed
      * at its first value: no check depends on the seed. */
-    pop_t shape;
-    memset(&shape, 0, sizeof shape);
-    shape.spec = e->pop;
-    shape.n = e->pop.n_rows;
-    shape.f = e->pop.n_features;
     size_t pos[KEY_COUNT] = {0};
     for (;;) {
         run_config cfg;
         config_at(e, ax, na, pos, &cfg);
         int blame[2] = {-1, -1};
-        if (run_check(&cfg, &shape, blame, &sub) != 0) {
+        if (run_check(&cfg, shape, blame, &sub) != 0) {
             char values[200];
             blamed_values(e, &cfg, blame, values, sizeof values);
             return bn_fail(err, "%s: %s%s", origin(e, blame[0], blame[1]),
@@ -654,6 +915,14 @@ int exp_finish(exp_t *e, bn_error *err)
             break;
     }
     return 0;
+}
+
+const pop_t *exp_population(const exp_t *e, pop_t *tmp, bn_error *err)
+{
+    memset(tmp, 0, sizeof *tmp);
+    if (e->popfile.file)
+        return e->popfile.pop;
+    return pop_generate(&e->pop, tmp, err) == 0 ? tmp : NULL;
 }
 
 /* ---- the manifest and the key columns ---- */
@@ -680,6 +949,27 @@ void exp_manifest(FILE *fp, const exp_t *e)
         const key_def *d = &keys[k];
         if (!d->section)
             continue;
+        /* A generated population's keys, or a file's: never both. */
+        int file_key = d->type == KT_PATH || d->type == KT_COLUMN;
+        if (k == KEY_ROWS || k == KEY_POP_SEED || file_key) {
+            if ((e->popfile.file != NULL) != file_key)
+                continue;
+        }
+        if (d->type == KT_FEATURE && e->popfile.file)
+            continue;
+        if (d->type == KT_PATH) {
+            fprintf(fp, "%s.%s\t%s\n", d->section, d->name, e->popfile.file);
+            fprintf(fp, "%s.%s_sha256\t%s\n", d->section, d->name,
+                    e->popfile.sha256);
+            continue;
+        }
+        if (d->type == KT_COLUMN) {
+            const char *c = k == KEY_POP_LABEL ? e->popfile.label
+                                               : e->popfile.group;
+            if (c)
+                fprintf(fp, "%s.%s\t%s\n", d->section, d->name, c);
+            continue;
+        }
         if (d->type == KT_FEATURE) {
             for (size_t j = 0; j < e->pop.n_features; j++) {
                 const pop_feature *f = &e->pop.features[j];

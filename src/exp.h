@@ -9,7 +9,8 @@
  * TSV file all read that table, so a new key is one row.
  *
  *   [experiment]  description = TEXT, table = COLUMN ..., outputs = FILE ...
- *   [population]  rows = N, seed = S, feature = NAME MEAN SD RHO (repeat)
+ *   [population]  rows = N, seed = S, feature = NAME MEAN SD RHO (repeat);
+ *                 or file = PATH, label = COLUMN, group = COLUMN
  *   [layer]       lists: gamma, beta, eps, momentum, momentum_weights,
  *                 variance, estimator
  *   [sweep]       lists: batch_size, order, seed, epochs, partial,
@@ -37,7 +38,8 @@
 
 typedef enum {
     KEY_DESCRIPTION, KEY_TABLE, KEY_OUTPUTS,
-    KEY_ROWS, KEY_POP_SEED, KEY_FEATURE,
+    KEY_ROWS, KEY_POP_SEED, KEY_FEATURE, KEY_POP_FILE, KEY_POP_LABEL,
+    KEY_POP_GROUP,
     KEY_GAMMA, KEY_BETA, KEY_EPS, KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
     KEY_ESTIMATOR,
     KEY_BATCH_SIZE, KEY_ORDER, KEY_SEED, KEY_EPOCHS, KEY_PARTIAL,
@@ -53,6 +55,8 @@ typedef enum {
     KT_OUTPUTS,  /* names of output files (out.h) */
     KT_UINT,     /* one integer */
     KT_FEATURE,  /* NAME MEAN SD RHO, one per line, repeatable */
+    KT_PATH,     /* a file, relative to the experiment file's directory */
+    KT_COLUMN,   /* the name of a column of that file, kept whole */
     KT_REALS,    /* an axis of finite numbers */
     KT_UINTS,    /* an axis of integers, A..B ranges allowed */
     KT_CHOICES,  /* an axis of names from a fixed list */
@@ -105,15 +109,31 @@ typedef struct {
     void (*get)(const run_config *cfg, key_cell *out);
 } key_def;
 
+/* The population file an experiment names, and once read
+ * (exp_population_bytes) the population it holds. */
+typedef struct {
+    char *file;  /* as written (the manifest's), NULL for none */
+    char *path;  /* where it is opened: file, relative to the experiment
+                  * file's directory when set there */
+    char *label, *group; /* the columns named, or NULL */
+    pop_t *pop;          /* NULL until read */
+    char sha256[65];     /* of the bytes read, for the manifest */
+    char format[4];      /* "csv", "tsv" or "npy", as it was read */
+} exp_popfile;
+
 typedef struct exp_s {
     char source[256]; /* file name as given, for messages */
+    int source_is_file; /* source is a path whose directory PATH keys are
+                         * relative to (exp_load sets it) */
     char stem[64];    /* file name without directory and .ini */
     char description[512];
-    pop_spec pop;
-    char pop_id[17];  /* pop_id(&pop), once exp_finish has run */
+    pop_spec pop;     /* the generated population's recipe */
+    exp_popfile popfile;
+    char pop_id[17];  /* pop_id of the population, once exp_finish has run */
     size_t n[KEY_COUNT];     /* the values of each axis */
     key_value *v[KEY_COUNT];
     order_spec *orders;      /* KEY_ORDER's values point here */
+    char **order_names;      /* and their names here */
     size_t n_orders;
     size_t n_table;          /* reading-table columns */
     char table[EXP_MAX_COLUMNS][64];
@@ -134,18 +154,46 @@ int exp_init(exp_t *e, bn_error *err);
 void exp_free(exp_t *e);
 /* Set key k from text, replacing what it held (KT_FEATURE appends a
  * feature). A message reads "ORIGIN: KEY: problem", or "ORIGIN: problem"
- * when name_key is 0 (the origin already names it). */
+ * when name_key is 0 (the origin already names it). A KT_PATH value is
+ * relative to the experiment file's directory (source_is_file). */
 int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
             int name_key, bn_error *err);
+/* The population file of a command line (--population, --label,
+ * --group; label and group may be NULL): the path is relative to the
+ * current directory, and the file's label and group are replaced. */
+int exp_set_population(exp_t *e, const char *path, const char *label,
+                       const char *group, bn_error *err);
+/* The population file's bytes, read once by the caller (expfile.c's
+ * exp_read_population): parsed with the label and group named, hashed for
+ * the population identifier, sha256 (64 hex digits) kept for the
+ * manifest. */
+int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                         const char *sha256, bn_error *err);
 /* The checks that need every key: the population, the orders against
  * its features, and every combination of the axes through run_check,
- * each message prefixed with where the blamed key was set. */
+ * each message prefixed with where the blamed key was set. A population
+ * file must have been read. */
 int exp_finish(exp_t *e, bn_error *err);
+/* The population a finished experiment runs on: the file's (owned by e)
+ * or one generated into *tmp, which the caller frees with pop_free. */
+const pop_t *exp_population(const exp_t *e, pop_t *tmp, bn_error *err);
 
-/* Defaults, then the file, then each override "section.key=value", then
- * exp_finish (expfile.c, which reads the INI with libinih). */
-int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
+/* What a command line adds to an experiment file: overrides
+ * "section.key=value" and a population file (NULL for none). */
+typedef struct {
+    char *const *sets;
+    size_t n_sets;
+    const char *population, *label, *group;
+} exp_overrides;
+
+/* Defaults, then the file, then the overrides, then the population file
+ * read (exp_read_population), then exp_finish (expfile.c, which reads
+ * the INI with libinih). ov may be NULL. */
+int exp_load(exp_t *e, const char *path, const exp_overrides *ov,
              bn_error *err);
+/* Read the population file, if the experiment names one: the whole file
+ * once (popfile_slurp, bounded), its SHA-256, then exp_population_bytes. */
+int exp_read_population(exp_t *e, bn_error *err);
 
 /* Number of configurations in the product. */
 size_t exp_count(const exp_t *e);

@@ -2,14 +2,18 @@
  * Reading experiment files: the INI syntax and line numbers come from
  * inifile.h (libinih), the keys and their values from exp.h's table.
  * Here: unknown sections and keys, repeated keys, the features that
- * replace the default eight, and the --set overrides.
+ * replace the default eight, the --set overrides, and the population file
+ * an experiment names, read once.
  */
 #include "exp.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "digest.h"
 #include "inifile.h"
+#include "popfile.h"
 
 typedef struct {
     exp_t *e;
@@ -31,7 +35,7 @@ static int on_key(void *user, const char *section, const char *name,
     }
     if (k == KEY_FEATURE) {
         if (!c->seen[k])
-            c->e->pop.n_features = 0; /* the file's replace the default */
+            pop_spec_clear(&c->e->pop); /* the file's replace the default */
     } else if (c->seen[k]) {
         return bn_fail(err, "%s:%d: key '%s' already given on line %d",
                        c->path, line, name, c->seen[k]), 0;
@@ -61,11 +65,34 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
+int exp_read_population(exp_t *e, bn_error *err)
+{
+    if (!e->popfile.file)
+        return 0;
+    unsigned char *bytes;
+    size_t len;
+    char sha[65];
+    bn_error sub;
+    if (popfile_slurp(e->popfile.path, POPFILE_MAX_BYTES, &bytes, &len,
+                      &sub) != 0)
+        return bn_fail(err, "%s: %s", e->from[KEY_POP_FILE], sub.msg);
+    digest_sha256_hex(bytes, len, sha);
+    int rc = exp_population_bytes(e, bytes, len, sha, err);
+    free(bytes);
+    return rc;
+}
+
+int exp_load(exp_t *e, const char *path, const exp_overrides *ov,
              bn_error *err)
 {
+    static const exp_overrides none = {NULL, 0, NULL, NULL, NULL};
+    if (!ov)
+        ov = &none;
+    char *const *sets = ov->sets;
+    size_t n_sets = ov->n_sets;
     if (exp_init(e, err) != 0)
         return -1;
+    e->source_is_file = 1;
     snprintf(e->source, sizeof e->source, "%s", path);
     snprintf(e->stem, sizeof e->stem, "%s", base_name(path));
     char *dot = strrchr(e->stem, '.');
@@ -103,9 +130,14 @@ int exp_load(exp_t *e, const char *path, char *const *sets, size_t n_sets,
             return bn_fail(err, "%s: unknown key '%s' in [%s]", where,
                            dotp + 1, buf);
         if (k == KEY_FEATURE && !set_features++)
-            e->pop.n_features = 0;
+            pop_spec_clear(&e->pop);
         if (exp_set(e, (key_id)k, eq + 1, where, 1, err) != 0)
             return -1;
     }
+    if (ov->population &&
+        exp_set_population(e, ov->population, ov->label, ov->group, err) != 0)
+        return -1;
+    if (exp_read_population(e, err) != 0)
+        return -1;
     return exp_finish(e, err);
 }

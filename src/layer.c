@@ -76,15 +76,16 @@ int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
     double *xs = malloc(n * f * sizeof *xs);  /* last epoch's inputs */
     double *ytr = malloc(n * f * sizeof *ytr); /* and train outputs */
     double *yev = malloc(n * f * sizeof *yev);
-    int rc = -1;
-    if (!x || !y || !scratch || !xs || !ytr || !yev) {
+    double *mean = malloc(2 * f * sizeof *mean), *var = mean + f;
+    bn_layer layer;
+    int rc = -1, have_layer = bn_init(&layer, f, &cfg->layer) == 0;
+    res->running_mean = malloc(2 * f * sizeof *res->running_mean);
+    if (!x || !y || !scratch || !xs || !ytr || !yev || !mean ||
+        !have_layer || !res->running_mean) {
         bn_fail(err, "out of memory");
         goto done;
     }
-
-    bn_layer layer;
-    bn_init(&layer, f, &cfg->layer);
-    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    res->running_var = res->running_mean + f;
     double sum_dm = 0.0, sum_dv = 0.0;
     size_t kept = 0;
     for (size_t ep = 0; ep < cfg->epochs; ep++) {
@@ -141,6 +142,8 @@ int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
     res->var_err = sb.var_err;
     res->worst_var_err = sb.worst_var_err;
     res->worst_var_feature = sb.worst_var_feature;
+    res->stats_err_rel = sb.stats_err_rel;
+    res->worst_var_rel = sb.worst_var_rel;
     res->train_eval_rmse = sqrt(sq / (double)(kept * f));
     res->batch_mean_err = sqrt(sum_dm / (double)(nb * f));
     res->batch_var_err = sqrt(sum_dv / (double)(nb * f));
@@ -154,5 +157,8 @@ done:
     free(xs);
     free(ytr);
     free(yev);
+    free(mean);
+    if (have_layer)
+        bn_free(&layer);
     return rc;
 }

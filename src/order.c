@@ -138,6 +138,49 @@ static int make_interleaved(const order_spec *o, const pop_t *pop,
     return 0;
 }
 
+/* The rows grouped by a column of categories: levels in index order,
+ * rows of a level in their enumerated order (a counting sort), then each
+ * level's rows shuffled in turn from one PCG32 stream. */
+static int make_by_factor(const popfile_factor *fac, const pop_t *pop,
+                          uint64_t seed, size_t *perm, bn_error *err)
+{
+    size_t n = pop->n, k = fac->n_levels;
+    size_t *start = calloc(k + 1, sizeof *start);
+    gsl_rng *rng = pcg32_gsl_alloc(seed, PCG32_INITSEQ_SHUFFLE);
+    if (!start || !rng) {
+        free(start);
+        if (rng)
+            gsl_rng_free(rng);
+        return bn_fail(err, "out of memory for the order");
+    }
+    for (size_t i = 0; i < n; i++)
+        start[fac->of_row[i] + 1]++;
+    for (size_t g = 0; g < k; g++)
+        start[g + 1] += start[g];
+    for (size_t i = 0; i < n; i++)
+        perm[start[fac->of_row[i]]++] = i;
+    /* start[g] is now where level g ends, level g - 1's too. */
+    for (size_t g = 0, lo = 0; g < k; lo = start[g], g++)
+        gsl_ran_shuffle(rng, perm + lo, start[g] - lo, sizeof *perm);
+    gsl_rng_free(rng);
+    free(start);
+    return 0;
+}
+
+static int make_by_label(const order_spec *o, const pop_t *pop,
+                         uint64_t seed, size_t *perm, bn_error *err)
+{
+    (void)o;
+    return make_by_factor(&pop->label, pop, seed, perm, err);
+}
+
+static int make_by_group(const order_spec *o, const pop_t *pop,
+                         uint64_t seed, size_t *perm, bn_error *err)
+{
+    (void)o;
+    return make_by_factor(&pop->group, pop, seed, perm, err);
+}
+
 static const order_def table[] = {
     {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, make_as_is},
     {"shuffled", ORDER_ARG_NONE, 0,
@@ -153,6 +196,12 @@ static const order_def table[] = {
      "batch k takes evenly spaced ranks of the order sorted by the first "
      "feature",
      0, make_interleaved},
+    {"by-label", ORDER_ARG_LABEL, 0,
+     "grouped by the label column, classes in index order, each shuffled",
+     0, make_by_label},
+    {"by-group", ORDER_ARG_GROUP, 0,
+     "grouped by the group column, groups in index order, each shuffled",
+     0, make_by_group},
 };
 #define N_ORDERS (sizeof table / sizeof *table)
 
@@ -160,7 +209,7 @@ const order_def *order_get(size_t i) { return i < N_ORDERS ? &table[i] : NULL; }
 
 const char *order_list(const char *sep, char *buf, size_t cap)
 {
-    static const char *const arg_text[] = {"", ":NAME", ":K"};
+    static const char *const arg_text[] = {"", "", "", ":NAME", ":K"};
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < N_ORDERS && len < cap; i++) {
@@ -176,13 +225,11 @@ const char *order_list(const char *sep, char *buf, size_t cap)
     return buf;
 }
 
-int order_parse(const char *name, const pop_spec *pop, order_spec *order,
+int order_parse(const char *name, const pop_t *pop, order_spec *order,
                 bn_error *err)
 {
     memset(order, 0, sizeof *order);
-    if (strlen(name) >= sizeof order->name)
-        return bn_fail(err, "order '%.40s...': name too long", name);
-    strcpy(order->name, name);
+    order->name = name;
     const char *colon = strchr(name, ':');
     size_t head = colon ? (size_t)(colon - name) : strlen(name);
     const order_def *d = NULL;
@@ -190,18 +237,30 @@ int order_parse(const char *name, const pop_spec *pop, order_spec *order,
         if (strlen(table[i].name) == head &&
             strncmp(table[i].name, name, head) == 0)
             d = &table[i];
-    if (!d || (colon && d->arg == ORDER_ARG_NONE) ||
-        (!colon && d->arg != ORDER_ARG_NONE && !d->arg_optional)) {
+    int takes_arg = d && (d->arg == ORDER_ARG_FEATURE ||
+                          d->arg == ORDER_ARG_COUNT);
+    if (!d || (colon && !takes_arg) ||
+        (!colon && takes_arg && !d->arg_optional)) {
         char list[256];
         return bn_fail(err, "unknown order '%s' (%s)", name,
                        order_list(", ", list, sizeof list));
     }
     order->def = d;
     if (!colon)
+        order->name = d->name; /* the table's: it outlives any caller's */
+    if (d->arg == ORDER_ARG_LABEL && !pop->label.column)
+        return bn_fail(err, "order '%s' needs a population with a label "
+                            "column ([population] label = COLUMN)",
+                       name);
+    if (d->arg == ORDER_ARG_GROUP && !pop->group.column)
+        return bn_fail(err, "order '%s' needs a population with a group "
+                            "column ([population] group = COLUMN)",
+                       name);
+    if (!colon)
         return 0; /* the optional argument: the first feature */
     const char *arg = colon + 1;
     if (d->arg == ORDER_ARG_FEATURE) {
-        int j = pop_feature_index(pop, arg);
+        int j = pop_name_index(pop, arg);
         if (j < 0)
             return bn_fail(err, "order '%s': no feature named '%s'", name,
                            arg);
@@ -209,11 +268,11 @@ int order_parse(const char *name, const pop_spec *pop, order_spec *order,
     } else {
         char *end;
         unsigned long long k = strtoull(arg, &end, 10);
-        if (arg[0] < '1' || arg[0] > '9' || *end || k > pop->n_rows)
+        if (arg[0] < '1' || arg[0] > '9' || *end || k > pop->n)
             return bn_fail(err,
                            "order '%s': K must be an integer from 1 to the "
                            "population's %zu rows",
-                           name, pop->n_rows);
+                           name, pop->n);
         order->groups = (size_t)k;
     }
     return 0;

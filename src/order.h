@@ -16,8 +16,12 @@
  *   interleaved       stratified: batch k of B rows takes the rows at
  *                     evenly spaced ranks k, k + nb, k + 2 nb, ... of the
  *                     order sorted by the first feature (nb batches)
+ *   by-label          the rows of a population read from a file grouped
+ *   by-group          by its label (or group) column: the classes in their
+ *                     index order (popfile.h), each shuffled inside
  * Stable means ties keep their enumerated order. Shuffles draw from
- * PCG32(seed, 2), group by group for grouped:K, so grouped:1 is shuffled.
+ * PCG32(seed, 2), group by group for grouped:K, by-label and by-group, so
+ * grouped:1 is shuffled.
  */
 #ifndef BN_ORDER_H
 #define BN_ORDER_H
@@ -27,9 +31,11 @@
 #include "common.h"
 #include "pop.h"
 
-/* What follows the colon of a name. */
+/* What follows the colon of a name, or what the name needs. */
 typedef enum {
     ORDER_ARG_NONE,    /* "shuffled" */
+    ORDER_ARG_LABEL,   /* "by-label": the population's label column */
+    ORDER_ARG_GROUP,   /* "by-group": the population's group column */
     ORDER_ARG_FEATURE, /* "sorted:NAME", a feature of the population */
     ORDER_ARG_COUNT,   /* "grouped:K", an integer from 1 to the rows */
 } order_arg;
@@ -53,11 +59,16 @@ typedef struct order_spec {
     size_t feature;    /* ORDER_ARG_FEATURE */
     size_t groups;     /* ORDER_ARG_COUNT */
     size_t batch_size; /* interleaved needs it; the caller sets it */
-    char name[64];     /* as written, for the files */
+    const char *name;  /* as written, for the files: the table's own
+                        * string for a name without an argument, else the
+                        * string given to order_parse, which must then
+                        * outlive the spec */
 } order_spec;
 
-/* Parse an order name against the population's features. */
-int order_parse(const char *name, const pop_spec *pop, order_spec *order,
+/* Parse an order name against the population's features and columns
+ * (only its n, f, names, label and group columns are read, so a shape
+ * without rows will do). */
+int order_parse(const char *name, const pop_t *pop, order_spec *order,
                 bn_error *err);
 /* Fill perm[0..n-1] with the order's permutation of the rows. */
 int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,

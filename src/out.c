@@ -89,6 +89,39 @@ void out_abort(out_file *of)
     of->tmp[0] = '\0';
 }
 
+int out_inputs_add(out_inputs *ins, const char *path, bn_error *err)
+{
+    if (!path)
+        return 0;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return bn_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = sizeof ins->file / sizeof ins->file[0];
+    if (ins->n == cap)
+        return bn_fail(err, "more than %zu input files", cap);
+    ins->file[ins->n].path = path;
+    ins->file[ins->n].dev = (unsigned long long)st.st_dev;
+    ins->file[ins->n].ino = (unsigned long long)st.st_ino;
+    ins->n++;
+    return 0;
+}
+
+int out_check_not_input(const out_inputs *ins, const char *path,
+                        bn_error *err)
+{
+    struct stat st;
+    if (!ins || stat(path, &st) != 0)
+        return 0; /* a file that does not exist is no input */
+    for (size_t i = 0; i < ins->n; i++)
+        if ((unsigned long long)st.st_dev == ins->file[i].dev &&
+            (unsigned long long)st.st_ino == ins->file[i].ino)
+            return bn_fail(err,
+                           "%s is the input file %s: an output never "
+                           "replaces an input",
+                           path, ins->file[i].path);
+    return 0;
+}
+
 static const out_file_def files[OUT_FILE_COUNT] = {
     [OUT_SUMMARY] = {"summary", "summary.tsv", 0, -1,
                      "one row per configuration: every key and score"},
@@ -177,7 +210,7 @@ static void column_cell(const out_column *col, const pop_t *pop,
     case SCORE_FEATURE:
         memcpy(&u, at, sizeof u);
         c->kind = CELL_TEXT;
-        c->text = pop->spec.features[u].name;
+        c->text = pop->names[u];
         break;
     }
 }
@@ -252,7 +285,7 @@ void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
     for (size_t j = 0; j < pop->f; j++) {
         exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g", models);
         fprintf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g",
-                pop->spec.features[j].name, pop->mean[j], pop->var[j],
+                pop->names[j], pop->mean[j], pop->var[j],
                 r->running_mean[j], r->running_var[j]);
         exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g", models);
         fputc('\n', fp);
@@ -261,15 +294,27 @@ void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
 
 void out_population(FILE *fp, const pop_t *pop, const size_t *perm)
 {
+    /* The label and group columns after the features, each once. */
+    const popfile_factor *fac[2] = {&pop->label, &pop->group};
+    int show[2] = {pop->label.column != NULL,
+                   pop->group.column != NULL &&
+                       !(pop->label.column &&
+                         strcmp(pop->label.column, pop->group.column) == 0)};
     fputs("row", fp);
     for (size_t j = 0; j < pop->f; j++)
-        fprintf(fp, "\t%s", pop->spec.features[j].name);
+        fprintf(fp, "\t%s", pop->names[j]);
+    for (int c = 0; c < 2; c++)
+        if (show[c])
+            fprintf(fp, "\t%s", fac[c]->column);
     fputc('\n', fp);
     for (size_t k = 0; k < pop->n; k++) {
         size_t i = perm ? perm[k] : k;
         fprintf(fp, "%zu", i);
         for (size_t j = 0; j < pop->f; j++)
             fprintf(fp, "\t%.17g", pop->x[i * pop->f + j]);
+        for (int c = 0; c < 2; c++)
+            if (show[c])
+                fprintf(fp, "\t%s", fac[c]->levels[fac[c]->of_row[i]]);
         fputc('\n', fp);
     }
 }

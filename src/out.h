@@ -33,6 +33,22 @@ int out_commit_all(out_file *files, size_t n, bn_error *err);
 /* Close and remove the temporary (safe on a file never opened). */
 void out_abort(out_file *of);
 
+/* The files a command reads, which no output may replace: known by device
+ * and inode, so no spelling of a path (./x, a hard link) gets past. */
+typedef struct {
+    size_t n;
+    struct {
+        const char *path;
+        unsigned long long dev, ino;
+    } file[4];
+} out_inputs;
+
+/* Add the file at path (NULL is skipped) to ins. */
+int out_inputs_add(out_inputs *ins, const char *path, bn_error *err);
+/* -1, with a message naming both, when path is one of ins's files. */
+int out_check_not_input(const out_inputs *ins, const char *path,
+                        bn_error *err);
+
 /* The files a sweep can write, for `[experiment] outputs`. */
 typedef enum {
     OUT_SUMMARY, OUT_FEATURES, OUT_TABLE, OUT_MANIFEST, OUT_DISTRIBUTION,
@@ -85,7 +101,9 @@ void out_table_row(FILE *fp, size_t n, const out_column *cols,
 void out_features_header(FILE *fp, unsigned models);
 void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
                        const run_config *cfg, const run_result *res);
-/* The population's rows in the given order: header `row` then features. */
+/* The population's rows in the given order: header `row` then the
+ * features, then the label and group columns when the population has them
+ * (a column both label and group once), cells their level's name. */
 void out_population(FILE *fp, const pop_t *pop, const size_t *perm);
 
 #endif

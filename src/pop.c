@@ -15,26 +15,108 @@
 #include "num.h"
 #include "pcg32.h"
 
-void pop_default_spec(pop_spec *spec)
+int pop_default_spec(pop_spec *spec)
 {
-    static const pop_feature def[] = {
+    static const struct {
+        const char *name;
+        double mean, sd, rho;
+    } def[] = {
         {"f0", 0.0, 1.00, 1.0},  {"f1", 0.5, 0.80, 0.8},
         {"f2", -0.5, 1.20, 0.6}, {"f3", 0.3, 0.90, 0.5},
         {"f4", 0.2, 1.10, 0.3},  {"f5", -0.3, 0.70, 0.2},
         /* variance ~7.6: nowhere near the running variance's initial 1 */
         {"f6", 0.4, 2.76, 0.4},  {"f7", 0.1, 1.00, 0.0},
     };
-    memset(spec, 0, sizeof *spec);
+    pop_spec_init(spec);
     spec->n_rows = 512;
     spec->seed = 1;
-    spec->n_features = sizeof def / sizeof def[0];
-    memcpy(spec->features, def, sizeof def);
+    for (size_t j = 0; j < sizeof def / sizeof def[0]; j++)
+        if (pop_spec_add(spec, def[j].name, def[j].mean, def[j].sd,
+                         def[j].rho) != 0)
+            return -1;
+    return 0;
+}
+
+void pop_spec_init(pop_spec *spec) { memset(spec, 0, sizeof *spec); }
+
+void pop_spec_clear(pop_spec *spec)
+{
+    for (size_t j = 0; j < spec->n_features; j++)
+        free(spec->features[j].name);
+    spec->n_features = 0;
+}
+
+void pop_spec_free(pop_spec *spec)
+{
+    pop_spec_clear(spec);
+    free(spec->features);
+    memset(spec, 0, sizeof *spec);
+}
+
+static char *copy_name(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *c = malloc(len);
+    return c ? memcpy(c, s, len) : NULL;
+}
+
+int pop_spec_add(pop_spec *spec, const char *name, double mean, double sd,
+                 double rho)
+{
+    if (spec->n_features == spec->cap) {
+        size_t cap = spec->cap ? 2 * spec->cap : 8;
+        pop_feature *nf = realloc(spec->features, cap * sizeof *nf);
+        if (!nf)
+            return -1;
+        spec->features = nf;
+        spec->cap = cap;
+    }
+    pop_feature *ft = &spec->features[spec->n_features];
+    ft->name = copy_name(name);
+    if (!ft->name)
+        return -1;
+    ft->mean = mean;
+    ft->sd = sd;
+    ft->rho = rho;
+    spec->n_features++;
+    return 0;
+}
+
+int pop_spec_copy(pop_spec *dst, const pop_spec *src)
+{
+    pop_spec_init(dst);
+    dst->n_rows = src->n_rows;
+    dst->seed = src->seed;
+    for (size_t j = 0; j < src->n_features; j++) {
+        const pop_feature *ft = &src->features[j];
+        if (pop_spec_add(dst, ft->name, ft->mean, ft->sd, ft->rho) != 0) {
+            pop_spec_free(dst);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int pop_feature_index(const pop_spec *spec, const char *name)
 {
     for (size_t j = 0; j < spec->n_features; j++)
         if (strcmp(spec->features[j].name, name) == 0)
+            return (int)j;
+    return -1;
+}
+
+int pop_name_index(const pop_t *pop, const char *name)
+{
+    for (size_t j = 0; j < pop->f; j++)
+        if (strcmp(pop->names[j], name) == 0)
+            return (int)j;
+    return -1;
+}
+
+int pop_constant_feature(const pop_t *pop)
+{
+    for (size_t j = 0; j < pop->f; j++)
+        if (pop->var[j] == 0.0)
             return (int)j;
     return -1;
 }
@@ -46,12 +128,14 @@ int pop_validate(const pop_spec *spec, bn_error *err)
     if (spec->n_rows > 100000000u)
         return bn_fail(err, "rows must be at most 100000000, got %zu",
                        spec->n_rows);
-    if (spec->n_features < 1 || spec->n_features > BN_MAX_FEATURES)
-        return bn_fail(err, "features must number 1 to %d, got %zu",
-                       BN_MAX_FEATURES, spec->n_features);
+    if (spec->n_features < 1)
+        return bn_fail(err, "a population needs at least one feature");
+    if (spec->n_features > SIZE_MAX / sizeof(double) / spec->n_rows)
+        return bn_fail(err, "%zu rows of %zu features do not fit in memory",
+                       spec->n_rows, spec->n_features);
     for (size_t j = 0; j < spec->n_features; j++) {
         const pop_feature *ft = &spec->features[j];
-        if (ft->name[0] == '\0')
+        if (!ft->name || ft->name[0] == '\0')
             return bn_fail(err, "feature %zu has no name", j);
         for (size_t k = 0; k < j; k++)
             if (strcmp(spec->features[k].name, ft->name) == 0)
@@ -77,6 +161,28 @@ void pop_moments(size_t n, size_t stride, const double *v, double *mean,
     *var = ss / (double)n;
 }
 
+/* Each feature's mean and variance (divisor n) into new arrays. */
+static int truth_of(size_t n, size_t f, const double *x, double **mean,
+                    double **var)
+{
+    *mean = malloc(f * sizeof **mean);
+    *var = malloc(f * sizeof **var);
+    if (!*mean || !*var) {
+        free(*mean);
+        free(*var);
+        *mean = *var = NULL;
+        return -1;
+    }
+    for (size_t j = 0; j < f; j++)
+        pop_moments(n, f, x + j, &(*mean)[j], &(*var)[j]);
+    return 0;
+}
+
+static int truth(pop_t *pop)
+{
+    return truth_of(pop->n, pop->f, pop->x, &pop->mean, &pop->var);
+}
+
 int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
 {
     memset(pop, 0, sizeof *pop);
@@ -97,17 +203,45 @@ int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
             x[i * f + j] = ft->mean + ft->sd * mix;
         }
     }
-    pop->spec = *spec;
     pop->n = n;
     pop->f = f;
     pop->x = x;
-    for (size_t j = 0; j < f; j++)
-        pop_moments(n, f, x + j, &pop->mean[j], &pop->var[j]);
+    pop->names = calloc(f, sizeof *pop->names);
+    for (size_t j = 0; pop->names && j < f; j++)
+        if (!(pop->names[j] = copy_name(spec->features[j].name)))
+            break;
+    if (!pop->names || !pop->names[f - 1] || truth(pop) != 0) {
+        pop_free(pop);
+        return bn_fail(err, "out of memory for %zu x %zu rows", n, f);
+    }
+    return 0;
+}
+
+int pop_from_file(popfile *pf, pop_t *pop, bn_error *err)
+{
+    memset(pop, 0, sizeof *pop);
+    pop->n = pf->n;
+    pop->f = pf->f;
+    if (truth_of(pf->n, pf->f, pf->x, &pop->mean, &pop->var) != 0)
+        return bn_fail(err, "out of memory for the truth of %zu features",
+                       pf->f);
+    pop->x = pf->x;
+    pop->names = pf->names;
+    pop->label = pf->label;
+    pop->group = pf->group;
+    memset(pf, 0, sizeof *pf);
     return 0;
 }
 
 void pop_free(pop_t *pop)
 {
+    for (size_t j = 0; pop->names && j < pop->f; j++)
+        free(pop->names[j]);
+    free(pop->names);
     free(pop->x);
-    pop->x = NULL;
+    free(pop->mean);
+    free(pop->var);
+    popfile_factor_free(&pop->label);
+    popfile_factor_free(&pop->group);
+    memset(pop, 0, sizeof *pop);
 }

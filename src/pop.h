@@ -14,9 +14,12 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "popfile.h"
 
+/* Nothing here has a fixed size: a spec holds as many features as it is
+ * given, and names are kept whole, whatever their length. */
 typedef struct {
-    char name[BN_NAME_MAX];
+    char *name; /* owned by the spec */
     double mean, sd, rho;
 } pop_feature;
 
@@ -24,24 +27,50 @@ typedef struct {
     size_t n_rows;
     size_t n_features;
     uint64_t seed;
-    pop_feature features[BN_MAX_FEATURES];
+    pop_feature *features; /* n_features of them, owned */
+    size_t cap;
 } pop_spec;
 
+/* The rows a run trains on, generated from a spec or read from a file
+ * (pop_from_file), and their truth. A population from a file may carry a
+ * label and a group column (popfile.h); a generated one has neither
+ * (column NULL). */
 typedef struct {
-    pop_spec spec;
     size_t n, f;
-    double *x; /* row-major n x f */
-    double mean[BN_MAX_FEATURES];
-    double var[BN_MAX_FEATURES]; /* population variance, divisor n */
+    double *x;    /* row-major n x f */
+    char **names; /* f feature names */
+    double *mean; /* f values */
+    double *var;  /* f values: the population variance, divisor n */
+    popfile_factor label, group;
 } pop_t;
 
-/* The published study's shape: 512 rows, the eight features f0..f7. */
-void pop_default_spec(pop_spec *spec);
+/* The published study's shape: 512 rows, the eight features f0..f7. An
+ * empty spec (pop_spec_init) and any spec can be freed with
+ * pop_spec_free; the functions that fill one return -1 only when out of
+ * memory. */
+int pop_default_spec(pop_spec *spec);
+void pop_spec_init(pop_spec *spec);
+void pop_spec_free(pop_spec *spec);
+/* Drop every feature (for a list that replaces the default). */
+void pop_spec_clear(pop_spec *spec);
+/* Append a feature (the name is copied). */
+int pop_spec_add(pop_spec *spec, const char *name, double mean, double sd,
+                 double rho);
+/* dst becomes a copy of src, sharing nothing with it. */
+int pop_spec_copy(pop_spec *dst, const pop_spec *src);
 int pop_validate(const pop_spec *spec, bn_error *err);
 int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err);
+/* A population of the rows of pf, which it takes over: pf is left empty
+ * (and must still be freed on failure). */
+int pop_from_file(popfile *pf, pop_t *pop, bn_error *err);
 void pop_free(pop_t *pop);
 /* Index of the feature called name, or -1. */
 int pop_feature_index(const pop_spec *spec, const char *name);
+/* The same, among a population's features. */
+int pop_name_index(const pop_t *pop, const char *name);
+/* A feature of zero variance, or -1: the relative scores are infinite on
+ * such a population (score.h). */
+int pop_constant_feature(const pop_t *pop);
 
 /* Mean and population variance of n values spaced stride apart, by a
  * compensated sum and the corrected two-pass formula: exact to rounding

@@ -164,7 +164,7 @@ static int integer_text(const char *s, long long *v)
     return errno != ERANGE;
 }
 
-static void factor_free(popfile_factor *fac)
+void popfile_factor_free(popfile_factor *fac)
 {
     for (size_t k = 0; k < fac->n_levels; k++)
         free(fac->levels[k]);
@@ -222,7 +222,7 @@ static int factorize(const char *column, char *const *vals, size_t n,
     return 0;
 oom:
     free(e);
-    factor_free(fac);
+    popfile_factor_free(fac);
     return -1;
 }
 
@@ -660,8 +660,8 @@ static int parse_text(const char *path, const unsigned char *bytes,
     rc = 0;
 done:
     if (rc != 0) {
-        factor_free(&pf->label);
-        factor_free(&pf->group);
+        popfile_factor_free(&pf->label);
+        popfile_factor_free(&pf->group);
         free(pf->names);
         memset(pf, 0, sizeof *pf);
     }
@@ -1012,6 +1012,29 @@ static int ends_with(const char *s, const char *suffix)
     return 1;
 }
 
+popfile_format popfile_detect(const char *path, const unsigned char *bytes,
+                              size_t len)
+{
+    if (len >= sizeof npy_magic &&
+        memcmp(bytes, npy_magic, sizeof npy_magic) == 0)
+        return POPFILE_NPY;
+    if (ends_with(path, ".npy"))
+        return POPFILE_NPY;
+    if (ends_with(path, ".csv"))
+        return POPFILE_CSV;
+    if (ends_with(path, ".tsv") || ends_with(path, ".tab"))
+        return POPFILE_TSV;
+    return POPFILE_AUTO;
+}
+
+const char *popfile_format_name(popfile_format f)
+{
+    static const char *const names[] = {
+        [POPFILE_AUTO] = "auto", [POPFILE_CSV] = "csv",
+        [POPFILE_TSV] = "tsv",   [POPFILE_NPY] = "npy"};
+    return names[f];
+}
+
 int popfile_parse(const char *path, const unsigned char *bytes, size_t len,
                   const popfile_options *opt, popfile *pf, bn_error *err)
 {
@@ -1020,22 +1043,13 @@ int popfile_parse(const char *path, const unsigned char *bytes, size_t len,
         opt = &none;
     memset(pf, 0, sizeof *pf);
     popfile_format fmt = opt->format;
-    if (fmt == POPFILE_AUTO) {
-        if (len >= sizeof npy_magic &&
-            memcmp(bytes, npy_magic, sizeof npy_magic) == 0)
-            fmt = POPFILE_NPY;
-        else if (ends_with(path, ".npy"))
-            fmt = POPFILE_NPY;
-        else if (ends_with(path, ".csv"))
-            fmt = POPFILE_CSV;
-        else if (ends_with(path, ".tsv") || ends_with(path, ".tab"))
-            fmt = POPFILE_TSV;
-        else
-            return bn_fail(err,
-                           "%s: cannot tell the format from the name: name "
-                           "the file .csv, .tsv or .npy",
-                           path);
-    }
+    if (fmt == POPFILE_AUTO)
+        fmt = popfile_detect(path, bytes, len);
+    if (fmt == POPFILE_AUTO)
+        return bn_fail(err,
+                       "%s: cannot tell the format from the name: name "
+                       "the file .csv, .tsv or .npy",
+                       path);
     switch (fmt) {
     case POPFILE_NPY:
         return parse_npy(path, bytes, len, opt, pf, err);
@@ -1055,8 +1069,8 @@ void popfile_free(popfile *pf)
         free(pf->names[j]);
     free(pf->names);
     free(pf->x);
-    factor_free(&pf->label);
-    factor_free(&pf->group);
+    popfile_factor_free(&pf->label);
+    popfile_factor_free(&pf->group);
     memset(pf, 0, sizeof *pf);
 }
 

@@ -63,7 +63,17 @@ int popfile_slurp(const char *path, size_t max_bytes, unsigned char **bytes,
 int popfile_parse(const char *path, const unsigned char *bytes, size_t len,
                   const popfile_options *opt, popfile *pf, bn_error *err);
 
+/* The format POPFILE_AUTO picks for these bytes of the file called path
+ * (POPFILE_AUTO when it cannot tell), and a format's name: "csv", "tsv",
+ * "npy" ("auto"). */
+popfile_format popfile_detect(const char *path, const unsigned char *bytes,
+                              size_t len);
+const char *popfile_format_name(popfile_format f);
+
 void popfile_free(popfile *pf);
+/* Free a factor's column name, levels and row indices, leaving it empty
+ * (column NULL). */
+void popfile_factor_free(popfile_factor *fac);
 
 /* The truth: each feature's mean and variance (divisor n), by pop_moments.
  * mean and var receive f values each. */

@@ -2,30 +2,13 @@
 #include "popid.h"
 
 #include <stdio.h>
+#include <string.h>
 
-size_t pop_describe(const pop_spec *spec, char *buf, size_t cap)
-{
-    size_t len = 0;
-#define PUT(...)                                                            \
-    do {                                                                    \
-        if (len < cap)                                                      \
-            len += (size_t)snprintf(buf + len, cap - len, __VA_ARGS__);     \
-    } while (0)
-    PUT("bnstudy population 1\nrows %zu\nseed %llu\n", spec->n_rows,
-        (unsigned long long)spec->seed);
-    for (size_t j = 0; j < spec->n_features; j++) {
-        const pop_feature *f = &spec->features[j];
-        PUT("feature %s %.17g %.17g %.17g\n", f->name, f->mean, f->sd,
-            f->rho);
-    }
-#undef PUT
-    return len < cap ? len : cap - 1;
-}
+#define FNV_OFFSET 0xcbf29ce484222325ULL
 
-uint64_t pop_fnv1a64(const void *data, size_t len)
+uint64_t pop_fnv1a64_more(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < len; i++) {
         h ^= p[i];
         h *= 0x100000001b3ULL;
@@ -33,11 +16,106 @@ uint64_t pop_fnv1a64(const void *data, size_t len)
     return h;
 }
 
+uint64_t pop_fnv1a64(const void *data, size_t len)
+{
+    return pop_fnv1a64_more(FNV_OFFSET, data, len);
+}
+
+/* Where a description goes: a buffer (cut, like snprintf) and the hash
+ * (never cut), so that names of any length describe in full. */
+typedef struct {
+    char *buf;
+    size_t cap, len;
+    uint64_t h;
+} sink;
+
+static void put(sink *s, const char *text)
+{
+    size_t n = strlen(text);
+    s->h = pop_fnv1a64_more(s->h, text, n);
+    if (s->len < s->cap) {
+        size_t room = s->cap - 1 - s->len, k = n < room ? n : room;
+        memcpy(s->buf + s->len, text, k);
+        s->buf[s->len + k] = '\0';
+    }
+    s->len += n;
+}
+
+static void put_num(sink *s, const char *fmt, double v)
+{
+    char num[40];
+    snprintf(num, sizeof num, fmt, v);
+    put(s, num);
+}
+
+static void describe(const pop_spec *spec, sink *s)
+{
+    char head[100];
+    snprintf(head, sizeof head, "bnstudy population 1\nrows %zu\nseed %llu\n",
+             spec->n_rows, (unsigned long long)spec->seed);
+    put(s, head);
+    for (size_t j = 0; j < spec->n_features; j++) {
+        const pop_feature *f = &spec->features[j];
+        put(s, "feature ");
+        put(s, f->name);
+        put_num(s, " %.17g", f->mean);
+        put_num(s, " %.17g", f->sd);
+        put_num(s, " %.17g\n", f->rho);
+    }
+}
+
+static void describe_file(const pop_file_desc *d, sink *s)
+{
+    char head[100];
+    snprintf(head, sizeof head, "bnstudy population 1\nfile %016llx %s\n",
+             (unsigned long long)d->bytes_fnv, d->format);
+    put(s, head);
+    const char *what[2] = {"label ", "group "}, *col[2] = {d->label, d->group};
+    for (int i = 0; i < 2; i++)
+        if (col[i]) {
+            put(s, what[i]);
+            put(s, col[i]);
+            put(s, "\n");
+        }
+}
+
+static sink new_sink(char *buf, size_t cap)
+{
+    sink s = {buf, cap, 0, FNV_OFFSET};
+    if (cap)
+        buf[0] = '\0';
+    return s;
+}
+
+size_t pop_describe(const pop_spec *spec, char *buf, size_t cap)
+{
+    sink s = new_sink(buf, cap);
+    describe(spec, &s);
+    return s.len;
+}
+
+size_t pop_describe_file(const pop_file_desc *d, char *buf, size_t cap)
+{
+    sink s = new_sink(buf, cap);
+    describe_file(d, &s);
+    return s.len;
+}
+
+static void hex(uint64_t h, char out[17])
+{
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
 void pop_id(const pop_spec *spec, char out[17])
 {
-    /* 64 features of 31-character names and three %.17g numbers fit. */
-    char buf[8192];
-    size_t len = pop_describe(spec, buf, sizeof buf);
-    snprintf(out, 17, "%016llx",
-             (unsigned long long)pop_fnv1a64(buf, len));
+    sink s = new_sink(NULL, 0);
+    describe(spec, &s);
+    hex(s.h, out);
+}
+
+void pop_id_file(const pop_file_desc *d, char out[17])
+{
+    sink s = new_sink(NULL, 0);
+    describe_file(d, &s);
+    hex(s.h, out);
 }

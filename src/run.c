@@ -102,13 +102,23 @@ int run_execute(const pop_t *pop, const run_config *cfg,
     if (rc == 0)
         rc = models[cfg->model].run(pop, perm, cfg, obs, res, err);
     free(perm);
-    if (rc != 0)
+    if (rc != 0) {
+        run_result_free(res);
         return -1;
+    }
     /* Overflow (gamma 1e300, say) must not pass for a measurement. */
-    const char *bad = score_first_not_finite(cfg->model, res);
-    if (bad)
+    const char *bad = score_first_not_finite(cfg->model, res, pop);
+    if (bad) {
+        run_result_free(res);
         return bn_fail(err, "the scores overflowed (%s is not finite): the "
                             "settings are out of double range",
                        bad);
+    }
     return 0;
+}
+
+void run_result_free(run_result *res)
+{
+    free(res->running_mean);
+    res->running_mean = res->running_var = NULL;
 }

@@ -43,7 +43,10 @@ typedef struct {
     size_t worst_var_feature;
     double train_eval_rmse, batch_mean_err, batch_var_err;
     size_t props_pass, props_total;
-    double running_mean[BN_MAX_FEATURES], running_var[BN_MAX_FEATURES];
+    double stats_err_rel, worst_var_rel;
+    /* The final buffers, F values each, in one allocation the result owns
+     * (run_result_free); NULL for a model without them. */
+    double *running_mean, *running_var;
 } run_result;
 
 /* One training batch as the run saw it, after the buffers' update. */
@@ -93,8 +96,11 @@ size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial);
 int run_check(const run_config *cfg, const pop_t *pop, int *blame,
               bn_error *err);
 int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err);
+/* Fills res, which then owns memory: free it with run_result_free (also
+ * after a failure, when it holds nothing). */
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err);
+void run_result_free(run_result *res);
 
 /* "drop" and "keep" by value, NULL past the last. */
 const char *run_partial_name(int p);

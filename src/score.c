@@ -9,7 +9,10 @@
 
 #define LAYER(name, kind, summarised, def)                                  \
     {#name, def, kind, offsetof(run_result, name), RUN_MODEL_LAYER,          \
-     summarised}
+     summarised, 0}
+#define LAYER_REL(name, def)                                                \
+    {#name, def, SCORE_REAL, offsetof(run_result, name), RUN_MODEL_LAYER,    \
+     1, 1}
 /* In the published study's order, which summary.tsv keeps. */
 static const score_def scores[] = {
     LAYER(updates, SCORE_COUNT, 0, "T, the buffer updates"),
@@ -31,8 +34,14 @@ static const score_def scores[] = {
     LAYER(props_pass, SCORE_COUNT, 0, "self-checks passed"),
     LAYER(props_total, SCORE_COUNT, 0, "self-checks made (4 per batch and "
                                        "feature)"),
+    /* Beyond the published layout, so it stays a prefix. */
+    LAYER_REL(stats_err_rel,
+              "RMS over features of (rm - mu)/sd and (rv - v)/v: stats_err "
+              "in each feature's own scale"),
+    LAYER_REL(worst_var_rel, "max over features of |rv - v| / v"),
 };
 #undef LAYER
+#undef LAYER_REL
 #define N_SCORES (sizeof scores / sizeof *scores)
 
 const score_def *score_get(size_t i) { return i < N_SCORES ? &scores[i] : NULL; }
@@ -58,19 +67,34 @@ double score_value(const score_def *s, const run_result *r)
     return (double)u;
 }
 
-const char *score_first_not_finite(run_model_id m, const run_result *r)
+const char *score_first_not_finite(run_model_id m, const run_result *r,
+                                   const pop_t *pop)
 {
-    for (size_t i = 0; i < N_SCORES; i++)
-        if (scores[i].model == m && scores[i].kind == SCORE_REAL &&
-            !isfinite(score_value(&scores[i], r)))
+    int constant = pop_constant_feature(pop) >= 0;
+    for (size_t i = 0; i < N_SCORES; i++) {
+        if (scores[i].model != m || scores[i].kind != SCORE_REAL)
+            continue;
+        double v = score_value(&scores[i], r);
+        if (!isfinite(v) && !(v == INFINITY && scores[i].relative && constant))
             return scores[i].name;
+    }
     return NULL;
+}
+
+/* err / scale where scale is 0 exactly: an exact statistic is right in
+ * any units, any other is infinitely far off. */
+static double relative(double err, double scale)
+{
+    if (scale == 0.0)
+        return err == 0.0 ? 0.0 : INFINITY;
+    return err / scale;
 }
 
 void score_buffers(const pop_t *pop, const double *rm, const double *rv,
                    score_buffers_t *out)
 {
     double sm = 0.0, sv = 0.0, worst = -1.0;
+    double rel = 0.0, worst_rel = 0.0;
     size_t wj = 0;
     for (size_t j = 0; j < pop->f; j++) {
         double dm = rm[j] - pop->mean[j], dv = rv[j] - pop->var[j];
@@ -80,6 +104,11 @@ void score_buffers(const pop_t *pop, const double *rm, const double *rv,
             worst = fabs(dv);
             wj = j;
         }
+        double am = relative(dm, sqrt(pop->var[j]));
+        double av = relative(dv, pop->var[j]);
+        rel += am * am + av * av;
+        if (fabs(av) > worst_rel)
+            worst_rel = fabs(av);
     }
     double f = (double)pop->f;
     out->stats_err = sqrt((sm + sv) / (2.0 * f));
@@ -87,6 +116,8 @@ void score_buffers(const pop_t *pop, const double *rm, const double *rv,
     out->var_err = sqrt(sv / f);
     out->worst_var_err = worst;
     out->worst_var_feature = wj;
+    out->stats_err_rel = sqrt(rel / (2.0 * f));
+    out->worst_var_rel = worst_rel;
 }
 
 /* A NaN with a payload no arithmetic produces. */

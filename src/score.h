@@ -30,6 +30,9 @@ typedef struct score_def_s {
     size_t offset;          /* of the value in run_result */
     run_model_id model;     /* the model that produces it */
     int summarised;         /* distribution.tsv summarises it across seeds */
+    /* Relative to a feature's spread: +inf, not an overflow, on a
+     * population with a feature of zero variance (docs/definitions.md). */
+    int relative;
 } score_def;
 
 /* Row i of the table in file order, NULL past the last. */
@@ -39,15 +42,20 @@ const score_def *score_find(const char *name);
 /* A real score's value (kind SCORE_REAL), or a count's as a double. */
 double score_value(const score_def *s, const run_result *r);
 /* The name of the first real score of model m that is not finite in r,
- * or NULL when all are. */
-const char *score_first_not_finite(run_model_id m, const run_result *r);
+ * or NULL when all are. A relative score may be +inf when pop has a
+ * feature of zero variance; NaN is never allowed. */
+const char *score_first_not_finite(run_model_id m, const run_result *r,
+                                   const pop_t *pop);
 
 typedef struct {
     double stats_err, mean_err, var_err, worst_var_err;
     size_t worst_var_feature;
+    double stats_err_rel, worst_var_rel;
 } score_buffers_t;
 
-/* Running statistics against the population's truth. */
+/* Running statistics against the population's truth. The relative
+ * errors: (rm - mu) / sqrt(v) and (rv - v) / v per feature; where v is 0
+ * an exact statistic counts 0 and any other +inf. */
 void score_buffers(const pop_t *pop, const double *rm, const double *rv,
                    score_buffers_t *out);
 

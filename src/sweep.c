@@ -134,18 +134,21 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     char sha[65];
     if (sweep_sha256_file(e->source, sha, err) != 0)
         return -1;
-    pop_t pop;
-    if (pop_generate(&e->pop, &pop, err) != 0)
+    pop_t tmp;
+    const pop_t *pop = exp_population(e, &tmp, err);
+    if (!pop)
         return -1;
+    if (opt->on_population)
+        opt->on_population(pop);
     size_t n = exp_count(e);
     sweep_work w;
     memset(&w, 0, sizeof w);
     w.e = e;
-    w.pop = &pop;
+    w.pop = pop;
     w.n = n;
     w.progress = opt->progress;
     w.cfgs = malloc(n * sizeof *w.cfgs);
-    w.res = malloc(n * sizeof *w.res);
+    w.res = calloc(n, sizeof *w.res);
     clock_gettime(CLOCK_MONOTONIC, &w.start);
     pthread_mutex_init(&w.lock, NULL);
     int rc = -1;
@@ -194,7 +197,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
             (d->model >= 0 && !(models & (1u << d->model))))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, out_file_get(i)->file);
-        if (out_open(&files[i], path, err) != 0)
+        if (out_check_not_input(opt->inputs, path, err) != 0 ||
+            out_open(&files[i], path, err) != 0)
             goto done;
         fp[i] = files[i].fp;
     }
@@ -210,20 +214,20 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         out_table_header(table_row, e->n_table, cols);
     for (size_t k = 0; k < n; k++) {
         if (fp[OUT_SUMMARY])
-            out_summary_row(fp[OUT_SUMMARY], models, &pop, &w.cfgs[k],
+            out_summary_row(fp[OUT_SUMMARY], models, pop, &w.cfgs[k],
                             &w.res[k]);
         if (fp[OUT_FEATURES] && w.cfgs[k].model == RUN_MODEL_LAYER)
-            out_features_rows(fp[OUT_FEATURES], models, &pop, &w.cfgs[k],
+            out_features_rows(fp[OUT_FEATURES], models, pop, &w.cfgs[k],
                               &w.res[k]);
         if (table_row)
-            out_table_row(table_row, e->n_table, cols, &pop, &w.cfgs[k],
+            out_table_row(table_row, e->n_table, cols, pop, &w.cfgs[k],
                           &w.res[k]);
     }
     if (fp[OUT_MANIFEST])
         write_manifest(fp[OUT_MANIFEST], e, opt, sha, n);
     if (many && (fp[OUT_DISTRIBUTION] || fp[OUT_EXPECTATION] ||
                  fp[OUT_TABLE]) &&
-        dist_write(e, models, &pop, w.cfgs, w.res, fp[OUT_DISTRIBUTION],
+        dist_write(e, models, pop, w.cfgs, w.res, fp[OUT_DISTRIBUTION],
                    fp[OUT_EXPECTATION], fp[OUT_TABLE], err) != 0)
         goto done;
     if (out_commit_all(files, OUT_FILE_COUNT, err) != 0)
@@ -233,8 +237,10 @@ done:
     for (int i = 0; i < OUT_FILE_COUNT; i++)
         out_abort(&files[i]);
     pthread_mutex_destroy(&w.lock);
+    for (size_t k = 0; w.res && k < n; k++)
+        run_result_free(&w.res[k]);
     free(w.cfgs);
     free(w.res);
-    pop_free(&pop);
+    pop_free(&tmp);
     return rc;
 }

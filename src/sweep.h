@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "exp.h"
+#include "out.h"
 
 typedef struct {
     const char *out_dir;
@@ -19,6 +20,9 @@ typedef struct {
     size_t n_sets;
     int progress;      /* report progress on stderr after a second */
     unsigned jobs;     /* threads; 0 or 1 runs in this thread */
+    const out_inputs *inputs; /* files no output may replace, or NULL */
+    /* Called once the population exists (NULL: not called). */
+    void (*on_population)(const pop_t *pop);
 } sweep_options;
 
 int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err);

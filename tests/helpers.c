@@ -207,13 +207,18 @@ void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
                const pop_feature *features)
 {
     pop_spec spec;
-    memset(&spec, 0, sizeof spec);
+    pop_spec_init(&spec);
     spec.n_rows = n;
-    spec.n_features = f;
     spec.seed = seed;
-    memcpy(spec.features, features, f * sizeof *features);
+    for (size_t j = 0; j < f; j++)
+        assert_int_equal(pop_spec_add(&spec, features[j].name,
+                                      features[j].mean, features[j].sd,
+                                      features[j].rho),
+                         0);
     bn_error err;
-    if (pop_generate(&spec, pop, &err) != 0)
+    int rc = pop_generate(&spec, pop, &err);
+    pop_spec_free(&spec);
+    if (rc != 0)
         fail_msg("%s", err.msg);
 }
 
@@ -221,8 +226,10 @@ void default_pop(pop_t *pop)
 {
     pop_spec spec;
     bn_error err;
-    pop_default_spec(&spec);
-    if (pop_generate(&spec, pop, &err) != 0)
+    assert_int_equal(pop_default_spec(&spec), 0);
+    int rc = pop_generate(&spec, pop, &err);
+    pop_spec_free(&spec);
+    if (rc != 0)
         fail_msg("pop_generate: %s", err.msg);
 }
 
@@ -358,9 +365,11 @@ void default_layer(bn_config *cfg)
 
 void set_order(run_config *cfg, const char *name)
 {
-    pop_spec spec;
+    pop_t pop;
     bn_error err;
-    pop_default_spec(&spec);
-    if (order_parse(name, &spec, &cfg->order, &err) != 0)
+    default_pop(&pop);
+    int rc = order_parse(name, &pop, &cfg->order, &err);
+    pop_free(&pop);
+    if (rc != 0)
         fail_msg("order %s: %s", name, err.msg);
 }

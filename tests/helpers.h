@@ -136,7 +136,7 @@ void default_pop(pop_t *pop);
 /* The layer's settings in run_default_config (the key table's defaults). */
 void default_layer(bn_config *cfg);
 /* cfg's order parsed from name against the default population's
- * features, or failing the test. */
+ * features, or failing the test; name must outlive cfg's order. */
 void set_order(run_config *cfg, const char *name);
 
 #endif

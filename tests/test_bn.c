@@ -41,9 +41,10 @@ static void check_train_forward(const pop_t *pop, size_t b, size_t step,
     cfg.beta = beta;
     cfg.eps = eps;
     bn_layer layer;
-    bn_init(&layer, f, &cfg);
-    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    assert_int_equal(bn_init(&layer, f, &cfg), 0);
+    double mean[f], var[f];
     bn_train_forward(&layer, b, x, y, mean, var);
+    bn_free(&layer);
     for (size_t j = 0; j < f; j++) {
         long double m, v;
         ld_moments(b, f, x + j, &m, &v);
@@ -149,6 +150,8 @@ static void test_conventions_are_the_same_layer(void **state)
                     fail_msg("momentum %g old and %g new differ (B %zu, %s)",
                              pairs[q][0], pairs[q][1], bs[k], orders[o]);
                 assert_true(ra.train_eval_rmse == rb.train_eval_rmse);
+                run_result_free(&ra);
+                run_result_free(&rb);
             }
     /* And the bits would differ with the binary complement, so the
      * comparison above can fail. */
@@ -163,6 +166,8 @@ static void test_conventions_are_the_same_layer(void **state)
                        f * sizeof(double)) != 0 ||
                 memcmp(ra.running_var, rb.running_var, f * sizeof(double)) !=
                     0);
+    run_result_free(&ra);
+    run_result_free(&rb);
     pop_free(&pop);
 }
 
@@ -190,10 +195,9 @@ static void test_unbiased_is_biased_times_b_over_b_minus_1(void **state)
         cu = cb;
         cu.variance = BN_VAR_UNBIASED;
         bn_layer lb, lu;
-        bn_init(&lb, f, &cb);
-        bn_init(&lu, f, &cu);
-        double mb[BN_MAX_FEATURES], vb[BN_MAX_FEATURES];
-        double mu[BN_MAX_FEATURES], vu[BN_MAX_FEATURES];
+        assert_int_equal(bn_init(&lb, f, &cb), 0);
+        assert_int_equal(bn_init(&lu, f, &cu), 0);
+        double mb[f], vb[f], mu[f], vu[f];
         bn_train_forward(&lb, b, x, y, mb, vb);
         bn_train_forward(&lu, b, x, y, mu, vu);
         for (size_t j = 0; j < f; j++) {
@@ -207,6 +211,8 @@ static void test_unbiased_is_biased_times_b_over_b_minus_1(void **state)
             assert_rel((long double)lu.rv[j] / lb.rv[j],
                        (long double)b / (long double)(b - 1), 1e-15);
         }
+        bn_free(&lb);
+        bn_free(&lu);
         free(x);
         free(y);
     }
@@ -223,23 +229,24 @@ static void test_eval_twice_is_bit_identical(void **state)
     default_layer(&cfg);
     cfg.gamma = 0.75;
     cfg.beta = 0.5;
-    bn_layer layer;
-    bn_init(&layer, f, &cfg);
+    bn_layer layer, before;
+    assert_int_equal(bn_init(&layer, f, &cfg), 0);
     double *y = malloc(n * f * sizeof *y), *e1 = malloc(n * f * sizeof *e1),
            *e2 = malloc(n * f * sizeof *e2);
     assert_true(y && e1 && e2);
-    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    double mean[f], var[f];
     for (size_t k = 0; k < 4; k++)
         bn_train_forward(&layer, 128, pop.x + k * 128 * f, y + k * 128 * f,
                          mean, var);
-    bn_layer before = layer;
+    assert_int_equal(bn_copy(&before, &layer), 0);
     bn_eval_forward(&layer, n, pop.x, e1);
     bn_eval_forward(&layer, n, pop.x, e2);
     assert_memory_equal(e1, e2, n * f * sizeof *e1);
     /* Eval leaves the buffers alone and follows its formula. */
-    assert_memory_equal(before.rm, layer.rm, sizeof layer.rm);
-    assert_memory_equal(before.rv, layer.rv, sizeof layer.rv);
+    assert_memory_equal(before.rm, layer.rm, f * sizeof *layer.rm);
+    assert_memory_equal(before.rv, layer.rv, f * sizeof *layer.rv);
     assert_int_equal(before.updates, layer.updates);
+    bn_free(&before);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < f; j++) {
             long double want = 0.75L * ((pop.x[i * f + j] -
@@ -249,6 +256,7 @@ static void test_eval_twice_is_bit_identical(void **state)
                                0.5L;
             assert_close(e1[i * f + j], want, 1e-13, fabsl(want) + 1.0L);
         }
+    bn_free(&layer);
     free(y);
     free(e1);
     free(e2);
@@ -281,14 +289,14 @@ static void check_closed_form(const pop_t *pop, const run_config *cfg)
                     (long double)rb->b / (long double)(rb->b - 1);
         }
     }
-    long double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES];
-    long double am[BN_MAX_FEATURES], av[BN_MAX_FEATURES];
+    long double rm[f], rv[f], am[f], av[f];
     ld_buffers(cfg->layer.estimator, cfg->layer.p, cfg->layer.keep, t_count,
                f, sm, sv, rm, rv, am, av);
     for (size_t j = 0; j < f; j++) {
         assert_close(res.running_mean[j], rm[j], 1e-12, am[j]);
         assert_close(res.running_var[j], rv[j], 1e-12, av[j]);
     }
+    run_result_free(&res);
     free(sm);
     free(sv);
     recorder_free(&rec);
@@ -371,6 +379,7 @@ static void check_precise(const pop_t *pop, size_t b, run_partial partial,
         if (used == pop->n)
             assert_rel(res.running_var[j], pop->var[j], 1e-14);
     }
+    run_result_free(&res);
     free(x);
     recorder_free(&rec);
 }

@@ -208,9 +208,12 @@ static size_t study_columns(const char *file, char **cols, size_t max,
     return n;
 }
 
-/* The published study's columns first, in its order, then bnstudy's
- * other key columns (every axis of an experiment, and the population):
- * docs/definitions.md lists all of them, and these last. */
+/* The published study's columns first, in its order, then in summary.tsv
+ * bnstudy's own scores, then its other key columns (every axis of an
+ * experiment, and the population): docs/definitions.md lists all of them,
+ * in that order. */
+static const char *const own_scores[] = {"stats_err_rel", "worst_var_rel"};
+#define N_OWN_SCORES (sizeof own_scores / sizeof *own_scores)
 static const char *const trailing[] = {"partial", "precise_batches", "eps",
                                        "gamma",   "beta",            "population"};
 #define N_TRAILING (sizeof trailing / sizeof *trailing)
@@ -220,12 +223,15 @@ static void assert_header(char *line, const char *file, size_t want_cols)
     char *study[64], *got[64], *buf;
     size_t ns = study_columns(file, study, 64, &buf);
     size_t ng = split(line, '\t', got, 64);
-    assert_int_equal(ns, want_cols + N_TRAILING);
-    assert_int_equal(ng, want_cols + N_TRAILING);
+    size_t own = strcmp(file, "summary.tsv") == 0 ? N_OWN_SCORES : 0;
+    assert_int_equal(ns, want_cols + own + N_TRAILING);
+    assert_int_equal(ng, want_cols + own + N_TRAILING);
     for (size_t k = 0; k < ns; k++)
         assert_string_equal(got[k], study[k]);
+    for (size_t k = 0; k < own; k++)
+        assert_string_equal(got[want_cols + k], own_scores[k]);
     for (size_t k = 0; k < N_TRAILING; k++)
-        assert_string_equal(got[want_cols + k], trailing[k]);
+        assert_string_equal(got[want_cols + own + k], trailing[k]);
     test_slurp_free(buf);
 }
 
@@ -247,36 +253,39 @@ typedef struct {
 } bad_case;
 
 static const bad_case bad_cases[] = {
-    /* --features first, so that "no file" is a real check: the run was
-     * asked to write one. */
-    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "0"}},
-    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "1"}},
-    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "513"}},
-    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "abc"}},
-    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size", "-8"}},
-    {"--batch-size", {"run", "--features", "f.tsv", "--batch-size"}},
-    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "0"}},
-    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "1.5"}},
-    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "nan"}},
-    {"--momentum", {"run", "--features", "f.tsv", "--momentum", "-0.1"}},
-    {"--order", {"run", "--features", "f.tsv", "--order", "bogus"}},
-    {"--order", {"run", "--features", "f.tsv", "--order", "sorted:nope"}},
-    {"--epochs", {"run", "--features", "f.tsv", "--epochs", "0"}},
+    /* --write-features first, so that "no file" is a real check: the run
+     * was asked to write one. */
+    {"--batch-size", {"run", "--write-features", "f", "--batch-size", "0"}},
+    {"--batch-size", {"run", "--write-features", "f", "--batch-size", "1"}},
+    {"--batch-size", {"run", "--write-features", "f", "--batch-size", "513"}},
+    {"--batch-size", {"run", "--write-features", "f", "--batch-size", "abc"}},
+    {"--batch-size", {"run", "--write-features", "f", "--batch-size", "-8"}},
+    {"--batch-size", {"run", "--write-features", "f", "--batch-size"}},
+    {"--momentum", {"run", "--write-features", "f", "--momentum", "0"}},
+    {"--momentum", {"run", "--write-features", "f", "--momentum", "1.5"}},
+    {"--momentum", {"run", "--write-features", "f", "--momentum", "nan"}},
+    {"--momentum", {"run", "--write-features", "f", "--momentum", "-0.1"}},
+    {"--order", {"run", "--write-features", "f", "--order", "bogus"}},
+    {"--order", {"run", "--write-features", "f", "--order", "sorted:nope"}},
+    {"--epochs", {"run", "--write-features", "f", "--epochs", "0"}},
     {"--momentum-weights",
-     {"run", "--features", "f.tsv", "--momentum-weights", "sideways"}},
-    {"--variance", {"run", "--features", "f.tsv", "--variance", "x"}},
-    {"--estimator", {"run", "--features", "f.tsv", "--estimator", "x"}},
-    {"--partial", {"run", "--features", "f.tsv", "--partial", "x"}},
-    {"--eps", {"run", "--features", "f.tsv", "--eps", "0"}},
-    {"--bogus-option", {"run", "--features", "f.tsv", "--bogus-option"}},
-    {"extra", {"run", "--features", "f.tsv", "extra"}},
+     {"run", "--write-features", "f", "--momentum-weights", "sideways"}},
+    {"--variance", {"run", "--write-features", "f", "--variance", "x"}},
+    {"--estimator", {"run", "--write-features", "f", "--estimator", "x"}},
+    {"--partial", {"run", "--write-features", "f", "--partial", "x"}},
+    {"--eps", {"run", "--write-features", "f", "--eps", "0"}},
+    {"--bogus-option", {"run", "--write-features", "f", "--bogus-option"}},
+    {"extra", {"run", "--write-features", "f", "extra"}},
     {"frobnicate", {"frobnicate"}},
     {"--features", {"run", "--features", "/nonexistent-dir/f.tsv"}},
     {"--features", {"run", "--features", "sub/missing/f.tsv"}},
     /* The features file is opened, then the outputs file fails: the
      * features temporary must go too. */
-    {"--outputs",
-     {"run", "--features", "f.tsv", "--outputs", "sub/missing/o.tsv"}},
+    {"--write-outputs",
+     {"run", "--write-features", "f", "--write-outputs",
+      "sub/missing/o.tsv"}},
+    /* The old names are gone: --features once overwrote a user's data. */
+    {"--features", {"run", "--features", "f.tsv"}},
     {"--order", {"population", "--order", "bogus"}},
     {"--seed", {"population", "--seed", "x"}},
     {"--bogus-option", {"population", "--bogus-option"}},
@@ -339,7 +348,8 @@ static void test_run_prints_the_summary(void **state)
     assert_string_equal(lines[2], "");
     assert_header(lines[0], "summary.tsv", 22);
     char *v[32];
-    assert_int_equal(split(lines[1], '\t', v, 32), 22 + N_TRAILING);
+    assert_int_equal(split(lines[1], '\t', v, 32),
+                     22 + N_OWN_SCORES + N_TRAILING);
 
     /* The row carries the library's numbers to the bit. */
     pop_t pop;
@@ -363,21 +373,26 @@ static void test_run_prints_the_summary(void **state)
     assert_true(field_double(v[13]) == res.mean_err);
     assert_true(field_double(v[14]) == res.var_err);
     assert_true(field_double(v[15]) == res.worst_var_err);
-    assert_string_equal(v[16],
-                        pop.spec.features[res.worst_var_feature].name);
+    assert_string_equal(v[16], pop.names[res.worst_var_feature]);
     assert_true(field_double(v[17]) == res.train_eval_rmse);
     assert_true(field_double(v[18]) == res.batch_mean_err);
     assert_true(field_double(v[19]) == res.batch_var_err);
     assert_string_equal(v[20], v[21]);
     assert_true(field_double(v[21]) == (double)res.props_total);
-    assert_string_equal(v[22], "drop");
-    assert_string_equal(v[23], "0");
-    assert_true(field_double(v[24]) == 1e-5);
-    assert_true(field_double(v[25]) == 1.0);
-    assert_true(field_double(v[26]) == 0.0);
+    assert_true(field_double(v[22]) == res.stats_err_rel);
+    assert_true(field_double(v[23]) == res.worst_var_rel);
+    assert_string_equal(v[24], "drop");
+    assert_string_equal(v[25], "0");
+    assert_true(field_double(v[26]) == 1e-5);
+    assert_true(field_double(v[27]) == 1.0);
+    assert_true(field_double(v[28]) == 0.0);
     char id[17];
-    pop_id(&pop.spec, id);
-    assert_string_equal(v[27], id);
+    pop_spec spec;
+    assert_int_equal(pop_default_spec(&spec), 0);
+    pop_id(&spec, id);
+    pop_spec_free(&spec);
+    assert_string_equal(v[29], id);
+    run_result_free(&res);
     pop_free(&pop);
     cli_free(&r);
     assert_int_equal(list_dir(dir, NULL, 0), 0);
@@ -399,7 +414,7 @@ static void check_population(const char *dir, const char *const *args,
         perm[i] = i;
     if (order) {
         order_spec ord;
-        assert_int_equal(order_parse(order, &pop.spec, &ord, NULL), 0);
+        assert_int_equal(order_parse(order, &pop, &ord, NULL), 0);
         assert_int_equal(order_make(&ord, &pop, seed, perm, NULL), 0);
     }
     assert_int_equal(count_char(r.out, '\n'), n + 1);
@@ -411,14 +426,14 @@ static void check_population(const char *dir, const char *const *args,
         if (k == 0) {
             assert_string_equal(v[0], "row");
             for (size_t j = 0; j < f; j++)
-                assert_string_equal(v[j + 1], pop.spec.features[j].name);
+                assert_string_equal(v[j + 1], pop.names[j]);
         } else {
             size_t i = perm[k - 1];
             assert_true(field_double(v[0]) == (double)i);
             for (size_t j = 0; j < f; j++)
                 if (field_double(v[j + 1]) != pop.x[i * f + j])
                     fail_msg("line %zu, %s: %s, want %.17g", k,
-                             pop.spec.features[j].name, v[j + 1],
+                             pop.names[j], v[j + 1],
                              pop.x[i * f + j]);
         }
         line = nl + 1;
@@ -443,8 +458,9 @@ static void test_run_writes_the_features_file(void **state)
 {
     const char *dir = *state;
     cli_out r;
-    const char *args[] = {"run", "--features", "F.tsv", "--outputs", "o.tsv",
-                          "--batch-size", "128", NULL};
+    const char *args[] = {"run", "--write-features", "F.tsv",
+                          "--write-outputs", "o.tsv", "--batch-size", "128",
+                          NULL};
     cli(dir, args, &r);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.err_len, 0);
@@ -484,7 +500,7 @@ static void test_run_writes_the_features_file(void **state)
             size_t j = k - 1;
             assert_int_equal(split(line, '\t', v, 32), 14 + N_TRAILING);
             assert_string_equal(v[3], "128");
-            assert_string_equal(v[9], pop.spec.features[j].name);
+            assert_string_equal(v[9], pop.names[j]);
             assert_true(field_double(v[10]) == pop.mean[j]);
             assert_true(field_double(v[11]) == pop.var[j]);
             assert_true(field_double(v[12]) == res.running_mean[j]);
@@ -503,6 +519,7 @@ static void test_run_writes_the_features_file(void **state)
     *line = '\0';
     assert_int_equal(split(text, '\t', v, 32), 1 + 2 * f);
     test_slurp_free(text);
+    run_result_free(&res);
     pop_free(&pop);
     cli_free(&r);
 }

@@ -63,7 +63,7 @@ static void check_layer(bn_estimator est, bn_variance var, double momentum,
     cfg.gamma = 1.7;
     cfg.beta = -0.3;
     bn_layer layer;
-    bn_init(&layer, 1, &cfg);
+    assert_int_equal(bn_init(&layer, 1, &cfg), 0);
     double x[64], y[64], mean, s = 0.0;
     fill_batch(x, b, c, a);
     for (size_t i = 0; i < t; i++)
@@ -100,6 +100,7 @@ static void check_layer(bn_estimator est, bn_variance var, double momentum,
     if (a == 0.0 && est != BN_EST_EMA && t > 0)
         assert_close(collapse_gain(&cfg, rv), cfg.gamma / sqrtl(eps),
                      4 * DBL_EPSILON, cfg.gamma / sqrtl(eps));
+    bn_free(&layer);
 }
 
 static void test_running_var_and_gain_match_the_layer(void **state)
@@ -162,7 +163,7 @@ static void test_train_response_matches_the_layer(void **state)
                 cfg.gamma = 0.8;
                 cfg.beta = 0.1;
                 bn_layer layer;
-                bn_init(&layer, 1, &cfg);
+                assert_int_equal(bn_init(&layer, 1, &cfg), 0);
                 size_t b = sizes[si];
                 double x[64], y[64], mean, var;
                 fill_batch(x, b, 0.0, 0.0);
@@ -173,6 +174,7 @@ static void test_train_response_matches_the_layer(void **state)
                              fabs(want) + fabs(cfg.beta));
                 /* Bounded by |gamma| sqrt(B - 1), whatever delta. */
                 assert_true(fabs(want) <= 0.8 * sqrt((double)(b - 1)));
+                bn_free(&layer);
             }
 }
 
@@ -183,12 +185,15 @@ static void test_whole_run_on_a_constant_feature(void **state)
 {
     (void)state;
     pop_spec spec;
-    pop_default_spec(&spec);
+    assert_int_equal(pop_default_spec(&spec), 0);
     spec.features[1].sd = 0.0;
     pop_t pop;
     bn_error err;
-    if (pop_generate(&spec, &pop, &err) != 0)
+    int rc = pop_generate(&spec, &pop, &err);
+    pop_spec_free(&spec);
+    if (rc != 0)
         fail_msg("%s", err.msg);
+    assert_true(pop.var[1] == 0.0);
     static const bn_estimator ests[] = {BN_EST_EMA, BN_EST_EMA_DEBIASED,
                                         BN_EST_CUMULATIVE, BN_EST_PRECISE};
     for (size_t e = 0; e < 4; e++) {
@@ -203,6 +208,15 @@ static void test_whole_run_on_a_constant_feature(void **state)
         double rv = collapse_running_var(&cfg.layer, res.updates, 32, 0.0);
         assert_close(res.running_var[1], rv, 256 * DBL_EPSILON,
                      rv + DBL_MIN);
+        /* The relative scores: infinite while rv stays above the zero
+         * variance, finite (and not NaN) once it is exactly 0. */
+        if (res.running_var[1] != 0.0)
+            assert_true(res.worst_var_rel == INFINITY &&
+                        res.stats_err_rel == INFINITY);
+        else
+            assert_true(isfinite(res.worst_var_rel) &&
+                        isfinite(res.stats_err_rel));
+        run_result_free(&res);
     }
     pop_free(&pop);
 }

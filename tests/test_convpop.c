@@ -143,9 +143,19 @@ static void test_bad_input_is_refused(void **state)
                                          &err),
                      -1);
     assert_non_null(strstr(err.msg, "at least 2 samples"));
-    assert_int_equal(convpop_from_images(img, 2, 4, 4, 65, 3, 1, &pop, NULL,
+    assert_int_equal(convpop_from_images(img, 2, 4, 4, 0, 3, 1, &pop, NULL,
                                          &err),
                      -1);
+    assert_non_null(strstr(err.msg, "at least one channel"));
+    /* More channels than the layer's old fixed arrays held are fine. */
+    double *filters = malloc(65 * 9 * sizeof *filters);
+    assert_non_null(filters);
+    assert_int_equal(convpop_from_images(img, 2, 4, 4, 65, 3, 1, &pop,
+                                         filters, &err),
+                     0);
+    assert_int_equal(pop.c, 65);
+    free(filters);
+    convpop_free(&pop);
     img[21] = NAN;
     assert_int_equal(convpop_from_images(img, 2, 4, 4, 2, 3, 1, &pop, NULL,
                                          &err),

@@ -124,7 +124,8 @@ static void test_no_drift_is_the_old_closed_form(void **state)
     static const bn_estimator ests[] = {BN_EST_EMA, BN_EST_EMA_DEBIASED,
                                         BN_EST_CUMULATIVE};
     drift_spec none = {DRIFT_NONE, 0, 0};
-    double delta[BN_MAX_FEATURES] = {0};
+    double delta[pop.f];
+    memset(delta, 0, sizeof delta);
     for (size_t e = 0; e < 3; e++)
         for (size_t b = 8; b <= 256; b *= 4) {
             run_config cfg;
@@ -132,7 +133,7 @@ static void test_no_drift_is_the_old_closed_form(void **state)
             cfg.batch_size = b;
             cfg.epochs = 2;
             cfg.layer.estimator = ests[e];
-            double mean[BN_MAX_FEATURES], got, want;
+            double mean[pop.f], got, want;
             assert_int_equal(
                 expect_drift(&pop, &cfg, &none, delta, mean, &got, NULL), 0);
             assert_int_equal(expect_mean_err_sq(&pop, &cfg, &want, NULL), 0);
@@ -149,7 +150,7 @@ static void test_ema_lag_decays_geometrically(void **state)
     (void)state;
     pop_t pop;
     default_pop(&pop);
-    double delta[BN_MAX_FEATURES];
+    double delta[pop.f];
     for (size_t j = 0; j < pop.f; j++)
         delta[j] = 0.5 + (double)j;
     static const double momenta[] = {0.9, 0.99, 0.5};
@@ -162,7 +163,7 @@ static void test_ema_lag_decays_geometrically(void **state)
             cfg.epochs = 2; /* T = 128 updates */
             bn_set_momentum(&cfg.layer, momenta[mi], BN_WEIGHTS_OLD, NULL);
             drift_spec d = {DRIFT_STEP, t0s[ti], 0};
-            double mean[BN_MAX_FEATURES], err_sq;
+            double mean[pop.f], err_sq;
             assert_int_equal(
                 expect_drift(&pop, &cfg, &d, delta, mean, &err_sq, NULL), 0);
             long double keep = cfg.layer.keep, k_t = 1.0L, k_lag = 1.0L;
@@ -197,26 +198,28 @@ static void check_shuffles(const char *drift, bn_estimator est,
     bn_set_momentum(&cfg.layer, momentum, BN_WEIGHTS_OLD, NULL);
     drift_spec d;
     assert_int_equal(drift_parse(drift, &d, NULL), 0);
-    double delta[BN_MAX_FEATURES];
+    double delta[f];
     for (size_t j = 0; j < f; j++)
         delta[j] = (j % 2 ? -1.0 : 1.0) * (0.5 + 0.25 * (double)j);
-    double want_mean[BN_MAX_FEATURES], want_sq;
+    double want_mean[f], want_sq;
     assert_int_equal(
         expect_drift(&pop, &cfg, &d, delta, want_mean, &want_sq, NULL), 0);
     double last = drift_fraction(&d, epochs * nb);
     order_spec ord;
-    assert_int_equal(order_parse("shuffled", &pop.spec, &ord, NULL), 0);
+    assert_int_equal(order_parse("shuffled", &pop, &ord, NULL), 0);
     size_t *perm = malloc(n * sizeof *perm);
     double *x = malloc(b * f * sizeof *x), *y = malloc(b * f * sizeof *y);
     assert_true(perm && x && y);
     const size_t seeds = 10000;
-    long double s1[BN_MAX_FEATURES] = {0}, s2[BN_MAX_FEATURES] = {0};
+    long double s1[f], s2[f];
+    memset(s1, 0, sizeof s1);
+    memset(s2, 0, sizeof s2);
     long double q1 = 0.0L, q2 = 0.0L;
     for (size_t seed = 1; seed <= seeds; seed++) {
         assert_int_equal(order_make(&ord, &pop, seed, perm, NULL), 0);
         bn_layer layer;
-        bn_init(&layer, f, &cfg.layer);
-        double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+        assert_int_equal(bn_init(&layer, f, &cfg.layer), 0);
+        double mean[f], var[f];
         size_t t = 0;
         for (unsigned long e = 0; e < epochs; e++)
             for (size_t k = 0; k < nb; k++) {
@@ -235,6 +238,7 @@ static void check_shuffles(const char *drift, bn_estimator est,
             long double dv = rm - (pop.mean[j] + last * delta[j]);
             sq += dv * dv / (long double)f;
         }
+        bn_free(&layer);
         q1 += sq;
         q2 += sq * sq;
     }
@@ -278,18 +282,19 @@ static void test_drift_refuses(void **state)
     run_config cfg;
     run_default_config(&cfg);
     drift_spec d = {DRIFT_STEP, 1, 0};
-    double delta[BN_MAX_FEATURES] = {0}, mean[BN_MAX_FEATURES], sq;
+    double delta[pop.f], mean[pop.f], sq;
+    memset(delta, 0, sizeof delta);
     bn_error err;
     cfg.layer.estimator = BN_EST_PRECISE;
     assert_int_equal(expect_drift(&pop, &cfg, &d, delta, mean, &sq, &err),
                      -1);
     assert_non_null(strstr(err.msg, "not precise"));
     cfg.layer.estimator = BN_EST_EMA;
-    assert_int_equal(order_parse("sorted", &pop.spec, &cfg.order, NULL), 0);
+    assert_int_equal(order_parse("sorted", &pop, &cfg.order, NULL), 0);
     assert_int_equal(expect_drift(&pop, &cfg, &d, delta, mean, &sq, &err),
                      -1);
     assert_non_null(strstr(err.msg, "every order equally"));
-    assert_int_equal(order_parse("shuffled", &pop.spec, &cfg.order, NULL), 0);
+    assert_int_equal(order_parse("shuffled", &pop, &cfg.order, NULL), 0);
     delta[3] = INFINITY;
     assert_int_equal(expect_drift(&pop, &cfg, &d, delta, mean, &sq, &err),
                      -1);

@@ -33,7 +33,7 @@ static void test_default_spec_is_the_table(void **state)
         {"f6", 0.4, 2.76, 0.4},  {"f7", 0.1, 1.00, 0.0},
     };
     pop_spec spec;
-    pop_default_spec(&spec);
+    assert_int_equal(pop_default_spec(&spec), 0);
     assert_int_equal(spec.n_rows, 512);
     assert_int_equal(spec.seed, 1);
     assert_int_equal(spec.n_features, 8);
@@ -46,6 +46,7 @@ static void test_default_spec_is_the_table(void **state)
     }
     assert_int_equal(pop_feature_index(&spec, "f8"), -1);
     assert_int_equal(pop_validate(&spec, NULL), 0);
+    pop_spec_free(&spec);
 }
 
 /* Rebuild every row from the definition twice. From num.h's Phi^-1 and
@@ -102,7 +103,7 @@ static void test_rows_follow_the_formula(void **state)
 {
     (void)state;
     pop_spec spec;
-    pop_default_spec(&spec);
+    assert_int_equal(pop_default_spec(&spec), 0);
     check_rows(&spec);
     /* Another seed and shape, with negative rho, so that neither the seed
      * nor the row count is hard-wired. */
@@ -110,6 +111,49 @@ static void test_rows_follow_the_formula(void **state)
     spec.n_rows = 37;
     spec.features[3].rho = -0.7;
     check_rows(&spec);
+    pop_spec_free(&spec);
+}
+
+/* Nothing has a fixed size: 2000 features (issue 15 asks for 1024) whose
+ * names are 300 characters and differ only in their last ones generate,
+ * keep every name whole and every feature's truth, and a copy of the spec
+ * shares nothing with it. */
+static void test_many_features_and_long_names(void **state)
+{
+    (void)state;
+    pop_spec spec, copy;
+    pop_spec_init(&spec);
+    spec.n_rows = 16;
+    spec.seed = 9;
+    char name[301];
+    memset(name, 'n', 300);
+    name[300] = '\0';
+    const size_t f = 2000;
+    for (size_t j = 0; j < f; j++) {
+        snprintf(name + 296, 5, "%04zu", j);
+        assert_int_equal(pop_spec_add(&spec, name, (double)j, 1.0, 0.5), 0);
+    }
+    assert_int_equal(pop_spec_copy(&copy, &spec), 0);
+    pop_t pop;
+    bn_error err;
+    if (pop_generate(&spec, &pop, &err) != 0)
+        fail_msg("pop_generate: %s", err.msg);
+    pop_spec_free(&spec);
+    assert_int_equal(pop.f, f);
+    assert_int_equal(copy.n_features, f);
+    for (size_t j = 0; j < f; j += 199) {
+        snprintf(name + 296, 5, "%04zu", j);
+        assert_string_equal(pop.names[j], name);
+        assert_string_equal(copy.features[j].name, name);
+        assert_int_equal(pop_name_index(&pop, name), (int)j);
+        long double m, v;
+        ld_moments(pop.n, f, pop.x + j, &m, &v);
+        assert_close(pop.mean[j], m, 1e-15, fabsl(m) + 1.0L);
+        assert_rel(pop.var[j], v, 1e-14);
+    }
+    assert_int_equal(pop_constant_feature(&pop), -1);
+    pop_free(&pop);
+    pop_spec_free(&copy);
 }
 
 static void test_truth_matches_gsl_and_long_double(void **state)
@@ -151,15 +195,16 @@ static void test_moments_exact_with_large_mean(void **state)
 {
     (void)state;
     pop_spec spec;
-    memset(&spec, 0, sizeof spec);
+    pop_spec_init(&spec);
     spec.n_rows = 512;
     spec.seed = 3;
-    spec.n_features = 2;
-    spec.features[0] = (pop_feature){"big", 1e8, 1.0, 0.5};
-    spec.features[1] = (pop_feature){"small", 0.0, 1.0, 0.5};
+    assert_int_equal(pop_spec_add(&spec, "big", 1e8, 1.0, 0.5), 0);
+    assert_int_equal(pop_spec_add(&spec, "small", 0.0, 1.0, 0.5), 0);
     pop_t pop;
     bn_error err;
-    if (pop_generate(&spec, &pop, &err) != 0)
+    int rc = pop_generate(&spec, &pop, &err);
+    pop_spec_free(&spec);
+    if (rc != 0)
         fail_msg("pop_generate: %s", err.msg);
     size_t n = pop.n, f = pop.f;
     long double lm, lv;
@@ -199,43 +244,48 @@ static void expect_invalid(const pop_spec *spec, const char *what)
     assert_null(pop.x);
 }
 
+/* Each case starts from a fresh copy of the default spec. */
+static void expect_invalid_edit(const pop_spec *good, void (*edit)(pop_spec *),
+                                const char *what)
+{
+    pop_spec s;
+    assert_int_equal(pop_spec_copy(&s, good), 0);
+    edit(&s);
+    expect_invalid(&s, what);
+    pop_spec_free(&s);
+}
+
+static void rho_too_big(pop_spec *s) { s->features[2].rho = 1.5; }
+static void rho_nan(pop_spec *s) { s->features[2].rho = NAN; }
+static void sd_negative(pop_spec *s) { s->features[4].sd = -1.0; }
+static void duplicate_name(pop_spec *s) { strcpy(s->features[5].name, "f1"); }
+static void empty_name(pop_spec *s) { s->features[5].name[0] = '\0'; }
+static void one_row(pop_spec *s) { s->n_rows = 1; }
+static void no_features(pop_spec *s) { pop_spec_clear(s); }
+static void infinite_mean(pop_spec *s) { s->features[0].mean = INFINITY; }
+
 static void test_validate_rejects_bad_specs(void **state)
 {
     (void)state;
     pop_spec good, s;
-    pop_default_spec(&good);
-
-    s = good;
-    s.features[2].rho = 1.5;
-    expect_invalid(&s, "rho 1.5");
-    s = good;
-    s.features[2].rho = NAN;
-    expect_invalid(&s, "rho nan");
-    s = good;
-    s.features[4].sd = -1.0;
-    expect_invalid(&s, "sd -1");
-    s = good;
-    strcpy(s.features[5].name, "f1");
-    expect_invalid(&s, "a duplicate name");
-    s = good;
-    s.features[5].name[0] = '\0';
-    expect_invalid(&s, "an empty name");
-    s = good;
-    s.n_rows = 1;
-    expect_invalid(&s, "rows 1");
-    s = good;
-    s.n_features = 0;
-    expect_invalid(&s, "no features");
-    s = good;
-    s.features[0].mean = INFINITY;
-    expect_invalid(&s, "an infinite mean");
+    assert_int_equal(pop_default_spec(&good), 0);
+    expect_invalid_edit(&good, rho_too_big, "rho 1.5");
+    expect_invalid_edit(&good, rho_nan, "rho nan");
+    expect_invalid_edit(&good, sd_negative, "sd -1");
+    expect_invalid_edit(&good, duplicate_name, "a duplicate name");
+    expect_invalid_edit(&good, empty_name, "an empty name");
+    expect_invalid_edit(&good, one_row, "rows 1");
+    expect_invalid_edit(&good, no_features, "no features");
+    expect_invalid_edit(&good, infinite_mean, "an infinite mean");
 
     /* The edges that are allowed. */
-    s = good;
+    assert_int_equal(pop_spec_copy(&s, &good), 0);
     s.n_rows = 2;
     s.features[2].rho = -1.0;
     s.features[4].sd = 0.0;
     assert_int_equal(pop_validate(&s, NULL), 0);
+    pop_spec_free(&s);
+    pop_spec_free(&good);
 }
 
 int test_pop_run(size_t *ntests)
@@ -243,6 +293,7 @@ int test_pop_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_spec_is_the_table),
         cmocka_unit_test(test_rows_follow_the_formula),
+        cmocka_unit_test(test_many_features_and_long_names),
         cmocka_unit_test(test_truth_matches_gsl_and_long_double),
         cmocka_unit_test(test_moments_exact_with_large_mean),
         cmocka_unit_test(test_validate_rejects_bad_specs),

@@ -32,7 +32,7 @@ static void make_order(const pop_t *pop, const char *name, uint64_t seed,
 {
     order_spec ord;
     bn_error err;
-    if (order_parse(name, &pop->spec, &ord, &err) != 0)
+    if (order_parse(name, pop, &ord, &err) != 0)
         fail_msg("order_parse(%s): %s", name, err.msg);
     if (order_make(&ord, pop, seed, perm, &err) != 0)
         fail_msg("order_make(%s): %s", name, err.msg);
@@ -87,6 +87,7 @@ static void test_orders_feed_a_permutation_of_the_rows(void **state)
                                     f * sizeof(double));
             }
         }
+        run_result_free(&res);
         recorder_free(&rec);
     }
     pop_free(&pop);
@@ -125,7 +126,7 @@ static void test_grouped_and_interleaved_orders(void **state)
     }
     order_spec ord;
     bn_error err;
-    assert_int_equal(order_parse("interleaved", &pop.spec, &ord, &err), 0);
+    assert_int_equal(order_parse("interleaved", &pop, &ord, &err), 0);
     ord.batch_size = 64; /* 8 batches: batch k holds ranks k, k + 8, ... */
     assert_int_equal(order_make(&ord, &pop, 1, perm, &err), 0);
     for (size_t k = 0; k < 8; k++)
@@ -172,10 +173,8 @@ static void test_sorted_orders_are_sorted(void **state)
     memset(&tie, 0, sizeof tie);
     tie.n = 8;
     tie.f = 2;
-    tie.spec.n_rows = 8;
-    tie.spec.n_features = 2;
-    strcpy(tie.spec.features[0].name, "a");
-    strcpy(tie.spec.features[1].name, "b");
+    char *names[] = {"a", "b"};
+    tie.names = names;
     double x[16];
     static const double col_a[8] = {2, 1, 2, 1, 0, 2, 1, 0};
     for (size_t i = 0; i < 8; i++) {
@@ -223,13 +222,13 @@ static void test_shuffle_depends_on_the_seed(void **state)
     order_spec ord;
     static const char *const fixed[] = {"as-is", "sorted", "sorted-desc:f6"};
     for (size_t o = 0; o < 3; o++) {
-        assert_int_equal(order_parse(fixed[o], &pop.spec, &ord, NULL), 0);
+        assert_int_equal(order_parse(fixed[o], &pop, &ord, NULL), 0);
         make_order(&pop, fixed[o], 1, a);
         make_order(&pop, fixed[o], 2, b);
         assert_memory_equal(a, b, n * sizeof *a);
     }
-    assert_int_equal(order_parse("sorted:nope", &pop.spec, &ord, NULL), -1);
-    assert_int_equal(order_parse("bogus", &pop.spec, &ord, NULL), -1);
+    assert_int_equal(order_parse("sorted:nope", &pop, &ord, NULL), -1);
+    assert_int_equal(order_parse("bogus", &pop, &ord, NULL), -1);
     pop_free(&pop);
 }
 
@@ -257,6 +256,7 @@ static void test_self_checks_pass_but_the_gap_remains(void **state)
             if (!(res.train_eval_rmse > 0.1))
                 fail_msg("%s B %zu: train/eval rmse only %g", orders[o],
                          bs[k], res.train_eval_rmse);
+            run_result_free(&res);
         }
     pop_free(&pop);
 }
@@ -287,6 +287,7 @@ static void test_default_run(void **state)
         if (fabs(pop.var[j] - 1.0) > fabs(pop.var[far] - 1.0))
             far = j;
     assert_int_equal(res.worst_var_feature, far);
+    run_result_free(&res);
     pop_free(&pop);
 }
 
@@ -320,7 +321,7 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
                         ? n % cfg->batch_size
                         : cfg->batch_size;
     assert_int_equal(rec.batches[t_count - 1].b, last_b);
-    long double mu[BN_MAX_FEATURES], v[BN_MAX_FEATURES];
+    long double mu[f], v[f];
     for (size_t j = 0; j < f; j++)
         ld_moments(n, f, pop->x + j, &mu[j], &v[j]);
 
@@ -340,13 +341,15 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
                 bu[t * f + j] *= (long double)rb->b / (long double)(rb->b - 1);
         }
     }
-    long double rm[BN_MAX_FEATURES], rv[BN_MAX_FEATURES];
-    long double am[BN_MAX_FEATURES], av[BN_MAX_FEATURES];
+    long double rm[f], rv[f], am[f], av[f];
     ld_buffers(l->estimator, l->p, l->keep, t_count, f, bm, bu, rm, rv, am,
                av);
 
     long double sm = 0.0L, sv = 0.0L, worst = -1.0L;
     long double mag_m = 0.0L, mag_v = 0.0L;
+    /* The relative errors: each feature's in its own units, the mean's
+     * by the true standard deviation, the variance's by the variance. */
+    long double srel = 0.0L, worst_rel = 0.0L, mag_rel = 0.0L;
     size_t worst_j = 0;
     for (size_t j = 0; j < f; j++) {
         mag_m = fmaxl(mag_m, fabsl(mu[j]) + am[j]);
@@ -357,6 +360,12 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
             worst = fabsl(rv[j] - v[j]);
             worst_j = j;
         }
+        long double em = (rm[j] - mu[j]) / sqrtl(v[j]);
+        long double ev = (rv[j] - v[j]) / v[j];
+        srel += em * em + ev * ev;
+        worst_rel = fmaxl(worst_rel, fabsl(ev));
+        mag_rel = fmaxl(mag_rel, (fabsl(mu[j]) + am[j]) / sqrtl(v[j]) +
+                                     (v[j] + av[j]) / v[j]);
     }
 
     /* The last epoch: batch errors, and each row's two outputs. */
@@ -404,6 +413,8 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
     assert_score(res.var_err, sqrtl(sv / f), mag_v);
     assert_score(res.worst_var_err, worst, mag_v);
     assert_int_equal(res.worst_var_feature, worst_j);
+    assert_score(res.stats_err_rel, sqrtl(srel / (2.0L * f)), mag_rel);
+    assert_score(res.worst_var_rel, worst_rel, mag_rel);
     assert_score(res.train_eval_rmse, sqrtl(dy2 / (long double)(kept * f)),
                  fabsl(l->gamma) + fabsl(l->beta));
     assert_score(res.batch_mean_err, sqrtl(dm2 / (long double)(nb * f)),
@@ -412,6 +423,7 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
                  mag_v);
     assert_int_equal(res.props_total, 4 * f * t_count);
     assert_int_equal(res.props_pass, res.props_total);
+    run_result_free(&res);
     free(bm);
     free(bv);
     free(bu);
@@ -477,11 +489,9 @@ static void test_self_checks_can_fail(void **state)
     bn_config cfg;
     default_layer(&cfg);
     bn_layer layer;
-    bn_init(&layer, f, &cfg);
-    double y[32 * BN_MAX_FEATURES + 1], bad[32 * BN_MAX_FEATURES + 1];
-    double scratch[2 * 32 * BN_MAX_FEATURES];
-    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
-    double wrong_var[BN_MAX_FEATURES];
+    assert_int_equal(bn_init(&layer, f, &cfg), 0);
+    double y[b * f + 1], bad[b * f + 1], scratch[2 * b * f];
+    double mean[f], var[f], wrong_var[f];
     const double *x = pop.x + 64 * f;
     score_mark(y, b * f);
     bn_train_forward(&layer, b, x, y, mean, var);
@@ -510,6 +520,7 @@ static void test_self_checks_can_fail(void **state)
         wrong_var[j] = 2.0 * var[j];
     assert_int_equal(score_checks(&layer, b, x, y, wrong_var, scratch),
                      3 * f);
+    bn_free(&layer);
     pop_free(&pop);
 }
 
@@ -523,6 +534,7 @@ static void expect_invalid(const pop_t *pop, const run_config *cfg,
     assert_true(err.msg[0] != '\0');
     run_result res;
     assert_int_equal(run_execute(pop, cfg, NULL, &res, &err), -1);
+    assert_null(res.running_mean); /* nothing left to free */
 }
 
 static void test_run_validate_rejects_bad_configs(void **state)
@@ -551,13 +563,13 @@ static void test_run_validate_rejects_bad_configs(void **state)
     expect_invalid(&pop, &c, "0 epochs");
     c = good;
     order_spec o;
-    assert_int_equal(order_parse("bogus", &pop.spec, &o, NULL), -1);
-    assert_int_equal(order_parse("sorted:nope", &pop.spec, &o, NULL), -1);
-    assert_int_equal(order_parse("shuffled:f0", &pop.spec, &o, NULL), -1);
-    assert_int_equal(order_parse("sorted-desc", &pop.spec, &o, NULL), -1);
-    assert_int_equal(order_parse("grouped:0", &pop.spec, &o, NULL), -1);
-    assert_int_equal(order_parse("grouped:513", &pop.spec, &o, NULL), -1);
-    assert_int_equal(order_parse("grouped:512", &pop.spec, &o, NULL), 0);
+    assert_int_equal(order_parse("bogus", &pop, &o, NULL), -1);
+    assert_int_equal(order_parse("sorted:nope", &pop, &o, NULL), -1);
+    assert_int_equal(order_parse("shuffled:f0", &pop, &o, NULL), -1);
+    assert_int_equal(order_parse("sorted-desc", &pop, &o, NULL), -1);
+    assert_int_equal(order_parse("grouped:0", &pop, &o, NULL), -1);
+    assert_int_equal(order_parse("grouped:513", &pop, &o, NULL), -1);
+    assert_int_equal(order_parse("grouped:512", &pop, &o, NULL), 0);
     memset(&c.order, 0, sizeof c.order);
     expect_invalid(&pop, &c, "no order");
     c = good;

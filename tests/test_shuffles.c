@@ -109,6 +109,7 @@ static void test_closed_form_matches_ten_thousand_shuffles(void **state)
                 if (run_execute(&pop, &cfg, NULL, &res, &err) != 0)
                     fail_msg("%s", err.msg);
                 long double x = (long double)res.mean_err * res.mean_err;
+                run_result_free(&res);
                 sum += x;
                 sum2 += x * x;
             }

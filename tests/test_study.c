@@ -71,7 +71,8 @@ static void ini_good(void **state)
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     char *sets[] = {"layer.eps=0.5", "sweep.epochs=1 3"};
-    int rc = exp_load(e, path, sets, 2, &err);
+    exp_overrides ov = {sets, 2, NULL, NULL, NULL};
+    int rc = exp_load(e, path, &ov, &err);
     if (rc != 0)
         fail_msg("%s", err.msg);
     assert_string_equal(e->stem, "good");
@@ -113,7 +114,7 @@ static void readme_example_loads(void **state)
                      0);
     exp_t *e = malloc(sizeof *e);
     bn_error err;
-    if (exp_load(e, path, NULL, 0, &err) != 0)
+    if (exp_load(e, path, NULL, &err) != 0)
         fail_msg("README.md's example: %s", err.msg);
     assert_true(exp_count(e) > 1);
     exp_free(e);
@@ -157,7 +158,7 @@ static void ini_bad(void **state)
         write_file(path, cases[i].text);
         exp_t *e = malloc(sizeof *e);
         bn_error err;
-        assert_int_equal(exp_load(e, path, NULL, 0, &err), -1);
+        assert_int_equal(exp_load(e, path, NULL, &err), -1);
         exp_free(e);
     free(e);
         char want[400];
@@ -187,12 +188,12 @@ static void ini_bad(void **state)
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     snprintf(path, sizeof path, "%s/missing.ini", tmpdir);
-    assert_int_equal(exp_load(e, path, NULL, 0, &err), -1);
+    assert_int_equal(exp_load(e, path, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "missing.ini: cannot open"));
     exp_free(e);
     char *sets[] = {"layer.momentum=2"};
-    assert_int_equal(exp_load(e, "experiments/headline.ini", sets, 1, &err),
-                     -1);
+    exp_overrides ov = {sets, 1, NULL, NULL, NULL};
+    assert_int_equal(exp_load(e, "experiments/headline.ini", &ov, &err), -1);
     assert_non_null(strstr(err.msg, "--set layer.momentum=2"));
     exp_free(e);
     free(e);

@@ -68,10 +68,14 @@ static void test_estimator_and_order_tables(void **state)
     assert_int_equal(bn_estimator_parse("emaa", &e), -1);
     assert_int_equal(bn_estimator_parse("", &e), -1);
 
-    /* Every name order_list shows parses (NAME as a feature, K as 3), and
-     * the message for an unknown order lists them. */
-    pop_spec spec;
-    pop_default_spec(&spec);
+    /* Every name order_list shows parses (NAME as a feature, K as 3) on a
+     * population with a label and a group column, and the message for an
+     * unknown order lists them. */
+    pop_t spec;
+    default_pop(&spec);
+    char label[] = "class", group[] = "user";
+    spec.label.column = label;
+    spec.group.column = group;
     order_list(" ", list, sizeof list);
     char *save;
     size_t n = 0;
@@ -88,11 +92,18 @@ static void test_estimator_and_order_tables(void **state)
             fail_msg("%s: %s", name, err.msg);
         assert_string_equal(o.name, name);
     }
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 9);
     order_spec o;
     bn_error err;
     assert_int_equal(order_parse("zigzag", &spec, &o, &err), -1);
     assert_non_null(strstr(err.msg, "sorted-desc:NAME, grouped:K"));
+    /* The orders on a column need the population to have it. */
+    spec.label.column = spec.group.column = NULL;
+    assert_int_equal(order_parse("by-label", &spec, &o, &err), -1);
+    assert_non_null(strstr(err.msg, "label column"));
+    assert_int_equal(order_parse("by-group", &spec, &o, &err), -1);
+    assert_non_null(strstr(err.msg, "group column"));
+    pop_free(&spec);
     /* Only shuffled makes every permutation equally likely. */
     for (size_t i = 0; order_get(i); i++)
         assert_int_equal(order_get(i)->uniform,
@@ -164,7 +175,7 @@ static void test_every_axis_decodes(void **state)
                      "precise_batches = 0 1\n");
     exp_t *e = malloc(sizeof *e);
     bn_error err;
-    if (exp_load(e, path, NULL, 0, &err) != 0)
+    if (exp_load(e, path, NULL, &err) != 0)
         fail_msg("%s", err.msg);
     size_t n = exp_count(e);
     assert_int_equal(n, 1u << 13);
@@ -266,7 +277,7 @@ static void test_validator_bounds(void **state)
         write_file(path, text);
         exp_t *e = malloc(sizeof *e);
         bn_error err;
-        int rc = exp_load(e, path, NULL, 0, &err);
+        int rc = exp_load(e, path, NULL, &err);
         exp_free(e);
         free(e);
         char want[400];
@@ -337,7 +348,7 @@ static void test_combinations_blame_their_lines(void **state)
         write_file(path, cases[i].text);
         exp_t *e = malloc(sizeof *e);
         bn_error err;
-        int rc = exp_load(e, path, NULL, 0, &err);
+        int rc = exp_load(e, path, NULL, &err);
         exp_free(e);
         free(e);
         char want[400];
@@ -390,7 +401,7 @@ static void test_self_check_tolerances(void **state)
     default_layer(&cfg);
     cfg.eps = 1e-300; /* want_v = var / (var + eps) = 1 for var 1 */
     bn_layer layer;
-    bn_init(&layer, 1, &cfg);
+    assert_int_equal(bn_init(&layer, 1, &cfg), 0);
     double x[2] = {0.0, 0.0}, var[1] = {1.0}, scratch[4], y[3];
     /* Mean off beta by 2^-30 (< 1e-9 (|gamma| + |beta|)) passes, by 2^-29
      * (> 1e-9) fails; the variance stays exactly 1. */
@@ -408,6 +419,7 @@ static void test_self_check_tolerances(void **state)
     a = sqrt(1.0 + 1.1e-9);
     y[0] = a, y[1] = -a;
     assert_int_equal(score_checks(&layer, 2, x, y, var, scratch), 3);
+    bn_free(&layer);
 }
 
 static void test_percentiles_by_hand(void **state)
@@ -436,9 +448,11 @@ static void test_score_buffers_by_hand(void **state)
     pop_t pop;
     memset(&pop, 0, sizeof pop);
     pop.f = 2;
-    strcpy(pop.spec.features[0].name, "a");
-    strcpy(pop.spec.features[1].name, "b");
-    pop.mean[0] = 0, pop.var[0] = 1, pop.mean[1] = 2, pop.var[1] = 4;
+    char *names[] = {"a", "b"};
+    double mean[2] = {0, 2}, var[2] = {1, 4};
+    pop.names = names;
+    pop.mean = mean;
+    pop.var = var;
     double rm[2] = {1, 2}, rv[2] = {1, 1};
     score_buffers_t s;
     score_buffers(&pop, rm, rv, &s);
@@ -447,10 +461,31 @@ static void test_score_buffers_by_hand(void **state)
     assert_close(s.var_err, sqrt(9.0 / 2.0), 1e-16, 1.0);
     assert_true(s.worst_var_err == 3.0);
     assert_int_equal(s.worst_var_feature, 1);
+    /* Relative: mean errors (1, 0) over sd (1, 2), variance errors
+     * (0, -3) over (1, 4). */
+    assert_close(s.stats_err_rel, sqrt((1.0 + 0.75 * 0.75) / 4.0), 1e-16,
+                 1.0);
+    assert_true(s.worst_var_rel == 0.75);
     /* A tie keeps the first feature. */
     rv[0] = 4.0;
     score_buffers(&pop, rm, rv, &s);
     assert_int_equal(s.worst_var_feature, 0);
+    assert_true(s.worst_var_rel == 3.0);
+    /* A feature of zero variance: exact statistics count 0, any error is
+     * infinite, never NaN. */
+    var[1] = 0.0;
+    rv[0] = 1.0;
+    rv[1] = 0.0;
+    score_buffers(&pop, rm, rv, &s);
+    assert_true(s.worst_var_rel == 0.0);
+    assert_close(s.stats_err_rel, sqrt(1.0 / 4.0), 1e-16, 1.0);
+    rv[1] = 1e-300;
+    score_buffers(&pop, rm, rv, &s);
+    assert_true(s.worst_var_rel == INFINITY && s.stats_err_rel == INFINITY);
+    rv[1] = 0.0;
+    rm[1] = 2.5;
+    score_buffers(&pop, rm, rv, &s);
+    assert_true(s.worst_var_rel == 0.0 && s.stats_err_rel == INFINITY);
 }
 
 static void test_population_id(void **state)
@@ -461,9 +496,9 @@ static void test_population_id(void **state)
     assert_true(pop_fnv1a64("a", 1) == 0xaf63dc4c8601ec8cULL);
     assert_true(pop_fnv1a64("foobar", 6) == 0x85944171f73967e8ULL);
     pop_spec spec;
-    pop_default_spec(&spec);
+    assert_int_equal(pop_default_spec(&spec), 0);
     char text[1024];
-    pop_describe(&spec, text, sizeof text);
+    assert_true(pop_describe(&spec, text, sizeof text) < sizeof text);
     assert_non_null(strstr(text, "bnstudy population 1\nrows 512\nseed 1\n"
                                  "feature f0 0 1 1\nfeature f1 0.5 0.80000000"
                                  "000000004 0.80000000000000004\n"));
@@ -482,6 +517,57 @@ static void test_population_id(void **state)
     spec.features[6].sd = 2.7600000000000002;
     pop_id(&spec, b);
     assert_string_not_equal(a, b);
+    spec.features[6].sd = 2.76;
+    pop_id(&spec, b);
+    assert_string_equal(a, b);
+
+    /* A name longer than any buffer: the description is cut like
+     * snprintf's, its length and the identifier are the whole one's. */
+    char big[9000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    pop_spec_clear(&spec);
+    assert_int_equal(pop_spec_add(&spec, big, 0, 1, 0), 0);
+    size_t len = pop_describe(&spec, text, sizeof text);
+    assert_int_equal(strlen(text), sizeof text - 1);
+    char *whole = malloc(len + 1);
+    assert_non_null(whole);
+    assert_int_equal(pop_describe(&spec, whole, len + 1), len);
+    assert_int_equal(strlen(whole), len);
+    snprintf(want, sizeof want, "%016llx",
+             (unsigned long long)pop_fnv1a64(whole, len));
+    pop_id(&spec, a);
+    assert_string_equal(a, want);
+    big[8998] = 'y'; /* the last character of the name counts */
+    pop_spec_clear(&spec);
+    assert_int_equal(pop_spec_add(&spec, big, 0, 1, 0), 0);
+    pop_id(&spec, b);
+    assert_string_not_equal(a, b);
+    free(whole);
+    pop_spec_free(&spec);
+
+    /* A file's: its bytes, its format and its columns. */
+    pop_file_desc d = {0x0123456789abcdefULL, "csv", "label", NULL};
+    assert_int_equal(pop_describe_file(&d, text, sizeof text),
+                     strlen("bnstudy population 1\nfile 0123456789abcdef "
+                            "csv\nlabel label\n"));
+    assert_string_equal(text, "bnstudy population 1\nfile 0123456789abcdef "
+                              "csv\nlabel label\n");
+    pop_id_file(&d, a);
+    snprintf(want, sizeof want, "%016llx",
+             (unsigned long long)pop_fnv1a64(text, strlen(text)));
+    assert_string_equal(a, want);
+    static const pop_file_desc other[] = {
+        {0x0123456789abcdeeULL, "csv", "label", NULL},
+        {0x0123456789abcdefULL, "tsv", "label", NULL},
+        {0x0123456789abcdefULL, "csv", NULL, NULL},
+        {0x0123456789abcdefULL, "csv", "label", "label"},
+        {0x0123456789abcdefULL, "csv", NULL, "label"},
+    };
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+        pop_id_file(&other[i], b);
+        assert_string_not_equal(a, b);
+    }
 }
 
 /* ---- claims at their boundaries ---- */

@@ -24,7 +24,7 @@ typedef struct {
     const char *source, *images, *out, *batches;
     size_t m, h, w, ih, iw, k, c, b;
     size_t nch;
-    convpop_channel ch[BN_MAX_FEATURES];
+    convpop_channel *ch; /* nch of them, one per --channel */
     unsigned long long seed, order_seed;
     unsigned long epochs;
     bn_config layer;
@@ -140,12 +140,15 @@ static void parse(int argc, char **argv, options *o)
         case 'k': o->k = to_size(optarg, "--kernel"); break;
         case 'c': o->c = to_size(optarg, "--channels"); break;
         case 'C': {
+            convpop_channel *more =
+                realloc(o->ch, (o->nch + 1) * sizeof *o->ch);
+            if (!more)
+                die("%s", "out of memory");
+            o->ch = more;
             convpop_channel *ch = &o->ch[o->nch];
-            if (o->nch == BN_MAX_FEATURES ||
-                sscanf(optarg, "%lf,%lf,%lf", &ch->r, &ch->mean, &ch->sd) !=
-                    3)
-                die("--channel needs r,mean,sd (at most 64), got %s",
-                    optarg);
+            if (sscanf(optarg, "%lf,%lf,%lf", &ch->r, &ch->mean, &ch->sd) !=
+                3)
+                die("--channel needs r,mean,sd, got %s", optarg);
             o->nch++;
             break;
         }
@@ -248,8 +251,9 @@ static void train_and_write(const convpop_t *pop, const options *o)
                              &err) != 0)
         die("%s", err.msg);
     bn_layer layer;
-    bn_init(&layer, c, &o->layer);
-    double mean[BN_MAX_FEATURES], var[BN_MAX_FEATURES];
+    double *mean = malloc(2 * c * sizeof *mean), *var = mean + c;
+    if (!mean || bn_init(&layer, c, &o->layer) != 0)
+        die("%s", "out of memory");
     for (unsigned long e = 0; e < o->epochs; e++)
         for (size_t k = 0; k < nb; k++) {
             for (size_t i = 0; i < rows; i++)
@@ -287,6 +291,8 @@ static void train_and_write(const convpop_t *pop, const options *o)
         fprintf(fp, "\n");
     }
     close_out(fp);
+    bn_free(&layer);
+    free(mean);
     free(perm);
     free(y);
     free(xs);
@@ -317,13 +323,16 @@ int main(int argc, char **argv)
     parse(argc, argv, &o);
     convpop_t pop;
     bn_error err;
-    double filters[BN_MAX_FEATURES * CONVPOP_MAX_KERNEL * CONVPOP_MAX_KERNEL];
+    double *filters = NULL;
     int images = strcmp(o.source, "images") == 0;
     if (images) {
         if (!o.images || !o.ih || !o.iw)
             die("%s", "--source images needs --images FILE --ih --iw");
         size_t m;
         double *img = read_images(o.images, o.ih, o.iw, &m);
+        filters = malloc(o.c * o.k * o.k * sizeof *filters + 1);
+        if (!filters)
+            die("%s", "out of memory");
         if (convpop_from_images(img, m, o.ih, o.iw, o.c, o.k, o.seed, &pop,
                                 filters, &err) != 0)
             die("%s", err.msg);
@@ -352,5 +361,7 @@ int main(int argc, char **argv)
         train_and_write(&pop, &o);
     }
     convpop_free(&pop);
+    free(filters);
+    free(o.ch);
     return 0;
 }
