@@ -144,7 +144,7 @@ test-peer-if-available:
 # default) the README's tables are refreshed from the new files too.
 RESULTS     ?= results
 EXPERIMENTS := headline batch-size ordering momentum estimators \
-               what-fixes-it precise shuffles
+               what-fixes-it precise shuffles real-batch-size real-estimators
 
 study:
 	@bash scripts/deps.sh study
