@@ -688,10 +688,14 @@ void exp_free(exp_t *e)
     memset(pf, 0, sizeof *pf);
 }
 
+static int file_excludes(const exp_t *e, bn_error *err);
+
 int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                          const char *sha256, bn_error *err)
 {
     exp_popfile *f = &e->popfile;
+    if (file_excludes(e, err) != 0)
+        return -1; /* the keys' conflict before the file's faults */
     if (f->pop) {
         pop_free(f->pop);
         free(f->pop);

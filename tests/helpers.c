@@ -59,6 +59,44 @@ int test_shell(const char *fmt, ...)
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int test_bnstudy(const char *dir, char **out, char **err, const char *fmt,
+                 ...)
+{
+    char exe[4096], cwd[2048], args[4096], cmd[12800], o[4200], e[4200];
+    const char *p = test_env("BNSTUDY", "./bnstudy");
+    /* Absolute, since it runs in another directory. */
+    if (p[0] == '/')
+        snprintf(exe, sizeof exe, "%s", p);
+    else if (getcwd(cwd, sizeof cwd))
+        snprintf(exe, sizeof exe, "%s/%s", cwd, p);
+    else
+        fail_msg("getcwd failed");
+    if (access(exe, X_OK) != 0)
+        fail_msg("cannot run bnstudy at %s (set BNSTUDY)", exe);
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    assert_true(len >= 0 && (size_t)len < sizeof args);
+    snprintf(o, sizeof o, "%s/bnstudy-out.XXXXXX", test_env("TMPDIR", "/tmp"));
+    snprintf(e, sizeof e, "%s/bnstudy-err.XXXXXX", test_env("TMPDIR", "/tmp"));
+    int fo = mkstemp(o), fe = mkstemp(e);
+    assert_true(fo >= 0 && fe >= 0);
+    close(fo);
+    close(fe);
+    len = snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >'%s' 2>'%s'", dir,
+                   exe, args, o, e);
+    assert_true(len >= 0 && (size_t)len < sizeof cmd);
+    int st = system(cmd);
+    int rc = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    *out = test_slurp(o, NULL);
+    *err = test_slurp(e, NULL);
+    unlink(o);
+    unlink(e);
+    assert_true(*out && *err);
+    return rc;
+}
+
 int test_next_permutation(size_t *a, size_t n)
 {
     size_t i = n - 1;

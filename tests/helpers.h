@@ -50,6 +50,17 @@ int test_shell(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* bnstudy (BNSTUDY, made absolute) run in directory dir through the
+ * shell with the arguments of a printf format (quote them for the shell);
+ * its exit status (-1 if it did not exit), with its standard output and
+ * error in *out and *err (malloc'd, the caller frees them). Nothing is
+ * written to dir but what bnstudy writes. */
+int test_bnstudy(const char *dir, char **out, char **err, const char *fmt,
+                 ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 /* Step a[0..n-1] to the next permutation in lexicographic order; 0 after
  * the last one. Starting from the sorted order it visits all n!. */
 int test_next_permutation(size_t *a, size_t n);
