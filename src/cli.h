@@ -21,6 +21,7 @@ int cmd_population(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 
 /* Report "bnstudy CMD: message" on stderr; returns CLI_EXIT_USAGE. */
 int cli_error(const char *cmd, const char *fmt, ...)

@@ -20,6 +20,8 @@ static const char usage[] =
     "  population   print the enumerated population's rows\n"
     "  sweep        run an experiment file, write its results\n"
     "  verify       check the study's claims against the results\n"
+    "  diagnose     say why a layer's running statistics are off, feature by\n"
+    "               feature (a run, or a real checkpoint's statistics)\n"
     "\n"
     "  bnstudy COMMAND --help   options of a command\n"
     "  bnstudy --version        the version and what built it\n";
@@ -34,6 +36,7 @@ static const command commands[] = {
     {"population", cmd_population},
     {"sweep", cmd_sweep},
     {"verify", cmd_verify},
+    {"diagnose", cmd_diagnose},
 };
 
 /* A full disk or a closed pipe must not pass for success. */

@@ -25,5 +25,7 @@ int test_drift_run(size_t *ntests);
 int test_collapse_run(size_t *ntests);
 int test_num_run(size_t *ntests);
 int test_provenance_run(size_t *ntests);
+int test_filepop_run(size_t *ntests);
+int test_diagnose_run(size_t *ntests);
 
 #endif

@@ -26,6 +26,8 @@ static const struct {
     {test_drift_run},
     {test_collapse_run},
     {test_provenance_run},
+    {test_filepop_run},
+    {test_diagnose_run},
 };
 
 int main(void)

@@ -1,0 +1,352 @@
+/*
+ * `bnstudy diagnose` as a user meets it: every cause of diag.c's table
+ * planted in a population file built here and named by the command (a
+ * run on the file, or a checkpoint's statistics with the activations);
+ * the replay of a checkpoint against the moving average written out here
+ * in long double (PyTorch's rule: the new value's weight, the unbiased
+ * batch variance, from the checkpoint's initial values); and its
+ * refusals.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "diag.h"
+#include "pcg32.h"
+
+static char tmpdir[256];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return test_tmpdir_make(tmpdir, sizeof tmpdir, "diagnose");
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return test_tmpdir_remove(tmpdir);
+}
+
+enum { N = 512, F = 5 };
+/* m3: mean 3, which the initial 0 pulls at when few updates are left;
+ * s: the sort key; tiny: sd 1e-3, which evaluation amplifies; far: mean
+ * 1000, which even a small weight on the initial 0 moves; ok: mean 0 and
+ * variance 1, like the initial values. */
+static const char *const names[F] = {"m3", "s", "tiny", "far", "ok"};
+static const double means[F] = {3.0, 0.0, 0.0, 1000.0, 0.0};
+static const double sds[F] = {1.0, 1.0, 1e-3, 1.0, 1.0};
+
+static void make_rows(double *x)
+{
+    gsl_rng *rng = pcg32_gsl_alloc(21, 7);
+    assert_non_null(rng);
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < F; j++)
+            x[i * F + j] = means[j] + sds[j] * gsl_ran_gaussian(rng, 1.0);
+    gsl_rng_free(rng);
+}
+
+static void write_csv(const char *path, const double *x)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (size_t j = 0; j < F; j++)
+        fprintf(fp, "%s%s", j ? "," : "", names[j]);
+    fputc('\n', fp);
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < F; j++)
+            fprintf(fp, "%.17g%c", x[i * F + j], j + 1 < F ? ',' : '\n');
+    assert_int_equal(fclose(fp), 0);
+}
+
+static size_t split(char *s, char sep, char **f, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        char *e = strchr(s, sep);
+        if (n < max)
+            f[n] = s;
+        n++;
+        if (!e)
+            return n;
+        *e = '\0';
+        s = e + 1;
+    }
+}
+
+/* diagnose --tsv with args: the row of each feature, its cells split. */
+typedef struct {
+    char *text;
+    size_t nrow, ncol;
+    char *head[32];
+    char *cell[16][32];
+} report;
+
+static void diagnose(const char *dir, const char *args, report *r)
+{
+    char *err;
+    int rc = test_bnstudy(dir, &r->text, &err, "diagnose --tsv %s", args);
+    if (rc != 0)
+        fail_msg("diagnose %s: status %d: %s", args, rc, err);
+    assert_string_equal(err, "");
+    free(err);
+    char *lines[18];
+    size_t nl = split(r->text, '\n', lines, 18);
+    assert_true(nl >= 3 && nl <= 18);
+    r->ncol = split(lines[0], '\t', r->head, 32);
+    r->nrow = nl - 2;
+    for (size_t k = 0; k < r->nrow; k++)
+        assert_int_equal(split(lines[k + 1], '\t', r->cell[k], 32), r->ncol);
+}
+
+static const char *cell(const report *r, const char *feature,
+                        const char *col)
+{
+    int c = -1;
+    for (size_t k = 0; k < r->ncol; k++)
+        if (strcmp(r->head[k], col) == 0)
+            c = (int)k;
+    assert_true(c >= 0);
+    for (size_t k = 0; k < r->nrow; k++)
+        if (strcmp(r->cell[k][0], feature) == 0)
+            return r->cell[k][c];
+    fail_msg("no feature %s", feature);
+    return NULL;
+}
+
+static double number(const report *r, const char *feature, const char *col)
+{
+    const char *s = cell(r, feature, col);
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        fail_msg("%s %s: not a number: '%s'", feature, col, s);
+    return v;
+}
+
+static void expect_cause(const report *r, const char *feature,
+                         const char *want)
+{
+    const char *got = cell(r, feature, "cause");
+    if (strcmp(got, want) != 0)
+        fail_msg("%s: cause %s, want %s (causes %s)", feature, got, want,
+                 cell(r, feature, "causes"));
+}
+
+static void test_every_cause_from_a_run(void **state)
+{
+    (void)state;
+    char path[400];
+    double x[N * F];
+    make_rows(x);
+    snprintf(path, sizeof path, "%s/rows.csv", tmpdir);
+    write_csv(path, x);
+    report r;
+
+    /* Two updates: the initial 0 keeps 0.81 and holds m3's mean at ~0.6. */
+    diagnose(tmpdir, "--population rows.csv --batch-size 256", &r);
+    assert_int_equal(r.nrow, F);
+    expect_cause(&r, "m3", "few-updates");
+    assert_true(number(&r, "m3", "init_weight") == 0.81000000000000005);
+    assert_int_equal((int)number(&r, "m3", "updates"), 2);
+    free(r.text);
+
+    /* Sorted by s, 64 updates: s's batch means spread about B = 8 times
+     * as much as random batches' would. */
+    diagnose(tmpdir, "--population rows.csv --batch-size 8 --order sorted:s",
+             &r);
+    expect_cause(&r, "s", "not-exchangeable");
+    assert_true(number(&r, "s", "exchange") > 6.0);
+    free(r.text);
+
+    /* Shuffled, 64 updates: tiny is amplified 300 times, far's mean is
+     * moved by 0.9^64 x 1000 = 1.2 standard deviations. */
+    diagnose(tmpdir, "--population rows.csv --batch-size 8", &r);
+    expect_cause(&r, "tiny", "near-constant");
+    assert_true(number(&r, "tiny", "amplification") > 100.0);
+    expect_cause(&r, "far", "far-from-init");
+    /* The run's own buffers are diagnosed: running = replay. */
+    assert_string_equal(cell(&r, "far", "running_mean"),
+                         cell(&r, "far", "replay_mean"));
+    free(r.text);
+
+    /* 48 updates of 32 shuffled rows on a feature like the initial
+     * values: nothing is off. */
+    diagnose(tmpdir,
+             "--population rows.csv --batch-size 32 --epochs 3", &r);
+    expect_cause(&r, "ok", "clean");
+    free(r.text);
+}
+
+/* A checkpoint: the activations in batches of unequal size and the
+ * statistics PyTorch's rule gives from non-default initial values, in
+ * long double; then the same statistics moved by half a standard
+ * deviation, which no cause of the table explains. */
+static void test_checkpoint_replay_and_other(void **state)
+{
+    (void)state;
+    char path[400];
+    double x[N * F];
+    make_rows(x);
+    snprintf(path, sizeof path, "%s/act.csv", tmpdir);
+    write_csv(path, x);
+    static const size_t rows[] = {100, 100, 64, 64, 64, 64, 56};
+    const size_t nb = sizeof rows / sizeof *rows, t0 = 5;
+    const long double p = 0.1L;
+    long double rm[F], rv[F], m0[F], v0[F];
+    /* Initial values of the data's own scale, so that they explain
+     * nothing: what is off below is off for no reason of the table. */
+    for (size_t j = 0; j < F; j++) {
+        m0[j] = rm[j] = means[j];
+        v0[j] = rv[j] = sds[j] * sds[j];
+    }
+    snprintf(path, sizeof path, "%s/act.batches.tsv", tmpdir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("batch\tfirst_row\trows\n", fp);
+    for (size_t k = 0, first = 0; k < nb; first += rows[k], k++) {
+        fprintf(fp, "%zu\t%zu\t%zu\n", k, first, rows[k]);
+        for (size_t j = 0; j < F; j++) {
+            long double m, v;
+            ld_moments(rows[k], F, x + first * F + j, &m, &v);
+            rm[j] = (1.0L - p) * rm[j] + p * m;
+            rv[j] = (1.0L - p) * rv[j] +
+                    p * v * rows[k] / (long double)(rows[k] - 1);
+        }
+    }
+    assert_int_equal(fclose(fp), 0);
+    for (int shifted = 0; shifted < 2; shifted++) {
+        snprintf(path, sizeof path, "%s/act%d.stats.tsv", tmpdir, shifted);
+        fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+              "initial_mean\tinitial_var\tinitial_batches_tracked\n",
+              fp);
+        for (size_t j = 0; j < F; j++)
+            fprintf(fp, "%s\t%.17Lg\t%.17Lg\t%zu\t%.17Lg\t%.17Lg\t%zu\n",
+                    names[j], rm[j] + (shifted ? 0.5L * sds[j] : 0.0L),
+                    rv[j], t0 + nb, m0[j], v0[j], t0);
+        assert_int_equal(fclose(fp), 0);
+        report r;
+        char args[300];
+        snprintf(args, sizeof args,
+                 "--stats act%d.stats.tsv --activations act.csv --batches "
+                 "act.batches.tsv --momentum 0.1 --momentum-weights new "
+                 "--variance unbiased",
+                 shifted);
+        diagnose(tmpdir, args, &r);
+        for (size_t j = 0; j < F; j++) {
+            /* The replay is the rule above, to rounding. */
+            assert_close(number(&r, names[j], "replay_mean"), rm[j], 1e-12,
+                         fabsl(rm[j]) + sds[j]);
+            assert_rel(number(&r, names[j], "replay_var"), rv[j], 1e-12);
+            assert_int_equal((int)number(&r, names[j], "updates"), nb);
+            assert_close(number(&r, names[j], "init_weight"),
+                         powl(0.9L, (long double)nb), 1e-15, 1.0);
+            double diff = number(&r, names[j], "replay_diff");
+            if (shifted)
+                assert_true(diff > 0.4);
+            else
+                assert_true(diff < 1e-12);
+        }
+        if (shifted)
+            expect_cause(&r, "ok", "other");
+        free(r.text);
+    }
+
+    /* The table for people says whether the replay agrees. */
+    char *out, *err;
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                  "diagnose --stats act1.stats.tsv "
+                                  "--activations act.csv --batches "
+                                  "act.batches.tsv --momentum 0.1 "
+                                  "--momentum-weights new --variance "
+                                  "unbiased"),
+                     0);
+    assert_non_null(strstr(out, "does NOT"));
+    assert_non_null(strstr(out, "\nother ("));
+    assert_non_null(strstr(out, diag_cause_get(DIAG_OTHER)->words));
+    free(out);
+    free(err);
+}
+
+/* A refusal: status 2, one line naming what is wrong, nothing on stdout. */
+static void expect_refused(const char *args, const char *needle)
+{
+    char *out, *err;
+    int rc = test_bnstudy(tmpdir, &out, &err, "diagnose %s", args);
+    size_t lines = 0;
+    for (const char *c = err; *c; c++)
+        lines += *c == '\n';
+    if (rc != 2 || out[0] || lines != 1 || !strstr(err, needle))
+        fail_msg("diagnose %s: status %d, stdout '%.60s', stderr '%s', "
+                 "want '%s'",
+                 args, rc, out, err, needle);
+    free(out);
+    free(err);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    char path[400];
+    double x[N * F];
+    make_rows(x);
+    snprintf(path, sizeof path, "%s/act.csv", tmpdir);
+    write_csv(path, x);
+    snprintf(path, sizeof path, "%s/two.stats.tsv", tmpdir);
+    test_write_file(path, "running_mean\trunning_var\tnum_batches_tracked\n"
+                          "0\t1\t3\n0\t1\t3\n");
+    snprintf(path, sizeof path, "%s/bad.stats.tsv", tmpdir);
+    test_write_file(path, "running_mean\trunning_var\tnum_batches_tracked\n"
+                          "0\t1\t3\n0\tnan\t3\n0\t1\t3\n0\t1\t3\n0\t1\t3\n");
+    snprintf(path, sizeof path, "%s/five.stats.tsv", tmpdir);
+    test_write_file(path, "running_mean\trunning_var\tnum_batches_tracked\n"
+                          "0\t1\t3\n0\t1\t3\n0\t1\t3\n0\t1\t3\n0\t1\t3\n");
+    snprintf(path, sizeof path, "%s/gap.batches.tsv", tmpdir);
+    test_write_file(path, "first_row\trows\n0\t100\n101\t411\n");
+    snprintf(path, sizeof path, "%s/x.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\t0.1\neps\t1e-05\n");
+    expect_refused("--stats five.stats.tsv", "--activations");
+    expect_refused("--stats five.stats.tsv --activations act.csv",
+                   "--batches or --batch-size");
+    expect_refused("--stats two.stats.tsv --activations act.csv "
+                   "--batch-size 8",
+                   "2 features");
+    expect_refused("--stats bad.stats.tsv --activations act.csv "
+                   "--batch-size 8",
+                   "bad.stats.tsv:3: column running_var");
+    expect_refused("--stats five.stats.tsv --activations act.csv "
+                   "--batches gap.batches.tsv",
+                   "gap.batches.tsv:3");
+    expect_refused("--stats five.stats.tsv --activations act.csv "
+                   "--batch-size 8 --order sorted",
+                   "--order describes a run");
+    expect_refused("--stats five.stats.tsv --activations act.csv "
+                   "--batch-size 8 --layer x.layer.tsv --momentum 0.5",
+                   "--momentum: the layer's settings are in x.layer.tsv");
+    expect_refused("--stats five.stats.tsv --activations act.csv "
+                   "--batch-size 8 --estimator precise",
+                   "precise");
+    expect_refused("--dump x --stats five.stats.tsv", "--dump");
+    expect_refused("--dump nowhere", "nowhere.stats.tsv");
+    expect_refused("--population act.csv --batch-size 600", "512 rows");
+}
+
+int test_diagnose_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_cause_from_a_run),
+        cmocka_unit_test(test_checkpoint_replay_and_other),
+        cmocka_unit_test(test_refusals),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("diagnose", tests, group_setup,
+                                       group_teardown);
+}
