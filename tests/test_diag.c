@@ -412,7 +412,8 @@ static void test_table_and_bad_input(void **state)
     assert_null(diag_cause_get(DIAG_N_CAUSES));
 
     double x[] = {1, 2, 3, 4}, rm = 0.0, rv = 1.0, bad = -1.0, nan = NAN;
-    diag_input good = {4, 1, x, 2, &rm, &rv, NULL, NULL, 2, 0.1, 1e-5};
+    diag_input good = {4,   1,   x,    2,    &rm, &rv, NULL,
+                       NULL, 2, 0.1, 1e-5, NULL, 0};
     diag_feature d;
     assert_int_equal(diag_run(&good, &d, NULL), 0);
     static const char *const what[] = {
