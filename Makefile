@@ -105,7 +105,8 @@ sanitize:
 
 # The peer cross-checks (tests/peer/): bnstudy's layer against PyTorch and a
 # plain-numpy reference, on feature maps against BatchNorm2d, the
-# population-file reader against NumPy, and the classifier against PyTorch.
+# population-file reader against NumPy, dump_bn_inputs.py's dumps through
+# `bnstudy diagnose`, and the classifier against PyTorch.
 # Debian's python3-torch is only visible to the system interpreter, not to
 # a python3 that may come first on PATH.
 PEER_PYTHON ?= /usr/bin/python3
@@ -113,7 +114,7 @@ PEER_PYTHON ?= /usr/bin/python3
 # Test drivers (tests/peer/*.c): small programs the peer scripts call to
 # reach library code bnstudy's commands do not expose yet; not part of
 # bnstudy.
-PEER_DRIVERS := popstats clf_driver bn2d_driver
+PEER_DRIVERS := clf_driver bn2d_driver
 $(BUILD)/%: tests/peer/%.c $(LIBOBJS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ \
@@ -125,8 +126,8 @@ test-peer: $(BIN) $(PEER_DRIVERS:%=$(BUILD)/%)
 	@rc=0; \
 	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_bn2d.py --driver $(BUILD)/bn2d_driver || rc=1; \
-	$(PEER_PYTHON) tests/peer/peer_popfile.py --popstats $(BUILD)/popstats || rc=1; \
-	$(PEER_PYTHON) tests/peer/peer_dump.py --popstats $(BUILD)/popstats || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_popfile.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_dump.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_clf.py --driver $(BUILD)/clf_driver || rc=1; \
 	exit $$rc
 

@@ -15,8 +15,12 @@ batches of unequal size, with an evaluation pass in between. Then:
     batches tracked exactly;
   * the evaluation pass is not recorded, and BatchNorm2d's rows are the
     input with channels last, in the order sample, row, column;
-  * bnstudy's population-file reader (through tests/peer/popstats) reads
-    every dump as the same doubles NumPy does;
+  * `bnstudy population` reads every dump as the same doubles NumPy does;
+  * `bnstudy diagnose --dump` on every layer's files reports the model's
+    own running statistics as the checkpoint's, bit for bit, and its
+    replay of the batches (bnstudy's layer, PyTorch's convention, from the
+    dumped initial values) reproduces them to 1e-12 relative, with the
+    updates the layer counted;
   * the command-line form on a model saved with torch.save gives the same.
 
 Prints one line per check and `N passed, N failed`; exits 1 on a failure.
@@ -117,7 +121,7 @@ class Checks:
         self.failed += not ok
 
 
-def check_dump(c, dump, model, names, popstats, label):
+def check_dump(c, dump, model, names, exe, label):
     for name, idx in names:
         bn = model[idx]
         x, stats, rm, rv, t = replay(dump, name)
@@ -138,19 +142,43 @@ def check_dump(c, dump, model, names, popstats, label):
                 t == int(bn.num_batches_tracked),
                 "%s %s: NumPy replay reproduces them" % (label, name),
                 "mean %.2e var %.2e updates %d" % (dm, dv, t))
-        out = subprocess.run([popstats, os.path.join(dump, name + ".npy"),
-                              "--values"], check=True, capture_output=True,
+        out = subprocess.run([exe, "population", "--population",
+                              os.path.join(dump, name + ".npy")],
+                             check=True, capture_output=True,
                              text=True).stdout.splitlines()
-        got = np.array([[float(v) for v in l.split("\t")] for l in out[1:]])
+        got = np.array([[float(v) for v in l.split("\t")[1:]]
+                        for l in out[1:]])
         c.check(got.shape == x.shape and
                 np.array_equal(got.view(np.uint64), x.view(np.uint64)),
                 "%s %s: bnstudy reads the %d x %d dump" % (label, name,
                                                            *x.shape))
+        # The dump fed to bnstudy diagnose: the checkpoint's statistics as
+        # they are, and bnstudy's layer replaying the batches gives them.
+        out = subprocess.run([exe, "diagnose", "--dump",
+                              os.path.join(dump, name), "--tsv"],
+                             check=True, capture_output=True,
+                             text=True).stdout.splitlines()
+        head = out[0].split("\t")
+        rows = [dict(zip(head, l.split("\t"))) for l in out[1:]]
+        col = lambda k: np.array([float(r[k]) for r in rows])
+        same = np.array_equal(col("running_mean"), want_m) and \
+            np.array_equal(col("running_var"), want_v)
+        rm, rv = col("replay_mean"), col("replay_var")
+        dm = rel(rm, want_m, np.sqrt(want_v))
+        dv = rel(rv, want_v, 0.0)
+        updates = {int(r["updates"]) for r in rows}
+        want_t = int(bn.num_batches_tracked) - \
+            int(stats[0]["initial_batches_tracked"])
+        c.check(same and dm <= TOLERANCE and dv <= TOLERANCE and
+                updates == {want_t},
+                "%s %s: bnstudy diagnose replays the model's statistics"
+                % (label, name),
+                "mean %.2e var %.2e updates %s" % (dm, dv, sorted(updates)))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--popstats", default=os.path.join(REPO, "build", "popstats"))
+    ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
     args = ap.parse_args()
     # Bit-equal statistics from two processes need the same reduction
     # order: PyTorch splits its sums across threads (2.6 does on two
@@ -177,7 +205,7 @@ def main():
         rec.close()
         dump = os.path.join(tmp, "api")
         rec.write(dump)
-        check_dump(c, dump, model, layers, args.popstats, "api")
+        check_dump(c, dump, model, layers, args.bnstudy, "api")
 
         recorded = read_tsv(os.path.join(dump, "1.batches.tsv"))
         c.check([int(r["rows"]) for r in recorded] ==
@@ -216,7 +244,7 @@ def main():
             for _ in range(2):
                 for i in range(0, 101, 30):
                     ref(x[i:i + 30])
-        check_dump(c, dump, ref, layers, args.popstats, "cli")
+        check_dump(c, dump, ref, layers, args.bnstudy, "cli")
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1

@@ -14,9 +14,10 @@ For each data file:
     and big-endian, float64 and float32, read back as the same values
     (float32: the float32 values widened) and the same truth.
 
-The reader is driven through the test driver tests/peer/popstats.c (built by
-`make test-peer`). Prints one line per check and `N passed, N failed`;
-exits 1 if any check fails.
+The reader is driven through bnstudy itself: `bnstudy population` prints
+the values it read (and, ordered by-label, the classes in their order),
+`bnstudy run --write-features -` the truth. Prints one line per check and
+`N passed, N failed`; exits 1 if any check fails.
 """
 
 import argparse
@@ -44,11 +45,30 @@ DATA = os.path.join(REPO, "data")
 TOLERANCE = 1e-12
 
 
-def popstats(exe, path, *args):
-    out = subprocess.run([exe, path] + list(args), check=True,
-                         capture_output=True, text=True).stdout
-    lines = out.splitlines()
+def bnstudy(exe, *args):
+    return subprocess.run([exe] + list(args), check=True,
+                          capture_output=True, text=True).stdout
+
+
+def table(text):
+    lines = text.splitlines()
     return lines[0].split("\t"), [l.split("\t") for l in lines[1:]]
+
+
+def population(exe, path, *args):
+    """The rows as bnstudy read them: header and cells, `row` first."""
+    return table(bnstudy(exe, "population", "--population", path, *args))
+
+
+def truth(exe, path, *args):
+    """features.tsv's feature, true_mean and true_var, from a run's
+    --write-features on standard output (after the summary and a blank
+    line)."""
+    out = bnstudy(exe, "run", "--population", path, "--batch-size", "2",
+                  "--write-features", "-", *args)
+    head, rows = table(out.split("\n\n", 1)[1])
+    cols = [head.index(c) for c in ("feature", "true_mean", "true_var")]
+    return [[r[c] for c in cols] for r in rows]
 
 
 def read_csv(path):
@@ -83,9 +103,9 @@ def rel(got, want, floor):
 
 def compare_truth(exe, path, x, extra=()):
     """Largest relative difference of the reader's truth from NumPy's."""
-    head, rows = popstats(exe, path, *extra)
-    if head != ["feature", "mean", "var"] or len(rows) != x.shape[1]:
-        raise RuntimeError("unexpected popstats output for %s" % path)
+    rows = truth(exe, path, *extra)
+    if len(rows) != x.shape[1]:
+        raise RuntimeError("unexpected features for %s" % path)
     mean = x.mean(axis=0)
     var = x.var(axis=0)
     worst = 0.0
@@ -99,10 +119,28 @@ def compare_truth(exe, path, x, extra=()):
 
 
 def compare_values(exe, path, x, extra=()):
-    head, rows = popstats(exe, path, "--values", *extra)
-    got = np.array([[float(v) for v in r] for r in rows], dtype=np.float64)
-    return head, got.shape == x.shape and np.array_equal(
-        got.view(np.uint64), x.view(np.uint64))
+    head, rows = population(exe, path, *extra)
+    f = x.shape[1]
+    got = np.array([[float(v) for v in r[1:1 + f]] for r in rows],
+                   dtype=np.float64)
+    order = [int(r[0]) for r in rows]
+    return head[1:1 + f], order == list(range(x.shape[0])) and \
+        got.shape == x.shape and \
+        np.array_equal(got.view(np.uint64), x.view(np.uint64))
+
+
+def levels(exe, path):
+    """The classes in their index order with their counts: the rows
+    ordered by-label come class by class in that order."""
+    head, rows = population(exe, path, "--label", "label", "--order",
+                            "by-label")
+    col = head.index("label")
+    got = []
+    for r in rows:
+        if not got or got[-1][0] != r[col]:
+            got.append([r[col], 0])
+        got[-1][1] += 1
+    return [tuple(g) for g in got]
 
 
 class Checks:
@@ -117,9 +155,9 @@ class Checks:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--popstats", default=os.path.join(REPO, "build", "popstats"))
+    ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
     args = ap.parse_args()
-    exe = args.popstats
+    exe = args.bnstudy
 
     sums = {}
     with open(os.path.join(DATA, "SHA256SUMS")) as fp:
@@ -142,8 +180,7 @@ def main():
             c.check(head == names and same,
                     "%s: %d x %d values, bit for bit" % (name, *x.shape))
 
-            _, lv = popstats(exe, path, "--label", "label", "--levels", "label")
-            got = [(r[1], int(r[2])) for r in lv]
+            got = levels(exe, path)
             want = expected_levels(labels)
             c.check(got == want, "%s: %d classes in order, with counts"
                     % (name, len(want)), " ".join(n for n, _ in got))
