@@ -145,7 +145,8 @@ test-peer-if-available:
 # default) the README's tables are refreshed from the new files too.
 RESULTS     ?= results
 EXPERIMENTS := headline batch-size ordering momentum estimators \
-               what-fixes-it precise shuffles real-batch-size real-estimators
+               what-fixes-it precise shuffles real-batch-size real-estimators \
+               real-what-fixes-it
 
 study:
 	@bash scripts/deps.sh study
