@@ -23,7 +23,8 @@ per layer NAME (the module's path in the model, e.g. `layer1.0.bn1`):
                     (key, value).
 
 Every real is written as the shortest decimal that reads back as the same
-double. As a library, in your own training script:
+double. `bnstudy diagnose --dump OUT/NAME` reads the four files of a layer
+back (docs/diagnose.md). As a library, in your own training script:
 
     from dump_bn_inputs import BNRecorder
     rec = BNRecorder(model)          # hooks every batch-norm layer

@@ -3,7 +3,7 @@
 # followed by its indented output, and compare what the command prints now
 # with what the README shows, so the examples cannot go stale. Prints one
 # line per example and "N passed, N failed". The examples run in a scratch
-# directory that sees the program and experiments/, so files they write
+# directory that sees the program, experiments/ and data/, so files they write
 # land there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ inblock && /^    / { sub(/^    /, ""); print > (dir "/want." k); next }
 pass=0 fail=0
 repo=$(pwd)
 mkdir "$work/run"
-ln -s "$repo/bnstudy" "$repo/experiments" "$work/run/"
+ln -s "$repo/bnstudy" "$repo/experiments" "$repo/data" "$work/run/"
 n=$(ls "$work" | grep -c '^cmd\.' || true)
 for k in $(seq 1 "$n"); do
     cmd="$work/cmd.$k"
