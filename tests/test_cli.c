@@ -277,8 +277,9 @@ static const bad_case bad_cases[] = {
     {"--bogus-option", {"run", "--write-features", "f", "--bogus-option"}},
     {"extra", {"run", "--write-features", "f", "extra"}},
     {"frobnicate", {"frobnicate"}},
-    {"--features", {"run", "--features", "/nonexistent-dir/f.tsv"}},
-    {"--features", {"run", "--features", "sub/missing/f.tsv"}},
+    {"--write-features",
+     {"run", "--write-features", "/nonexistent-dir/f.tsv"}},
+    {"--write-features", {"run", "--write-features", "sub/missing/f.tsv"}},
     /* The features file is opened, then the outputs file fails: the
      * features temporary must go too. */
     {"--write-outputs",

@@ -260,6 +260,45 @@ static void test_checkpoint_replay_and_other(void **state)
         free(r.text);
     }
 
+    /* PyTorch's momentum=None resumed after t0 batches: update t has the
+     * new value's weight 1 / (t0 + t), and the initial values keep
+     * t0 / (t0 + T). Read from a dump's layer file. */
+    for (size_t j = 0; j < F; j++) {
+        rm[j] = m0[j];
+        rv[j] = v0[j];
+    }
+    for (size_t k = 0, first = 0; k < nb; first += rows[k], k++)
+        for (size_t j = 0; j < F; j++) {
+            long double m, v, a = 1.0L / (long double)(t0 + k + 1);
+            ld_moments(rows[k], F, x + first * F + j, &m, &v);
+            rm[j] = (1.0L - a) * rm[j] + a * m;
+            rv[j] = (1.0L - a) * rv[j] +
+                    a * v * rows[k] / (long double)(rows[k] - 1);
+        }
+    snprintf(path, sizeof path, "%s/cum.stats.tsv", tmpdir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+          "initial_mean\tinitial_var\tinitial_batches_tracked\n",
+          fp);
+    for (size_t j = 0; j < F; j++)
+        fprintf(fp, "%s\t%.17Lg\t%.17Lg\t%zu\t%.17Lg\t%.17Lg\t%zu\n",
+                names[j], rm[j], rv[j], t0 + nb, m0[j], v0[j], t0);
+    assert_int_equal(fclose(fp), 0);
+    snprintf(path, sizeof path, "%s/cum.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\tNone\neps\t1e-05\n");
+    report r;
+    diagnose(tmpdir, "--stats cum.stats.tsv --activations act.csv --batches "
+                     "act.batches.tsv --layer cum.layer.tsv", &r);
+    for (size_t j = 0; j < F; j++) {
+        assert_close(number(&r, names[j], "replay_mean"), rm[j], 1e-12,
+                     fabsl(rm[j]) + sds[j]);
+        assert_rel(number(&r, names[j], "replay_var"), rv[j], 1e-12);
+        assert_close(number(&r, names[j], "init_weight"),
+                     (long double)t0 / (long double)(t0 + nb), 1e-14, 1.0);
+    }
+    free(r.text);
+
     /* The table for people says whether the replay agrees. */
     char *out, *err;
     assert_int_equal(test_bnstudy(tmpdir, &out, &err,

@@ -6,7 +6,7 @@ against implementations it shares no code with. For each configuration it
 feeds `bnstudy population --order O --seed S` (the rows in training order)
 to a peer, trains over the same consecutive batches, evaluates the rows
 trained on in the last epoch, and compares with what `bnstudy run` wrote
-to --features and --outputs:
+to --write-features and --write-outputs:
 
   * PyTorch's float64 torch.nn.BatchNorm1d for the PyTorch convention
     (momentum as the new value's weight, unbiased running variance),
@@ -117,7 +117,7 @@ class Bnstudy:
                 "--gamma", repr(cfg["gamma"]),
                 "--beta", repr(cfg["beta"]),
                 "--eps", repr(cfg["eps"]),
-                "--features", feat, "--outputs", outs]
+                "--write-features", feat, "--write-outputs", outs]
         out = subprocess.run(argv, check=True, capture_output=True,
                              text=True).stdout.splitlines()
         summary = dict(zip(out[0].split("\t"), out[1].split("\t")))
