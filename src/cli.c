@@ -106,6 +106,33 @@ void cli_key_help(FILE *fp)
     }
 }
 
+int cli_take_key_option(const char *cmd, exp_t *e, int c, const char *name,
+                        const char *arg)
+{
+    if (c < CLI_KEY_BASE || c >= CLI_KEY_BASE + KEY_COUNT)
+        return 0;
+    char origin[64];
+    bn_error err;
+    snprintf(origin, sizeof origin, "--%s", name);
+    if (exp_set(e, (key_id)(c - CLI_KEY_BASE), arg, origin, 0, &err) != 0)
+        return cli_error(cmd, "%s", err.msg);
+    return 1;
+}
+
+int cli_one_configuration(const char *cmd, const exp_t *e, int argc,
+                          char **argv)
+{
+    extern int optind;
+    if (optind < argc)
+        return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (e->n[k] > 1)
+            return cli_error(cmd, "%s: one value at a time (a sweep takes "
+                                  "lists)",
+                             e->from[k]);
+    return 0;
+}
+
 size_t cli_pop_option_table(struct option *opts)
 {
     static const char *const names[CLI_POP_OPTIONS] = {"population", "label",

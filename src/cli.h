@@ -51,6 +51,18 @@ size_t cli_key_options(struct option *opts, char names[][40]);
 /* Their help lines, from the table: "  --batch-size B   help (256)". */
 void cli_key_help(FILE *fp);
 
+struct exp_s;
+/* A key option getopt_long returned (c, from cli_key_options, named
+ * name): its value set in e as from "--name". 1 when c is one, 0 when it
+ * is not, CLI_EXIT_USAGE (message printed) when the value is refused. */
+int cli_take_key_option(const char *cmd, struct exp_s *e, int c,
+                        const char *name, const char *arg);
+/* After the options of a command that runs one configuration: no
+ * argument left, one value per key. 0, or CLI_EXIT_USAGE with the message
+ * printed. */
+int cli_one_configuration(const char *cmd, const struct exp_s *e, int argc,
+                          char **argv);
+
 /* --population FILE, --label COLUMN and --group COLUMN, the options of
  * every command that reads a population (values CLI_POP_BASE + 0..2). */
 #define CLI_POP_BASE 3000
@@ -58,7 +70,6 @@ void cli_key_help(FILE *fp);
 typedef struct {
     const char *population, *label, *group;
 } cli_pop_options;
-struct exp_s;
 /* Fill opts with the three entries; returns 3. */
 size_t cli_pop_option_table(struct option *opts);
 /* 1 when c is one of them (its value taken from arg), else 0. */

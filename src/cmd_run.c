@@ -164,7 +164,7 @@ int cmd_run(int argc, char **argv)
     cli_pop_options po = {NULL, NULL, NULL};
     run_result res;
     memset(&res, 0, sizeof res);
-    int c, idx, rc = CLI_EXIT_USAGE;
+    int c, idx, taken, rc = CLI_EXIT_USAGE;
     if (exp_init(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
@@ -179,29 +179,17 @@ int cmd_run(int argc, char **argv)
             outs[c - OPT_FEATURES].path = optarg;
         } else if (cli_take_pop_option(c, optarg, &po)) {
             continue;
-        } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
-            char origin[64];
-            snprintf(origin, sizeof origin, "--%s", opts[idx].name);
-            if (exp_set(e, (key_id)(c - CLI_KEY_BASE), optarg, origin, 0,
-                        &err) != 0) {
-                cli_error(cmd, "%s", err.msg);
+        } else if ((taken = cli_take_key_option(cmd, e, c, opts[idx].name,
+                                                optarg)) != 0) {
+            if (taken != 1)
                 goto done;
-            }
         } else {
             cli_bad_option(cmd, argv, optopt);
             goto done;
         }
     }
-    if (optind < argc) {
-        cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (cli_one_configuration(cmd, e, argc, argv) != 0)
         goto done;
-    }
-    for (int k = 0; k < KEY_COUNT; k++)
-        if (e->n[k] > 1) {
-            cli_error(cmd, "%s: one value at a time (a sweep takes lists)",
-                      e->from[k]);
-            goto done;
-        }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
         goto done;
     if (exp_finish(e, &err) != 0) {

@@ -97,6 +97,21 @@ int test_bnstudy(const char *dir, char **out, char **err, const char *fmt,
     return rc;
 }
 
+size_t test_split(char *s, char sep, char **fields, size_t max)
+{
+    size_t n = 0;
+    for (;;) {
+        char *e = strchr(s, sep);
+        if (n < max)
+            fields[n] = s;
+        n++;
+        if (!e)
+            return n;
+        *e = '\0';
+        s = e + 1;
+    }
+}
+
 int test_next_permutation(size_t *a, size_t n)
 {
     size_t i = n - 1;

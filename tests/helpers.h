@@ -61,6 +61,9 @@ int test_bnstudy(const char *dir, char **out, char **err, const char *fmt,
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Split s in place at sep into fields (at most max stored); returns how
+ * many there are. */
+size_t test_split(char *s, char sep, char **fields, size_t max);
 /* Step a[0..n-1] to the next permutation in lexicographic order; 0 after
  * the last one. Starting from the sorted order it visits all n!. */
 int test_next_permutation(size_t *a, size_t n);

@@ -162,26 +162,8 @@ static size_t count_char(const char *s, char c)
     return n;
 }
 
-/* Split s in place at sep; returns the number of fields. */
-static size_t split(char *s, char sep, char **fields, size_t max)
-{
-    size_t n = 0;
-    for (;;) {
-        char *e = strchr(s, sep);
-        if (n < max)
-            fields[n] = s;
-        n++;
-        if (!e)
-            break;
-        *e = '\0';
-        s = e + 1;
-    }
-    return n;
-}
-
 /* The column names docs/definitions.md lists, indented, after the line
- * naming the file (`summary.tsv` or `features.tsv`), into one buffer
- * buffer. */
+ * naming the file (`summary.tsv` or `features.tsv`), into one buffer. */
 static size_t study_columns(const char *file, char **cols, size_t max,
                             char **buf)
 {
@@ -222,7 +204,7 @@ static void assert_header(char *line, const char *file, size_t want_cols)
 {
     char *study[64], *got[64], *buf;
     size_t ns = study_columns(file, study, 64, &buf);
-    size_t ng = split(line, '\t', got, 64);
+    size_t ng = test_test_split(line, '\t', got, 64);
     size_t own = strcmp(file, "summary.tsv") == 0 ? N_OWN_SCORES : 0;
     assert_int_equal(ns, want_cols + own + N_TRAILING);
     assert_int_equal(ng, want_cols + own + N_TRAILING);
@@ -345,11 +327,11 @@ static void test_run_prints_the_summary(void **state)
     assert_int_equal(r.err_len, 0);
     assert_int_equal(count_char(r.out, '\n'), 2);
     char *lines[3];
-    assert_int_equal(split(r.out, '\n', lines, 3), 3);
+    assert_int_equal(test_split(r.out, '\n', lines, 3), 3);
     assert_string_equal(lines[2], "");
     assert_header(lines[0], "summary.tsv", 22);
     char *v[32];
-    assert_int_equal(split(lines[1], '\t', v, 32),
+    assert_int_equal(test_split(lines[1], '\t', v, 32),
                      22 + N_OWN_SCORES + N_TRAILING);
 
     /* The row carries the library's numbers to the bit. */
@@ -423,7 +405,7 @@ static void check_population(const char *dir, const char *const *args,
     for (size_t k = 0; k <= n; k++) {
         char *nl = strchr(line, '\n');
         *nl = '\0';
-        assert_int_equal(split(line, '\t', v, 16), f + 1);
+        assert_int_equal(test_split(line, '\t', v, 16), f + 1);
         if (k == 0) {
             assert_string_equal(v[0], "row");
             for (size_t j = 0; j < f; j++)
@@ -499,7 +481,7 @@ static void test_run_writes_the_features_file(void **state)
             assert_header(line, "features.tsv", 14);
         } else {
             size_t j = k - 1;
-            assert_int_equal(split(line, '\t', v, 32), 14 + N_TRAILING);
+            assert_int_equal(test_split(line, '\t', v, 32), 14 + N_TRAILING);
             assert_string_equal(v[3], "128");
             assert_string_equal(v[9], pop.names[j]);
             assert_true(field_double(v[10]) == pop.mean[j]);
@@ -518,7 +500,7 @@ static void test_run_writes_the_features_file(void **state)
     assert_int_equal(count_char(text, '\n'), pop.n + 1);
     line = strchr(text, '\n');
     *line = '\0';
-    assert_int_equal(split(text, '\t', v, 32), 1 + 2 * f);
+    assert_int_equal(test_split(text, '\t', v, 32), 1 + 2 * f);
     test_slurp_free(text);
     run_result_free(&res);
     pop_free(&pop);

@@ -52,6 +52,17 @@ static void make_rows(double *x)
     gsl_rng_free(rng);
 }
 
+static void write_csv(const char *path, const double *x);
+
+/* The rows into x and into tmpdir/name. */
+static void rows_file(const char *name, double *x)
+{
+    char path[400];
+    make_rows(x);
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    write_csv(path, x);
+}
+
 static void write_csv(const char *path, const double *x)
 {
     FILE *fp = fopen(path, "w");
@@ -63,21 +74,6 @@ static void write_csv(const char *path, const double *x)
         for (size_t j = 0; j < F; j++)
             fprintf(fp, "%.17g%c", x[i * F + j], j + 1 < F ? ',' : '\n');
     assert_int_equal(fclose(fp), 0);
-}
-
-static size_t split(char *s, char sep, char **f, size_t max)
-{
-    size_t n = 0;
-    for (;;) {
-        char *e = strchr(s, sep);
-        if (n < max)
-            f[n] = s;
-        n++;
-        if (!e)
-            return n;
-        *e = '\0';
-        s = e + 1;
-    }
 }
 
 /* diagnose --tsv with args: the row of each feature, its cells split. */
@@ -97,12 +93,12 @@ static void diagnose(const char *dir, const char *args, report *r)
     assert_string_equal(err, "");
     free(err);
     char *lines[18];
-    size_t nl = split(r->text, '\n', lines, 18);
+    size_t nl = test_split(r->text, '\n', lines, 18);
     assert_true(nl >= 3 && nl <= 18);
-    r->ncol = split(lines[0], '\t', r->head, 32);
+    r->ncol = test_split(lines[0], '\t', r->head, 32);
     r->nrow = nl - 2;
     for (size_t k = 0; k < r->nrow; k++)
-        assert_int_equal(split(lines[k + 1], '\t', r->cell[k], 32), r->ncol);
+        assert_int_equal(test_split(lines[k + 1], '\t', r->cell[k], 32), r->ncol);
 }
 
 static const char *cell(const report *r, const char *feature,
@@ -142,11 +138,8 @@ static void expect_cause(const report *r, const char *feature,
 static void test_every_cause_from_a_run(void **state)
 {
     (void)state;
-    char path[400];
     double x[N * F];
-    make_rows(x);
-    snprintf(path, sizeof path, "%s/rows.csv", tmpdir);
-    write_csv(path, x);
+    rows_file("rows.csv", x);
     report r;
 
     /* Two updates: the initial 0 keeps 0.81 and holds m3's mean at ~0.6. */
@@ -184,119 +177,121 @@ static void test_every_cause_from_a_run(void **state)
     free(r.text);
 }
 
+/* The checkpoint's batches: unequal sizes, t0 updates before them. */
+static const size_t batch_rows[] = {100, 100, 64, 64, 64, 64, 56};
+#define NB (sizeof batch_rows / sizeof *batch_rows)
+enum { T0 = 5 };
+
+/* PyTorch's rule over the batches, in long double, from m0 and v0: the
+ * new value's weight p, or 1 / (T0 + t) at update t when p is 0
+ * (momentum=None); the batch variance unbiased. */
+static void ld_torch(const double *x, long double p, const long double *m0,
+                     const long double *v0, long double *rm, long double *rv)
+{
+    for (size_t j = 0; j < F; j++)
+        rm[j] = m0[j], rv[j] = v0[j];
+    for (size_t k = 0, first = 0; k < NB; first += batch_rows[k], k++)
+        for (size_t j = 0; j < F; j++) {
+            size_t b = batch_rows[k];
+            long double m, v, a = p > 0 ? p : 1.0L / (long double)(T0 + k + 1);
+            ld_moments(b, F, x + first * F + j, &m, &v);
+            rm[j] = (1.0L - a) * rm[j] + a * m;
+            rv[j] = (1.0L - a) * rv[j] + a * v * b / (long double)(b - 1);
+        }
+}
+
+/* A statistics file as dump_bn_inputs.py writes one, the running means
+ * moved by shift standard deviations. */
+static void write_stats(const char *name, const long double *rm,
+                        const long double *rv, const long double *m0,
+                        const long double *v0, long double shift)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+          "initial_mean\tinitial_var\tinitial_batches_tracked\n",
+          fp);
+    for (size_t j = 0; j < F; j++)
+        fprintf(fp, "%s\t%.17Lg\t%.17Lg\t%zu\t%.17Lg\t%.17Lg\t%d\n",
+                names[j], rm[j] + shift * sds[j], rv[j], T0 + NB, m0[j],
+                v0[j], T0);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* The report's replay against rm and rv, and its initial values' weight
+ * against w. */
+static void check_replay(const report *r, const long double *rm,
+                         const long double *rv, long double w)
+{
+    for (size_t j = 0; j < F; j++) {
+        assert_close(number(r, names[j], "replay_mean"), rm[j], 1e-12,
+                     fabsl(rm[j]) + sds[j]);
+        assert_rel(number(r, names[j], "replay_var"), rv[j], 1e-12);
+        assert_int_equal((int)number(r, names[j], "updates"), NB);
+        assert_close(number(r, names[j], "init_weight"), w, 1e-14, 1.0);
+    }
+}
+
 /* A checkpoint: the activations in batches of unequal size and the
  * statistics PyTorch's rule gives from non-default initial values, in
  * long double; then the same statistics moved by half a standard
- * deviation, which no cause of the table explains. */
+ * deviation, which no cause of the table explains; then momentum=None
+ * resumed, read from a layer file. */
 static void test_checkpoint_replay_and_other(void **state)
 {
     (void)state;
     char path[400];
     double x[N * F];
-    make_rows(x);
-    snprintf(path, sizeof path, "%s/act.csv", tmpdir);
-    write_csv(path, x);
-    static const size_t rows[] = {100, 100, 64, 64, 64, 64, 56};
-    const size_t nb = sizeof rows / sizeof *rows, t0 = 5;
-    const long double p = 0.1L;
+    rows_file("act.csv", x);
     long double rm[F], rv[F], m0[F], v0[F];
     /* Initial values of the data's own scale, so that they explain
      * nothing: what is off below is off for no reason of the table. */
     for (size_t j = 0; j < F; j++) {
-        m0[j] = rm[j] = means[j];
-        v0[j] = rv[j] = sds[j] * sds[j];
+        m0[j] = means[j];
+        v0[j] = sds[j] * sds[j];
     }
     snprintf(path, sizeof path, "%s/act.batches.tsv", tmpdir);
     FILE *fp = fopen(path, "w");
     assert_non_null(fp);
     fputs("batch\tfirst_row\trows\n", fp);
-    for (size_t k = 0, first = 0; k < nb; first += rows[k], k++) {
-        fprintf(fp, "%zu\t%zu\t%zu\n", k, first, rows[k]);
-        for (size_t j = 0; j < F; j++) {
-            long double m, v;
-            ld_moments(rows[k], F, x + first * F + j, &m, &v);
-            rm[j] = (1.0L - p) * rm[j] + p * m;
-            rv[j] = (1.0L - p) * rv[j] +
-                    p * v * rows[k] / (long double)(rows[k] - 1);
-        }
-    }
+    for (size_t k = 0, first = 0; k < NB; first += batch_rows[k], k++)
+        fprintf(fp, "%zu\t%zu\t%zu\n", k, first, batch_rows[k]);
     assert_int_equal(fclose(fp), 0);
+
+    ld_torch(x, 0.1L, m0, v0, rm, rv);
     for (int shifted = 0; shifted < 2; shifted++) {
-        snprintf(path, sizeof path, "%s/act%d.stats.tsv", tmpdir, shifted);
-        fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
-              "initial_mean\tinitial_var\tinitial_batches_tracked\n",
-              fp);
-        for (size_t j = 0; j < F; j++)
-            fprintf(fp, "%s\t%.17Lg\t%.17Lg\t%zu\t%.17Lg\t%.17Lg\t%zu\n",
-                    names[j], rm[j] + (shifted ? 0.5L * sds[j] : 0.0L),
-                    rv[j], t0 + nb, m0[j], v0[j], t0);
-        assert_int_equal(fclose(fp), 0);
-        report r;
-        char args[300];
+        char name[40], args[300];
+        snprintf(name, sizeof name, "act%d.stats.tsv", shifted);
+        write_stats(name, rm, rv, m0, v0, shifted ? 0.5L : 0.0L);
         snprintf(args, sizeof args,
-                 "--stats act%d.stats.tsv --activations act.csv --batches "
+                 "--stats %s --activations act.csv --batches "
                  "act.batches.tsv --momentum 0.1 --momentum-weights new "
                  "--variance unbiased",
-                 shifted);
+                 name);
+        report r;
         diagnose(tmpdir, args, &r);
+        check_replay(&r, rm, rv, powl(0.9L, (long double)NB));
         for (size_t j = 0; j < F; j++) {
-            /* The replay is the rule above, to rounding. */
-            assert_close(number(&r, names[j], "replay_mean"), rm[j], 1e-12,
-                         fabsl(rm[j]) + sds[j]);
-            assert_rel(number(&r, names[j], "replay_var"), rv[j], 1e-12);
-            assert_int_equal((int)number(&r, names[j], "updates"), nb);
-            assert_close(number(&r, names[j], "init_weight"),
-                         powl(0.9L, (long double)nb), 1e-15, 1.0);
             double diff = number(&r, names[j], "replay_diff");
-            if (shifted)
-                assert_true(diff > 0.4);
-            else
-                assert_true(diff < 1e-12);
+            assert_true(shifted ? diff > 0.4 : diff < 1e-12);
         }
         if (shifted)
             expect_cause(&r, "ok", "other");
         free(r.text);
     }
 
-    /* PyTorch's momentum=None resumed after t0 batches: update t has the
-     * new value's weight 1 / (t0 + t), and the initial values keep
-     * t0 / (t0 + T). Read from a dump's layer file. */
-    for (size_t j = 0; j < F; j++) {
-        rm[j] = m0[j];
-        rv[j] = v0[j];
-    }
-    for (size_t k = 0, first = 0; k < nb; first += rows[k], k++)
-        for (size_t j = 0; j < F; j++) {
-            long double m, v, a = 1.0L / (long double)(t0 + k + 1);
-            ld_moments(rows[k], F, x + first * F + j, &m, &v);
-            rm[j] = (1.0L - a) * rm[j] + a * m;
-            rv[j] = (1.0L - a) * rv[j] +
-                    a * v * rows[k] / (long double)(rows[k] - 1);
-        }
-    snprintf(path, sizeof path, "%s/cum.stats.tsv", tmpdir);
-    fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
-          "initial_mean\tinitial_var\tinitial_batches_tracked\n",
-          fp);
-    for (size_t j = 0; j < F; j++)
-        fprintf(fp, "%s\t%.17Lg\t%.17Lg\t%zu\t%.17Lg\t%.17Lg\t%zu\n",
-                names[j], rm[j], rv[j], t0 + nb, m0[j], v0[j], t0);
-    assert_int_equal(fclose(fp), 0);
+    /* momentum=None resumed after T0 batches: the initial values keep
+     * T0 / (T0 + T). */
+    ld_torch(x, 0.0L, m0, v0, rm, rv);
+    write_stats("cum.stats.tsv", rm, rv, m0, v0, 0.0L);
     snprintf(path, sizeof path, "%s/cum.layer.tsv", tmpdir);
     test_write_file(path, "key\tvalue\nmomentum\tNone\neps\t1e-05\n");
     report r;
     diagnose(tmpdir, "--stats cum.stats.tsv --activations act.csv --batches "
                      "act.batches.tsv --layer cum.layer.tsv", &r);
-    for (size_t j = 0; j < F; j++) {
-        assert_close(number(&r, names[j], "replay_mean"), rm[j], 1e-12,
-                     fabsl(rm[j]) + sds[j]);
-        assert_rel(number(&r, names[j], "replay_var"), rv[j], 1e-12);
-        assert_close(number(&r, names[j], "init_weight"),
-                     (long double)t0 / (long double)(t0 + nb), 1e-14, 1.0);
-    }
+    check_replay(&r, rm, rv, (long double)T0 / (long double)(T0 + NB));
     free(r.text);
 
     /* The table for people says whether the replay agrees. */
@@ -336,9 +331,7 @@ static void test_refusals(void **state)
     (void)state;
     char path[400];
     double x[N * F];
-    make_rows(x);
-    snprintf(path, sizeof path, "%s/act.csv", tmpdir);
-    write_csv(path, x);
+    rows_file("act.csv", x);
     snprintf(path, sizeof path, "%s/two.stats.tsv", tmpdir);
     test_write_file(path, "running_mean\trunning_var\tnum_batches_tracked\n"
                           "0\t1\t3\n0\t1\t3\n");

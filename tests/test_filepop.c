@@ -76,20 +76,14 @@ static void write_rows(const char *path, char sep, const double *x)
     assert_int_equal(fclose(fp), 0);
 }
 
-/* Split s in place at sep into at most max fields; returns the count. */
-static size_t split(char *s, char sep, char **f, size_t max)
+/* A fresh directory tmpdir/name holding the rows as rows.csv. */
+static void rows_dir(const char *name, char *dir, size_t cap, double *x)
 {
-    size_t n = 0;
-    for (;;) {
-        char *e = strchr(s, sep);
-        if (n < max)
-            f[n] = s;
-        n++;
-        if (!e)
-            return n;
-        *e = '\0';
-        s = e + 1;
-    }
+    char path[400];
+    fresh_dir(dir, cap, name);
+    make_rows(x);
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    write_rows(path, ',', x);
 }
 
 static int column(char **head, size_t n, const char *name)
@@ -161,12 +155,12 @@ static void test_run_on_a_file(void **state)
 
         /* The summary, a blank line, then features.tsv. */
         char *lines[64];
-        size_t nl = split(out, '\n', lines, 64);
+        size_t nl = test_split(out, '\n', lines, 64);
         assert_int_equal(nl, 2 + 1 + 1 + F + 1);
         assert_string_equal(lines[2], "");
         char *head[64], *row[64];
-        size_t nh = split(lines[0], '\t', head, 64);
-        assert_int_equal(split(lines[1], '\t', row, 64), nh);
+        size_t nh = test_split(lines[0], '\t', head, 64);
+        assert_int_equal(test_split(lines[1], '\t', row, 64), nh);
         assert_true(number(row[column(head, nh, "stats_err")]) ==
                     res.stats_err);
         assert_true(number(row[column(head, nh, "stats_err_rel")]) ==
@@ -184,13 +178,13 @@ static void test_run_on_a_file(void **state)
         pop_id_file(&d, id);
         assert_string_equal(row[column(head, nh, "population")], id);
 
-        nh = split(lines[3], '\t', head, 64);
+        nh = test_split(lines[3], '\t', head, 64);
         int c_f = column(head, nh, "feature"), c_m = column(head, nh,
                                                               "true_mean");
         int c_v = column(head, nh, "true_var"), c_rm = column(head, nh,
                                                                "running_mean");
         for (size_t j = 0; j < F; j++) {
-            assert_int_equal(split(lines[4 + j], '\t', row, 64), nh);
+            assert_int_equal(test_split(lines[4 + j], '\t', row, 64), nh);
             assert_string_equal(row[c_f], names[j]);
             long double m, v;
             ld_moments(N, F, x + j, &m, &v);
@@ -217,11 +211,8 @@ static void test_orders_on_columns(void **state)
 {
     (void)state;
     char dir[300], path[400];
-    fresh_dir(dir, sizeof dir, "orders");
     double x[N * F];
-    make_rows(x);
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    write_rows(path, ',', x);
+    rows_dir("orders", dir, sizeof dir, x);
     size_t first[2][N];
     for (int seed = 1; seed <= 2; seed++) {
         char *out, *err;
@@ -232,13 +223,13 @@ static void test_orders_on_columns(void **state)
                                       seed),
                          0);
         char *lines[64], *f[16];
-        assert_int_equal(split(out, '\n', lines, 64), N + 2);
-        assert_int_equal(split(lines[0], '\t', f, 16), 1 + F + 2);
+        assert_int_equal(test_split(out, '\n', lines, 64), N + 2);
+        assert_int_equal(test_split(lines[0], '\t', f, 16), 1 + F + 2);
         assert_string_equal(f[F + 1], "cls");
         assert_string_equal(f[F + 2], "src");
         int seen[N] = {0};
         for (size_t k = 0; k < N; k++) {
-            assert_int_equal(split(lines[k + 1], '\t', f, 16), 1 + F + 2);
+            assert_int_equal(test_split(lines[k + 1], '\t', f, 16), 1 + F + 2);
             size_t i = (size_t)number(f[0]);
             assert_true(i < N && !seen[i]);
             seen[i] = 1;
@@ -262,9 +253,9 @@ static void test_orders_on_columns(void **state)
                                   "by-group"),
                      0);
     char *lines[64], *f[16];
-    assert_int_equal(split(out, '\n', lines, 64), N + 2);
+    assert_int_equal(test_split(out, '\n', lines, 64), N + 2);
     for (size_t k = 0; k < N; k++) {
-        split(lines[k + 1], '\t', f, 16);
+        test_split(lines[k + 1], '\t', f, 16);
         size_t i = (size_t)number(f[0]);
         /* u0 has rows 0, 3, ..., 39 (14), u1 13, u2 13. */
         size_t want = k < 14 ? 0 : k < 27 ? 1 : 2;
@@ -291,14 +282,14 @@ static void test_orders_on_columns(void **state)
     snprintf(path, sizeof path, "%s/res/e/summary.tsv", dir);
     char *text = test_slurp(path, NULL);
     assert_non_null(text);
-    assert_int_equal(split(text, '\n', lines, 64), 5);
+    assert_int_equal(test_split(text, '\n', lines, 64), 5);
     char *head[64];
-    size_t nh = split(lines[0], '\t', head, 64);
+    size_t nh = test_split(lines[0], '\t', head, 64);
     int c_o = column(head, nh, "order");
     static const char *const want[3] = {"sorted:x one", "by-label",
                                         "shuffled"};
     for (int r = 0; r < 3; r++) {
-        split(lines[r + 1], '\t', f, 16);
+        test_split(lines[r + 1], '\t', f, 16);
         assert_string_equal(f[c_o], want[r]);
     }
     free(text);
@@ -374,11 +365,8 @@ static void test_refusals(void **state)
 {
     (void)state;
     char dir[300], path[400];
-    fresh_dir(dir, sizeof dir, "refusals");
     double x[N * F];
-    make_rows(x);
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    write_rows(path, ',', x);
+    rows_dir("refusals", dir, sizeof dir, x);
     snprintf(path, sizeof path, "%s/rows-link.csv", dir);
     char src[400];
     snprintf(src, sizeof src, "%s/rows.csv", dir);
@@ -473,9 +461,9 @@ static void test_constant_feature(void **state)
                      0);
     assert_non_null(strstr(err, "feature 'flat' has zero variance"));
     char *lines[4], *head[64], *row[64];
-    assert_int_equal(split(out, '\n', lines, 4), 3);
-    size_t nh = split(lines[0], '\t', head, 64);
-    split(lines[1], '\t', row, 64);
+    assert_int_equal(test_split(out, '\n', lines, 4), 3);
+    size_t nh = test_split(lines[0], '\t', head, 64);
+    test_split(lines[1], '\t', row, 64);
     assert_string_equal(row[column(head, nh, "stats_err_rel")], "inf");
     assert_string_equal(row[column(head, nh, "worst_var_rel")], "inf");
     free(out);
