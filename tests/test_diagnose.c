@@ -98,7 +98,8 @@ static void diagnose(const char *dir, const char *args, report *r)
     r->ncol = test_split(lines[0], '\t', r->head, 32);
     r->nrow = nl - 2;
     for (size_t k = 0; k < r->nrow; k++)
-        assert_int_equal(test_split(lines[k + 1], '\t', r->cell[k], 32), r->ncol);
+        assert_int_equal(test_split(lines[k + 1], '\t', r->cell[k], 32),
+                         r->ncol);
 }
 
 static const char *cell(const report *r, const char *feature,

@@ -60,7 +60,10 @@ static void make_rows(double *x)
                 scale[j] * (1.0 + (double)pcg32_next(&rng) / 4294967296.0);
 }
 
-static const char *class_of(size_t i) { return i < 25 ? "benign" : "malignant"; }
+static const char *class_of(size_t i)
+{
+    return i < 25 ? "benign" : "malignant";
+}
 
 static void write_rows(const char *path, char sep, const double *x)
 {
@@ -409,7 +412,8 @@ static void test_refusals(void **state)
         /* The label column is not a number and is no feature. */
         {"sweep cell.ini --out res", {"cell.ini:2", "rows.csv:2:4", NULL}},
         {"run --label cls", {"--label", "no --population", NULL}},
-        {"run --population rows.csv --label cls --group src --order sorted:nope",
+        {"run --population rows.csv --label cls --group src --order "
+         "sorted:nope",
          {"--order", "nope", NULL}},
         {"run --population rows.csv --label cls --group src --batch-size 41",
          {"--batch-size", "40 rows", NULL}},
