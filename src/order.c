@@ -146,13 +146,10 @@ static int make_by_factor(const popfile_factor *fac, const pop_t *pop,
 {
     size_t n = pop->n, k = fac->n_levels;
     size_t *start = calloc(k + 1, sizeof *start);
-    gsl_rng *rng = pcg32_gsl_alloc(seed, PCG32_INITSEQ_SHUFFLE);
-    if (!start || !rng) {
-        free(start);
-        if (rng)
-            gsl_rng_free(rng);
+    if (!start)
         return bn_fail(err, "out of memory for the order");
-    }
+    pcg32_t rng;
+    pcg32_seed(&rng, seed, PCG32_INITSEQ_SHUFFLE);
     for (size_t i = 0; i < n; i++)
         start[fac->of_row[i] + 1]++;
     for (size_t g = 0; g < k; g++)
@@ -161,8 +158,7 @@ static int make_by_factor(const popfile_factor *fac, const pop_t *pop,
         perm[start[fac->of_row[i]]++] = i;
     /* start[g] is now where level g ends, level g - 1's too. */
     for (size_t g = 0, lo = 0; g < k; lo = start[g], g++)
-        gsl_ran_shuffle(rng, perm + lo, start[g] - lo, sizeof *perm);
-    gsl_rng_free(rng);
+        draw_shuffle(&rng, perm + lo, start[g] - lo);
     free(start);
     return 0;
 }

@@ -204,7 +204,7 @@ static void assert_header(char *line, const char *file, size_t want_cols)
 {
     char *study[64], *got[64], *buf;
     size_t ns = study_columns(file, study, 64, &buf);
-    size_t ng = test_test_split(line, '\t', got, 64);
+    size_t ng = test_split(line, '\t', got, 64);
     size_t own = strcmp(file, "summary.tsv") == 0 ? N_OWN_SCORES : 0;
     assert_int_equal(ns, want_cols + own + N_TRAILING);
     assert_int_equal(ng, want_cols + own + N_TRAILING);

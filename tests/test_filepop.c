@@ -295,7 +295,7 @@ static void test_orders_on_columns(void **state)
         test_split(lines[r + 1], '\t', f, 16);
         assert_string_equal(f[c_o], want[r]);
     }
-    free(text);
+    test_slurp_free(text);
 
     /* The manifest names the file as written and its SHA-256, as
      * sha256sum computes it; no rows, seed or feature lines. */
@@ -321,7 +321,7 @@ static void test_orders_on_columns(void **state)
              sha);
     assert_non_null(strstr(text, want_line));
     free(sha);
-    free(text);
+    test_slurp_free(text);
 }
 
 /* A refusal: status 2, one line on stderr with every needle, nothing on
