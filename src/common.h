@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#define BNSTUDY_VERSION "0.1.0"
+#define BNSTUDY_VERSION "0.2.0"
 
 typedef struct {
     char msg[512];
