@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -27,11 +28,18 @@
 const char *test_env(const char *name, const char *dflt);
 
 /* A whole file as a string (NULL if it cannot be opened); its length in
- * *len when len is not NULL. Give it back with test_slurp_free; what a
- * failing test could not give back is freed at exit, so under the
- * sanitizers a failure leaks nothing. */
+ * *len when len is not NULL. What a failing test could not give back is
+ * freed at exit, so under the sanitizers a failure leaks nothing. */
 char *test_slurp(const char *path, size_t *len);
 void test_slurp_free(char *s);
+
+/* free() in the tests is helpers_free: it forgets a buffer test_slurp handed
+ * out before freeing it, so a slurped buffer may be given back with plain
+ * free() and is not freed a second time at exit (a trap that bit three
+ * test files before this). stdlib.h is included above, before the name is
+ * taken. */
+void helpers_free(void *p);
+#define free(p) helpers_free(p)
 
 /* A fresh directory TMPDIR/bnstudy-test-NAME.XXXXXX into buf (0 on
  * success, for a group setup), and its removal with all it holds. */

@@ -91,7 +91,7 @@ static void diagnose(const char *dir, const char *args, report *r)
     if (rc != 0)
         fail_msg("diagnose %s: status %d: %s", args, rc, err);
     assert_string_equal(err, "");
-    free(err);
+    test_slurp_free(err);
     char *lines[18];
     size_t nl = test_split(r->text, '\n', lines, 18);
     assert_true(nl >= 3 && nl <= 18);
@@ -149,7 +149,7 @@ static void test_every_cause_from_a_run(void **state)
     expect_cause(&r, "m3", "few-updates");
     assert_true(number(&r, "m3", "init_weight") == 0.81000000000000005);
     assert_int_equal((int)number(&r, "m3", "updates"), 2);
-    free(r.text);
+    test_slurp_free(r.text);
 
     /* Sorted by s, 64 updates: s's batch means spread about B = 8 times
      * as much as random batches' would. */
@@ -157,7 +157,7 @@ static void test_every_cause_from_a_run(void **state)
              &r);
     expect_cause(&r, "s", "not-exchangeable");
     assert_true(number(&r, "s", "exchange") > 6.0);
-    free(r.text);
+    test_slurp_free(r.text);
 
     /* Shuffled, 64 updates: tiny is amplified 300 times, far's mean is
      * moved by 0.9^64 x 1000 = 1.2 standard deviations. */
@@ -168,14 +168,14 @@ static void test_every_cause_from_a_run(void **state)
     /* The run's own buffers are diagnosed: running = replay. */
     assert_string_equal(cell(&r, "far", "running_mean"),
                          cell(&r, "far", "replay_mean"));
-    free(r.text);
+    test_slurp_free(r.text);
 
     /* 48 updates of 32 shuffled rows on a feature like the initial
      * values: nothing is off. */
     diagnose(tmpdir,
              "--population rows.csv --batch-size 32 --epochs 3", &r);
     expect_cause(&r, "ok", "clean");
-    free(r.text);
+    test_slurp_free(r.text);
 }
 
 /* The checkpoint's batches: unequal sizes, t0 updates before them. */
@@ -280,7 +280,7 @@ static void test_checkpoint_replay_and_other(void **state)
         }
         if (shifted)
             expect_cause(&r, "ok", "other");
-        free(r.text);
+        test_slurp_free(r.text);
     }
 
     /* momentum=None resumed after T0 batches: the initial values keep
@@ -293,7 +293,7 @@ static void test_checkpoint_replay_and_other(void **state)
     diagnose(tmpdir, "--stats cum.stats.tsv --activations act.csv --batches "
                      "act.batches.tsv --layer cum.layer.tsv", &r);
     check_replay(&r, rm, rv, (long double)T0 / (long double)(T0 + NB));
-    free(r.text);
+    test_slurp_free(r.text);
 
     /* The table for people says whether the replay agrees. */
     char *out, *err;
@@ -307,8 +307,8 @@ static void test_checkpoint_replay_and_other(void **state)
     assert_non_null(strstr(out, "does NOT"));
     assert_non_null(strstr(out, "\nother ("));
     assert_non_null(strstr(out, diag_cause_get(DIAG_OTHER)->words));
-    free(out);
-    free(err);
+    test_slurp_free(out);
+    test_slurp_free(err);
 }
 
 /* A refusal: status 2, one line naming what is wrong, nothing on stdout. */
@@ -323,8 +323,8 @@ static void expect_refused(const char *args, const char *needle)
         fail_msg("diagnose %s: status %d, stdout '%.60s', stderr '%s', "
                  "want '%s'",
                  args, rc, out, err, needle);
-    free(out);
-    free(err);
+    test_slurp_free(out);
+    test_slurp_free(err);
 }
 
 static void test_refusals(void **state)

@@ -201,8 +201,8 @@ static void test_run_on_a_file(void **state)
         }
         run_result_free(&res);
         pop_free(&pop);
-        free(out);
-        free(err);
+        test_slurp_free(out);
+        test_slurp_free(err);
     }
     assert_memory_equal(truth[0], truth[1], sizeof truth[0]);
 }
@@ -243,8 +243,8 @@ static void test_orders_on_columns(void **state)
             for (size_t j = 0; j < F; j++)
                 assert_true(number(f[1 + j]) == x[i * F + j]);
         }
-        free(out);
-        free(err);
+        test_slurp_free(out);
+        test_slurp_free(err);
     }
     /* Shuffled inside the classes: the seed moves rows. */
     assert_memory_not_equal(first[0], first[1], sizeof first[0]);
@@ -264,8 +264,8 @@ static void test_orders_on_columns(void **state)
         size_t want = k < 14 ? 0 : k < 27 ? 1 : 2;
         assert_int_equal(i % 3, want);
     }
-    free(out);
-    free(err);
+    test_slurp_free(out);
+    test_slurp_free(err);
 
     /* An experiment file: the file relative to it, an order on a feature
      * whose name has a space, quoted. */
@@ -280,8 +280,8 @@ static void test_orders_on_columns(void **state)
                           "sweep sub/e.ini --out res --jobs 1");
     if (rc != 0)
         fail_msg("status %d: %s", rc, err);
-    free(out);
-    free(err);
+    test_slurp_free(out);
+    test_slurp_free(err);
     snprintf(path, sizeof path, "%s/res/e/summary.tsv", dir);
     char *text = test_slurp(path, NULL);
     assert_non_null(text);
@@ -360,8 +360,8 @@ static void expect_refused(const char *dir, const char *args,
     if (why)
         fail_msg("bnstudy %s: %s (status %d)\n  stderr: %s", args, why, rc,
                  err);
-    free(out);
-    free(err);
+    test_slurp_free(out);
+    test_slurp_free(err);
 }
 
 static void test_refusals(void **state)
@@ -470,8 +470,8 @@ static void test_constant_feature(void **state)
     test_split(lines[1], '\t', row, 64);
     assert_string_equal(row[column(head, nh, "stats_err_rel")], "inf");
     assert_string_equal(row[column(head, nh, "worst_var_rel")], "inf");
-    free(out);
-    free(err);
+    test_slurp_free(out);
+    test_slurp_free(err);
 }
 
 int test_filepop_run(size_t *ntests)
