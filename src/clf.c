@@ -22,7 +22,10 @@ static double clf_log(double x) { return num_log(x); }
 
 static const char *const norm_names[] = {"batch", "none"};
 
-const char *clf_norm_name(clf_norm n) { return norm_names[n]; }
+const char *clf_norm_name(int n)
+{
+    return n >= 0 && n < 2 ? norm_names[n] : NULL;
+}
 
 int clf_norm_parse(const char *s, clf_norm *n)
 {
@@ -32,22 +35,6 @@ int clf_norm_parse(const char *s, clf_norm *n)
             return 0;
         }
     return -1;
-}
-
-void clf_default_config(clf_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->hidden = 16;
-    cfg->norm = CLF_NORM_BATCH;
-    /* The layer's defaults are the experiment keys' (exp.c's table). */
-    run_config rc;
-    run_default_config(&rc);
-    cfg->bn = rc.layer;
-    cfg->lr = 0.1;
-    cfg->init_seed = 1;
-    cfg->batch_size = 32;
-    cfg->epochs = 1;
-    cfg->partial = RUN_PARTIAL_DROP;
 }
 
 static int check_data(const clf_data *d, size_t f, size_t k, bn_error *err)
@@ -62,55 +49,6 @@ static int check_data(const clf_data *d, size_t f, size_t k, bn_error *err)
         if (d->label[i] < 0 || (size_t)d->label[i] >= k)
             return bn_fail(err, "row %zu: label %d is not in [0, %zu)", i,
                            d->label[i], k);
-    return 0;
-}
-
-int clf_validate(const clf_config *cfg, const clf_data *d, bn_error *err)
-{
-    if (d->f < 1)
-        return bn_fail(err, "the rows have no features");
-    if (d->k < 2)
-        return bn_fail(err, "a classifier needs at least 2 classes, got %zu",
-                       d->k);
-    if (check_data(d, d->f, d->k, err) != 0)
-        return -1;
-    if (cfg->hidden < 1 || cfg->hidden > CLF_MAX_HIDDEN)
-        return bn_fail(err, "hidden must be from 1 to %d, got %zu",
-                       CLF_MAX_HIDDEN, cfg->hidden);
-    if (cfg->batch_size < 2 || cfg->batch_size > d->n)
-        return bn_fail(err,
-                       "batch size must be from 2 to the population's %zu "
-                       "rows, got %zu",
-                       d->n, cfg->batch_size);
-    if (cfg->partial == RUN_PARTIAL_KEEP && d->n % cfg->batch_size == 1)
-        return bn_fail(err,
-                       "partial keep with batch size %zu leaves a last "
-                       "batch of one row, whose variance is undefined",
-                       cfg->batch_size);
-    size_t nb = run_batches_per_epoch(d->n, cfg->batch_size, cfg->partial);
-    if (cfg->precise_batches > nb)
-        return bn_fail(err,
-                       "precise batches %zu is more than the %zu batches "
-                       "of an epoch",
-                       cfg->precise_batches, nb);
-    if (cfg->epochs < 1 || cfg->epochs > 1000000)
-        return bn_fail(err, "epochs must be from 1 to 1000000, got %lu",
-                       cfg->epochs);
-    if (!(isfinite(cfg->lr) && cfg->lr >= 0.0))
-        return bn_fail(err, "lr must be finite and >= 0, got %g", cfg->lr);
-    if (!(cfg->sgd_momentum >= 0.0 && cfg->sgd_momentum < 1.0))
-        return bn_fail(err, "sgd_momentum must be in [0, 1), got %g",
-                       cfg->sgd_momentum);
-    if (!(isfinite(cfg->weight_decay) && cfg->weight_decay >= 0.0))
-        return bn_fail(err, "weight_decay must be finite and >= 0, got %g",
-                       cfg->weight_decay);
-    if (cfg->norm == CLF_NORM_BATCH) {
-        if (cfg->bn.gamma != 1.0 || cfg->bn.beta != 0.0)
-            return bn_fail(err, "the classifier learns gamma and beta from 1 "
-                                "and 0; gamma and beta cannot be set");
-        if (bn_validate(&cfg->bn, err) != 0)
-            return -1;
-    }
     return 0;
 }
 
@@ -160,16 +98,19 @@ static double *carve(double **next, size_t n)
     return p;
 }
 
-int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
+int clf_init(clf_net *net, const run_config *cfg, size_t f, size_t k,
              bn_error *err)
 {
     memset(net, 0, sizeof *net);
-    size_t h = cfg->hidden, b = cfg->batch_size;
-    if (h < 1 || h > CLF_MAX_HIDDEN || f < 1 || k < 2 || b < 1)
+    size_t h = cfg->clf.hidden, bmax = cfg->batch_size;
+    if (h < 1 || h > CLF_MAX_HIDDEN || f < 1 || k < 2 || bmax < 1)
         return bn_fail(err, "a classifier needs 1 to %d hidden units, "
                             "features, 2 classes and a batch; got %zu, %zu, "
                             "%zu, %zu",
-                       CLF_MAX_HIDDEN, h, f, k, b);
+                       CLF_MAX_HIDDEN, h, f, k, bmax);
+    /* A training-mode score of an odd number of rows at B 2 has one
+     * batch of three (clf_score_batches). */
+    size_t b = bmax == 2 ? 3 : bmax;
     size_t np = h * f + h + k * h + k; /* fc1 and fc2 */
     /* Parameters, gradients and momentum buffers (gamma and beta's two
      * live in bn_layer), then the activations of one batch. */
@@ -186,8 +127,9 @@ int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
     net->f = f;
     net->h = h;
     net->k = k;
-    net->bmax = b;
-    net->norm = cfg->norm;
+    net->bmax = bmax;
+    net->cap = b;
+    net->norm = cfg->clf.norm;
     double *next = net->block;
     net->w1 = carve(&next, h * f);
     net->b1 = carve(&next, h);
@@ -221,12 +163,15 @@ int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
     memset(net->block, 0, total * sizeof *net->block);
 
     /* gamma 1, beta 0, rm 0, rv 1 */
-    if (bn_init(&net->bn, h, &cfg->bn) != 0) {
+    bn_config bn = cfg->layer;
+    bn.gamma = 1.0;
+    bn.beta = 0.0;
+    if (bn_init(&net->bn, h, &bn) != 0) {
         clf_free(net);
         return bn_fail(err, "out of memory for a batch-norm layer of %zu", h);
     }
     pcg32_t rng;
-    pcg32_seed(&rng, cfg->init_seed, PCG32_INITSEQ_WEIGHTS);
+    pcg32_seed(&rng, cfg->clf.init_seed, PCG32_INITSEQ_WEIGHTS);
     draw_uniform(&rng, h * f, f, net->w1);
     draw_uniform(&rng, h, f, net->b1);
     draw_uniform(&rng, k * h, h, net->w2);
@@ -419,7 +364,7 @@ void clf_backward(clf_net *net)
                     NULL);
 }
 
-void clf_sgd_step(clf_net *net, const clf_config *cfg)
+void clf_sgd_step(clf_net *net, const run_config *cfg)
 {
     /* torch.optim.SGD with dampening 0 and no Nesterov: weight decay adds
      * wd * p to every parameter's gradient (biases, gamma and beta too,
@@ -427,7 +372,8 @@ void clf_sgd_step(clf_net *net, const clf_config *cfg)
      * as the first gradient and is then momentum * buf + g. */
     clf_tensor t[CLF_MAX_TENSORS];
     size_t nt = clf_tensors(net, t);
-    double lr = cfg->lr, mom = cfg->sgd_momentum, wd = cfg->weight_decay;
+    double lr = cfg->clf.lr, mom = cfg->clf.sgd_momentum;
+    double wd = cfg->clf.weight_decay;
     for (size_t a = 0; a < nt; a++)
         for (size_t e = 0; e < t[a].rows * t[a].cols; e++) {
             double g = t[a].g[e];
@@ -444,7 +390,7 @@ void clf_sgd_step(clf_net *net, const clf_config *cfg)
 
 /* ------------------------------------------------------------ training */
 
-/* Gather rows perm[0..b-1] into the net's batch buffers. */
+/* Gather rows perm[0..b-1] (b <= cap) into the net's batch buffers. */
 static void gather(clf_net *net, const clf_data *d, const size_t *perm,
                    size_t b)
 {
@@ -472,13 +418,12 @@ int clf_hidden_moments(const clf_net *net, const clf_data *d,
     return 0;
 }
 
-/* The precise estimator: after training, the buffers become the pooled
- * moments of fc1's outputs over every row of the first precise_batches
- * batches of the order. */
-static int recompute_precise(clf_net *net, const clf_config *cfg,
-                             const clf_data *d, const size_t *perm,
-                             bn_error *err)
+int clf_finish(clf_net *net, const run_config *cfg, const clf_data *d,
+               const size_t *perm, bn_error *err)
 {
+    if (net->norm != CLF_NORM_BATCH ||
+        !bn_estimator_get(cfg->layer.estimator)->pools)
+        return 0;
     size_t b = cfg->batch_size, k = cfg->precise_batches;
     if (k == 0)
         k = run_batches_per_epoch(d->n, b, cfg->partial);
@@ -487,20 +432,21 @@ static int recompute_precise(clf_net *net, const clf_config *cfg,
                               err);
 }
 
-int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,
+int clf_train(clf_net *net, const run_config *cfg, const clf_data *d,
               const size_t *perm, const clf_observer *obs, bn_error *err)
 {
-    if (clf_validate(cfg, d, err) != 0 ||
-        check_data(d, net->f, net->k, err) != 0)
+    if (check_data(d, net->f, net->k, err) != 0)
         return -1;
-    if (cfg->batch_size != net->bmax || cfg->hidden != net->h ||
-        cfg->norm != net->norm)
+    if (cfg->batch_size != net->bmax || cfg->clf.hidden != net->h ||
+        cfg->clf.norm != net->norm || d->n < net->bmax)
         return bn_fail(err, "the configuration is not the one the "
-                            "classifier was made with");
+                            "classifier was made with, or there are fewer "
+                            "rows than a batch");
     size_t bmax = cfg->batch_size;
     size_t nb = run_batches_per_epoch(d->n, bmax, cfg->partial);
+    unsigned long e0 = cfg->clf.freeze_after;
     for (unsigned long ep = 0; ep < cfg->epochs; ep++) {
-        int frozen = cfg->freeze_after > 0 && ep >= cfg->freeze_after;
+        int frozen = e0 > 0 && ep >= e0;
         clf_bn_mode mode = frozen ? CLF_BN_RUNNING : CLF_BN_BATCH;
         for (size_t k = 0; k < nb; k++) {
             size_t start = k * bmax;
@@ -522,9 +468,7 @@ int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,
         if (obs && obs->on_epoch)
             obs->on_epoch(obs->ctx, ep, net);
     }
-    if (cfg->norm == CLF_NORM_BATCH && cfg->bn.estimator == BN_EST_PRECISE)
-        return recompute_precise(net, cfg, d, perm, err);
-    return 0;
+    return clf_finish(net, cfg, d, perm, err);
 }
 
 /* ------------------------------------------------------------ scores */
@@ -551,26 +495,32 @@ static void finish(clf_score *s, double loss_sum)
     s->loss = loss_sum / (double)s->rows;
 }
 
+size_t clf_score_batches(size_t n, size_t b)
+{
+    size_t nb = n / b + (n % b != 0);
+    return nb <= n / 2 ? nb : n / 2; /* B 2, n odd: one batch of 3 */
+}
+
+size_t clf_score_batch_start(size_t n, size_t nb, size_t k)
+{
+    size_t q = n / nb, r = n % nb;
+    return k * q + (k < r ? k : r);
+}
+
 int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
-                         run_partial partial, clf_score *s, bn_error *err)
+                         clf_score *s, bn_error *err)
 {
     memset(s, 0, sizeof *s);
-    size_t bmax = net->bmax;
     if (check_data(d, net->f, net->k, err) != 0)
         return -1;
-    if (d->n < bmax)
-        return bn_fail(err, "%zu rows are fewer than one batch of %zu",
-                       d->n, bmax);
-    if (partial == RUN_PARTIAL_KEEP && d->n % bmax == 1)
-        return bn_fail(err,
-                       "partial keep with batch size %zu leaves a last "
-                       "batch of one row, whose variance is undefined",
-                       bmax);
-    size_t nb = run_batches_per_epoch(d->n, bmax, partial);
+    if (d->n < 2)
+        return bn_fail(err, "%zu rows: training mode needs at least two",
+                       d->n);
+    size_t nb = clf_score_batches(d->n, net->bmax);
     double loss_sum = 0.0;
     for (size_t k = 0; k < nb; k++) {
-        size_t start = k * bmax;
-        size_t b = start + bmax <= d->n ? bmax : d->n - start;
+        size_t start = clf_score_batch_start(d->n, nb, k);
+        size_t b = clf_score_batch_start(d->n, nb, k + 1) - start;
         gather(net, d, &perm[start], b);
         clf_forward(net, b, net->xbuf, net->lbuf, CLF_BN_BATCH_KEEP);
         tally(net, s, &loss_sum);
@@ -590,8 +540,8 @@ int clf_score_eval_mode(clf_net *net, const clf_data *d, clf_score *s,
     /* Rows go through in chunks only to share the loops: in evaluation
      * mode every row's arithmetic is its own, whatever the chunk. */
     double loss_sum = 0.0;
-    for (size_t start = 0; start < d->n; start += net->bmax) {
-        size_t b = d->n - start < net->bmax ? d->n - start : net->bmax;
+    for (size_t start = 0; start < d->n; start += net->cap) {
+        size_t b = d->n - start < net->cap ? d->n - start : net->cap;
         clf_forward(net, b, &d->x[start * d->f], &d->label[start],
                     CLF_BN_RUNNING);
         tally(net, s, &loss_sum);

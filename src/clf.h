@@ -25,8 +25,6 @@
 #include "pcg32.h"
 #include "run.h"
 
-typedef enum { CLF_NORM_BATCH, CLF_NORM_NONE } clf_norm;
-
 /* What batch norm normalises a forward pass with. */
 typedef enum {
     CLF_BN_BATCH,      /* the batch's own statistics; buffers updated */
@@ -37,21 +35,6 @@ typedef enum {
 /* A bound on the hidden units that keeps the sizes of the classifier's
  * arrays far from overflow; the batch-norm layer itself has none. */
 #define CLF_MAX_HIDDEN 65536
-
-typedef struct {
-    size_t hidden; /* H, from 1 to CLF_MAX_HIDDEN */
-    clf_norm norm;
-    bn_config bn; /* gamma and beta must be 1 and 0: they are learned */
-    size_t precise_batches; /* for estimator precise; 0 means all */
-    /* Epochs 1..E0 train batch norm as usual; from epoch E0 + 1 on it
-     * normalises with its buffers and stops updating them. 0: never. */
-    unsigned long freeze_after;
-    double lr, sgd_momentum, weight_decay;
-    uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
-    size_t batch_size;
-    unsigned long epochs;
-    run_partial partial;
-} clf_config;
 
 /* Rows to train on or score: n x f features, row-major, and a label in
  * [0, k) per row. */
@@ -73,18 +56,19 @@ typedef struct {
 
 typedef struct {
     size_t f, h, k, bmax;
+    size_t cap; /* rows the batch buffers hold, bmax or more */
     clf_norm norm;
     bn_layer bn; /* gamma and beta are parameters; rm and rv its buffers */
     double *w1, *b1, *w2, *b2;             /* fc1: H x F, fc2: K x H */
     double *dw1, *db1, *dgamma, *dbeta, *dw2, *db2;
     double *vw1, *vb1, *vgamma, *vbeta, *vw2, *vb2;
     size_t steps; /* SGD steps taken: the first one starts the buffers */
-    /* The last forward pass, bmax rows at most, kept for the backward. */
+    /* The last forward pass, cap rows at most, kept for the backward. */
     size_t b;
     clf_bn_mode mode;
     const double *x; /* the inputs, b x F */
     const int *label;
-    double *xbuf; /* a batch gathered from an order, bmax x F */
+    double *xbuf; /* a batch gathered from an order, cap x F */
     int *lbuf;    /* and its labels */
     double *hpre; /* fc1's output, b x H */
     double *xhat; /* normalised, b x H (hpre itself when norm is none) */
@@ -120,16 +104,16 @@ typedef struct {
     double loss;     /* mean cross-entropy over the rows */
 } clf_score;
 
-/* Defaults: H 16, norm batch with bn_default_config, lr 0.1, no momentum,
- * no weight decay, init seed 1, B 32, 1 epoch, partial drop. */
-void clf_default_config(clf_config *cfg);
-int clf_validate(const clf_config *cfg, const clf_data *d, bn_error *err);
-const char *clf_norm_name(clf_norm n);
+/* "batch" and "none" by value, NULL past the last. */
+const char *clf_norm_name(int n);
 int clf_norm_parse(const char *s, clf_norm *n);
 
 /* Allocate for F inputs, K classes and batches of cfg->batch_size rows,
- * and draw the initial weights. */
-int clf_init(clf_net *net, const clf_config *cfg, size_t f, size_t k,
+ * and draw the initial weights: cfg->clf's settings, batch norm's from
+ * cfg->layer but for gamma and beta, which start at 1 and 0 (they are
+ * learned). The settings' ranges are the model's check's
+ * (classifier.h); this checks only what the sizes depend on. */
+int clf_init(clf_net *net, const run_config *cfg, size_t f, size_t k,
              bn_error *err);
 void clf_free(clf_net *net);
 /* The parameter tensors in the order they are drawn, stepped and written:
@@ -138,7 +122,7 @@ size_t clf_tensors(clf_net *net, clf_tensor *t);
 /* A uniform double in [0, 1) from two draws; see the definition. */
 double clf_uniform(pcg32_t *rng);
 
-/* Forward b <= bmax rows; returns the mean loss. */
+/* Forward b <= cap rows; returns the mean loss. */
 double clf_forward(clf_net *net, size_t b, const double *x, const int *label,
                    clf_bn_mode mode);
 /* Gradients of that mean loss into the d* arrays. */
@@ -150,11 +134,17 @@ void clf_bn_train_backward(size_t b, size_t h, const double *xhat,
                            const double *gamma, const double *sd,
                            const double *dy, double *dx, double *dgamma,
                            double *dbeta);
-void clf_sgd_step(clf_net *net, const clf_config *cfg);
+void clf_sgd_step(clf_net *net, const run_config *cfg);
 
-/* E epochs over perm (d->n indices), then the precise estimator if set. */
-int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,
+/* E epochs over perm (d->n indices), then clf_finish. cfg is the one the
+ * net was made with. */
+int clf_train(clf_net *net, const run_config *cfg, const clf_data *d,
               const size_t *perm, const clf_observer *obs, bn_error *err);
+/* What the estimator does after training (precise: the buffers become
+ * the pooled moments of fc1's outputs over the first precise_batches
+ * batches of perm); nothing for the others. */
+int clf_finish(clf_net *net, const run_config *cfg, const clf_data *d,
+               const size_t *perm, bn_error *err);
 /* Mean and variance (divisor n) of fc1's outputs, the inputs batch norm
  * sees, over rows[0..n-1] (NULL: the first n rows) under the current
  * weights: the precise estimator's buffers, and the truth a score of the
@@ -162,16 +152,24 @@ int clf_train(clf_net *net, const clf_config *cfg, const clf_data *d,
 int clf_hidden_moments(const clf_net *net, const clf_data *d,
                        const size_t *rows, size_t n, double *mean,
                        double *var, bn_error *err);
-/* Training mode: consecutive batches of bmax rows of perm, each with its
- * own statistics; the last partial batch dropped or kept; buffers kept. */
+/* Training mode: every row of perm once, in clf_score_batches(n, bmax)
+ * consecutive batches of nearly equal size, each normalised by its own
+ * statistics; the buffers are left as they are. */
 int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
-                         run_partial partial, clf_score *s, bn_error *err);
+                         clf_score *s, bn_error *err);
+/* The batches a training-mode score cuts n >= 2 rows into: ceil(n / B),
+ * the first n mod that many one row larger than the rest, so none is
+ * larger than B and none has one row. Batch k's first row is
+ * clf_score_batch_start(n, nb, k). */
+size_t clf_score_batches(size_t n, size_t b);
+size_t clf_score_batch_start(size_t n, size_t nb, size_t k);
 /* Evaluation mode: every row alone, with the running statistics. */
 int clf_score_eval_mode(clf_net *net, const clf_data *d, clf_score *s,
                         bn_error *err);
 
 /* Parameters and buffers as TSV rows under CLF_WEIGHTS_HEADER, one value
- * a row, %.17g; clf_write_grads the same for the gradients. */
+ * a row, %.17g; clf_write_grads the same for the gradients (stage grad:
+ * the first training batch's, before its step). */
 #define CLF_WEIGHTS_HEADER "stage\ttensor\ti\tj\tvalue\n"
 int clf_write_weights(FILE *fp, const char *stage, clf_net *net);
 int clf_write_grads(FILE *fp, const char *stage, clf_net *net);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clf.h"
 #include "cli.h"
 #include "exp.h"
 #include "order.h"
@@ -34,10 +35,19 @@ static void run_usage(void)
     cli_key_help(stdout);
     cli_pop_help(stdout);
     fputs("  --write-features FILE  also write the features.tsv rows to "
-          "FILE\n"
+          "FILE (the layer)\n"
           "  --write-outputs FILE   also write each last-epoch row's "
           "train-mode and\n"
-          "                         eval-mode outputs to FILE\n"
+          "                         eval-mode outputs to FILE (the layer)\n"
+          "  --write-curve FILE     also write the curve.tsv rows to FILE "
+          "(the\n"
+          "                         classifier: its scores after every "
+          "epoch)\n"
+          "  --write-weights FILE   also write the classifier's initial "
+          "weights, the\n"
+          "                         first batch's gradients and the final "
+          "weights\n"
+          "                         and buffers to FILE\n"
           "                         (FILE - is standard output: after the "
           "summary,\n"
           "                         each such table follows a blank line)\n"
@@ -50,6 +60,7 @@ static void pop_usage(void)
     char list[512];
     printf("usage: bnstudy population [--order ORDER] [--seed S] "
            "[--batch-size B]\n"
+           "                          [--part training|held-out]\n"
            "                          [--population FILE [--label COLUMN] "
            "[--group COLUMN]]\n"
            "\n"
@@ -65,20 +76,42 @@ static void pop_usage(void)
            "  --seed S               shuffle seed (1)\n"
            "  --batch-size B         the batch size interleaved stratifies for "
            "(256, or\n"
-           "                         the rows when fewer)\n",
+           "                         the rows when fewer)\n"
+           "  --part P               only the classifier's training rows or "
+           "its held-out\n"
+           "                         rows (a file's split at the default "
+           "holdout, or the\n"
+           "                         second draw); `row` is then the "
+           "population's index\n",
            order_list(", ", list, sizeof list));
     cli_pop_help(stdout);
     puts("  -h, --help             this text");
 }
 
-enum { OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS };
+enum {
+    OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE, OPT_WEIGHTS
+};
+#define N_OUTPUTS 4
+
+/* The models each --write option has rows of: features and outputs are
+ * the layer's, the curve and the weights the classifier's. */
+static const run_model_id output_model[N_OUTPUTS] = {
+    RUN_MODEL_LAYER, RUN_MODEL_LAYER, RUN_MODEL_CLASSIFIER,
+    RUN_MODEL_CLASSIFIER};
 
 /* Per-row outputs for --write-outputs: row index, then y_train and y_eval
- * for every feature. */
+ * for every feature; and curve.tsv's rows for --write-curve. */
 typedef struct {
-    FILE *fp;
+    FILE *fp, *curve;
     const pop_t *pop;
+    const run_config *cfg;
 } outputs_ctx;
+
+static void write_curve(void *ctx, unsigned long epoch, const run_result *r)
+{
+    outputs_ctx *o = ctx;
+    out_curve_row(o->curve, o->pop, o->cfg, epoch + 1, r);
+}
 
 static void write_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
                           const double *ytr, const double *yev)
@@ -138,29 +171,33 @@ static void output_close(run_output *o)
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 4];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 2];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
-    opts[no++] = (struct option){"write-features", required_argument, NULL,
-                                 OPT_FEATURES};
-    opts[no++] = (struct option){"write-outputs", required_argument, NULL,
-                                 OPT_OUTPUTS};
+    static const char *const out_opts[N_OUTPUTS] = {
+        "write-features", "write-outputs", "write-curve", "write-weights"};
+    for (int i = 0; i < N_OUTPUTS; i++)
+        opts[no++] = (struct option){out_opts[i], required_argument, NULL,
+                                     OPT_FEATURES + i};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 
-    pop_t tmp;
-    memset(&tmp, 0, sizeof tmp);
+    exp_pops pops;
+    memset(&pops, 0, sizeof pops);
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     if (!e)
         return cli_error(cmd, "out of memory");
-    run_output outs[2];
-    out_file files[2];
+    run_output outs[N_OUTPUTS];
+    out_file files[N_OUTPUTS];
+    char opt_names[N_OUTPUTS][24];
     memset(outs, 0, sizeof outs);
     memset(files, 0, sizeof files);
-    outs[0].opt = "--write-features";
-    outs[1].opt = "--write-outputs";
+    for (int i = 0; i < N_OUTPUTS; i++) {
+        snprintf(opt_names[i], sizeof opt_names[i], "--%s", out_opts[i]);
+        outs[i].opt = opt_names[i];
+    }
     cli_pop_options po = {NULL, NULL, NULL};
     run_result res;
     memset(&res, 0, sizeof res);
@@ -175,7 +212,7 @@ int cmd_run(int argc, char **argv)
             run_usage();
             rc = 0;
             goto done;
-        } else if (c == OPT_FEATURES || c == OPT_OUTPUTS) {
+        } else if (c >= OPT_FEATURES && c < OPT_FEATURES + N_OUTPUTS) {
             outs[c - OPT_FEATURES].path = optarg;
         } else if (cli_take_pop_option(c, optarg, &po)) {
             continue;
@@ -198,24 +235,40 @@ int cmd_run(int argc, char **argv)
     }
     run_config cfg;
     exp_config(e, 0, &cfg);
-    const pop_t *pop = exp_population(e, &tmp, &err);
-    if (!pop) {
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (outs[i].path && cfg.model != output_model[i]) {
+            cli_error(cmd, "%s: a file of the %s, and this run trains the %s "
+                           "(--type)",
+                      outs[i].opt, run_model_name((int)output_model[i]),
+                      run_model_name((int)cfg.model));
+            goto done;
+        }
+    if (exp_populations(e, exp_held_out_models(e->models), &pops, &err) !=
+        0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
+    const pop_t *pop = pops.p.pop;
     out_inputs ins = {0};
-    if (out_inputs_add(&ins, e->popfile.path, &err) != 0) {
+    if (out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
+        out_inputs_add(&ins, e->evalfile.path, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < N_OUTPUTS; i++)
         if (output_open(&outs[i], &files[i], &ins, &err) != 0) {
             cli_error(cmd, "%s", err.msg);
             goto done;
         }
-    outputs_ctx octx = {outs[1].fp, pop};
-    run_observer obs = {NULL, outs[1].path ? write_outputs : NULL, &octx};
-    if (run_execute(pop, &cfg, &obs, &res, &err) != 0) {
+    if (outs[2].fp)
+        out_curve_header(outs[2].fp);
+    if (outs[3].fp)
+        fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
+    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &cfg};
+    run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
+                        outs[2].path ? write_curve : NULL, &octx,
+                        outs[3].fp};
+    if (run_execute_on(&pops.p, &cfg, &obs, &res, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
@@ -225,31 +278,31 @@ int cmd_run(int argc, char **argv)
     }
     /* The files first, all or none; standard output's tables are complete
      * in memory by now. */
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < N_OUTPUTS; i++)
         if (outs[i].mem_fp && fflush(outs[i].mem_fp) != 0) {
             cli_error(cmd, "%s: out of memory", outs[i].opt);
             goto done;
         }
-    if (out_commit_all(files, 2, &err) != 0) {
+    if (out_commit_all(files, N_OUTPUTS, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
     cli_note_constant(cmd, pop);
     out_summary_header(stdout, 1u << cfg.model);
     out_summary_row(stdout, 1u << cfg.model, pop, &cfg, &res);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < N_OUTPUTS; i++)
         if (outs[i].mem_fp) {
             fputc('\n', stdout);
             fwrite(outs[i].mem, 1, outs[i].mem_len, stdout);
         }
     rc = 0;
 done:
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < N_OUTPUTS; i++) {
         out_abort(&files[i]);
         output_close(&outs[i]);
     }
     run_result_free(&res);
-    pop_free(&tmp);
+    exp_pops_free(&pops);
     exp_free(e);
     free(e);
     return rc;
@@ -257,16 +310,17 @@ done:
 
 int cmd_population(int argc, char **argv)
 {
-    const char *cmd = "population", *order_name = NULL;
+    const char *cmd = "population", *order_name = NULL, *part = NULL;
     uint64_t seed = 1, batch_size = 0;
     cli_pop_options po = {NULL, NULL, NULL};
-    struct option opts[4 + CLI_POP_OPTIONS + 1] = {
+    struct option opts[5 + CLI_POP_OPTIONS + 1] = {
         {"order", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},
         {"batch-size", required_argument, NULL, 'b'},
+        {"part", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
     };
-    cli_pop_option_table(opts + 4); /* the last entry stays zero */
+    cli_pop_option_table(opts + 5); /* the last entry stays zero */
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -275,6 +329,13 @@ int cmd_population(int argc, char **argv)
             return 0;
         } else if (c == 'o') {
             order_name = optarg;
+        } else if (c == 'p') {
+            if (strcmp(optarg, "training") != 0 &&
+                strcmp(optarg, "held-out") != 0)
+                return cli_error(cmd, "--part: training or held-out, got "
+                                      "'%s'",
+                                 optarg);
+            part = optarg;
         } else if (c == 's') {
             if (cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, &seed))
                 return CLI_EXIT_USAGE;
@@ -293,19 +354,25 @@ int cmd_population(int argc, char **argv)
     exp_t *e = malloc(sizeof *e);
     if (!e)
         return cli_error(cmd, "out of memory");
-    pop_t tmp;
-    memset(&tmp, 0, sizeof tmp);
+    exp_pops pops;
+    memset(&pops, 0, sizeof pops);
     size_t *perm = NULL;
     int rc = CLI_EXIT_USAGE;
     bn_error err;
     const pop_t *pop = NULL;
-    if (exp_init(e, &err) != 0)
+    if (exp_init(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
-    else if (cli_apply_pop_options(cmd, e, &po) == 0 &&
-             !(pop = exp_population(e, &tmp, &err)))
-        cli_error(cmd, "%s", err.msg);
-    if (!pop)
         goto done;
+    }
+    if (cli_apply_pop_options(cmd, e, &po) != 0)
+        goto done;
+    if (exp_populations(e, part != NULL, &pops, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    pop = !part                           ? pops.p.pop
+          : strcmp(part, "training") == 0 ? pops.p.train
+                                          : pops.p.held_out;
     if (batch_size > pop->n) {
         cli_error(cmd, "--batch-size: must be an integer from 2 to the "
                        "population's %zu rows, got %llu",
@@ -327,7 +394,7 @@ int cmd_population(int argc, char **argv)
     rc = 0;
 done:
     free(perm);
-    pop_free(&tmp);
+    exp_pops_free(&pops);
     exp_free(e);
     free(e);
     return rc;

@@ -88,7 +88,7 @@ int dist_write(const exp_t *e, unsigned models, const pop_t *pop,
             const run_config *c = &cfgs[exp_index(e, r, 0, ib)];
             for (size_t s = 0; s < n_scores; s++) {
                 const score_def *sd = score_get(s);
-                if (!sd->summarised || sd->model != c->model)
+                if (!sd->summarised || !score_applies(sd, c))
                     continue;
                 for (size_t is = 0; is < ns; is++)
                     v[is] = score_value(sd, &res[exp_index(e, r, is, ib)]);
@@ -106,7 +106,7 @@ int dist_write(const exp_t *e, unsigned models, const pop_t *pop,
              * the first seed's value for the rest. */
             for (size_t k = 0; table && k < e->n_table; k++) {
                 const score_def *sd = cols[k].score;
-                if (sd && sd->summarised && sd->model == c->model) {
+                if (sd && sd->summarised && score_applies(sd, c)) {
                     size_t s = (size_t)(sd - score_get(0));
                     fprintf(table, "| %.4f [%.4f, %.4f] ", sum[s].mean,
                             sum[s].p05, sum[s].p95);

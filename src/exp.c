@@ -13,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clf.h"
+#include "evalpop.h"
 #include "order.h"
 #include "out.h"
 #include "popid.h"
+#include "score.h"
 
 /* ---- applying a value to a configuration, and reading it back ---- */
 
@@ -59,6 +62,16 @@ APPLY(seed, c->seed = v.u)
 APPLY(epochs, c->epochs = (unsigned long)v.u)
 APPLY(partial, c->partial = (run_partial)v.i)
 APPLY(precise, c->precise_batches = (size_t)v.u)
+APPLY(model, c->model = (run_model_id)v.i)
+APPLY(hidden, c->clf.hidden = (size_t)v.u)
+APPLY(norm, c->clf.norm = (clf_norm)v.i)
+APPLY(freeze_after, c->clf.freeze_after = (unsigned long)v.u)
+APPLY(lr, c->clf.lr = v.r)
+APPLY(sgd_momentum, c->clf.sgd_momentum = v.r)
+APPLY(weight_decay, c->clf.weight_decay = v.r)
+APPLY(init_seed, c->clf.init_seed = v.u)
+APPLY(shift, c->eval.shift = v.r)
+APPLY(scale, c->eval.scale = v.r)
 
 GET(gamma, set_real(out, c->layer.gamma))
 GET(beta, set_real(out, c->layer.beta))
@@ -76,114 +89,199 @@ GET(precise, set_int(out, c->precise_batches))
 GET(experiment, set_text(out, c->experiment))
 GET(population, set_text(out, c->population))
 GET(new_weight, set_real(out, c->layer.p))
+GET(model, set_text(out, run_model_name((int)c->model)))
+GET(hidden, set_int(out, c->clf.hidden))
+GET(norm, set_text(out, clf_norm_name((int)c->clf.norm)))
+GET(freeze_after, set_int(out, c->clf.freeze_after))
+GET(lr, set_real(out, c->clf.lr))
+GET(sgd_momentum, set_real(out, c->clf.sgd_momentum))
+GET(weight_decay, set_real(out, c->clf.weight_decay))
+GET(init_seed, set_int(out, c->clf.init_seed))
+GET(shift, set_real(out, c->eval.shift))
+GET(scale, set_real(out, c->eval.scale))
 
 #define ALL (COL_SUMMARY | COL_FEATURES | COL_SEEDS)
-#define M_LAYER RUN_MODEL_LAYER
+/* The classifier's files are summary.tsv's and the many-seed ones. */
+#define CLF_FILES (COL_SUMMARY | COL_SEEDS)
+#define ANY RUN_MODELS_ALL
+#define M_LAYER RUN_MODEL_BIT(RUN_MODEL_LAYER)
+#define M_CLF RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
+#define M_BN (M_LAYER | M_CLF)
 
 /* In section order, which the manifest keeps. The column numbers 1..10
- * are the published study's; nest orders the product (batch size varies fastest,
- * then the seed: exp_index and the many-seed files rely on both). */
+ * are the published study's; nest orders the product (the model and its
+ * settings vary slowest; batch size varies fastest, then the seed:
+ * exp_index and the many-seed files rely on both). */
 static const key_def keys[KEY_COUNT] = {
     [KEY_DESCRIPTION] = {"experiment", "description", KT_TEXT, "", 0, 0, 0,
                          0, 0, NULL, "TEXT",
                          "what the experiment shows, copied into the "
-                         "manifest", 0, 0, 0, -1, NULL, NULL},
+                         "manifest", 0, 0, 0, ANY, NULL, NULL},
     [KEY_TABLE] = {"experiment", "table", KT_COLUMNS,
                    "order batch_size updates stats_err train_eval_rmse "
                    "batch_mean_err init_weight",
                    0, 0, 0, 0, 0, NULL, "COLUMN ...",
-                   "the reading table's columns (summary.tsv's)", 0, 0, 0,
-                   -1, NULL, NULL},
+                   "the reading table's columns (summary.tsv's; the "
+                   "default is the model's)", 0, 0, 0, ANY, NULL, NULL},
     [KEY_OUTPUTS] = {"experiment", "outputs", KT_OUTPUTS,
                      "summary features table manifest distribution "
-                     "expectation",
+                     "expectation curve",
                      0, 0, 0, 0, 0, NULL, "FILE ...",
                      "the files a sweep writes (the many-seed ones only "
-                     "with many seeds)", 0, 0, 0, -1, NULL, NULL},
+                     "with many seeds, a model's only when it trains)",
+                     0, 0, 0, ANY, NULL, NULL},
     [KEY_ROWS] = {"population", "rows", KT_UINT, "512", 0, 0, 0, 2,
                   100000000, NULL, "N", "rows of the population", 0, 0, 0,
-                  -1, NULL, NULL},
+                  ANY, NULL, NULL},
     [KEY_POP_SEED] = {"population", "seed", KT_UINT, "1", 0, 0, 0, 0,
                       UINT64_MAX, NULL, "S",
                       "PCG32 initstate of the population noise", 0, 0, 0,
-                      -1, NULL, NULL},
+                      ANY, NULL, NULL},
     [KEY_FEATURE] = {"population", "feature", KT_FEATURE, NULL, 0, 0, 0, 0,
                      0, NULL, "NAME MEAN SD RHO",
                      "one feature per line; any replaces the default eight",
-                     0, 0, 0, -1, NULL, NULL},
+                     0, 0, 0, ANY, NULL, NULL},
+    [KEY_POP_CLASSES] = {"population", "classes", KT_UINT, "0", 0, 0, 0, 0,
+                         100000000, NULL, "K",
+                         "K equal classes by quantiles of the latent, with "
+                         "label noise (0: no labels)",
+                         0, 0, 0, ANY, NULL, NULL},
+    [KEY_POP_LABEL_NOISE] = {"population", "label_noise", KT_REAL, "0.25",
+                             0, DBL_MAX, 0, 0, 0, NULL, "S",
+                             "a row's class is the quantile of its latent "
+                             "plus S times standard normal noise",
+                             0, 0, 0, ANY, NULL, NULL},
     [KEY_POP_FILE] = {"population", "file", KT_PATH, NULL, 0, 0, 0, 0, 0,
                       NULL, "PATH",
                       "rows read from a CSV, TSV or .npy file instead "
                       "(relative to the experiment file)",
-                      0, 0, 0, -1, NULL, NULL},
+                      0, 0, 0, ANY, NULL, NULL},
     [KEY_POP_LABEL] = {"population", "label", KT_COLUMN, NULL, 0, 0, 0, 0,
                        0, NULL, "COLUMN",
                        "the file's column of class labels, kept out of the "
                        "features",
-                       0, 0, 0, -1, NULL, NULL},
+                       0, 0, 0, ANY, NULL, NULL},
     [KEY_POP_GROUP] = {"population", "group", KT_COLUMN, NULL, 0, 0, 0, 0,
                        0, NULL, "COLUMN",
                        "the file's column of groups (user, source, time), "
                        "kept out of the features",
-                       0, 0, 0, -1, NULL, NULL},
+                       0, 0, 0, ANY, NULL, NULL},
+    [KEY_HOLDOUT] = {"population", "holdout", KT_REAL, "0.25", 0, 1, 1, 0,
+                     0, NULL, "FRACTION",
+                     "the share of each class of a file held out to "
+                     "evaluate the classifier on",
+                     0, 0, 0, M_CLF, NULL, NULL},
+    [KEY_HOLDOUT_SEED] = {"population", "holdout_seed", KT_UINT, "1", 0, 0,
+                          0, 0, UINT64_MAX, NULL, "S",
+                          "PCG32 initstate of the held-out split's "
+                          "shuffles",
+                          0, 0, 0, M_CLF, NULL, NULL},
+    [KEY_EVAL_SHIFT] = {"evaluation", "shift", KT_REALS, "0", -DBL_MAX,
+                        DBL_MAX, 0, 0, 0, NULL, "D",
+                        "each feature's mean moved by D of its standard "
+                        "deviations",
+                        25, CLF_FILES, 9, M_CLF, apply_shift, get_shift},
+    [KEY_EVAL_SCALE] = {"evaluation", "scale", KT_REALS, "1", 0, DBL_MAX, 1,
+                        0, 0, NULL, "S",
+                        "each feature's spread about its mean multiplied by "
+                        "S",
+                        26, CLF_FILES, 10, M_CLF, apply_scale, get_scale},
+    [KEY_EVAL_FILE] = {"evaluation", "file", KT_PATH, NULL, 0, 0, 0, 0, 0,
+                       NULL, "PATH",
+                       "rows to evaluate on instead of held-out ones (the "
+                       "population's features and label column)",
+                       0, 0, 0, M_CLF, NULL, NULL},
+    [KEY_MODEL] = {"model", "type", KT_CHOICES, "layer", 0, 0, 0, 0, 0,
+                   run_model_name, "MODEL", "the model trained", 17,
+                   CLF_FILES, 1, ANY, apply_model, get_model},
+    [KEY_HIDDEN] = {"model", "hidden", KT_UINTS, "16", 0, 0, 0, 1,
+                    CLF_MAX_HIDDEN, NULL, "H",
+                    "the classifier's hidden units", 18, CLF_FILES, 2,
+                    M_CLF, apply_hidden, get_hidden},
+    [KEY_NORM] = {"model", "norm", KT_CHOICES, "batch", 0, 0, 0, 0, 0,
+                  clf_norm_name, "N",
+                  "batch norm over the hidden units, or none", 19,
+                  CLF_FILES, 3, M_CLF, apply_norm, get_norm},
+    [KEY_FREEZE_AFTER] = {"model", "freeze_after", KT_UINTS, "0", 0, 0, 0, 0,
+                          1000000, NULL, "E0",
+                          "from epoch E0 + 1 on, batch norm uses its "
+                          "buffers and keeps them (0: never)",
+                          24, CLF_FILES, 8, M_CLF, apply_freeze_after,
+                          get_freeze_after},
+    [KEY_LR] = {"model", "lr", KT_REALS, "0.1", 0, DBL_MAX, 0, 0, 0, NULL,
+                "LR", "SGD's learning rate", 20, CLF_FILES, 4, M_CLF,
+                apply_lr, get_lr},
+    [KEY_SGD_MOMENTUM] = {"model", "sgd_momentum", KT_REALS, "0", 0, 1, 0,
+                          0, 0, NULL, "M",
+                          "SGD's momentum, below 1 (not batch norm's)", 21,
+                          CLF_FILES, 5, M_CLF, apply_sgd_momentum,
+                          get_sgd_momentum},
+    [KEY_WEIGHT_DECAY] = {"model", "weight_decay", KT_REALS, "0", 0, DBL_MAX,
+                          0, 0, 0, NULL, "WD", "SGD's weight decay", 22,
+                          CLF_FILES, 6, M_CLF, apply_weight_decay,
+                          get_weight_decay},
+    [KEY_INIT_SEED] = {"model", "init_seed", KT_UINTS, "1", 0, 0, 0, 0,
+                       UINT64_MAX, NULL, "S",
+                       "PCG32 initstate of the initial weights", 23,
+                       CLF_FILES, 7, M_CLF, apply_init_seed, get_init_seed},
     [KEY_GAMMA] = {"layer", "gamma", KT_REALS, "1", -DBL_MAX, DBL_MAX, 0, 0,
-                   0, NULL, "G", "the affine scale", 14, ALL, 2, M_LAYER,
+                   0, NULL, "G", "the affine scale", 14, ALL, 12, M_LAYER,
                    apply_gamma, get_gamma},
     [KEY_BETA] = {"layer", "beta", KT_REALS, "0", -DBL_MAX, DBL_MAX, 0, 0,
-                  0, NULL, "B0", "the affine shift", 15, ALL, 3, M_LAYER,
+                  0, NULL, "B0", "the affine shift", 15, ALL, 13, M_LAYER,
                   apply_beta, get_beta},
     [KEY_EPS] = {"layer", "eps", KT_REALS, "1e-05", 0, DBL_MAX, 1, 0, 0,
-                 NULL, "E", "added to the variance", 13, ALL, 1, M_LAYER,
+                 NULL, "E", "added to the variance", 13, ALL, 11, M_BN,
                  apply_eps, get_eps},
     [KEY_MOMENTUM] = {"layer", "momentum", KT_REALS, "0.9", 0, 1, 1, 0, 0,
-                      NULL, "M", "the moving average's momentum", 5, ALL, 8,
-                      M_LAYER, apply_momentum, get_momentum},
+                      NULL, "M", "the moving average's momentum", 5, ALL, 18,
+                      M_BN, apply_momentum, get_momentum},
     [KEY_WEIGHTS] = {"layer", "momentum_weights", KT_CHOICES, "old", 0, 0,
                      0, 0, 0, bn_weights_name, "W",
                      "the value M weighs (old: Keras, the study; new: "
                      "PyTorch)",
-                     6, ALL, 7, M_LAYER, apply_weights, get_weights},
+                     6, ALL, 17, M_BN, apply_weights, get_weights},
     [KEY_VARIANCE] = {"layer", "variance", KT_CHOICES, "biased", 0, 0, 0, 0,
                       0, bn_variance_name, "V",
-                      "the variance the buffer update takes", 8, ALL, 6,
-                      M_LAYER, apply_variance, get_variance},
+                      "the variance the buffer update takes", 8, ALL, 16,
+                      M_BN, apply_variance, get_variance},
     [KEY_ESTIMATOR] = {"layer", "estimator", KT_CHOICES, "ema", 0, 0, 0, 0,
                        0, bn_estimator_name_at, "E",
-                       "the running statistics' estimator", 10, ALL, 4,
-                       M_LAYER, apply_estimator, get_estimator},
+                       "the running statistics' estimator", 10, ALL, 14,
+                       M_BN, apply_estimator, get_estimator},
     [KEY_BATCH_SIZE] = {"sweep", "batch_size", KT_UINTS, "256", 0, 0, 0, 2,
                         100000000, NULL, "B",
                         "rows per batch, up to the population's", 4, ALL,
-                        13, -1, apply_batch_size, get_batch_size},
+                        23, ANY, apply_batch_size, get_batch_size},
     [KEY_ORDER] = {"sweep", "order", KT_ORDERS, "shuffled", 0, 0, 0, 0, 0,
                    NULL, "ORDER", "the order the batches are cut from", 2,
-                   ALL, 5, -1, apply_order, get_order},
+                   ALL, 15, ANY, apply_order, get_order},
     [KEY_SEED] = {"sweep", "seed", KT_UINTS, "1", 0, 0, 0, 0, UINT64_MAX,
                   NULL, "S", "the shuffle's seed, PCG32 initstate", 3,
-                  COL_SUMMARY | COL_FEATURES, 12, -1, apply_seed, get_seed},
+                  COL_SUMMARY | COL_FEATURES, 22, ANY, apply_seed, get_seed},
     [KEY_EPOCHS] = {"sweep", "epochs", KT_UINTS, "1", 0, 0, 0, 1, 1000000,
-                    NULL, "E", "passes over the same order", 9, ALL, 9, -1,
-                    apply_epochs, get_epochs},
+                    NULL, "E", "passes over the same order", 9, ALL, 19,
+                    ANY, apply_epochs, get_epochs},
     [KEY_PARTIAL] = {"sweep", "partial", KT_CHOICES, "drop", 0, 0, 0, 0, 0,
                      run_partial_name, "P",
-                     "drop or keep a last partial batch", 11, ALL, 10, -1,
+                     "drop or keep a last partial batch", 11, ALL, 20, ANY,
                      apply_partial, get_partial},
     [KEY_PRECISE] = {"sweep", "precise_batches", KT_UINTS, "0", 0, 0, 0, 0,
                      100000000, NULL, "K",
                      "batches the precise estimator pools, 0 all", 12, ALL,
-                     11, M_LAYER, apply_precise, get_precise},
+                     21, M_BN, apply_precise, get_precise},
     [KEY_EXPERIMENT] = {NULL, "experiment", KT_DERIVED, NULL, 0, 0, 0, 0, 0,
                         NULL, NULL, "the experiment file's stem", 1, ALL, 0,
-                        -1, NULL, get_experiment},
+                        ANY, NULL, get_experiment},
     [KEY_POPULATION] = {NULL, "population", KT_DERIVED, NULL, 0, 0, 0, 0, 0,
                         NULL, NULL,
                         "the population's identifier (popid.h)", 16, ALL,
-                        0, -1, NULL, get_population},
+                        0, ANY, NULL, get_population},
     [KEY_NEW_WEIGHT] = {NULL, "new_weight", KT_DERIVED, NULL, 0, 0, 0, 0, 0,
                         NULL, NULL,
                         "p, the new value's weight, from momentum and "
                         "momentum_weights",
-                        7, COL_SUMMARY | COL_SEEDS, 0, M_LAYER, NULL,
+                        7, COL_SUMMARY | COL_SEEDS, 0, M_BN, NULL,
                         get_new_weight},
 };
 
@@ -543,7 +641,12 @@ static char *copy_text(const char *s) { return join_path(NULL, 0, s); }
 
 /* The population file's path, relative to the experiment file's
  * directory when there is one. */
-static int set_path(exp_t *e, const where *w, const char *value)
+static exp_popfile *file_of(exp_t *e, key_id k)
+{
+    return k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
+}
+
+static int set_path(exp_t *e, key_id k, const where *w, const char *value)
 {
     if (value[0] == '\0')
         return fail(w, "an empty path names no file");
@@ -560,11 +663,43 @@ static int set_path(exp_t *e, const where *w, const char *value)
         free(path);
         return fail(w, "out of memory");
     }
-    free(e->popfile.file);
-    free(e->popfile.path);
-    e->popfile.file = file;
-    e->popfile.path = path;
+    exp_popfile *pf = file_of(e, k);
+    free(pf->file);
+    free(pf->path);
+    pf->file = file;
+    pf->path = path;
     return 0;
+}
+
+/* Where the one-value keys keep their values. */
+static void set_uint(exp_t *e, key_id k, uint64_t u)
+{
+    if (k == KEY_ROWS)
+        e->pop.n_rows = (size_t)u;
+    else if (k == KEY_POP_SEED)
+        e->pop.seed = u;
+    else if (k == KEY_POP_CLASSES)
+        e->pop.classes = (size_t)u;
+    else
+        e->holdout_seed = u;
+}
+
+static uint64_t uint_of(const exp_t *e, key_id k)
+{
+    return k == KEY_ROWS          ? e->pop.n_rows
+           : k == KEY_POP_SEED    ? e->pop.seed
+           : k == KEY_POP_CLASSES ? e->pop.classes
+                                  : e->holdout_seed;
+}
+
+static double *real_slot(exp_t *e, key_id k)
+{
+    return k == KEY_POP_LABEL_NOISE ? &e->pop.label_noise : &e->holdout;
+}
+
+static double real_of(const exp_t *e, key_id k)
+{
+    return k == KEY_POP_LABEL_NOISE ? e->pop.label_noise : e->holdout;
 }
 
 static int set_column(exp_t *e, key_id k, const where *w, const char *value)
@@ -601,17 +736,24 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
             return fail(&w, "expected an integer from %llu to %llu, got '%s'",
                         (unsigned long long)d->min,
                         (unsigned long long)d->max, value);
-        if (k == KEY_ROWS)
-            e->pop.n_rows = (size_t)u;
-        else
-            e->pop.seed = u;
+        set_uint(e, k, u);
         rc = 0;
         break;
+    case KT_REAL: {
+        double r;
+        char range[64];
+        if (parse_real(value, &r) || !in_range(d, r))
+            return fail(&w, "'%s' is not %s", value,
+                        range_text(d, range, sizeof range));
+        *real_slot(e, k) = r;
+        rc = 0;
+        break;
+    }
     case KT_FEATURE:
         rc = add_feature(e, &w, value);
         break;
     case KT_PATH:
-        rc = set_path(e, &w, value);
+        rc = set_path(e, k, &w, value);
         break;
     case KT_COLUMN:
         rc = set_column(e, k, &w, value);
@@ -676,36 +818,40 @@ void exp_free(exp_t *e)
     e->order_names = NULL;
     e->n_orders = 0;
     pop_spec_free(&e->pop);
-    exp_popfile *pf = &e->popfile;
-    free(pf->file);
-    free(pf->path);
-    free(pf->label);
-    free(pf->group);
-    if (pf->pop) {
-        pop_free(pf->pop);
-        free(pf->pop);
+    exp_popfile *files[2] = {&e->popfile, &e->evalfile};
+    for (int i = 0; i < 2; i++) {
+        exp_popfile *pf = files[i];
+        free(pf->file);
+        free(pf->path);
+        free(pf->label);
+        free(pf->group);
+        if (pf->pop) {
+            pop_free(pf->pop);
+            free(pf->pop);
+        }
+        memset(pf, 0, sizeof *pf);
     }
-    memset(pf, 0, sizeof *pf);
 }
 
 static int file_excludes(const exp_t *e, bn_error *err);
 
-int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
-                         const char *sha256, bn_error *err)
+/* A file's bytes into f->pop, parsed with the label and group columns
+ * given; key names the line to blame. */
+static int read_bytes(exp_t *e, exp_popfile *f, key_id key,
+                      const char *label, const char *group,
+                      const unsigned char *bytes, size_t len,
+                      const char *sha256, bn_error *err)
 {
-    exp_popfile *f = &e->popfile;
-    if (file_excludes(e, err) != 0)
-        return -1; /* the keys' conflict before the file's faults */
     if (f->pop) {
         pop_free(f->pop);
         free(f->pop);
         f->pop = NULL;
     }
-    popfile_options opt = {POPFILE_AUTO, f->label, f->group};
+    popfile_options opt = {POPFILE_AUTO, label, group};
     popfile pf;
     bn_error sub;
     if (popfile_parse(f->path, bytes, len, &opt, &pf, &sub) != 0)
-        return bn_fail(err, "%s: %s", origin(e, KEY_POP_FILE, -1), sub.msg);
+        return bn_fail(err, "%s: %s", origin(e, key, -1), sub.msg);
     f->pop = malloc(sizeof *f->pop);
     if (!f->pop || pop_from_file(&pf, f->pop, &sub) != 0) {
         popfile_free(&pf);
@@ -717,10 +863,35 @@ int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
     snprintf(f->format, sizeof f->format, "%s",
              popfile_format_name(popfile_detect(f->path, bytes, len)));
     snprintf(f->sha256, sizeof f->sha256, "%s", sha256);
-    pop_file_desc d = {pop_fnv1a64(bytes, len), f->format, f->label,
-                       f->group};
+    f->fnv = pop_fnv1a64(bytes, len);
+    return 0;
+}
+
+int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                         const char *sha256, bn_error *err)
+{
+    exp_popfile *f = &e->popfile;
+    if (file_excludes(e, err) != 0)
+        return -1; /* the keys' conflict before the file's faults */
+    if (read_bytes(e, f, KEY_POP_FILE, f->label, f->group, bytes, len,
+                   sha256, err) != 0)
+        return -1;
+    pop_file_desc d = {f->fnv, f->format, f->label, f->group};
     pop_id_file(&d, e->pop_id);
     return 0;
+}
+
+int exp_evaluation_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                         const char *sha256, bn_error *err)
+{
+    /* The evaluation rows have the population's label column: a file's,
+     * or the generated classes' "label". */
+    const char *label = e->popfile.file ? e->popfile.label
+                        : e->pop.classes ? "label"
+                                         : NULL;
+    return read_bytes(e, &e->evalfile, KEY_EVAL_FILE, label,
+                      e->popfile.file ? e->popfile.group : NULL, bytes, len,
+                      sha256, err);
 }
 
 /* ---- the product ---- */
@@ -756,10 +927,13 @@ static void config_at(const exp_t *e, const key_id *ax, size_t na,
 {
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->experiment, sizeof cfg->experiment, "%s", e->stem);
-    memcpy(cfg->population, e->pop_id, sizeof cfg->population);
     cfg->model = RUN_MODEL_LAYER;
     for (size_t i = 0; i < na; i++)
         keys[ax[i]].apply(cfg, e, e->v[ax[i]][pos[i]]);
+    /* A held-out model's rows are the population and its held-out rows. */
+    memcpy(cfg->population,
+           run_model_get(cfg->model)->held_out ? e->held_id : e->pop_id,
+           sizeof cfg->population);
     /* p and keep follow from momentum and its convention together; a
      * momentum out of range is left for run_check to name. */
     bn_set_momentum(&cfg->layer, cfg->layer.momentum, cfg->layer.weights,
@@ -816,17 +990,50 @@ static void blamed_values(const exp_t *e, const run_config *cfg,
         buf[len - 2] = ':', buf[len - 1] = ' ';
 }
 
-static int finish_checks(exp_t *e, const pop_t *shape, bn_error *err);
+/* The shapes the checks see: every row, and the rows a held-out model
+ * trains on (a file's training part has fewer). Only n, f, names and the
+ * label and group columns are read. */
+typedef struct {
+    pop_t all, train;
+} shapes;
 
-/* A population read from a file has no rows, seed or feature lines: the
- * first of them set is named beside the file's line. */
+static int finish_checks(exp_t *e, const shapes *sh, bn_error *err);
+
+static int was_set(const exp_t *e, int k) { return e->from[k][0] != 0; }
+
+/* finish_checks keeps a bit per key. */
+typedef char keys_fit_in_a_mask[KEY_COUNT <= 64 ? 1 : -1];
+
+int exp_held_out_models(unsigned models)
+{
+    for (int m = 0; m < RUN_MODEL_COUNT; m++)
+        if ((models & RUN_MODEL_BIT(m)) && run_model_get(m)->held_out)
+            return 1;
+    return 0;
+}
+
+/* "the layer", "the layer and the classifier" */
+static const char *model_names(unsigned models, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int m = 0; m < RUN_MODEL_COUNT && len < cap; m++)
+        if (models & RUN_MODEL_BIT(m))
+            len += (size_t)snprintf(buf + len, cap - len, "%sthe %s",
+                                    len ? " and " : "", run_model_name(m));
+    return buf;
+}
+
+/* A population read from a file has no rows, seed, feature or classes
+ * lines: the first of them set is named beside the file's line. */
 static int file_excludes(const exp_t *e, bn_error *err)
 {
-    static const key_id generated[] = {KEY_ROWS, KEY_POP_SEED, KEY_FEATURE};
+    static const key_id generated[] = {KEY_ROWS, KEY_POP_SEED, KEY_FEATURE,
+                                       KEY_POP_CLASSES, KEY_POP_LABEL_NOISE};
     size_t n_generated = sizeof generated / sizeof *generated;
     for (size_t i = 0; e->popfile.file && i < n_generated; i++) {
         key_id k = generated[i];
-        if (e->from[k][0])
+        if (was_set(e, k))
             return bn_fail(err,
                            "%s: %s does not apply to a population read from "
                            "a file (%s: file = %s)",
@@ -834,11 +1041,121 @@ static int file_excludes(const exp_t *e, bn_error *err)
                            origin(e, KEY_POP_FILE, -1), e->popfile.file);
     }
     for (key_id k = KEY_POP_LABEL; k <= KEY_POP_GROUP; k++)
-        if (!e->popfile.file && e->from[k][0])
+        if (!e->popfile.file && was_set(e, k))
             return bn_fail(err,
                            "%s: %s names a column of a population file, "
                            "and no file is given",
                            e->from[k], keys[k].name);
+    return 0;
+}
+
+/* The population's keys that apply only with others: label noise to
+ * classes, the held-out split to a file, and both the split and the
+ * evaluation file to a model evaluated on held-out rows. */
+static int population_excludes(const exp_t *e, bn_error *err)
+{
+    char trained[80];
+    if (!e->popfile.file && !e->pop.classes && was_set(e, KEY_POP_LABEL_NOISE))
+        return bn_fail(err, "%s: label_noise applies to classes, and there "
+                            "are none ([population] classes = K)",
+                       e->from[KEY_POP_LABEL_NOISE]);
+    for (key_id k = KEY_HOLDOUT; k <= KEY_HOLDOUT_SEED; k++) {
+        if (!was_set(e, k))
+            continue;
+        if (!e->popfile.file)
+            return bn_fail(err,
+                           "%s: %s splits a population file; a generated "
+                           "population's held-out rows are a second draw",
+                           e->from[k], keys[k].name);
+        if (e->evalfile.file)
+            return bn_fail(err,
+                           "%s: %s splits the population, and %s names the "
+                           "rows to evaluate on instead",
+                           e->from[k], keys[k].name,
+                           e->from[KEY_EVAL_FILE]);
+    }
+    static const key_id held[] = {KEY_HOLDOUT, KEY_HOLDOUT_SEED,
+                                  KEY_EVAL_FILE};
+    for (size_t i = 0; i < sizeof held / sizeof *held; i++)
+        if (was_set(e, held[i]) && !(keys[held[i]].models & e->models))
+            return bn_fail(err,
+                           "%s: %s applies to %s, and this experiment trains "
+                           "only %s",
+                           e->from[held[i]], keys[held[i]].name,
+                           model_names(keys[held[i]].models, trained, 40),
+                           model_names(e->models, trained + 40, 40));
+    return 0;
+}
+
+/* The label column of the generated classes, for the shapes. */
+static int generated_labels(size_t k, popfile_factor *fac)
+{
+    memset(fac, 0, sizeof *fac);
+    if (!k)
+        return 0;
+    fac->column = copy_text("label");
+    fac->levels = calloc(k, sizeof *fac->levels);
+    if (!fac->column || !fac->levels)
+        return -1;
+    fac->n_levels = k;
+    for (size_t c = 0; c < k; c++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", c);
+        if (!(fac->levels[c] = copy_text(name)))
+            return -1;
+    }
+    return 0;
+}
+
+/* The held-out rows: how many a file's split holds out (without making
+ * it), the evaluation file made comparable, and their identifier. */
+static int held_out_shape(exp_t *e, shapes *sh, bn_error *err)
+{
+    bn_error sub;
+    pop_file_desc fd = {e->popfile.fnv, e->popfile.format, e->popfile.label,
+                        e->popfile.group};
+    const pop_spec *spec = e->popfile.file ? NULL : &e->pop;
+    pop_held_desc h = {POP_HELD_DRAW, 0.0, 0, 0, NULL};
+    size_t n_held = sh->all.n;
+    if (e->evalfile.file) {
+        if (!e->evalfile.pop)
+            return bn_fail(err, "%s: the evaluation file %s was not read",
+                           origin(e, KEY_EVAL_FILE, -1), e->evalfile.file);
+        if (evalpop_match(&sh->all, e->evalfile.pop, e->evalfile.file,
+                          &sub) != 0)
+            return bn_fail(err, "%s: %s", origin(e, KEY_EVAL_FILE, -1),
+                           sub.msg);
+        n_held = e->evalfile.pop->n;
+        h = (pop_held_desc){POP_HELD_FILE, 0.0, 0, e->evalfile.fnv,
+                            e->evalfile.format};
+    } else if (e->popfile.file) {
+        const pop_t *p = e->popfile.pop;
+        size_t k = p->label.column ? p->label.n_levels : 1;
+        size_t *count = calloc(k, sizeof *count);
+        if (!count)
+            return bn_fail(err, "out of memory");
+        for (size_t i = 0; i < p->n; i++)
+            count[p->label.column ? p->label.of_row[i] : 0]++;
+        n_held = 0;
+        for (size_t c = 0; c < k; c++)
+            n_held += evalpop_held_count(count[c], e->holdout);
+        free(count);
+        if (n_held < 2 || p->n - n_held < 2)
+            return bn_fail(err,
+                           "%s: holdout %g of %zu rows holds out %zu, "
+                           "leaving %zu to train on: each part needs at "
+                           "least two",
+                           origin(e, KEY_HOLDOUT, KEY_POP_FILE), e->holdout,
+                           p->n, n_held, p->n - n_held);
+        sh->train.n = p->n - n_held;
+        h = (pop_held_desc){POP_HELD_SPLIT, e->holdout, e->holdout_seed, 0,
+                            NULL};
+    }
+    if (n_held < 2)
+        return bn_fail(err, "%s: %zu rows to evaluate on; training mode "
+                            "needs at least two",
+                       origin(e, KEY_EVAL_FILE, -1), n_held);
+    pop_id_held(spec, spec ? NULL : &fd, &h, e->held_id);
     return 0;
 }
 
@@ -847,43 +1164,142 @@ int exp_finish(exp_t *e, bn_error *err)
     bn_error sub;
     if (file_excludes(e, err) != 0)
         return -1;
+    e->models = 0;
+    for (size_t i = 0; i < e->n[KEY_MODEL]; i++)
+        e->models |= RUN_MODEL_BIT(e->v[KEY_MODEL][i].i);
+    if (population_excludes(e, err) != 0)
+        return -1;
     /* The shape the orders and the checks see: the file's rows, or the
-     * spec's names without any rows. */
-    pop_t shape;
-    memset(&shape, 0, sizeof shape);
+     * spec's names and classes without any rows. */
+    shapes sh;
+    memset(&sh, 0, sizeof sh);
     char **names = NULL;
+    int rc = -1;
     if (e->popfile.file) {
         if (!e->popfile.pop)
             return bn_fail(err, "%s: the population file %s was not read",
                            origin(e, KEY_POP_FILE, -1), e->popfile.file);
-        shape = *e->popfile.pop;
+        sh.all = *e->popfile.pop;
     } else {
-        if (pop_validate(&e->pop, &sub) != 0)
-            return bn_fail(err, "%s: %s", origin(e, KEY_FEATURE, KEY_ROWS),
+        if (pop_validate(&e->pop, &sub) != 0) {
+            int classes = e->pop.classes == 1 ||
+                          e->pop.classes > e->pop.n_rows;
+            return bn_fail(err, "%s: %s",
+                           classes ? origin(e, KEY_POP_CLASSES, KEY_ROWS)
+                                   : origin(e, KEY_FEATURE, KEY_ROWS),
                            sub.msg);
+        }
         names = malloc(e->pop.n_features * sizeof *names);
-        if (!names)
-            return bn_fail(err, "out of memory");
+        if (!names || generated_labels(e->pop.classes, &sh.all.label) != 0) {
+            bn_fail(err, "out of memory");
+            goto done;
+        }
         for (size_t j = 0; j < e->pop.n_features; j++)
             names[j] = e->pop.features[j].name;
-        shape.n = e->pop.n_rows;
-        shape.f = e->pop.n_features;
-        shape.names = names;
+        sh.all.n = e->pop.n_rows;
+        sh.all.f = e->pop.n_features;
+        sh.all.names = names;
         pop_id(&e->pop, e->pop_id);
     }
-    int rc = finish_checks(e, &shape, err);
+    sh.train = sh.all;
+    memcpy(e->held_id, e->pop_id, sizeof e->held_id);
+    if (exp_held_out_models(e->models) && held_out_shape(e, &sh, err) != 0)
+        goto done;
+    rc = finish_checks(e, &sh, err);
+done:
     free(names);
+    if (!e->popfile.file)
+        popfile_factor_free(&sh.all.label);
     return rc;
 }
 
-/* The orders against the population, and every combination of the axes
- * against run_check. */
-static int finish_checks(exp_t *e, const pop_t *shape, bn_error *err)
+/* Whether a run of cfg reads key k: a setting of its model that the
+ * model does not declare unused (run.h). */
+static int key_used(const run_config *cfg, int k)
+{
+    const run_model *m = run_model_get(cfg->model);
+    return (keys[k].models & RUN_MODEL_BIT(cfg->model)) &&
+           (!m->uses || m->uses(cfg, k));
+}
+
+/* A setting given (not a default) that no configuration reads is refused
+ * rather than ignored: the first such, with why. */
+static int unused_key(const exp_t *e, uint64_t used, bn_error *err)
+{
+    char a[80], b[80];
+    for (int k = 0; k < KEY_COUNT; k++) {
+        if (!keys[k].nest || !was_set(e, k) || (used >> k & 1))
+            continue;
+        if (!(keys[k].models & e->models))
+            return bn_fail(err, "%s: %s is a setting of %s, and this "
+                                "experiment trains only %s%s",
+                           e->from[k], keys[k].name,
+                           model_names(keys[k].models, a, sizeof a),
+                           model_names(e->models, b, sizeof b),
+                           k == KEY_GAMMA || k == KEY_BETA
+                               ? " (the classifier learns gamma and beta, "
+                                 "from 1 and 0)"
+                               : "");
+        return bn_fail(err, "%s: %s is used by no configuration: %s",
+                       e->from[k], keys[k].name,
+                       k == KEY_PRECISE
+                           ? "precise_batches applies to the estimator "
+                             "precise"
+                           : "the classifier without batch norm (norm = "
+                             "none) has no batch-norm settings");
+    }
+    return 0;
+}
+
+/* Files and reading-table columns of models the experiment does not
+ * train are refused when named; the reading table's default is the
+ * first trained model's. */
+static int model_outputs(exp_t *e, bn_error *err)
+{
+    char a[80], b[80];
+    for (int f = 0; out_file_get(f); f++) {
+        const out_file_def *d = out_file_get(f);
+        if (was_set(e, KEY_OUTPUTS) && (e->outputs & (1u << f)) &&
+            d->model >= 0 && !(e->models & RUN_MODEL_BIT(d->model)))
+            return bn_fail(err, "%s: outputs: %s is a file of %s, and this "
+                                "experiment trains only %s",
+                           e->from[KEY_OUTPUTS], d->name,
+                           model_names(RUN_MODEL_BIT(d->model), a, sizeof a),
+                           model_names(e->models, b, sizeof b));
+    }
+    if (!was_set(e, KEY_TABLE)) {
+        int m = 0;
+        while (!(e->models & RUN_MODEL_BIT(m)))
+            m++;
+        where w = {"the default", keys[KEY_TABLE].name, 1, err};
+        return set_names(e, KEY_TABLE, &w, run_model_get(m)->table);
+    }
+    for (size_t i = 0; i < e->n_table; i++) {
+        out_column c;
+        out_column_find(e->table[i], &c);
+        unsigned m = c.score ? c.score->models : keys[c.key].models;
+        if (!(m & e->models))
+            return bn_fail(err, "%s: table: %s is a column of %s, and this "
+                                "experiment trains only %s",
+                           e->from[KEY_TABLE], e->table[i],
+                           model_names(m, a, sizeof a),
+                           model_names(e->models, b, sizeof b));
+    }
+    return 0;
+}
+
+/* The orders against the population, every combination of the axes
+ * against run_check (each against the rows its model trains on), and
+ * the settings no combination uses. */
+static int finish_checks(exp_t *e, const shapes *sh, bn_error *err)
 {
     bn_error sub;
     for (size_t i = 0; i < e->n_orders; i++)
-        if (order_parse(e->order_names[i], shape, &e->orders[i], &sub) != 0)
+        if (order_parse(e->order_names[i], &sh->all, &e->orders[i], &sub) !=
+            0)
             return bn_fail(err, "%s: %s", origin(e, KEY_ORDER, -1), sub.msg);
+    if (model_outputs(e, err) != 0)
+        return -1;
 
     key_id ax[KEY_COUNT];
     size_t na = axes(ax), total = 1;
@@ -897,10 +1313,16 @@ static int finish_checks(exp_t *e, const pop_t *shape, bn_error *err)
     /* Every combination through the validator `run` uses, with the seed
      * at its first value: no check depends on the seed. */
     size_t pos[KEY_COUNT] = {0};
+    uint64_t used = 0; /* bit k: a combination reads key k */
     for (;;) {
         run_config cfg;
         config_at(e, ax, na, pos, &cfg);
+        for (int k = 0; k < KEY_COUNT; k++)
+            if (key_used(&cfg, k))
+                used |= (uint64_t)1 << k;
         int blame[2] = {-1, -1};
+        const pop_t *shape =
+            run_model_get(cfg.model)->held_out ? &sh->train : &sh->all;
         if (run_check(&cfg, shape, blame, &sub) != 0) {
             char values[200];
             blamed_values(e, &cfg, blame, values, sizeof values);
@@ -918,7 +1340,7 @@ static int finish_checks(exp_t *e, const pop_t *shape, bn_error *err)
         if (i == (size_t)-1)
             break;
     }
-    return 0;
+    return unused_key(e, used, err);
 }
 
 const pop_t *exp_population(const exp_t *e, pop_t *tmp, bn_error *err)
@@ -927,6 +1349,39 @@ const pop_t *exp_population(const exp_t *e, pop_t *tmp, bn_error *err)
     if (e->popfile.file)
         return e->popfile.pop;
     return pop_generate(&e->pop, tmp, err) == 0 ? tmp : NULL;
+}
+
+int exp_populations(const exp_t *e, int held_out, exp_pops *out,
+                    bn_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const pop_t *pop = exp_population(e, &out->made[0], err);
+    if (!pop)
+        return -1;
+    out->p.pop = out->p.train = pop;
+    if (!held_out)
+        return 0;
+    if (e->evalfile.file) {
+        out->p.held_out = e->evalfile.pop;
+    } else if (e->popfile.file) {
+        if (evalpop_split(pop, e->holdout, e->holdout_seed, &out->made[1],
+                          &out->made[2], err) != 0)
+            return -1;
+        out->p.train = &out->made[1];
+        out->p.held_out = &out->made[2];
+    } else {
+        if (pop_generate_held_out(&e->pop, &out->made[2], err) != 0)
+            return -1;
+        out->p.held_out = &out->made[2];
+    }
+    return 0;
+}
+
+void exp_pops_free(exp_pops *p)
+{
+    for (int i = 0; i < 3; i++)
+        pop_free(&p->made[i]);
+    memset(&p->p, 0, sizeof p->p);
 }
 
 /* ---- the manifest and the key columns ---- */
@@ -947,24 +1402,51 @@ static void print_ints(FILE *fp, const key_value *v, size_t n)
     }
 }
 
+/* Whether the manifest has a line for key k: the keys of a generated
+ * population or of a file, never both; a model's keys when it trains;
+ * the classes' and the held-out split's only when they make rows. */
+static int in_manifest(const exp_t *e, int k)
+{
+    const key_def *d = &keys[k];
+    int file = e->popfile.file != NULL;
+    if (!d->section || !(d->models & e->models))
+        return 0;
+    switch (k) {
+    case KEY_ROWS:
+    case KEY_POP_SEED:
+    case KEY_FEATURE:
+        return !file;
+    case KEY_POP_CLASSES:
+    case KEY_POP_LABEL_NOISE:
+        return !file && e->pop.classes;
+    case KEY_POP_FILE:
+    case KEY_POP_LABEL:
+    case KEY_POP_GROUP:
+        return file;
+    case KEY_HOLDOUT:
+    case KEY_HOLDOUT_SEED:
+        return file && !e->evalfile.file;
+    case KEY_EVAL_FILE:
+        return e->evalfile.file != NULL;
+    case KEY_MODEL: /* the study's files are the layer's alone */
+        return e->models != RUN_MODEL_BIT(RUN_MODEL_LAYER);
+    default:
+        return 1;
+    }
+}
+
 void exp_manifest(FILE *fp, const exp_t *e)
 {
     for (int k = 0; k < KEY_COUNT; k++) {
         const key_def *d = &keys[k];
-        if (!d->section)
-            continue;
-        /* A generated population's keys, or a file's: never both. */
-        int file_key = d->type == KT_PATH || d->type == KT_COLUMN;
-        if (k == KEY_ROWS || k == KEY_POP_SEED || file_key) {
-            if ((e->popfile.file != NULL) != file_key)
-                continue;
-        }
-        if (d->type == KT_FEATURE && e->popfile.file)
+        if (!in_manifest(e, k))
             continue;
         if (d->type == KT_PATH) {
-            fprintf(fp, "%s.%s\t%s\n", d->section, d->name, e->popfile.file);
+            const exp_popfile *pf =
+                k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
+            fprintf(fp, "%s.%s\t%s\n", d->section, d->name, pf->file);
             fprintf(fp, "%s.%s_sha256\t%s\n", d->section, d->name,
-                    e->popfile.sha256);
+                    pf->sha256);
             continue;
         }
         if (d->type == KT_COLUMN) {
@@ -992,17 +1474,21 @@ void exp_manifest(FILE *fp, const exp_t *e)
                 fprintf(fp, "%s%s", i ? " " : "", e->table[i]);
             break;
         case KT_OUTPUTS:
+            /* The files of the models trained: the rest are never made. */
             for (int f = 0, first = 1; out_file_get(f); f++)
-                if (e->outputs & (1u << f)) {
+                if ((e->outputs & (1u << f)) &&
+                    (out_file_get(f)->model < 0 ||
+                     (e->models & RUN_MODEL_BIT(out_file_get(f)->model)))) {
                     fprintf(fp, "%s%s", first ? "" : " ",
                             out_file_get(f)->name);
                     first = 0;
                 }
             break;
         case KT_UINT:
-            fprintf(fp, "%llu",
-                    (unsigned long long)(k == KEY_ROWS ? e->pop.n_rows
-                                                       : e->pop.seed));
+            fprintf(fp, "%llu", (unsigned long long)uint_of(e, (key_id)k));
+            break;
+        case KT_REAL:
+            fprintf(fp, "%.17g", real_of(e, (key_id)k));
             break;
         case KT_REALS:
             for (size_t i = 0; i < e->n[k]; i++)
@@ -1036,7 +1522,10 @@ static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
         for (int k = 0; k < KEY_COUNT; k++)
             if (keys[k].col == col && (keys[k].files & file) &&
                 (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
-                (keys[k].model < 0 || (models & (1u << keys[k].model))))
+                (keys[k].models & models) &&
+                /* the study's files are the layer's alone */
+                !(k == KEY_MODEL &&
+                  models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
                 out[n++] = (key_id)k;
     return n;
 }
@@ -1076,8 +1565,8 @@ void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
     for (size_t i = 0; i < n; i++) {
         key_cell c;
         memset(&c, 0, sizeof c);
-        if (keys[col[i]].model >= 0 && keys[col[i]].model != (int)cfg->model)
-            c.text = "-"; /* another model's setting */
+        if (!key_used(cfg, col[i]))
+            c.text = "-"; /* another model's setting, or one it lacks */
         else
             keys[col[i]].get(cfg, &c);
         if (i > 0 || !first)

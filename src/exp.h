@@ -9,8 +9,13 @@
  * TSV file all read that table, so a new key is one row.
  *
  *   [experiment]  description = TEXT, table = COLUMN ..., outputs = FILE ...
- *   [population]  rows = N, seed = S, feature = NAME MEAN SD RHO (repeat);
- *                 or file = PATH, label = COLUMN, group = COLUMN
+ *   [population]  rows = N, seed = S, feature = NAME MEAN SD RHO (repeat),
+ *                 classes = K, label_noise = S; or file = PATH,
+ *                 label = COLUMN, group = COLUMN, holdout = FRACTION,
+ *                 holdout_seed = S
+ *   [evaluation]  lists: shift, scale; file = PATH
+ *   [model]       lists: type, hidden, norm, freeze_after, lr,
+ *                 sgd_momentum, weight_decay, init_seed
  *   [layer]       lists: gamma, beta, eps, momentum, momentum_weights,
  *                 variance, estimator
  *   [sweep]       lists: batch_size, order, seed, epochs, partial,
@@ -38,8 +43,12 @@
 
 typedef enum {
     KEY_DESCRIPTION, KEY_TABLE, KEY_OUTPUTS,
-    KEY_ROWS, KEY_POP_SEED, KEY_FEATURE, KEY_POP_FILE, KEY_POP_LABEL,
-    KEY_POP_GROUP,
+    KEY_ROWS, KEY_POP_SEED, KEY_FEATURE, KEY_POP_CLASSES,
+    KEY_POP_LABEL_NOISE, KEY_POP_FILE, KEY_POP_LABEL, KEY_POP_GROUP,
+    KEY_HOLDOUT, KEY_HOLDOUT_SEED,
+    KEY_EVAL_SHIFT, KEY_EVAL_SCALE, KEY_EVAL_FILE,
+    KEY_MODEL, KEY_HIDDEN, KEY_NORM, KEY_FREEZE_AFTER, KEY_LR,
+    KEY_SGD_MOMENTUM, KEY_WEIGHT_DECAY, KEY_INIT_SEED,
     KEY_GAMMA, KEY_BETA, KEY_EPS, KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
     KEY_ESTIMATOR,
     KEY_BATCH_SIZE, KEY_ORDER, KEY_SEED, KEY_EPOCHS, KEY_PARTIAL,
@@ -54,6 +63,7 @@ typedef enum {
     KT_COLUMNS,  /* names of summary.tsv columns */
     KT_OUTPUTS,  /* names of output files (out.h) */
     KT_UINT,     /* one integer */
+    KT_REAL,     /* one finite number */
     KT_FEATURE,  /* NAME MEAN SD RHO, one per line, repeatable */
     KT_PATH,     /* a file, relative to the experiment file's directory */
     KT_COLUMN,   /* the name of a column of that file, kept whole */
@@ -95,7 +105,7 @@ typedef struct {
     const char *name;    /* the key, and the column's name */
     key_type type;
     const char *dflt;    /* the default, as it would be written */
-    double lo, hi;       /* KT_REALS: lo < x (lo_open) or lo <= x; x <= hi */
+    double lo, hi;       /* KT_REAL(S): lo < x (lo_open) or lo <= x; x <= hi */
     int lo_open;
     uint64_t min, max;   /* KT_UINT, KT_UINTS */
     const char *(*choice)(int i); /* KT_CHOICES: name i, NULL past */
@@ -104,7 +114,7 @@ typedef struct {
     int col;             /* the column's place (1, 2, ...), 0 for none */
     unsigned files;      /* COL_* */
     int nest;            /* axes: place in the product, larger varies faster */
-    int model;           /* -1 any, else the run_model_id it belongs to */
+    unsigned models;     /* the models whose setting it is (RUN_MODEL_BIT) */
     void (*apply)(run_config *cfg, const struct exp_s *e, key_value v);
     void (*get)(const run_config *cfg, key_cell *out);
 } key_def;
@@ -117,6 +127,7 @@ typedef struct {
                   * file's directory when set there */
     char *label, *group; /* the columns named, or NULL */
     pop_t *pop;          /* NULL until read */
+    uint64_t fnv;        /* FNV-1a 64 of the bytes read, for pop_id */
     char sha256[65];     /* of the bytes read, for the manifest */
     char format[4];      /* "csv", "tsv" or "npy", as it was read */
 } exp_popfile;
@@ -129,7 +140,17 @@ typedef struct exp_s {
     char description[512];
     pop_spec pop;     /* the generated population's recipe */
     exp_popfile popfile;
+    /* [evaluation] file: the held-out models' evaluation rows instead of
+     * held-out ones (its label and group are popfile's, or "label") */
+    exp_popfile evalfile;
+    double holdout;        /* a population file's held-out share */
+    uint64_t holdout_seed; /* and its split's seed */
     char pop_id[17];  /* pop_id of the population, once exp_finish has run */
+    /* The identifier of what a held-out model trains and is evaluated on:
+     * the population and its held-out rows (popid.h). */
+    char held_id[17];
+    unsigned models;  /* bit m: a configuration trains model m, once
+                       * exp_finish has run */
     size_t n[KEY_COUNT];     /* the values of each axis */
     key_value *v[KEY_COUNT];
     order_spec *orders;      /* KEY_ORDER's values point here */
@@ -169,6 +190,10 @@ int exp_set_population(exp_t *e, const char *path, const char *label,
  * manifest. */
 int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                          const char *sha256, bn_error *err);
+/* The same for [evaluation] file, parsed with the population's label and
+ * group columns. */
+int exp_evaluation_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                         const char *sha256, bn_error *err);
 /* The checks that need every key: the population, the orders against
  * its features, and every combination of the axes through run_check,
  * each message prefixed with where the blamed key was set. A population
@@ -177,6 +202,22 @@ int exp_finish(exp_t *e, bn_error *err);
 /* The population a finished experiment runs on: the file's (owned by e)
  * or one generated into *tmp, which the caller frees with pop_free. */
 const pop_t *exp_population(const exp_t *e, pop_t *tmp, bn_error *err);
+
+/* The population stage of a finished experiment (run.h's run_pops):
+ * every row, and when held_out is set the held-out models' training and
+ * held-out rows (a file's split, a generated population's second draw,
+ * or [evaluation] file's rows). What it makes it owns: free it with
+ * exp_pops_free, also after a failure. */
+typedef struct {
+    run_pops p;
+    pop_t made[3]; /* generated, and the held-out split's two parts */
+} exp_pops;
+int exp_populations(const exp_t *e, int held_out, exp_pops *out,
+                    bn_error *err);
+void exp_pops_free(exp_pops *p);
+/* Whether the models in the mask include one that trains on a part of
+ * the rows and is evaluated on held-out ones. */
+int exp_held_out_models(unsigned models);
 
 /* What a command line adds to an experiment file: overrides
  * "section.key=value" and a population file (NULL for none). */
@@ -192,7 +233,8 @@ typedef struct {
 int exp_load(exp_t *e, const char *path, const exp_overrides *ov,
              bn_error *err);
 /* Read the population file, if the experiment names one: the whole file
- * once (popfile_slurp, bounded), its SHA-256, then exp_population_bytes. */
+ * once (popfile_slurp, bounded), its SHA-256, then exp_population_bytes;
+ * and [evaluation] file the same way. */
 int exp_read_population(exp_t *e, bn_error *err);
 
 /* Number of configurations in the product. */

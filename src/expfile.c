@@ -65,21 +65,35 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-int exp_read_population(exp_t *e, bn_error *err)
+/* A file the experiment names, read whole and hashed, then parsed. */
+static int read_file(exp_t *e, const exp_popfile *f, key_id k,
+                     int (*parse)(exp_t *, const unsigned char *, size_t,
+                                  const char *, bn_error *),
+                     bn_error *err)
 {
-    if (!e->popfile.file)
-        return 0;
     unsigned char *bytes;
     size_t len;
     char sha[65];
     bn_error sub;
-    if (popfile_slurp(e->popfile.path, POPFILE_MAX_BYTES, &bytes, &len,
-                      &sub) != 0)
-        return bn_fail(err, "%s: %s", e->from[KEY_POP_FILE], sub.msg);
+    if (popfile_slurp(f->path, POPFILE_MAX_BYTES, &bytes, &len, &sub) != 0)
+        return bn_fail(err, "%s: %s", e->from[k], sub.msg);
     digest_sha256_hex(bytes, len, sha);
-    int rc = exp_population_bytes(e, bytes, len, sha, err);
+    int rc = parse(e, bytes, len, sha, err);
     free(bytes);
     return rc;
+}
+
+int exp_read_population(exp_t *e, bn_error *err)
+{
+    if (e->popfile.file &&
+        read_file(e, &e->popfile, KEY_POP_FILE, exp_population_bytes,
+                  err) != 0)
+        return -1;
+    if (e->evalfile.file &&
+        read_file(e, &e->evalfile, KEY_EVAL_FILE, exp_evaluation_bytes,
+                  err) != 0)
+        return -1;
+    return 0;
 }
 
 int exp_load(exp_t *e, const char *path, const exp_overrides *ov,

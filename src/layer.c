@@ -15,15 +15,7 @@
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err)
 {
-    size_t nb = run_batches_per_epoch(pop->n, cfg->batch_size, cfg->partial);
-    if (cfg->precise_batches > nb) {
-        if (blame)
-            blame[0] = KEY_PRECISE, blame[1] = KEY_BATCH_SIZE;
-        return bn_fail(err,
-                       "precise batches %zu is more than the %zu batches "
-                       "of an epoch",
-                       cfg->precise_batches, nb);
-    }
+    (void)pop;
     bn_field field;
     if (bn_check(&cfg->layer, &field, err) != 0) {
         static const int key_of[] = {
@@ -64,9 +56,11 @@ static int recompute_pooled(bn_layer *layer, const pop_t *pop,
     return 0;
 }
 
-int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
-              const run_observer *obs, run_result *res, bn_error *err)
+int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
+              const run_config *cfg, const run_observer *obs,
+              run_result *res, bn_error *err)
 {
+    (void)eval; /* the layer is evaluated on the rows it trained on */
     size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
     size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
     const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);

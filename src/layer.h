@@ -10,10 +10,10 @@
 
 #include "run.h"
 
-int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
-              const run_observer *obs, run_result *res, bn_error *err);
-/* The layer's settings: the layer's own (bn_check) and precise_batches
- * against the batches of an epoch. */
+int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
+              const run_config *cfg, const run_observer *obs,
+              run_result *res, bn_error *err);
+/* The layer's own settings (bn_check). */
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err);
 

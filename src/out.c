@@ -136,6 +136,9 @@ static const out_file_def files[OUT_FILE_COUNT] = {
     [OUT_EXPECTATION] = {"expectation", "expectation.tsv", 1,
                          RUN_MODEL_LAYER,
                          "the closed form beside the seeds"},
+    [OUT_CURVE] = {"curve", "curve.tsv", 0, RUN_MODEL_CLASSIFIER,
+                   "one row per classifier configuration and epoch: its "
+                   "scores had training stopped there"},
 };
 
 const out_file_def *out_file_get(int i)
@@ -191,9 +194,9 @@ static void column_cell(const out_column *col, const pop_t *pop,
     }
     const score_def *s = col->score;
     const char *at = (const char *)r + s->offset;
-    if (s->model != cfg->model) {
+    if (!score_applies(s, cfg)) {
         c->kind = CELL_TEXT;
-        c->text = "-"; /* another model's score */
+        c->text = "-"; /* another model's score, or one it lacks */
         return;
     }
     size_t u;
@@ -219,7 +222,7 @@ void out_summary_header(FILE *fp, unsigned models)
 {
     exp_key_header(fp, COL_SUMMARY, 1, 1, models);
     for (size_t i = 0; score_get(i); i++)
-        if (models & (1u << score_get(i)->model))
+        if (models & score_get(i)->models)
             fprintf(fp, "\t%s", score_get(i)->name);
     exp_key_header(fp, COL_SUMMARY, 0, 0, models);
     fputc('\n', fp);
@@ -230,7 +233,7 @@ void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
 {
     exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", models);
     for (size_t i = 0; score_get(i); i++) {
-        if (!(models & (1u << score_get(i)->model)))
+        if (!(models & score_get(i)->models))
             continue;
         out_column col = {-1, score_get(i)};
         key_cell c;
@@ -271,6 +274,38 @@ void out_table_row(FILE *fp, size_t n, const out_column *cols,
     fputs("|\n", fp);
 }
 
+/* curve.tsv has only the classifier's rows. */
+#define CURVE_MODELS RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
+
+void out_curve_header(FILE *fp)
+{
+    exp_key_header(fp, COL_SUMMARY, 1, 1, CURVE_MODELS);
+    fputs("\tepoch", fp);
+    for (size_t i = 0; score_get(i); i++)
+        if (score_get(i)->models & CURVE_MODELS)
+            fprintf(fp, "\t%s", score_get(i)->name);
+    exp_key_header(fp, COL_SUMMARY, 0, 0, CURVE_MODELS);
+    fputc('\n', fp);
+}
+
+void out_curve_row(FILE *fp, const pop_t *pop, const run_config *cfg,
+                   unsigned long epoch, const run_result *r)
+{
+    exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", CURVE_MODELS);
+    fprintf(fp, "\t%lu", epoch);
+    for (size_t i = 0; score_get(i); i++) {
+        if (!(score_get(i)->models & CURVE_MODELS))
+            continue;
+        out_column col = {-1, score_get(i)};
+        key_cell c;
+        column_cell(&col, pop, cfg, r, &c);
+        fputc('\t', fp);
+        exp_cell_print(fp, &c, "%.17g");
+    }
+    exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", CURVE_MODELS);
+    fputc('\n', fp);
+}
+
 void out_features_header(FILE *fp, unsigned models)
 {
     exp_key_header(fp, COL_FEATURES, 1, 1, models);
@@ -309,7 +344,7 @@ void out_population(FILE *fp, const pop_t *pop, const size_t *perm)
     fputc('\n', fp);
     for (size_t k = 0; k < pop->n; k++) {
         size_t i = perm ? perm[k] : k;
-        fprintf(fp, "%zu", i);
+        fprintf(fp, "%zu", pop->origin ? pop->origin[i] : i);
         for (size_t j = 0; j < pop->f; j++)
             fprintf(fp, "\t%.17g", pop->x[i * pop->f + j]);
         for (int c = 0; c < 2; c++)

@@ -52,7 +52,7 @@ int out_check_not_input(const out_inputs *ins, const char *path,
 /* The files a sweep can write, for `[experiment] outputs`. */
 typedef enum {
     OUT_SUMMARY, OUT_FEATURES, OUT_TABLE, OUT_MANIFEST, OUT_DISTRIBUTION,
-    OUT_EXPECTATION, OUT_FILE_COUNT
+    OUT_EXPECTATION, OUT_CURVE, OUT_FILE_COUNT
 } out_file_id;
 
 typedef struct {
@@ -96,6 +96,12 @@ void out_table_cell(FILE *fp, const out_column *col, const pop_t *pop,
 void out_table_row(FILE *fp, size_t n, const out_column *cols,
                    const pop_t *pop, const run_config *cfg,
                    const run_result *r);
+/* curve.tsv: one row per classifier configuration and epoch (1..E),
+ * summary.tsv's key columns around `epoch` and the classifier's scores as
+ * they were after that epoch (run.h's on_epoch). */
+void out_curve_header(FILE *fp);
+void out_curve_row(FILE *fp, const pop_t *pop, const run_config *cfg,
+                   unsigned long epoch, const run_result *r);
 /* features.tsv: one row per feature, the same key columns around the
  * feature's truth and running statistics. */
 void out_features_header(FILE *fp, unsigned models);

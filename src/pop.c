@@ -8,6 +8,7 @@
 #include "pop.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,8 @@ int pop_spec_copy(pop_spec *dst, const pop_spec *src)
     pop_spec_init(dst);
     dst->n_rows = src->n_rows;
     dst->seed = src->seed;
+    dst->classes = src->classes;
+    dst->label_noise = src->label_noise;
     for (size_t j = 0; j < src->n_features; j++) {
         const pop_feature *ft = &src->features[j];
         if (pop_spec_add(dst, ft->name, ft->mean, ft->sd, ft->rho) != 0) {
@@ -130,6 +133,14 @@ int pop_validate(const pop_spec *spec, bn_error *err)
                        spec->n_rows);
     if (spec->n_features < 1)
         return bn_fail(err, "a population needs at least one feature");
+    if (spec->classes == 1 || spec->classes > spec->n_rows)
+        return bn_fail(err,
+                       "classes must be 0 (none) or from 2 to the %zu rows, "
+                       "got %zu",
+                       spec->n_rows, spec->classes);
+    if (!(spec->label_noise >= 0.0 && isfinite(spec->label_noise)))
+        return bn_fail(err, "label_noise must be finite and >= 0, got %g",
+                       spec->label_noise);
     if (spec->n_features > SIZE_MAX / sizeof(double) / spec->n_rows)
         return bn_fail(err, "%zu rows of %zu features do not fit in memory",
                        spec->n_rows, spec->n_features);
@@ -178,12 +189,69 @@ static int truth_of(size_t n, size_t f, const double *x, double **mean,
     return 0;
 }
 
-static int truth(pop_t *pop)
+int pop_truth(pop_t *pop, bn_error *err)
 {
-    return truth_of(pop->n, pop->f, pop->x, &pop->mean, &pop->var);
+    free(pop->mean);
+    free(pop->var);
+    pop->mean = pop->var = NULL;
+    if (truth_of(pop->n, pop->f, pop->x, &pop->mean, &pop->var) != 0)
+        return bn_fail(err, "out of memory for the truth of %zu features",
+                       pop->f);
+    return 0;
 }
 
-int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
+typedef struct {
+    double t;
+    size_t i;
+} ranked;
+
+static int by_t(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* K classes by the ranks of t_i = z_i + s eta_i (ties by row), row r of
+ * the ranking in class floor(K r / N): as equal in size as N allows. */
+static int make_labels(const pop_spec *spec, uint64_t initseq, pop_t *pop)
+{
+    size_t n = spec->n_rows, k = spec->classes;
+    popfile_factor *fac = &pop->label;
+    ranked *r = malloc(n * sizeof *r);
+    fac->column = copy_name("label");
+    fac->levels = calloc(k, sizeof *fac->levels);
+    fac->of_row = malloc(n * sizeof *fac->of_row);
+    if (!r || !fac->column || !fac->levels || !fac->of_row) {
+        free(r);
+        return -1;
+    }
+    fac->n_levels = k;
+    for (size_t c = 0; c < k; c++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", c);
+        if (!(fac->levels[c] = copy_name(name))) {
+            free(r);
+            return -1;
+        }
+    }
+    pcg32_t rng;
+    pcg32_seed(&rng, spec->seed, initseq);
+    for (size_t i = 0; i < n; i++) {
+        double z = num_norm_inv(((double)i + 0.5) / (double)n);
+        r[i].t = z + spec->label_noise * draw_gaussian(&rng);
+        r[i].i = i;
+    }
+    qsort(r, n, sizeof *r, by_t);
+    for (size_t q = 0; q < n; q++)
+        fac->of_row[r[q].i] = (size_t)((unsigned long long)q * k / n);
+    free(r);
+    return 0;
+}
+
+static int generate(const pop_spec *spec, uint64_t features,
+                    uint64_t labels, pop_t *pop, bn_error *err)
 {
     memset(pop, 0, sizeof *pop);
     if (pop_validate(spec, err) != 0)
@@ -193,7 +261,7 @@ int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
     if (!x)
         return bn_fail(err, "out of memory for %zu x %zu rows", n, f);
     pcg32_t rng;
-    pcg32_seed(&rng, spec->seed, PCG32_INITSEQ_POPULATION);
+    pcg32_seed(&rng, spec->seed, features);
     for (size_t i = 0; i < n; i++) {
         double z = num_norm_inv(((double)i + 0.5) / (double)n);
         for (size_t j = 0; j < f; j++) {
@@ -210,11 +278,25 @@ int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
     for (size_t j = 0; pop->names && j < f; j++)
         if (!(pop->names[j] = copy_name(spec->features[j].name)))
             break;
-    if (!pop->names || !pop->names[f - 1] || truth(pop) != 0) {
+    if (!pop->names || !pop->names[f - 1] ||
+        truth_of(n, f, x, &pop->mean, &pop->var) != 0 ||
+        (spec->classes && make_labels(spec, labels, pop) != 0)) {
         pop_free(pop);
         return bn_fail(err, "out of memory for %zu x %zu rows", n, f);
     }
     return 0;
+}
+
+int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err)
+{
+    return generate(spec, PCG32_INITSEQ_POPULATION, PCG32_INITSEQ_LABELS,
+                    pop, err);
+}
+
+int pop_generate_held_out(const pop_spec *spec, pop_t *pop, bn_error *err)
+{
+    return generate(spec, PCG32_INITSEQ_HELD_OUT,
+                    PCG32_INITSEQ_HELD_OUT_LABELS, pop, err);
 }
 
 int pop_from_file(popfile *pf, pop_t *pop, bn_error *err)
@@ -243,5 +325,6 @@ void pop_free(pop_t *pop)
     free(pop->var);
     popfile_factor_free(&pop->label);
     popfile_factor_free(&pop->group);
+    free(pop->origin);
     memset(pop, 0, sizeof *pop);
 }

@@ -5,8 +5,14 @@
  *     x_ij = mean_j + sd_j * (rho_j * z_i + sqrt(1 - rho_j^2) * e_ij)
  * with e_ij standard normal from PCG32(seed, initseq 1) by the polar
  * method (draw.h), drawn row by row, and Phi^-1 from num.h. The same spec
- * gives the same rows, bit for bit, on every machine. The truth is the population's own mean and
- * variance (divisor N).
+ * gives the same rows, bit for bit, on every machine. The truth is the
+ * population's own mean and variance (divisor N).
+ *
+ * With K classes, row i's label is its rank among t_i = z_i + s eta_i
+ * (eta_i standard normal from PCG32(seed, initseq 4), s the label noise)
+ * cut into K equal parts: floor(K r_i / N). A second draw of the same
+ * recipe, the held-out rows, takes its noise from initseqs 5 (features)
+ * and 6 (labels) instead.
  */
 #ifndef BN_POP_H
 #define BN_POP_H
@@ -27,6 +33,8 @@ typedef struct {
     size_t n_rows;
     size_t n_features;
     uint64_t seed;
+    size_t classes;     /* K, or 0 for no labels */
+    double label_noise; /* s */
     pop_feature *features; /* n_features of them, owned */
     size_t cap;
 } pop_spec;
@@ -42,6 +50,9 @@ typedef struct {
     double *mean; /* f values */
     double *var;  /* f values: the population variance, divisor n */
     popfile_factor label, group;
+    /* Each row's index in the population it was taken from (a held-out
+     * split's parts), or NULL: its own. */
+    size_t *origin;
 } pop_t;
 
 /* The published study's shape: 512 rows, the eight features f0..f7. An
@@ -60,6 +71,11 @@ int pop_spec_add(pop_spec *spec, const char *name, double mean, double sd,
 int pop_spec_copy(pop_spec *dst, const pop_spec *src);
 int pop_validate(const pop_spec *spec, bn_error *err);
 int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err);
+/* The second draw of the spec: its held-out rows. */
+int pop_generate_held_out(const pop_spec *spec, pop_t *pop, bn_error *err);
+/* The truth of pop's rows into its mean and var (allocated here), after
+ * its rows were made or changed. */
+int pop_truth(pop_t *pop, bn_error *err);
 /* A population of the rows of pf, which it takes over: pf is left empty
  * (and must still be freed on failure). */
 int pop_from_file(popfile *pf, pop_t *pop, bn_error *err);

@@ -62,6 +62,11 @@ static void describe(const pop_spec *spec, sink *s)
         put_num(s, " %.17g", f->sd);
         put_num(s, " %.17g\n", f->rho);
     }
+    if (spec->classes) {
+        snprintf(head, sizeof head, "classes %zu\n", spec->classes);
+        put(s, head);
+        put_num(s, "label_noise %.17g\n", spec->label_noise);
+    }
 }
 
 static void describe_file(const pop_file_desc *d, sink *s)
@@ -77,6 +82,22 @@ static void describe_file(const pop_file_desc *d, sink *s)
             put(s, col[i]);
             put(s, "\n");
         }
+}
+
+static void describe_held(const pop_held_desc *h, sink *s)
+{
+    char line[100];
+    if (h->kind == POP_HELD_DRAW) {
+        put(s, "held-out draw\n");
+    } else if (h->kind == POP_HELD_SPLIT) {
+        put_num(s, "held-out split %.17g", h->fraction);
+        snprintf(line, sizeof line, " %llu\n", (unsigned long long)h->seed);
+        put(s, line);
+    } else {
+        snprintf(line, sizeof line, "held-out file %016llx %s\n",
+                 (unsigned long long)h->file_fnv, h->file_format);
+        put(s, line);
+    }
 }
 
 static sink new_sink(char *buf, size_t cap)
@@ -117,5 +138,31 @@ void pop_id_file(const pop_file_desc *d, char out[17])
 {
     sink s = new_sink(NULL, 0);
     describe_file(d, &s);
+    hex(s.h, out);
+}
+
+static void describe_with_held(const pop_spec *spec, const pop_file_desc *d,
+                               const pop_held_desc *h, sink *s)
+{
+    if (spec)
+        describe(spec, s);
+    else
+        describe_file(d, s);
+    describe_held(h, s);
+}
+
+size_t pop_describe_held(const pop_spec *spec, const pop_file_desc *d,
+                         const pop_held_desc *h, char *buf, size_t cap)
+{
+    sink s = new_sink(buf, cap);
+    describe_with_held(spec, d, h, &s);
+    return s.len;
+}
+
+void pop_id_held(const pop_spec *spec, const pop_file_desc *d,
+                 const pop_held_desc *h, char out[17])
+{
+    sink s = new_sink(NULL, 0);
+    describe_with_held(spec, d, h, &s);
     hex(s.h, out);
 }

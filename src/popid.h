@@ -28,7 +28,8 @@ typedef struct {
 
 /* The canonical description of a generated population: a version line,
  * then "rows N", "seed S" and one "feature NAME MEAN SD RHO" line per
- * feature, numbers %.17g, each line ending in a newline. Of a population
+ * feature, then "classes K" and "label_noise S" when it has classes,
+ * numbers %.17g, each line ending in a newline. Of a population
  * read from a file: the version line, then "file FNV FORMAT" (the bytes'
  * hash in 16 hex digits), then "label NAME" and "group NAME" when the file
  * has them. Like snprintf, at most cap - 1 characters and a NUL go to buf
@@ -42,5 +43,24 @@ uint64_t pop_fnv1a64_more(uint64_t h, const void *data, size_t len);
  * NUL. */
 void pop_id(const pop_spec *spec, char out[17]);
 void pop_id_file(const pop_file_desc *d, char out[17]);
+
+/* What a model evaluated on held-out rows adds to its population's
+ * description, one line: "held-out draw" (a generated population's second
+ * draw), "held-out split FRACTION SEED" (a file's stratified split) or
+ * "held-out file HASH FORMAT" ([evaluation] file). */
+typedef enum { POP_HELD_DRAW, POP_HELD_SPLIT, POP_HELD_FILE } pop_held_kind;
+typedef struct {
+    pop_held_kind kind;
+    double fraction;   /* POP_HELD_SPLIT */
+    uint64_t seed;     /* POP_HELD_SPLIT */
+    uint64_t file_fnv; /* POP_HELD_FILE */
+    const char *file_format;
+} pop_held_desc;
+/* The description and identifier of a population (spec, or the file d
+ * when spec is NULL) with its held-out rows. */
+size_t pop_describe_held(const pop_spec *spec, const pop_file_desc *d,
+                         const pop_held_desc *h, char *buf, size_t cap);
+void pop_id_held(const pop_spec *spec, const pop_file_desc *d,
+                 const pop_held_desc *h, char out[17]);
 
 #endif

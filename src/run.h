@@ -1,17 +1,22 @@
 /*
  * One run: one configuration (a plain value) as a pipeline, population ->
- * order -> model -> scores. The order makes the permutation the batches
- * are cut from; the model (a row of the model table in run.c: the
- * batch-norm layer of layer.c is the first) trains on it for E epochs and
- * fills the scores it produces (score.h declares them). A run reads
- * nothing but its arguments and writes nothing but its result, so a sweep
- * can run many of them in any order, or in parallel, and get the same
- * bytes.
+ * order -> model -> scores. The population stage gives the model the rows
+ * it trains on and the rows it is evaluated on (run_pops: the layer uses
+ * the population itself, the classifier a training part and its held-out
+ * rows, moved by [evaluation]'s shift and scale); the order makes the
+ * permutation the batches are cut from; the model (a row of the model
+ * table in run.c: the batch-norm layer of layer.c, the classifier of
+ * classifier.c) trains on it for E epochs and fills the scores it
+ * produces (score.h declares them). A run reads nothing but its arguments
+ * and writes nothing but its result and what its observer asks for, so a
+ * sweep can run many of them in any order, or in parallel, and get the
+ * same bytes.
  */
 #ifndef BN_RUN_H
 #define BN_RUN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bn.h"
 #include "common.h"
@@ -21,7 +26,32 @@
 typedef enum { RUN_PARTIAL_DROP, RUN_PARTIAL_KEEP } run_partial;
 
 /* The models, rows of the table in run.c. */
-typedef enum { RUN_MODEL_LAYER, RUN_MODEL_COUNT } run_model_id;
+typedef enum {
+    RUN_MODEL_LAYER, RUN_MODEL_CLASSIFIER, RUN_MODEL_COUNT
+} run_model_id;
+/* Sets of models, as the key, score and file tables give them. */
+#define RUN_MODEL_BIT(m) (1u << (m))
+#define RUN_MODELS_ALL ((1u << RUN_MODEL_COUNT) - 1u)
+
+/* The classifier's own settings (clf.h); its batch norm is the layer's
+ * bn_config, and the batches, epochs and order are the run's. */
+typedef enum { CLF_NORM_BATCH, CLF_NORM_NONE } clf_norm;
+typedef struct {
+    size_t hidden; /* H */
+    clf_norm norm;
+    /* Epochs 1..E0 train batch norm as usual; from epoch E0 + 1 on it
+     * normalises with its buffers and stops updating them. 0: never. */
+    unsigned long freeze_after;
+    double lr, sgd_momentum, weight_decay;
+    uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
+} clf_settings;
+
+/* [evaluation]: each feature of the rows a model is evaluated on becomes
+ * mu + shift sd + scale (x - mu), mu and sd its own mean and standard
+ * deviation (evalpop.h). shift 0 and scale 1 leave the rows as they are. */
+typedef struct {
+    double shift, scale;
+} run_eval;
 
 typedef struct {
     char experiment[64];
@@ -33,8 +63,20 @@ typedef struct {
     run_partial partial;
     size_t precise_batches; /* for the pooling estimators; 0 means all */
     run_model_id model;
-    bn_config layer; /* RUN_MODEL_LAYER's settings */
+    bn_config layer; /* the batch-norm settings (the classifier's too) */
+    clf_settings clf; /* RUN_MODEL_CLASSIFIER's */
+    run_eval eval;    /* RUN_MODEL_CLASSIFIER's */
 } run_config;
+
+/* What the population stage hands a run: every row (the layer trains and
+ * is evaluated on them), and the classifier's training rows and held-out
+ * rows (before [evaluation]'s shift and scale, which the run applies). A
+ * population without a held-out part has held_out NULL. */
+typedef struct {
+    const pop_t *pop;
+    const pop_t *train;
+    const pop_t *held_out;
+} run_pops;
 
 typedef struct {
     size_t updates;
@@ -44,6 +86,11 @@ typedef struct {
     double train_eval_rmse, batch_mean_err, batch_var_err;
     size_t props_pass, props_total;
     double stats_err_rel, worst_var_rel;
+    /* The classifier's, on the evaluation rows and on the training rows
+     * (fit_); accuracies are correct rows / rows. */
+    double acc_train_mode, acc_eval_mode, loss_train_mode, loss_eval_mode;
+    double fit_acc_train_mode, fit_acc_eval_mode;
+    double fit_loss_train_mode, fit_loss_eval_mode;
     /* The final buffers, F values each, in one allocation the result owns
      * (run_result_free); NULL for a model without them. */
     double *running_mean, *running_var;
@@ -67,23 +114,46 @@ typedef struct {
      * order, with their train-mode and eval-mode outputs (n x F). */
     void (*on_outputs)(void *ctx, size_t n, size_t f, const size_t *rows,
                        const double *y_train, const double *y_eval);
+    /* The classifier: after epoch `epoch` (from 0), the scores it would
+     * have if training stopped there (the estimator's recompute made on a
+     * copy of the buffers); the last epoch's are the run's. res holds no
+     * buffers. */
+    void (*on_epoch)(void *ctx, unsigned long epoch, const run_result *res);
     void *ctx;
+    /* The classifier writes its tensors here (--write-weights), or NULL. */
+    FILE *weights;
 } run_observer;
 
 /* A model: one row of the table in run.c. */
 typedef struct {
     const char *name;
     const char *help;
-    /* Train on the rows of pop in the order perm and fill res with the
-     * model's scores. cfg has passed run_check. */
-    int (*run)(const pop_t *pop, const size_t *perm, const run_config *cfg,
-               const run_observer *obs, run_result *res, bn_error *err);
+    /* Train on the rows of train in the order perm, evaluate on the rows
+     * of eval and fill res with the model's scores. cfg has passed
+     * run_check against train. */
+    int (*run)(const pop_t *train, const pop_t *eval, const size_t *perm,
+               const run_config *cfg, const run_observer *obs,
+               run_result *res, bn_error *err);
     /* The checks of the model's own settings; blame as for run_check. */
     int (*check)(const run_config *cfg, const pop_t *pop, int *blame,
                  bn_error *err);
+    /* Trains on a part of the rows and is evaluated on the rest
+     * (run_pops.train and held_out), not on the population itself. */
+    int held_out;
+    /* The reading table's columns when the experiment names none. */
+    const char *table;
+    /* Whether a configuration of this model uses key k (exp.h's key_id)
+     * at all, beyond the key table's models: a setting no configuration
+     * uses is refused. NULL: every key of the model. */
+    int (*uses)(const run_config *cfg, int key);
 } run_model;
 
 const run_model *run_model_get(run_model_id m);
+/* Model i's name, NULL past the last (for the key's choices). */
+const char *run_model_name(int i);
+/* The rows configuration cfg trains on, and those it is evaluated on
+ * before the shift (NULL: none), from the population stage's. */
+const pop_t *run_train_pop(const run_pops *p, const run_config *cfg);
 
 /* The defaults of every experiment key (exp.h's key table). */
 void run_default_config(run_config *cfg);
@@ -97,9 +167,13 @@ int run_check(const run_config *cfg, const pop_t *pop, int *blame,
               bn_error *err);
 int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err);
 /* Fills res, which then owns memory: free it with run_result_free (also
- * after a failure, when it holds nothing). */
+ * after a failure, when it holds nothing). run_execute runs on one
+ * population as the layer does (it has no held-out rows); run_execute_on
+ * takes the population stage's. */
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err);
+int run_execute_on(const run_pops *p, const run_config *cfg,
+                   const run_observer *obs, run_result *res, bn_error *err);
 void run_result_free(run_result *res);
 
 /* "drop" and "keep" by value, NULL past the last. */

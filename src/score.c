@@ -7,19 +7,24 @@
 #include <stdint.h>
 #include <string.h>
 
+#define L RUN_MODEL_BIT(RUN_MODEL_LAYER)
+#define C RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
 #define LAYER(name, kind, summarised, def)                                  \
-    {#name, def, kind, offsetof(run_result, name), RUN_MODEL_LAYER,          \
-     summarised, 0}
-#define LAYER_REL(name, def)                                                \
-    {#name, def, SCORE_REAL, offsetof(run_result, name), RUN_MODEL_LAYER,    \
-     1, 1}
+    {#name, def, kind, offsetof(run_result, name), L, summarised, 0, 0}
+/* A score of the buffers that the classifier's batch norm has too. */
+#define BUFFERS(name, kind, summarised, rel, def)                           \
+    {#name, def, kind, offsetof(run_result, name), L | C, summarised, rel, 1}
+#define CLF(name, def)                                                      \
+    {#name, def, SCORE_REAL, offsetof(run_result, name), C, 1, 0, 0}
 /* In the published study's order, which summary.tsv keeps. */
 static const score_def scores[] = {
-    LAYER(updates, SCORE_COUNT, 0, "T, the buffer updates"),
-    LAYER(init_weight, SCORE_REAL, 0,
-          "the weight the initial 0 and 1 still carry, (1 - p)^T for ema"),
-    LAYER(stats_err, SCORE_REAL, 1,
-          "RMS over features of the running mean's and variance's errors"),
+    BUFFERS(updates, SCORE_COUNT, 0, 0, "T, the buffer updates"),
+    BUFFERS(init_weight, SCORE_REAL, 0, 0,
+            "the weight the initial 0 and 1 still carry, (1 - p)^T for "
+            "ema"),
+    BUFFERS(stats_err, SCORE_REAL, 1, 0,
+            "RMS over features (the classifier's hidden units) of the "
+            "running mean's and variance's errors"),
     LAYER(mean_err, SCORE_REAL, 1, "RMS over features of rm - mu"),
     LAYER(var_err, SCORE_REAL, 1, "RMS over features of rv - v"),
     LAYER(worst_var_err, SCORE_REAL, 1, "max over features of |rv - v|"),
@@ -35,13 +40,28 @@ static const score_def scores[] = {
     LAYER(props_total, SCORE_COUNT, 0, "self-checks made (4 per batch and "
                                        "feature)"),
     /* Beyond the published layout, so it stays a prefix. */
-    LAYER_REL(stats_err_rel,
-              "RMS over features of (rm - mu)/sd and (rv - v)/v: stats_err "
-              "in each feature's own scale"),
-    LAYER_REL(worst_var_rel, "max over features of |rv - v| / v"),
+    BUFFERS(stats_err_rel, SCORE_REAL, 1, 1,
+            "RMS over features of (rm - mu)/sd and (rv - v)/v: stats_err "
+            "in each feature's own scale"),
+    {"worst_var_rel", "max over features of |rv - v| / v", SCORE_REAL,
+     offsetof(run_result, worst_var_rel), L, 1, 1, 0},
+    /* The classifier's: on the evaluation rows, then on the training
+     * rows. */
+    CLF(acc_train_mode, "accuracy with each batch's own statistics"),
+    CLF(acc_eval_mode, "accuracy with the running statistics"),
+    CLF(loss_train_mode, "mean cross-entropy with each batch's own "
+                         "statistics"),
+    CLF(loss_eval_mode, "mean cross-entropy with the running statistics"),
+    CLF(fit_acc_train_mode, "acc_train_mode on the training rows"),
+    CLF(fit_acc_eval_mode, "acc_eval_mode on the training rows"),
+    CLF(fit_loss_train_mode, "loss_train_mode on the training rows"),
+    CLF(fit_loss_eval_mode, "loss_eval_mode on the training rows"),
 };
+#undef L
+#undef C
 #undef LAYER
-#undef LAYER_REL
+#undef BUFFERS
+#undef CLF
 #define N_SCORES (sizeof scores / sizeof *scores)
 
 const score_def *score_get(size_t i) { return i < N_SCORES ? &scores[i] : NULL; }
@@ -67,12 +87,20 @@ double score_value(const score_def *s, const run_result *r)
     return (double)u;
 }
 
-const char *score_first_not_finite(run_model_id m, const run_result *r,
-                                   const pop_t *pop)
+int score_applies(const score_def *s, const run_config *cfg)
+{
+    if (!(s->models & RUN_MODEL_BIT(cfg->model)))
+        return 0;
+    return !s->buffers || cfg->model != RUN_MODEL_CLASSIFIER ||
+           cfg->clf.norm == CLF_NORM_BATCH;
+}
+
+const char *score_first_not_finite(const run_config *cfg,
+                                   const run_result *r, const pop_t *pop)
 {
     int constant = pop_constant_feature(pop) >= 0;
     for (size_t i = 0; i < N_SCORES; i++) {
-        if (scores[i].model != m || scores[i].kind != SCORE_REAL)
+        if (!score_applies(&scores[i], cfg) || scores[i].kind != SCORE_REAL)
             continue;
         double v = score_value(&scores[i], r);
         if (!isfinite(v) && !(v == INFINITY && scores[i].relative && constant))
@@ -93,24 +121,31 @@ static double relative(double err, double scale)
 void score_buffers(const pop_t *pop, const double *rm, const double *rv,
                    score_buffers_t *out)
 {
+    score_buffers_of(pop->f, pop->mean, pop->var, rm, rv, out);
+}
+
+void score_buffers_of(size_t nf, const double *mu, const double *var,
+                      const double *rm, const double *rv,
+                      score_buffers_t *out)
+{
     double sm = 0.0, sv = 0.0, worst = -1.0;
     double rel = 0.0, worst_rel = 0.0;
     size_t wj = 0;
-    for (size_t j = 0; j < pop->f; j++) {
-        double dm = rm[j] - pop->mean[j], dv = rv[j] - pop->var[j];
+    for (size_t j = 0; j < nf; j++) {
+        double dm = rm[j] - mu[j], dv = rv[j] - var[j];
         sm += dm * dm;
         sv += dv * dv;
         if (fabs(dv) > worst) {
             worst = fabs(dv);
             wj = j;
         }
-        double am = relative(dm, sqrt(pop->var[j]));
-        double av = relative(dv, pop->var[j]);
+        double am = relative(dm, sqrt(var[j]));
+        double av = relative(dv, var[j]);
         rel += am * am + av * av;
         if (fabs(av) > worst_rel)
             worst_rel = fabs(av);
     }
-    double f = (double)pop->f;
+    double f = (double)nf;
     out->stats_err = sqrt((sm + sv) / (2.0 * f));
     out->mean_err = sqrt(sm / f);
     out->var_err = sqrt(sv / f);

@@ -28,11 +28,14 @@ typedef struct score_def_s {
     const char *definition; /* one line; docs/definitions.md has more */
     score_kind kind;
     size_t offset;          /* of the value in run_result */
-    run_model_id model;     /* the model that produces it */
+    unsigned models;        /* the models that produce it (RUN_MODEL_BIT) */
     int summarised;         /* distribution.tsv summarises it across seeds */
     /* Relative to a feature's spread: +inf, not an overflow, on a
      * population with a feature of zero variance (docs/definitions.md). */
     int relative;
+    /* A score of batch norm's buffers: none for a classifier without
+     * batch norm (norm = none). */
+    int buffers;
 } score_def;
 
 /* Row i of the table in file order, NULL past the last. */
@@ -41,11 +44,14 @@ const score_def *score_get(size_t i);
 const score_def *score_find(const char *name);
 /* A real score's value (kind SCORE_REAL), or a count's as a double. */
 double score_value(const score_def *s, const run_result *r);
-/* The name of the first real score of model m that is not finite in r,
- * or NULL when all are. A relative score may be +inf when pop has a
+/* Whether a run of cfg has score s (its model produces it, and it has
+ * the buffers a buffer score reads); files show "-" where it does not. */
+int score_applies(const score_def *s, const run_config *cfg);
+/* The name of the first real score a run of cfg has that is not finite
+ * in r, or NULL when all are. A relative score may be +inf when pop has a
  * feature of zero variance; NaN is never allowed. */
-const char *score_first_not_finite(run_model_id m, const run_result *r,
-                                   const pop_t *pop);
+const char *score_first_not_finite(const run_config *cfg,
+                                   const run_result *r, const pop_t *pop);
 
 typedef struct {
     double stats_err, mean_err, var_err, worst_var_err;
@@ -58,6 +64,11 @@ typedef struct {
  * an exact statistic counts 0 and any other +inf. */
 void score_buffers(const pop_t *pop, const double *rm, const double *rv,
                    score_buffers_t *out);
+/* The same against any truth of f units (the classifier's hidden units:
+ * the moments of what its batch norm sees). */
+void score_buffers_of(size_t f, const double *mu, const double *v,
+                      const double *rm, const double *rv,
+                      score_buffers_t *out);
 
 /* Fill y[0..n] (n + 1 values: one guard past the end) with a sentinel so
  * that score_checks can tell which outputs the layer wrote. */

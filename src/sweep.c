@@ -70,10 +70,12 @@ static int mkdir_p(const char *dir, bn_error *err)
  * result at that index, so the output does not depend on scheduling. */
 typedef struct {
     const exp_t *e;
-    const pop_t *pop;
+    const run_pops *pops;
     size_t n;
     run_config *cfgs;
     run_result *res;
+    int curve;   /* curve.tsv is written: each classifier run's rows */
+    char **curve_rows; /* by index, made by the thread that ran it */
     pthread_mutex_t lock;
     size_t next, done;
     int failed;
@@ -89,6 +91,19 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
+/* curve.tsv's rows of one run, formatted as its epochs end. */
+typedef struct {
+    const pop_t *pop;
+    const run_config *cfg;
+    FILE *fp;
+} curve_ctx;
+
+static void on_epoch(void *ctx, unsigned long epoch, const run_result *r)
+{
+    curve_ctx *c = ctx;
+    out_curve_row(c->fp, c->pop, c->cfg, epoch + 1, r);
+}
+
 static void *worker(void *arg)
 {
     sweep_work *w = arg;
@@ -100,7 +115,18 @@ static void *worker(void *arg)
         if (stop)
             return NULL;
         bn_error err;
-        int rc = run_execute(w->pop, &w->cfgs[k], NULL, &w->res[k], &err);
+        curve_ctx cc = {w->pops->pop, &w->cfgs[k], NULL};
+        size_t len;
+        run_observer obs = {NULL, NULL, on_epoch, &cc, NULL};
+        int want = w->curve && w->cfgs[k].model == RUN_MODEL_CLASSIFIER;
+        if (want)
+            cc.fp = open_memstream(&w->curve_rows[k], &len);
+        int rc = want && !cc.fp
+                     ? bn_fail(&err, "out of memory for curve.tsv's rows")
+                     : run_execute_on(w->pops, &w->cfgs[k],
+                                      want ? &obs : NULL, &w->res[k], &err);
+        if (cc.fp && fclose(cc.fp) != 0 && rc == 0)
+            rc = bn_fail(&err, "out of memory for curve.tsv's rows");
         pthread_mutex_lock(&w->lock);
         if (rc != 0 && !w->failed) {
             w->failed = 1;
@@ -126,6 +152,8 @@ static void write_manifest(FILE *fp, const exp_t *e, const sweep_options *o,
         fprintf(fp, "set\t%s\n", o->sets[i]);
     exp_manifest(fp, e);
     fprintf(fp, "population_id\t%s\n", e->pop_id);
+    if (exp_held_out_models(e->models))
+        fprintf(fp, "held_out_population_id\t%s\n", e->held_id);
     fprintf(fp, "configurations\t%zu\n", n);
 }
 
@@ -134,27 +162,33 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     char sha[65];
     if (sweep_sha256_file(e->source, sha, err) != 0)
         return -1;
-    pop_t tmp;
-    const pop_t *pop = exp_population(e, &tmp, err);
-    if (!pop)
+    exp_pops pops;
+    if (exp_populations(e, exp_held_out_models(e->models), &pops, err) !=
+        0) {
+        exp_pops_free(&pops);
         return -1;
+    }
+    const pop_t *pop = pops.p.pop;
     if (opt->on_population)
         opt->on_population(pop);
     size_t n = exp_count(e);
     sweep_work w;
     memset(&w, 0, sizeof w);
     w.e = e;
-    w.pop = pop;
+    w.pops = &pops.p;
     w.n = n;
     w.progress = opt->progress;
+    w.curve = (e->outputs & (1u << OUT_CURVE)) &&
+              (e->models & RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER));
     w.cfgs = malloc(n * sizeof *w.cfgs);
     w.res = calloc(n, sizeof *w.res);
+    w.curve_rows = calloc(n, sizeof *w.curve_rows);
     clock_gettime(CLOCK_MONOTONIC, &w.start);
     pthread_mutex_init(&w.lock, NULL);
     int rc = -1;
     out_file files[OUT_FILE_COUNT];
     memset(files, 0, sizeof files);
-    if (!w.cfgs || !w.res) {
+    if (!w.cfgs || !w.res || !w.curve_rows) {
         bn_fail(err, "out of memory for %zu configurations", n);
         goto done;
     }
@@ -210,6 +244,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         out_summary_header(fp[OUT_SUMMARY], models);
     if (fp[OUT_FEATURES])
         out_features_header(fp[OUT_FEATURES], models);
+    if (fp[OUT_CURVE])
+        out_curve_header(fp[OUT_CURVE]);
     if (table_row)
         out_table_header(table_row, e->n_table, cols);
     for (size_t k = 0; k < n; k++) {
@@ -222,6 +258,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         if (table_row)
             out_table_row(table_row, e->n_table, cols, pop, &w.cfgs[k],
                           &w.res[k]);
+        if (fp[OUT_CURVE] && w.curve_rows[k])
+            fputs(w.curve_rows[k], fp[OUT_CURVE]);
     }
     if (fp[OUT_MANIFEST])
         write_manifest(fp[OUT_MANIFEST], e, opt, sha, n);
@@ -239,8 +277,11 @@ done:
     pthread_mutex_destroy(&w.lock);
     for (size_t k = 0; w.res && k < n; k++)
         run_result_free(&w.res[k]);
+    for (size_t k = 0; w.curve_rows && k < n; k++)
+        free(w.curve_rows[k]);
+    free(w.curve_rows);
     free(w.cfgs);
     free(w.res);
-    pop_free(&tmp);
+    exp_pops_free(&pops);
     return rc;
 }

@@ -192,7 +192,7 @@ static void on_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
 run_observer recorder_observer(recorder *rec)
 {
     memset(rec, 0, sizeof *rec);
-    run_observer obs = {on_batch, on_outputs, rec};
+    run_observer obs = {on_batch, on_outputs, NULL, rec, NULL};
     return obs;
 }
 

@@ -62,15 +62,20 @@ static void free_data(dataset *ds)
     free(ds->label);
 }
 
-static void small_config(clf_config *cfg, size_t h, size_t b, clf_norm norm)
+/* The experiment keys' defaults (the classifier's: 16 hidden units, lr
+ * 0.1, no SGD momentum or weight decay, init seed 1; batch norm at
+ * momentum 0.9 old, biased, ema; one epoch, partial drop), with H, B and
+ * norm. */
+static void small_config(run_config *cfg, size_t h, size_t b, clf_norm norm)
 {
-    clf_default_config(cfg);
-    cfg->hidden = h;
+    run_default_config(cfg);
+    cfg->model = RUN_MODEL_CLASSIFIER;
+    cfg->clf.hidden = h;
     cfg->batch_size = b;
-    cfg->norm = norm;
+    cfg->clf.norm = norm;
 }
 
-static void init_or_fail(clf_net *net, const clf_config *cfg, size_t f,
+static void init_or_fail(clf_net *net, const run_config *cfg, size_t f,
                          size_t k)
 {
     bn_error err;
@@ -159,9 +164,9 @@ static void fd_case(clf_norm norm, clf_bn_mode mode, size_t b, uint64_t seed)
 {
     dataset ds;
     make_data(&ds, b, 3, 3, seed);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 5, b, norm);
-    cfg.init_seed = seed;
+    cfg.clf.init_seed = seed;
     clf_net net;
     init_or_fail(&net, &cfg, ds.f, ds.k);
     perturb_bn(&net, seed);
@@ -355,7 +360,7 @@ static void test_forward_loss_matches_long_double(void **state)
     (void)state;
     dataset ds;
     make_data(&ds, 20, 4, 3, 11);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 6, 20, CLF_NORM_BATCH);
     clf_net net;
     init_or_fail(&net, &cfg, ds.f, ds.k);
@@ -381,11 +386,11 @@ static void test_forward_loss_matches_long_double(void **state)
  *   wd 0, momentum 0.9: p1 = 0.95, buf = 0.45 + 0.5 = 0.95, p2 = 0.855 */
 static void sgd_case(double mom, double wd, double p1, double p2)
 {
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 3, 4, CLF_NORM_BATCH);
-    cfg.lr = 0.1;
-    cfg.sgd_momentum = mom;
-    cfg.weight_decay = wd;
+    cfg.clf.lr = 0.1;
+    cfg.clf.sgd_momentum = mom;
+    cfg.clf.weight_decay = wd;
     clf_net net;
     init_or_fail(&net, &cfg, 2, 2);
     clf_tensor t[CLF_MAX_TENSORS];
@@ -430,13 +435,13 @@ static void test_initial_weights(void **state)
 {
     (void)state;
     size_t f = 64, h = 64, k = 10;
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, h, 8, CLF_NORM_BATCH);
-    cfg.init_seed = 42;
+    cfg.clf.init_seed = 42;
     clf_net a, b, c;
     init_or_fail(&a, &cfg, f, k);
     init_or_fail(&b, &cfg, f, k);
-    cfg.init_seed = 43;
+    cfg.clf.init_seed = 43;
     init_or_fail(&c, &cfg, f, k);
 
     /* The documented order: fc1.weight row by row, fc1.bias, fc2.weight,
@@ -503,7 +508,7 @@ static size_t *shuffled(size_t n, uint64_t seed)
     return p;
 }
 
-static void train_or_fail(clf_net *net, const clf_config *cfg,
+static void train_or_fail(clf_net *net, const run_config *cfg,
                           const clf_data *d, const size_t *perm,
                           const clf_observer *obs)
 {
@@ -513,10 +518,10 @@ static void train_or_fail(clf_net *net, const clf_config *cfg,
 }
 
 static void score_both(clf_net *net, const clf_data *d, const size_t *perm,
-                       run_partial partial, clf_score *tr, clf_score *ev)
+                       clf_score *tr, clf_score *ev)
 {
     bn_error err;
-    if (clf_score_train_mode(net, d, perm, partial, tr, &err) != 0)
+    if (clf_score_train_mode(net, d, perm, tr, &err) != 0)
         fail_msg("clf_score_train_mode: %s", err.msg);
     if (clf_score_eval_mode(net, d, ev, &err) != 0)
         fail_msg("clf_score_eval_mode: %s", err.msg);
@@ -528,11 +533,11 @@ static void test_training_learns_and_repeats(void **state)
     dataset ds;
     make_data(&ds, 300, 4, 2, 21);
     size_t *perm = shuffled(ds.n, 1);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 8, 20, CLF_NORM_BATCH);
     cfg.epochs = 20;
-    cfg.sgd_momentum = 0.9;
-    cfg.lr = 0.05;
+    cfg.clf.sgd_momentum = 0.9;
+    cfg.clf.lr = 0.05;
     clf_net a, b;
     init_or_fail(&a, &cfg, ds.f, ds.k);
     init_or_fail(&b, &cfg, ds.f, ds.k);
@@ -548,7 +553,7 @@ static void test_training_learns_and_repeats(void **state)
     /* The labels are a noisy linear rule of the features: 20 epochs
      * bring the loss well down and the accuracy near the rule's. */
     clf_score tr, ev;
-    score_both(&a, &ds.d, perm, RUN_PARTIAL_DROP, &tr, &ev);
+    score_both(&a, &ds.d, perm, &tr, &ev);
     assert_true(tr.loss < 0.6 * before.loss);
     assert_true(ev.accuracy > 0.85 && tr.accuracy > 0.85);
     assert_int_equal(ev.rows, 300);
@@ -564,7 +569,7 @@ static void test_scores(void **state)
     dataset ds;
     make_data(&ds, 103, 3, 3, 22);
     size_t *perm = shuffled(ds.n, 2);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 6, 10, CLF_NORM_BATCH);
     cfg.epochs = 2;
     clf_net net;
@@ -573,16 +578,11 @@ static void test_scores(void **state)
     bn_layer before;
     assert_int_equal(bn_copy(&before, &net.bn), 0);
 
-    /* Training-mode scores leave the buffers alone; the partial batch is
-     * dropped or scored. */
-    clf_score tr, ev, trk;
-    score_both(&net, &ds.d, perm, RUN_PARTIAL_DROP, &tr, &ev);
-    assert_int_equal(tr.rows, 100);
-    bn_error err;
-    assert_int_equal(
-        clf_score_train_mode(&net, &ds.d, perm, RUN_PARTIAL_KEEP, &trk, &err),
-        0);
-    assert_int_equal(trk.rows, 103);
+    /* Training-mode scores score every row and leave the buffers
+     * alone. */
+    clf_score tr, ev;
+    score_both(&net, &ds.d, perm, &tr, &ev);
+    assert_int_equal(tr.rows, 103);
     size_t bytes = net.bn.f * sizeof(double);
     assert_memory_equal(before.rm, net.bn.rm, bytes);
     assert_memory_equal(before.rv, net.bn.rv, bytes);
@@ -608,20 +608,25 @@ static void test_scores(void **state)
     assert_true(ev.loss == sum / (double)ds.n);
     assert_true(ev.accuracy == (double)correct / (double)ds.n);
 
-    /* Training mode by hand: batch k of the order, normalised by itself. */
+    /* Training mode by hand: 103 rows at B 10 are 11 batches, the first
+     * 103 - 11 x 9 = 4 of 10 rows and seven of 9, each normalised by
+     * itself. */
     double tsum = 0.0;
-    for (size_t k = 0; k < 10; k++) {
+    size_t at = 0;
+    for (size_t k = 0; k < 11; k++) {
+        size_t b = k < 4 ? 10 : 9;
         double xb[30];
         int lb[10];
-        for (size_t i = 0; i < 10; i++) {
-            memcpy(&xb[i * 3], &ds.x[perm[k * 10 + i] * 3], 3 * sizeof *xb);
-            lb[i] = ds.label[perm[k * 10 + i]];
+        for (size_t i = 0; i < b; i++) {
+            memcpy(&xb[i * 3], &ds.x[perm[at + i] * 3], 3 * sizeof *xb);
+            lb[i] = ds.label[perm[at + i]];
         }
-        clf_forward(&net, 10, xb, lb, CLF_BN_BATCH_KEEP);
-        for (size_t i = 0; i < 10; i++)
+        clf_forward(&net, b, xb, lb, CLF_BN_BATCH_KEEP);
+        for (size_t i = 0; i < b; i++)
             tsum += net.loss[i];
+        at += b;
     }
-    assert_true(tr.loss == tsum / 100.0);
+    assert_true(tr.loss == tsum / 103.0);
     /* The two modes really differ here, so the comparison means
      * something. */
     assert_true(tr.loss != ev.loss);
@@ -631,7 +636,7 @@ static void test_scores(void **state)
     clf_net plain;
     init_or_fail(&plain, &cfg, ds.f, ds.k);
     train_or_fail(&plain, &cfg, &ds.d, perm, NULL);
-    score_both(&plain, &ds.d, perm, RUN_PARTIAL_KEEP, &tr, &ev);
+    score_both(&plain, &ds.d, perm, &tr, &ev);
     assert_int_equal(tr.correct, ev.correct);
     assert_close(tr.loss, ev.loss, 1e-15, ev.loss);
     clf_free(&plain);
@@ -669,13 +674,13 @@ static void test_freeze_after(void **state)
     dataset ds;
     make_data(&ds, 64, 3, 2, 23);
     size_t *perm = shuffled(ds.n, 3);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 5, 16, CLF_NORM_BATCH);
     clf_net one, frozen;
     init_or_fail(&one, &cfg, ds.f, ds.k);
     train_or_fail(&one, &cfg, &ds.d, perm, NULL);
     cfg.epochs = 3;
-    cfg.freeze_after = 1;
+    cfg.clf.freeze_after = 1;
     init_or_fail(&frozen, &cfg, ds.f, ds.k);
     watch w = {0};
     clf_observer obs = {on_step, on_epoch, &w};
@@ -725,12 +730,12 @@ static void precise_case(size_t b, run_partial partial, size_t kb)
     dataset ds;
     make_data(&ds, 70, 3, 2, 24);
     size_t *perm = shuffled(ds.n, 4);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 4, b, CLF_NORM_BATCH);
     cfg.epochs = 2;
     cfg.partial = partial;
     cfg.precise_batches = kb;
-    cfg.bn.estimator = BN_EST_PRECISE;
+    cfg.layer.estimator = BN_EST_PRECISE;
     clf_net net;
     init_or_fail(&net, &cfg, ds.f, ds.k);
     train_or_fail(&net, &cfg, &ds.d, perm, NULL);
@@ -758,7 +763,7 @@ static void test_hidden_moments(void **state)
     (void)state;
     dataset ds;
     make_data(&ds, 50, 3, 2, 26);
-    clf_config cfg;
+    run_config cfg;
     small_config(&cfg, 4, 8, CLF_NORM_BATCH);
     clf_net net;
     init_or_fail(&net, &cfg, ds.f, ds.k);
@@ -771,12 +776,27 @@ static void test_hidden_moments(void **state)
     free_data(&ds);
 }
 
-static void expect_invalid(const clf_config *cfg, const clf_data *d,
-                           const char *words)
+/* The validator runs use (run_check, with the classifier's own check
+ * behind it) on a shape of 33 rows, 3 features and k classes. */
+static void expect_invalid(const run_config *cfg, size_t k, const char *words)
 {
+    char *names[3] = {"a", "b", "c"};
+    pop_t shape;
+    memset(&shape, 0, sizeof shape);
+    shape.n = 33;
+    shape.f = 3;
+    shape.names = names;
+    shape.label.column = k ? "label" : NULL;
+    shape.label.n_levels = k;
     bn_error err;
     err.msg[0] = '\0';
-    assert_int_equal(clf_validate(cfg, d, &err), -1);
+    int rc = run_check(cfg, &shape, NULL, &err);
+    if (!words) {
+        if (rc != 0)
+            fail_msg("refused: %s", err.msg);
+        return;
+    }
+    assert_int_equal(rc, -1);
     if (!strstr(err.msg, words))
         fail_msg("message '%s' does not say '%s'", err.msg, words);
 }
@@ -784,46 +804,103 @@ static void expect_invalid(const clf_config *cfg, const clf_data *d,
 static void test_validation(void **state)
 {
     (void)state;
-    dataset ds;
-    make_data(&ds, 33, 3, 3, 25);
-    clf_config ok, cfg;
+    run_config ok, cfg;
     small_config(&ok, 4, 8, CLF_NORM_BATCH);
-    bn_error err;
-    assert_int_equal(clf_validate(&ok, &ds.d, &err), 0);
+    expect_invalid(&ok, 3, NULL);
+    expect_invalid(&ok, 0, "needs class labels");
+    expect_invalid(&ok, 1, "at least two classes");
     cfg = ok;
-    cfg.hidden = CLF_MAX_HIDDEN;
-    assert_int_equal(clf_validate(&cfg, &ds.d, &err), 0);
-    cfg.hidden = CLF_MAX_HIDDEN + 1;
-    expect_invalid(&cfg, &ds.d, "hidden");
-    cfg.hidden = 0;
-    expect_invalid(&cfg, &ds.d, "hidden");
+    cfg.clf.hidden = CLF_MAX_HIDDEN;
+    expect_invalid(&cfg, 3, NULL);
+    cfg.clf.hidden = CLF_MAX_HIDDEN + 1;
+    expect_invalid(&cfg, 3, "hidden");
+    cfg.clf.hidden = 0;
+    expect_invalid(&cfg, 3, "hidden");
+    /* gamma and beta are learned: the layer's setting is not read. */
     cfg = ok;
-    cfg.bn.gamma = 2.0;
-    expect_invalid(&cfg, &ds.d, "gamma");
+    cfg.layer.gamma = 2.0;
+    expect_invalid(&cfg, 3, NULL);
     cfg = ok;
-    cfg.sgd_momentum = 1.0;
-    expect_invalid(&cfg, &ds.d, "sgd_momentum");
+    cfg.clf.sgd_momentum = 1.0;
+    expect_invalid(&cfg, 3, "sgd_momentum");
     cfg = ok;
-    cfg.weight_decay = -1.0;
-    expect_invalid(&cfg, &ds.d, "weight_decay");
+    cfg.clf.weight_decay = -1.0;
+    expect_invalid(&cfg, 3, "weight_decay");
     cfg = ok;
-    cfg.lr = NAN;
-    expect_invalid(&cfg, &ds.d, "lr");
+    cfg.clf.lr = NAN;
+    expect_invalid(&cfg, 3, "lr");
+    cfg = ok;
+    cfg.layer.eps = 0.0;
+    expect_invalid(&cfg, 3, "eps");
+    cfg.clf.norm = CLF_NORM_NONE; /* no batch norm: eps is not read */
+    expect_invalid(&cfg, 3, NULL);
+    /* The run's checks are the layer's: one validator. */
     cfg = ok;
     cfg.batch_size = 16;
     cfg.partial = RUN_PARTIAL_KEEP; /* 33 = 2 x 16 + 1 */
-    expect_invalid(&cfg, &ds.d, "one row");
+    expect_invalid(&cfg, 3, "one row");
     cfg = ok;
     cfg.precise_batches = 5;
-    expect_invalid(&cfg, &ds.d, "precise batches");
-    /* clf_init checks what its memory depends on by itself. */
+    expect_invalid(&cfg, 3, "precise batches");
+    /* clf_init checks what its memory depends on by itself, and training
+     * the labels it is given. */
+    bn_error err;
     cfg = ok;
-    cfg.hidden = CLF_MAX_HIDDEN + 1;
+    cfg.clf.hidden = CLF_MAX_HIDDEN + 1;
     clf_net net;
     assert_int_equal(clf_init(&net, &cfg, 3, 3, &err), -1);
-    cfg = ok;
+    dataset ds;
+    make_data(&ds, 33, 3, 3, 25);
     ds.label[7] = 3;
-    expect_invalid(&cfg, &ds.d, "row 7: label 3");
+    init_or_fail(&net, &ok, 3, 3);
+    size_t *perm = shuffled(ds.n, 5);
+    assert_int_equal(clf_train(&net, &ok, &ds.d, perm, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "row 7: label 3"));
+    clf_free(&net);
+    free(perm);
+    free_data(&ds);
+}
+
+/* A training-mode score cuts n rows into the fewest batches of at most B
+ * rows (B 2 and n odd: one of 3), as equal as they can be, larger ones
+ * first, none of one row. */
+static void test_score_batches(void **state)
+{
+    (void)state;
+    for (size_t b = 2; b <= 40; b++)
+        for (size_t n = 2; n <= 300; n++) {
+            size_t nb = clf_score_batches(n, b);
+            size_t want = (n + b - 1) / b;
+            if (b == 2 && n % 2)
+                want = n / 2;
+            assert_int_equal(nb, want);
+            assert_int_equal(clf_score_batch_start(n, nb, 0), 0);
+            assert_int_equal(clf_score_batch_start(n, nb, nb), n);
+            size_t prev = n;
+            for (size_t k = 0; k < nb; k++) {
+                size_t sz = clf_score_batch_start(n, nb, k + 1) -
+                            clf_score_batch_start(n, nb, k);
+                assert_true(sz >= 2 && sz <= prev && prev - sz <= 1 + n);
+                assert_true(sz <= b || (b == 2 && sz == 3));
+                if (k)
+                    assert_true(prev - sz <= 1);
+                prev = sz;
+            }
+        }
+    /* B 2 and 7 rows: batches of 3, 2 and 2 through a net sized for 2. */
+    dataset ds;
+    make_data(&ds, 7, 3, 2, 27);
+    run_config cfg;
+    small_config(&cfg, 4, 2, CLF_NORM_BATCH);
+    clf_net net;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    size_t *perm = shuffled(ds.n, 6);
+    clf_score tr;
+    bn_error err;
+    assert_int_equal(clf_score_train_mode(&net, &ds.d, perm, &tr, &err), 0);
+    assert_int_equal(tr.rows, 7);
+    clf_free(&net);
+    free(perm);
     free_data(&ds);
 }
 
@@ -843,6 +920,7 @@ int test_clf_run(size_t *ntests)
         cmocka_unit_test(test_precise),
         cmocka_unit_test(test_hidden_moments),
         cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_score_batches),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("clf", tests, NULL, NULL);

@@ -1,0 +1,26 @@
+/*
+ * The classifier as a model of the run pipeline (run.h): clf.h's network
+ * trained on the training rows in the order's permutation, then scored in
+ * both modes on the evaluation rows and on the training rows, with its
+ * batch norm's buffers set against the exact moments of what that layer
+ * sees over the training rows under the final weights. The scores'
+ * training-mode batches come from the order `shuffled` with the run's
+ * seed, cut as clf_score_train_mode cuts them.
+ */
+#ifndef BN_CLASSIFIER_H
+#define BN_CLASSIFIER_H
+
+#include "run.h"
+
+int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
+                   const run_config *cfg, const run_observer *obs,
+                   run_result *res, bn_error *err);
+/* The classifier's settings and what it needs of the population (class
+ * labels, two classes at least); blame as run_check's. */
+int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
+                     bn_error *err);
+/* Without batch norm (norm = none) a configuration uses none of batch
+ * norm's keys; precise_batches only with a pooling estimator. */
+int classifier_uses(const run_config *cfg, int key);
+
+#endif
