@@ -114,7 +114,7 @@ PEER_PYTHON ?= /usr/bin/python3
 # Test drivers (tests/peer/*.c): small programs the peer scripts call to
 # reach library code bnstudy's commands do not expose yet; not part of
 # bnstudy.
-PEER_DRIVERS := clf_driver bn2d_driver
+PEER_DRIVERS := bn2d_driver
 $(BUILD)/%: tests/peer/%.c $(LIBOBJS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ \
@@ -128,7 +128,7 @@ test-peer: $(BIN) $(PEER_DRIVERS:%=$(BUILD)/%)
 	$(PEER_PYTHON) tests/peer/peer_bn2d.py --driver $(BUILD)/bn2d_driver || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_popfile.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_dump.py --bnstudy ./$(BIN) || rc=1; \
-	$(PEER_PYTHON) tests/peer/peer_clf.py --driver $(BUILD)/clf_driver || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_clf.py --bnstudy ./$(BIN) || rc=1; \
 	exit $$rc
 
 # For `make test`: the peer test when its dependencies are there, otherwise a

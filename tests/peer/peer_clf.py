@@ -1,18 +1,24 @@
 #!/usr/bin/python3
-"""Peer check of bnstudy's classifier (src/clf.c) against PyTorch (issue 13).
+"""Peer check of bnstudy's classifier against PyTorch (issue 13).
 
-For each configuration it writes a labelled population, a held-out one and
-their orders as TSV, runs the classifier through tests/peer/clf_driver
-(the stand-in for `bnstudy run` until the classifier is wired in), loads
-the driver's initial parameters into an equivalent float64 PyTorch model
-(nn.Linear, nn.BatchNorm1d, ReLU, nn.Linear, F.cross_entropy,
+For each configuration it writes a labelled population file, runs
+`bnstudy run --type classifier --write-weights W --write-curve C` on it and
+takes from `bnstudy population --part training|held-out` the rows the
+classifier trains on and the held-out rows, in the orders bnstudy uses (the
+training order, and `shuffled` with the run's seed for the training-mode
+scores). It loads bnstudy's initial parameters into an equivalent float64
+PyTorch model (nn.Linear, nn.BatchNorm1d, ReLU, nn.Linear, F.cross_entropy,
 torch.optim.SGD), trains it on the same batches and compares:
 
-  * the first batch's gradients, to 1e-12 relative;
-  * every batch's loss, and the losses of every score, to 1e-10 relative;
+  * the first batch's gradients (the weights file's stage grad), to 1e-12
+    relative;
   * the final parameters and buffers, to 1e-9 relative;
-  * every accuracy (correct rows out of rows), in training mode and in
-    evaluation mode, after every epoch and at the end: exactly.
+  * every accuracy, in training mode and in evaluation mode, on the
+    held-out rows and on the training rows, after every epoch (curve.tsv)
+    and at the end (the summary row): exactly, as correct rows / rows;
+  * every loss of those scores, to 1e-10 relative;
+  * the buffers' error against the moments of what batch norm sees
+    (stats_err, stats_err_rel), and the updates counted, at every epoch.
 
 PyTorch's BatchNorm1d keeps its buffers itself only in PyTorch's own
 convention (an EMA with unbiased variance, or momentum=None for the
@@ -45,7 +51,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # (~1e-15), a dropped term of the batch-norm backward by 1e-3 or more.
 # Training multiplies those rounding differences by the steps' Jacobians,
 # hence the wider 1e-9 for final parameters; losses sit between.
-TOL = {"grad": 1e-12, "loss": 1e-10, "param": 1e-9}
+TOL = {"grad": 1e-12, "loss": 1e-10, "param": 1e-9, "stats": 1e-8}
 
 F, K = 5, 3
 
@@ -80,22 +86,19 @@ def write_population(path, x, label):
                      + "\t%d\n" % lab)
 
 
-def write_order(path, perm):
-    with open(path, "w") as fp:
-        fp.write("row\n")
-        for r in perm:
-            fp.write("%d\n" % r)
-
-
-def read_tsv(path):
-    with open(path) as fp:
-        lines = fp.read().splitlines()
+def parse_tsv(text):
+    lines = text.splitlines()
     head = lines[0].split("\t")
     return [dict(zip(head, l.split("\t"))) for l in lines[1:]]
 
 
+def read_tsv(path):
+    with open(path) as fp:
+        return parse_tsv(fp.read())
+
+
 def read_tensors(path):
-    """{stage: {name: array}} from the driver's weights.tsv."""
+    """{stage: {name: array}} from a weights file (--write-weights)."""
     cells = {}
     for r in read_tsv(path):
         cells.setdefault(r["stage"], {}).setdefault(r["tensor"], []).append(
@@ -121,6 +124,21 @@ def batches(perm, b, partial):
     out = [perm[k * b:(k + 1) * b] for k in range(full)]
     if partial == "keep" and n % b:
         out.append(perm[full * b:])
+    return out
+
+
+def score_batches(perm, b):
+    """A training-mode score's batches (docs/definitions.md): every row,
+    in nb = min(ceil(n / B), floor(n / 2)) consecutive batches, the first
+    n mod nb of them one row larger."""
+    n = len(perm)
+    nb = min(-(-n // b), n // 2)
+    q, r = divmod(n, nb)
+    out, at = [], 0
+    for k in range(nb):
+        size = q + (k < r)
+        out.append(perm[at:at + size])
+        at += size
     return out
 
 
@@ -224,14 +242,35 @@ class Peer:
                     self.update_buffers(self.h_of(xs[idx]))
                 self.opt.step()
             on_epoch(ep)
-        if self.bn is not None and cfg["estimator"] == "precise":
-            k = cfg["precise_batches"] or len(batches(perm, cfg["batch"],
-                                                      cfg["partial"]))
-            rows = perm[:min(k * cfg["batch"], len(perm))]
-            h = self.h_of(xs[torch.from_numpy(np.asarray(rows))])
-            self.bn.running_mean.copy_(torch.from_numpy(h.mean(axis=0)))
-            self.bn.running_var.copy_(torch.from_numpy(h.var(axis=0)))
+        self.apply_precise(xs, perm)
         return losses, grads
+
+    def apply_precise(self, xs, perm):
+        """The estimator precise after training: the buffers become the
+        pooled moments of fc1's outputs over the first precise_batches
+        batches of the training order."""
+        cfg = self.cfg
+        if self.bn is None or cfg["estimator"] != "precise":
+            return
+        k = cfg["precise_batches"] or len(batches(perm, cfg["batch"],
+                                                  cfg["partial"]))
+        rows = perm[:min(k * cfg["batch"], len(perm))]
+        h = self.h_of(xs[self.torch.from_numpy(np.asarray(rows))])
+        self.bn.running_mean.copy_(self.torch.from_numpy(h.mean(axis=0)))
+        self.bn.running_var.copy_(self.torch.from_numpy(h.var(axis=0)))
+
+    def stats(self, x):
+        """(updates, stats_err, stats_err_rel): the buffers against the
+        moments (divisor n) of fc1's outputs over the rows x."""
+        h = self.h_of(self.torch.from_numpy(x))
+        mu, v = h.mean(axis=0), h.var(axis=0)
+        dm = self.bn.running_mean.numpy() - mu
+        dv = self.bn.running_var.numpy() - v
+        n2 = 2 * len(mu)
+        return (int(self.bn.num_batches_tracked),
+                math.sqrt(float(np.sum(dm * dm) + np.sum(dv * dv)) / n2),
+                math.sqrt(float(np.sum((dm / np.sqrt(v)) ** 2)
+                                + np.sum((dv / v) ** 2)) / n2))
 
     def h_of(self, x):
         with self.torch.no_grad():
@@ -282,7 +321,7 @@ class Peer:
                 [float(self.bn.num_batches_tracked)])
         return t
 
-    def score(self, x, y, perm, partial):
+    def score(self, x, y, perm):
         """(train-mode, eval-mode) as (rows, correct, mean loss)."""
         torch = self.torch
         F_ = torch.nn.functional
@@ -295,7 +334,7 @@ class Peer:
         with torch.no_grad():
             rows = correct = 0
             loss = 0.0
-            for b in batches(perm, self.cfg["batch"], partial):
+            for b in score_batches(perm, self.cfg["batch"]):
                 idx = torch.from_numpy(np.asarray(b))
                 h = scratch[0](xs[idx])
                 if bn_scratch is not None:
@@ -315,11 +354,11 @@ class Peer:
 # ------------------------------------------------------------ a comparison
 
 def config(**kw):
-    c = dict(n=240, holdout=150, seed=1, hidden=8, norm="batch", batch=32,
-             epochs=5, partial="drop", momentum=0.1, weights="new",
-             variance="unbiased", estimator="ema", precise_batches=0,
-             eps=1e-5, freeze_after=0, lr=0.3, sgd_momentum=0.0,
-             weight_decay=0.0, init_seed=1)
+    c = dict(n=320, seed=1, hidden=8, norm="batch", batch=32, epochs=5,
+             partial="drop", momentum=0.1, weights="new", variance="unbiased",
+             estimator="ema", precise_batches=0, eps=1e-5, freeze_after=0,
+             lr=0.3, sgd_momentum=0.0, weight_decay=0.0, init_seed=1,
+             order="shuffled")
     c.update(kw)
     return c
 
@@ -343,6 +382,9 @@ def configs():
         config(batch=50, partial="keep", variance="biased", freeze_after=1,
                epochs=2),
         config(batch=50, partial="drop"),
+        config(batch=64, order="sorted:x0"),
+        config(batch=16, order="by-label", epochs=3),
+        config(batch=2, epochs=1, lr=0.02, seed=3, hidden=3),
         config(estimator="ema-debiased", momentum=0.01, weights="new"),
         config(estimator="ema-debiased", variance="biased", epochs=2,
                freeze_after=1),
@@ -353,7 +395,7 @@ def configs():
         config(estimator="precise", precise_batches=2, variance="biased"),
         config(estimator="precise", epochs=3, freeze_after=2),
         config(hidden=64, batch=128, epochs=5, eps=1e-3, seed=2),
-        config(hidden=2, batch=2, epochs=1, lr=0.02, seed=3),
+        config(hidden=2, batch=3, epochs=2, lr=0.02, seed=4),
     ]
     return c
 
@@ -364,41 +406,69 @@ def label(cfg):
     return "defaults" if not parts else " ".join(parts)
 
 
-def run_driver(driver, cfg, tmp):
+def options(cfg):
+    """bnstudy run's options for cfg: only the settings a configuration
+    uses (bnstudy refuses the others rather than ignore them)."""
+    o = ["--type", "classifier", "--hidden", str(cfg["hidden"]),
+         "--norm", cfg["norm"], "--batch-size", str(cfg["batch"]),
+         "--epochs", str(cfg["epochs"]), "--partial", cfg["partial"],
+         "--lr", repr(cfg["lr"]), "--sgd-momentum", repr(cfg["sgd_momentum"]),
+         "--weight-decay", repr(cfg["weight_decay"]),
+         "--init-seed", str(cfg["init_seed"]), "--order", cfg["order"],
+         "--seed", str(cfg["seed"])]
+    if cfg["norm"] == "batch":
+        o += ["--momentum", repr(cfg["momentum"]),
+              "--momentum-weights", cfg["weights"],
+              "--variance", cfg["variance"], "--estimator", cfg["estimator"],
+              "--eps", repr(cfg["eps"]),
+              "--freeze-after", str(cfg["freeze_after"])]
+        if cfg["estimator"] == "precise":
+            o += ["--precise-batches", str(cfg["precise_batches"])]
+    return o
+
+
+class Rows:
+    """A part of the population as bnstudy hands it out: its rows in the
+    part's own order, and permutations of them by bnstudy's orders."""
+
+    def __init__(self, bnstudy, pop, part):
+        self.bnstudy, self.pop, self.part = bnstudy, pop, part
+        rows = self.query([])
+        self.origin = [int(r["row"]) for r in rows]
+        self.at = {o: i for i, o in enumerate(self.origin)}
+        self.x = np.array([[float(r["x%d" % j]) for j in range(F)]
+                           for r in rows])
+        self.y = np.array([int(r["label"]) for r in rows])
+
+    def query(self, extra):
+        out = subprocess.run(
+            [self.bnstudy, "population", "--population", self.pop,
+             "--label", "label", "--part", self.part] + extra,
+            check=True, capture_output=True, text=True).stdout
+        return parse_tsv(out)
+
+    def order(self, name, seed):
+        rows = self.query(["--order", name, "--seed", str(seed)])
+        return [self.at[int(r["row"])] for r in rows]
+
+
+def run_bnstudy(bnstudy, cfg, tmp):
     x, y = population(cfg["n"], cfg["seed"])
-    hx, hy = population(cfg["holdout"], cfg["seed"] + 1000)
-    rng = np.random.default_rng(cfg["seed"] + 2000)
-    perm = rng.permutation(cfg["n"])
-    score_perm = rng.permutation(cfg["n"])
-    hold_perm = rng.permutation(cfg["holdout"])
-    files = {k: os.path.join(tmp, k + ".tsv")
-             for k in ("pop", "hold", "order", "sorder", "horder")}
-    write_population(files["pop"], x, y)
-    write_population(files["hold"], hx, hy)
-    write_order(files["order"], perm)
-    write_order(files["sorder"], score_perm)
-    write_order(files["horder"], hold_perm)
-    argv = [driver, "--population", files["pop"], "--classes", str(K),
-            "--out", tmp, "--train-order", files["order"],
-            "--score-order", files["sorder"], "--holdout", files["hold"],
-            "--holdout-order", files["horder"],
-            "--hidden", str(cfg["hidden"]), "--norm", cfg["norm"],
-            "--batch-size", str(cfg["batch"]), "--epochs", str(cfg["epochs"]),
-            "--partial", cfg["partial"], "--momentum", repr(cfg["momentum"]),
-            "--momentum-weights", cfg["weights"],
-            "--variance", cfg["variance"], "--estimator", cfg["estimator"],
-            "--precise-batches", str(cfg["precise_batches"]),
-            "--eps", repr(cfg["eps"]),
-            "--freeze-after", str(cfg["freeze_after"]),
-            "--lr", repr(cfg["lr"]), "--sgd-momentum", repr(cfg["sgd_momentum"]),
-            "--weight-decay", repr(cfg["weight_decay"]),
-            "--init-seed", str(cfg["init_seed"])]
-    subprocess.run(argv, check=True, capture_output=True, text=True)
-    data = dict(x=x, y=y, hx=hx, hy=hy, perm=perm, score_perm=score_perm,
-                hold_perm=hold_perm)
-    return data, read_tensors(os.path.join(tmp, "weights.tsv")), \
-        read_tsv(os.path.join(tmp, "steps.tsv")), \
-        read_tsv(os.path.join(tmp, "scores.tsv"))
+    pop = os.path.join(tmp, "pop.tsv")
+    write_population(pop, x, y)
+    weights, curve = (os.path.join(tmp, f) for f in ("w.tsv", "curve.tsv"))
+    out = subprocess.run(
+        [bnstudy, "run", "--population", pop, "--label", "label",
+         "--write-weights", weights, "--write-curve", curve] + options(cfg),
+        check=True, capture_output=True, text=True).stdout
+    summary = parse_tsv(out)
+    train = Rows(bnstudy, pop, "training")
+    held = Rows(bnstudy, pop, "held-out")
+    data = dict(train=train, held=held,
+                perm=train.order(cfg["order"], cfg["seed"]),
+                fit_perm=train.order("shuffled", cfg["seed"]),
+                held_perm=held.order("shuffled", cfg["seed"]))
+    return data, read_tensors(weights), read_tsv(curve), summary[0]
 
 
 def check_initial(cfg, init, problems):
@@ -419,91 +489,120 @@ def check_initial(cfg, init, problems):
                 problems.append("initial %s is not %g" % (name, v))
 
 
-def compare(driver, cfg, tmp):
-    data, tensors, steps, scores = run_driver(driver, cfg, tmp)
+# The scores bnstudy writes, by the population and mode they are of.
+SCORES = {("held", "train_mode"): ("acc_train_mode", "loss_train_mode"),
+          ("held", "eval_mode"): ("acc_eval_mode", "loss_eval_mode"),
+          ("train", "train_mode"): ("fit_acc_train_mode",
+                                    "fit_loss_train_mode"),
+          ("train", "eval_mode"): ("fit_acc_eval_mode", "fit_loss_eval_mode")}
+
+
+def compare_scores(where, row, want, problems, worst):
+    """One curve.tsv or summary row against the peer's scores there."""
+    for key, (acc, loss) in SCORES.items():
+        rows, correct, peer_loss = want[key]
+        if float(row[acc]) != correct / rows:
+            problems.append("%s: %s %s, peer %d of %d = %r"
+                            % (where, acc, row[acc], correct, rows,
+                               correct / rows))
+        worst["score_loss"] = max(worst["score_loss"],
+                                  rel_diff(float(row[loss]), peer_loss,
+                                           floor=0.0))
+    if "stats" in want:
+        updates, err, rel = want["stats"]
+        if int(row["updates"]) != updates:
+            problems.append("%s: updates %s, peer %d"
+                            % (where, row["updates"], updates))
+        # Against 1 as well: with precise the errors are rounding.
+        worst["stats"] = max(worst["stats"],
+                             rel_diff(float(row["stats_err"]), err, 1.0),
+                             rel_diff(float(row["stats_err_rel"]), rel, 1.0))
+    elif row["stats_err"] != "-":
+        problems.append("%s: stats_err %s without batch norm"
+                        % (where, row["stats_err"]))
+
+
+def compare(bnstudy, cfg, tmp):
+    data, tensors, curve, summary = run_bnstudy(bnstudy, cfg, tmp)
+    train, held = data["train"], data["held"]
     problems = []
     init = tensors["initial"]
     check_initial(cfg, init, problems)
     peer = Peer(cfg, init)
 
-    peer_scores = {}
-
-    def on_epoch(ep):
-        peer_scores[str(ep + 1)] = score_all()
-
     def score_all():
         s = {}
-        for pop, x, y, perm in (("train", data["x"], data["y"], data["score_perm"]),
-                                ("holdout", data["hx"], data["hy"], data["hold_perm"])):
-            tr, ev = peer.score(x, y, perm, cfg["partial"])
-            s[(pop, "train_mode")] = tr
-            s[(pop, "eval_mode")] = ev
+        for name, rows, perm in (("held", held, data["held_perm"]),
+                                 ("train", train, data["fit_perm"])):
+            tr, ev = peer.score(rows.x, rows.y, perm)
+            s[(name, "train_mode")] = tr
+            s[(name, "eval_mode")] = ev
+        if peer.bn is not None:
+            s["stats"] = peer.stats(train.x)
         return s
 
-    losses, grads = peer.train(data["x"], data["y"], data["perm"], on_epoch)
-    peer_scores["final"] = score_all()
+    peer_curve = []
+
+    def on_epoch(ep):
+        # The scores had training stopped here: precise on a copy.
+        keep = None
+        if peer.bn is not None:
+            keep = (peer.bn.running_mean.clone(), peer.bn.running_var.clone())
+        peer.apply_precise(peer.torch.from_numpy(train.x), data["perm"])
+        peer_curve.append(score_all())
+        if keep is not None:
+            peer.bn.running_mean.copy_(keep[0])
+            peer.bn.running_var.copy_(keep[1])
+
+    losses, grads = peer.train(train.x, train.y, data["perm"], on_epoch)
+    final_scores = score_all()
 
     d = {}
     # Gradients of the first batch.
     got = tensors["grad"]
     if set(got) != set(grads):
-        problems.append("gradient tensors %s, peer %s" % (sorted(got), sorted(grads)))
+        problems.append("gradient tensors %s, peer %s"
+                        % (sorted(got), sorted(grads)))
     worst = 0.0
     for name in grads:
         floor = peer.fc1_floor.get(name)
         worst = max(worst, rel_diff(got.get(name, []), grads[name], floor))
     d["grad"] = worst
-    # Every batch's loss.
-    if len(steps) != len(losses):
-        problems.append("%d steps, peer %d" % (len(steps), len(losses)))
-        d["step_loss"] = math.inf
-    else:
-        d["step_loss"] = rel_diff([float(s["loss"]) for s in steps], losses,
-                                  floor=0.0)
     # Final parameters and buffers.
     final, ref = tensors["final"], peer.tensors()
     if set(final) != set(ref):
-        problems.append("final tensors %s, peer %s" % (sorted(final), sorted(ref)))
-    d["param"] = max([rel_diff(final.get(n, []), ref[n]) for n in ref] or [0.0])
+        problems.append("final tensors %s, peer %s"
+                        % (sorted(final), sorted(ref)))
+    d["param"] = max([rel_diff(final.get(n, []), ref[n]) for n in ref]
+                     or [0.0])
     if "bn.num_batches_tracked" in ref and not np.array_equal(
             final.get("bn.num_batches_tracked"), ref["bn.num_batches_tracked"]):
         problems.append("num_batches_tracked %s, peer %s"
                         % (final.get("bn.num_batches_tracked"),
                            ref["bn.num_batches_tracked"]))
-    # Scores: rows and correct rows exactly, losses to TOL["loss"].
-    worst = 0.0
-    seen = 0
-    for r in scores:
-        key = (r["population"], r["mode"])
-        want = peer_scores.get(r["epoch"], {}).get(key)
-        if want is None:
-            problems.append("score %s %s %s has no peer" % (r["epoch"], *key))
-            continue
-        seen += 1
-        rows, correct, loss = want
-        if int(r["rows"]) != rows or int(r["correct"]) != correct:
-            problems.append("epoch %s %s %s: %s of %s correct, peer %d of %d"
-                            % (r["epoch"], key[0], key[1], r["correct"],
-                               r["rows"], correct, rows))
-        if float(r["accuracy"]) != correct / rows:
-            problems.append("epoch %s %s %s: accuracy %s is not %d/%d"
-                            % (r["epoch"], key[0], key[1], r["accuracy"],
-                               correct, rows))
-        worst = max(worst, rel_diff(float(r["loss"]), loss, floor=0.0))
-    if seen != 4 * (cfg["epochs"] + 1):
-        problems.append("%d scores, expected %d" % (seen, 4 * (cfg["epochs"] + 1)))
-    d["score_loss"] = worst
+    # Every epoch's scores and the run's.
+    worst = {"score_loss": 0.0, "stats": 0.0}
+    if len(curve) != cfg["epochs"] or len(peer_curve) != cfg["epochs"]:
+        problems.append("%d curve rows, peer %d, epochs %d"
+                        % (len(curve), len(peer_curve), cfg["epochs"]))
+    for row, want in zip(curve, peer_curve):
+        compare_scores("epoch %s" % row["epoch"], row, want, problems, worst)
+    compare_scores("summary", summary, final_scores, problems, worst)
+    if curve and any(curve[-1][k] != summary[k] for k in summary
+                     if k in curve[-1]):
+        problems.append("the last curve row is not the summary row")
+    d.update(worst)
     return d, problems
 
 
-LIMITS = {"grad": TOL["grad"], "step_loss": TOL["loss"],
-          "param": TOL["param"], "score_loss": TOL["loss"]}
+LIMITS = {"grad": TOL["grad"], "param": TOL["param"],
+          "score_loss": TOL["loss"], "stats": TOL["stats"]}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--driver", default=os.path.join(REPO, "build", "clf_driver"),
-                    help="the classifier's test driver (make build/clf_driver)")
+    ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"),
+                    help="the bnstudy binary (make)")
     args = ap.parse_args()
     try:
         import torch
@@ -514,7 +613,7 @@ def main():
 
     def check(cfg):
         with tempfile.TemporaryDirectory(prefix="bnstudy-clf-peer-") as tmp:
-            return compare(args.driver, cfg, tmp)
+            return compare(args.bnstudy, cfg, tmp)
 
     return run_checks(configs(), check, LIMITS, label)
 
