@@ -22,6 +22,7 @@ static const struct {
     {test_popfile_run},
     {test_diag_run},
     {test_clf_run},
+    {test_classifier_run},
     {test_convpop_run},
     {test_drift_run},
     {test_collapse_run},
