@@ -654,15 +654,18 @@ static int test_pairwise(const claim *c, const char *dir, char *measured,
         rc = 1;
         double lo = INFINITY, hi = -INFINITY;
         for (size_t i = 0; i < a.n; i++) {
-            rc &= compare(ka[i].x, c->op, kb[i].x, c->tolerance);
+            rc &= compare(ka[i].x, c->op, c->factor * kb[i].x, c->tolerance);
             double r = ka[i].x / kb[i].x;
             lo = r < lo ? r : lo;
             hi = r > hi ? r : hi;
         }
-        snprintf(measured, cap, "%s %s %s in %zu pairs by %s, a/b from "
+        char fb[40] = "";
+        if (c->factor != 1.0)
+            snprintf(fb, sizeof fb, "%g x ", c->factor);
+        snprintf(measured, cap, "%s %s %s%s in %zu pairs by %s, a/b from "
                                 "%.4g to %.4g",
-                 a.t.names[a.col], op_names[c->op], b.t.names[b.col], a.n,
-                 c->over, lo, hi);
+                 a.t.names[a.col], op_names[c->op], fb, b.t.names[b.col],
+                 a.n, c->over, lo, hi);
     }
     free(ka);
     free(kb);
@@ -805,8 +808,8 @@ static const test_kind kinds[] = {
     {"within", F_A | F_VALUE, ROWS | F_VALUE, test_within},
     {"increasing", F_A, ROWS, test_trend},
     {"decreasing", F_A, ROWS, test_trend},
-    {"pairwise", F_A | F_B | F_OP, ROWS | F_B | F_OP | F_TOLERANCE,
-     test_pairwise},
+    {"pairwise", F_A | F_B | F_OP,
+     ROWS | F_B | F_OP | F_TOLERANCE | F_FACTOR, test_pairwise},
     {"worst-feature", F_A, F_A, test_worst_feature},
     {"fraction", F_A | F_OP | F_VALUE | F_EACH,
      ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE | F_EACH | F_FACTOR | F_BY,

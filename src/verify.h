@@ -17,13 +17,13 @@
  *   tolerance = absolute slack for ==
  *   each      = fraction's per-seed test: an op (a op factor x b) or
  *               increasing | decreasing (a's rows ordered by over)
- *   factor    = fraction's multiplier of b (1)
+ *   factor    = fraction's and pairwise's multiplier of b (1)
  *   by        = the column fraction pairs and groups rows by (seed)
  *
  * value: a op value.  ratio: a / b op value.  all: every row of a op
  * value.  within: every row of a has |a| <= value.  increasing, decreasing:
- * a's rows, ordered by over, strictly so.  pairwise: a op b for each value
- * of over, the rows matched on it.  worst-feature: every row of a names as
+ * a's rows, ordered by over, strictly so.  pairwise: a op factor x b for
+ * each value of over, the rows matched on it.  worst-feature: every row of a names as
  * its worst_var_feature the feature whose true variance is farthest from
  * the running variance's initial 1 (from the experiment's features.tsv).
  * fraction: the share of the values of `by` (the seeds) in which `each`

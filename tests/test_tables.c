@@ -711,6 +711,13 @@ static void test_claim_pairwise_and_worst_feature(void **state)
     expect_verdict("[c]\ntest = pairwise\na = t: x @ seed=2\n"
                    "b = t: x @ seed=1\nop = ==\ntolerance = 1\nover = b\n",
                    "PASS c");
+    /* a op factor x b: 1 >= 0.5 x 1 and 3 >= 0.5 x 2; 1 < 1.5 x 1. */
+    expect_verdict("[c]\ntest = pairwise\na = t: x @ seed=2\n"
+                   "b = t: x @ seed=1\nop = >=\nfactor = 0.5\nover = b\n",
+                   "PASS c");
+    expect_verdict("[c]\ntest = pairwise\na = t: x @ seed=2\n"
+                   "b = t: x @ seed=1\nop = >=\nfactor = 1.5\nover = b\n",
+                   "FAIL c");
     expect_error("[c]\ntest = pairwise\na = t: x @ seed=2\n"
                  "b = t: x @ seed=1, b=8\nop = >=\nover = b\n",
                  "no row of b with b 16");
