@@ -128,11 +128,25 @@ static int score(clf_net *net, const scoring *s, run_result *res,
                  bn_error *err)
 {
     clf_score tr, ev, ftr, fev;
-    if (clf_score_train_mode(net, &s->eval, s->eval_perm, &tr, err) != 0 ||
-        clf_score_eval_mode(net, &s->eval, &ev, err) != 0 ||
-        clf_score_train_mode(net, &s->train, s->fit_perm, &ftr, err) != 0 ||
-        clf_score_eval_mode(net, &s->train, &fev, err) != 0)
+    size_t n = s->eval.n, same = 0;
+    int *pred = malloc(2 * n * sizeof *pred);
+    if (!pred)
+        return bn_fail(err, "out of memory");
+    int rc = clf_score_train_mode(net, &s->eval, s->eval_perm, &tr, pred,
+                                  err) != 0 ||
+                     clf_score_eval_mode(net, &s->eval, &ev, pred + n, err) !=
+                         0 ||
+                     clf_score_train_mode(net, &s->train, s->fit_perm, &ftr,
+                                          NULL, err) != 0 ||
+                     clf_score_eval_mode(net, &s->train, &fev, NULL, err) != 0
+                 ? -1
+                 : 0;
+    for (size_t i = 0; i < n; i++)
+        same += pred[i] == pred[n + i];
+    free(pred);
+    if (rc != 0)
         return -1;
+    res->agreement = (double)same / (double)n;
     res->acc_train_mode = tr.accuracy;
     res->acc_eval_mode = ev.accuracy;
     res->loss_train_mode = tr.loss;
@@ -149,13 +163,15 @@ static int score(clf_net *net, const scoring *s, run_result *res,
     double *mu = malloc(2 * h * sizeof *mu);
     if (!mu)
         return bn_fail(err, "out of memory");
-    int rc = clf_hidden_moments(net, &s->train, NULL, s->train.n, mu, mu + h,
-                                err);
+    rc = clf_hidden_moments(net, &s->train, NULL, s->train.n, mu, mu + h,
+                            err);
     if (rc == 0) {
         score_buffers_t sb;
         score_buffers_of(h, mu, mu + h, net->bn.rm, net->bn.rv, &sb);
         res->stats_err = sb.stats_err;
         res->stats_err_rel = sb.stats_err_rel;
+        res->mean_err_rel = sb.mean_err_rel;
+        res->var_err_rel = sb.var_err_rel;
         res->updates = net->bn.updates;
         const bn_estimator_def *est =
             bn_estimator_get(s->cfg->layer.estimator);

@@ -474,8 +474,11 @@ int clf_train(clf_net *net, const run_config *cfg, const clf_data *d,
 /* ------------------------------------------------------------ scores */
 
 /* Count the rows of the last forward pass whose largest logit (the first
- * one on a tie, as torch.argmax) is their label, and add their losses. */
-static void tally(const clf_net *net, clf_score *s, double *loss_sum)
+ * one on a tie, as torch.argmax) is their label, and add their losses;
+ * with pred, each row's class goes to pred[rows[i]] (rows NULL: to
+ * pred[first + i]). */
+static void tally(const clf_net *net, clf_score *s, double *loss_sum,
+                  int *pred, const size_t *rows, size_t first)
 {
     for (size_t i = 0; i < net->b; i++) {
         const double *zi = &net->z[i * net->k];
@@ -485,6 +488,8 @@ static void tally(const clf_net *net, clf_score *s, double *loss_sum)
                 best = c;
         s->correct += best == (size_t)net->label[i];
         *loss_sum += net->loss[i];
+        if (pred)
+            pred[rows ? rows[i] : first + i] = (int)best;
     }
     s->rows += net->b;
 }
@@ -508,7 +513,7 @@ size_t clf_score_batch_start(size_t n, size_t nb, size_t k)
 }
 
 int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
-                         clf_score *s, bn_error *err)
+                         clf_score *s, int *pred, bn_error *err)
 {
     memset(s, 0, sizeof *s);
     if (check_data(d, net->f, net->k, err) != 0)
@@ -523,14 +528,14 @@ int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
         size_t b = clf_score_batch_start(d->n, nb, k + 1) - start;
         gather(net, d, &perm[start], b);
         clf_forward(net, b, net->xbuf, net->lbuf, CLF_BN_BATCH_KEEP);
-        tally(net, s, &loss_sum);
+        tally(net, s, &loss_sum, pred, &perm[start], 0);
     }
     finish(s, loss_sum);
     return 0;
 }
 
 int clf_score_eval_mode(clf_net *net, const clf_data *d, clf_score *s,
-                        bn_error *err)
+                        int *pred, bn_error *err)
 {
     memset(s, 0, sizeof *s);
     if (check_data(d, net->f, net->k, err) != 0)
@@ -544,7 +549,7 @@ int clf_score_eval_mode(clf_net *net, const clf_data *d, clf_score *s,
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
         clf_forward(net, b, &d->x[start * d->f], &d->label[start],
                     CLF_BN_RUNNING);
-        tally(net, s, &loss_sum);
+        tally(net, s, &loss_sum, pred, NULL, start);
     }
     finish(s, loss_sum);
     return 0;

@@ -154,9 +154,10 @@ int clf_hidden_moments(const clf_net *net, const clf_data *d,
                        double *var, bn_error *err);
 /* Training mode: every row of perm once, in clf_score_batches(n, bmax)
  * consecutive batches of nearly equal size, each normalised by its own
- * statistics; the buffers are left as they are. */
+ * statistics; the buffers are left as they are. With pred (NULL: none),
+ * row i's predicted class goes to pred[i], here and in evaluation mode. */
 int clf_score_train_mode(clf_net *net, const clf_data *d, const size_t *perm,
-                         clf_score *s, bn_error *err);
+                         clf_score *s, int *pred, bn_error *err);
 /* The batches a training-mode score cuts n >= 2 rows into: ceil(n / B),
  * the first n mod that many one row larger than the rest, so none is
  * larger than B and none has one row. Batch k's first row is
@@ -165,7 +166,7 @@ size_t clf_score_batches(size_t n, size_t b);
 size_t clf_score_batch_start(size_t n, size_t nb, size_t k);
 /* Evaluation mode: every row alone, with the running statistics. */
 int clf_score_eval_mode(clf_net *net, const clf_data *d, clf_score *s,
-                        bn_error *err);
+                        int *pred, bn_error *err);
 
 /* Parameters and buffers as TSV rows under CLF_WEIGHTS_HEADER, one value
  * a row, %.17g; clf_write_grads the same for the gradients (stage grad:

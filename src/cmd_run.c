@@ -287,7 +287,8 @@ int cmd_run(int argc, char **argv)
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    cli_note_constant(cmd, pop);
+    if (cfg.model == RUN_MODEL_LAYER)
+        cli_note_constant(cmd, pop);
     out_summary_header(stdout, 1u << cfg.model);
     out_summary_row(stdout, 1u << cfg.model, pop, &cfg, &res);
     for (int i = 0; i < N_OUTPUTS; i++)

@@ -113,9 +113,14 @@ int cmd_sweep(int argc, char **argv)
     if (exp_load(e, argv[optind], &ov, &err) != 0 ||
         out_inputs_add(&ins, e->source, &err) != 0 ||
         out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
+        out_inputs_add(&ins, e->evalfile.path, &err) != 0 ||
         (opt.sets = sets, opt.n_sets = n_sets,
          opt.progress = isatty(STDERR_FILENO), opt.inputs = &ins,
-         opt.on_population = note_constant, sweep_run(e, &opt, &err) != 0))
+         /* the relative scores are over features for the layer only */
+         opt.on_population = e->models & RUN_MODEL_BIT(RUN_MODEL_LAYER)
+                                 ? note_constant
+                                 : NULL,
+         sweep_run(e, &opt, &err) != 0))
         cli_error(cmd, "%s", err.msg);
     else
         rc = 0;

@@ -1565,8 +1565,11 @@ void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
     for (size_t i = 0; i < n; i++) {
         key_cell c;
         memset(&c, 0, sizeof c);
-        if (!key_used(cfg, col[i]))
-            c.text = "-"; /* another model's setting, or one it lacks */
+        /* Another model's setting. One the model does not use (momentum
+         * without batch norm) still shows its value: two runs that differ
+         * only there are two rows, and each is named by its values. */
+        if (!(keys[col[i]].models & RUN_MODEL_BIT(cfg->model)))
+            c.text = "-";
         else
             keys[col[i]].get(cfg, &c);
         if (i > 0 || !first)

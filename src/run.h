@@ -88,7 +88,9 @@ typedef struct {
     double stats_err_rel, worst_var_rel;
     /* The classifier's, on the evaluation rows and on the training rows
      * (fit_); accuracies are correct rows / rows. */
+    double mean_err_rel, var_err_rel;
     double acc_train_mode, acc_eval_mode, loss_train_mode, loss_eval_mode;
+    double agreement; /* rows both modes predict alike / rows */
     double fit_acc_train_mode, fit_acc_eval_mode;
     double fit_loss_train_mode, fit_loss_eval_mode;
     /* The final buffers, F values each, in one allocation the result owns

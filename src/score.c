@@ -45,13 +45,23 @@ static const score_def scores[] = {
             "in each feature's own scale"),
     {"worst_var_rel", "max over features of |rv - v| / v", SCORE_REAL,
      offsetof(run_result, worst_var_rel), L, 1, 1, 0},
-    /* The classifier's: on the evaluation rows, then on the training
+    /* The classifier's: stats_err_rel's two parts, which act differently
+     * on a prediction; then on the evaluation rows, then on the training
      * rows. */
+    {"mean_err_rel",
+     "RMS over the hidden units of (rm - mu)/sd: the offset evaluation "
+     "adds",
+     SCORE_REAL, offsetof(run_result, mean_err_rel), C, 1, 1, 1},
+    {"var_err_rel",
+     "RMS over the hidden units of (rv - v)/v: the rescaling evaluation "
+     "makes",
+     SCORE_REAL, offsetof(run_result, var_err_rel), C, 1, 1, 1},
     CLF(acc_train_mode, "accuracy with each batch's own statistics"),
     CLF(acc_eval_mode, "accuracy with the running statistics"),
     CLF(loss_train_mode, "mean cross-entropy with each batch's own "
                          "statistics"),
     CLF(loss_eval_mode, "mean cross-entropy with the running statistics"),
+    CLF(agreement, "the share of the rows both modes give the same class"),
     CLF(fit_acc_train_mode, "acc_train_mode on the training rows"),
     CLF(fit_acc_eval_mode, "acc_eval_mode on the training rows"),
     CLF(fit_loss_train_mode, "loss_train_mode on the training rows"),
@@ -129,7 +139,7 @@ void score_buffers_of(size_t nf, const double *mu, const double *var,
                       score_buffers_t *out)
 {
     double sm = 0.0, sv = 0.0, worst = -1.0;
-    double rel = 0.0, worst_rel = 0.0;
+    double rel_m = 0.0, rel_v = 0.0, worst_rel = 0.0;
     size_t wj = 0;
     for (size_t j = 0; j < nf; j++) {
         double dm = rm[j] - mu[j], dv = rv[j] - var[j];
@@ -141,7 +151,8 @@ void score_buffers_of(size_t nf, const double *mu, const double *var,
         }
         double am = relative(dm, sqrt(var[j]));
         double av = relative(dv, var[j]);
-        rel += am * am + av * av;
+        rel_m += am * am;
+        rel_v += av * av;
         if (fabs(av) > worst_rel)
             worst_rel = fabs(av);
     }
@@ -151,7 +162,9 @@ void score_buffers_of(size_t nf, const double *mu, const double *var,
     out->var_err = sqrt(sv / f);
     out->worst_var_err = worst;
     out->worst_var_feature = wj;
-    out->stats_err_rel = sqrt(rel / (2.0 * f));
+    out->stats_err_rel = sqrt((rel_m + rel_v) / (2.0 * f));
+    out->mean_err_rel = sqrt(rel_m / f);
+    out->var_err_rel = sqrt(rel_v / f);
     out->worst_var_rel = worst_rel;
 }
 

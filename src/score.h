@@ -57,6 +57,7 @@ typedef struct {
     double stats_err, mean_err, var_err, worst_var_err;
     size_t worst_var_feature;
     double stats_err_rel, worst_var_rel;
+    double mean_err_rel, var_err_rel; /* stats_err_rel's two parts */
 } score_buffers_t;
 
 /* Running statistics against the population's truth. The relative

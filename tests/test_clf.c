@@ -521,9 +521,9 @@ static void score_both(clf_net *net, const clf_data *d, const size_t *perm,
                        clf_score *tr, clf_score *ev)
 {
     bn_error err;
-    if (clf_score_train_mode(net, d, perm, tr, &err) != 0)
+    if (clf_score_train_mode(net, d, perm, tr, NULL, &err) != 0)
         fail_msg("clf_score_train_mode: %s", err.msg);
-    if (clf_score_eval_mode(net, d, ev, &err) != 0)
+    if (clf_score_eval_mode(net, d, ev, NULL, &err) != 0)
         fail_msg("clf_score_eval_mode: %s", err.msg);
 }
 
@@ -543,7 +543,7 @@ static void test_training_learns_and_repeats(void **state)
     init_or_fail(&b, &cfg, ds.f, ds.k);
     clf_score before;
     bn_error err;
-    assert_int_equal(clf_score_eval_mode(&a, &ds.d, &before, &err), 0);
+    assert_int_equal(clf_score_eval_mode(&a, &ds.d, &before, NULL, &err), 0);
     train_or_fail(&a, &cfg, &ds.d, perm, NULL);
     train_or_fail(&b, &cfg, &ds.d, perm, NULL);
     /* The same run twice is the same bits. */
@@ -595,6 +595,7 @@ static void test_scores(void **state)
      * bits as the chunks the score uses. */
     double sum = 0.0;
     size_t correct = 0;
+    int want_ev[103], want_tr[103], pred[103];
     for (size_t i = 0; i < ds.n; i++) {
         sum += clf_forward(&net, 1, &ds.x[i * ds.f], &ds.label[i],
                            CLF_BN_RUNNING);
@@ -603,8 +604,14 @@ static void test_scores(void **state)
             if (net.z[c] > net.z[best])
                 best = c;
         correct += best == (size_t)ds.label[i];
+        want_ev[i] = (int)best;
     }
     assert_int_equal(ev.correct, correct);
+    /* Each row's class, where the score puts it. */
+    clf_score again;
+    bn_error err;
+    assert_int_equal(clf_score_eval_mode(&net, &ds.d, &again, pred, &err), 0);
+    assert_memory_equal(pred, want_ev, sizeof pred);
     assert_true(ev.loss == sum / (double)ds.n);
     assert_true(ev.accuracy == (double)correct / (double)ds.n);
 
@@ -622,11 +629,20 @@ static void test_scores(void **state)
             lb[i] = ds.label[perm[at + i]];
         }
         clf_forward(&net, b, xb, lb, CLF_BN_BATCH_KEEP);
-        for (size_t i = 0; i < b; i++)
+        for (size_t i = 0; i < b; i++) {
             tsum += net.loss[i];
+            size_t best = 0;
+            for (size_t c = 1; c < ds.k; c++)
+                if (net.z[i * ds.k + c] > net.z[i * ds.k + best])
+                    best = c;
+            want_tr[perm[at + i]] = (int)best;
+        }
         at += b;
     }
     assert_true(tr.loss == tsum / 103.0);
+    assert_int_equal(
+        clf_score_train_mode(&net, &ds.d, perm, &again, pred, &err), 0);
+    assert_memory_equal(pred, want_tr, sizeof pred);
     /* The two modes really differ here, so the comparison means
      * something. */
     assert_true(tr.loss != ev.loss);
@@ -897,7 +913,8 @@ static void test_score_batches(void **state)
     size_t *perm = shuffled(ds.n, 6);
     clf_score tr;
     bn_error err;
-    assert_int_equal(clf_score_train_mode(&net, &ds.d, perm, &tr, &err), 0);
+    assert_int_equal(clf_score_train_mode(&net, &ds.d, perm, &tr, NULL, &err),
+                     0);
     assert_int_equal(tr.rows, 7);
     clf_free(&net);
     free(perm);

@@ -17,8 +17,11 @@ torch.optim.SGD), trains it on the same batches and compares:
     held-out rows and on the training rows, after every epoch (curve.tsv)
     and at the end (the summary row): exactly, as correct rows / rows;
   * every loss of those scores, to 1e-10 relative;
+  * the share of the held-out rows both modes give the same class
+    (agreement), exactly;
   * the buffers' error against the moments of what batch norm sees
-    (stats_err, stats_err_rel), and the updates counted, at every epoch.
+    (stats_err, stats_err_rel and its two parts), and the updates
+    counted, at every epoch.
 
 PyTorch's BatchNorm1d keeps its buffers itself only in PyTorch's own
 convention (an EMA with unbiased variance, or momentum=None for the
@@ -260,17 +263,20 @@ class Peer:
         self.bn.running_var.copy_(self.torch.from_numpy(h.var(axis=0)))
 
     def stats(self, x):
-        """(updates, stats_err, stats_err_rel): the buffers against the
-        moments (divisor n) of fc1's outputs over the rows x."""
+        """(updates, stats_err, stats_err_rel, mean_err_rel, var_err_rel):
+        the buffers against the moments (divisor n) of fc1's outputs over
+        the rows x."""
         h = self.h_of(self.torch.from_numpy(x))
         mu, v = h.mean(axis=0), h.var(axis=0)
         dm = self.bn.running_mean.numpy() - mu
         dv = self.bn.running_var.numpy() - v
-        n2 = 2 * len(mu)
+        h = len(mu)
+        m2 = float(np.sum((dm / np.sqrt(v)) ** 2))
+        v2 = float(np.sum((dv / v) ** 2))
         return (int(self.bn.num_batches_tracked),
-                math.sqrt(float(np.sum(dm * dm) + np.sum(dv * dv)) / n2),
-                math.sqrt(float(np.sum((dm / np.sqrt(v)) ** 2)
-                                + np.sum((dv / v) ** 2)) / n2))
+                math.sqrt(float(np.sum(dm * dm) + np.sum(dv * dv)) / (2 * h)),
+                math.sqrt((m2 + v2) / (2 * h)), math.sqrt(m2 / h),
+                math.sqrt(v2 / h))
 
     def h_of(self, x):
         with self.torch.no_grad():
@@ -322,7 +328,8 @@ class Peer:
         return t
 
     def score(self, x, y, perm):
-        """(train-mode, eval-mode) as (rows, correct, mean loss)."""
+        """(train-mode, eval-mode) as (rows, correct, mean loss), and the
+        share of the rows the two modes give the same class."""
         torch = self.torch
         F_ = torch.nn.functional
         xs = torch.from_numpy(x)
@@ -331,6 +338,7 @@ class Peer:
         scratch.train()
         bn_scratch = scratch[1] if self.bn is not None else None
         out = []
+        pred = np.zeros(len(y), dtype=np.int64)
         with torch.no_grad():
             rows = correct = 0
             loss = 0.0
@@ -341,6 +349,7 @@ class Peer:
                     h = bn_scratch(h)
                 z = scratch[-1](torch.relu(h))
                 correct += int((z.argmax(1) == ys[idx]).sum())
+                pred[np.asarray(b)] = z.argmax(1).numpy()
                 loss += float(F_.cross_entropy(z, ys[idx], reduction="sum"))
                 rows += len(b)
             out.append((rows, correct, loss / rows))
@@ -348,7 +357,8 @@ class Peer:
             z = self.logits(xs)
             out.append((len(y), int((z.argmax(1) == ys).sum()),
                         float(F_.cross_entropy(z, ys))))
-        return out
+            same = int((z.argmax(1).numpy() == pred).sum())
+        return out, same / len(y)
 
 
 # ------------------------------------------------------------ a comparison
@@ -508,15 +518,19 @@ def compare_scores(where, row, want, problems, worst):
         worst["score_loss"] = max(worst["score_loss"],
                                   rel_diff(float(row[loss]), peer_loss,
                                            floor=0.0))
+    if float(row["agreement"]) != want["agreement"]:
+        problems.append("%s: agreement %s, peer %r"
+                        % (where, row["agreement"], want["agreement"]))
     if "stats" in want:
-        updates, err, rel = want["stats"]
+        updates = want["stats"][0]
         if int(row["updates"]) != updates:
             problems.append("%s: updates %s, peer %d"
                             % (where, row["updates"], updates))
         # Against 1 as well: with precise the errors are rounding.
-        worst["stats"] = max(worst["stats"],
-                             rel_diff(float(row["stats_err"]), err, 1.0),
-                             rel_diff(float(row["stats_err_rel"]), rel, 1.0))
+        for name, v in zip(("stats_err", "stats_err_rel", "mean_err_rel",
+                            "var_err_rel"), want["stats"][1:]):
+            worst["stats"] = max(worst["stats"],
+                                 rel_diff(float(row[name]), v, 1.0))
     elif row["stats_err"] != "-":
         problems.append("%s: stats_err %s without batch norm"
                         % (where, row["stats_err"]))
@@ -534,9 +548,11 @@ def compare(bnstudy, cfg, tmp):
         s = {}
         for name, rows, perm in (("held", held, data["held_perm"]),
                                  ("train", train, data["fit_perm"])):
-            tr, ev = peer.score(rows.x, rows.y, perm)
+            (tr, ev), same = peer.score(rows.x, rows.y, perm)
             s[(name, "train_mode")] = tr
             s[(name, "eval_mode")] = ev
+            if name == "held":
+                s["agreement"] = same
         if peer.bn is not None:
             s["stats"] = peer.stats(train.x)
         return s
