@@ -139,7 +139,7 @@ void score_buffers_of(size_t nf, const double *mu, const double *var,
                       score_buffers_t *out)
 {
     double sm = 0.0, sv = 0.0, worst = -1.0;
-    double rel_m = 0.0, rel_v = 0.0, worst_rel = 0.0;
+    double rel = 0.0, rel_m = 0.0, rel_v = 0.0, worst_rel = 0.0;
     size_t wj = 0;
     for (size_t j = 0; j < nf; j++) {
         double dm = rm[j] - mu[j], dv = rv[j] - var[j];
@@ -151,6 +151,7 @@ void score_buffers_of(size_t nf, const double *mu, const double *var,
         }
         double am = relative(dm, sqrt(var[j]));
         double av = relative(dv, var[j]);
+        rel += am * am + av * av; /* in this order: the study's bits */
         rel_m += am * am;
         rel_v += av * av;
         if (fabs(av) > worst_rel)
@@ -162,7 +163,7 @@ void score_buffers_of(size_t nf, const double *mu, const double *var,
     out->var_err = sqrt(sv / f);
     out->worst_var_err = worst;
     out->worst_var_feature = wj;
-    out->stats_err_rel = sqrt((rel_m + rel_v) / (2.0 * f));
+    out->stats_err_rel = sqrt(rel / (2.0 * f));
     out->mean_err_rel = sqrt(rel_m / f);
     out->var_err_rel = sqrt(rel_v / f);
     out->worst_var_rel = worst_rel;
