@@ -218,47 +218,74 @@ typedef struct {
     const char *section, *key, *value;
     int ok;
     const char *says; /* in the message when refused */
+    int clf; /* the classifier's: tried where it trains (a population with
+              * classes; `run` on Wine's rows) */
 } bound_case;
 
+#define CLF 1
+
 static const bound_case bounds[] = {
-    {"layer", "momentum", "1", 1, NULL},
-    {"layer", "momentum", "0", 0, "(0, 1]"},
-    {"layer", "momentum", "1.0000000000000002", 0, "(0, 1]"},
-    {"layer", "momentum", "4.9e-324", 1, NULL},
-    {"layer", "eps", "4.9e-324", 1, NULL},
-    {"layer", "eps", "0", 0, "> 0"},
-    {"layer", "eps", "-1e-5", 0, "> 0"},
-    {"layer", "eps", "inf", 0, "> 0"},
-    {"layer", "gamma", "-1e100", 1, NULL},
-    {"layer", "gamma", "nan", 0, "finite"},
-    {"layer", "beta", "1e100", 1, NULL},
-    {"layer", "beta", "-inf", 0, "finite"},
-    {"layer", "estimator", "cumulative", 1, NULL},
-    {"layer", "estimator", "Cumulative", 0, "(ema, ema-debiased, cumulative"},
-    {"layer", "variance", "unbiased", 1, NULL},
-    {"layer", "variance", "unbias", 0, "biased or unbiased"},
-    {"layer", "momentum_weights", "new", 1, NULL},
-    {"layer", "momentum_weights", "older", 0, "old or new"},
-    {"sweep", "batch_size", "2", 1, NULL},
-    {"sweep", "batch_size", "1", 0, "from 2"},
-    {"sweep", "batch_size", "512", 1, NULL},
-    {"sweep", "batch_size", "513", 0, "512 rows"},
-    {"sweep", "epochs", "1", 1, NULL},
-    {"sweep", "epochs", "0", 0, "from 1 to 1000000"},
-    {"sweep", "epochs", "1000001", 0, "from 1 to 1000000"},
-    {"sweep", "seed", "18446744073709551615", 1, NULL},
-    {"sweep", "seed", "18446744073709551616", 0, "not an integer"},
-    {"sweep", "seed", "-1", 0, "not an integer"},
+    {"layer", "momentum", "1", 1, NULL, 0},
+    {"layer", "momentum", "0", 0, "(0, 1]", 0},
+    {"layer", "momentum", "1.0000000000000002", 0, "(0, 1]", 0},
+    {"layer", "momentum", "4.9e-324", 1, NULL, 0},
+    {"layer", "eps", "4.9e-324", 1, NULL, 0},
+    {"layer", "eps", "0", 0, "> 0", 0},
+    {"layer", "eps", "-1e-5", 0, "> 0", 0},
+    {"layer", "eps", "inf", 0, "> 0", 0},
+    {"layer", "gamma", "-1e100", 1, NULL, 0},
+    {"layer", "gamma", "nan", 0, "finite", 0},
+    {"layer", "beta", "1e100", 1, NULL, 0},
+    {"layer", "beta", "-inf", 0, "finite", 0},
+    {"layer", "estimator", "cumulative", 1, NULL, 0},
+    {"layer", "estimator", "Cumulative", 0, "(ema, ema-debiased, cumulative",
+     0},
+    {"layer", "variance", "unbiased", 1, NULL, 0},
+    {"layer", "variance", "unbias", 0, "biased or unbiased", 0},
+    {"layer", "momentum_weights", "new", 1, NULL, 0},
+    {"layer", "momentum_weights", "older", 0, "old or new", 0},
+    {"sweep", "batch_size", "2", 1, NULL, 0},
+    {"sweep", "batch_size", "1", 0, "from 2", 0},
+    {"sweep", "batch_size", "512", 1, NULL, 0},
+    {"sweep", "batch_size", "513", 0, "512 rows", 0},
+    {"sweep", "epochs", "1", 1, NULL, 0},
+    {"sweep", "epochs", "0", 0, "from 1 to 1000000", 0},
+    {"sweep", "epochs", "1000001", 0, "from 1 to 1000000", 0},
+    {"sweep", "seed", "18446744073709551615", 1, NULL, 0},
+    {"sweep", "seed", "18446744073709551616", 0, "not an integer", 0},
+    {"sweep", "seed", "-1", 0, "not an integer", 0},
     /* 256 rows a batch: 2 batches, so precise_batches 2 and not 3. */
-    {"sweep", "precise_batches", "2", 1, NULL},
-    {"sweep", "precise_batches", "3", 0, "more than the 2 batches"},
-    {"sweep", "order", "grouped:512", 1, NULL},
-    {"sweep", "order", "grouped:513", 0, "from 1 to the population's 512"},
-    {"sweep", "order", "grouped:0", 0, "from 1 to the population's 512"},
-    {"sweep", "order", "sorted-desc:f7", 1, NULL},
-    {"sweep", "order", "sorted-desc:f8", 0, "no feature named 'f8'"},
-    {"sweep", "partial", "keep", 1, NULL},
-    {"sweep", "partial", "keeps", 0, "drop or keep"},
+    {"sweep", "precise_batches", "2", 1, NULL, 0},
+    {"sweep", "precise_batches", "3", 0, "more than the 2 batches", 0},
+    {"sweep", "order", "grouped:512", 1, NULL, 0},
+    {"sweep", "order", "grouped:513", 0, "from 1 to the population's 512", 0},
+    {"sweep", "order", "grouped:0", 0, "from 1 to the population's 512", 0},
+    {"sweep", "order", "sorted-desc:f7", 1, NULL, 0},
+    {"sweep", "order", "sorted-desc:f8", 0, "no feature named 'f8'", 0},
+    {"sweep", "partial", "keep", 1, NULL, 0},
+    {"sweep", "partial", "keeps", 0, "drop or keep", 0},
+    {"model", "type", "classifier", 1, NULL, CLF},
+    {"model", "type", "tree", 0, "(layer or classifier)", CLF},
+    {"model", "hidden", "1", 1, NULL, CLF},
+    {"model", "hidden", "65536", 1, NULL, CLF},
+    {"model", "hidden", "0", 0, "from 1 to 65536", CLF},
+    {"model", "hidden", "65537", 0, "from 1 to 65536", CLF},
+    {"model", "norm", "none", 1, NULL, CLF},
+    {"model", "norm", "layer", 0, "(batch or none)", CLF},
+    {"model", "lr", "0", 1, NULL, CLF},
+    {"model", "lr", "-0.1", 0, ">= 0", CLF},
+    {"model", "sgd_momentum", "0.99", 1, NULL, CLF},
+    {"model", "sgd_momentum", "1", 0, "in [0, 1)", CLF},
+    {"model", "sgd_momentum", "-0.5", 0, "in [0, 1]", CLF},
+    {"model", "weight_decay", "0", 1, NULL, CLF},
+    {"model", "weight_decay", "-1e-9", 0, ">= 0", CLF},
+    {"model", "init_seed", "18446744073709551615", 1, NULL, CLF},
+    {"model", "freeze_after", "1000000", 1, NULL, CLF},
+    {"model", "freeze_after", "1000001", 0, "from 0 to 1000000", CLF},
+    {"evaluation", "shift", "-3", 1, NULL, CLF},
+    {"evaluation", "shift", "nan", 0, "finite", CLF},
+    {"evaluation", "scale", "1e-300", 1, NULL, CLF},
+    {"evaluation", "scale", "0", 0, "> 0", CLF},
 };
 
 static void test_validator_bounds(void **state)
@@ -272,8 +299,14 @@ static void test_validator_bounds(void **state)
     for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
         const bound_case *c = &bounds[i];
         char text[256];
-        snprintf(text, sizeof text, "[%s]\n%s = %s\n", c->section, c->key,
-                 c->value);
+        /* The classifier's keys where it trains: generated classes, and
+         * the model unless the case is the model itself. */
+        int model = c->clf && strcmp(c->key, "type") != 0;
+        int line = !c->clf ? 2 : model ? 6 : 4;
+        snprintf(text, sizeof text, "%s%s[%s]\n%s = %s\n",
+                 c->clf ? "[population]\nclasses = 3\n" : "",
+                 model ? "[model]\ntype = classifier\n" : "", c->section,
+                 c->key, c->value);
         write_file(path, text);
         exp_t *e = malloc(sizeof *e);
         bn_error err;
@@ -281,7 +314,7 @@ static void test_validator_bounds(void **state)
         exp_free(e);
         free(e);
         char want[400];
-        snprintf(want, sizeof want, "%s:2: ", path);
+        snprintf(want, sizeof want, "%s:%d: ", path, line);
         if (c->ok && rc != 0) {
             print_error("%s = %s refused: %s\n", c->key, c->value, err.msg);
             failures++;
@@ -298,8 +331,11 @@ static void test_validator_bounds(void **state)
         for (char *p = opt + 2; *p; p++)
             if (*p == '_')
                 *p = '-';
-        snprintf(cmd, sizeof cmd, "%s run %s '%s' >/dev/null 2>%s", bn, opt,
-                 c->value, errf);
+        snprintf(cmd, sizeof cmd, "%s run %s%s %s '%s' >/dev/null 2>%s", bn,
+                 c->clf ? "--population data/wine.csv --label label "
+                          "--batch-size 16 "
+                        : "",
+                 model ? "--type classifier" : "", opt, c->value, errf);
         int st = shell("%s", cmd);
         char *msg = test_slurp(errf, NULL);
         assert_non_null(msg);
