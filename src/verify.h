@@ -23,9 +23,10 @@
  * value: a op value.  ratio: a / b op value.  all: every row of a op
  * value.  within: every row of a has |a| <= value.  increasing, decreasing:
  * a's rows, ordered by over, strictly so.  pairwise: a op factor x b for
- * each value of over, the rows matched on it.  worst-feature: every row of a names as
- * its worst_var_feature the feature whose true variance is farthest from
- * the running variance's initial 1 (from the experiment's features.tsv).
+ * each value of over, the rows matched on it.  worst-feature: every row of
+ * a names as its worst_var_feature the feature whose true variance is
+ * farthest from the running variance's initial 1 (from the experiment's
+ * features.tsv).
  * fraction: the share of the values of `by` (the seeds) in which `each`
  * holds, op value.
  *
