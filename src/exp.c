@@ -1091,20 +1091,7 @@ static int population_excludes(const exp_t *e, bn_error *err)
 static int generated_labels(size_t k, popfile_factor *fac)
 {
     memset(fac, 0, sizeof *fac);
-    if (!k)
-        return 0;
-    fac->column = copy_text("label");
-    fac->levels = calloc(k, sizeof *fac->levels);
-    if (!fac->column || !fac->levels)
-        return -1;
-    fac->n_levels = k;
-    for (size_t c = 0; c < k; c++) {
-        char name[24];
-        snprintf(name, sizeof name, "%zu", c);
-        if (!(fac->levels[c] = copy_text(name)))
-            return -1;
-    }
-    return 0;
+    return k ? pop_class_levels(k, fac) : 0;
 }
 
 /* The held-out rows: how many a file's split holds out (without making

@@ -218,31 +218,47 @@ static void column_cell(const out_column *col, const pop_t *pop,
     }
 }
 
-void out_summary_header(FILE *fp, unsigned models)
+/* A row of summary.tsv's columns, or curve.tsv's, which has `epoch`
+ * after the study's key columns: its header (cfg NULL) or its cells. */
+static void summary_line(FILE *fp, unsigned models, const pop_t *pop,
+                         const run_config *cfg, const char *epoch,
+                         const run_result *r)
 {
-    exp_key_header(fp, COL_SUMMARY, 1, 1, models);
-    for (size_t i = 0; score_get(i); i++)
-        if (models & score_get(i)->models)
-            fprintf(fp, "\t%s", score_get(i)->name);
-    exp_key_header(fp, COL_SUMMARY, 0, 0, models);
-    fputc('\n', fp);
-}
-
-void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
-                     const run_config *cfg, const run_result *r)
-{
-    exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", models);
+    if (cfg)
+        exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", models);
+    else
+        exp_key_header(fp, COL_SUMMARY, 1, 1, models);
+    if (epoch)
+        fprintf(fp, "\t%s", epoch);
     for (size_t i = 0; score_get(i); i++) {
         if (!(models & score_get(i)->models))
             continue;
+        if (!cfg) {
+            fprintf(fp, "\t%s", score_get(i)->name);
+            continue;
+        }
         out_column col = {-1, score_get(i)};
         key_cell c;
         column_cell(&col, pop, cfg, r, &c);
         fputc('\t', fp);
         exp_cell_print(fp, &c, "%.17g");
     }
-    exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", models);
+    if (cfg)
+        exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", models);
+    else
+        exp_key_header(fp, COL_SUMMARY, 0, 0, models);
     fputc('\n', fp);
+}
+
+void out_summary_header(FILE *fp, unsigned models)
+{
+    summary_line(fp, models, NULL, NULL, NULL, NULL);
+}
+
+void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+                     const run_config *cfg, const run_result *r)
+{
+    summary_line(fp, models, pop, cfg, NULL, r);
 }
 
 void out_table_header(FILE *fp, size_t n, const out_column *cols)
@@ -279,31 +295,15 @@ void out_table_row(FILE *fp, size_t n, const out_column *cols,
 
 void out_curve_header(FILE *fp)
 {
-    exp_key_header(fp, COL_SUMMARY, 1, 1, CURVE_MODELS);
-    fputs("\tepoch", fp);
-    for (size_t i = 0; score_get(i); i++)
-        if (score_get(i)->models & CURVE_MODELS)
-            fprintf(fp, "\t%s", score_get(i)->name);
-    exp_key_header(fp, COL_SUMMARY, 0, 0, CURVE_MODELS);
-    fputc('\n', fp);
+    summary_line(fp, CURVE_MODELS, NULL, NULL, "epoch", NULL);
 }
 
 void out_curve_row(FILE *fp, const pop_t *pop, const run_config *cfg,
                    unsigned long epoch, const run_result *r)
 {
-    exp_key_cells(fp, cfg, COL_SUMMARY, 1, 1, "%.17g", CURVE_MODELS);
-    fprintf(fp, "\t%lu", epoch);
-    for (size_t i = 0; score_get(i); i++) {
-        if (!(score_get(i)->models & CURVE_MODELS))
-            continue;
-        out_column col = {-1, score_get(i)};
-        key_cell c;
-        column_cell(&col, pop, cfg, r, &c);
-        fputc('\t', fp);
-        exp_cell_print(fp, &c, "%.17g");
-    }
-    exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", CURVE_MODELS);
-    fputc('\n', fp);
+    char e[24];
+    snprintf(e, sizeof e, "%lu", epoch);
+    summary_line(fp, CURVE_MODELS, pop, cfg, e, r);
 }
 
 void out_features_header(FILE *fp, unsigned models)

@@ -213,29 +213,35 @@ static int by_t(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
+int pop_class_levels(size_t k, popfile_factor *fac)
+{
+    memset(fac, 0, sizeof *fac);
+    fac->column = copy_name("label");
+    fac->levels = calloc(k ? k : 1, sizeof *fac->levels);
+    if (!fac->column || !fac->levels)
+        return -1;
+    fac->n_levels = k;
+    for (size_t c = 0; c < k; c++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", c);
+        if (!(fac->levels[c] = copy_name(name)))
+            return -1;
+    }
+    return 0;
+}
+
 /* K classes by the ranks of t_i = z_i + s eta_i (ties by row), row r of
  * the ranking in class floor(K r / N): as equal in size as N allows. */
 static int make_labels(const pop_spec *spec, uint64_t initseq, pop_t *pop)
 {
     size_t n = spec->n_rows, k = spec->classes;
     popfile_factor *fac = &pop->label;
-    ranked *r = malloc(n * sizeof *r);
-    fac->column = copy_name("label");
-    fac->levels = calloc(k, sizeof *fac->levels);
-    fac->of_row = malloc(n * sizeof *fac->of_row);
-    if (!r || !fac->column || !fac->levels || !fac->of_row) {
-        free(r);
+    if (pop_class_levels(k, fac) != 0 ||
+        !(fac->of_row = malloc(n * sizeof *fac->of_row)))
         return -1;
-    }
-    fac->n_levels = k;
-    for (size_t c = 0; c < k; c++) {
-        char name[24];
-        snprintf(name, sizeof name, "%zu", c);
-        if (!(fac->levels[c] = copy_name(name))) {
-            free(r);
-            return -1;
-        }
-    }
+    ranked *r = malloc(n * sizeof *r);
+    if (!r)
+        return -1;
     pcg32_t rng;
     pcg32_seed(&rng, spec->seed, initseq);
     for (size_t i = 0; i < n; i++) {

@@ -71,6 +71,10 @@ int pop_spec_add(pop_spec *spec, const char *name, double mean, double sd,
 int pop_spec_copy(pop_spec *dst, const pop_spec *src);
 int pop_validate(const pop_spec *spec, bn_error *err);
 int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err);
+/* The label column of K generated classes, "label" with the classes "0"
+ * to "K-1" and no rows yet (fac is freed with popfile_factor_free, also
+ * after a failure). */
+int pop_class_levels(size_t k, popfile_factor *fac);
 /* The second draw of the spec: its held-out rows. */
 int pop_generate_held_out(const pop_spec *spec, pop_t *pop, bn_error *err);
 /* The truth of pop's rows into its mean and var (allocated here), after

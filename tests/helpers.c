@@ -434,3 +434,9 @@ void set_order(run_config *cfg, const char *name)
     if (rc != 0)
         fail_msg("order %s: %s", name, err.msg);
 }
+
+void test_fresh_dir(const char *root, char *dir, size_t cap, const char *name)
+{
+    snprintf(dir, cap, "%s/%s", root, name);
+    assert_int_equal(test_shell("rm -rf '%s' && mkdir -p '%s'", dir, dir), 0);
+}

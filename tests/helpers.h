@@ -49,6 +49,9 @@ int test_tmpdir_remove(const char *dir);
  * finds in *state, and its removal. */
 int test_tmpdir_setup(void **state);
 int test_tmpdir_teardown(void **state);
+/* dir = root/name, made afresh and empty for one test, or fail it. */
+void test_fresh_dir(const char *root, char *dir, size_t cap,
+                    const char *name);
 /* Write text to path, or fail the test. */
 void test_write_file(const char *path, const char *text);
 /* Run a shell command made from a printf format; its exit status, or -1

@@ -40,11 +40,6 @@ static int group_teardown(void **state)
     return test_tmpdir_remove(tmpdir);
 }
 
-static void fresh_dir(char *dir, size_t cap, const char *name)
-{
-    snprintf(dir, cap, "%s/%s", tmpdir, name);
-    assert_int_equal(test_shell("rm -rf '%s' && mkdir -p '%s'", dir, dir), 0);
-}
 
 /* ---- labels of the generated population ---- */
 
@@ -298,7 +293,7 @@ static void test_scores_are_the_networks(void **state)
 {
     (void)state;
     char dir[300];
-    fresh_dir(dir, sizeof dir, "scores");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "scores");
     exp_t *e = malloc(sizeof *e);
     assert_non_null(e);
     load(e, dir, "s.ini",
@@ -421,7 +416,7 @@ static void test_sweep_bytes_and_curve(void **state)
 {
     (void)state;
     char dir[300];
-    fresh_dir(dir, sizeof dir, "jobs");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "jobs");
     char path[400];
     snprintf(path, sizeof path, "%s/c.ini", dir);
     test_write_file(path, clf_ini);
@@ -513,7 +508,7 @@ static void test_population_ids(void **state)
 {
     (void)state;
     char dir[300];
-    fresh_dir(dir, sizeof dir, "ids");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "ids");
     exp_t *e = malloc(sizeof *e);
     assert_non_null(e);
     load(e, dir, "a.ini", "[model]\ntype = layer classifier\n"
@@ -576,7 +571,7 @@ static void test_settings_that_do_not_apply(void **state)
 {
     (void)state;
     char dir[300];
-    fresh_dir(dir, sizeof dir, "refuse");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "refuse");
     char csv[400];
     snprintf(csv, sizeof csv, "%s/p.csv", dir);
     test_write_file(csv, "a,b,y\n1,2,0\n2,3,1\n3,5,0\n4,4,1\n5,1,0\n"
@@ -660,7 +655,7 @@ static void test_run_and_population_commands(void **state)
 {
     (void)state;
     char dir[300];
-    fresh_dir(dir, sizeof dir, "cli");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "cli");
     char csv[400];
     snprintf(csv, sizeof csv, "%s/p.csv", dir);
     test_write_file(csv, "a,b,y\n1,2,0\n2,3,1\n3,5,0\n4,4,1\n5,1,0\n"

@@ -36,13 +36,6 @@ static int group_teardown(void **state)
     return test_tmpdir_remove(tmpdir);
 }
 
-/* A fresh empty directory under tmpdir for one test. */
-static void fresh_dir(char *dir, size_t cap, const char *name)
-{
-    snprintf(dir, cap, "%s/%s", tmpdir, name);
-    assert_int_equal(test_shell("rm -rf '%s' && mkdir -p '%s'", dir, dir), 0);
-}
-
 enum { N = 40, F = 3 };
 static const char *const names[F] = {"x one", "y", "z"};
 
@@ -83,7 +76,7 @@ static void write_rows(const char *path, char sep, const double *x)
 static void rows_dir(const char *name, char *dir, size_t cap, double *x)
 {
     char path[400];
-    fresh_dir(dir, cap, name);
+    test_fresh_dir(tmpdir, dir, cap, name);
     make_rows(x);
     snprintf(path, sizeof path, "%s/rows.csv", dir);
     write_rows(path, ',', x);
@@ -137,7 +130,7 @@ static void test_run_on_a_file(void **state)
 {
     (void)state;
     char dir[300], path[400];
-    fresh_dir(dir, sizeof dir, "run");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "run");
     double x[N * F];
     make_rows(x);
     double truth[2][2 * F];
@@ -451,7 +444,7 @@ static void test_constant_feature(void **state)
 {
     (void)state;
     char dir[300], path[400];
-    fresh_dir(dir, sizeof dir, "constant");
+    test_fresh_dir(tmpdir, dir, sizeof dir, "constant");
     snprintf(path, sizeof path, "%s/c.csv", dir);
     FILE *fp = fopen(path, "w");
     assert_non_null(fp);
