@@ -129,6 +129,7 @@ static void test_generated_classes(void **state)
     for (size_t i = 0; i < n; i++)
         assert_int_equal(held.label.of_row[i], want[i]);
     assert_memory_not_equal(held.x, pop.x, n * pop.f * sizeof(double));
+    pop_free(&held);
 
     /* Without noise the classes are the latent's quantiles exactly. */
     pop_free(&pop);
