@@ -153,8 +153,8 @@ typedef struct {
 const run_model *run_model_get(run_model_id m);
 /* Model i's name, NULL past the last (for the key's choices). */
 const char *run_model_name(int i);
-/* The rows configuration cfg trains on, and those it is evaluated on
- * before the shift (NULL: none), from the population stage's. */
+/* The rows configuration cfg trains on, of the population stage's: a
+ * held-out model's training part, or the population. */
 const pop_t *run_train_pop(const run_pops *p, const run_config *cfg);
 
 /* The defaults of every experiment key (exp.h's key table). */
