@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "clf.h"
 #include "cli.h"
@@ -160,6 +161,24 @@ static int output_open(run_output *o, out_file *file, const out_inputs *ins,
     return 0;
 }
 
+/* Two names of one file: an existing one by device and inode, a new one
+ * by its directory's and its own name. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    char da[4096], db[4096];
+    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a + 1) : 1, ba ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b + 1) : 1, bb ? b : ".");
+    if (strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) != 0)
+        return 0;
+    if (stat(da, &sa) != 0 || stat(db, &sb) != 0)
+        return strcmp(a, b) == 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static void output_close(run_output *o)
 {
     if (o->mem_fp)
@@ -227,6 +246,16 @@ int cmd_run(int argc, char **argv)
     }
     if (cli_one_configuration(cmd, e, argc, argv) != 0)
         goto done;
+    /* Two outputs in one file would leave only the one renamed last. */
+    for (int i = 0; i < N_OUTPUTS; i++)
+        for (int j = i + 1; j < N_OUTPUTS; j++)
+            if (outs[i].path && outs[j].path &&
+                strcmp(outs[j].path, "-") != 0 &&
+                same_file(outs[i].path, outs[j].path)) {
+                cli_error(cmd, "%s: '%s' is the file %s writes too",
+                          outs[j].opt, outs[j].path, outs[i].opt);
+                goto done;
+            }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
         goto done;
     if (exp_finish(e, &err) != 0) {

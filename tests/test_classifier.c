@@ -677,6 +677,22 @@ static void test_run_and_population_commands(void **state)
     free(err);
     st = test_bnstudy(dir, &out, &err,
                       "run --population p.csv --label y --type classifier "
+                      "--batch-size 2 --write-weights w.tsv "
+                      "--write-curve ./w.tsv");
+    assert_int_equal(st, 2); /* ./w.tsv is w.tsv, though it is new... */
+    free(out);
+    free(err);
+    st = test_bnstudy(dir, &out, &err,
+                      "run --population p.csv --label y --type classifier "
+                      "--batch-size 2 --write-weights w.tsv "
+                      "--write-curve w.tsv");
+    assert_int_equal(st, 2); /* ...and the same name is */
+    assert_non_null(strstr(err, "--write-weights: 'w.tsv' is the file "
+                                "--write-curve writes too"));
+    free(out);
+    free(err);
+    st = test_bnstudy(dir, &out, &err,
+                      "run --population p.csv --label y --type classifier "
                       "--batch-size 2 --hidden 3 --write-weights w.tsv "
                       "--write-curve -");
     if (st != 0)
