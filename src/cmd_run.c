@@ -17,6 +17,7 @@
 #include "out.h"
 #include "pop.h"
 #include "run.h"
+#include "sweep.h"
 
 static void run_usage(void)
 {
@@ -41,6 +42,12 @@ static void run_usage(void)
           "                         (FILE - is standard output: after the "
           "summary,\n"
           "                         each such table follows a blank line)\n"
+          "  --max-work N           refuse a run of more row passes (epochs "
+          "x rows x\n"
+          "                         features) than N (1e9)\n"
+          "  --max-memory SIZE      refuse a run that would hold more than "
+          "SIZE bytes,\n"
+          "                         K M G T allowed (2G)\n"
           "  -h, --help             this text\n",
           stdout);
 }
@@ -71,7 +78,20 @@ static void pop_usage(void)
     puts("  -h, --help             this text");
 }
 
-enum { OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS };
+enum {
+    OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_MAX_WORK,
+    OPT_MAX_MEMORY
+};
+
+/* A buffer's text on fp, or an error naming what. */
+static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
+{
+    int bad = b->failed;
+    if (!bad && b->len)
+        bad = fwrite(b->p, 1, b->len, fp) != b->len;
+    buf_free(b);
+    return bad ? cli_error(cmd, "%s: cannot write", what) : 0;
+}
 
 /* Per-row outputs for --write-outputs: row index, then y_train and y_eval
  * for every feature. */
@@ -138,7 +158,7 @@ static void output_close(run_output *o)
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 4];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 6];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -146,15 +166,20 @@ int cmd_run(int argc, char **argv)
                                  OPT_FEATURES};
     opts[no++] = (struct option){"write-outputs", required_argument, NULL,
                                  OPT_OUTPUTS};
+    opts[no++] = (struct option){"max-work", required_argument, NULL,
+                                 OPT_MAX_WORK};
+    opts[no++] = (struct option){"max-memory", required_argument, NULL,
+                                 OPT_MAX_MEMORY};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 
     pop_t tmp;
     memset(&tmp, 0, sizeof tmp);
     exp_t *e = malloc(sizeof *e);
-    bn_error err;
+    static bn_error err, sub;
     if (!e)
         return cli_error(cmd, "out of memory");
+    sweep_limits limits = {SWEEP_MAX_WORK, SWEEP_MAX_MEMORY};
     run_output outs[2];
     out_file files[2];
     memset(outs, 0, sizeof outs);
@@ -169,14 +194,20 @@ int cmd_run(int argc, char **argv)
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
+    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    while ((c = cli_next(&p, &idx)) != -1) {
         if (c == OPT_HELP) {
             run_usage();
             rc = 0;
             goto done;
         } else if (c == OPT_FEATURES || c == OPT_OUTPUTS) {
             outs[c - OPT_FEATURES].path = optarg;
+        } else if (c == OPT_MAX_WORK) {
+            if (cli_parse_count(cmd, "--max-work", optarg, &limits.work))
+                goto done;
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_parse_size(cmd, "--max-memory", optarg, &limits.bytes))
+                goto done;
         } else if (cli_take_pop_option(c, optarg, &po)) {
             continue;
         } else if ((taken = cli_take_key_option(cmd, e, c, opts[idx].name,
@@ -184,15 +215,27 @@ int cmd_run(int argc, char **argv)
             if (taken != 1)
                 goto done;
         } else {
-            cli_bad_option(cmd, argv, optopt);
             goto done;
         }
     }
     if (cli_one_configuration(cmd, e, argc, argv) != 0)
         goto done;
+    if (outs[0].path && outs[1].path && strcmp(outs[1].path, "-") != 0 &&
+        out_same_file(outs[0].path, outs[1].path)) {
+        cli_error(cmd, "--write-outputs: '%s' is the file --write-features "
+                       "writes too",
+                  outs[1].path);
+        goto done;
+    }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
         goto done;
     if (exp_finish(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    sweep_estimate est;
+    sweep_estimate_of(e, 1, 0, &est);
+    if (sweep_check_limits(e, &est, &limits, "run", &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
@@ -215,13 +258,18 @@ int cmd_run(int argc, char **argv)
         }
     outputs_ctx octx = {outs[1].fp, pop};
     run_observer obs = {NULL, outs[1].path ? write_outputs : NULL, &octx};
-    if (run_execute(pop, &cfg, &obs, &res, &err) != 0) {
+    int blame[2] = {-1, -1};
+    if (run_execute_blamed(pop, &cfg, &obs, &res, blame, &sub) != 0) {
+        exp_blame(e, &cfg, blame, sub.msg, &err);
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
     if (outs[0].path) {
-        out_features_header(outs[0].fp, 1u << cfg.model);
-        out_features_rows(outs[0].fp, 1u << cfg.model, pop, &cfg, &res);
+        bn_buf b = {0};
+        out_features_header(&b, 1u << cfg.model);
+        out_features_rows(&b, 1u << cfg.model, pop, &cfg, &res);
+        if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
+            goto done;
     }
     /* The files first, all or none; standard output's tables are complete
      * in memory by now. */
@@ -235,8 +283,11 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     cli_note_constant(cmd, pop);
-    out_summary_header(stdout, 1u << cfg.model);
-    out_summary_row(stdout, 1u << cfg.model, pop, &cfg, &res);
+    bn_buf b = {0};
+    out_summary_header(&b, 1u << cfg.model);
+    out_summary_row(&b, 1u << cfg.model, pop, &cfg, &res);
+    if (put(stdout, &b, cmd, "standard output") != 0)
+        goto done;
     for (int i = 0; i < 2; i++)
         if (outs[i].mem_fp) {
             fputc('\n', stdout);
@@ -268,8 +319,8 @@ int cmd_population(int argc, char **argv)
     };
     cli_pop_option_table(opts + 4); /* the last entry stays zero */
     int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
             return 0;
@@ -284,7 +335,6 @@ int cmd_population(int argc, char **argv)
                               &batch_size))
                 return CLI_EXIT_USAGE;
         } else if (!cli_take_pop_option(c, optarg, &po)) {
-            cli_bad_option(cmd, argv, optopt);
             return CLI_EXIT_USAGE;
         }
     }
@@ -323,8 +373,10 @@ int cmd_population(int argc, char **argv)
             goto done;
         }
     }
-    out_population(stdout, pop, perm);
-    rc = 0;
+    bn_buf b = {0};
+    out_population(&b, pop, perm);
+    if (put(stdout, &b, cmd, "standard output") == 0)
+        rc = 0;
 done:
     free(perm);
     pop_free(&tmp);

@@ -16,5 +16,6 @@ int layer_run(const pop_t *pop, const size_t *perm, const run_config *cfg,
  * against the batches of an epoch. */
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err);
+size_t layer_bytes(const run_config *cfg, size_t n, size_t f);
 
 #endif

@@ -18,7 +18,7 @@
 static const run_model models[RUN_MODEL_COUNT] = {
     [RUN_MODEL_LAYER] = {"layer",
                          "one batch-norm layer and its running statistics",
-                         layer_run, layer_check},
+                         layer_run, layer_check, layer_bytes},
 };
 
 const run_model *run_model_get(run_model_id m) { return &models[m]; }
@@ -87,11 +87,23 @@ int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err)
     return run_check(cfg, pop, NULL, err);
 }
 
+size_t run_bytes(const run_config *cfg, size_t n, size_t f)
+{
+    return n * sizeof(size_t) + models[cfg->model].bytes(cfg, n, f);
+}
+
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err)
 {
+    return run_execute_blamed(pop, cfg, obs, res, NULL, err);
+}
+
+int run_execute_blamed(const pop_t *pop, const run_config *cfg,
+                       const run_observer *obs, run_result *res, int *blame,
+                       bn_error *err)
+{
     memset(res, 0, sizeof *res);
-    if (run_validate(cfg, pop, err) != 0)
+    if (run_check(cfg, pop, blame, err) != 0)
         return -1;
     order_spec ord = cfg->order;
     ord.batch_size = cfg->batch_size;
@@ -106,15 +118,17 @@ int run_execute(const pop_t *pop, const run_config *cfg,
         run_result_free(res);
         return -1;
     }
-    /* Overflow (gamma 1e300, say) must not pass for a measurement. */
-    const char *bad = score_first_not_finite(cfg->model, res, pop);
-    if (bad) {
-        run_result_free(res);
-        return bn_fail(err, "the scores overflowed (%s is not finite): the "
-                            "settings are out of double range",
-                       bad);
-    }
-    return 0;
+    /* Overflow (gamma 1e300, say) must not pass for a measurement: the
+     * message names the settings that scale the score. */
+    const score_def *bad = score_first_not_finite(cfg->model, res, pop);
+    if (!bad)
+        return 0;
+    run_result_free(res);
+    if (blame)
+        blame[0] = bad->scale[0], blame[1] = bad->scale[1];
+    return bn_fail(err, "the scores overflowed (%s is not finite): %s "
+                        "out of double range",
+                   bad->name, bad->overflow);
 }
 
 void run_result_free(run_result *res)

@@ -81,6 +81,8 @@ typedef struct {
     /* The checks of the model's own settings; blame as for run_check. */
     int (*check)(const run_config *cfg, const pop_t *pop, int *blame,
                  bn_error *err);
+    /* The most bytes run holds at once on n rows of f features. */
+    size_t (*bytes)(const run_config *cfg, size_t n, size_t f);
 } run_model;
 
 const run_model *run_model_get(run_model_id m);
@@ -101,6 +103,13 @@ int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err);
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err);
 void run_result_free(run_result *res);
+/* The same, blaming keys as run_check does, also when the scores
+ * overflow (the keys whose values scale the score, score.h). */
+int run_execute_blamed(const pop_t *pop, const run_config *cfg,
+                       const run_observer *obs, run_result *res, int *blame,
+                       bn_error *err);
+/* The most bytes a run of cfg holds at once on n rows of f features. */
+size_t run_bytes(const run_config *cfg, size_t n, size_t f);
 
 /* "drop" and "keep" by value, NULL past the last. */
 const char *run_partial_name(int p);

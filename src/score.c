@@ -7,12 +7,23 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "exp.h"
+
+/* What puts a layer score out of range when it overflows: the features'
+ * values, or gamma and beta for the outputs. */
+#define DATA {KEY_FEATURE, KEY_POP_FILE}, "the features' values put it"
+#define OUTPUTS                                                             \
+    {KEY_GAMMA, KEY_BETA}, "gamma and beta put the outputs (gamma times "   \
+                           "the normalised value plus beta)"
 #define LAYER(name, kind, summarised, def)                                  \
     {#name, def, kind, offsetof(run_result, name), RUN_MODEL_LAYER,          \
-     summarised, 0}
+     summarised, 0, DATA}
+#define LAYER_OUT(name, kind, summarised, def)                              \
+    {#name, def, kind, offsetof(run_result, name), RUN_MODEL_LAYER,          \
+     summarised, 0, OUTPUTS}
 #define LAYER_REL(name, def)                                                \
     {#name, def, SCORE_REAL, offsetof(run_result, name), RUN_MODEL_LAYER,    \
-     1, 1}
+     1, 1, DATA}
 /* In the published study's order, which summary.tsv keeps. */
 static const score_def scores[] = {
     LAYER(updates, SCORE_COUNT, 0, "T, the buffer updates"),
@@ -25,7 +36,7 @@ static const score_def scores[] = {
     LAYER(worst_var_err, SCORE_REAL, 1, "max over features of |rv - v|"),
     LAYER(worst_var_feature, SCORE_FEATURE, 0,
           "the feature of worst_var_err"),
-    LAYER(train_eval_rmse, SCORE_REAL, 1,
+    LAYER_OUT(train_eval_rmse, SCORE_REAL, 1,
           "RMS of y_train - y_eval over the last epoch's rows and features"),
     LAYER(batch_mean_err, SCORE_REAL, 1,
           "RMS of a batch mean's error over the last epoch's batches"),
@@ -41,7 +52,10 @@ static const score_def scores[] = {
     LAYER_REL(worst_var_rel, "max over features of |rv - v| / v"),
 };
 #undef LAYER
+#undef LAYER_OUT
 #undef LAYER_REL
+#undef DATA
+#undef OUTPUTS
 #define N_SCORES (sizeof scores / sizeof *scores)
 
 const score_def *score_get(size_t i) { return i < N_SCORES ? &scores[i] : NULL; }
@@ -67,8 +81,8 @@ double score_value(const score_def *s, const run_result *r)
     return (double)u;
 }
 
-const char *score_first_not_finite(run_model_id m, const run_result *r,
-                                   const pop_t *pop)
+const score_def *score_first_not_finite(run_model_id m, const run_result *r,
+                                        const pop_t *pop)
 {
     int constant = pop_constant_feature(pop) >= 0;
     for (size_t i = 0; i < N_SCORES; i++) {
@@ -76,7 +90,7 @@ const char *score_first_not_finite(run_model_id m, const run_result *r,
             continue;
         double v = score_value(&scores[i], r);
         if (!isfinite(v) && !(v == INFINITY && scores[i].relative && constant))
-            return scores[i].name;
+            return &scores[i];
     }
     return NULL;
 }

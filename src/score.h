@@ -33,6 +33,10 @@ typedef struct score_def_s {
     /* Relative to a feature's spread: +inf, not an overflow, on a
      * population with a feature of zero variance (docs/definitions.md). */
     int relative;
+    /* When it overflows: the keys (exp.h's key_id) whose values scale it,
+     * for the message to name, and what to say they did. */
+    int scale[2];
+    const char *overflow;
 } score_def;
 
 /* Row i of the table in file order, NULL past the last. */
@@ -41,11 +45,11 @@ const score_def *score_get(size_t i);
 const score_def *score_find(const char *name);
 /* A real score's value (kind SCORE_REAL), or a count's as a double. */
 double score_value(const score_def *s, const run_result *r);
-/* The name of the first real score of model m that is not finite in r,
- * or NULL when all are. A relative score may be +inf when pop has a
- * feature of zero variance; NaN is never allowed. */
-const char *score_first_not_finite(run_model_id m, const run_result *r,
-                                   const pop_t *pop);
+/* The first real score of model m that is not finite in r, or NULL when
+ * all are. A relative score may be +inf when pop has a feature of zero
+ * variance; NaN is never allowed. */
+const score_def *score_first_not_finite(run_model_id m, const run_result *r,
+                                        const pop_t *pop);
 
 typedef struct {
     double stats_err, mean_err, var_err, worst_var_err;

@@ -338,7 +338,8 @@ static void test_combinations_blame_their_lines(void **state)
          "batch_size 256: precise batches 4 is more than the 2"},
         {"[sweep]\norder = shuffled sorted:zz\n", 2, "no feature named"},
         {"[population]\nfeature = a 0 -1 0\n", 2, "sd must be >= 0"},
-        {"[population]\nfeature = a 0 1 1.0000001\n", 2, "rho in [-1, 1]"},
+        {"[population]\nfeature = a 0 1 1.0000001\n", 2,
+         "rho must be in [-1, 1]"},
         {"[experiment]\noutputs = summary everything\n", 2,
          "unknown value 'everything' (summary, features, table"},
     };
