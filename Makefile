@@ -30,7 +30,8 @@ HDRS    := $(wildcard src/*.h tests/*.h)
 .PHONY: all deps clean test unit-tests sanitize study study-results \
         study-numbers bench \
         test-peer test-peer-if-available figures test-figures \
-        check-portable libs tests-libs FORCE
+        check-portable libs tests-libs test-faults test-cli fuzz \
+        fuzz-replay FORCE
 
 # A half-written target is deleted when its recipe fails, so the next make
 # builds it again instead of trusting it.
@@ -96,12 +97,55 @@ unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref $(BUILD)/unit_tests
 
 # The unit tests and the program they drive, built with AddressSanitizer and
-# UndefinedBehaviorSanitizer in a build directory of their own.
+# UndefinedBehaviorSanitizer in a build directory of their own. BN_STRICT
+# makes an error message that would not fit abort instead of saying so.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
-		CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" unit-tests
+		CFLAGS="$(SAN_FLAGS) -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" unit-tests
+
+# Fault injection (src/fault.h): the program built with BN_FAULT, under the
+# sanitizers, and tests/faults.sh walking the k-th allocation, the k-th
+# file-system change and a kill at each of them over a whole sweep.
+test-faults: $(BIN)
+	@$(MAKE) --no-print-directory BUILD=build/fault BIN=build/fault/bnstudy \
+		CFLAGS="$(SAN_FLAGS) -DBN_FAULT -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" \
+		build/fault/bnstudy
+	@bash tests/faults.sh ./$(BIN) build/fault/bnstudy
+
+# The command line as an adversarial user meets it (tests/cli.sh): each
+# bad input and fault of docs/errors.md, and what is left on disk.
+test-cli: $(BIN)
+	@bash tests/cli.sh ./$(BIN)
+
+# Fuzzing the experiment-file and --set paths (tests/fuzz/): libFuzzer from
+# clang for FUZZ_SECONDS, seeded with tests/fuzz/corpus and experiments/;
+# an input that fails is kept in build/fuzz/ (copy it to tests/fuzz/crashes
+# once fixed). fuzz-replay runs every kept input through the same entry
+# point under the sanitizers, without clang, for `make test`.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_SRCS := $(filter-out src/main.c,$(SRCS)) tests/fuzz/fuzz_exp.c
+fuzz: $(BUILD)/provenance_build.h
+	@mkdir -p build/fuzz/corpus build/fuzz/crashes
+	$(FUZZ_CC) $(BN_CFLAGS) -O1 -g -DBN_STRICT \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Isrc -I$(BUILD) -o build/fuzz/fuzz_exp $(FUZZ_SRCS) $(LDLIBS)
+	build/fuzz/fuzz_exp -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+		-rss_limit_mb=2048 -artifact_prefix=build/fuzz/crashes/ \
+		build/fuzz/corpus tests/fuzz/corpus experiments
+fuzz-replay: build/san/fuzz_replay
+	@build/san/fuzz_replay tests/fuzz/corpus/* tests/fuzz/crashes/* \
+		experiments/*.ini
+build/san/fuzz_replay: tests/fuzz/fuzz_exp.c tests/fuzz/replay.c FORCE
+	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
+		CFLAGS="$(SAN_FLAGS) -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" \
+		build/san/bnstudy
+	$(CC) $(BN_CFLAGS) $(SAN_FLAGS) -DBN_STRICT -Isrc -o $@ \
+		tests/fuzz/fuzz_exp.c tests/fuzz/replay.c \
+		$(filter-out build/san/main.o,$(patsubst $(BUILD)/%,build/san/%,$(OBJS))) \
+		$(LDLIBS)
 
 # The peer cross-checks (tests/peer/): bnstudy's layer against PyTorch and a
 # plain-numpy reference, on feature maps against BatchNorm2d, the
