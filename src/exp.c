@@ -683,6 +683,59 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
     return rc;
 }
 
+int exp_set_override(exp_t *e, const char *set, int *set_features,
+                     bn_error *err)
+{
+    size_t len = strlen(set);
+    if (len > BN_LINE_MAX)
+        return bn_fail(err, "--set of %zu characters, more than the limit "
+                            "of %d (a line of an experiment file)",
+                       len, BN_LINE_MAX);
+    const char *bad = bn_control_char(set);
+    if (bad) {
+        char name[16];
+        return bn_fail(err, "--set %s: %s (the manifest records every "
+                            "--set on one line)",
+                       set, bn_control_name(*bad, name));
+    }
+    const char *eq = strchr(set, '='), *dot = strchr(set, '.');
+    if (!eq || !dot || dot > eq)
+        return bn_fail(err, "--set %s: expected section.key=value", set);
+    char section[BN_LINE_MAX + 1], name[BN_LINE_MAX + 1];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - set), set);
+    snprintf(name, sizeof name, "%.*s", (int)(eq - dot - 1), dot + 1);
+    char where[BN_LINE_MAX + 8];
+    snprintf(where, sizeof where, "--set %s", set);
+    int k = exp_key_find(section, name);
+    if (k < 0)
+        return bn_fail(err, "%s: unknown key '%s' in [%s]", where, name,
+                       section);
+    /* The first --set feature replaces the file's list, later ones add
+     * to it. */
+    if (k == KEY_FEATURE && !(*set_features)++)
+        pop_spec_clear(&e->pop);
+    return exp_set(e, (key_id)k, eq + 1, where, 1, err);
+}
+
+int exp_set_overrides(exp_t *e, char *const *sets, size_t n, bn_error *err)
+{
+    /* A key set twice is refused, as a key given twice in a file is;
+     * feature lines add up. */
+    int set_features = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++) {
+            const char *a = sets[i], *b = sets[j];
+            size_t ka = strcspn(a, "="), kb = strcspn(b, "=");
+            if (ka == kb && strncmp(a, b, ka) == 0 &&
+                strncmp(a, "population.feature=", 19) != 0)
+                return bn_fail(err, "--set %.*s given twice", (int)ka, a);
+        }
+        if (exp_set_override(e, sets[i], &set_features, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int exp_set_population(exp_t *e, const char *path, const char *label,
                        const char *group, bn_error *err)
 {

@@ -163,6 +163,15 @@ void exp_free(exp_t *e);
  * relative to the experiment file's directory (source_is_file). */
 int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
             int name_key, bn_error *err);
+/* One override "section.key=value" (a command line's --set), its origin
+ * "--set section.key=value". *set_features counts the features set so
+ * far (0 at first): the first replaces those held, later ones add. */
+int exp_set_override(exp_t *e, const char *set, int *set_features,
+                     bn_error *err);
+/* Every override of a command line, in order, by exp_set_override; a
+ * key given twice (but population.feature, whose lines add up) is
+ * refused. */
+int exp_set_overrides(exp_t *e, char *const *sets, size_t n, bn_error *err);
 /* The population file of a command line (--population, --label,
  * --group; label and group may be NULL): the path is relative to the
  * current directory, and the file's label and group are replaced. */
