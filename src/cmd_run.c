@@ -34,7 +34,14 @@ static void run_usage(void)
           stdout);
     cli_key_help(stdout);
     cli_pop_help(stdout);
-    fputs("  --write-features FILE  also write the features.tsv rows to "
+    fputs("  --set SECTION.KEY=VALUE  any experiment key, as in a file "
+          "(repeatable):\n"
+          "                         population.rows, population.seed, "
+          "and\n"
+          "                         population.feature=NAME MEAN SD RHO "
+          "(the first\n"
+          "                         replaces the default eight)\n"
+          "  --write-features FILE  also write the features.tsv rows to "
           "FILE\n"
           "  --write-outputs FILE   also write each last-epoch row's "
           "train-mode and\n"
@@ -80,7 +87,7 @@ static void pop_usage(void)
 
 enum {
     OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_MAX_WORK,
-    OPT_MAX_MEMORY
+    OPT_MAX_MEMORY, OPT_SET
 };
 
 /* A buffer's text on fp, or an error naming what. */
@@ -158,7 +165,7 @@ static void output_close(run_output *o)
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 6];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 7];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -170,6 +177,7 @@ int cmd_run(int argc, char **argv)
                                  OPT_MAX_WORK};
     opts[no++] = (struct option){"max-memory", required_argument, NULL,
                                  OPT_MAX_MEMORY};
+    opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 
@@ -190,11 +198,18 @@ int cmd_run(int argc, char **argv)
     run_result res;
     memset(&res, 0, sizeof res);
     int c, idx, taken, rc = CLI_EXIT_USAGE;
+    size_t n_sets = 0;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
     if (exp_init(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    if (!sets) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
     while ((c = cli_next(&p, &idx)) != -1) {
         if (c == OPT_HELP) {
             run_usage();
@@ -208,6 +223,8 @@ int cmd_run(int argc, char **argv)
         } else if (c == OPT_MAX_MEMORY) {
             if (cli_parse_size(cmd, "--max-memory", optarg, &limits.bytes))
                 goto done;
+        } else if (c == OPT_SET) {
+            sets[n_sets++] = optarg;
         } else if (cli_take_pop_option(c, optarg, &po)) {
             continue;
         } else if ((taken = cli_take_key_option(cmd, e, c, opts[idx].name,
@@ -217,6 +234,10 @@ int cmd_run(int argc, char **argv)
         } else {
             goto done;
         }
+    }
+    if (exp_set_overrides(e, sets, n_sets, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
     }
     if (cli_one_configuration(cmd, e, argc, argv) != 0)
         goto done;
@@ -229,6 +250,11 @@ int cmd_run(int argc, char **argv)
     }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
         goto done;
+    /* A file --set population.file names is read as --population's. */
+    if (!e->popfile.pop && exp_read_population(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
     if (exp_finish(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
@@ -303,6 +329,7 @@ done:
     pop_free(&tmp);
     exp_free(e);
     free(e);
+    free(sets);
     return rc;
 }
 
@@ -319,7 +346,12 @@ int cmd_population(int argc, char **argv)
     };
     cli_pop_option_table(opts + 4); /* the last entry stays zero */
     int c;
-    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    if (!sets) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
     while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
