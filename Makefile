@@ -72,7 +72,13 @@ $(BUILD)/tests/%.o: tests/%.c $(HDRS) | tests-libs
 	$(CC) $(BN_CFLAGS) $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null) \
 		$(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS)
+# The web page's glue, built natively too so the unit tests (and the
+# sanitizers) reach it.
+$(BUILD)/web_glue.o: web/glue.c $(HDRS) | libs
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS) $(BUILD)/web_glue.o
 	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(shell pkg-config --libs $(TEST_PKGS)) $(LDLIBS)
 
