@@ -31,7 +31,7 @@ HDRS    := $(wildcard src/*.h tests/*.h)
         study-numbers bench \
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli fuzz \
-        fuzz-replay FORCE
+        fuzz-replay FORCE web
 
 # A half-written target is deleted when its recipe fails, so the next make
 # builds it again instead of trusting it.
@@ -246,10 +246,40 @@ figures:
 test-figures:
 	bash tests/figures.sh
 
+# The web page (web/, README's "Explore in the browser"): the modules
+# bnstudy runs on, compiled to WebAssembly by Debian's emscripten with the
+# build's own flags (BN_FLAGS: no contraction, no -ffast-math), and
+# web/glue.c, which hands a run to the page's script. Left out are the
+# command line (main, cli, cmd_*) and what reads or writes files or needs
+# libinih or nettle (expfile, inifile, verify, sweep, digest,
+# provenance). The .wasm and its loader are built here, never committed.
+EMCC     ?= emcc
+WEB_SKIP := main cli cmd_% expfile inifile verify sweep digest provenance
+WEB_SRCS := $(filter-out $(WEB_SKIP:%=src/%.c),$(SRCS)) web/glue.c
+WEB_LDFLAGS := -sMODULARIZE=1 -sEXPORT_NAME=bnstudyModule \
+               -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 \
+               -sEXPORTED_FUNCTIONS=_web_tables,_web_run \
+               -sEXPORTED_RUNTIME_METHODS=cwrap
+# emcc is a node program; Debian's finds its JavaScript packages in
+# /usr/share/nodejs, where a node not installed by Debian does not look.
+WEB_ENV  := NODE_PATH=/usr/share/nodejs$${NODE_PATH:+:$$NODE_PATH}
+
+web: web/bnstudy.js
+
+# Built in $(BUILD)/web and copied, the .wasm before the script that
+# loads it, so a failed build leaves web/ as it was.
+web/bnstudy.js: $(WEB_SRCS) $(HDRS)
+	@bash scripts/deps.sh web
+	@mkdir -p $(BUILD)/web
+	$(WEB_ENV) $(EMCC) $(BN_FLAGS) -Isrc -O2 $(WEB_LDFLAGS) \
+		-o $(BUILD)/web/bnstudy.js $(WEB_SRCS)
+	@cp $(BUILD)/web/bnstudy.wasm web/bnstudy.wasm
+	@cp $(BUILD)/web/bnstudy.js $@
+
 # Speed and memory: configurations per second and peak memory of the
 # largest published sweep, one thread and all of them.
 bench: $(BIN)
 	@bash scripts/bench.sh ./$(BIN)
 
 clean:
-	rm -rf build $(BIN)
+	rm -rf build $(BIN) web/bnstudy.js web/bnstudy.wasm
