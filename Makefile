@@ -31,7 +31,8 @@ HDRS    := $(wildcard src/*.h tests/*.h)
         study-numbers bench \
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli fuzz \
-        fuzz-replay FORCE web
+        fuzz-replay FORCE web test-web \
+        test-web-if-available
 
 # A half-written target is deleted when its recipe fails, so the next make
 # builds it again instead of trusting it.
@@ -275,6 +276,30 @@ web/bnstudy.js: $(WEB_SRCS) $(HDRS)
 		-o $(BUILD)/web/bnstudy.js $(WEB_SRCS)
 	@cp $(BUILD)/web/bnstudy.wasm web/bnstudy.wasm
 	@cp $(BUILD)/web/bnstudy.js $@
+
+# The browser test (tests/web/): the page in headless Chromium against
+# ./bnstudy run, bit for bit. puppeteer-core comes from npm, at the
+# versions tests/web/package-lock.json fixes. The screenshot it takes goes
+# to WEB_SCREENSHOT (WEB_SCREENSHOT=docs/web.png refreshes README's).
+WEB_SCREENSHOT ?= $(BUILD)/web/screenshot.png
+test-web: $(BIN) web/bnstudy.js
+	@bash scripts/deps.sh browser
+	@[ -d tests/web/node_modules/puppeteer-core ] || \
+		npm ci --prefix tests/web --no-audit --no-fund >&2
+	@node tests/web/test.mjs --bnstudy ./$(BIN) --web web \
+		--screenshot $(WEB_SCREENSHOT)
+
+# For `make test`: the browser test when emscripten, Chromium, node and
+# npm are there; otherwise a line that says it did not run and why (a
+# failure with REQUIRE_ALL=1, as CI runs it).
+test-web-if-available:
+	@if reason=$$(bash scripts/deps.sh --check browser 2>&1); then \
+		$(MAKE) --no-print-directory test-web; \
+	elif [ "$${REQUIRE_ALL:-0}" = 1 ]; then \
+		echo "browser test: $$reason (REQUIRE_ALL=1)"; exit 1; \
+	else \
+		echo "SKIPPED browser test: $$reason"; \
+	fi
 
 # Speed and memory: configurations per second and peak memory of the
 # largest published sweep, one thread and all of them.

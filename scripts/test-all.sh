@@ -41,6 +41,7 @@ suite "figures (gnuplot)" bash tests/figures.sh
 suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
+suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
 
 echo
 echo "$total_pass passed, $total_fail failed"
