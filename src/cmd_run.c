@@ -346,12 +346,7 @@ int cmd_population(int argc, char **argv)
     };
     cli_pop_option_table(opts + 4); /* the last entry stays zero */
     int c;
-    if (!sets) {
-        cli_error(cmd, "out of memory");
-        goto done;
-    }
-    static const char *const repeatable[] = {"set", NULL};
-    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
+    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
     while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
