@@ -15,6 +15,7 @@
 #include "estimator.h"
 #include "exp.h"
 #include "order.h"
+#include "buf.h"
 #include "out.h"
 #include "popid.h"
 #include "score.h"
@@ -25,20 +26,17 @@ const char *web_run(const char *sets, int with_features);
 /* What `bnstudy run --write-features -` prints for cfg on pop. */
 static char *expected(const pop_t *pop, const run_config *cfg)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&text, &len);
-    assert_non_null(fp);
+    bn_buf b = {0};
     run_result res;
     assert_int_equal(run_execute(pop, cfg, NULL, &res, NULL), 0);
-    out_summary_header(fp, 1u);
-    out_summary_row(fp, 1u, pop, cfg, &res);
-    fputc('\n', fp);
-    out_features_header(fp, 1u);
-    out_features_rows(fp, 1u, pop, cfg, &res);
+    out_summary_header(&b, 1u);
+    out_summary_row(&b, 1u, pop, cfg, &res);
+    buf_putc(&b, '\n');
+    out_features_header(&b, 1u);
+    out_features_rows(&b, 1u, pop, cfg, &res);
     run_result_free(&res);
-    assert_int_equal(fclose(fp), 0);
-    return text;
+    assert_false(b.failed);
+    return b.p;
 }
 
 static void test_web_run_is_the_run(void **state)

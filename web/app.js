@@ -125,9 +125,11 @@
    * is refused at some batch size (a partial batch of one row, say), the
    * worker runs them one by one and keeps those that run. */
   function sweepCall(over, bs, orderTokens) {
-    const base = setsText(over);
-    const each = orderTokens.flatMap(o => bs.map(b => `${base}\n${kid(BATCH)}=${b}\n${kid(ORDER)}=${o}`));
-    return { sets: `${base}\n${kid(BATCH)}=${bs.join(' ')}\n${kid(ORDER)}=${orderTokens.join(' ')}`, each };
+    /* Batch size and order replace the state's (a key set twice is
+     * refused, as bnstudy run refuses it). */
+    const with_ = (b, o) => setsText(Object.assign({}, over, { [kid(BATCH)]: b, [kid(ORDER)]: o }));
+    const each = orderTokens.flatMap(o => bs.map(b => with_(b, o)));
+    return { sets: with_(bs.join(' '), orderTokens.join(' ')), each };
   }
   const sweepRows = answer => typeof answer === 'string'
     ? parseTsv(answer).rows : answer.map(t => parseTsv(t).rows[0]);

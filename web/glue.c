@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "common.h"
 #include "estimator.h"
 #include "exp.h"
@@ -287,28 +288,34 @@ static const pop_t *population(const exp_t *e, bn_error *err)
 }
 
 /* Apply the settings, one "section.key=value" per line, as `run --set`
- * does; then the checks of exp_finish. */
+ * does (exp_set_overrides); then the checks of exp_finish. */
 static int apply(exp_t *e, const char *sets, bn_error *err)
 {
-    int features = 0;
-    const char *s = sets;
-    while (*s) {
-        const char *nl = strchr(s, '\n');
-        size_t len = nl ? (size_t)(nl - s) : strlen(s);
-        if (len > 0) {
-            char *line = malloc(len + 1);
-            if (!line)
-                return bn_fail(err, "out of memory");
-            memcpy(line, s, len);
-            line[len] = '\0';
-            int rc = exp_set_override(e, line, &features, err);
-            free(line);
-            if (rc != 0)
-                return -1;
-        }
-        s += len + (nl != NULL);
+    size_t n = 0, cap = 1;
+    for (const char *c = sets; *c; c++)
+        cap += *c == '\n';
+    char *copy = malloc(strlen(sets) + 1);
+    char **lines = malloc(cap * sizeof *lines);
+    if (!copy || !lines) {
+        free(copy);
+        free(lines);
+        return bn_fail(err, "out of memory");
     }
-    return exp_finish(e, err);
+    strcpy(copy, sets);
+    for (char *s = copy; *s;) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = '\0';
+        if (*s)
+            lines[n++] = s;
+        if (!nl)
+            break;
+        s = nl + 1;
+    }
+    int rc = exp_set_overrides(e, lines, n, err);
+    free(lines);
+    free(copy);
+    return rc != 0 ? -1 : exp_finish(e, err);
 }
 
 const char *web_run(const char *sets, int with_features)
@@ -318,10 +325,10 @@ const char *web_run(const char *sets, int with_features)
     run_result res;
     memset(&res, 0, sizeof res);
     int failed = 1, inited = 0;
-    FILE *fp = answer_open(), *feat = NULL;
-    char *feat_text = NULL;
-    size_t feat_len = 0;
-    if (!e || !fp || !(feat = open_memstream(&feat_text, &feat_len))) {
+    FILE *fp = answer_open();
+    /* The writers format into buffers, as the sweep's threads do. */
+    bn_buf sum = {0}, feat = {0};
+    if (!e || !fp) {
         snprintf(err.msg, sizeof err.msg, "out of memory");
         goto done;
     }
@@ -336,25 +343,29 @@ const char *web_run(const char *sets, int with_features)
         run_config cfg;
         exp_config(e, k, &cfg);
         if (k == 0) {
-            out_summary_header(fp, 1u << cfg.model);
-            out_features_header(feat, 1u << cfg.model);
+            out_summary_header(&sum, 1u << cfg.model);
+            out_features_header(&feat, 1u << cfg.model);
         }
         if (run_execute(pop, &cfg, NULL, &res, &err) != 0)
             goto done;
-        out_summary_row(fp, 1u << cfg.model, pop, &cfg, &res);
+        out_summary_row(&sum, 1u << cfg.model, pop, &cfg, &res);
         if (with_features)
-            out_features_rows(feat, 1u << cfg.model, pop, &cfg, &res);
+            out_features_rows(&feat, 1u << cfg.model, pop, &cfg, &res);
         run_result_free(&res);
+    }
+    if (sum.failed || feat.failed) {
+        snprintf(err.msg, sizeof err.msg, "out of memory");
+        goto done;
+    }
+    fwrite(sum.p, 1, sum.len, fp);
+    if (with_features) {
+        fputc('\n', fp);
+        fwrite(feat.p, 1, feat.len, fp);
     }
     failed = 0;
 done:
-    if (feat)
-        fclose(feat);
-    if (fp && !failed && with_features && feat_text) {
-        fputc('\n', fp);
-        fwrite(feat_text, 1, feat_len, fp);
-    }
-    free(feat_text);
+    buf_free(&sum);
+    buf_free(&feat);
     run_result_free(&res);
     if (inited)
         exp_free(e);

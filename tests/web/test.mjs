@@ -51,6 +51,21 @@ function check(name, problems) {
 
 /* ---- bnstudy run, the reference ---- */
 
+/* argv with the options of more (name, value pairs) replacing its own:
+ * bnstudy refuses an option given twice. */
+function replaced(argv, more) {
+  const names = new Set(more.filter((_, i) => i % 2 === 0));
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (names.has(argv[i])) {
+      i++;
+      continue;
+    }
+    out.push(argv[i]);
+  }
+  return out.concat(more);
+}
+
 function cli(argv) {
   const r = spawnSync(bnstudy, ['run', ...argv, '--write-features', '-'], { encoding: 'utf8' });
   return { status: r.status, out: r.stdout, err: r.stderr };
@@ -265,7 +280,7 @@ async function runConfigurations(page) {
       ['plot-batch', 'stats_err', 8, [], 'stats_err'],
       ['plot-order', 'train_eval_rmse:sorted', 32, ['--order', 'sorted'], 'train_eval_rmse'],
       ['plot-weight', 'init_weight', 16, [], 'init_weight']]) {
-      const p = cli(argv.concat(['--batch-size', String(b)], extra));
+      const p = cli(replaced(argv, ['--batch-size', String(b)].concat(extra)));
       const v = await plotValue(page, svg, series, b);
       if (p.status !== 0) {
         if (v !== null)
