@@ -1105,6 +1105,11 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
             buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, e->popfile.file);
             buf_printf(fp, "%s.%s_sha256\t%s\n", d->section, d->name,
                     e->popfile.sha256);
+            /* What the file held, which the experiment does not say:
+             * figures give the rows in their axis labels. */
+            if (e->popfile.pop)
+                fprintf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
+                        e->popfile.pop->n);
             continue;
         }
         if (d->type == KT_COLUMN) {
