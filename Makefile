@@ -231,18 +231,13 @@ study-numbers: $(BIN)
 check-portable:
 	@bash scripts/check-portable.sh
 
-# The figures (scripts/*.gp, issue 4): each script reads $(RESULTS)/*/*.tsv
-# and writes a PNG and an SVG to $(RESULTS)/figures/. style.gp is the shared
-# house style the others load, not a figure.
+# The figures: `bnstudy plot` draws every figure each experiment in
+# $(RESULTS) supports, with gnuplot and scripts/*.gp, into
+# $(RESULTS)/figures/<experiment>/ (a PNG and an SVG each).
 GNUPLOT ?= gnuplot
-FIGURE_SCRIPTS := $(filter-out scripts/style.gp,$(wildcard scripts/*.gp))
 
-figures:
-	@command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "gnuplot not found: run make deps" >&2; exit 2; }
-	@mkdir -p $(RESULTS)/figures
-	@for s in $(FIGURE_SCRIPTS); do \
-		$(GNUPLOT) -e "results='$(RESULTS)'" $$s || { echo "figures: $$s failed" >&2; exit 2; }; \
-	done
+figures: $(BIN)
+	@./$(BIN) plot $(RESULTS) --gnuplot $(GNUPLOT) >/dev/null
 
 test-figures:
 	bash tests/figures.sh
