@@ -22,6 +22,7 @@ int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* Report "bnstudy CMD: message" on stderr; returns CLI_EXIT_USAGE. */
 int cli_error(const char *cmd, const char *fmt, ...)
