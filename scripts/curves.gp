@@ -128,10 +128,13 @@ do for [out = 1:2] {
             } else {
                 unset label 1
             }
+            unset label 2
             if (keyhere && labnote ne "") {
-                set label 2 labnote at graph 0.98, graph 0.04 right tc rgb c_vermilion font small_font
-            } else {
-                unset label 2
+                if (npan == 1) {
+                    set label 2 labnote at graph 0.98, graph 0.04 right tc rgb c_vermilion font small_font
+                } else {
+                    set label 2 labnote at screen 0.5, screen 1 - px(72) center tc rgb c_vermilion font small_font
+                }
             }
             cmd = "plot for [i = 1:ns] f using xcol:(sel(i, p) ? yv(column(sc[k]), k) : NaN) " . \
                   "with linespoints lw series_width(srole[i]) lc rgb line_colour(i) pt series_pt(i) ps 0.9 " . \

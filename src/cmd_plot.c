@@ -353,7 +353,7 @@ int cmd_plot(int argc, char **argv)
         else if (c == 't')
             tables = optarg;
         else
-            return cli_bad_option(cmd, argv, optopt);
+            return cli_bad_option(cmd, argv, optopt), CLI_EXIT_USAGE;
     }
     if (optind < argc)
         dir = argv[optind++];

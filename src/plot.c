@@ -1472,10 +1472,12 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
     facts(&w, x, tb, NULL);
     sb_add(&t, "%s)", sb_str(&w));
     as_str(a, "xlabel", sb_str(&t));
-    sb_add(&o->what, "%s per feature at B = %s and %s",
+    sb_add(&o->what, "%s per feature at B = %s",
            ratio ? "running variance / true variance" : "running and true "
                                                         "variance",
-           B[0], B[1]);
+           B[0]);
+    if (ba->n > 1)
+        sb_add(&o->what, " and %s", B[1]);
     rc = t.oom || w.oom || fn.oom || fl.oom ? bn_fail(err, "out of memory")
                                             : 1;
 done:
@@ -1870,11 +1872,10 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
         txf(&t, "agree within\n%.1f standard errors", zmax);
     as_str(a, "znote", sb_str(&t));
 
-    sb_add(&o->what, "%s%s%s against batch_size", have_d ? score : "",
-           have_d ? " across the seeds" : "",
-           have_e ? (have_d ? "; the closed form against the seeds"
-                            : "the closed form against the seeds")
-                  : "");
+    sb_add(&o->what, "%s against batch_size", have_d && have_e
+               ? "stats_err across the seeds, and the closed form against them"
+               : have_d ? "stats_err across the seeds"
+                        : "the closed form against the seeds");
     if (r.nsa)
         sb_add(&o->what, ", a series per %s", r.series[0]->col);
     rc = t.oom || sl.oom || role.oom || sname.oom || pct.oom
