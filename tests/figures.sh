@@ -230,6 +230,31 @@ check "... and writes nothing" [ ! -e "$tmp/nognuplot/figures" ]
 check "GNUPLOT naming no program: exit 2, one line" \
     env GNUPLOT="$tmp/no/such/gnuplot" bash -c '"$0" plot "$1" >/dev/null 2>"$2"; [ $? -eq 2 ] && [ "$(wc -l <"$2")" -eq 1 ]' \
     "$bn" "$tmp/nognuplot" "$tmp/nognuplot/env.err"
+check "a bad option: exit 2, one line" plots 2 "$tmp/badopt" "$tmp/nognuplot" --bogus
+check "one experiment's directory instead of the results': exit 2, one line" \
+    plots 2 "$tmp/onedir" "$tmp/nognuplot/batch-size"
+
+# A gnuplot that warns: the figures are drawn, the warning shown, exit 1.
+# One that fails on the second figure: exit 2, and the figures drawn
+# before stay as they were, byte for byte.
+printf '#!/bin/sh\n"%s" "$@"; rc=$?\n[ "$1" = --version ] || echo "warning: a test'"'"'s warning" >&2\nexit $rc\n' \
+    "$gnuplot" > "$tmp/warns"
+printf '#!/bin/sh\n[ "$1" = --version ] && exec "%s" "$@"\n[ -e "%s" ] && exit 1\n: > "%s"\nexec "%s" "$@"\n' \
+    "$gnuplot" "$tmp/fails.once" "$tmp/fails.once" "$gnuplot" > "$tmp/fails"
+chmod +x "$tmp/warns" "$tmp/fails"
+mkdir -p "$tmp/warned"
+cp -R results/batch-size "$tmp/warned/"
+"$bn" plot "$tmp/warned" --gnuplot "$tmp/warns" >/dev/null 2>"$tmp/warned.err"
+check "a gnuplot that warns: exit 1" [ $? -eq 1 ]
+check "... the warning shown" grep -q "a test's warning" "$tmp/warned.err"
+check "... the figures drawn" is_png "$tmp/warned/figures/batch-size/stats-err.png"
+"$bn" plot "$tmp/warned" >/dev/null 2>&1
+tree_sum() { (cd "$1/figures" && find . -type f | sort | xargs cat | cksum; find . -type f | sort); }
+tree_sum "$tmp/warned" > "$tmp/warned.before"
+check "a gnuplot that fails: exit 2" plots 2 "$tmp/failed" "$tmp/warned" --gnuplot "$tmp/fails"
+check "... and the figures drawn before stay as they were" \
+    [ "$(tree_sum "$tmp/warned")" = "$(cat "$tmp/warned.before")" ]
+
 check "make figures RESULTS=DIR draws them too" \
     make --no-print-directory -s figures RESULTS="$tmp/nognuplot" >/dev/null 2>&1
 check "... into DIR/figures/<experiment>/" is_png "$tmp/nognuplot/figures/batch-size/stats-err.png"
