@@ -29,6 +29,7 @@ scriptdir = ARG0[1:lastslash(ARG0, strlen(ARG0))]
 load scriptdir . "style.gp"
 
 exact_tol = 1e-12
+panel_font = sprintf("%s,%d", font_name, font_size - 5)
 nx = |xv|
 
 # Each score's floor and its value on the plot.
@@ -93,7 +94,7 @@ do for [out = 1:2] {
             if (npan > 1) {
                 set lmargin at screen panel_x(j); set rmargin at screen panel_x(j) + pw
                 set tmargin at screen panel_y(j); set bmargin at screen panel_y(j) - ph
-                set title st[j + 1] font small_font
+                set title st[j + 1] font panel_font
                 if (j % cols == 0) { set ylabel (rows > 1 ? ys[k] : yl[k]) } else { unset ylabel }
                 unset xlabel
                 if (j == 0) {

@@ -1678,7 +1678,7 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
     roles_of(main, 1, 0, &r);
     if (!r.x || r.x->key != KEY_BATCH_SIZE)
         return 0;
-    grid_t g05 = {0}, g50 = {0}, g95 = {0}, gz = {0};
+    grid_t g05 = {0}, g50 = {0}, g95 = {0};
     sbuf t = {0};
     strlist sl = {0}, role = {0}, sname = {0}, pct = {0};
     double *y1 = NULL, *lo_err = NULL, *hi_err = NULL;
@@ -1885,7 +1885,6 @@ done:
     grid_free(&g05);
     grid_free(&g50);
     grid_free(&g95);
-    grid_free(&gz);
     sb_free(&t);
     sl_free(&sl);
     sl_free(&role);
