@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "plot.h"
+#include "popfile.h"
 
 extern char **environ;
 
@@ -136,56 +137,24 @@ static int experiments(const char *dir, char ***names, size_t *n)
     return rc;
 }
 
-/* Run argv, its standard output and error gathered into *out (NUL
- * terminated, the caller frees it). Returns the exit status, or -1 with
- * errno set when it could not be started. */
-static int run(char *const argv[], char **out)
+/* Run argv with its standard output and error written to the file log
+ * (replaced). Returns the exit status, or -1 with errno set when it could
+ * not be started. */
+static int run(char *const argv[], const char *log)
 {
-    *out = NULL;
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fd[0]);
-    posix_spawn_file_actions_addclose(&fa, fd[1]);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0666);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
     int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
     if (e != 0) {
-        close(fd[0]);
         errno = e;
         return -1;
     }
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    ssize_t got;
-    while (buf && (got = read(fd[0], buf + len, cap - len - 1)) != 0) {
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        len += (size_t)got;
-        if (cap - len < 2) {
-            char *nb = realloc(buf, 2 * cap);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    close(fd[0]);
-    if (buf)
-        buf[len] = '\0';
-    *out = buf;
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
@@ -259,8 +228,17 @@ static int draw(const char *gnuplot, const char *scripts,
     snprintf(assign, n, "%s name = %s; figdir = %s;%s%s", f->assign, qn, qd,
              tables ? " tables = " : "", tables ? qt : "");
     char *argv[] = {(char *)gnuplot, "-e", assign, script, NULL};
-    char *out = NULL;
-    int st = run(argv, &out);
+    /* What gnuplot says goes to a file beside the figure, read back and
+     * removed; a warning's text is short, a megabyte is not one. */
+    char log[4300];
+    snprintf(log, sizeof log, "%s/.%s.log", tables ? tables : figdir, f->name);
+    int st = run(argv, log);
+    unsigned char *out = NULL;
+    size_t len;
+    bn_error err;
+    if (popfile_slurp(log, (size_t)1 << 20, &out, &len, &err) != 0)
+        out = NULL;
+    unlink(log);
     int rc = 0;
     if (st != 0) {
         cli_error(cmd, "%s/%s: gnuplot %s%s", f->experiment, f->name,
@@ -273,7 +251,7 @@ static int draw(const char *gnuplot, const char *scripts,
         rc = 1;
     }
     if (out && out[0])
-        fputs(out, stderr);
+        fputs((char *)out, stderr);
     free(out), free(qn), free(qd), free(qt), free(assign);
     return rc;
 }
@@ -391,10 +369,8 @@ int cmd_plot(int argc, char **argv)
     }
     /* Everything a figure needs, before anything is drawn. */
     if (rc == 0) {
-        char *out = NULL;
         char *vargv[] = {(char *)gnuplot, "--version", NULL};
-        int st = run(vargv, &out);
-        free(out);
+        int st = run(vargv, "/dev/null");
         if (st != 0)
             rc = cli_error(cmd,
                            "cannot run gnuplot ('%s'%s%s): install it "

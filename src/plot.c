@@ -544,31 +544,6 @@ static size_t grid_series(const grid_t *g, const char *key)
     return g->skey.n;
 }
 
-/* The rows that pass keep (NULL: all) by panel, series and x. */
-static int grid_make(const table_t *tb, const roles_t *r,
-                     int (*keep)(const table_t *, size_t, const void *),
-                     const void *ctx, grid_t *g, bn_error *err)
-{
-    memset(g, 0, sizeof *g);
-    const tsv_table *t = &tb->t;
-    sbuf k = {0};
-    for (size_t row = 0; row < t->nrow; row++) {
-        if (keep && !keep(tb, row, ctx))
-            continue;
-        row_series(t, row, r, &k);
-        if (grid_series(g, sb_str(&k)) == g->skey.n)
-            sl_push(&g->skey, sb_str(&k));
-    }
-    g->ns = g->skey.n;
-    g->np = r->panel ? r->panel->n : 1;
-    g->nx = r->x ? r->x->n : 1;
-    int oom = k.oom || g->skey.oom;
-    sb_free(&k);
-    if (oom)
-        return bn_fail(err, "%s: out of memory", tb->path);
-    return 0;
-}
-
 static void grid_free(grid_t *g)
 {
     sl_free(&g->skey);
@@ -576,37 +551,51 @@ static void grid_free(grid_t *g)
     memset(g, 0, sizeof *g);
 }
 
-/* g->y filled from column col of the rows keep passes. */
-static int grid_fill(const table_t *tb, const roles_t *r, const char *col,
+/* Column col of the rows that pass keep (NULL: all) by panel, series and
+ * x; the series in the order their first rows come. */
+static int grid_make(const table_t *tb, const roles_t *r, const char *col,
                      int (*keep)(const table_t *, size_t, const void *),
                      const void *ctx, grid_t *g, bn_error *err)
 {
-    free(g->y);
-    size_t n = g->np * (g->ns ? g->ns : 1) * g->nx;
-    g->y = malloc(n * sizeof *g->y);
-    if (!g->y)
-        return bn_fail(err, "%s: out of memory", tb->path);
-    for (size_t i = 0; i < n; i++)
-        g->y[i] = NAN;
-    int c = column(tb, col);
-    if (c < 0)
-        return 0;
+    memset(g, 0, sizeof *g);
     const tsv_table *t = &tb->t;
+    size_t *series = malloc((t->nrow ? t->nrow : 1) * sizeof *series);
     sbuf k = {0};
-    for (size_t row = 0; row < t->nrow; row++) {
+    for (size_t row = 0; series && row < t->nrow; row++) {
+        series[row] = SIZE_MAX;
         if (keep && !keep(tb, row, ctx))
             continue;
         row_series(t, row, r, &k);
-        size_t s = grid_series(g, sb_str(&k));
+        series[row] = grid_series(g, sb_str(&k));
+        if (series[row] == g->skey.n)
+            sl_push(&g->skey, sb_str(&k));
+    }
+    g->ns = g->skey.n;
+    g->np = r->panel ? r->panel->n : 1;
+    g->nx = r->x ? r->x->n : 1;
+    size_t n = g->np * (g->ns ? g->ns : 1) * g->nx;
+    g->y = malloc(n * sizeof *g->y);
+    int oom = !series || k.oom || g->skey.oom || !g->y;
+    sb_free(&k);
+    if (oom) {
+        free(series);
+        grid_free(g);
+        return bn_fail(err, "%s: out of memory", tb->path);
+    }
+    for (size_t i = 0; i < n; i++)
+        g->y[i] = NAN;
+    int c = column(tb, col);
+    for (size_t row = 0; c >= 0 && row < t->nrow; row++) {
+        if (series[row] == SIZE_MAX)
+            continue;
         size_t p = r->panel ? val_index(r->panel, cell_of(t, row, r->panel))
                             : 0;
         size_t xi = r->x ? val_index(r->x, cell_of(t, row, r->x)) : 0;
-        if (s < g->ns && p < g->np && xi < g->nx)
-            g->y[(p * g->ns + s) * g->nx + xi] = cell_num(tb, row, c);
+        if (p < g->np && xi < g->nx)
+            g->y[(p * g->ns + series[row]) * g->nx + xi] = cell_num(tb, row, c);
     }
-    int oom = k.oom;
-    sb_free(&k);
-    return oom ? bn_fail(err, "%s: out of memory", tb->path) : 0;
+    free(series);
+    return 0;
 }
 
 static double gy(const grid_t *g, size_t p, size_t s, size_t xi)
@@ -825,6 +814,74 @@ static void capitalise(sbuf *b, size_t from)
         b->s[from] = (char)(b->s[from] - 'a' + 'A');
 }
 
+/* A series exact (0 up to rounding) wherever it has a value. */
+static int series_exact(const grid_t *const *gs, size_t n, size_t s)
+{
+    int any = 0;
+    for (size_t k = 0; k < n; k++)
+        for (size_t p = 0; p < gs[k]->np; p++)
+            for (size_t xi = 0; xi < gs[k]->nx; xi++) {
+                double y = gy(gs[k], p, s, xi);
+                if (isnan(y))
+                    continue;
+                if (!(y < EXACT))
+                    return 0;
+                any = 1;
+            }
+    return any;
+}
+
+/* The series of a figure for its script: ns, skey(d) (a row's series),
+ * sv (each series' key), sl (its key entry), srole and sname (its colour's
+ * role and name). A series that is 0 up to rounding wherever the grids gs
+ * have it says so in its entry; *published (when given) is the index of
+ * the published series, else 0. -1 when out of memory. */
+static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
+                     const roles_t *r, const grid_t *g,
+                     const grid_t *const *gs, size_t ngs, size_t *published)
+{
+    size_t ns = g->ns;
+    as_num(a, "ns", (double)ns);
+    sb_add(a, "skey(d) = ");
+    for (size_t i = 0; i < r->nsa; i++)
+        sb_add(a, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "",
+               r->series[i]->col);
+    sb_add(a, r->nsa ? "; " : "\"\"; ");
+    as_strs(a, "sv", g->skey.v, ns);
+    strlist sl = {0}, role = {0}, sname = {0};
+    sbuf t = {0};
+    char cbuf[600];
+    if (published)
+        *published = 0;
+    for (size_t s = 0; s < ns; s++) {
+        sb_clear(&t);
+        series_words(&t, x, r, g, s, 0);
+        if (r->nsa == 1 && r->series[0]->key == KEY_ESTIMATOR &&
+            strcmp(g->skey.v[s], "ema") == 0 &&
+            same(fixed_p(tb), x->published_p))
+            txf(&t, ", p = %g (published)", x->published_p);
+        if (ns > 1 && gs && series_exact(gs, ngs, s))
+            sb_add(&t, ": exact, drawn at 0");
+        sl_push(&sl, sb_str(&t));
+        const char *cell =
+            r->nsa ? series_cell(g, s, 0, cbuf, sizeof cbuf) : "";
+        const char *ro = series_role(x, tb, r, cell);
+        if (published && strcmp(ro, "published") == 0)
+            *published = s;
+        sl_push(&role, ro);
+        sl_push(&sname, cell);
+    }
+    as_strs(a, "sl", sl.v, sl.n);
+    as_strs(a, "srole", role.v, role.n);
+    as_strs(a, "sname", sname.v, sname.n);
+    int oom = t.oom || sl.oom || role.oom || sname.oom;
+    sb_free(&t);
+    sl_free(&sl);
+    sl_free(&role);
+    sl_free(&sname);
+    return oom ? -1 : 0;
+}
+
 /* ---- the figure kinds ---- */
 
 typedef struct {
@@ -968,23 +1025,6 @@ static int one_seed(const table_t *tb)
     return !varies(axis_of(tb, KEY_SEED));
 }
 
-/* A series exact (0 up to rounding) wherever it has a value. */
-static int series_exact(const grid_t *const *gs, size_t n, size_t s)
-{
-    int any = 0;
-    for (size_t k = 0; k < n; k++)
-        for (size_t p = 0; p < gs[k]->np; p++)
-            for (size_t xi = 0; xi < gs[k]->nx; xi++) {
-                double y = gy(gs[k], p, s, xi);
-                if (isnan(y))
-                    continue;
-                if (!(y < EXACT))
-                    return 0;
-                any = 1;
-            }
-    return any;
-}
-
 /* Scores against the x axis: one figure per kind, scores[] its panels'
  * rows, series and panels by the roles; the published look of
  * batch-size, momentum, ordering and estimators for their experiments. */
@@ -1007,12 +1047,10 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     memset(g, 0, sizeof g);
     int rc = -1;
     sbuf t = {0}, u = {0};
-    strlist sl = {0}, role = {0}, sname = {0}, st = {0}, lab = {0};
-    if (grid_make(tb, &r, NULL, NULL, &g[0], err) != 0 ||
-        grid_make(tb, &r, NULL, NULL, &g[1], err) != 0)
-        goto done;
-    for (size_t k = 0; k < nsc; k++)
-        if (grid_fill(tb, &r, scores[k], NULL, NULL, &g[k], err) != 0)
+    strlist st = {0}, lab = {0};
+    for (size_t k = 0; k < 2; k++)
+        if (grid_make(tb, &r, scores[k < nsc ? k : 0], NULL, NULL, &g[k],
+                      err) != 0)
             goto done;
     size_t ns = g[0].ns, np = g[0].np, nx = g[0].nx;
     sbuf *a = &o->assign;
@@ -1101,33 +1139,11 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     as_str(a, "pcol", r.panel ? r.panel->col : "");
     as_strs(a, "pv", r.panel ? (char *const *)r.panel->val : NULL,
             r.panel ? np : 0);
-    as_num(a, "ns", (double)ns);
-    sb_add(a, "skey(d) = ");
-    for (size_t i = 0; i < r.nsa; i++)
-        sb_add(a, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "",
-               r.series[i]->col);
-    sb_add(a, r.nsa ? "; " : "\"\"; ");
-    as_strs(a, "sv", g[0].skey.v, ns);
     const grid_t *gs[2] = {&g[0], &g[1]};
-    char cbuf[600];
-    for (size_t s = 0; s < ns; s++) {
-        sb_clear(&t);
-        series_words(&t, x, &r, &g[0], s, 0);
-        if (r.nsa == 1 && r.series[0]->key == KEY_ESTIMATOR &&
-            strcmp(g[0].skey.v[s], "ema") == 0 &&
-            same(fixed_p(tb), x->published_p))
-            txf(&t, ", p = %g (published)", x->published_p);
-        if (ns > 1 && series_exact(gs, nsc, s))
-            sb_add(&t, ": exact, drawn at 0");
-        sl_push(&sl, sb_str(&t));
-        const char *cell = r.nsa ? series_cell(&g[0], s, 0, cbuf, sizeof cbuf)
-                                 : "";
-        sl_push(&role, series_role(x, tb, &r, cell));
-        sl_push(&sname, cell);
+    if (as_series(a, x, tb, &r, &g[0], gs, nsc, NULL) != 0) {
+        bn_fail(err, "out of memory");
+        goto done;
     }
-    as_strs(a, "sl", sl.v, sl.n);
-    as_strs(a, "srole", role.v, role.n);
-    as_strs(a, "sname", sname.v, sname.n);
 
     /* One line of one score alone: the published batch-size figure draws
      * one batch's mean error beside it, a finding only if both move as
@@ -1135,12 +1151,8 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     int comp = single && by_b && strcmp(scores[0], "stats_err") == 0 &&
                column(tb, "batch_mean_err") >= 0;
     grid_t gc = {0};
-    if (comp && (grid_make(tb, &r, NULL, NULL, &gc, err) != 0 ||
-                 grid_fill(tb, &r, "batch_mean_err", NULL, NULL, &gc,
-                           err) != 0)) {
-        grid_free(&gc);
+    if (comp && grid_make(tb, &r, "batch_mean_err", NULL, NULL, &gc, err))
         goto done;
-    }
     as_str(a, "comp", comp ? "batch_mean_err" : "");
     sb_clear(&t);
     tx(&t, "one batch's mean: batch_mean_err (used in train)");
@@ -1259,17 +1271,13 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
         sb_add(&o->what, ", a panel per %s", r.panel->col);
     grid_free(&gc);
     rc = 1;
-    if (t.oom || u.oom || sl.oom || role.oom || sname.oom || st.oom ||
-        lab.oom)
+    if (t.oom || u.oom || st.oom || lab.oom)
         rc = bn_fail(err, "out of memory");
 done:
     grid_free(&g[0]);
     grid_free(&g[1]);
     sb_free(&t);
     sb_free(&u);
-    sl_free(&sl);
-    sl_free(&role);
-    sl_free(&sname);
     sl_free(&st);
     sl_free(&lab);
     return rc;
@@ -1680,22 +1688,18 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
         return 0;
     grid_t g05 = {0}, g50 = {0}, g95 = {0};
     sbuf t = {0};
-    strlist sl = {0}, role = {0}, sname = {0}, pct = {0};
+    strlist pct = {0};
     double *y1 = NULL, *lo_err = NULL, *hi_err = NULL;
     size_t *below = NULL, *seen = NULL;
     int rc = -1;
     const void *sc = score;
     int (*keep)(const table_t *, size_t, const void *) =
         have_d ? score_is : NULL;
-    if (grid_make(main, &r, keep, sc, &g50, err) != 0 ||
-        grid_make(main, &r, keep, sc, &g05, err) != 0 ||
-        grid_make(main, &r, keep, sc, &g95, err) != 0)
+    if (grid_make(main, &r, "p50", keep, sc, &g50, err) != 0 ||
+        grid_make(main, &r, "p05", keep, sc, &g05, err) != 0 ||
+        grid_make(main, &r, "p95", keep, sc, &g95, err) != 0)
         goto done;
-    if (have_d && (grid_fill(main, &r, "p05", keep, sc, &g05, err) != 0 ||
-                   grid_fill(main, &r, "p50", keep, sc, &g50, err) != 0 ||
-                   grid_fill(main, &r, "p95", keep, sc, &g95, err) != 0))
-        goto done;
-    size_t ns = g50.ns, nx = g50.nx, lo = 0, hi = nx - 1;
+    size_t nx = g50.nx, lo = 0, hi = nx - 1;
     int cs = column(main, "seeds");
     double nseeds = cs >= 0 && main->t.nrow ? cell_num(main, 0, cs) : NAN;
 
@@ -1707,34 +1711,11 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
     x_axis(a, r.x);
     x_label(&t, x, main, &r, x_is_log(r.x));
     as_str(a, "xlabel", sb_str(&t));
-    as_num(a, "ns", (double)ns);
-    sb_add(a, "skey(d) = ");
-    for (size_t i = 0; i < r.nsa; i++)
-        sb_add(a, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "",
-               r.series[i]->col);
-    sb_add(a, r.nsa ? "; " : "\"\"; ");
-    as_strs(a, "sv", g50.skey.v, ns);
-    char cbuf[600];
     size_t one = 0;
-    for (size_t s = 0; s < ns; s++) {
-        sb_clear(&t);
-        series_words(&t, x, &r, &g50, s, 0);
-        if (r.nsa == 1 && r.series[0]->key == KEY_ESTIMATOR &&
-            strcmp(g50.skey.v[s], "ema") == 0 &&
-            same(fixed_p(main), x->published_p))
-            txf(&t, ", p = %g (published)", x->published_p);
-        sl_push(&sl, sb_str(&t));
-        const char *cell =
-            r.nsa ? series_cell(&g50, s, 0, cbuf, sizeof cbuf) : "";
-        const char *ro = series_role(x, main, &r, cell);
-        if (strcmp(ro, "published") == 0)
-            one = s;
-        sl_push(&role, ro);
-        sl_push(&sname, cell);
+    if (as_series(a, x, main, &r, &g50, NULL, 0, &one) != 0) {
+        bn_fail(err, "out of memory");
+        goto done;
     }
-    as_strs(a, "sl", sl.v, ns);
-    as_strs(a, "srole", role.v, ns);
-    as_strs(a, "sname", sname.v, ns);
 
     /* The first seed's run of the published series (else the first),
      * from summary.tsv, and the share of seeds below it at each B. */
@@ -1878,7 +1859,7 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
                         : "the closed form against the seeds");
     if (r.nsa)
         sb_add(&o->what, ", a series per %s", r.series[0]->col);
-    rc = t.oom || sl.oom || role.oom || sname.oom || pct.oom
+    rc = t.oom || pct.oom
              ? bn_fail(err, "out of memory")
              : 1;
 done:
@@ -1886,9 +1867,6 @@ done:
     grid_free(&g50);
     grid_free(&g95);
     sb_free(&t);
-    sl_free(&sl);
-    sl_free(&role);
-    sl_free(&sname);
     sl_free(&pct);
     free(y1);
     free(lo_err);
