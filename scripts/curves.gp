@@ -57,7 +57,7 @@ if (best) {
 # == is safe: both sides are the same column parsed the same way.
 is_lowest(k, v) = v == lowest[(k - 1) * np * nx + (panel_of(pkey(0), 1) - 1) * nx + x_index(column(xcol), 1)]
 
-axes = "eval x_axis; if (x2tics ne '') { eval 'set x2tics (' . x2tics . ') out nomirror'; set logscale x2 xlog; set x2range [x_lo(xv[1], xv[nx]) : x_hi(xv[1], xv[nx])]; set x2label 'EMA updates T' }"
+axes = "eval x_axis; if (x2tics ne '') { eval 'set x2tics (' . x2tics . ') out nomirror'; if (xlog) { set logscale x2 xlog } else { unset logscale x2 }; set x2range [x_lo(xv[1], xv[nx]) : x_hi(xv[1], xv[nx])]; set x2label 'EMA updates T' }"
 
 # Where panel j of the grid (0-based, a row per score when there are two)
 # sits on the canvas: the title on top, the shared x label and a strip

@@ -1108,6 +1108,12 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
                 hi = y > hi ? y : hi;
             }
         }
+        /* Every value 0 up to rounding: a linear axis shows them as they
+         * are, and no floor is needed. */
+        if (isinf(lo)) {
+            zero = 0;
+            hi = hi > 0 ? hi : 1;
+        }
         ylog[k] = zero || (hi > 0 && hi / lo > LOG_SPAN);
         tx(&ysb[k], scores[k]);
         if (ylog[k]) {

@@ -204,6 +204,20 @@ check "a user's experiment: the x label gives 400 rows, 3 epochs, momentum 0.99"
 check "a user's experiment: the init-weight label gives three epochs of 400 rows" \
     bash -c '[[ $0 == *"EMA updates in 3 epochs, T = 3 ⌊N / B⌋, N = 400 rows"* ]]' "$(labels init-weight | sed 's/\\342\\214\\212/⌊/; s/\\342\\214\\213/⌋/')"
 
+# Batch sizes spanning less than a factor of 8 (a linear axis, the
+# update counts along the top of it) and an estimator exact at every one
+# (no log axis can hold it, and nothing is worse or better to say).
+cat > "$tmp/user/narrow.ini" <<'EOF'
+[layer]
+estimator = precise
+[sweep]
+batch_size = 8 16 32
+EOF
+"$bn" sweep "$tmp/user/narrow.ini" --out "$tmp/user/narrow" >/dev/null 2>&1 || exit 2
+check "a narrow sweep, exact everywhere: plot draws it" plots 0 "$tmp/user/nplot" "$tmp/user/narrow"
+check "... and its tables" plots 0 "$tmp/user/ntab" "$tmp/user/narrow" --tables "$tmp/user/ntables"
+content narrow "$tmp/user/narrow" "$tmp/user/ntables"
+
 # ---- nothing to plot, and no gnuplot ----
 
 mkdir -p "$tmp/empty"

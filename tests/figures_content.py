@@ -423,7 +423,7 @@ def curves_check(ck, E, name, tabs, scores):
     for k, score in enumerate(scores):
         vals = [float(r[score]) for r in rows]
         pos = [v for v in vals if v >= EXACT]
-        zero = len(pos) < len(vals)
+        zero = bool(pos) and len(pos) < len(vals)
         floor = 10 ** (math.floor(math.log10(min(pos))) - 0.5) if zero else None
         for p, pv in enumerate(pvals):
             j = k * np_ + p
@@ -436,7 +436,7 @@ def curves_check(ck, E, name, tabs, scores):
                        and (panel is None or r[panel] == pv)]
                 pts = [(float(r[x]), float(r[score])) for r in sel]
                 pdata[sk] = sorted(pts)
-                want = [(a, floor if b < EXACT else b) for a, b in pts]
+                want = [(a, floor if zero and b < EXACT else b) for a, b in pts]
                 ck.series(f"{where}: {score} of {sk or 'the runs'}"
                           + (f" in the {pv} panel" if panel else ""),
                           plot[i] if i < len(plot) else None, want)
@@ -455,7 +455,7 @@ def curves_check(ck, E, name, tabs, scores):
                 want = [(float(r[x]), float(r[score])) for r in rows
                         if (panel is None or r[panel] == pv)
                         and float(r[score]) == low[float(r[x])]]
-                want = [(a, floor if b < EXACT else b) for a, b in want]
+                want = [(a, floor if zero and b < EXACT else b) for a, b in want]
                 ck.series(f"{where}: a ring on the lowest at each {x}",
                           plot[nxt] if nxt < len(plot) else None, want)
                 nxt += 1
