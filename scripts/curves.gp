@@ -63,7 +63,14 @@ axes = "eval x_axis; if (x2tics ne '') { eval 'set x2tics (' . x2tics . ') out n
 # sits on the canvas: the title on top, the shared x label and a strip
 # for the key below. Sizes in pixels, as the canvas has two heights.
 px(n) = n / (1.0 * canvas_height)
-left0 = 0.125; right0 = 0.985; top0 = 1 - px(175); bottom0 = px(180)
+# The key's strip holds as many rows as its entries need: four to a row,
+# fewer when they are long.
+longest = 0
+do for [i = 1:ns] { longest = strlen(sl[i]) > longest ? strlen(sl[i]) : longest }
+key_cols = longest > 30 ? 2 : (longest > 18 ? 3 : 4)
+key_rows = (ns + best + key_cols - 1) / key_cols
+key_h = px(12 + 32 * key_rows)
+left0 = 0.125; right0 = 0.985; top0 = 1 - px(175); bottom0 = key_h + px(110)
 hgap = 0.085; vgap = px(165)
 pw = (right0 - left0 - (cols - 1) * hgap) / cols
 ph = (top0 - bottom0 - (rows - 1) * vgap) / rows
@@ -98,7 +105,7 @@ do for [out = 1:2] {
                 if (j % cols == 0) { set ylabel (rows > 1 ? ys[k] : yl[k]) } else { unset ylabel }
                 unset xlabel
                 if (j == 0) {
-                    set label 101 xlabel at screen 0.5, screen px(100) center
+                    set label 101 xlabel at screen 0.5, screen key_h + px(30) center
                 } else {
                     unset label 100; unset label 101
                 }
@@ -163,8 +170,8 @@ do for [out = 1:2] {
         set border 0; unset tics; unset grid
         set xrange [0 : 1]; set yrange [0 : 1]
         set lmargin at screen 0.02; set rmargin at screen 0.98
-        set tmargin at screen px(72); set bmargin at screen px(4)
-        set key inside center center horizontal samplen 1.5 width 1
+        set tmargin at screen key_h; set bmargin at screen px(4)
+        set key inside center center horizontal maxcols key_cols samplen 1.5 width 1
         cmd = "plot for [i = 1:ns] NaN with linespoints lw series_width(srole[i]) lc rgb line_colour(i) " . \
               "pt series_pt(i) ps 0.9 title key_title(i)"
         if (best) { cmd = cmd . ", NaN with points pt 6 ps 1.6 lw 2.5 lc rgb c_black title bestlabel" }

@@ -115,7 +115,7 @@ do for [out = 1:2] {
                  with points pt 6 ps 1.2 lw 2 lc rgb colour(i) notitle, \
              NaN with lines lw 3 lc rgb c_grey title "closed form", \
              NaN with points pt 6 ps 1.2 lw 2 lc rgb c_grey title sprintf("%g shuffles", nseeds)
-        eval save_texts(2)
+        eval save_texts(have_d ? 2 : 1)
         unset label 102
     }
     unset multiplot

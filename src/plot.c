@@ -805,7 +805,7 @@ static void x_label(sbuf *t, const plot_exp *x, const table_t *tb,
 /* "B = 256" for x index xi. */
 static void at_x(sbuf *b, const roles_t *r, size_t xi)
 {
-    txf(b, "%s = %s", x_words[x_word(r->x->key)].sym, r->x->val[xi]);
+    txf(b, "%s = %g", x_words[x_word(r->x->key)].sym, num(r->x->val[xi]));
 }
 
 static void capitalise(sbuf *b, size_t from)
@@ -855,7 +855,8 @@ static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
         *published = 0;
     for (size_t s = 0; s < ns; s++) {
         sb_clear(&t);
-        series_words(&t, x, r, g, s, 0);
+        /* A combination of values is named shortly, "p = 0.1, ema". */
+        series_words(&t, x, r, g, s, r->nsa > 1);
         if (r->nsa == 1 && r->series[0]->key == KEY_ESTIMATOR &&
             strcmp(g->skey.v[s], "ema") == 0 &&
             same(fixed_p(tb), x->published_p))
@@ -1827,8 +1828,10 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
             sb_add(&t, ";\nfrom ");
             at_x(&t, &r, thin);
             sb_add(&t, " ");
+            size_t at = t.len;
             series_words(&t, x, &r, &g50, one, 1);
-            sb_add(&t, "'s band is thinner than its line");
+            sb_add(&t, t.len > at ? "'s band is thinner than its line"
+                                  : "the band is thinner than its line");
         }
     }
     as_str(a, "bandtitle", sb_str(&t));

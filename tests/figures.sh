@@ -218,6 +218,27 @@ check "a narrow sweep, exact everywhere: plot draws it" plots 0 "$tmp/user/nplot
 check "... and its tables" plots 0 "$tmp/user/ntab" "$tmp/user/narrow" --tables "$tmp/user/ntables"
 content narrow "$tmp/user/narrow" "$tmp/user/ntables"
 
+# Other axes on x (the epochs, the momentum), three axes at once (a panel
+# per order, a series per p and estimator), each many-seed file alone,
+# and a file's rows with an order on a feature whose name has a space.
+mkdir -p "$tmp/axes"
+printf '[sweep]\nbatch_size = 64\nepochs = 1 2 4 8\n' > "$tmp/axes/by-epochs.ini"
+printf '[layer]\nmomentum = 0.5 0.9 0.99\n[sweep]\nbatch_size = 128\n' > "$tmp/axes/by-momentum.ini"
+printf '[layer]\nmomentum = 0.9 0.99\nestimator = ema cumulative\n[sweep]\nbatch_size = 8 32 128\norder = shuffled sorted\n' \
+    > "$tmp/axes/three.ini"
+printf '[experiment]\noutputs = summary manifest distribution\n[sweep]\nbatch_size = 8 64 256\nseed = 1..20\n' \
+    > "$tmp/axes/bands.ini"
+printf '[experiment]\noutputs = summary manifest expectation\n[layer]\nestimator = ema ema-debiased\n[sweep]\nbatch_size = 8 64 256\nseed = 1..20\n' \
+    > "$tmp/axes/closed-form.ini"
+printf '[population]\nfile = %s\nlabel = label\n[sweep]\nbatch_size = 16 128\norder = "sorted:worst area" by-label shuffled\n' \
+    "$PWD/data/breast-cancer.csv" > "$tmp/axes/rows.ini"
+for f in "$tmp"/axes/*.ini; do
+    "$bn" sweep "$f" --out "$tmp/axes/out" >/dev/null 2>&1 || exit 2
+done
+check "other axes: plot draws them" plots 0 "$tmp/axes/plot" "$tmp/axes/out"
+check "... and their tables" plots 0 "$tmp/axes/tab" "$tmp/axes/out" --tables "$tmp/axes/tables"
+content axes "$tmp/axes/out" "$tmp/axes/tables"
+
 # ---- nothing to plot, and no gnuplot ----
 
 mkdir -p "$tmp/empty"

@@ -762,7 +762,7 @@ def fig_shuffles(ck, E, tabs):
                      f"{texts['labels'].get(101)!r}, want {want!r}")
             # From which batch size the band is thinner than its line.
             st = texts.get("title", "")
-            m = re.search(r"from B = (\S+) (.+)'s band is thinner than its line", st)
+            m = re.search(r"from B = (\S+) (?:.+'s|the) band is thinner than its line", st)
             thin = [float(r["p95"]) / float(r["p05"]) < 1.1 for r in dist
                     if tuple(r[c] for c in series) == one]
             bsd = [r["batch_size"] for r in dist if tuple(r[c] for c in series) == one]
