@@ -233,6 +233,7 @@ static int draw(const char *gnuplot, const char *scripts,
     char log[4300];
     snprintf(log, sizeof log, "%s/.%s.log", tables ? tables : figdir, f->name);
     int st = run(argv, log);
+    int started = errno;
     unsigned char *out = NULL;
     size_t len;
     bn_error err;
@@ -243,7 +244,7 @@ static int draw(const char *gnuplot, const char *scripts,
     if (st != 0) {
         cli_error(cmd, "%s/%s: gnuplot %s%s", f->experiment, f->name,
                   st < 0 ? "could not start: " : "failed:",
-                  st < 0 ? strerror(errno) : "");
+                  st < 0 ? strerror(started) : "");
         rc = 2;
     } else if (out && out[0]) {
         fprintf(stderr, "bnstudy plot: %s/%s: gnuplot warned:\n",
@@ -281,6 +282,11 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
     if (!mkdtemp(tmp))
         return cli_error(cmd, "cannot create a directory in %s/figures: %s",
                          dir, strerror(errno));
+    /* mkdtemp makes it private; the figures are for whoever reads the
+     * results. */
+    mode_t mask = umask(0);
+    umask(mask);
+    chmod(tmp, 0777 & ~mask);
     for (size_t i = 0; i < l->n && worst < 2; i++)
         if (strcmp(l->fig[i].experiment, e) == 0) {
             int r = draw(gnuplot, scripts, &l->fig[i], tmp, NULL);
