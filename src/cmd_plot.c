@@ -60,13 +60,29 @@ static const struct option options[] = {
 
 static const char *cmd = "plot";
 
+/* text after a label, wrapped at 78 columns under its first word. */
+static void wrapped(const char *label, const char *text)
+{
+    int col = printf("    %-6s", label);
+    while (*text) {
+        size_t w = strcspn(text, " ");
+        if (col + 1 + (int)w > 78)
+            col = printf("\n          ") - 1;
+        col += printf(" %.*s", (int)w, text);
+        text += w;
+        text += strspn(text, " ");
+    }
+    putchar('\n');
+}
+
 static void usage(void)
 {
     fputs(usage_head, stdout);
     for (size_t i = 0; plot_kind_get(i); i++) {
         const plot_kind *k = plot_kind_get(i);
-        printf("  %s (%s)\n    needs: %s\n    draws: %s\n", k->name, k->script,
-               k->needs, k->draws);
+        printf("  %s (scripts/%s)\n", k->name, k->script);
+        wrapped("needs:", k->needs);
+        wrapped("draws:", k->draws);
     }
 }
 
