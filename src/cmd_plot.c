@@ -340,8 +340,8 @@ int cmd_plot(int argc, char **argv)
     int list_only = 0, c;
     if (!gnuplot || !gnuplot[0])
         gnuplot = "gnuplot";
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    cli_parser p = {cmd, argc, argv, options, "h", NULL, 0};
+    while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h')
             return usage(), 0;
         if (c == 'g')
@@ -353,7 +353,7 @@ int cmd_plot(int argc, char **argv)
         else if (c == 't')
             tables = optarg;
         else
-            return cli_bad_option(cmd, argv, optopt), CLI_EXIT_USAGE;
+            return CLI_EXIT_USAGE;
     }
     if (optind < argc)
         dir = argv[optind++];

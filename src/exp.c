@@ -1108,8 +1108,8 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
             /* What the file held, which the experiment does not say:
              * figures give the rows in their axis labels. */
             if (e->popfile.pop)
-                fprintf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
-                        e->popfile.pop->n);
+                buf_printf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
+                           e->popfile.pop->n);
             continue;
         }
         if (d->type == KT_COLUMN) {
