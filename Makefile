@@ -30,7 +30,9 @@ HDRS    := $(wildcard src/*.h tests/*.h)
 .PHONY: all deps clean test unit-tests sanitize study study-results \
         study-numbers bench \
         test-peer test-peer-if-available figures test-figures \
-        check-portable libs tests-libs FORCE
+        check-portable libs tests-libs test-faults test-cli fuzz \
+        fuzz-replay FORCE web test-web \
+        test-web-if-available
 
 # A half-written target is deleted when its recipe fails, so the next make
 # builds it again instead of trusting it.
@@ -71,7 +73,13 @@ $(BUILD)/tests/%.o: tests/%.c $(HDRS) | tests-libs
 	$(CC) $(BN_CFLAGS) $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null) \
 		$(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS)
+# The web page's glue, built natively too so the unit tests (and the
+# sanitizers) reach it.
+$(BUILD)/web_glue.o: web/glue.c $(HDRS) | libs
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS) $(BUILD)/web_glue.o
 	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(shell pkg-config --libs $(TEST_PKGS)) $(LDLIBS)
 
@@ -96,12 +104,55 @@ unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref $(BUILD)/unit_tests
 
 # The unit tests and the program they drive, built with AddressSanitizer and
-# UndefinedBehaviorSanitizer in a build directory of their own.
+# UndefinedBehaviorSanitizer in a build directory of their own. BN_STRICT
+# makes an error message that would not fit abort instead of saying so.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer
 sanitize:
 	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
-		CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" unit-tests
+		CFLAGS="$(SAN_FLAGS) -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" unit-tests
+
+# Fault injection (src/fault.h): the program built with BN_FAULT, under the
+# sanitizers, and tests/faults.sh walking the k-th allocation, the k-th
+# file-system change and a kill at each of them over a whole sweep.
+test-faults: $(BIN)
+	@$(MAKE) --no-print-directory BUILD=build/fault BIN=build/fault/bnstudy \
+		CFLAGS="$(SAN_FLAGS) -DBN_FAULT -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" \
+		build/fault/bnstudy
+	@bash tests/faults.sh ./$(BIN) build/fault/bnstudy
+
+# The command line as an adversarial user meets it (tests/cli.sh): each
+# bad input and fault of docs/errors.md, and what is left on disk.
+test-cli: $(BIN)
+	@bash tests/cli.sh ./$(BIN)
+
+# Fuzzing the experiment-file and --set paths (tests/fuzz/): libFuzzer from
+# clang for FUZZ_SECONDS, seeded with tests/fuzz/corpus and experiments/;
+# an input that fails is kept in build/fuzz/ (copy it to tests/fuzz/crashes
+# once fixed). fuzz-replay runs every kept input through the same entry
+# point under the sanitizers, without clang, for `make test`.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_SRCS := $(filter-out src/main.c,$(SRCS)) tests/fuzz/fuzz_exp.c
+fuzz: $(BUILD)/provenance_build.h
+	@mkdir -p build/fuzz/corpus build/fuzz/crashes
+	$(FUZZ_CC) $(BN_CFLAGS) -O1 -g -DBN_STRICT \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Isrc -I$(BUILD) -o build/fuzz/fuzz_exp $(FUZZ_SRCS) $(LDLIBS)
+	build/fuzz/fuzz_exp -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+		-rss_limit_mb=2048 -artifact_prefix=build/fuzz/crashes/ \
+		build/fuzz/corpus tests/fuzz/corpus experiments
+fuzz-replay: build/san/fuzz_replay
+	@build/san/fuzz_replay tests/fuzz/corpus/* tests/fuzz/crashes/* \
+		experiments/*.ini
+build/san/fuzz_replay: tests/fuzz/fuzz_exp.c tests/fuzz/replay.c FORCE
+	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
+		CFLAGS="$(SAN_FLAGS) -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" \
+		build/san/bnstudy
+	$(CC) $(BN_CFLAGS) $(SAN_FLAGS) -DBN_STRICT -Isrc -o $@ \
+		tests/fuzz/fuzz_exp.c tests/fuzz/replay.c \
+		$(filter-out build/san/main.o,$(patsubst $(BUILD)/%,build/san/%,$(OBJS))) \
+		$(LDLIBS)
 
 # The peer cross-checks (tests/peer/): bnstudy's layer against PyTorch and a
 # plain-numpy reference, on feature maps against BatchNorm2d, the
@@ -182,21 +233,70 @@ study-numbers: $(BIN)
 check-portable:
 	@bash scripts/check-portable.sh
 
-# The figures (scripts/*.gp, issue 4): each script reads $(RESULTS)/*/*.tsv
-# and writes a PNG and an SVG to $(RESULTS)/figures/. style.gp is the shared
-# house style the others load, not a figure.
+# The figures: `bnstudy plot` draws every figure each experiment in
+# $(RESULTS) supports, with gnuplot and scripts/*.gp, into
+# $(RESULTS)/figures/<experiment>/ (a PNG and an SVG each).
 GNUPLOT ?= gnuplot
-FIGURE_SCRIPTS := $(filter-out scripts/style.gp,$(wildcard scripts/*.gp))
 
-figures:
-	@command -v $(GNUPLOT) >/dev/null 2>&1 || { echo "gnuplot not found: run make deps" >&2; exit 2; }
-	@mkdir -p $(RESULTS)/figures
-	@for s in $(FIGURE_SCRIPTS); do \
-		$(GNUPLOT) -e "results='$(RESULTS)'" $$s || { echo "figures: $$s failed" >&2; exit 2; }; \
-	done
+figures: $(BIN)
+	@./$(BIN) plot $(RESULTS) --gnuplot $(GNUPLOT) >/dev/null
 
 test-figures:
 	bash tests/figures.sh
+
+# The web page (web/, README's "Explore in the browser"): the modules
+# bnstudy runs on, compiled to WebAssembly by Debian's emscripten with the
+# build's own flags (BN_FLAGS: no contraction, no -ffast-math), and
+# web/glue.c, which hands a run to the page's script. Left out are the
+# command line (main, cli, cmd_*) and what reads or writes files or needs
+# libinih or nettle (expfile, inifile, verify, sweep, digest,
+# provenance). The .wasm and its loader are built here, never committed.
+EMCC     ?= emcc
+WEB_SKIP := main cli cmd_% expfile inifile verify sweep digest provenance
+WEB_SRCS := $(filter-out $(WEB_SKIP:%=src/%.c),$(SRCS)) web/glue.c
+WEB_LDFLAGS := -sMODULARIZE=1 -sEXPORT_NAME=bnstudyModule \
+               -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 \
+               -sEXPORTED_FUNCTIONS=_web_tables,_web_run \
+               -sEXPORTED_RUNTIME_METHODS=cwrap
+# emcc is a node program; Debian's finds its JavaScript packages in
+# /usr/share/nodejs, where a node not installed by Debian does not look.
+WEB_ENV  := NODE_PATH=/usr/share/nodejs$${NODE_PATH:+:$$NODE_PATH}
+
+web: web/bnstudy.js
+
+# Built in $(BUILD)/web and copied, the .wasm before the script that
+# loads it, so a failed build leaves web/ as it was.
+web/bnstudy.js: $(WEB_SRCS) $(HDRS)
+	@bash scripts/deps.sh web
+	@mkdir -p $(BUILD)/web
+	$(WEB_ENV) $(EMCC) $(BN_FLAGS) -Isrc -O2 $(WEB_LDFLAGS) \
+		-o $(BUILD)/web/bnstudy.js $(WEB_SRCS)
+	@cp $(BUILD)/web/bnstudy.wasm web/bnstudy.wasm
+	@cp $(BUILD)/web/bnstudy.js $@
+
+# The browser test (tests/web/): the page in headless Chromium against
+# ./bnstudy run, bit for bit. puppeteer-core comes from npm, at the
+# versions tests/web/package-lock.json fixes. The screenshot it takes goes
+# to WEB_SCREENSHOT (WEB_SCREENSHOT=docs/web.png refreshes README's).
+WEB_SCREENSHOT ?= $(BUILD)/web/screenshot.png
+test-web: $(BIN) web/bnstudy.js
+	@bash scripts/deps.sh browser
+	@[ -d tests/web/node_modules/puppeteer-core ] || \
+		npm ci --prefix tests/web --no-audit --no-fund >&2
+	@node tests/web/test.mjs --bnstudy ./$(BIN) --web web \
+		--screenshot $(WEB_SCREENSHOT)
+
+# For `make test`: the browser test when emscripten, Chromium, node and
+# npm are there; otherwise a line that says it did not run and why (a
+# failure with REQUIRE_ALL=1, as CI runs it).
+test-web-if-available:
+	@if reason=$$(bash scripts/deps.sh --check browser 2>&1); then \
+		$(MAKE) --no-print-directory test-web; \
+	elif [ "$${REQUIRE_ALL:-0}" = 1 ]; then \
+		echo "browser test: $$reason (REQUIRE_ALL=1)"; exit 1; \
+	else \
+		echo "SKIPPED browser test: $$reason"; \
+	fi
 
 # Speed and memory: configurations per second and peak memory of the
 # largest published sweep, one thread and all of them.
@@ -204,4 +304,4 @@ bench: $(BIN)
 	@bash scripts/bench.sh ./$(BIN)
 
 clean:
-	rm -rf build $(BIN)
+	rm -rf build $(BIN) web/bnstudy.js web/bnstudy.wasm

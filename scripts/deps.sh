@@ -8,6 +8,9 @@
 #                    compiler, python3 and numpy (PyTorch too if the system
 #                    packages it: the peer test runs when it is there)
 #   deps.sh all      the same as test
+#   deps.sh fuzz     clang and its libFuzzer, for `make fuzz` (CI runs it)
+#   deps.sh web      the build's and emscripten: make web, the page
+#   deps.sh browser  web's and Chromium, node and npm: the browser test
 #   deps.sh portable what make check-portable builds with: clang, and
 #                    for aarch64 a cross compiler, qemu-user and the arm64
 #                    libraries (Debian only: it adds the arm64 architecture
@@ -31,9 +34,9 @@ if [ "${1:-}" = --check ]; then
 fi
 group=${1:-all}
 case "$group" in
-    build | unit | study | test | all) ;;
+    build | unit | study | test | all | fuzz | web | browser) ;;
     portable) ;;
-    *) echo "deps.sh: unknown group '$group' (build, unit, study, test, all, portable)" >&2; exit 2 ;;
+    *) echo "deps.sh: unknown group '$group' (build, unit, study, test, all, fuzz, web, browser, portable)" >&2; exit 2 ;;
 esac
 
 if [ "$group" = portable ]; then
@@ -82,6 +85,12 @@ pkg() { # pkg COMPONENT: its package under $pm
         python3)   apt=python3           dnf=python3           pac=python         brew=python ;;
         numpy)     apt=python3-numpy     dnf=python3-numpy     pac=python-numpy   brew=numpy ;;
         torch)     apt=python3-torch     dnf=python3-torch     pac=python-pytorch brew=pytorch ;;
+        clang)     apt=clang             dnf=clang             pac=clang          brew=llvm ;;
+        fuzzer)    apt=libclang-rt-dev   dnf=compiler-rt       pac=compiler-rt    brew=llvm ;;
+        emcc)      apt=emscripten        dnf=emscripten        pac=emscripten     brew=emscripten ;;
+        chromium)  apt=chromium          dnf=chromium          pac=chromium       brew=- ;;
+        node)      apt=nodejs            dnf=nodejs            pac=nodejs         brew=node ;;
+        npm)       apt=npm               dnf=npm               pac=npm            brew=- ;;
     esac
     case "$pm" in
         apt-get) echo "$apt" ;;
@@ -110,6 +119,13 @@ present() {
         python3) command -v python3 >/dev/null 2>&1 ;;
         numpy) "${PEER_PYTHON:-/usr/bin/python3}" -c 'import numpy' >/dev/null 2>&1 ;;
         torch) "${PEER_PYTHON:-/usr/bin/python3}" -c 'import torch' >/dev/null 2>&1 ;;
+        clang) command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1 ;;
+        fuzzer) echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d + !n; }' |
+            "${FUZZ_CC:-clang}" -fsanitize=fuzzer -x c - -o /dev/null >/dev/null 2>&1 ;;
+        emcc) command -v "${EMCC:-emcc}" >/dev/null 2>&1 ;;
+        chromium) [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1 ||
+            command -v chromium-browser >/dev/null 2>&1 ;;
+        node | npm) command -v "$1" >/dev/null 2>&1 ;;
     esac
 }
 
@@ -119,6 +135,9 @@ case "$group" in
     unit) need+=(gsl cmocka) ;;
     study) need+=(gnuplot); optional+=(font) ;;
     test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch) ;;
+    fuzz) need+=(clang fuzzer) ;;
+    web) need+=(emcc) ;;
+    browser) need+=(emcc chromium node npm) ;;
 esac
 
 missing=() missing_opt=()
@@ -139,7 +158,9 @@ if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || [ "$pm" = none ]; then
     [ ${#missing[@]} -eq 0 ] && exit 0
     how="README.md, Building, names the packages"
     list=$(names "${missing[@]}")
-    [ "$pm" != none ] && [ -n "$list" ] && how="install $list with $pm, or run make deps"
+    deps="make deps"
+    case "$group" in web | browser) deps="bash scripts/deps.sh $group" ;; esac
+    [ "$pm" != none ] && [ -n "$list" ] && how="install $list with $pm, or run $deps"
     echo "bnstudy: cannot find ${missing[*]}: $how" >&2
     exit 2
 fi

@@ -1,78 +1,99 @@
 # Figure features: per feature, the population's true variance beside the
-# running variance eval mode would use after one epoch at the smallest and
-# at the largest batch size. With many updates (small B) the running
-# variance tracks the truth; with two (B = 256) it has barely left its
-# initial value 1, drawn as a dashed line, so the feature whose variance is
-# farthest from 1 is the one left worst. That feature, picked from the data
-# as the largest |running_var - true_var| at the largest B, is marked with
-# its error.
-# Reads results/batch-size/features.tsv; writes figures/features.{png,svg}.
+# running variance evaluation would use, at the smallest and the largest
+# batch size of one configuration (features.tsv). With many updates the
+# running variance tracks the truth; with two it has barely left its
+# initial value 1, drawn dashed, so the feature whose variance is farthest
+# from 1 is left worst, and that feature is marked with its error. When
+# the features' variances span orders of magnitude (real data), bars of
+# variance would show only the largest, so the figure draws instead each
+# running variance divided by its truth, on a log axis where 1 is exact.
+# bnstudy plot (src/plot.c) gives what to draw and every text:
+#   f the file; sel(d) the configuration's rows; fn, fl the features
+#   (names, and as labels); Blo, Bhi, nb the batch sizes; klo, khi their
+#   key entries; ratio; ylo, yhi the range; worst, worst_true, worst_run,
+#   worst_text the worst feature; title, xlabel.
 
 lastslash(s, i) = i < 1 ? 0 : (s[i:i] eq "/" ? i : lastslash(s, i - 1))
 scriptdir = ARG0[1:lastslash(ARG0, strlen(ARG0))]
 load scriptdir . "style.gp"
 
-f = results . "/batch-size/features.tsv"
-
-Bmin = 1e300; Bmax = 0; flist = ""; ymax = 0
-stats f using (B = column("batch_size"), Bmin = B < Bmin ? B : Bmin, Bmax = B > Bmax ? B : Bmax, \
-               flist = add_unique(flist, strcol("feature")), \
-               ymax = column("true_var") > ymax ? column("true_var") : ymax, \
-               ymax = column("running_var") > ymax ? column("running_var") : ymax, 0) nooutput
-nf = words(flist)
-
-worst_err = -1
-stats f using (column("batch_size") == Bmax && abs(column("running_var") - column("true_var")) > worst_err ? \
-                   (worst_err = abs(column("running_var") - column("true_var")), worst = strcol("feature"), \
-                    worst_true = column("true_var"), worst_run = column("running_var")) : 0, 0) nooutput
-wk = word_pos(flist, worst, 1)
-
-fx(name) = word_pos(flist, name, 1)
-tic_list(i) = i > nf ? "" : sprintf("%s\"%s\" %d", i > 1 ? ", " : "", word(flist, i), i) . tic_list(i + 1)
-eval "set xtics (" . tic_list(1) . ") scale 0"
-
-bw = 0.26
-set boxwidth bw absolute
-set style fill solid 1.0 border rgb "white"
+fx(s, i) = i > nf ? 0 : (fn[i] eq s ? i : fx(s, i + 1))
+at_b(b) = sel(0) && strcol("batch_size") eq b
+do for [i = 1:nf] { set xtics add (fl[i] i) }
+set xtics scale 0
+# Long or many names are turned, in a smaller font, so they do not collide.
+longest = 0
+do for [i = 1:nf] { longest = strlen(fn[i]) > longest ? strlen(fn[i]) : longest }
+if (nf > 12 || longest * nf > 60) {
+    set xtics rotate by 50 right font small_font offset 0.5, 0
+    set bmargin at screen 0.1 + 0.0105 * (longest < 30 ? longest : 30)
+    set rmargin at screen 0.97
+    # gnuplot puts the axis label under unturned tic labels, off the canvas
+    # here: it goes at the bottom instead.
+    set label 102 xlabel at screen 0.5, screen 0.03 center
+    xlabel = ""
+}
 set xrange [0.4 : nf + 0.6]
-set yrange [0 : ymax * 1.12]
 set grid noxtics ytics
-set xlabel "feature"
-set ylabel "variance"
+set xlabel xlabel
+eval canvas_title
 set key top left samplen 1.5
 
-# The error of the worst feature as a double arrow from the running value
-# up to the truth, just right of its group, and its reading beside it on
-# whichever side has more features (their bars are short next to the worst).
-arrow_x = wk + 1.6 * bw
-set arrow 1 from arrow_x, worst_run to arrow_x, worst_true heads size 0.12, 25 lw 3 lc rgb c_black front
-worst_text = sprintf("worst feature at B = %d: %s\n|running − true| = %.2f", Bmax, worst, worst_err)
-if (wk > nf / 2.0) {
-    set label 1 worst_text at wk - 0.6, (worst_run + worst_true) / 2 right front
+if (ratio) {
+    # Running / true per feature: a point for each batch size, 1 exact.
+    set logscale y
+    lo = ylo < 1 ? ylo : 1
+    hi = yhi > 1 ? yhi : 1
+    # Three decades of headroom hold the key and the note on the worst.
+    set yrange [lo / 3 : hi * 1000]
+    eval log_ytics(lo, hi)
+    set ylabel "running variance ÷ true variance (log scale)"
+    off = nb > 1 ? 0.15 : 0
+    set label 1 worst_text at graph 0.98, graph 0.96 right front
+    cmd = "plot f using (fx(strcol('feature'), 1) - off):(at_b(Blo) ? column('running_var') / column('true_var') : NaN) " . \
+          "with points pt 7 ps 1.2 lc rgb c_blue title klo"
+    if (nb > 1) {
+        cmd = cmd . ", f using (fx(strcol('feature'), 1) + off):(at_b(Bhi) ? column('running_var') / column('true_var') : NaN) " . \
+              "with points pt 5 ps 1.2 lc rgb c_vermilion title khi"
+    }
+    cmd = cmd . ", 1 with lines dt 2 lw 3 lc rgb c_black title 'the truth, running = true'"
 } else {
-    set label 1 worst_text at arrow_x + 0.15, (worst_run + worst_true) / 2 left front
+    # Each feature's bars are centred on its tic: three, or two when the
+    # experiment ran one batch size.
+    bw = nb > 1 ? 0.26 : 0.36
+    c0 = nb > 1 ? -bw : -bw / 2
+    set boxwidth bw absolute
+    set style fill solid 1.0 border rgb "white"
+    set yrange [0 : yhi * 1.12]
+    set ylabel "variance"
+    # The worst feature's error as a double arrow from the running value to
+    # the truth, just right of its group, its reading beside it on the side
+    # with more features (their bars are short next to the worst).
+    arrow_x = worst + c0 + (nb + 0.6) * bw
+    set arrow 1 from arrow_x, worst_run to arrow_x, worst_true heads size 0.12, 25 lw 3 lc rgb c_black front
+    if (worst > nf / 2.0) {
+        set label 1 worst_text at worst - 0.6, (worst_run + worst_true) / 2 right front
+    } else {
+        set label 1 worst_text at arrow_x + 0.15, (worst_run + worst_true) / 2 left front
+    }
+    # The reference line is the constant 1 because docs/definitions.md
+    # fixes the initial running variance at 1.
+    cmd = "plot f using (fx(strcol('feature'), 1) + c0):(at_b(Blo) ? column('true_var') : NaN) " . \
+          "with boxes lc rgb c_grey title 'true variance of the population', " . \
+          "f using (fx(strcol('feature'), 1) + c0 + bw):(at_b(Blo) ? column('running_var') : NaN) " . \
+          "with boxes lc rgb c_blue title klo"
+    if (nb > 1) {
+        cmd = cmd . ", f using (fx(strcol('feature'), 1) + c0 + 2 * bw):(at_b(Bhi) ? column('running_var') : NaN) " . \
+              "with boxes lc rgb c_vermilion title khi"
+    }
+    cmd = cmd . ", 1 with lines dt 2 lw 3 lc rgb c_black title 'initial running variance, 1'"
 }
 
-# features.tsv carries no update count, so the title and key read it from
-# the same experiment's summary rather than assume N / B.
-summary = results . "/batch-size/summary.tsv"
-stats summary using (column("batch_size") == Bmax ? Tmax = column("updates") : 0, \
-               column("batch_size") == Bmin ? Tmin = column("updates") : 0, 0) nooutput
-eval canvas_title(sprintf("%d updates (B = %d) leave running variances near 1, not the truth", Tmax, Bmax))
-
-# The reference line is the constant 1 because docs/definitions.md fixes the
-# initial running variance at 1 and no results file records it.
 eval png_terminal
-eval png_output("features")
-plot f using (fx(strcol("feature")) - bw):(column("batch_size") == Bmin ? column("true_var") : NaN) \
-         with boxes lc rgb c_grey title "true variance of the population", \
-     f using (fx(strcol("feature"))):(column("batch_size") == Bmin ? column("running_var") : NaN) \
-         with boxes lc rgb c_blue title sprintf("running variance, B = %d (%d updates)", Bmin, Tmin), \
-     f using (fx(strcol("feature")) + bw):(column("batch_size") == Bmax ? column("running_var") : NaN) \
-         with boxes lc rgb c_vermilion title sprintf("running variance, B = %d (%d updates)", Bmax, Tmax), \
-     1 with lines dt 2 lw 3 lc rgb c_black title "initial running variance, 1"
-
+eval png_output
+eval cmd
 eval svg_terminal
-eval svg_output("features")
-replot
+eval svg_output
+eval cmd
+eval save_texts(1)
 unset output

@@ -1,15 +1,11 @@
 # The house style every figure script loads first, so the figures read as
 # one family: the same font, colours, line widths, grid and output sizes,
-# and the same two outputs (PNG and SVG) for each figure. It also holds the
-# few helpers the scripts share for reading results/*/summary.tsv and
-# features.tsv by column name. A script loads it with
+# and the same two outputs (PNG and SVG) for each figure, with the few
+# helpers the scripts share. `bnstudy plot` runs every script and tells it
+# what to draw (src/plot.c) and where:
+#     gnuplot -e "...; name = 'stats-err'; figdir = 'DIR'" scripts/curves.gp
+# writes DIR/stats-err.png and DIR/stats-err.svg. A script loads this with
 #     load scriptdir . "style.gp"
-# and the results directory comes from the command line,
-#     gnuplot -e "results='DIR'" scripts/NAME.gp
-# defaulting to results/, so a test can render into a copy.
-
-if (!exists("results")) results = "results"
-figdir = results . "/figures"
 
 # The TSVs have a header row; names keep the scripts correct if columns are
 # added or reordered (docs/definitions.md fixes the names, not positions).
@@ -23,24 +19,31 @@ set datafile columnheaders
 # PNG. With both, the two files show the same picture.
 font_name = "DejaVu Sans"
 font_size = 20
-png_terminal = sprintf("set terminal pngcairo size 1200,800 enhanced color font '%s,%d' linewidth 1.5 pointscale 2 rounded", font_name, font_size)
-svg_terminal = sprintf("set terminal svg size 1200,800 enhanced font '%s,%d' fontscale 1.3333 linewidth 1.5 rounded background rgb 'white'", font_name, font_size)
-png_output(name) = sprintf("set output '%s/%s.png'", figdir, name)
-svg_output(name) = sprintf("set output '%s/%s.svg'", figdir, name)
-# With tables='DIR' on the command line, every plot writes the points it
-# would draw, through gnuplot's own `set table`, to DIR/NAME.png.tab and
-# DIR/NAME.svg.tab instead of an image: tests/figures.sh reads them to check
-# that each figure draws what the TSVs say.
-# The tables take their number format from the axes' tic labels, so a
-# panel that hides its labels does so with `eval no_ytic_labels`, which in
-# table mode keeps them.
-no_ytic_labels = "set format y ''"
+# A figure of two rows of panels sets canvas_height (1100) before it loads
+# this file.
+if (!exists("canvas_height")) canvas_height = 800
+png_terminal = sprintf("set terminal pngcairo size 1200,%d enhanced color font '%s,%d' linewidth 1.5 pointscale 2 rounded", canvas_height, font_name, font_size)
+svg_terminal = sprintf("set terminal svg size 1200,%d enhanced font '%s,%d' fontscale 1.3333 linewidth 1.5 rounded background rgb 'white'", canvas_height, font_name, font_size)
+# `eval png_output` and `eval svg_output` open the two outputs; the names
+# are expressions, not text pasted into a command, so a path may hold any
+# character.
+png_output = "set output figdir . '/' . name . '.png'"
+svg_output = "set output figdir . '/' . name . '.svg'"
+# `eval save_texts(k)` after panel k's plot does nothing here. With
+# tables='DIR' (`bnstudy plot --tables DIR`) every plot writes instead of
+# an image the points it would draw, through gnuplot's own `set table`, to
+# DIR/NAME.png.tab and DIR/NAME.svg.tab, and save_texts writes the
+# panel's settings (its titles, labels and axis labels) to DIR/NAME.k.set:
+# tests/figures.sh reads both, to check that each figure draws what the
+# TSVs say and says only what they bear out. The tables take their number
+# format from the axes' tic labels, so no panel hides its y tic labels.
+save_texts(k) = ""
 if (exists("tables")) {
     png_terminal = "set terminal dumb; set output '/dev/null'"
     svg_terminal = png_terminal
-    no_ytic_labels = ""
-    png_output(name) = sprintf("set table '%s/%s.png.tab'", tables, name)
-    svg_output(name) = sprintf("set table '%s/%s.svg.tab'", tables, name)
+    png_output = "set table tables . '/' . name . '.png.tab'"
+    svg_output = "set table tables . '/' . name . '.svg.tab'"
+    save_texts(k) = sprintf("save set tables . '/' . name . '.%d.set'", k)
 }
 
 set border 3 lw 1.2
@@ -81,33 +84,58 @@ seq_colour(i, n) = word(seq_stops, n < 2 ? 1 : 1 + int((i - 1) * (words(seq_stop
 published_lw = 6
 published_colour = c_black
 
-# Batch sizes go on a log2 axis with a tic at each size the sweep ran, so a
-# reader finds "B = 64" without interpolating. Call as
-#     eval batch_axis(list, Bmin, Bmax)
-# with list the distinct batch sizes (see add_unique below). The margin on
-# the left leaves room for labels centred on the smallest size.
-batch_lo(lo) = lo / 1.5
-batch_hi(hi) = hi * 1.3
-batch_axis(list, lo, hi) = sprintf("set logscale x 2; set xrange [%g:%g]; set xtics (%s) format '%%g'; set mxtics 1", batch_lo(lo), batch_hi(hi), commas(list, 1))
-commas(list, i) = i > words(list) ? "" : (i > 1 ? ", " : "") . word(list, i) . commas(list, i + 1)
+# A series' colour by the role bnstudy plot gives it with its name (the
+# value it stands for) and its place i of n: "published" the published
+# setting, "seq" a new-value weight (the ordered scale), "order" (shuffled
+# keeps blue and sorted vermilion in every figure), "estimator"
+# (ema-debiased vermilion, cumulative blue, precise green), and anything
+# else by its place.
+cycle_colours = c_blue . " " . c_vermilion . " " . c_green . " " . c_orange . " " . c_sky . " " . c_purple . " " . c_grey
+index_colour(i) = word(cycle_colours, 1 + (i - 1) % words(cycle_colours))
+order_colour(o, i) = o eq "shuffled" ? c_blue : (o[1:6] eq "sorted" ? c_vermilion : index_colour(i + 2))
+estimator_colour(e, i) = e eq "ema-debiased" ? c_vermilion : e eq "cumulative" ? c_blue : \
+                         e eq "precise" ? c_green : e eq "ema" ? c_orange : index_colour(i + 4)
+series_colour(role, nm, i, n) = role eq "published" ? published_colour : \
+                                role eq "seq" ? seq_colour(i, n) : \
+                                role eq "order" ? order_colour(nm, i) : \
+                                role eq "estimator" ? estimator_colour(nm, i) : index_colour(i)
+series_width(role) = role eq "published" ? published_lw : 3
+point_types = "7 5 9 11 13 15 6 4"
+series_pt(i) = int(word(point_types, 1 + (i - 1) % words(point_types)))
 
-# Helpers to read a whole column into a space-separated list of its
-# distinct values, in the order the file has them:
-#     list = ""
-#     stats FILE using (list = add_unique(list, sprintf("%g", column("x"))), 0) nooutput
-seen(list, v) = strstrt(" " . list . " ", " " . v . " ") > 0
-add_unique(list, v) = seen(list, v) ? list : (list eq "" ? v : list . " " . v)
-# position of word w in list (0 if absent)
-word_pos(list, w, i) = i > words(list) ? 0 : (word(list, i) eq w ? i : word_pos(list, w, i + 1))
 # TSV numbers are %.17g, so 0.1 arrives as 0.10000000000000001; compare
 # parameters with a relative tolerance, never with ==.
 same(a, b) = abs(a - b) <= 1e-9 * (abs(a) + abs(b))
 
-# Log y axes get tics at 1, 2 and 5 per decade: gnuplot's default of one
-# tic per decade leaves a reader guessing whether a point is 0.3 or 0.6.
-log_ytics = "set ytics (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000); set format y '%g'; set mytics 1"
+# The x axis of a figure over a swept setting, from xv (its values, in
+# ascending order) and xlog (2 or 10 for a log scale, 0 for a linear one):
+# a tic at each value the sweep ran, so a reader finds "B = 64" without
+# interpolating, and a margin on the left for labels centred on the
+# smallest value. `eval x_axis`. (A figure without xv cannot define
+# them: gnuplot checks an array's name when a function is defined.)
+if (exists("xv")) {
+    x_commas(i) = i > |xv| ? "" : (i > 1 ? ", " : "") . sprintf("%.17g", xv[i]) . x_commas(i + 1)
+    x_lo(lo, hi) = xlog ? lo / 1.5 : lo - 0.06 * (hi - lo)
+    x_hi(lo, hi) = xlog ? hi * 1.3 : hi + 0.06 * (hi - lo)
+    x_axis = "if (xlog) { set logscale x xlog } else { unset logscale x }; set xrange [x_lo(xv[1], xv[|xv|]) : x_hi(xv[1], xv[|xv|])]; eval 'set xtics (' . x_commas(1) . ') format \"%g\"'; set mxtics 1"
+    # the place of v among xv, 0 when it is not there
+    x_index(v, i) = i > |xv| ? 0 : (same(v, xv[i]) ? i : x_index(v, i + 1))
+}
+
+# Log y axes get tics at 1, 2 and 5 per decade from lo to hi (one per
+# decade over more than four): gnuplot's default of one tic per decade
+# leaves a reader guessing whether a point is 0.3 or 0.6.
+decade_tics(d, d1, all) = d > d1 ? "" : (all ? sprintf("%g, %g, %g", 10.0 ** d, 2 * 10.0 ** d, 5 * 10.0 ** d) : sprintf("%g", 10.0 ** d)) . (d < d1 ? ", " . decade_tics(d + 1, d1, all) : "")
+# (Joined with ".": gnuplot's sprintf cuts its result at 127 characters.)
+log_ytics(lo, hi) = "set ytics (" . decade_tics(floor(log10(lo)), ceil(log10(hi)), ceil(log10(hi)) - floor(log10(lo)) <= 3) . "); set format y '%g'; set mytics 1"
 
 # Titles are centred on the canvas, not on the plot area: figures whose key
 # sits in a column of its own have an off-centre plot area, and a title
 # centred on it runs off the left edge. `set title " "` keeps the row free.
-canvas_title(t) = sprintf("set title ' ' font '%s,%d'; set label 100 \"%s\" at screen 0.5, screen 0.955 center font '%s,%d'", font_name, font_size + 4, t, font_name, font_size + 4)
+# `eval canvas_title` shows the variable title.
+# A long title is set smaller, so that it fits the canvas.
+title_font = sprintf("%s,%d", font_name, font_size + 4)
+fit_font(t) = sprintf("%s,%d", font_name, font_size + (strlen(t) > 78 ? 0 : 4))
+small_font = sprintf("%s,%d", font_name, font_size - 4)
+title_y = 1 - 36.0 / canvas_height
+canvas_title = "set title ' ' font title_font; set label 100 title at screen 0.5, screen title_y center font fit_font(title)"

@@ -34,10 +34,14 @@ suite() {
 
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
 suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+suite "command line: bad input and faults" make --no-print-directory test-cli
+suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
+suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
 suite "figures (gnuplot)" bash tests/figures.sh
 suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
+suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
 
 echo
 echo "$total_pass passed, $total_fail failed"

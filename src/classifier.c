@@ -30,6 +30,28 @@ int classifier_uses(const run_config *cfg, int key)
     return 1;
 }
 
+size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
+{
+    size_t h = cfg->clf.hidden, b = cfg->batch_size < 3 ? 3 : cfg->batch_size;
+    /* clf_init's one block, its bn_layer, the rows' labels, the scores'
+     * orders and classes, fc1's outputs over the rows (clf_hidden_moments)
+     * and a shifted copy of the evaluation rows. */
+    size_t np = h * f + h + k * h + k;
+    size_t doubles = 3 * np + 4 * h + b * f + 5 * b * h + 3 * b * k + b +
+                     3 * h + 8 * h + n * h + n * f;
+    return doubles * sizeof(double) + b * sizeof(int) +
+           n * (4 * sizeof(int) + 2 * sizeof(size_t));
+}
+
+double classifier_row_work(const run_config *cfg, size_t f, size_t k)
+{
+    /* A row's pass through the weights, h (f + k) of them, takes about
+     * what the layer's pass over a feature does (both measured: training,
+     * the scores after each epoch and the moments together are about
+     * eight multiply-adds a weight). */
+    return (double)cfg->clf.hidden * (double)(f + k);
+}
+
 static int blamed(int *blame, int k0, int k1)
 {
     if (blame)

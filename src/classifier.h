@@ -22,5 +22,11 @@ int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
 /* Without batch norm (norm = none) a configuration uses none of batch
  * norm's keys; precise_batches only with a pooling estimator. */
 int classifier_uses(const run_config *cfg, int key);
+/* The model table's bytes and row work (run.h): the network's arrays and
+ * the run's copies of the rows; per row and epoch, its weights, each
+ * about one of the layer's feature passes. */
+size_t classifier_bytes(const run_config *cfg, size_t n, size_t f,
+                        size_t k);
+double classifier_row_work(const run_config *cfg, size_t f, size_t k);
 
 #endif

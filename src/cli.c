@@ -8,24 +8,44 @@
 #include <string.h>
 
 #include <getopt.h>
+#include <unistd.h>
 
 #include "exp.h"
 #include "order.h"
 
+/* Print text on stderr with every control character written out, so that
+ * a message quoting a name or a value stays one line. */
+static void put_escaped(const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        if (*c == '\t')
+            fputs("\\t", stderr);
+        else if (*c == '\n')
+            fputs("\\n", stderr);
+        else if (*c == '\r')
+            fputs("\\r", stderr);
+        else if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", (unsigned)(unsigned char)*c);
+        else
+            fputc(*c, stderr);
+    }
+}
+
 int cli_error(const char *cmd, const char *fmt, ...)
 {
+    static bn_error msg; /* only the main thread prints */
     va_list ap;
-    fprintf(stderr, "bnstudy%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    bn_vfail(&msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "bnstudy%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    put_escaped(msg.msg);
     fputc('\n', stderr);
     return CLI_EXIT_USAGE;
 }
 
-int cli_bad_option(const char *cmd, char **argv, int optopt_value)
+static int bad_option(const char *cmd, char **argv, int optopt_value)
 {
-    extern int optind;
     const char *arg = argv[optind - 1];
     if (optopt_value && strncmp(arg, "--", 2) != 0)
         cli_error(cmd, "unknown option '-%c' (see bnstudy %s --help)",
@@ -34,6 +54,48 @@ int cli_bad_option(const char *cmd, char **argv, int optopt_value)
         cli_error(cmd, "unknown option or missing value '%s' (see bnstudy %s "
                        "--help)",
                   arg, cmd);
+    return '?';
+}
+
+static int repeatable(const cli_parser *p, const char *name)
+{
+    for (size_t i = 0; p->repeatable && p->repeatable[i]; i++)
+        if (strcmp(p->repeatable[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The option a long argument names, or -1 after a message. */
+static int long_option(const cli_parser *p, const char *arg)
+{
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "="), n_opts = 0, found = 0;
+    int match = -1;
+    while (p->opts[n_opts].name)
+        n_opts++;
+    for (size_t j = 0; j < n_opts; j++) {
+        if (strncmp(p->opts[j].name, name, len) != 0)
+            continue;
+        if (strlen(p->opts[j].name) == len)
+            return (int)j;
+        match = (int)j;
+        found++;
+    }
+    if (found == 1)
+        return match;
+    if (found == 0) {
+        cli_error(p->cmd, "unknown option '--%.*s' (see bnstudy %s --help)",
+                  (int)len, name, p->cmd);
+        return -1;
+    }
+    /* A prefix of several: say which, so the fix is plain. */
+    char list[1024] = "";
+    size_t at = 0;
+    for (size_t j = 0; j < n_opts && at < sizeof list; j++)
+        if (strncmp(p->opts[j].name, name, len) == 0)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s--%s",
+                                   at ? ", " : "", p->opts[j].name);
+    cli_error(p->cmd, "ambiguous option '--%.*s' (%s)", (int)len, name, list);
     return -1;
 }
 
@@ -46,6 +108,119 @@ void cli_note_constant(const char *cmd, const pop_t *pop)
                 "stats_err_rel and worst_var_rel are inf (see "
                 "docs/definitions.md)\n",
                 cmd, pop->names[j]);
+}
+
+/* The whole command line against the option table, left to right as
+ * getopt_long reads it; seen marks each option met. */
+static int check_args(const cli_parser *p, unsigned char *seen)
+{
+    for (int i = 1; i < p->argc; i++) {
+        const char *a = p->argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        if (a[0] != '-' || a[1] == '\0')
+            continue; /* an operand */
+        if (a[1] != '-') {
+            for (const char *c = a + 1; *c; c++)
+                if (!strchr(p->shorts, *c) || *c == ':') {
+                    cli_error(p->cmd, "unknown option '-%c' (see bnstudy %s "
+                                      "--help)",
+                              *c, p->cmd);
+                    return -1;
+                }
+            continue;
+        }
+        int j = long_option(p, a);
+        if (j < 0)
+            return -1;
+        const struct option *o = &p->opts[j];
+        int has_value = strchr(a, '=') != NULL;
+        if (seen[j] && !repeatable(p, o->name)) {
+            cli_error(p->cmd, "option --%s given twice", o->name);
+            return -1;
+        }
+        seen[j] = 1;
+        if (o->has_arg == no_argument && has_value) {
+            cli_error(p->cmd, "option --%s takes no value", o->name);
+            return -1;
+        }
+        if (o->has_arg == required_argument && !has_value &&
+            ++i == p->argc) {
+            cli_error(p->cmd, "option --%s needs a value", o->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_line(const cli_parser *p)
+{
+    size_t n_opts = 0;
+    while (p->opts[n_opts].name)
+        n_opts++;
+    unsigned char *seen = calloc(n_opts + 1, 1);
+    if (!seen) {
+        cli_error(p->cmd, "out of memory");
+        return -1;
+    }
+    int rc = check_args(p, seen);
+    free(seen);
+    return rc;
+}
+
+int cli_next(cli_parser *p, int *idx)
+{
+    char optstring[64];
+    snprintf(optstring, sizeof optstring, ":%s", p->shorts);
+    if (!p->started) {
+        p->started = 1;
+        optind = 1;
+        opterr = 0;
+        if (check_line(p) != 0)
+            return '?';
+    }
+    int i = -1;
+    int c = getopt_long(p->argc, p->argv, optstring, p->opts, &i);
+    if (c == '?' || c == ':')
+        return bad_option(p->cmd, p->argv, optopt);
+    if (idx)
+        *idx = i;
+    return c;
+}
+
+int cli_parse_count(const char *cmd, const char *opt, const char *s,
+                    double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 1.0) || v > 1e300) {
+        cli_error(cmd, "%s: must be a number of at least 1, got '%s'", opt,
+                  s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *cmd, const char *opt, const char *s,
+                   double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, *end) : NULL;
+    if (u && end[1] == '\0')
+        for (const char *k = units; k <= u; k++)
+            v *= 1024.0;
+    if (end == s || (*end && (!u || end[1] != '\0')) || !(v >= 1.0) ||
+        v > 1e300) {
+        cli_error(cmd, "%s: must be a size in bytes, with K, M, G or T for "
+                       "powers of 1024 (e.g. 4G), got '%s'",
+                  opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,

@@ -22,6 +22,7 @@ int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* Report "bnstudy CMD: message" on stderr; returns CLI_EXIT_USAGE. */
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -29,9 +30,27 @@ int cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* The message for an unknown option or a missing argument, from getopt
- * run with opterr = 0 and an optstring starting with ':'. */
-int cli_bad_option(const char *cmd, char **argv, int optopt_value);
+/* A command's options, read with cli_next. Before the first option is
+ * returned the whole command line is checked against opts, so that every
+ * command gets the same rules whatever its table holds: a long option is
+ * its exact name or a prefix of exactly one name (glibc would take a
+ * prefix of several that share a value), given at most once unless named
+ * in repeatable, with a value if and only if it takes one. Short options
+ * (shorts, getopt's letters) take no value. */
+struct option;
+typedef struct {
+    const char *cmd;
+    int argc;
+    char **argv;
+    const struct option *opts;
+    const char *shorts;
+    const char *const *repeatable; /* NULL-terminated long names, or NULL */
+    int started;
+} cli_parser;
+
+/* The next option's val (and its index in opts in *idx), -1 after the
+ * last, or '?' once a message has been printed. */
+int cli_next(cli_parser *p, int *idx);
 
 /* A note on stderr when pop has a feature of zero variance: the relative
  * scores (stats_err_rel, worst_var_rel) are then infinite, which the
@@ -40,13 +59,19 @@ void cli_note_constant(const char *cmd, const pop_t *pop);
 
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out);
+/* A positive number ("1e12" too) for --max-work. */
+int cli_parse_count(const char *cmd, const char *opt, const char *s,
+                    double *out);
+/* A size in bytes with an optional K, M, G or T (powers of 1024), for
+ * --max-memory. */
+int cli_parse_size(const char *cmd, const char *opt, const char *s,
+                   double *out);
 
 /* The options of the experiment keys that are axes (exp.h's table):
  * "--batch-size" for batch_size. Fills opts (room for KEY_COUNT + extra
  * entries) with the key's id in val + CLI_KEY_BASE, and returns how many
  * it added. */
 #define CLI_KEY_BASE 2000
-struct option;
 size_t cli_key_options(struct option *opts, char names[][40]);
 /* Their help lines, from the table: "  --batch-size B   help (256)". */
 void cli_key_help(FILE *fp);

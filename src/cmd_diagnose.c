@@ -106,7 +106,8 @@ typedef struct {
     size_t updates;
     double p, eps;
     int checkpoint;      /* 1: the statistics came from --stats */
-    char what[600];      /* one line on what was diagnosed */
+    bn_buf what;         /* one line on what was diagnosed: it names
+                          * files, so it has the length they need */
 } subject;
 
 static void subject_free(subject *s)
@@ -116,6 +117,7 @@ static void subject_free(subject *s)
     free(s->m0);
     free(s->replay_m);
     free(s->batch_rows);
+    buf_free(&s->what);
     memset(s, 0, sizeof *s);
 }
 
@@ -178,7 +180,7 @@ static int from_run(const exp_t *e, const pop_t *pop, const run_config *cfg,
     s->batch = cfg->batch_size;
     s->p = init_p(&cfg->layer);
     s->eps = cfg->layer.eps;
-    snprintf(s->what, sizeof s->what,
+    buf_printf(&s->what,
              "%s: %zu rows x %zu features, order %s (seed %llu), batch "
              "size %zu, %lu epoch%s, momentum %g (%s), estimator %s, eps %g",
              e->popfile.file ? e->popfile.file : "the embedded population",
@@ -186,6 +188,8 @@ static int from_run(const exp_t *e, const pop_t *pop, const run_config *cfg,
              cfg->batch_size, cfg->epochs, cfg->epochs == 1 ? "" : "s",
              cfg->layer.momentum, bn_weights_name((int)cfg->layer.weights),
              bn_estimator_name(cfg->layer.estimator), cfg->layer.eps);
+    if (rc == 0 && s->what.failed)
+        return bn_fail(err, "out of memory");
     return rc;
 }
 
@@ -484,11 +488,13 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
         snprintf(mom, sizeof mom, "%g (%s), estimator %s", c->momentum,
                  bn_weights_name((int)c->weights),
                  bn_estimator_name(c->estimator));
-    snprintf(s->what, sizeof s->what,
+    buf_printf(&s->what,
              "%s: %zu rows x %zu features in %zu batches; %s: %zu updates; "
              "momentum %s, %s variance, eps %g",
              cf->activations, s->n, s->f, s->n_batches, cf->stats,
              s->updates, mom, bn_variance_name((int)c->variance), c->eps);
+    if (s->what.failed)
+        return bn_fail(err, "out of memory");
     return 0;
 }
 
@@ -545,7 +551,7 @@ static void print_tsv(const subject *s, const diag_feature *d)
 
 static void print_table(const subject *s, const diag_feature *d)
 {
-    printf("%s\n", s->what);
+    printf("%s\n", s->what.p ? s->what.p : "");
     if (s->checkpoint) {
         double worst = 0.0;
         for (size_t j = 0; j < s->f; j++)
@@ -649,8 +655,8 @@ int cmd_diagnose(int argc, char **argv)
                                         KEY_VARIANCE, KEY_ESTIMATOR,
                                         KEY_EPS, KEY_BATCH_SIZE};
     const char *run_only = NULL;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
+    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    while ((c = cli_next(&p, &idx)) != -1) {
         const char **file = c == OPT_DUMP          ? &dump
                             : c == OPT_STATS       ? &cf.stats
                             : c == OPT_ACTIVATIONS ? &cf.activations
@@ -682,7 +688,6 @@ int cmd_diagnose(int argc, char **argv)
             if (!layer_key)
                 run_only = opts[idx].name;
         } else {
-            cli_bad_option(cmd, argv, optopt);
             goto done;
         }
     }
@@ -729,11 +734,11 @@ int cmd_diagnose(int argc, char **argv)
                       cf.stats ? "--stats" : "--activations");
             goto done;
         }
-        if (cf.batches && e->from[KEY_BATCH_SIZE][0]) {
+        if (cf.batches && e->from[KEY_BATCH_SIZE]) {
             cli_error(cmd, "--batch-size: the batches are in %s", cf.batches);
             goto done;
         }
-        if (!cf.batches && !e->from[KEY_BATCH_SIZE][0]) {
+        if (!cf.batches && !e->from[KEY_BATCH_SIZE]) {
             cli_error(cmd, "--activations: give --batches or --batch-size "
                            "to say how the rows were batched");
             goto done;
@@ -741,7 +746,7 @@ int cmd_diagnose(int argc, char **argv)
         if (cf.layer)
             for (size_t i = 0; i + 1 < sizeof layer_keys / sizeof *layer_keys;
                  i++)
-                if (e->from[layer_keys[i]][0]) {
+                if (e->from[layer_keys[i]]) {
                     cli_error(cmd, "%s: the layer's settings are in %s",
                               e->from[layer_keys[i]], cf.layer);
                     goto done;

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "clf.h"
 #include "cli.h"
@@ -19,6 +18,7 @@
 #include "out.h"
 #include "pop.h"
 #include "run.h"
+#include "sweep.h"
 
 static void run_usage(void)
 {
@@ -35,7 +35,14 @@ static void run_usage(void)
           stdout);
     cli_key_help(stdout);
     cli_pop_help(stdout);
-    fputs("  --write-features FILE  also write the features.tsv rows to "
+    fputs("  --set SECTION.KEY=VALUE  any experiment key, as in a file "
+          "(repeatable):\n"
+          "                         population.rows, population.seed, "
+          "and\n"
+          "                         population.feature=NAME MEAN SD RHO "
+          "(the first\n"
+          "                         replaces the default eight)\n"
+          "  --write-features FILE  also write the features.tsv rows to "
           "FILE (the layer)\n"
           "  --write-outputs FILE   also write each last-epoch row's "
           "train-mode and\n"
@@ -52,6 +59,12 @@ static void run_usage(void)
           "                         (FILE - is standard output: after the "
           "summary,\n"
           "                         each such table follows a blank line)\n"
+          "  --max-work N           refuse a run of more row passes (epochs "
+          "x rows x\n"
+          "                         features) than N (1e9)\n"
+          "  --max-memory SIZE      refuse a run that would hold more than "
+          "SIZE bytes,\n"
+          "                         K M G T allowed (2G)\n"
           "  -h, --help             this text\n",
           stdout);
 }
@@ -90,7 +103,8 @@ static void pop_usage(void)
 }
 
 enum {
-    OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE, OPT_WEIGHTS
+    OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE,
+    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET
 };
 #define N_OUTPUTS 4
 
@@ -99,6 +113,16 @@ enum {
 static const run_model_id output_model[N_OUTPUTS] = {
     RUN_MODEL_LAYER, RUN_MODEL_LAYER, RUN_MODEL_CLASSIFIER,
     RUN_MODEL_CLASSIFIER};
+
+/* A buffer's text on fp, or an error naming what. */
+static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
+{
+    int bad = b->failed;
+    if (!bad && b->len)
+        bad = fwrite(b->p, 1, b->len, fp) != b->len;
+    buf_free(b);
+    return bad ? cli_error(cmd, "%s: cannot write", what) : 0;
+}
 
 /* Per-row outputs for --write-outputs: row index, then y_train and y_eval
  * for every feature; and curve.tsv's rows for --write-curve. */
@@ -111,7 +135,11 @@ typedef struct {
 static void write_curve(void *ctx, unsigned long epoch, const run_result *r)
 {
     outputs_ctx *o = ctx;
-    out_curve_row(o->curve, o->pop, o->cfg, epoch + 1, r);
+    bn_buf b = {0};
+    out_curve_row(&b, o->pop, o->cfg, epoch + 1, r);
+    if (!b.failed && b.len)
+        fwrite(b.p, 1, b.len, o->curve);
+    buf_free(&b);
 }
 
 static void write_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
@@ -161,24 +189,6 @@ static int output_open(run_output *o, out_file *file, const out_inputs *ins,
     return 0;
 }
 
-/* Two names of one file: an existing one by device and inode, a new one
- * by its directory's and its own name. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-    char da[4096], db[4096];
-    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a + 1) : 1, ba ? a : ".");
-    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b + 1) : 1, bb ? b : ".");
-    if (strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) != 0)
-        return 0;
-    if (stat(da, &sa) != 0 || stat(db, &sb) != 0)
-        return strcmp(a, b) == 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static void output_close(run_output *o)
 {
     if (o->mem_fp)
@@ -190,7 +200,7 @@ static void output_close(run_output *o)
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 2];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 5];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -199,15 +209,21 @@ int cmd_run(int argc, char **argv)
     for (int i = 0; i < N_OUTPUTS; i++)
         opts[no++] = (struct option){out_opts[i], required_argument, NULL,
                                      OPT_FEATURES + i};
+    opts[no++] = (struct option){"max-work", required_argument, NULL,
+                                 OPT_MAX_WORK};
+    opts[no++] = (struct option){"max-memory", required_argument, NULL,
+                                 OPT_MAX_MEMORY};
+    opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 
     exp_pops pops;
     memset(&pops, 0, sizeof pops);
     exp_t *e = malloc(sizeof *e);
-    bn_error err;
+    static bn_error err, sub;
     if (!e)
         return cli_error(cmd, "out of memory");
+    sweep_limits limits = {SWEEP_MAX_WORK, SWEEP_MAX_MEMORY};
     run_output outs[N_OUTPUTS];
     out_file files[N_OUTPUTS];
     char opt_names[N_OUTPUTS][24];
@@ -221,18 +237,33 @@ int cmd_run(int argc, char **argv)
     run_result res;
     memset(&res, 0, sizeof res);
     int c, idx, taken, rc = CLI_EXIT_USAGE;
+    size_t n_sets = 0;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
     if (exp_init(e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
+    if (!sets) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
+    while ((c = cli_next(&p, &idx)) != -1) {
         if (c == OPT_HELP) {
             run_usage();
             rc = 0;
             goto done;
         } else if (c >= OPT_FEATURES && c < OPT_FEATURES + N_OUTPUTS) {
             outs[c - OPT_FEATURES].path = optarg;
+        } else if (c == OPT_MAX_WORK) {
+            if (cli_parse_count(cmd, "--max-work", optarg, &limits.work))
+                goto done;
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_parse_size(cmd, "--max-memory", optarg, &limits.bytes))
+                goto done;
+        } else if (c == OPT_SET) {
+            sets[n_sets++] = optarg;
         } else if (cli_take_pop_option(c, optarg, &po)) {
             continue;
         } else if ((taken = cli_take_key_option(cmd, e, c, opts[idx].name,
@@ -240,9 +271,12 @@ int cmd_run(int argc, char **argv)
             if (taken != 1)
                 goto done;
         } else {
-            cli_bad_option(cmd, argv, optopt);
             goto done;
         }
+    }
+    if (exp_set_overrides(e, sets, n_sets, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
     }
     if (cli_one_configuration(cmd, e, argc, argv) != 0)
         goto done;
@@ -251,14 +285,25 @@ int cmd_run(int argc, char **argv)
         for (int j = i + 1; j < N_OUTPUTS; j++)
             if (outs[i].path && outs[j].path &&
                 strcmp(outs[j].path, "-") != 0 &&
-                same_file(outs[i].path, outs[j].path)) {
+                out_same_file(outs[i].path, outs[j].path)) {
                 cli_error(cmd, "%s: '%s' is the file %s writes too",
                           outs[j].opt, outs[j].path, outs[i].opt);
                 goto done;
             }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
         goto done;
+    /* A file --set population.file names is read as --population's. */
+    if (!e->popfile.pop && exp_read_population(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
     if (exp_finish(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    sweep_estimate est;
+    sweep_estimate_of(e, 1, 0, &est);
+    if (sweep_check_limits(e, &est, &limits, "run", &err) != 0) {
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
@@ -289,21 +334,30 @@ int cmd_run(int argc, char **argv)
             cli_error(cmd, "%s", err.msg);
             goto done;
         }
-    if (outs[2].fp)
-        out_curve_header(outs[2].fp);
+    if (outs[2].fp) {
+        bn_buf b = {0};
+        out_curve_header(&b);
+        if (put(outs[2].fp, &b, cmd, outs[2].opt) != 0)
+            goto done;
+    }
     if (outs[3].fp)
         fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
     outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &cfg};
     run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
                         outs[2].path ? write_curve : NULL, &octx,
                         outs[3].fp};
-    if (run_execute_on(&pops.p, &cfg, &obs, &res, &err) != 0) {
+    int blame[2] = {-1, -1};
+    if (run_execute_blamed(&pops.p, &cfg, &obs, &res, blame, &sub) != 0) {
+        exp_blame(e, &cfg, blame, sub.msg, &err);
         cli_error(cmd, "%s", err.msg);
         goto done;
     }
     if (outs[0].path) {
-        out_features_header(outs[0].fp, 1u << cfg.model);
-        out_features_rows(outs[0].fp, 1u << cfg.model, pop, &cfg, &res);
+        bn_buf b = {0};
+        out_features_header(&b, 1u << cfg.model);
+        out_features_rows(&b, 1u << cfg.model, pop, &cfg, &res);
+        if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
+            goto done;
     }
     /* The files first, all or none; standard output's tables are complete
      * in memory by now. */
@@ -318,8 +372,11 @@ int cmd_run(int argc, char **argv)
     }
     if (cfg.model == RUN_MODEL_LAYER)
         cli_note_constant(cmd, pop);
-    out_summary_header(stdout, 1u << cfg.model);
-    out_summary_row(stdout, 1u << cfg.model, pop, &cfg, &res);
+    bn_buf b = {0};
+    out_summary_header(&b, 1u << cfg.model);
+    out_summary_row(&b, 1u << cfg.model, pop, &cfg, &res);
+    if (put(stdout, &b, cmd, "standard output") != 0)
+        goto done;
     for (int i = 0; i < N_OUTPUTS; i++)
         if (outs[i].mem_fp) {
             fputc('\n', stdout);
@@ -335,6 +392,7 @@ done:
     exp_pops_free(&pops);
     exp_free(e);
     free(e);
+    free(sets);
     return rc;
 }
 
@@ -352,8 +410,8 @@ int cmd_population(int argc, char **argv)
     };
     cli_pop_option_table(opts + 5); /* the last entry stays zero */
     int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
             return 0;
@@ -375,7 +433,6 @@ int cmd_population(int argc, char **argv)
                               &batch_size))
                 return CLI_EXIT_USAGE;
         } else if (!cli_take_pop_option(c, optarg, &po)) {
-            cli_bad_option(cmd, argv, optopt);
             return CLI_EXIT_USAGE;
         }
     }
@@ -420,8 +477,10 @@ int cmd_population(int argc, char **argv)
             goto done;
         }
     }
-    out_population(stdout, pop, perm);
-    rc = 0;
+    bn_buf b = {0};
+    out_population(&b, pop, perm);
+    if (put(stdout, &b, cmd, "standard output") == 0)
+        rc = 0;
 done:
     free(perm);
     exp_pops_free(&pops);

@@ -1,7 +1,8 @@
 /*
  * `bnstudy sweep FILE.ini`: run an experiment file's whole product and
  * write its files under --out. The file and every --set override are
- * checked before anything is created.
+ * checked, and the work and memory estimated, before anything is
+ * created.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,13 +16,15 @@
 static const char usage[] =
     "usage: bnstudy sweep FILE.ini [--out DIR] [--set SECTION.KEY=VALUE ...]\n"
     "                   [--jobs N] [--population FILE [--label COLUMN]\n"
-    "                   [--group COLUMN]]\n"
+    "                   [--group COLUMN]] [--max-work N] [--max-memory SIZE]\n"
     "\n"
     "Run every configuration of the experiment file (the cartesian product\n"
     "of its axes) and write DIR/<file stem>/summary.tsv, features.tsv,\n"
     "table.md and manifest.tsv (with many seeds also distribution.tsv and\n"
-    "expectation.tsv), or those its `[experiment] outputs` names. The bytes\n"
-    "do not depend on --jobs.\n"
+    "expectation.tsv), or those its `[experiment] outputs` names. The\n"
+    "directory is replaced as a whole when every file is complete, so it\n"
+    "holds the old result set or the new one. The bytes do not depend on\n"
+    "--jobs.\n"
     "\n"
     "  --out DIR                 where to write (results)\n"
     "  --set SECTION.KEY=VALUE   override a setting of the file (repeatable)\n"
@@ -30,6 +33,11 @@ static const char usage[] =
     "                            instead of the file's [population]\n"
     "  --label COLUMN            the file's class-label column\n"
     "  --group COLUMN            the file's group column\n"
+    "  --max-work N              refuse a sweep of more row passes (epochs\n"
+    "                            x rows x features over the configurations)\n"
+    "                            than N (1e9)\n"
+    "  --max-memory SIZE         refuse a sweep that would hold more than\n"
+    "                            SIZE bytes, K M G T allowed (2G)\n"
     "  -h, --help                this text\n";
 
 static const struct option options[] = {
@@ -39,6 +47,8 @@ static const struct option options[] = {
     {"population", required_argument, NULL, 'p'},
     {"label", required_argument, NULL, 'l'},
     {"group", required_argument, NULL, 'g'},
+    {"max-work", required_argument, NULL, 'w'},
+    {"max-memory", required_argument, NULL, 'm'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -48,7 +58,8 @@ static void note_constant(const pop_t *pop) { cli_note_constant("sweep", pop); }
 int cmd_sweep(int argc, char **argv)
 {
     const char *cmd = "sweep";
-    sweep_options opt = {"results", NULL, 0, 0, 1, NULL, NULL};
+    sweep_options opt = {"results", NULL, 0, 0, 1,
+                         {SWEEP_MAX_WORK, SWEEP_MAX_MEMORY}, NULL, NULL};
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     opt.jobs = ncpu > 0 ? (unsigned)(ncpu > 64 ? 64 : ncpu) : 1;
     char **sets = calloc((size_t)argc, sizeof *sets);
@@ -56,10 +67,11 @@ int cmd_sweep(int argc, char **argv)
     int c, rc = CLI_EXIT_USAGE;
     uint64_t u;
     exp_overrides ov = {NULL, 0, NULL, NULL, NULL};
-    opterr = 0;
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, options, "h", repeatable, 0};
     if (!sets)
         return cli_error(cmd, "out of memory");
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             fputs(usage, stdout);
             rc = 0;
@@ -82,8 +94,15 @@ int cmd_sweep(int argc, char **argv)
             if (cli_parse_u64(cmd, "--jobs", optarg, 1, 64, &u) != 0)
                 goto done;
             opt.jobs = (unsigned)u;
+        } else if (c == 'w') {
+            if (cli_parse_count(cmd, "--max-work", optarg,
+                                &opt.limits.work) != 0)
+                goto done;
+        } else if (c == 'm') {
+            if (cli_parse_size(cmd, "--max-memory", optarg,
+                               &opt.limits.bytes) != 0)
+                goto done;
         } else {
-            cli_bad_option(cmd, argv, optopt);
             goto done;
         }
     }
@@ -102,7 +121,7 @@ int cmd_sweep(int argc, char **argv)
         goto done;
     }
     exp_t *e = malloc(sizeof *e);
-    bn_error err;
+    static bn_error err;
     if (!e) {
         cli_error(cmd, "out of memory");
         goto done;

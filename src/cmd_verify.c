@@ -32,16 +32,14 @@ int cmd_verify(int argc, char **argv)
     const char *cmd = "verify", *claims = "experiments/claims.ini";
     const char *dir = "results";
     int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    cli_parser p = {cmd, argc, argv, options, "h", NULL, 0};
+    while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h')
             return fputs(usage, stdout), 0;
-        if (c == 'c') {
+        if (c == 'c')
             claims = optarg;
-        } else {
-            cli_bad_option(cmd, argv, optopt);
+        else
             return CLI_EXIT_USAGE;
-        }
     }
     if (optind < argc)
         dir = argv[optind++];
@@ -50,7 +48,7 @@ int cmd_verify(int argc, char **argv)
     /* The report reaches stdout only whole: a claim that cannot be read
      * stops everything with nothing printed. */
     verify_counts n;
-    bn_error err;
+    static bn_error err;
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);

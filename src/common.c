@@ -1,16 +1,31 @@
-/* The error record's helper, and joining a table's names. */
+/* The error record's helper, joining a table's names, control bytes. */
 #include "common.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int bn_fail(bn_error *err, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    bn_vfail(err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int bn_vfail(bn_error *err, const char *fmt, va_list ap)
+{
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
+        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        if (n < 0 || (size_t)n >= sizeof err->msg) {
+#ifdef BN_STRICT
+            abort(); /* tests and fuzzing: a message that does not fit */
+#else
+            static const char cut[] = " [message cut: a bnstudy bug]";
+            memcpy(err->msg + sizeof err->msg - sizeof cut, cut, sizeof cut);
+#endif
+        }
     }
     return -1;
 }
@@ -24,5 +39,25 @@ const char *bn_join(char *buf, size_t cap, const char *sep,
         len += (size_t)snprintf(buf + len, cap - len, "%s%s",
                                 i == 0 ? "" : name(i + 1) ? sep : last_sep,
                                 name(i));
+    return buf;
+}
+
+const char *bn_control_char(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return s;
+    return NULL;
+}
+
+const char *bn_control_name(char c, char buf[16])
+{
+    if (c == '\t')
+        return "a tab";
+    if (c == '\n')
+        return "a newline";
+    if (c == '\r')
+        return "a carriage return";
+    snprintf(buf, 16, "byte 0x%02x", (unsigned)(unsigned char)c);
     return buf;
 }

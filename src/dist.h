@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "buf.h"
 #include "common.h"
 #include "exp.h"
 #include "pop.h"
@@ -30,11 +31,22 @@ typedef struct {
  * one value) and GSL's quantiles (linear between order statistics). */
 dist_summary dist_summarise(double *v, size_t n);
 
-/* res[k] is the result of exp_config(e, k); models the mask of the
- * models trained (out.h). Any of the files may be NULL (not wanted). */
-int dist_write(const exp_t *e, unsigned models, const pop_t *pop,
-               const run_config *cfgs,
-               const run_result *res, FILE *dist, FILE *expect,
-               FILE *table, bn_error *err);
+/* The summaries of a sweep's configurations, taken in their order (a
+ * group of every batch size and seed of one setting of the other axes is
+ * contiguous: exp_index), so that only one group is held at a time.
+ * models is the mask of the models trained (out.h). */
+typedef struct dist_acc_s dist_acc;
+dist_acc *dist_new(const exp_t *e, unsigned models, const pop_t *pop);
+void dist_free(dist_acc *a);
+/* The bytes dist_new holds, for the sweep's memory estimate. */
+size_t dist_bytes(const exp_t *e);
+/* The header lines of the wanted files (NULL: not wanted). */
+void dist_headers(const dist_acc *a, bn_buf *dist, bn_buf *expect,
+                  bn_buf *table);
+/* Configuration k, the next in order, and its result; when k completes
+ * its group, the group's rows are appended to the wanted files. */
+int dist_add(dist_acc *a, size_t k, const run_config *cfg,
+             const run_result *res, bn_buf *dist, bn_buf *expect,
+             bn_buf *table, bn_error *err);
 
 #endif

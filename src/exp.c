@@ -399,14 +399,43 @@ static int fail(const where *w, const char *fmt, ...)
     ;
 static int fail(const where *w, const char *fmt, ...)
 {
-    char msg[400];
+    char msg[BN_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    const char *origin = w->origin ? w->origin : "the default";
     if (w->name_key)
-        return bn_fail(w->err, "%s: %s: %s", w->origin, w->key, msg);
-    return bn_fail(w->err, "%s: %s", w->origin, msg);
+        return bn_fail(w->err, "%s: %s: %s", origin, w->key, msg);
+    return bn_fail(w->err, "%s: %s", origin, msg);
+}
+
+/* The first byte of a value that would become structure in a TSV field
+ * or a manifest line: any control character in text; in a list, any but
+ * a tab between items (written back with spaces), so none inside a
+ * quoted item either. NULL when there is none. */
+static const char *structure_byte(const char *v, int text)
+{
+    int quoted = 0, start = 1;
+    for (const char *c = v; *c; c++) {
+        if (!quoted && start && *c == '"') {
+            quoted = 1;
+            start = 0;
+            continue;
+        }
+        if (quoted && *c == '"') {
+            if (c[1] == '"')
+                c++;
+            else
+                quoted = 0;
+            continue;
+        }
+        if (((unsigned char)*c < 0x20 || *c == 0x7f) &&
+            (text || quoted || *c != '\t'))
+            return c;
+        start = !quoted && (isspace((unsigned char)*c) || *c == ',');
+    }
+    return NULL;
 }
 
 /* Grow a list by one value. */
@@ -436,9 +465,13 @@ static int add_feature(exp_t *e, const where *w, const char *value)
     double mean, sd, rho;
     int bad = r < 0 || n != 4 || parse_real(tok[1], &mean) ||
               parse_real(tok[2], &sd) || parse_real(tok[3], &rho);
+    bn_error sub;
+    where bare = *w; /* the message names the feature */
+    bare.name_key = 0;
     if (!bad && pop_feature_index(p, tok[0]) >= 0)
         bad = 2;
-    else if (!bad && (!(sd >= 0) || !(rho >= -1 && rho <= 1)))
+    else if (!bad && pop_check_feature(&(pop_feature){tok[0], mean, sd, rho},
+                                       &sub) != 0)
         bad = 3;
     else if (!bad && pop_spec_add(p, tok[0], mean, sd, rho) != 0)
         bad = 4;
@@ -448,7 +481,7 @@ static int add_feature(exp_t *e, const where *w, const char *value)
     else if (bad == 2)
         rc = fail(w, "name '%s' given twice", tok[0]);
     else if (bad == 3)
-        rc = fail(w, "%s: sd must be >= 0 and rho in [-1, 1]", tok[0]);
+        rc = fail(&bare, "%s", sub.msg);
     else if (bad == 4)
         rc = fail(w, "out of memory");
     for (size_t i = 0; i < 5; i++)
@@ -639,6 +672,17 @@ static char *join_path(const char *dir, size_t dir_len, const char *s)
 
 static char *copy_text(const char *s) { return join_path(NULL, 0, s); }
 
+/* Where a key was set, kept for the whole-file checks' messages. */
+static int set_from(exp_t *e, key_id k, const char *origin)
+{
+    char *from = copy_text(origin);
+    if (!from)
+        return -1;
+    free(e->from[k]);
+    e->from[k] = from;
+    return 0;
+}
+
 /* The population file's path, relative to the experiment file's
  * directory when there is one. */
 static exp_popfile *file_of(exp_t *e, key_id k)
@@ -722,11 +766,23 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
     where w = {origin, d->name, name_key, err};
     uint64_t u;
     int rc;
+    /* Values end up in TSV fields and manifest lines, where a tab or a
+     * newline would be structure. */
+    const char *bad = structure_byte(value, d->type == KT_TEXT);
+    if (bad) {
+        char name[16];
+        return fail(&w, "%s in the value", bn_control_name(*bad, name));
+    }
     switch (d->type) {
-    case KT_TEXT:
-        snprintf(e->description, sizeof e->description, "%s", value);
+    case KT_TEXT: {
+        char *text = copy_text(value);
+        if (!text)
+            return fail(&w, "out of memory");
+        free(e->description);
+        e->description = text;
         rc = 0;
         break;
+    }
     case KT_COLUMNS:
     case KT_OUTPUTS:
         rc = set_names(e, k, &w, value);
@@ -764,9 +820,62 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
         rc = set_list(e, k, &w, value);
         break;
     }
-    if (rc == 0 && origin)
-        snprintf(e->from[k], sizeof e->from[k], "%s", origin);
+    if (rc == 0 && origin && set_from(e, k, origin) != 0)
+        return fail(&w, "out of memory");
     return rc;
+}
+
+int exp_set_override(exp_t *e, const char *set, int *set_features,
+                     bn_error *err)
+{
+    size_t len = strlen(set);
+    if (len > BN_LINE_MAX)
+        return bn_fail(err, "--set of %zu characters, more than the limit "
+                            "of %d (a line of an experiment file)",
+                       len, BN_LINE_MAX);
+    const char *bad = bn_control_char(set);
+    if (bad) {
+        char name[16];
+        return bn_fail(err, "--set %s: %s (the manifest records every "
+                            "--set on one line)",
+                       set, bn_control_name(*bad, name));
+    }
+    const char *eq = strchr(set, '='), *dot = strchr(set, '.');
+    if (!eq || !dot || dot > eq)
+        return bn_fail(err, "--set %s: expected section.key=value", set);
+    char section[BN_LINE_MAX + 1], name[BN_LINE_MAX + 1];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - set), set);
+    snprintf(name, sizeof name, "%.*s", (int)(eq - dot - 1), dot + 1);
+    char where[BN_LINE_MAX + 8];
+    snprintf(where, sizeof where, "--set %s", set);
+    int k = exp_key_find(section, name);
+    if (k < 0)
+        return bn_fail(err, "%s: unknown key '%s' in [%s]", where, name,
+                       section);
+    /* The first --set feature replaces the file's list, later ones add
+     * to it. */
+    if (k == KEY_FEATURE && !(*set_features)++)
+        pop_spec_clear(&e->pop);
+    return exp_set(e, (key_id)k, eq + 1, where, 1, err);
+}
+
+int exp_set_overrides(exp_t *e, char *const *sets, size_t n, bn_error *err)
+{
+    /* A key set twice is refused, as a key given twice in a file is;
+     * feature lines add up. */
+    int set_features = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++) {
+            const char *a = sets[i], *b = sets[j];
+            size_t ka = strcspn(a, "="), kb = strcspn(b, "=");
+            if (ka == kb && strncmp(a, b, ka) == 0 &&
+                strncmp(a, "population.feature=", 19) != 0)
+                return bn_fail(err, "--set %.*s given twice", (int)ka, a);
+        }
+        if (exp_set_override(e, sets[i], &set_features, err) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 int exp_set_population(exp_t *e, const char *path, const char *label,
@@ -782,7 +891,8 @@ int exp_set_population(exp_t *e, const char *path, const char *label,
         char **slot = i ? &e->popfile.group : &e->popfile.label;
         free(*slot);
         *slot = NULL;
-        e->from[key[i]][0] = '\0';
+        free(e->from[key[i]]);
+        e->from[key[i]] = NULL;
         if (val[i])
             rc = exp_set(e, key[i], val[i], opt[i], 0, err);
     }
@@ -793,15 +903,13 @@ int exp_init(exp_t *e, bn_error *err)
 {
     memset(e, 0, sizeof *e);
     strcpy(e->stem, "run");
-    strcpy(e->source, "run");
-    if (pop_default_spec(&e->pop) != 0)
+    if (!(e->source = copy_text("run")) || pop_default_spec(&e->pop) != 0)
         return bn_fail(err, "out of memory");
+    /* Defaults are set by no one: they have no origin. */
     for (int k = 0; k < KEY_COUNT; k++)
-        if (keys[k].dflt && exp_set(e, (key_id)k, keys[k].dflt,
-                                    "the default", 1, err) != 0)
+        if (keys[k].dflt &&
+            exp_set(e, (key_id)k, keys[k].dflt, NULL, 1, err) != 0)
             return -1;
-    /* Defaults were not set by anyone. */
-    memset(e->from, 0, sizeof e->from);
     return 0;
 }
 
@@ -809,9 +917,15 @@ void exp_free(exp_t *e)
 {
     for (int k = 0; k < KEY_COUNT; k++) {
         free(e->v[k]);
+        free(e->from[k]);
         e->v[k] = NULL;
+        e->from[k] = NULL;
         e->n[k] = 0;
     }
+    free(e->source);
+    free(e->text);
+    free(e->description);
+    e->source = e->text = e->description = NULL;
     free(e->orders);
     free_names(e->order_names, e->n_orders);
     e->orders = NULL;
@@ -916,6 +1030,44 @@ size_t exp_count(const exp_t *e)
     return total;
 }
 
+size_t exp_rows(const exp_t *e)
+{
+    return e->popfile.pop ? e->popfile.pop->n : e->pop.n_rows;
+}
+
+size_t exp_features(const exp_t *e)
+{
+    return e->popfile.pop ? e->popfile.pop->f : e->pop.n_features;
+}
+
+size_t exp_classes(const exp_t *e)
+{
+    if (e->popfile.pop)
+        return e->popfile.pop->label.column ? e->popfile.pop->label.n_levels
+                                            : 0;
+    return e->pop.classes;
+}
+
+double exp_work(const exp_t *e)
+{
+    /* The work varies with the model, its hidden units and the epochs;
+     * every other axis multiplies it. */
+    size_t rows = exp_rows(e), f = exp_features(e), k = exp_classes(e);
+    size_t nt = e->n[KEY_MODEL], nh = e->n[KEY_HIDDEN], ne = e->n[KEY_EPOCHS];
+    run_config cfg;
+    exp_config(e, 0, &cfg);
+    double w = 0.0;
+    for (size_t it = 0; it < nt; it++)
+        for (size_t ih = 0; ih < nh; ih++)
+            for (size_t ie = 0; ie < ne; ie++) {
+                cfg.model = (run_model_id)e->v[KEY_MODEL][it].i;
+                cfg.clf.hidden = (size_t)e->v[KEY_HIDDEN][ih].u;
+                cfg.epochs = (unsigned long)e->v[KEY_EPOCHS][ie].u;
+                w += run_work(&cfg, rows, f, k);
+            }
+    return w * (double)(exp_count(e) / (nt * nh * ne));
+}
+
 size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib)
 {
     return ib + e->n[KEY_BATCH_SIZE] * (is + e->n[KEY_SEED] * r);
@@ -955,9 +1107,9 @@ void exp_config(const exp_t *e, size_t k, run_config *cfg)
 
 static const char *origin(const exp_t *e, int k0, int k1)
 {
-    if (k0 >= 0 && e->from[k0][0])
+    if (k0 >= 0 && e->from[k0])
         return e->from[k0];
-    if (k1 >= 0 && e->from[k1][0])
+    if (k1 >= 0 && e->from[k1])
         return e->from[k1];
     return e->source;
 }
@@ -999,7 +1151,7 @@ typedef struct {
 
 static int finish_checks(exp_t *e, const shapes *sh, bn_error *err);
 
-static int was_set(const exp_t *e, int k) { return e->from[k][0] != 0; }
+static int was_set(const exp_t *e, int k) { return e->from[k] != NULL; }
 
 /* finish_checks keeps a bit per key. */
 typedef char keys_fit_in_a_mask[KEY_COUNT <= 64 ? 1 : -1];
@@ -1022,6 +1174,15 @@ static const char *model_names(unsigned models, char *buf, size_t cap)
             len += (size_t)snprintf(buf + len, cap - len, "%sthe %s",
                                     len ? " and " : "", run_model_name(m));
     return buf;
+}
+
+int exp_blame(const exp_t *e, const run_config *cfg, const int *blame,
+              const char *msg, bn_error *err)
+{
+    char values[200];
+    blamed_values(e, cfg, blame, values, sizeof values);
+    return bn_fail(err, "%s: %s%s", origin(e, blame[0], blame[1]), values,
+                   msg);
 }
 
 /* A population read from a file has no rows, seed, feature or classes
@@ -1149,6 +1310,7 @@ static int held_out_shape(exp_t *e, shapes *sh, bn_error *err)
 int exp_finish(exp_t *e, bn_error *err)
 {
     bn_error sub;
+    e->models = 0;
     if (file_excludes(e, err) != 0)
         return -1;
     e->models = 0;
@@ -1310,12 +1472,8 @@ static int finish_checks(exp_t *e, const shapes *sh, bn_error *err)
         int blame[2] = {-1, -1};
         const pop_t *shape =
             run_model_get(cfg.model)->held_out ? &sh->train : &sh->all;
-        if (run_check(&cfg, shape, blame, &sub) != 0) {
-            char values[200];
-            blamed_values(e, &cfg, blame, values, sizeof values);
-            return bn_fail(err, "%s: %s%s", origin(e, blame[0], blame[1]),
-                           values, sub.msg);
-        }
+        if (run_check(&cfg, shape, blame, &sub) != 0)
+            return exp_blame(e, &cfg, blame, sub.msg, err);
         size_t i = na;
         while (i-- > 0) {
             if (ax[i] == KEY_SEED)
@@ -1373,18 +1531,18 @@ void exp_pops_free(exp_pops *p)
 
 /* ---- the manifest and the key columns ---- */
 
-static void print_ints(FILE *fp, const key_value *v, size_t n)
+static void print_ints(bn_buf *fp, const key_value *v, size_t n)
 {
     /* Runs of consecutive values print as A..B, as they may be written. */
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j + 1 < n && v[j].u != UINT64_MAX && v[j + 1].u == v[j].u + 1)
             j++;
-        fprintf(fp, "%s%llu", i ? " " : "", (unsigned long long)v[i].u);
+        buf_printf(fp, "%s%llu", i ? " " : "", (unsigned long long)v[i].u);
         if (j > i + 1)
-            fprintf(fp, "..%llu", (unsigned long long)v[j].u);
+            buf_printf(fp, "..%llu", (unsigned long long)v[j].u);
         else if (j == i + 1)
-            fprintf(fp, " %llu", (unsigned long long)v[j].u);
+            buf_printf(fp, " %llu", (unsigned long long)v[j].u);
         i = j + 1;
     }
 }
@@ -1422,7 +1580,7 @@ static int in_manifest(const exp_t *e, int k)
     }
 }
 
-void exp_manifest(FILE *fp, const exp_t *e)
+void exp_manifest(bn_buf *fp, const exp_t *e)
 {
     for (int k = 0; k < KEY_COUNT; k++) {
         const key_def *d = &keys[k];
@@ -1431,34 +1589,39 @@ void exp_manifest(FILE *fp, const exp_t *e)
         if (d->type == KT_PATH) {
             const exp_popfile *pf =
                 k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
-            fprintf(fp, "%s.%s\t%s\n", d->section, d->name, pf->file);
-            fprintf(fp, "%s.%s_sha256\t%s\n", d->section, d->name,
-                    pf->sha256);
+            buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, pf->file);
+            buf_printf(fp, "%s.%s_sha256\t%s\n", d->section, d->name,
+                       pf->sha256);
+            /* What the file held, which the experiment does not say:
+             * figures give the rows in their axis labels. */
+            if (pf->pop)
+                buf_printf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
+                           pf->pop->n);
             continue;
         }
         if (d->type == KT_COLUMN) {
             const char *c = k == KEY_POP_LABEL ? e->popfile.label
                                                : e->popfile.group;
             if (c)
-                fprintf(fp, "%s.%s\t%s\n", d->section, d->name, c);
+                buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, c);
             continue;
         }
         if (d->type == KT_FEATURE) {
             for (size_t j = 0; j < e->pop.n_features; j++) {
                 const pop_feature *f = &e->pop.features[j];
-                fprintf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
+                buf_printf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
                         d->name, f->name, f->mean, f->sd, f->rho);
             }
             continue;
         }
-        fprintf(fp, "%s.%s\t", d->section, d->name);
+        buf_printf(fp, "%s.%s\t", d->section, d->name);
         switch (d->type) {
         case KT_TEXT:
-            fputs(e->description, fp);
+            buf_puts(fp, e->description ? e->description : "");
             break;
         case KT_COLUMNS:
             for (size_t i = 0; i < e->n_table; i++)
-                fprintf(fp, "%s%s", i ? " " : "", e->table[i]);
+                buf_printf(fp, "%s%s", i ? " " : "", e->table[i]);
             break;
         case KT_OUTPUTS:
             /* The files of the models trained: the rest are never made. */
@@ -1466,37 +1629,37 @@ void exp_manifest(FILE *fp, const exp_t *e)
                 if ((e->outputs & (1u << f)) &&
                     (out_file_get(f)->model < 0 ||
                      (e->models & RUN_MODEL_BIT(out_file_get(f)->model)))) {
-                    fprintf(fp, "%s%s", first ? "" : " ",
+                    buf_printf(fp, "%s%s", first ? "" : " ",
                             out_file_get(f)->name);
                     first = 0;
                 }
             break;
         case KT_UINT:
-            fprintf(fp, "%llu", (unsigned long long)uint_of(e, (key_id)k));
+            buf_printf(fp, "%llu", (unsigned long long)uint_of(e, (key_id)k));
             break;
         case KT_REAL:
-            fprintf(fp, "%.17g", real_of(e, (key_id)k));
+            buf_printf(fp, "%.17g", real_of(e, (key_id)k));
             break;
         case KT_REALS:
             for (size_t i = 0; i < e->n[k]; i++)
-                fprintf(fp, "%s%.17g", i ? " " : "", e->v[k][i].r);
+                buf_printf(fp, "%s%.17g", i ? " " : "", e->v[k][i].r);
             break;
         case KT_UINTS:
             print_ints(fp, e->v[k], e->n[k]);
             break;
         case KT_CHOICES:
             for (size_t i = 0; i < e->n[k]; i++)
-                fprintf(fp, "%s%s", i ? " " : "", d->choice(e->v[k][i].i));
+                buf_printf(fp, "%s%s", i ? " " : "", d->choice(e->v[k][i].i));
             break;
         case KT_ORDERS:
             for (size_t i = 0; i < e->n[k]; i++)
-                fprintf(fp, "%s%s", i ? " " : "",
+                buf_printf(fp, "%s%s", i ? " " : "",
                         e->orders[e->v[k][i].i].name);
             break;
         default:
             break;
         }
-        fputc('\n', fp);
+        buf_putc(fp, '\n');
     }
 }
 
@@ -1525,26 +1688,26 @@ int exp_key_column(const char *name)
     return -1;
 }
 
-void exp_cell_print(FILE *fp, const key_cell *c, const char *real_fmt)
+void exp_cell_print(bn_buf *fp, const key_cell *c, const char *real_fmt)
 {
     if (c->kind == CELL_TEXT)
-        fputs(c->text ? c->text : c->buf, fp);
+        buf_puts(fp, c->text ? c->text : c->buf);
     else if (c->kind == CELL_INT)
-        fprintf(fp, "%llu", c->u);
+        buf_printf(fp, "%llu", c->u);
     else
-        fprintf(fp, real_fmt, c->r);
+        buf_printf(fp, real_fmt, c->r);
 }
 
-void exp_key_header(FILE *fp, unsigned file, int lead, int first,
+void exp_key_header(bn_buf *fp, unsigned file, int lead, int first,
                     unsigned models)
 {
     key_id col[KEY_COUNT];
     size_t n = columns(file, lead, models, col);
     for (size_t i = 0; i < n; i++)
-        fprintf(fp, "%s%s", i == 0 && first ? "" : "\t", keys[col[i]].name);
+        buf_printf(fp, "%s%s", i == 0 && first ? "" : "\t", keys[col[i]].name);
 }
 
-void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
+void exp_key_cells(bn_buf *fp, const run_config *cfg, unsigned file, int lead,
                    int first, const char *real_fmt, unsigned models)
 {
     key_id col[KEY_COUNT];
@@ -1560,7 +1723,7 @@ void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
         else
             keys[col[i]].get(cfg, &c);
         if (i > 0 || !first)
-            fputc('\t', fp);
+            buf_putc(fp, '\t');
         exp_cell_print(fp, &c, real_fmt);
     }
 }

@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "bn.h"
+#include "buf.h"
 #include "common.h"
 #include "pop.h"
 #include "run.h"
@@ -133,11 +134,13 @@ typedef struct {
 } exp_popfile;
 
 typedef struct exp_s {
-    char source[256]; /* file name as given, for messages */
+    char *source;     /* file name as given, for messages */
     int source_is_file; /* source is a path whose directory PATH keys are
                          * relative to (exp_load sets it) */
     char stem[64];    /* file name without directory and .ini */
-    char description[512];
+    char *text;       /* the experiment file's bytes, as read (or NULL) */
+    size_t text_len;
+    char *description;
     pop_spec pop;     /* the generated population's recipe */
     exp_popfile popfile;
     /* [evaluation] file: the held-out models' evaluation rows instead of
@@ -149,8 +152,6 @@ typedef struct exp_s {
     /* The identifier of what a held-out model trains and is evaluated on:
      * the population and its held-out rows (popid.h). */
     char held_id[17];
-    unsigned models;  /* bit m: a configuration trains model m, once
-                       * exp_finish has run */
     size_t n[KEY_COUNT];     /* the values of each axis */
     key_value *v[KEY_COUNT];
     order_spec *orders;      /* KEY_ORDER's values point here */
@@ -159,9 +160,11 @@ typedef struct exp_s {
     size_t n_table;          /* reading-table columns */
     char table[EXP_MAX_COLUMNS][64];
     unsigned outputs;        /* bit i: output file i of out.h */
-    /* where each key was set ("FILE:LINE", "--set ...", "--option"; empty
+    unsigned models;         /* bit m: a configuration trains model m,
+                              * once exp_finish has run */
+    /* where each key was set ("FILE:LINE", "--set ...", "--option"; NULL
      * for a default), for the messages of the whole-file checks */
-    char from[KEY_COUNT][300];
+    char *from[KEY_COUNT];
 } exp_t;
 
 /* Row k of the key table (k < KEY_COUNT). */
@@ -179,6 +182,15 @@ void exp_free(exp_t *e);
  * relative to the experiment file's directory (source_is_file). */
 int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
             int name_key, bn_error *err);
+/* One override "section.key=value" (a command line's --set), its origin
+ * "--set section.key=value". *set_features counts the features set so
+ * far (0 at first): the first replaces those held, later ones add. */
+int exp_set_override(exp_t *e, const char *set, int *set_features,
+                     bn_error *err);
+/* Every override of a command line, in order, by exp_set_override; a
+ * key given twice (but population.feature, whose lines add up) is
+ * refused. */
+int exp_set_overrides(exp_t *e, char *const *sets, size_t n, bn_error *err);
 /* The population file of a command line (--population, --label,
  * --group; label and group may be NULL): the path is relative to the
  * current directory, and the file's label and group are replaced. */
@@ -229,16 +241,38 @@ typedef struct {
 
 /* Defaults, then the file, then the overrides, then the population file
  * read (exp_read_population), then exp_finish (expfile.c, which reads
- * the INI with libinih). ov may be NULL. */
+ * the INI with libinih). The file is read once, whole (EXP_MAX_FILE bytes
+ * at most), into e->text. ov may be NULL. */
+#define EXP_MAX_FILE (1u << 20)
 int exp_load(exp_t *e, const char *path, const exp_overrides *ov,
              bn_error *err);
+/* The same from text already in memory (len bytes, NUL-terminated, no
+ * NUL inside), named path; e->text stays NULL. */
+int exp_load_text(exp_t *e, const char *path, const char *text, size_t len,
+                  const exp_overrides *ov, bn_error *err);
 /* Read the population file, if the experiment names one: the whole file
  * once (popfile_slurp, bounded), its SHA-256, then exp_population_bytes;
  * and [evaluation] file the same way. */
 int exp_read_population(exp_t *e, bn_error *err);
 
+/* A failure of configuration cfg blamed on the keys blame[0] and
+ * blame[1] (-1 for none): msg prefixed with where the first of them that
+ * was set came from, and their values when they vary. */
+int exp_blame(const exp_t *e, const run_config *cfg, const int *blame,
+              const char *msg, bn_error *err);
+
 /* Number of configurations in the product. */
 size_t exp_count(const exp_t *e);
+/* The rows and features of the population e runs on (a file's, once
+ * read, or the spec's). */
+size_t exp_rows(const exp_t *e);
+size_t exp_features(const exp_t *e);
+/* The population's classes (0: no labels). */
+size_t exp_classes(const exp_t *e);
+/* The work of the whole product in row passes: epochs x rows x the
+ * model's work per row (run_work: the features for the layer, the
+ * weights for the classifier) summed over the configurations. */
+double exp_work(const exp_t *e);
 /* The k-th configuration, k < exp_count(e). */
 void exp_config(const exp_t *e, size_t k, run_config *cfg);
 /* The index k of the configuration with batch size number ib and seed
@@ -248,20 +282,20 @@ void exp_config(const exp_t *e, size_t k, run_config *cfg);
 size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib);
 
 /* "section.key\tvalue" lines of every key, as resolved. */
-void exp_manifest(FILE *fp, const exp_t *e);
+void exp_manifest(bn_buf *fp, const exp_t *e);
 
 /* The key columns of a file (COL_*), leading (the study's) or trailing,
  * of the models in the mask `models` (bit m: run_model_id m trained in
  * the file): names, and a configuration's cells (reals with real_fmt; "-"
  * for a key of a model the configuration does not train). Each column is
  * preceded by a tab unless it is the line's first and first is set. */
-void exp_key_header(FILE *fp, unsigned file, int lead, int first,
+void exp_key_header(bn_buf *fp, unsigned file, int lead, int first,
                     unsigned models);
-void exp_key_cells(FILE *fp, const run_config *cfg, unsigned file, int lead,
+void exp_key_cells(bn_buf *fp, const run_config *cfg, unsigned file, int lead,
                    int first, const char *real_fmt, unsigned models);
 /* The key column named name, or -1 (any file's). */
 int exp_key_column(const char *name);
 /* A cell, printed as TSV (%.17g) or table (%.4f) wants it. */
-void exp_cell_print(FILE *fp, const key_cell *c, const char *real_fmt);
+void exp_cell_print(bn_buf *fp, const key_cell *c, const char *real_fmt);
 
 #endif

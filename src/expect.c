@@ -13,6 +13,12 @@
 
 #define D(x) num_dd_make(x)
 
+int expect_applies(const run_config *cfg)
+{
+    return cfg->model == RUN_MODEL_LAYER && cfg->order.def->uniform &&
+           bn_estimator_get(cfg->layer.estimator)->weights != NULL;
+}
+
 /* The checks both closed forms make, and the estimator's row. */
 static const bn_estimator_def *closed_form_estimator(const pop_t *pop,
                                                      const run_config *cfg,

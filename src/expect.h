@@ -33,6 +33,9 @@
  * form. */
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err);
+/* Whether cfg has the closed form at all (the layer, a uniform order, an
+ * estimator with weights), so that any other failure is an error. */
+int expect_applies(const run_config *cfg);
 
 /* The same closed form when the stream drifts (drift.h): update t trains on
  * its batch shifted by drift_fraction(drift, t) delta_j in feature j. Over

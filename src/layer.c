@@ -32,6 +32,21 @@ int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
     return 0;
 }
 
+size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
+{
+    (void)k;
+    /* layer_run's buffers (a batch x, y and scratch; the last epoch's
+     * inputs and both outputs) and the pooled rows of the recompute. */
+    size_t b = cfg->batch_size;
+    return (4 * b * f + 1 + 4 * n * f) * sizeof(double);
+}
+
+double layer_row_work(const run_config *cfg, size_t f, size_t k)
+{
+    (void)cfg, (void)k;
+    return (double)f;
+}
+
 /* The pooling estimators: after training, the buffers become the mean and
  * variance of every sample in the first k batches of the order, pooled,
  * so the spread between batch means counts as it does in the population. */

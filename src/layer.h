@@ -16,5 +16,8 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
 /* The layer's own settings (bn_check). */
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err);
+/* The model table's bytes and row work (run.h). */
+size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k);
+double layer_row_work(const run_config *cfg, size_t f, size_t k);
 
 #endif

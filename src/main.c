@@ -22,6 +22,7 @@ static const char usage[] =
     "  verify       check the study's claims against the results\n"
     "  diagnose     say why a layer's running statistics are off, feature by\n"
     "               feature (a run, or a real checkpoint's statistics)\n"
+    "  plot         draw every figure a results directory supports\n"
     "\n"
     "  bnstudy COMMAND --help   options of a command\n"
     "  bnstudy --version        the version and what built it\n";
@@ -37,6 +38,7 @@ static const command commands[] = {
     {"sweep", cmd_sweep},
     {"verify", cmd_verify},
     {"diagnose", cmd_diagnose},
+    {"plot", cmd_plot},
 };
 
 /* A full disk or a closed pipe must not pass for success. */

@@ -178,30 +178,53 @@ static int make_by_group(const order_spec *o, const pop_t *pop,
 }
 
 static const order_def table[] = {
-    {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, make_as_is},
+    {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, make_as_is,
+     "batches in the enumerated order"},
     {"shuffled", ORDER_ARG_NONE, 0,
-     "Fisher-Yates from PCG32(seed, 2)", 1, make_shuffled},
+     "Fisher-Yates from PCG32(seed, 2)", 1, make_shuffled,
+     "shuffled batches"},
     {"sorted", ORDER_ARG_FEATURE, 1,
-     "stable ascending by feature NAME (the first)", 0, make_sorted},
+     "stable ascending by feature NAME (the first)", 0, make_sorted,
+     "batches sorted by %s"},
     {"sorted-desc", ORDER_ARG_FEATURE, 0,
-     "stable descending by feature NAME", 0, make_sorted_desc},
+     "stable descending by feature NAME", 0, make_sorted_desc,
+     "batches sorted by %s, descending"},
     {"grouped", ORDER_ARG_COUNT, 0,
      "K contiguous groups of the enumerated order, each shuffled", 0,
-     make_grouped},
+     make_grouped, "batches cut from %s contiguous groups"},
     {"interleaved", ORDER_ARG_NONE, 0,
      "batch k takes evenly spaced ranks of the order sorted by the first "
      "feature",
-     0, make_interleaved},
+     0, make_interleaved, "interleaved batches"},
     {"by-label", ORDER_ARG_LABEL, 0,
      "grouped by the label column, classes in index order, each shuffled",
-     0, make_by_label},
+     0, make_by_label, "batches grouped by class"},
     {"by-group", ORDER_ARG_GROUP, 0,
      "grouped by the group column, groups in index order, each shuffled",
-     0, make_by_group},
+     0, make_by_group, "batches grouped by the group column"},
 };
 #define N_ORDERS (sizeof table / sizeof *table)
 
 const order_def *order_get(size_t i) { return i < N_ORDERS ? &table[i] : NULL; }
+
+const char *order_phrase(const char *name, char *buf, size_t cap)
+{
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    for (size_t i = 0; i < N_ORDERS; i++) {
+        const order_def *d = &table[i];
+        if (strlen(d->name) != len || strncmp(d->name, name, len) != 0)
+            continue;
+        const char *arg = colon ? colon + 1 : "the first feature";
+        int takes = d->arg == ORDER_ARG_FEATURE || d->arg == ORDER_ARG_COUNT;
+        if (!colon && takes && !d->arg_optional)
+            break;
+        snprintf(buf, cap, d->phrase, arg);
+        return buf;
+    }
+    snprintf(buf, cap, "%s", name);
+    return buf;
+}
 
 const char *order_list(const char *sep, char *buf, size_t cap)
 {

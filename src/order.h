@@ -52,6 +52,10 @@ typedef struct {
     /* perm[0..n-1] starts as the identity; rearrange it. */
     int (*make)(const struct order_spec *o, const pop_t *pop, uint64_t seed,
                 size_t *perm, bn_error *err);
+    /* The batches it makes, in a sentence (figure titles and keys): a
+     * plural noun phrase, %s the argument (a feature's name, "the first
+     * feature" when the optional one is left out, or K). */
+    const char *phrase;
 } order_def;
 
 typedef struct order_spec {
@@ -78,5 +82,9 @@ int order_make(const order_spec *order, const pop_t *pop, uint64_t seed,
 const char *order_list(const char *sep, char *buf, size_t cap);
 /* The table, for whoever builds controls from it: row i, NULL past it. */
 const order_def *order_get(size_t i);
+/* An order's name as a results file writes it ("sorted:worst area"), in
+ * the words of its row's phrase ("batches sorted by worst area"), into
+ * buf; a name of no row is copied as it is. Needs no population. */
+const char *order_phrase(const char *name, char *buf, size_t cap);
 
 #endif

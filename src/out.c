@@ -1,12 +1,16 @@
 /* Atomic files and the TSV formats of docs/definitions.md. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "out.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "exp.h"
 #include "score.h"
 
@@ -16,7 +20,9 @@ int out_open(out_file *of, const char *path, bn_error *err)
     if (path[0] == '\0')
         return bn_fail(err, "an empty path names no file");
     if (strlen(path) + 16 > sizeof of->tmp)
-        return bn_fail(err, "%s: path too long", path);
+        return bn_fail(err, "a path of %zu bytes, more than the limit of "
+                            "%zu",
+                       strlen(path), sizeof of->tmp - 16);
     /* Renaming onto a device, a directory or a link would replace it, not
      * write through it: only regular files (or new ones) are written. */
     struct stat st;
@@ -30,6 +36,7 @@ int out_open(out_file *of, const char *path, bn_error *err)
         of->tmp[0] = '\0';
         return bn_fail(err, "%s: cannot write: %s", path, strerror(e));
     }
+    of->cleanup = cleanup_remember(of->tmp, 0);
     /* mkstemp makes the file private; results are meant to be read. */
     fchmod(fd, 0644);
     of->fp = fdopen(fd, "w");
@@ -55,6 +62,7 @@ int out_finish(out_file *of, bn_error *err)
     int e = errno;
     unlink(of->tmp);
     of->tmp[0] = '\0';
+    cleanup_forget(of->cleanup);
     return bn_fail(err, "%s: cannot write: %s", of->path, strerror(e));
 }
 
@@ -74,6 +82,7 @@ int out_commit_all(out_file *files, size_t n, bn_error *err)
                            strerror(e));
         }
         files[i].tmp[0] = '\0';
+        cleanup_forget(files[i].cleanup);
     }
     return 0;
 }
@@ -84,9 +93,40 @@ void out_abort(out_file *of)
     if (of->fp)
         fclose(of->fp);
     of->fp = NULL;
-    if (of->tmp[0])
+    if (of->tmp[0]) {
         unlink(of->tmp);
+        cleanup_forget(of->cleanup);
+    }
     of->tmp[0] = '\0';
+}
+
+/* The directory of p, resolved, and its last name. */
+static int split_real(const char *p, char dir[PATH_MAX], const char **name)
+{
+    const char *slash = strrchr(p, '/');
+    char head[PATH_MAX];
+    *name = slash ? slash + 1 : p;
+    if (!slash)
+        snprintf(head, sizeof head, ".");
+    else if (slash == p)
+        snprintf(head, sizeof head, "/");
+    else if (snprintf(head, sizeof head, "%.*s", (int)(slash - p), p) >=
+             (int)sizeof head)
+        return -1;
+    return realpath(head, dir) ? 0 : -1;
+}
+
+int out_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0)
+        return 1;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX];
+    const char *na, *nb;
+    return split_real(a, da, &na) == 0 && split_real(b, db, &nb) == 0 &&
+           strcmp(da, db) == 0 && strcmp(na, nb) == 0;
 }
 
 int out_inputs_add(out_inputs *ins, const char *path, bn_error *err)
@@ -196,7 +236,7 @@ static void column_cell(const out_column *col, const pop_t *pop,
     const char *at = (const char *)r + s->offset;
     if (!score_applies(s, cfg)) {
         c->kind = CELL_TEXT;
-        c->text = "-"; /* another model's score, or one it lacks */
+        c->text = "-"; /* another model's score */
         return;
     }
     size_t u;
@@ -220,7 +260,7 @@ static void column_cell(const out_column *col, const pop_t *pop,
 
 /* A row of summary.tsv's columns, or curve.tsv's, which has `epoch`
  * after the study's key columns: its header (cfg NULL) or its cells. */
-static void summary_line(FILE *fp, unsigned models, const pop_t *pop,
+static void summary_line(bn_buf *fp, unsigned models, const pop_t *pop,
                          const run_config *cfg, const char *epoch,
                          const run_result *r)
 {
@@ -229,76 +269,47 @@ static void summary_line(FILE *fp, unsigned models, const pop_t *pop,
     else
         exp_key_header(fp, COL_SUMMARY, 1, 1, models);
     if (epoch)
-        fprintf(fp, "\t%s", epoch);
+        buf_printf(fp, "\t%s", epoch);
     for (size_t i = 0; score_get(i); i++) {
         if (!(models & score_get(i)->models))
             continue;
         if (!cfg) {
-            fprintf(fp, "\t%s", score_get(i)->name);
+            buf_printf(fp, "\t%s", score_get(i)->name);
             continue;
         }
         out_column col = {-1, score_get(i)};
         key_cell c;
         column_cell(&col, pop, cfg, r, &c);
-        fputc('\t', fp);
+        buf_putc(fp, '\t');
         exp_cell_print(fp, &c, "%.17g");
     }
     if (cfg)
         exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", models);
     else
         exp_key_header(fp, COL_SUMMARY, 0, 0, models);
-    fputc('\n', fp);
+    buf_putc(fp, '\n');
 }
 
-void out_summary_header(FILE *fp, unsigned models)
+void out_summary_header(bn_buf *fp, unsigned models)
 {
     summary_line(fp, models, NULL, NULL, NULL, NULL);
 }
 
-void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+void out_summary_row(bn_buf *fp, unsigned models, const pop_t *pop,
                      const run_config *cfg, const run_result *r)
 {
     summary_line(fp, models, pop, cfg, NULL, r);
 }
 
-void out_table_header(FILE *fp, size_t n, const out_column *cols)
-{
-    for (size_t k = 0; k < n; k++)
-        fprintf(fp, "| %s ", out_column_name(&cols[k]));
-    fputs("|\n", fp);
-    for (size_t k = 0; k < n; k++)
-        fputs("|---", fp);
-    fputs("|\n", fp);
-}
-
-void out_table_cell(FILE *fp, const out_column *col, const pop_t *pop,
-                    const run_config *cfg, const run_result *r)
-{
-    key_cell c;
-    column_cell(col, pop, cfg, r, &c);
-    fputs("| ", fp);
-    exp_cell_print(fp, &c, "%.4f");
-    fputc(' ', fp);
-}
-
-void out_table_row(FILE *fp, size_t n, const out_column *cols,
-                   const pop_t *pop, const run_config *cfg,
-                   const run_result *r)
-{
-    for (size_t k = 0; k < n; k++)
-        out_table_cell(fp, &cols[k], pop, cfg, r);
-    fputs("|\n", fp);
-}
-
 /* curve.tsv has only the classifier's rows. */
 #define CURVE_MODELS RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
 
-void out_curve_header(FILE *fp)
+void out_curve_header(bn_buf *fp)
 {
     summary_line(fp, CURVE_MODELS, NULL, NULL, "epoch", NULL);
 }
 
-void out_curve_row(FILE *fp, const pop_t *pop, const run_config *cfg,
+void out_curve_row(bn_buf *fp, const pop_t *pop, const run_config *cfg,
                    unsigned long epoch, const run_result *r)
 {
     char e[24];
@@ -306,28 +317,57 @@ void out_curve_row(FILE *fp, const pop_t *pop, const run_config *cfg,
     summary_line(fp, CURVE_MODELS, pop, cfg, e, r);
 }
 
-void out_features_header(FILE *fp, unsigned models)
+void out_table_header(bn_buf *fp, size_t n, const out_column *cols)
 {
-    exp_key_header(fp, COL_FEATURES, 1, 1, models);
-    fputs("\tfeature\ttrue_mean\ttrue_var\trunning_mean\trunning_var", fp);
-    exp_key_header(fp, COL_FEATURES, 0, 0, models);
-    fputc('\n', fp);
+    for (size_t k = 0; k < n; k++)
+        buf_printf(fp, "| %s ", out_column_name(&cols[k]));
+    buf_puts(fp, "|\n");
+    for (size_t k = 0; k < n; k++)
+        buf_puts(fp, "|---");
+    buf_puts(fp, "|\n");
 }
 
-void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
+void out_table_cell(bn_buf *fp, const out_column *col, const pop_t *pop,
+                    const run_config *cfg, const run_result *r)
+{
+    key_cell c;
+    column_cell(col, pop, cfg, r, &c);
+    buf_puts(fp, "| ");
+    exp_cell_print(fp, &c, "%.4f");
+    buf_putc(fp, ' ');
+}
+
+void out_table_row(bn_buf *fp, size_t n, const out_column *cols,
+                   const pop_t *pop, const run_config *cfg,
+                   const run_result *r)
+{
+    for (size_t k = 0; k < n; k++)
+        out_table_cell(fp, &cols[k], pop, cfg, r);
+    buf_puts(fp, "|\n");
+}
+
+void out_features_header(bn_buf *fp, unsigned models)
+{
+    exp_key_header(fp, COL_FEATURES, 1, 1, models);
+    buf_puts(fp, "\tfeature\ttrue_mean\ttrue_var\trunning_mean\trunning_var");
+    exp_key_header(fp, COL_FEATURES, 0, 0, models);
+    buf_putc(fp, '\n');
+}
+
+void out_features_rows(bn_buf *fp, unsigned models, const pop_t *pop,
                        const run_config *cfg, const run_result *r)
 {
     for (size_t j = 0; j < pop->f; j++) {
         exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g", models);
-        fprintf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g",
+        buf_printf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g",
                 pop->names[j], pop->mean[j], pop->var[j],
                 r->running_mean[j], r->running_var[j]);
         exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g", models);
-        fputc('\n', fp);
+        buf_putc(fp, '\n');
     }
 }
 
-void out_population(FILE *fp, const pop_t *pop, const size_t *perm)
+void out_population(bn_buf *fp, const pop_t *pop, const size_t *perm)
 {
     /* The label and group columns after the features, each once. */
     const popfile_factor *fac[2] = {&pop->label, &pop->group};
@@ -335,21 +375,21 @@ void out_population(FILE *fp, const pop_t *pop, const size_t *perm)
                    pop->group.column != NULL &&
                        !(pop->label.column &&
                          strcmp(pop->label.column, pop->group.column) == 0)};
-    fputs("row", fp);
+    buf_puts(fp, "row");
     for (size_t j = 0; j < pop->f; j++)
-        fprintf(fp, "\t%s", pop->names[j]);
+        buf_printf(fp, "\t%s", pop->names[j]);
     for (int c = 0; c < 2; c++)
         if (show[c])
-            fprintf(fp, "\t%s", fac[c]->column);
-    fputc('\n', fp);
+            buf_printf(fp, "\t%s", fac[c]->column);
+    buf_putc(fp, '\n');
     for (size_t k = 0; k < pop->n; k++) {
         size_t i = perm ? perm[k] : k;
-        fprintf(fp, "%zu", pop->origin ? pop->origin[i] : i);
+        buf_printf(fp, "%zu", pop->origin ? pop->origin[i] : i);
         for (size_t j = 0; j < pop->f; j++)
-            fprintf(fp, "\t%.17g", pop->x[i * pop->f + j]);
+            buf_printf(fp, "\t%.17g", pop->x[i * pop->f + j]);
         for (int c = 0; c < 2; c++)
             if (show[c])
-                fprintf(fp, "\t%s", fac[c]->levels[fac[c]->of_row[i]]);
-        fputc('\n', fp);
+                buf_printf(fp, "\t%s", fac[c]->levels[fac[c]->of_row[i]]);
+        buf_putc(fp, '\n');
     }
 }

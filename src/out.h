@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include "buf.h"
 #include "common.h"
 #include "pop.h"
 #include "run.h"
@@ -20,6 +21,7 @@ typedef struct {
     FILE *fp;
     char path[4096];
     char tmp[4096];
+    int cleanup; /* cleanup.h's handle of tmp */
 } out_file;
 
 /* Create a temporary file beside path; err names path on failure. */
@@ -32,6 +34,9 @@ int out_finish(out_file *of, bn_error *err);
 int out_commit_all(out_file *files, size_t n, bn_error *err);
 /* Close and remove the temporary (safe on a file never opened). */
 void out_abort(out_file *of);
+/* Whether paths a and b name one file (the same file, or the same name in
+ * the same directory), so that two outputs never overwrite each other. */
+int out_same_file(const char *a, const char *b);
 
 /* The files a command reads, which no output may replace: known by device
  * and inode, so no spelling of a path (./x, a hard link) gets past. */
@@ -85,31 +90,31 @@ const char *out_column_name(const out_column *col);
  * columns, each only if its model is in the mask `models` (bit m:
  * run_model_id m is trained in the file; "-" in the rows of the other
  * models); reals %.17g. */
-void out_summary_header(FILE *fp, unsigned models);
-void out_summary_row(FILE *fp, unsigned models, const pop_t *pop,
+void out_summary_header(bn_buf *fp, unsigned models);
+void out_summary_row(bn_buf *fp, unsigned models, const pop_t *pop,
                      const run_config *cfg, const run_result *res);
 /* A Markdown reading table of the given summary columns, reals rounded to
  * 4 decimals as the published table is. */
-void out_table_header(FILE *fp, size_t n, const out_column *cols);
-void out_table_cell(FILE *fp, const out_column *col, const pop_t *pop,
+void out_table_header(bn_buf *fp, size_t n, const out_column *cols);
+void out_table_cell(bn_buf *fp, const out_column *col, const pop_t *pop,
                     const run_config *cfg, const run_result *r);
-void out_table_row(FILE *fp, size_t n, const out_column *cols,
+void out_table_row(bn_buf *fp, size_t n, const out_column *cols,
                    const pop_t *pop, const run_config *cfg,
                    const run_result *r);
 /* curve.tsv: one row per classifier configuration and epoch (1..E),
  * summary.tsv's key columns around `epoch` and the classifier's scores as
  * they were after that epoch (run.h's on_epoch). */
-void out_curve_header(FILE *fp);
-void out_curve_row(FILE *fp, const pop_t *pop, const run_config *cfg,
+void out_curve_header(bn_buf *fp);
+void out_curve_row(bn_buf *fp, const pop_t *pop, const run_config *cfg,
                    unsigned long epoch, const run_result *r);
 /* features.tsv: one row per feature, the same key columns around the
  * feature's truth and running statistics. */
-void out_features_header(FILE *fp, unsigned models);
-void out_features_rows(FILE *fp, unsigned models, const pop_t *pop,
+void out_features_header(bn_buf *fp, unsigned models);
+void out_features_rows(bn_buf *fp, unsigned models, const pop_t *pop,
                        const run_config *cfg, const run_result *res);
 /* The population's rows in the given order: header `row` then the
  * features, then the label and group columns when the population has them
  * (a column both label and group once), cells their level's name. */
-void out_population(FILE *fp, const pop_t *pop, const size_t *perm);
+void out_population(bn_buf *fp, const pop_t *pop, const size_t *perm);
 
 #endif

@@ -152,15 +152,32 @@ int pop_validate(const pop_spec *spec, bn_error *err)
             if (strcmp(spec->features[k].name, ft->name) == 0)
                 return bn_fail(err, "feature name '%s' appears twice",
                                ft->name);
-        if (!isfinite(ft->mean))
-            return bn_fail(err, "feature %s: mean must be finite", ft->name);
-        if (!isfinite(ft->sd) || ft->sd < 0)
-            return bn_fail(err, "feature %s: sd must be finite and >= 0",
-                           ft->name);
-        if (!(ft->rho >= -1.0 && ft->rho <= 1.0))
-            return bn_fail(err, "feature %s: rho must be in [-1, 1]",
-                           ft->name);
+        if (pop_check_feature(ft, err) != 0)
+            return -1;
     }
+    return 0;
+}
+
+int pop_check_feature(const pop_feature *ft, bn_error *err)
+{
+    if (!ft->name || ft->name[0] == '\0')
+        return bn_fail(err, "a feature has no name");
+    if (!isfinite(ft->mean))
+        return bn_fail(err, "feature %s: mean must be finite", ft->name);
+    if (!isfinite(ft->sd) || ft->sd < 0)
+        return bn_fail(err, "feature %s: sd must be >= 0 and finite",
+                       ft->name);
+    if (!(ft->rho >= -1.0 && ft->rho <= 1.0))
+        return bn_fail(err, "feature %s: rho must be in [-1, 1]", ft->name);
+    /* z is at most 6 in magnitude at 10^8 rows, a Gaussian draw of PCG32
+     * below 10: 64 sd bounds every value with room to spare. */
+    if (!(fabs(ft->mean) + 64.0 * ft->sd <= POP_MAX_SCALE))
+        return bn_fail(err,
+                       "feature %s: |mean| + 64 sd is %g, more than the "
+                       "limit of %g (the variances and their squared errors "
+                       "would overflow)",
+                       ft->name, fabs(ft->mean) + 64.0 * ft->sd,
+                       POP_MAX_SCALE);
     return 0;
 }
 

@@ -70,6 +70,11 @@ int pop_spec_add(pop_spec *spec, const char *name, double mean, double sd,
 /* dst becomes a copy of src, sharing nothing with it. */
 int pop_spec_copy(pop_spec *dst, const pop_spec *src);
 int pop_validate(const pop_spec *spec, bn_error *err);
+/* One feature's own checks (name, finite mean, sd >= 0, rho in [-1, 1],
+ * and |mean| + 64 sd at most POP_MAX_SCALE: the values stay below it, so
+ * their variances and the squared errors of those stay finite). */
+#define POP_MAX_SCALE 1e75
+int pop_check_feature(const pop_feature *f, bn_error *err);
 int pop_generate(const pop_spec *spec, pop_t *pop, bn_error *err);
 /* The label column of K generated classes, "label" with the classes "0"
  * to "K-1" and no rows yet (fac is freed with popfile_factor_free, also

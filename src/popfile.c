@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "pop.h"
 
 /* ------------------------------------------------------------ small pieces */
@@ -1083,51 +1084,8 @@ void popfile_truth(const popfile *pf, double *mean, double *var)
 int popfile_slurp(const char *path, size_t max_bytes, unsigned char **bytes,
                   size_t *len, bn_error *err)
 {
-    *bytes = NULL;
-    *len = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bn_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = max_bytes < 65536 ? max_bytes + 1 : 65536, n = 0, got;
-    unsigned char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(fp);
-        return bn_fail(err, "%s: out of memory", path);
-    }
-    /* Read one byte past the bound: a file of exactly max_bytes passes,
-     * one byte more is refused. */
-    while ((got = fread(buf + n, 1, cap - n, fp)) > 0) {
-        n += got;
-        if (n > max_bytes)
-            break;
-        if (n == cap) {
-            size_t want = cap > max_bytes / 2 ? max_bytes + 1 : 2 * cap;
-            unsigned char *nb = realloc(buf, want + 1);
-            if (!nb) {
-                free(buf);
-                fclose(fp);
-                return bn_fail(err, "%s: out of memory after %zu bytes",
-                               path, n);
-            }
-            buf = nb;
-            cap = want;
-        }
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        free(buf);
-        return bn_fail(err, "%s: read error", path);
-    }
-    if (n > max_bytes) {
-        free(buf);
-        return bn_fail(err,
-                       "%s: larger than the limit of %zu bytes; nothing was "
-                       "read",
-                       path, max_bytes);
-    }
-    buf[n] = '\0';
-    *bytes = buf;
-    *len = n;
-    return 0;
+    char *text;
+    int rc = input_read(path, max_bytes, 0, &text, len, err);
+    *bytes = (unsigned char *)text;
+    return rc;
 }

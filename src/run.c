@@ -25,14 +25,15 @@ static const run_model models[RUN_MODEL_COUNT] = {
                          layer_run, layer_check, 0,
                          "order batch_size updates stats_err "
                          "train_eval_rmse batch_mean_err init_weight",
-                         NULL},
+                         NULL, layer_bytes, layer_row_work},
     [RUN_MODEL_CLASSIFIER] = {"classifier",
                               "Linear, batch norm, ReLU, Linear, trained by "
                               "SGD and scored in both modes",
                               classifier_run, classifier_check, 1,
                               "order batch_size epochs acc_train_mode "
                               "acc_eval_mode stats_err_rel",
-                              classifier_uses},
+                              classifier_uses, classifier_bytes,
+                              classifier_row_work},
 };
 
 const run_model *run_model_get(run_model_id m) { return &models[m]; }
@@ -126,21 +127,39 @@ int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err)
     return run_check(cfg, pop, NULL, err);
 }
 
+size_t run_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
+{
+    return n * sizeof(size_t) + models[cfg->model].bytes(cfg, n, f, k);
+}
+
+double run_work(const run_config *cfg, size_t n, size_t f, size_t k)
+{
+    return (double)cfg->epochs * (double)n *
+           models[cfg->model].row_work(cfg, f, k);
+}
+
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err)
 {
     run_pops p = {pop, pop, NULL};
-    return run_execute_on(&p, cfg, obs, res, err);
+    return run_execute_blamed(&p, cfg, obs, res, NULL, err);
 }
 
 int run_execute_on(const run_pops *p, const run_config *cfg,
                    const run_observer *obs, run_result *res, bn_error *err)
 {
+    return run_execute_blamed(p, cfg, obs, res, NULL, err);
+}
+
+int run_execute_blamed(const run_pops *p, const run_config *cfg,
+                       const run_observer *obs, run_result *res, int *blame,
+                       bn_error *err)
+{
     memset(res, 0, sizeof *res);
     if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
         return bn_fail(err, "no model numbered %d", (int)cfg->model);
     const pop_t *pop = run_train_pop(p, cfg), *eval = p->pop;
-    if (run_validate(cfg, pop, err) != 0)
+    if (run_check(cfg, pop, blame, err) != 0)
         return -1;
     pop_t shifted;
     memset(&shifted, 0, sizeof shifted);
@@ -170,15 +189,17 @@ int run_execute_on(const run_pops *p, const run_config *cfg,
         run_result_free(res);
         return -1;
     }
-    /* Overflow (gamma 1e300, say) must not pass for a measurement. */
-    const char *bad = score_first_not_finite(cfg, res, pop);
-    if (bad) {
-        run_result_free(res);
-        return bn_fail(err, "the scores overflowed (%s is not finite): the "
-                            "settings are out of double range",
-                       bad);
-    }
-    return 0;
+    /* Overflow (gamma 1e300, say) must not pass for a measurement: the
+     * message names the settings that scale the score. */
+    const score_def *bad = score_first_not_finite(cfg, res, pop);
+    if (!bad)
+        return 0;
+    run_result_free(res);
+    if (blame)
+        blame[0] = bad->scale[0], blame[1] = bad->scale[1];
+    return bn_fail(err, "the scores overflowed (%s is not finite): %s "
+                        "out of double range",
+                   bad->name, bad->overflow);
 }
 
 void run_result_free(run_result *res)

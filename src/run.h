@@ -148,6 +148,13 @@ typedef struct {
      * at all, beyond the key table's models: a setting no configuration
      * uses is refused. NULL: every key of the model. */
     int (*uses)(const run_config *cfg, int key);
+    /* The most bytes run holds at once on n rows of f features and k
+     * classes. */
+    size_t (*bytes)(const run_config *cfg, size_t n, size_t f, size_t k);
+    /* The work of one epoch on one row, in the layer's units: one pass
+     * over f features (the classifier's is its multiply-adds per
+     * feature, forward, backward and the scores it keeps per epoch). */
+    double (*row_work)(const run_config *cfg, size_t f, size_t k);
 } run_model;
 
 const run_model *run_model_get(run_model_id m);
@@ -177,6 +184,17 @@ int run_execute(const pop_t *pop, const run_config *cfg,
 int run_execute_on(const run_pops *p, const run_config *cfg,
                    const run_observer *obs, run_result *res, bn_error *err);
 void run_result_free(run_result *res);
+/* run_execute_on, blaming keys as run_check does, also when the scores
+ * overflow (the keys whose values scale the score, score.h). */
+int run_execute_blamed(const run_pops *p, const run_config *cfg,
+                       const run_observer *obs, run_result *res, int *blame,
+                       bn_error *err);
+/* The most bytes a run of cfg holds at once on n rows of f features and
+ * k classes. */
+size_t run_bytes(const run_config *cfg, size_t n, size_t f, size_t k);
+/* The work of a run of cfg on n rows: epochs x n x the model's row work,
+ * in row passes over f features. */
+double run_work(const run_config *cfg, size_t n, size_t f, size_t k);
 
 /* "drop" and "keep" by value, NULL past the last. */
 const char *run_partial_name(int p);

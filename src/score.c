@@ -7,15 +7,31 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "exp.h"
+
+/* What puts a score out of range when it overflows: the features'
+ * values, gamma and beta for the layer's outputs, the learning rate for
+ * the classifier's. */
+#define DATA {KEY_FEATURE, KEY_POP_FILE}, "the features' values put it"
+#define OUTPUTS                                                             \
+    {KEY_GAMMA, KEY_BETA}, "gamma and beta put the outputs (gamma times "   \
+                           "the normalised value plus beta)"
+#define TRAINED                                                             \
+    {KEY_LR, KEY_FEATURE}, "the learning rate and the features' values "    \
+                           "put the weights"
 #define L RUN_MODEL_BIT(RUN_MODEL_LAYER)
 #define C RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
 #define LAYER(name, kind, summarised, def)                                  \
-    {#name, def, kind, offsetof(run_result, name), L, summarised, 0, 0}
+    {#name, def, kind, offsetof(run_result, name), L, summarised, 0, 0, DATA}
+#define LAYER_OUT(name, kind, summarised, def)                              \
+    {#name, def, kind, offsetof(run_result, name), L, summarised, 0, 0,      \
+     OUTPUTS}
 /* A score of the buffers that the classifier's batch norm has too. */
 #define BUFFERS(name, kind, summarised, rel, def)                           \
-    {#name, def, kind, offsetof(run_result, name), L | C, summarised, rel, 1}
+    {#name, def, kind, offsetof(run_result, name), L | C, summarised, rel, 1, \
+     DATA}
 #define CLF(name, def)                                                      \
-    {#name, def, SCORE_REAL, offsetof(run_result, name), C, 1, 0, 0}
+    {#name, def, SCORE_REAL, offsetof(run_result, name), C, 1, 0, 0, TRAINED}
 /* In the published study's order, which summary.tsv keeps. */
 static const score_def scores[] = {
     BUFFERS(updates, SCORE_COUNT, 0, 0, "T, the buffer updates"),
@@ -30,7 +46,7 @@ static const score_def scores[] = {
     LAYER(worst_var_err, SCORE_REAL, 1, "max over features of |rv - v|"),
     LAYER(worst_var_feature, SCORE_FEATURE, 0,
           "the feature of worst_var_err"),
-    LAYER(train_eval_rmse, SCORE_REAL, 1,
+    LAYER_OUT(train_eval_rmse, SCORE_REAL, 1,
           "RMS of y_train - y_eval over the last epoch's rows and features"),
     LAYER(batch_mean_err, SCORE_REAL, 1,
           "RMS of a batch mean's error over the last epoch's batches"),
@@ -44,18 +60,18 @@ static const score_def scores[] = {
             "RMS over features of (rm - mu)/sd and (rv - v)/v: stats_err "
             "in each feature's own scale"),
     {"worst_var_rel", "max over features of |rv - v| / v", SCORE_REAL,
-     offsetof(run_result, worst_var_rel), L, 1, 1, 0},
+     offsetof(run_result, worst_var_rel), L, 1, 1, 0, DATA},
     /* The classifier's: stats_err_rel's two parts, which act differently
      * on a prediction; then on the evaluation rows, then on the training
      * rows. */
     {"mean_err_rel",
      "RMS over the hidden units of (rm - mu)/sd: the offset evaluation "
      "adds",
-     SCORE_REAL, offsetof(run_result, mean_err_rel), C, 1, 1, 1},
+     SCORE_REAL, offsetof(run_result, mean_err_rel), C, 1, 1, 1, DATA},
     {"var_err_rel",
      "RMS over the hidden units of (rv - v)/v: the rescaling evaluation "
      "makes",
-     SCORE_REAL, offsetof(run_result, var_err_rel), C, 1, 1, 1},
+     SCORE_REAL, offsetof(run_result, var_err_rel), C, 1, 1, 1, DATA},
     CLF(acc_train_mode, "accuracy with each batch's own statistics"),
     CLF(acc_eval_mode, "accuracy with the running statistics"),
     CLF(loss_train_mode, "mean cross-entropy with each batch's own "
@@ -72,6 +88,10 @@ static const score_def scores[] = {
 #undef LAYER
 #undef BUFFERS
 #undef CLF
+#undef LAYER_OUT
+#undef DATA
+#undef OUTPUTS
+#undef TRAINED
 #define N_SCORES (sizeof scores / sizeof *scores)
 
 const score_def *score_get(size_t i) { return i < N_SCORES ? &scores[i] : NULL; }
@@ -105,8 +125,9 @@ int score_applies(const score_def *s, const run_config *cfg)
            cfg->clf.norm == CLF_NORM_BATCH;
 }
 
-const char *score_first_not_finite(const run_config *cfg,
-                                   const run_result *r, const pop_t *pop)
+const score_def *score_first_not_finite(const run_config *cfg,
+                                        const run_result *r,
+                                        const pop_t *pop)
 {
     int constant = pop_constant_feature(pop) >= 0;
     for (size_t i = 0; i < N_SCORES; i++) {
@@ -114,7 +135,7 @@ const char *score_first_not_finite(const run_config *cfg,
             continue;
         double v = score_value(&scores[i], r);
         if (!isfinite(v) && !(v == INFINITY && scores[i].relative && constant))
-            return scores[i].name;
+            return &scores[i];
     }
     return NULL;
 }

@@ -36,6 +36,10 @@ typedef struct score_def_s {
     /* A score of batch norm's buffers: none for a classifier without
      * batch norm (norm = none). */
     int buffers;
+    /* When it overflows: the keys (exp.h's key_id) whose values scale it,
+     * for the message to name, and what to say they did. */
+    int scale[2];
+    const char *overflow;
 } score_def;
 
 /* Row i of the table in file order, NULL past the last. */
@@ -47,11 +51,12 @@ double score_value(const score_def *s, const run_result *r);
 /* Whether a run of cfg has score s (its model produces it, and it has
  * the buffers a buffer score reads); files show "-" where it does not. */
 int score_applies(const score_def *s, const run_config *cfg);
-/* The name of the first real score a run of cfg has that is not finite
- * in r, or NULL when all are. A relative score may be +inf when pop has a
- * feature of zero variance; NaN is never allowed. */
-const char *score_first_not_finite(const run_config *cfg,
-                                   const run_result *r, const pop_t *pop);
+/* The first real score a run of cfg has that is not finite in r, or NULL
+ * when all are. A relative score may be +inf when pop has a feature of
+ * zero variance; NaN is never allowed. */
+const score_def *score_first_not_finite(const run_config *cfg,
+                                        const run_result *r,
+                                        const pop_t *pop);
 
 typedef struct {
     double stats_err, mean_err, var_err, worst_var_err;

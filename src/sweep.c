@@ -1,287 +1,586 @@
 /*
- * Running an experiment's product and writing its files. Nothing reaches
- * DIR until every configuration has run; every file is then written to a
- * temporary name and all are renamed into place only once all are
- * complete, so an error leaves the old results.
+ * Running an experiment's product and writing its files. Threads claim
+ * configurations in order and format their rows; whichever thread
+ * completes the configuration next in order writes the rows that are
+ * ready, so rows reach the files in configuration order. A thread may run
+ * at most a window of configurations ahead of the writer, which bounds
+ * the memory. Everything goes into the temporary directory of resultdir.h
+ * and is swapped in only when every file is complete on disk.
  */
 #include "sweep.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <nettle/sha2.h>
-
+#include "buf.h"
+#include "digest.h"
 #include "dist.h"
 #include "out.h"
 #include "pop.h"
 #include "provenance.h"
+#include "resultdir.h"
 #include "run.h"
 
-int sweep_sha256_file(const char *path, char hex[65], bn_error *err)
+/* ---- the estimate ---- */
+
+/* The files made from the summaries across seeds (dist.h). */
+#define SUMMARIES                                                           \
+    ((1u << OUT_DISTRIBUTION) | (1u << OUT_EXPECTATION) | (1u << OUT_TABLE))
+
+/* Configurations a thread may run ahead of the writer, per thread. */
+#define WINDOW_PER_THREAD 4
+/* A file's rows are gathered up to this many bytes before a write. */
+#define FLUSH_AT 65536
+
+/* The text one configuration's rows take, generously: a summary row and
+ * a table row of at most 1 KiB each, a features row per feature, and a
+ * curve.tsv row per epoch. */
+static size_t slot_text_bytes(size_t f, size_t epochs)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bn_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    struct sha256_ctx ctx;
-    sha256_init(&ctx);
-    unsigned char buf[65536], dig[SHA256_DIGEST_SIZE];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-        sha256_update(&ctx, n, buf);
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad)
-        return bn_fail(err, "%s: read error", path);
-    sha256_digest(&ctx, sizeof dig, dig);
-    for (size_t i = 0; i < sizeof dig; i++)
-        snprintf(hex + 2 * i, 3, "%02x", dig[i]);
-    return 0;
+    return (f + 2 + epochs) * 1024;
 }
 
-static int mkdir_p(const char *dir, bn_error *err)
+void sweep_estimate_of(const exp_t *e, unsigned jobs, int files,
+                       sweep_estimate *est)
 {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-        return bn_fail(err, "%s: path too long", dir);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return bn_fail(err, "%s: cannot create: %s", buf,
-                               strerror(errno));
-            *p = c;
-            if (c == '\0')
-                break;
-        }
+    size_t n = exp_count(e), rows = exp_rows(e), f = exp_features(e);
+    size_t k = exp_classes(e);
+    int held = exp_held_out_models(e->models);
+    memset(est, 0, sizeof *est);
+    est->work = exp_work(e);
+    /* A held-out model's rows are the population again, split or drawn
+     * a second time. */
+    est->population = (held ? 2.0 : 1.0) *
+                      ((double)rows * (double)f * sizeof(double) +
+                       sizeof(pop_t));
+    /* A run's memory depends on the population, the model, the hidden
+     * units and the batch size; configurations 0 .. nb - 1 are the batch
+     * sizes (the fastest axis). */
+    for (size_t it = 0; it < e->n[KEY_MODEL]; it++)
+        for (size_t ih = 0; ih < e->n[KEY_HIDDEN]; ih++)
+            for (size_t ib = 0; ib < e->n[KEY_BATCH_SIZE]; ib++) {
+                run_config cfg;
+                exp_config(e, ib, &cfg);
+                cfg.model = (run_model_id)e->v[KEY_MODEL][it].i;
+                cfg.clf.hidden = (size_t)e->v[KEY_HIDDEN][ih].u;
+                double b = (double)run_bytes(&cfg, rows, f, k) +
+                           sizeof(run_result);
+                est->per_thread = b > est->per_thread ? b : est->per_thread;
+            }
+    size_t curve_epochs = 0;
+    if ((e->outputs & (1u << OUT_CURVE)) &&
+        (e->models & RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)))
+        for (size_t i = 0; i < e->n[KEY_EPOCHS]; i++)
+            if (e->v[KEY_EPOCHS][i].u > curve_epochs)
+                curve_epochs = (size_t)e->v[KEY_EPOCHS][i].u;
+    est->threads = jobs < 1 ? 1 : (size_t)jobs > n ? (unsigned)n : jobs;
+    if (files)
+        est->writing = (double)est->threads * WINDOW_PER_THREAD *
+                           (double)(slot_text_bytes(f, curve_epochs) +
+                                    sizeof(run_config) +
+                                    sizeof(run_result)) +
+                       2.0 * OUT_FILE_COUNT * FLUSH_AT +
+                       (e->n[KEY_SEED] > 1 && (e->outputs & SUMMARIES)
+                            ? (double)dist_bytes(e)
+                            : 0.0);
+    est->bytes = est->population + est->threads * est->per_thread +
+                 est->writing;
+}
+
+/* "6.4 GiB". */
+static const char *size_text(double b, char buf[32])
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4)
+        b /= 1024, u++;
+    snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+    return buf;
+}
+
+int sweep_check_limits(const exp_t *e, const sweep_estimate *est,
+                       const sweep_limits *lim, const char *what,
+                       bn_error *err)
+{
+    int sweep = strcmp(what, "sweep") == 0;
+    const char *src = sweep ? e->source : "";
+    const char *sep = sweep ? ": " : "";
+    if (est->work > lim->work) {
+        double epochs =
+            est->work / ((double)exp_rows(e) * (double)exp_features(e));
+        int clf = (e->models & RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)) != 0;
+        return bn_fail(err,
+                       "%s%sthe %s would take %.3g row passes (%.0f epochs "
+                       "over %zu configuration%s x %zu rows x %zu "
+                       "features%s), more than the limit of %.3g; "
+                       "--max-work raises it",
+                       src, sep, what, est->work, epochs, exp_count(e),
+                       exp_count(e) == 1 ? "" : "s", exp_rows(e),
+                       exp_features(e),
+                       clf ? ", a classifier's row counted as its "
+                             "weights, hidden x (features + classes)"
+                           : "",
+                       lim->work);
     }
-    struct stat st;
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-        return bn_fail(err, "%s: not a directory", buf);
+    if (est->bytes > lim->bytes) {
+        char all[32], pop[32], run[32], writing[32], limit[32];
+        return bn_fail(err,
+                       "%s%sthe %s would hold about %s at once (the "
+                       "population %s, %u thread%s x %s of run buffers, "
+                       "%s for writing), more than the limit of %s; "
+                       "--max-memory raises it",
+                       src, sep, what, size_text(est->bytes, all),
+                       size_text(est->population, pop), est->threads,
+                       est->threads == 1 ? "" : "s",
+                       size_text(est->per_thread, run),
+                       size_text(est->writing, writing),
+                       size_text(lim->bytes, limit));
+    }
     return 0;
 }
 
-/* Work shared by the threads: each claims the next index and stores its
- * result at that index, so the output does not depend on scheduling. */
+/* ---- the files ---- */
+
+/* An output file: its descriptor in the temporary directory and the rows
+ * gathered for it. */
+typedef struct {
+    int fd; /* -1: not written */
+    bn_buf pending;
+    char name[BN_PATH_MAX + RESULTDIR_MAX_FILE]; /* for messages */
+} sink;
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        if (bn_fault_io() != 0)
+            return -1;
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int sink_flush(sink *s, bn_error *err)
+{
+    if (s->pending.failed)
+        return bn_fail(err, "%s: out of memory", s->name);
+    if (s->pending.len && write_all(s->fd, s->pending.p, s->pending.len))
+        return bn_fail(err, "%s: cannot write: %s", s->name,
+                       strerror(errno));
+    buf_clear(&s->pending);
+    return 0;
+}
+
+static int sink_put(sink *s, const bn_buf *text, bn_error *err)
+{
+    if (s->fd < 0)
+        return 0;
+    if (text->failed)
+        return bn_fail(err, "%s: out of memory", s->name);
+    buf_add(&s->pending, text->p, text->len);
+    return s->pending.len >= FLUSH_AT ? sink_flush(s, err) : 0;
+}
+
+/* Everything on disk before the set is swapped in. */
+static int sink_close(sink *s, bn_error *err)
+{
+    if (s->fd < 0)
+        return 0;
+    int rc = sink_flush(s, err);
+    if (rc == 0 && (bn_fault_io() != 0 || fsync(s->fd) != 0))
+        rc = bn_fail(err, "%s: cannot write: %s", s->name, strerror(errno));
+    if (close(s->fd) != 0 && rc == 0)
+        rc = bn_fail(err, "%s: cannot write: %s", s->name, strerror(errno));
+    s->fd = -1;
+    return rc;
+}
+
+static int sink_open(sink *s, const resultdir *rd, const char *file,
+                     bn_error *err)
+{
+    char path[BN_PATH_MAX + RESULTDIR_MAX_FILE];
+    snprintf(s->name, sizeof s->name, "%s/%s", rd->target, file);
+    if (resultdir_path(rd, file, path, sizeof path, err) != 0)
+        return -1;
+    if (bn_fault_io() == 0)
+        s->fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (s->fd < 0)
+        return bn_fail(err, "%s: cannot write: %s", s->name,
+                       strerror(errno));
+    return 0;
+}
+
+/* ---- the window ---- */
+
+enum { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
+enum { TEXT_SUMMARY, TEXT_FEATURES, TEXT_TABLE, TEXT_CURVE, TEXTS };
+
+typedef struct {
+    int state;
+    run_config cfg;
+    run_result res;
+    bn_buf text[TEXTS];
+} slot;
+
 typedef struct {
     const exp_t *e;
-    const run_pops *pops;
+    const pop_t *pop;      /* every row */
+    const run_pops *pops; /* and the held-out models' rows */
     size_t n;
-    run_config *cfgs;
-    run_result *res;
-    int curve;   /* curve.tsv is written: each classifier run's rows */
-    char **curve_rows; /* by index, made by the thread that ran it */
+    unsigned models;
+    int many; /* many seeds: the table comes from dist */
+    out_column cols[EXP_MAX_COLUMNS];
+    sink files[OUT_FILE_COUNT];
+    dist_acc *dist;
+    bn_buf dist_text[3]; /* distribution, expectation, table */
+    slot *slots;
+    size_t window;
     pthread_mutex_t lock;
-    size_t next, done;
+    pthread_cond_t cond;
+    size_t next;    /* the next configuration to claim */
+    size_t written; /* configurations written */
+    int writing;    /* a thread is writing */
     int failed;
     bn_error err;
-    int progress;
+    int progress, shown;
     struct timespec start;
+    double last;
 } sweep_work;
 
 static double seconds_since(const struct timespec *t0)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+    return (double)(t.tv_sec - t0->tv_sec) +
+           1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-/* curve.tsv's rows of one run, formatted as its epochs end. */
+/* Progress on stderr once the sweep has run two seconds, twice a second
+ * at most; only the writer calls it. */
+static void progress(sweep_work *w, size_t done)
+{
+    if (!w->progress)
+        return;
+    double t = seconds_since(&w->start);
+    if (t < 2.0 || (t - w->last < 0.5 && done < w->n))
+        return;
+    w->last = t;
+    double rate = (double)done / t;
+    fprintf(stderr,
+            "\rbnstudy sweep %s: %zu/%zu configurations, %.0f/s, %.0f s "
+            "left ",
+            w->e->stem, done, w->n, rate, (double)(w->n - done) / rate);
+    w->shown = 1;
+}
+
+/* Record the first failure and wake everyone to stop. Lock held. */
+static void fail_locked(sweep_work *w, const bn_error *err)
+{
+    if (!w->failed) {
+        w->failed = 1;
+        w->err = *err;
+    }
+    pthread_cond_broadcast(&w->cond);
+}
+
+/* A configuration's rows, made by the thread that ran it. */
+static int format_rows(sweep_work *w, slot *s, bn_error *err)
+{
+    for (int t = 0; t < TEXTS; t++)
+        if (t != TEXT_CURVE) /* made as the run's epochs ended */
+            buf_clear(&s->text[t]);
+    if (w->files[OUT_SUMMARY].fd >= 0)
+        out_summary_row(&s->text[TEXT_SUMMARY], w->models, w->pop, &s->cfg,
+                        &s->res);
+    if (w->files[OUT_FEATURES].fd >= 0 && s->cfg.model == RUN_MODEL_LAYER)
+        out_features_rows(&s->text[TEXT_FEATURES], w->models, w->pop,
+                          &s->cfg, &s->res);
+    if (w->files[OUT_TABLE].fd >= 0 && !w->many)
+        out_table_row(&s->text[TEXT_TABLE], w->e->n_table, w->cols, w->pop,
+                      &s->cfg, &s->res);
+    for (int t = 0; t < TEXTS; t++)
+        if (s->text[t].failed)
+            return bn_fail(err, "out of memory for the rows of a "
+                                "configuration");
+    return 0;
+}
+
+/* Configuration k's rows into the files, and into the summaries across
+ * seeds. Called in configuration order. */
+static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
+{
+    if (sink_put(&w->files[OUT_SUMMARY], &s->text[TEXT_SUMMARY], err) ||
+        sink_put(&w->files[OUT_FEATURES], &s->text[TEXT_FEATURES], err) ||
+        sink_put(&w->files[OUT_CURVE], &s->text[TEXT_CURVE], err) ||
+        (!w->many &&
+         sink_put(&w->files[OUT_TABLE], &s->text[TEXT_TABLE], err)))
+        return -1;
+    if (!w->dist)
+        return 0;
+    static const int file_of[3] = {OUT_DISTRIBUTION, OUT_EXPECTATION,
+                                   OUT_TABLE};
+    bn_buf *b[3];
+    for (int i = 0; i < 3; i++) {
+        buf_clear(&w->dist_text[i]);
+        b[i] = w->files[file_of[i]].fd >= 0 ? &w->dist_text[i] : NULL;
+    }
+    if (dist_add(w->dist, k, &s->cfg, &s->res, b[0], b[1], b[2], err) != 0)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (sink_put(&w->files[file_of[i]], &w->dist_text[i], err))
+            return -1;
+    return 0;
+}
+
+/* Write every configuration that is done, in order, from the first not
+ * yet written. Lock held on entry and exit, released while writing. */
+static void drain(sweep_work *w)
+{
+    w->writing = 1;
+    while (!w->failed && w->written < w->n) {
+        slot *s = &w->slots[w->written % w->window];
+        if (s->state != SLOT_DONE)
+            break;
+        size_t k = w->written;
+        pthread_mutex_unlock(&w->lock);
+        bn_error err;
+        int rc = write_rows(w, k, s, &err);
+        if (rc == 0)
+            progress(w, k + 1);
+        pthread_mutex_lock(&w->lock);
+        if (rc != 0) {
+            fail_locked(w, &err);
+            break;
+        }
+        s->state = SLOT_FREE;
+        w->written++;
+        pthread_cond_broadcast(&w->cond);
+    }
+    w->writing = 0;
+}
+
+/* curve.tsv's rows of one run. */
 typedef struct {
     const pop_t *pop;
     const run_config *cfg;
-    FILE *fp;
+    bn_buf *rows;
 } curve_ctx;
 
 static void on_epoch(void *ctx, unsigned long epoch, const run_result *r)
 {
     curve_ctx *c = ctx;
-    out_curve_row(c->fp, c->pop, c->cfg, epoch + 1, r);
+    out_curve_row(c->rows, c->pop, c->cfg, epoch + 1, r);
 }
 
 static void *worker(void *arg)
 {
     sweep_work *w = arg;
+    bn_error err, sub;
+    pthread_mutex_lock(&w->lock);
     for (;;) {
-        pthread_mutex_lock(&w->lock);
+        while (!w->failed && w->next < w->n &&
+               w->next >= w->written + w->window)
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (w->failed || w->next >= w->n)
+            break;
         size_t k = w->next++;
-        int stop = w->failed || k >= w->n;
+        slot *s = &w->slots[k % w->window];
+        s->state = SLOT_RUNNING;
         pthread_mutex_unlock(&w->lock);
-        if (stop)
-            return NULL;
-        bn_error err;
-        curve_ctx cc = {w->pops->pop, &w->cfgs[k], NULL};
-        size_t len;
+        int blame[2] = {-1, -1}, rc;
+        run_result_free(&s->res); /* the configuration written before */
+        exp_config(w->e, k, &s->cfg);
+        /* A classifier's curve.tsv rows, formatted as its epochs end. */
+        buf_clear(&s->text[TEXT_CURVE]);
+        curve_ctx cc = {w->pop, &s->cfg, &s->text[TEXT_CURVE]};
         run_observer obs = {NULL, NULL, on_epoch, &cc, NULL};
-        int want = w->curve && w->cfgs[k].model == RUN_MODEL_CLASSIFIER;
-        if (want)
-            cc.fp = open_memstream(&w->curve_rows[k], &len);
-        int rc = want && !cc.fp
-                     ? bn_fail(&err, "out of memory for curve.tsv's rows")
-                     : run_execute_on(w->pops, &w->cfgs[k],
-                                      want ? &obs : NULL, &w->res[k], &err);
-        if (cc.fp && fclose(cc.fp) != 0 && rc == 0)
-            rc = bn_fail(&err, "out of memory for curve.tsv's rows");
+        int curve = w->files[OUT_CURVE].fd >= 0 &&
+                    s->cfg.model == RUN_MODEL_CLASSIFIER;
+        rc = run_execute_blamed(w->pops, &s->cfg, curve ? &obs : NULL,
+                                &s->res, blame, &sub);
+        if (rc != 0)
+            exp_blame(w->e, &s->cfg, blame, sub.msg, &err);
+        else
+            rc = format_rows(w, s, &err);
         pthread_mutex_lock(&w->lock);
-        if (rc != 0 && !w->failed) {
-            w->failed = 1;
-            w->err = err;
+        if (rc != 0) {
+            fail_locked(w, &err);
+            break;
         }
-        w->done++;
-        if (w->progress && seconds_since(&w->start) > 1.0)
-            fprintf(stderr, "\rbnstudy sweep %s: %zu/%zu", w->e->stem,
-                    w->done, w->n);
-        pthread_mutex_unlock(&w->lock);
+        s->state = SLOT_DONE;
+        if (!w->writing)
+            drain(w);
     }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
 }
 
-static void write_manifest(FILE *fp, const exp_t *e, const sweep_options *o,
-                           const char *sha, size_t n)
+/* ---- the sweep ---- */
+
+static void manifest(bn_buf *b, const exp_t *e, const sweep_options *o,
+                     size_t n)
 {
+    char sha[65];
     const char *base = strrchr(e->source, '/');
-    fprintf(fp, "key\tvalue\n");
-    provenance_print(fp);
-    fprintf(fp, "experiment_file\t%s\n", base ? base + 1 : e->source);
-    fprintf(fp, "experiment_sha256\t%s\n", sha);
+    size_t n_rows;
+    const provenance_row *rows = provenance_rows(&n_rows);
+    digest_sha256_hex((const unsigned char *)(e->text ? e->text : ""),
+                      e->text_len, sha);
+    buf_puts(b, "key\tvalue\n");
+    for (size_t i = 0; i < n_rows; i++)
+        buf_printf(b, "%s\t%s\n", rows[i].key, rows[i].value);
+    buf_printf(b, "experiment_file\t%s\n", base ? base + 1 : e->source);
+    buf_printf(b, "experiment_sha256\t%s\n", sha);
     for (size_t i = 0; i < o->n_sets; i++)
-        fprintf(fp, "set\t%s\n", o->sets[i]);
-    exp_manifest(fp, e);
-    fprintf(fp, "population_id\t%s\n", e->pop_id);
+        buf_printf(b, "set\t%s\n", o->sets[i]);
+    exp_manifest(b, e);
+    buf_printf(b, "population_id\t%s\n", e->pop_id);
     if (exp_held_out_models(e->models))
-        fprintf(fp, "held_out_population_id\t%s\n", e->held_id);
-    fprintf(fp, "configurations\t%zu\n", n);
+        buf_printf(b, "held_out_population_id\t%s\n", e->held_id);
+    buf_printf(b, "configurations\t%zu\n", n);
+}
+
+/* Open the wanted files and put their first lines in. */
+static int open_files(sweep_work *w, const resultdir *rd,
+                      const sweep_options *opt, bn_error *err)
+{
+    const exp_t *e = w->e;
+    for (int i = 0; i < OUT_FILE_COUNT; i++) {
+        const out_file_def *d = out_file_get(i);
+        if (!(e->outputs & (1u << i)) || (d->many_seeds && !w->many) ||
+            (d->model >= 0 && !(w->models & (1u << d->model))))
+            continue;
+        if (sink_open(&w->files[i], rd, d->file, err) != 0)
+            return -1;
+    }
+    bn_buf head[OUT_FILE_COUNT];
+    memset(head, 0, sizeof head);
+    if (w->files[OUT_SUMMARY].fd >= 0)
+        out_summary_header(&head[OUT_SUMMARY], w->models);
+    if (w->files[OUT_FEATURES].fd >= 0)
+        out_features_header(&head[OUT_FEATURES], w->models);
+    if (w->files[OUT_CURVE].fd >= 0)
+        out_curve_header(&head[OUT_CURVE]);
+    if (w->files[OUT_MANIFEST].fd >= 0)
+        manifest(&head[OUT_MANIFEST], e, opt, w->n);
+    if (w->dist) {
+        dist_headers(w->dist,
+                     w->files[OUT_DISTRIBUTION].fd >= 0
+                         ? &head[OUT_DISTRIBUTION] : NULL,
+                     w->files[OUT_EXPECTATION].fd >= 0
+                         ? &head[OUT_EXPECTATION] : NULL,
+                     w->files[OUT_TABLE].fd >= 0 ? &head[OUT_TABLE] : NULL);
+    } else if (w->files[OUT_TABLE].fd >= 0) {
+        out_table_header(&head[OUT_TABLE], e->n_table, w->cols);
+    }
+    int rc = 0;
+    for (int i = 0; i < OUT_FILE_COUNT; i++) {
+        if (rc == 0)
+            rc = sink_put(&w->files[i], &head[i], err);
+        buf_free(&head[i]);
+    }
+    return rc;
 }
 
 int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
 {
-    char sha[65];
-    if (sweep_sha256_file(e->source, sha, err) != 0)
+    unsigned jobs = opt->jobs < 1 ? 1 : opt->jobs > 64 ? 64 : opt->jobs;
+    sweep_estimate est;
+    sweep_estimate_of(e, jobs, 1, &est);
+    if (sweep_check_limits(e, &est, &opt->limits, "sweep", err) != 0)
         return -1;
-    exp_pops pops;
-    if (exp_populations(e, exp_held_out_models(e->models), &pops, err) !=
-        0) {
-        exp_pops_free(&pops);
-        return -1;
-    }
-    const pop_t *pop = pops.p.pop;
-    if (opt->on_population)
-        opt->on_population(pop);
-    size_t n = exp_count(e);
+
     sweep_work w;
     memset(&w, 0, sizeof w);
     w.e = e;
-    w.pops = &pops.p;
-    w.n = n;
+    w.n = exp_count(e);
+    w.models = e->models;
+    w.many = e->n[KEY_SEED] > 1;
+    /* The summaries across seeds are held only for the files that show
+     * them. */
+    int summaries = w.many && (e->outputs & SUMMARIES);
     w.progress = opt->progress;
-    w.curve = (e->outputs & (1u << OUT_CURVE)) &&
-              (e->models & RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER));
-    w.cfgs = malloc(n * sizeof *w.cfgs);
-    w.res = calloc(n, sizeof *w.res);
-    w.curve_rows = calloc(n, sizeof *w.curve_rows);
+    w.window = (size_t)est.threads * WINDOW_PER_THREAD;
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        w.files[i].fd = -1;
+    for (size_t c = 0; c < e->n_table; c++)
+        out_column_find(e->table[c], &w.cols[c]);
     clock_gettime(CLOCK_MONOTONIC, &w.start);
     pthread_mutex_init(&w.lock, NULL);
-    int rc = -1;
-    out_file files[OUT_FILE_COUNT];
-    memset(files, 0, sizeof files);
-    if (!w.cfgs || !w.res || !w.curve_rows) {
-        bn_fail(err, "out of memory for %zu configurations", n);
+    pthread_cond_init(&w.cond, NULL);
+
+    resultdir rd;
+    exp_pops pops;
+    memset(&pops, 0, sizeof pops);
+    int rc = -1, begun = 0;
+    if (resultdir_begin(&rd, opt->out_dir, e->stem, opt->inputs, err) != 0)
+        goto done;
+    begun = 1;
+    if (exp_populations(e, exp_held_out_models(e->models), &pops, err) != 0)
+        goto done;
+    w.pop = pops.p.pop;
+    w.pops = &pops.p;
+    if (opt->on_population)
+        opt->on_population(w.pop);
+    w.slots = calloc(w.window, sizeof *w.slots);
+    if (!w.slots ||
+        (summaries && !(w.dist = dist_new(e, w.models, w.pop)))) {
+        bn_fail(err, "out of memory");
         goto done;
     }
-    for (size_t k = 0; k < n; k++)
-        exp_config(e, k, &w.cfgs[k]);
+    if (open_files(&w, &rd, opt, err) != 0)
+        goto done;
 
-    unsigned jobs = opt->jobs > 1 ? opt->jobs : 1;
-    if (jobs > 64)
-        jobs = 64;
     pthread_t th[64];
     unsigned started = 0;
-    for (; started + 1 < jobs; started++)
+    for (; started + 1 < est.threads; started++)
         if (pthread_create(&th[started], NULL, worker, &w) != 0)
             break;
     worker(&w);
     for (unsigned t = 0; t < started; t++)
         pthread_join(th[t], NULL);
-    if (w.progress && seconds_since(&w.start) > 1.0)
-        fputc('\n', stderr);
+    if (w.shown)
+        fputs("\r\033[K", stderr);
     if (w.failed) {
-        bn_fail(err, "%s", w.err.msg);
+        *err = w.err;
         goto done;
     }
-
-    char dir[4096], path[4200];
-    snprintf(dir, sizeof dir, "%s/%s", opt->out_dir, e->stem);
-    if (mkdir_p(dir, err) != 0)
-        goto done;
-    /* The files the experiment asks for; the many-seed ones only with many
-     * seeds, and the reading table then shows each configuration once,
-     * across its seeds. */
-    int many = e->n[KEY_SEED] > 1;
-    unsigned models = 0; /* bit m: some configuration trains model m */
-    for (size_t k = 0; k < n; k++)
-        models |= 1u << w.cfgs[k].model;
-    FILE *fp[OUT_FILE_COUNT] = {NULL};
-    for (int i = 0; i < OUT_FILE_COUNT; i++) {
-        const out_file_def *d = out_file_get(i);
-        if (!(e->outputs & (1u << i)) || (d->many_seeds && !many) ||
-            (d->model >= 0 && !(models & (1u << d->model))))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, out_file_get(i)->file);
-        if (out_check_not_input(opt->inputs, path, err) != 0 ||
-            out_open(&files[i], path, err) != 0)
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if (sink_close(&w.files[i], err) != 0)
             goto done;
-        fp[i] = files[i].fp;
-    }
-    out_column cols[EXP_MAX_COLUMNS];
-    for (size_t c = 0; c < e->n_table; c++)
-        out_column_find(e->table[c], &cols[c]);
-    FILE *table_row = many ? NULL : fp[OUT_TABLE];
-    if (fp[OUT_SUMMARY])
-        out_summary_header(fp[OUT_SUMMARY], models);
-    if (fp[OUT_FEATURES])
-        out_features_header(fp[OUT_FEATURES], models);
-    if (fp[OUT_CURVE])
-        out_curve_header(fp[OUT_CURVE]);
-    if (table_row)
-        out_table_header(table_row, e->n_table, cols);
-    for (size_t k = 0; k < n; k++) {
-        if (fp[OUT_SUMMARY])
-            out_summary_row(fp[OUT_SUMMARY], models, pop, &w.cfgs[k],
-                            &w.res[k]);
-        if (fp[OUT_FEATURES] && w.cfgs[k].model == RUN_MODEL_LAYER)
-            out_features_rows(fp[OUT_FEATURES], models, pop, &w.cfgs[k],
-                              &w.res[k]);
-        if (table_row)
-            out_table_row(table_row, e->n_table, cols, pop, &w.cfgs[k],
-                          &w.res[k]);
-        if (fp[OUT_CURVE] && w.curve_rows[k])
-            fputs(w.curve_rows[k], fp[OUT_CURVE]);
-    }
-    if (fp[OUT_MANIFEST])
-        write_manifest(fp[OUT_MANIFEST], e, opt, sha, n);
-    if (many && (fp[OUT_DISTRIBUTION] || fp[OUT_EXPECTATION] ||
-                 fp[OUT_TABLE]) &&
-        dist_write(e, models, pop, w.cfgs, w.res, fp[OUT_DISTRIBUTION],
-                   fp[OUT_EXPECTATION], fp[OUT_TABLE], err) != 0)
-        goto done;
-    if (out_commit_all(files, OUT_FILE_COUNT, err) != 0)
+    if (resultdir_commit(&rd, err) != 0)
         goto done;
     rc = 0;
 done:
-    for (int i = 0; i < OUT_FILE_COUNT; i++)
-        out_abort(&files[i]);
+    for (int i = 0; i < OUT_FILE_COUNT; i++) {
+        if (w.files[i].fd >= 0)
+            close(w.files[i].fd);
+        buf_free(&w.files[i].pending);
+    }
+    if (rc != 0 && begun)
+        resultdir_abort(&rd);
+    for (size_t i = 0; w.slots && i < w.window; i++) {
+        run_result_free(&w.slots[i].res);
+        for (int t = 0; t < TEXTS; t++)
+            buf_free(&w.slots[i].text[t]);
+    }
+    for (int i = 0; i < 3; i++)
+        buf_free(&w.dist_text[i]);
+    free(w.slots);
+    dist_free(w.dist);
     pthread_mutex_destroy(&w.lock);
-    for (size_t k = 0; w.res && k < n; k++)
-        run_result_free(&w.res[k]);
-    for (size_t k = 0; w.curve_rows && k < n; k++)
-        free(w.curve_rows[k]);
-    free(w.curve_rows);
-    free(w.cfgs);
-    free(w.res);
+    pthread_cond_destroy(&w.cond);
     exp_pops_free(&pops);
     return rc;
 }

@@ -6,31 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
+
 int tsv_read(const char *path, tsv_table *t, bn_error *err)
 {
     memset(t, 0, sizeof *t);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return bn_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0, n;
-    char *buf = malloc(cap + 1);
-    while (buf && (n = fread(buf + len, 1, cap - len, fp)) > 0) {
-        len += n;
-        if (len == cap) {
-            char *nb = realloc(buf, 2 * cap + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    if (!buf)
-        return bn_fail(err, "%s: out of memory", path);
-    buf[len] = '\0';
+    char *buf;
+    size_t len;
+    if (input_read(path, TSV_MAX_BYTES, 1, &buf, &len, err) != 0)
+        return -1;
     t->buf = buf;
 
     size_t lines = 0, tabs = 0;
@@ -47,6 +31,7 @@ int tsv_read(const char *path, tsv_table *t, bn_error *err)
         tsv_free(t);
         return bn_fail(err, "%s: out of memory", path);
     }
+    t->names = fields;
     /* Split in place: every tab and newline ends a field. */
     size_t nf = 0, line = 0, in_line = 0;
     char *start = buf;
@@ -54,6 +39,13 @@ int tsv_read(const char *path, tsv_table *t, bn_error *err)
         if (buf[i] != '\t' && buf[i] != '\n')
             continue;
         int eol = buf[i] == '\n';
+        if ((size_t)(buf + i - start) > TSV_MAX_FIELD) {
+            tsv_free(t);
+            return bn_fail(err, "%s:%zu: a field of %zu bytes, more than the "
+                                "limit of %d",
+                           path, line + 1, (size_t)(buf + i - start),
+                           TSV_MAX_FIELD);
+        }
         buf[i] = '\0';
         fields[nf++] = start;
         start = buf + i + 1;
@@ -62,16 +54,15 @@ int tsv_read(const char *path, tsv_table *t, bn_error *err)
             if (line == 0)
                 t->ncol = in_line;
             else if (in_line != t->ncol) {
-                free(fields);
+                size_t ncol = t->ncol;
                 tsv_free(t);
                 return bn_fail(err, "%s:%zu: %zu fields, the header has %zu",
-                               path, line + 1, in_line, t->ncol);
+                               path, line + 1, in_line, ncol);
             }
             line++;
             in_line = 0;
         }
     }
-    t->names = fields;
     t->cells = fields + t->ncol;
     t->nrow = lines - 1;
     return 0;

@@ -17,6 +17,11 @@ typedef struct {
     char *buf;     /* the file's bytes, which names and cells point into */
 } tsv_table;
 
+/* The limits of what is read: the file, and one field (messages quote
+ * fields whole). */
+#define TSV_MAX_BYTES (512u << 20)
+#define TSV_MAX_FIELD 4096
+
 int tsv_read(const char *path, tsv_table *t, bn_error *err);
 void tsv_free(tsv_table *t);
 /* Column index by name, or -1. */

@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "inifile.h"
+#include "input.h"
 #include "tsv.h"
 
 #define MAX_CLAIMS 64
+#define VERIFY_MAX_CLAIMS_FILE (1u << 20)
 #define MAX_FILTERS 8
 
 typedef enum { OP_GE, OP_GT, OP_LE, OP_LT, OP_EQ, OP_COUNT } op_t;
@@ -48,8 +51,8 @@ typedef struct {
     op_t each_op;
 } claim;
 
-typedef int (*test_fn)(const claim *c, const char *dir, char *measured,
-                       size_t cap, bn_error *err);
+typedef int (*test_fn)(const claim *c, const char *dir, bn_buf *measured,
+                       bn_error *err);
 
 typedef struct test_kind {
     const char *name;
@@ -104,38 +107,45 @@ static char *trim(char *s)
     return s;
 }
 
-static int parse_selector(const char *text, selector *sel)
+/* NULL, or what is wrong with the selector. */
+static const char *parse_selector(const char *text, selector *sel)
 {
-    char buf[256];
+    static const char form[] =
+        "expected 'EXPERIMENT: COLUMN @ key=value, ...'";
+    char buf[sizeof sel->text];
     memset(sel, 0, sizeof *sel);
     if (!copy(sel->text, sizeof sel->text, text))
-        return -1;
+        return "a selector is at most 255 characters";
     snprintf(buf, sizeof buf, "%s", text);
     char *colon = strchr(buf, ':');
     if (!colon)
-        return -1;
+        return form;
     *colon = '\0';
     char *at = strchr(colon + 1, '@');
     if (at)
         *at = '\0';
     if (!copy(sel->experiment, 64, trim(buf)) ||
-        !copy(sel->column, 64, trim(colon + 1)) || !sel->experiment[0] ||
-        !sel->column[0])
-        return -1;
+        !copy(sel->column, 64, trim(colon + 1)))
+        return "an experiment or a column name is at most 63 characters";
+    if (!sel->experiment[0] || !sel->column[0])
+        return form;
     char *save;
     for (char *f = at ? strtok_r(at + 1, ",", &save) : NULL; f;
          f = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(f, '=');
-        if (!eq || sel->nf == MAX_FILTERS)
-            return -1;
+        if (!eq)
+            return form;
+        if (sel->nf == MAX_FILTERS)
+            return "at most 8 filters";
         *eq = '\0';
         if (!copy(sel->key[sel->nf], 64, trim(f)) ||
-            !copy(sel->val[sel->nf], 64, trim(eq + 1)) ||
-            !sel->key[sel->nf][0])
-            return -1;
+            !copy(sel->val[sel->nf], 64, trim(eq + 1)))
+            return "a filter's key or value is at most 63 characters";
+        if (!sel->key[sel->nf][0])
+            return form;
         sel->nf++;
     }
-    return 0;
+    return NULL;
 }
 
 static int parse_op(const char *s, op_t *op)
@@ -181,18 +191,22 @@ static int on_key(void *user, const char *section, const char *name,
             bit = fields[i].bit;
     int ok = 1;
     const char *why = "bad value";
-    char list[200];
+    char list[200], limit[64];
+#define COPY(dst)                                                           \
+    (snprintf(limit, sizeof limit, "at most %zu characters",                \
+              sizeof c->dst - 1),                                           \
+     why = limit, copy(c->dst, sizeof c->dst, value))
     if (strcmp(name, "claim") == 0) {
-        ok = copy(c->claim, sizeof c->claim, value);
+        ok = COPY(claim);
     } else if (strcmp(name, "published") == 0) {
-        ok = copy(c->published, sizeof c->published, value);
+        ok = COPY(published);
     } else if (strcmp(name, "test") == 0) {
         c->kind = find_kind(value);
         ok = c->kind != NULL;
         why = kind_list(list, sizeof list);
     } else if (bit == F_A || bit == F_B) {
-        ok = parse_selector(value, bit == F_A ? &c->a : &c->b) == 0;
-        why = "expected 'EXPERIMENT: COLUMN @ key=value, ...'";
+        why = parse_selector(value, bit == F_A ? &c->a : &c->b);
+        ok = why == NULL;
     } else if (bit == F_OP) {
         ok = parse_op(value, &c->op) == 0;
         why = "an op is one of >= > <= < ==";
@@ -214,15 +228,16 @@ static int on_key(void *user, const char *section, const char *name,
         if (ok && bit == F_TOLERANCE && c->tolerance < 0)
             ok = 0, why = "a tolerance is >= 0";
     } else if (bit == F_OVER) {
-        ok = copy(c->over, sizeof c->over, value) && value[0];
+        ok = COPY(over) && value[0];
     } else if (bit == F_AT) {
-        ok = copy(c->at, sizeof c->at, value);
+        ok = COPY(at);
     } else if (bit == F_BY) {
-        ok = copy(c->by, sizeof c->by, value) && value[0];
+        ok = COPY(by) && value[0];
     } else {
         return bn_fail(err, "%s:%d: unknown key '%s' in claim [%s]", s->path,
                        line, name, section), 0;
     }
+#undef COPY
     if (!ok)
         return bn_fail(err, "%s:%d: bad value '%s' for '%s' (%s)", s->path,
                        line, value, name, why), 0;
@@ -276,18 +291,23 @@ static int one_matches(const char *cell, const char *want)
 /* want may list alternatives: "f0|f1|f2". */
 static int cell_matches(const char *cell, const char *want)
 {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", want);
-    for (char *save, *w = strtok_r(buf, "|", &save); w;
-         w = strtok_r(NULL, "|", &save))
-        if (one_matches(cell, w))
-            return 1;
+    char w[BN_LINE_MAX + 1];
+    for (const char *p = want; *p;) {
+        size_t n = strcspn(p, "|");
+        if (n > 0 && n < sizeof w) {
+            memcpy(w, p, n);
+            w[n] = '\0';
+            if (one_matches(cell, w))
+                return 1;
+        }
+        p += n + (p[n] == '|');
+    }
     return 0;
 }
 
 typedef struct {
     tsv_table t;
-    char path[4200];
+    char path[BN_PATH_MAX + 128];
     const char *text; /* the selector, for messages */
     int col;
     size_t n;
@@ -300,8 +320,12 @@ static int select_rows(const char *dir, const selector *sel, selection *s,
     memset(s, 0, sizeof *s);
     s->text = sel->text;
     /* "EXP" is EXP/summary.tsv; "EXP/NAME" is EXP/NAME.tsv. */
-    snprintf(s->path, sizeof s->path, "%s/%s%s.tsv", dir, sel->experiment,
-             strchr(sel->experiment, '/') ? "" : "/summary");
+    if (snprintf(s->path, sizeof s->path, "%s/%s%s.tsv", dir, sel->experiment,
+                 strchr(sel->experiment, '/') ? "" : "/summary") >=
+        (int)sizeof s->path)
+        return bn_fail(err, "a results directory of %zu bytes, more than the "
+                            "limit of %d",
+                       strlen(dir), BN_PATH_MAX - 1);
     if (tsv_read(s->path, &s->t, err) != 0)
         return -1;
     s->col = tsv_column(&s->t, sel->column);
@@ -400,15 +424,17 @@ static int over_columns(const selection *s, const char *over, int *cols,
     return 0;
 }
 
-/* The key a row is paired or ordered by: its cells in cols. */
+/* The key a row is paired or ordered by: its cells in cols, appended to
+ * key with a NUL after it. */
 static void row_key(const selection *s, size_t i, const int *cols, size_t nc,
-                    char *key, size_t cap)
+                    bn_buf *key)
 {
-    size_t len = 0;
-    key[0] = '\0';
-    for (size_t k = 0; k < nc && len < cap; k++)
-        len += (size_t)snprintf(key + len, cap - len, "%s%s", k ? " " : "",
-                                tsv_cell(&s->t, s->rows[i], (size_t)cols[k]));
+    for (size_t k = 0; k < nc; k++) {
+        if (k)
+            buf_putc(key, ' ');
+        buf_puts(key, tsv_cell(&s->t, s->rows[i], (size_t)cols[k]));
+    }
+    buf_add(key, "", 1);
 }
 
 /* Keep only the rows whose over value is listed in at. */
@@ -422,18 +448,25 @@ static int filter_at(selection *s, const char *over, const char *at,
     if (over_columns(s, over, cols, 8, &nc, err) != 0)
         return -1;
     size_t m = 0;
+    bn_buf key = {0};
     for (size_t i = 0; i < s->n; i++) {
-        char key[256], buf[256];
-        row_key(s, i, cols, nc, key, sizeof key);
+        char buf[256]; /* claim.at's size */
+        buf_clear(&key);
+        row_key(s, i, cols, nc, &key);
+        if (key.failed) {
+            buf_free(&key);
+            return bn_fail(err, "out of memory");
+        }
         snprintf(buf, sizeof buf, "%s", at);
         int keep = 0;
         char *save;
         for (char *w = strtok_r(buf, " ,", &save); w && !keep;
              w = strtok_r(NULL, " ,", &save))
-            keep = cell_matches(key, w);
+            keep = cell_matches(key.p, w);
         if (keep)
             s->rows[m++] = s->rows[i];
     }
+    buf_free(&key);
     s->n = m;
     if (m == 0)
         return bn_fail(err, "selector '%s' has no row at %s = %s", s->text,
@@ -449,9 +482,10 @@ static int single(const selection *s, bn_error *err)
     return 0;
 }
 
-/* A row's key, its index and a number, for sorting and pairing. */
+/* A row's key, its index and a number, for sorting and pairing. The
+ * keys of an array live in one block after it (keyed_rows). */
 typedef struct {
-    char key[128];
+    const char *key;
     double order; /* the over value, within a key */
     double x;
     size_t i;
@@ -475,21 +509,33 @@ static keyed *keyed_rows(const selection *s, const char *by, int order_col,
     size_t nc;
     if (over_columns(s, by, cols, 8, &nc, err) != 0)
         return NULL;
-    keyed *k = malloc((s->n + 1) * sizeof *k);
-    if (!k) {
+    /* The array, then its keys' text, in one block the caller frees. */
+    bn_buf block = {0};
+    size_t *off = malloc((s->n + 1) * sizeof *off);
+    buf_zeros(&block, (s->n + 1) * sizeof(keyed));
+    for (size_t i = 0; off && i < s->n; i++) {
+        off[i] = block.len;
+        row_key(s, i, cols, nc, &block);
+    }
+    if (!off || block.failed) {
+        free(off);
+        buf_free(&block);
         bn_fail(err, "out of memory");
         return NULL;
     }
+    keyed *k = (keyed *)(void *)block.p;
     for (size_t i = 0; i < s->n; i++) {
-        row_key(s, i, cols, nc, k[i].key, sizeof k[i].key);
+        k[i].key = block.p + off[i];
         k[i].i = i;
         k[i].order = 0.0;
         if (num(s, i, -1, &k[i].x, err) != 0 ||
             (order_col >= 0 && num(s, i, order_col, &k[i].order, err) != 0)) {
-            free(k);
+            free(off);
+            buf_free(&block);
             return NULL;
         }
     }
+    free(off);
     qsort(k, s->n, sizeof *k, cmp_keyed);
     return k;
 }
@@ -513,8 +559,8 @@ static keyed *keyed_rows(const selection *s, const char *by, int order_col,
     free_selection(&b);                                                     \
     return rc
 
-static int test_value(const claim *c, const char *dir, char *measured,
-                      size_t cap, bn_error *err)
+static int test_value(const claim *c, const char *dir, bn_buf *measured,
+                      bn_error *err)
 {
     SELECT_A();
     double x, y = 1.0;
@@ -525,15 +571,15 @@ static int test_value(const claim *c, const char *dir, char *measured,
             goto done;
         x /= y;
     }
-    snprintf(measured, cap, "%s%s = %.4g, want %s %g",
+    buf_printf(measured, "%s%s = %.4g, want %s %g",
              c->given & F_B ? "ratio " : "", a.t.names[a.col], x,
              op_names[c->op], c->value);
     rc = compare(x, c->op, c->value, c->tolerance);
     DONE();
 }
 
-static int every_row(const claim *c, const char *dir, char *measured,
-                     size_t cap, bn_error *err, int within)
+static int every_row(const claim *c, const char *dir, bn_buf *measured,
+                     bn_error *err, int within)
 {
     SELECT_A();
     double *x = numbers(&a, err);
@@ -549,26 +595,26 @@ static int every_row(const claim *c, const char *dir, char *measured,
     }
     free(x);
     if (within)
-        snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, want "
+        buf_printf(measured, "%s from %.4g to %.4g in %zu rows, want "
                                 "|x| <= %g",
                  a.t.names[a.col], lo, hi, a.n, c->value);
     else
-        snprintf(measured, cap, "%s from %.4g to %.4g in %zu rows, want "
+        buf_printf(measured, "%s from %.4g to %.4g in %zu rows, want "
                                 "each %s %g",
                  a.t.names[a.col], lo, hi, a.n, op_names[c->op], c->value);
     DONE();
 }
 
-static int test_all(const claim *c, const char *dir, char *measured,
-                    size_t cap, bn_error *err)
+static int test_all(const claim *c, const char *dir, bn_buf *measured,
+                    bn_error *err)
 {
-    return every_row(c, dir, measured, cap, err, 0);
+    return every_row(c, dir, measured, err, 0);
 }
 
-static int test_within(const claim *c, const char *dir, char *measured,
-                       size_t cap, bn_error *err)
+static int test_within(const claim *c, const char *dir, bn_buf *measured,
+                       bn_error *err)
 {
-    return every_row(c, dir, measured, cap, err, 1);
+    return every_row(c, dir, measured, err, 1);
 }
 
 /* Whether rows k[lo..hi) (one key, sorted by order) rise or fall
@@ -589,8 +635,8 @@ static int monotone(const keyed *k, size_t lo, size_t hi, int up,
     return ok;
 }
 
-static int test_trend(const claim *c, const char *dir, char *measured,
-                      size_t cap, bn_error *err)
+static int test_trend(const claim *c, const char *dir, bn_buf *measured,
+                      bn_error *err)
 {
     SELECT_A();
     int oc = tsv_column(&a.t, c->over);
@@ -603,15 +649,14 @@ static int test_trend(const claim *c, const char *dir, char *measured,
         goto done;
     /* One key for all: the rows are ordered by over alone. */
     for (size_t i = 0; i < a.n; i++)
-        k[i].key[0] = '\0';
+        k[i].key = "";
     qsort(k, a.n, sizeof *k, cmp_keyed);
     int up = strcmp(c->kind->name, "increasing") == 0;
     rc = monotone(k, 0, a.n, up, c->over, err);
-    size_t len = (size_t)snprintf(measured, cap, "%s:", a.t.names[a.col]);
-    for (size_t i = 0; i < a.n && len < cap; i++)
-        len += (size_t)snprintf(measured + len, cap - len, " %.4g", k[i].x);
-    if (len < cap)
-        snprintf(measured + len, cap - len, " (%s, strictly %s)", c->over,
+    buf_printf(measured, "%s:", a.t.names[a.col]);
+    for (size_t i = 0; i < a.n; i++)
+        buf_printf(measured, " %.4g", k[i].x);
+    buf_printf(measured, " (%s, strictly %s)", c->over,
                  c->kind->name);
     free(k);
     DONE();
@@ -645,8 +690,8 @@ static int pair_rows(const selection *a, const selection *b, const char *by,
     return 0;
 }
 
-static int test_pairwise(const claim *c, const char *dir, char *measured,
-                         size_t cap, bn_error *err)
+static int test_pairwise(const claim *c, const char *dir, bn_buf *measured,
+                         bn_error *err)
 {
     SELECT_A();
     keyed *ka = NULL, *kb = NULL;
@@ -662,10 +707,10 @@ static int test_pairwise(const claim *c, const char *dir, char *measured,
         char fb[40] = "";
         if (c->factor != 1.0)
             snprintf(fb, sizeof fb, "%g x ", c->factor);
-        snprintf(measured, cap, "%s %s %s%s in %zu pairs by %s, a/b from "
-                                "%.4g to %.4g",
-                 a.t.names[a.col], op_names[c->op], fb, b.t.names[b.col],
-                 a.n, c->over, lo, hi);
+        buf_printf(measured, "%s %s %s%s in %zu pairs by %s, a/b from "
+                             "%.4g to %.4g",
+                   a.t.names[a.col], op_names[c->op], fb, b.t.names[b.col],
+                   a.n, c->over, lo, hi);
     }
     free(ka);
     free(kb);
@@ -673,7 +718,7 @@ static int test_pairwise(const claim *c, const char *dir, char *measured,
 }
 
 static int test_worst_feature(const claim *c, const char *dir,
-                              char *measured, size_t cap, bn_error *err)
+                              bn_buf *measured, bn_error *err)
 {
     SELECT_A();
     selection ft;
@@ -705,7 +750,7 @@ static int test_worst_feature(const claim *c, const char *dir,
         rc = 1;
         for (size_t i = 0; i < a.n; i++)
             rc &= !strcmp(tsv_cell(&a.t, a.rows[i], (size_t)a.col), want);
-        snprintf(measured, cap, "%s = %s in %zu rows; true variance "
+        buf_printf(measured, "%s = %s in %zu rows; true variance "
                                 "farthest from 1: %s (%.4g)",
                  a.t.names[a.col], tsv_cell(&a.t, a.rows[0], (size_t)a.col),
                  a.n, want, best_v);
@@ -716,19 +761,17 @@ static int test_worst_feature(const claim *c, const char *dir,
 
 /* A selector's column and the filters the other selector does not share,
  * "stats_err @ batch_size=256", to tell a from b in a message. */
-static void distinct(const selector *s, const selector *other, char *buf,
-                     size_t cap)
+static void distinct(const selector *s, const selector *other, bn_buf *b)
 {
-    size_t len = (size_t)snprintf(buf, cap, "%s", s->column);
+    buf_puts(b, s->column);
     const char *sep = " @ ";
-    for (size_t i = 0; i < s->nf && len < cap; i++) {
+    for (size_t i = 0; i < s->nf; i++) {
         int shared = 0;
         for (size_t j = 0; j < other->nf; j++)
             shared |= !strcmp(s->key[i], other->key[j]) &&
                       !strcmp(s->val[i], other->val[j]);
         if (!shared) {
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s=%s", sep,
-                                    s->key[i], s->val[i]);
+            buf_printf(b, "%s%s=%s", sep, s->key[i], s->val[i]);
             sep = ", ";
         }
     }
@@ -736,8 +779,8 @@ static void distinct(const selector *s, const selector *other, char *buf,
 
 /* In what share of the values of `by` (the seeds) the per-seed test
  * `each` holds. */
-static int test_fraction(const claim *c, const char *dir, char *measured,
-                         size_t cap, bn_error *err)
+static int test_fraction(const claim *c, const char *dir, bn_buf *measured,
+                         bn_error *err)
 {
     SELECT_A();
     keyed *ka = NULL, *kb = NULL;
@@ -773,23 +816,21 @@ static int test_fraction(const claim *c, const char *dir, char *measured,
         }
     }
     double frac = (double)holds / (double)groups;
-    char each[300], da[140], db[140];
-    distinct(&c->a, &c->b, da, sizeof da);
-    distinct(&c->b, &c->a, db, sizeof db);
-    if (c->each == EACH_OP && c->factor == 1.0)
-        snprintf(each, sizeof each, "%s %s %s", da, op_names[c->each_op],
-                 db);
-    else if (c->each == EACH_OP)
-        snprintf(each, sizeof each, "%s %s %g x %s", da,
-                 op_names[c->each_op], c->factor, db);
-    else
-        snprintf(each, sizeof each, "%s strictly %s over %s",
-                 a.t.names[a.col],
-                 c->each == EACH_INCREASING ? "increasing" : "decreasing",
-                 c->over);
-    snprintf(measured, cap, "%s in %zu of %zu %ss: fraction = %.4g, want "
-                            "%s %g",
-             each, holds, groups, c->by, frac, op_names[c->op], c->value);
+    if (c->each == EACH_OP) {
+        distinct(&c->a, &c->b, measured);
+        if (c->factor == 1.0)
+            buf_printf(measured, " %s ", op_names[c->each_op]);
+        else
+            buf_printf(measured, " %s %g x ", op_names[c->each_op],
+                       c->factor);
+        distinct(&c->b, &c->a, measured);
+    } else {
+        buf_printf(measured, "%s strictly %s over %s", a.t.names[a.col],
+                   c->each == EACH_INCREASING ? "increasing" : "decreasing",
+                   c->over);
+    }
+    buf_printf(measured, " in %zu of %zu %ss: fraction = %.4g, want %s %g",
+               holds, groups, c->by, frac, op_names[c->op], c->value);
     rc = compare(frac, c->op, c->value, c->tolerance);
 out:
     free(ka);
@@ -841,7 +882,16 @@ int verify_claims(const char *claims_path, const char *results_dir,
         return bn_fail(err, "out of memory");
     s->path = claims_path;
     counts->passed = counts->failed = 0;
-    int rc = inifile_parse(claims_path, on_key, on_section, s, err);
+    char *text;
+    size_t len;
+    if (input_read(claims_path, VERIFY_MAX_CLAIMS_FILE, 1, &text, &len,
+                   err) != 0) {
+        free(s);
+        return -1;
+    }
+    int rc = inifile_parse(claims_path, text, len, on_key, on_section, s,
+                           err);
+    free(text);
     bn_error sub;
     /* Every claim well-formed before any is evaluated. */
     for (size_t i = 0; rc == 0 && i < s->n; i++)
@@ -850,15 +900,21 @@ int verify_claims(const char *claims_path, const char *results_dir,
                          s->c[i].line, s->c[i].id, sub.msg);
     for (size_t i = 0; rc == 0 && i < s->n; i++) {
         const claim *c = &s->c[i];
-        char measured[512] = "";
-        int r = c->kind->eval(c, results_dir, measured, sizeof measured, &sub);
+        bn_buf measured = {0};
+        int r = c->kind->eval(c, results_dir, &measured, &sub);
+        if (r >= 0 && measured.failed)
+            r = bn_fail(&sub, "out of memory");
         if (r < 0) {
+            buf_free(&measured);
             rc = bn_fail(err, "%s:%d: claim [%s]: %s", claims_path, c->line,
                          c->id, sub.msg);
             break;
         }
         fprintf(out, "%s %s: %s\n     %s (published: %s)\n",
-                r ? "PASS" : "FAIL", c->id, c->claim, measured, c->published);
+                r ? "PASS" : "FAIL", c->id, c->claim,
+                measured.p ? measured.p : "",
+                c->published);
+        buf_free(&measured);
         if (r)
             counts->passed++;
         else

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Test the figure scripts (scripts/*.gp) by what they draw, not by their
-# bytes: PNG and SVG bytes depend on the gnuplot, cairo and font versions.
-# Each script is rendered from a copy of results/ in a temporary
-# directory, so the committed files are never touched, and must:
-#   - finish with status 0 and print nothing at all: gnuplot reports
-#     warnings (an empty plot, a bad range, a missing column) on stderr and
-#     still exits 0, and a warning usually means a wrong picture;
-#   - leave a PNG (checked by its magic bytes) and a well-formed SVG named
-#     after the script, and nothing else; a second render gives the same
-#     bytes (regenerating results/ changes nothing on one machine);
-#   - draw what the TSVs say: rendered again with tables='DIR', every plot
-#     writes the points it would draw through gnuplot's own `set table`
-#     (scripts/style.gp), silently, and tests/figures_content.py checks each
-#     series against the TSVs;
-#   - when the committed SVG was drawn by this very gnuplot version, match
-#     it byte for byte, so a changed script or TSV without re-rendered
-#     figures is caught where the figures are made; another version says so
-#     and skips only that comparison.
+# Test `bnstudy plot` by what its figures draw and say, not by their bytes:
+# PNG and SVG bytes depend on the gnuplot, cairo and font versions.
+# Everything runs on copies in a temporary directory; the committed files
+# are never touched.
+#   - On a copy of results/: plot exits 0 and prints nothing on stderr
+#     (gnuplot reports warnings there and still exits 0, and a warning
+#     usually means a wrong picture); it leaves a PNG (checked by its magic
+#     bytes) and a well-formed SVG for every figure it names, and nothing
+#     else; a second render gives the same bytes.
+#   - What each figure draws and says: with --tables every plot writes the
+#     points it would draw (gnuplot's own `set table`) and each panel its
+#     texts (`save set`), and tests/figures_content.py works out from the
+#     TSVs alone which figures each experiment supports and checks every
+#     series, axis label and title against the numbers.
+#   - results/figures/ holds exactly those figures, and a committed SVG
+#     drawn by this very gnuplot version matches a fresh render byte for
+#     byte (another version says so and skips only that comparison).
+#   - On doctored results where the published findings are false, the
+#     titles come out neutral.
+#   - On a user's experiment (a file named anything, three epochs, another
+#     momentum, another population size) plot draws the figures its axes
+#     support, with the right labels.
+#   - Nothing to plot, or no gnuplot: one clear message, exit status 2, and
+#     nothing written.
 # Prints one line per check and a final "N passed, N failed"; exits 1 if
 # any check failed, 2 if it could not run.
 set -uo pipefail
@@ -27,7 +33,10 @@ if ! command -v "$gnuplot" >/dev/null 2>&1; then
     echo "gnuplot not found: run make deps" >&2
     exit 2
 fi
+export GNUPLOT=$gnuplot
 python=${PYTHON:-python3}
+bn=${BNSTUDY:-./bnstudy}
+[ -x "$bn" ] || { echo "$bn not built: run make" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bnstudy-figures.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
@@ -45,28 +54,31 @@ check() { # check DESCRIPTION COMMAND...
         echo "not ok - $what"
     fi
 }
-
-# Two independent copies of the inputs, without the committed figures, so
-# every file checked below was written by this run.
-for copy in first second; do
-    mkdir -p "$tmp/$copy"
-    cp -R results/. "$tmp/$copy/" || exit 2
-    rm -rf "$tmp/$copy/figures"
-    mkdir -p "$tmp/$copy/figures"
-done
-mkdir -p "$tmp/tables"
-
-scripts=()
-for s in scripts/*.gp; do
-    [ "$s" = scripts/style.gp ] || scripts+=("$s")
-done
-if [ ${#scripts[@]} -eq 0 ]; then
-    echo "no figure scripts in scripts/" >&2
-    exit 2
-fi
-
-render() { # render SCRIPT GNUPLOT_ARGS LOG: status 0 and no output at all
-    "$gnuplot" -e "$2" "$1" >"$3" 2>&1 && [ ! -s "$3" ]
+# Add a content checker's counts to ours.
+content() { # content NAME RESULTS TABLES
+    "$python" tests/figures_content.py "$2" "$3" > "$tmp/$1.content.log"
+    local rc=$? line
+    grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/$1.content.log" | sed "s/^\(not \)\{0,1\}ok - /&$1: /"
+    line=$(tail -n 1 "$tmp/$1.content.log")
+    if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        passed=$((passed + BASH_REMATCH[1]))
+        failed=$((failed + BASH_REMATCH[2]))
+    fi
+    [ "$rc" -eq 0 ] || [[ $line =~ [1-9][0-9]*\ failed$ ]] || failed=$((failed + 1))
+}
+# plot exits with status $1 and prints nothing on stderr (or, with status
+# 2, exactly one line).
+plots() { # plots STATUS LOG ARGS...
+    local want=$1 log=$2
+    shift 2
+    "$bn" plot "$@" >"$log.out" 2>"$log.err"
+    local rc=$?
+    [ "$rc" -eq "$want" ] || { echo "    status $rc, want $want"; sed 's/^/    /' "$log.err"; return 1; }
+    if [ "$want" -eq 0 ]; then
+        [ ! -s "$log.err" ] || { sed 's/^/    /' "$log.err"; return 1; }
+    else
+        [ "$(wc -l <"$log.err")" -eq 1 ] || { sed 's/^/    /' "$log.err"; return 1; }
+    fi
 }
 is_png() { [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 is_svg() {
@@ -76,52 +88,211 @@ sys.exit(E.parse(sys.argv[1]).getroot().tag != "{http://www.w3.org/2000/svg}svg"
 # "Produced by GNUPLOT 5.4 patchlevel 4": the gnuplot that drew an SVG.
 drawn_by() { sed -n 's/.*<desc>Produced by \(GNUPLOT [^<]*[^ <]\) *<\/desc>.*/\1/p' "$1" | head -n 1; }
 this_gnuplot="GNUPLOT $("$gnuplot" --version | sed "s/^gnuplot //")"
+# The files a figures directory holds, one "experiment/file" a line.
+listing() { (cd "$1" && find . -type f | sed 's|^\./||' | sort); }
 
-expected=()
-for s in "${scripts[@]}"; do
-    name=$(basename "$s" .gp)
-    expected+=("$name.png" "$name.svg")
-    log="$tmp/$name.log"
-    check "$name: gnuplot exits 0 with no output" render "$s" "results='$tmp/first'" "$log"
-    [ -s "$log" ] && sed 's/^/    /' "$log"
-    check "$name: PNG written" is_png "$tmp/first/figures/$name.png"
-    check "$name: SVG written and well-formed" is_svg "$tmp/first/figures/$name.svg"
-    render "$s" "results='$tmp/second'" "$log.2" >/dev/null 2>&1
+# ---- the study's results ----
+
+# Two independent copies of the results, without the committed figures, so
+# every figure checked below was drawn by this run.
+for copy in first second; do
+    mkdir -p "$tmp/$copy"
+    cp -R results/. "$tmp/$copy/" || exit 2
+    rm -rf "$tmp/$copy/figures"
+done
+check "plot draws the study's figures, exit 0, nothing on stderr" \
+    plots 0 "$tmp/first" "$tmp/first"
+plots 0 "$tmp/second" "$tmp/second" >/dev/null 2>&1
+# Each line it prints names a figure: DIR/figures/E/NAME.png, .svg: what.
+sed -n 's|^.*/figures/\([^/]*\)/\([^/]*\)\.png, \.svg: .*$|\1/\2|p' "$tmp/first.out" | sort > "$tmp/named"
+each_line_names() { [ -s "$tmp/named" ] && [ "$(wc -l < "$tmp/named")" -eq "$(wc -l < "$tmp/first.out")" ]; }
+check "plot names a figure on each line it prints" each_line_names
+while read -r fig; do
+    check "$fig: PNG written" is_png "$tmp/first/figures/$fig.png"
+    check "$fig: SVG written and well-formed" is_svg "$tmp/first/figures/$fig.svg"
     for ext in png svg; do
-        check "$name.$ext: a second render is byte-identical" \
-            cmp -s "$tmp/first/figures/$name.$ext" "$tmp/second/figures/$name.$ext"
+        check "$fig.$ext: a second render is byte-identical" \
+            cmp -s "$tmp/first/figures/$fig.$ext" "$tmp/second/figures/$fig.$ext"
     done
-    check "$name: the tables render with no output" \
-        render "$s" "results='$tmp/first'; tables='$tmp/tables'" "$log.t"
-    [ -s "$log.t" ] && sed 's/^/    /' "$log.t"
-    committed=results/figures/$name.svg
+    committed=results/figures/$fig.svg
     by=$([ -f "$committed" ] && drawn_by "$committed")
     if [ "$by" = "$this_gnuplot" ]; then
         check "$committed matches a fresh render (both $by)" \
-            cmp -s "$tmp/first/figures/$name.svg" "$committed"
-    else
-        echo "note: $committed was drawn by ${by:-no gnuplot}, this is $this_gnuplot: bytes not compared"
+            cmp -s "$tmp/first/figures/$fig.svg" "$committed"
+    elif [ -n "$by" ]; then
+        echo "note: $committed was drawn by $by, this is $this_gnuplot: bytes not compared"
     fi
+done < "$tmp/named"
+sed 's/$/.png/' "$tmp/named" > "$tmp/wanted"
+sed 's/$/.svg/' "$tmp/named" >> "$tmp/wanted"
+sort -o "$tmp/wanted" "$tmp/wanted"
+# Nothing but the figures named: a figure written under a wrong name would
+# otherwise leave its real one stale.
+check "figures/ holds exactly the figures plot names" \
+    [ "$(listing "$tmp/first/figures")" = "$(cat "$tmp/wanted")" ]
+check "results/figures/ holds exactly the figures plot draws from results/" \
+    [ "$(listing results/figures)" = "$(cat "$tmp/wanted")" ]
+check "the tables render with no output" \
+    plots 0 "$tmp/tables" "$tmp/first" --tables "$tmp/tables"
+content study "$tmp/first" "$tmp/tables"
+
+# ---- findings the numbers do not bear out ----
+
+# The batch-size, ordering and momentum experiments doctored so that each
+# published finding is false: stats_err no higher at B 256 than at B 8
+# (and batch_mean_err no lower), sorted batches below shuffled ones at
+# B 64, the largest p best at B 8, and the running variances at B 256
+# equal to the truth.
+mkdir -p "$tmp/doctored"
+for e in batch-size ordering momentum; do cp -R "results/$e" "$tmp/doctored/"; done
+doctor() { # doctor FILE AWK-PROGRAM: edit a TSV by column name
+    awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } '"$2" "$1" > "$1.new" &&
+        mv "$1.new" "$1"
+}
+doctor "$tmp/doctored/batch-size/summary.tsv" \
+    'NR > 1 && $c["batch_size"] == 256 { $c["stats_err"] = 0.05; $c["batch_mean_err"] = 0.9 } { print }'
+doctor "$tmp/doctored/batch-size/features.tsv" \
+    'NR > 1 && $c["batch_size"] == 256 { $c["running_var"] = $c["true_var"] } { print }'
+doctor "$tmp/doctored/ordering/summary.tsv" \
+    'NR > 1 && $c["batch_size"] == 64 && $c["order"] == "sorted" { $c["train_eval_rmse"] = 0.01; $c["stats_err"] = 0.01 } { print }'
+doctor "$tmp/doctored/momentum/summary.tsv" \
+    'NR > 1 && $c["batch_size"] == 8 && $c["new_weight"] + 0 == 0.5 { $c["stats_err"] = 0.001 } { print }'
+check "plot draws the doctored results" \
+    plots 0 "$tmp/doctored-plot" "$tmp/doctored" --tables "$tmp/doctored-tables"
+content doctored "$tmp/doctored" "$tmp/doctored-tables"
+finding_gone() { # finding_gone FIGURE TEXT: TEXT in none of its panels' texts
+    ! grep -qF "$2" "$tmp/doctored-tables/$1".*.set
+}
+check "doctored: the batch-size finding is not stated" \
+    finding_gone batch-size/stats-err "Bigger batches estimate better"
+check "doctored: stats_err is not said higher at B 256" \
+    finding_gone batch-size/stats-err "higher"
+check "doctored: the features finding is not stated" \
+    finding_gone batch-size/features "leave running variances near 1"
+check "doctored: sorted batches are not said to widen the gap" \
+    finding_gone ordering/train-eval "widen the train/eval gap"
+check "doctored: fewer updates are not said to need a larger p" \
+    finding_gone momentum/stats-err "Fewer updates need"
+
+# ---- a user's experiment ----
+
+mkdir -p "$tmp/user"
+cat > "$tmp/user/my layer, take 2.ini" <<'EOF'
+; Anything a user might try: a name like no published experiment's, three
+; epochs, momentum 0.99, 400 rows (which 32, 64 and 128 do not divide), two
+; orders.
+[population]
+rows = 400
+[layer]
+momentum = 0.99
+[sweep]
+batch_size = 16 32 64 128
+order = shuffled sorted
+epochs = 3
+EOF
+"$bn" sweep "$tmp/user/my layer, take 2.ini" --out "$tmp/user/out" >/dev/null 2>&1 || exit 2
+check "plot draws a user's experiment" plots 0 "$tmp/user/plot" "$tmp/user/out"
+check "a user's experiment: the figures its axes support" \
+    [ "$(sed -n 's|^.*/figures/\([^/]*/[^/]*\)\.png, .*$|\1|p' "$tmp/user/plot.out" | sort | tr '\n' ' ')" = \
+      "my layer, take 2/features my layer, take 2/init-weight my layer, take 2/stats-err my layer, take 2/train-eval " ]
+check "a user's experiment: the tables render with no output" \
+    plots 0 "$tmp/user/tab" "$tmp/user/out" --tables "$tmp/user/tables"
+content user "$tmp/user/out" "$tmp/user/tables"
+labels() { grep -h '^set xlabel\|^set label 10[12]' "$tmp/user/tables/my layer, take 2/$1".*.set; }
+check "a user's experiment: the x label gives 400 rows, 3 epochs, momentum 0.99" \
+    bash -c '[[ $0 == *"400 rows, 3 epochs, momentum 0.99 old, p = 0.01"* ]]' "$(labels stats-err)"
+check "a user's experiment: the init-weight label gives three epochs of 400 rows" \
+    bash -c '[[ $0 == *"EMA updates in 3 epochs, T = 3 ⌊N / B⌋, N = 400 rows"* ]]' "$(labels init-weight | sed 's/\\342\\214\\212/⌊/; s/\\342\\214\\213/⌋/')"
+
+# Batch sizes spanning less than a factor of 8 (a linear axis, the
+# update counts along the top of it) and an estimator exact at every one
+# (no log axis can hold it, and nothing is worse or better to say).
+cat > "$tmp/user/narrow.ini" <<'EOF'
+[layer]
+estimator = precise
+[sweep]
+batch_size = 8 16 32
+EOF
+"$bn" sweep "$tmp/user/narrow.ini" --out "$tmp/user/narrow" >/dev/null 2>&1 || exit 2
+check "a narrow sweep, exact everywhere: plot draws it" plots 0 "$tmp/user/nplot" "$tmp/user/narrow"
+check "... and its tables" plots 0 "$tmp/user/ntab" "$tmp/user/narrow" --tables "$tmp/user/ntables"
+content narrow "$tmp/user/narrow" "$tmp/user/ntables"
+
+# Other axes on x (the epochs, the momentum), three axes at once (a panel
+# per order, a series per p and estimator), each many-seed file alone,
+# and a file's rows with an order on a feature whose name has a space.
+mkdir -p "$tmp/axes"
+printf '[sweep]\nbatch_size = 64\nepochs = 1 2 4 8\n' > "$tmp/axes/by-epochs.ini"
+printf '[layer]\nmomentum = 0.5 0.9 0.99\n[sweep]\nbatch_size = 128\n' > "$tmp/axes/by-momentum.ini"
+printf '[layer]\nmomentum = 0.9 0.99\nestimator = ema cumulative\n[sweep]\nbatch_size = 8 32 128\norder = shuffled sorted\n' \
+    > "$tmp/axes/three.ini"
+printf '[experiment]\noutputs = summary manifest distribution\n[sweep]\nbatch_size = 8 64 256\nseed = 1..20\n' \
+    > "$tmp/axes/bands.ini"
+printf '[experiment]\noutputs = summary manifest expectation\n[layer]\nestimator = ema ema-debiased\n[sweep]\nbatch_size = 8 64 256\nseed = 1..20\n' \
+    > "$tmp/axes/closed-form.ini"
+printf '[population]\nfile = %s\nlabel = label\n[sweep]\nbatch_size = 16 128\norder = "sorted:worst area" by-label shuffled\n' \
+    "$PWD/data/breast-cancer.csv" > "$tmp/axes/rows.ini"
+for f in "$tmp"/axes/*.ini; do
+    "$bn" sweep "$f" --out "$tmp/axes/out" >/dev/null 2>&1 || exit 2
 done
+check "other axes: plot draws them" plots 0 "$tmp/axes/plot" "$tmp/axes/out"
+check "... and their tables" plots 0 "$tmp/axes/tab" "$tmp/axes/out" --tables "$tmp/axes/tables"
+content axes "$tmp/axes/out" "$tmp/axes/tables"
 
-# What each figure draws, series by series, against the TSVs.
-"$python" tests/figures_content.py "$tmp/first" "$tmp/tables" > "$tmp/content.log"
-content_rc=$?
-grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/content.log"
-line=$(tail -n 1 "$tmp/content.log")
-if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    passed=$((passed + BASH_REMATCH[1]))
-    failed=$((failed + BASH_REMATCH[2]))
-fi
-[ "$content_rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
+# ---- nothing to plot, and no gnuplot ----
 
-# Nothing but the expected files: a script writing under a wrong name would
-# otherwise leave its real figure stale.
-listed=$(cd "$tmp/first/figures" && ls | sort)
-wanted=$(printf '%s\n' "${expected[@]}" | sort)
-check "figures/ holds exactly one PNG and one SVG per script" [ "$listed" = "$wanted" ]
-committed=$(cd results/figures 2>/dev/null && ls | sort)
-check "results/figures/ holds exactly one PNG and one SVG per script" [ "$committed" = "$wanted" ]
+mkdir -p "$tmp/empty"
+check "a directory of no results: exit 2, one line" plots 2 "$tmp/empty" "$tmp/empty"
+check "... which says there is nothing to plot" grep -q "nothing to plot in" "$tmp/empty.err"
+check "... and writes nothing" [ -z "$(ls -A "$tmp/empty")" ]
+mkdir -p "$tmp/bare"
+cat > "$tmp/bare/one.ini" <<'EOF'
+; One configuration and no features.tsv: no setting varies, nothing to draw.
+[experiment]
+outputs = summary manifest table
+EOF
+"$bn" sweep "$tmp/bare/one.ini" --out "$tmp/bare/out" >/dev/null 2>&1 || exit 2
+check "an experiment that supports no figure: exit 2, one line" \
+    plots 2 "$tmp/bare/plot" "$tmp/bare/out"
+check "... which says no figure fits" grep -q "no figure fits" "$tmp/bare/plot.err"
+check "... and writes nothing" [ ! -e "$tmp/bare/out/figures" ]
+mkdir -p "$tmp/nognuplot"
+cp -R results/batch-size "$tmp/nognuplot/"
+check "no gnuplot: exit 2, one line" \
+    plots 2 "$tmp/nognuplot/plot" "$tmp/nognuplot" --gnuplot "$tmp/no/such/gnuplot"
+check "... which names it" grep -q "cannot run gnuplot" "$tmp/nognuplot/plot.err"
+check "... and writes nothing" [ ! -e "$tmp/nognuplot/figures" ]
+check "GNUPLOT naming no program: exit 2, one line" \
+    env GNUPLOT="$tmp/no/such/gnuplot" bash -c '"$0" plot "$1" >/dev/null 2>"$2"; [ $? -eq 2 ] && [ "$(wc -l <"$2")" -eq 1 ]' \
+    "$bn" "$tmp/nognuplot" "$tmp/nognuplot/env.err"
+check "a bad option: exit 2, one line" plots 2 "$tmp/badopt" "$tmp/nognuplot" --bogus
+check "one experiment's directory instead of the results': exit 2, one line" \
+    plots 2 "$tmp/onedir" "$tmp/nognuplot/batch-size"
+
+# A gnuplot that warns: the figures are drawn, the warning shown, exit 1.
+# One that fails on the second figure: exit 2, and the figures drawn
+# before stay as they were, byte for byte.
+printf '#!/bin/sh\n"%s" "$@"; rc=$?\n[ "$1" = --version ] || echo "warning: a test'"'"'s warning" >&2\nexit $rc\n' \
+    "$gnuplot" > "$tmp/warns"
+printf '#!/bin/sh\n[ "$1" = --version ] && exec "%s" "$@"\n[ -e "%s" ] && exit 1\n: > "%s"\nexec "%s" "$@"\n' \
+    "$gnuplot" "$tmp/fails.once" "$tmp/fails.once" "$gnuplot" > "$tmp/fails"
+chmod +x "$tmp/warns" "$tmp/fails"
+mkdir -p "$tmp/warned"
+cp -R results/batch-size "$tmp/warned/"
+"$bn" plot "$tmp/warned" --gnuplot "$tmp/warns" >/dev/null 2>"$tmp/warned.err"
+check "a gnuplot that warns: exit 1" [ $? -eq 1 ]
+check "... the warning shown" grep -q "a test's warning" "$tmp/warned.err"
+check "... the figures drawn" is_png "$tmp/warned/figures/batch-size/stats-err.png"
+"$bn" plot "$tmp/warned" >/dev/null 2>&1
+tree_sum() { (cd "$1/figures" && find . -type f | sort | xargs cat | cksum; find . -type f | sort); }
+tree_sum "$tmp/warned" > "$tmp/warned.before"
+check "a gnuplot that fails: exit 2" plots 2 "$tmp/failed" "$tmp/warned" --gnuplot "$tmp/fails"
+check "... and the figures drawn before stay as they were" \
+    [ "$(tree_sum "$tmp/warned")" = "$(cat "$tmp/warned.before")" ]
+
+check "make figures RESULTS=DIR draws them too" \
+    make --no-print-directory -s figures RESULTS="$tmp/nognuplot" >/dev/null 2>&1
+check "... into DIR/figures/<experiment>/" is_png "$tmp/nognuplot/figures/batch-size/stats-err.png"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,15 +1,27 @@
 #!/usr/bin/env python3
-"""Check that each figure draws what the TSVs say.
+"""Check that each figure draws what the TSVs say, and says only what they
+bear out.
 
 Usage: figures_content.py RESULTS_DIR TABLES_DIR
 
-TABLES_DIR holds, for each figure script, the points gnuplot itself would
-draw (`set table`, switched on by `tables=` in scripts/style.gp):
-NAME.png.tab and NAME.svg.tab. For every figure the expected series are
-recomputed here from RESULTS_DIR's TSV files, independently of the
-scripts, and each must be present with the right values (gnuplot writes
-six significant digits, so values agree to 1e-5 relative). Prints one
-line per check and "N passed, N failed"; exits 1 if any check failed.
+TABLES_DIR is what `bnstudy plot RESULTS_DIR --tables TABLES_DIR` wrote:
+for each experiment E and each figure NAME it drew, the points gnuplot
+itself would draw (`set table`), TABLES_DIR/E/NAME.png.tab and .svg.tab,
+and each panel's settings (`save set`: titles, labels, axis labels),
+TABLES_DIR/E/NAME.K.set. Independently of bnstudy, from RESULTS_DIR's
+files alone, this script works out which figures each experiment supports
+(docs/architecture.md states the rules) and what each must draw, and
+checks:
+  - the figures drawn are exactly those;
+  - every series has the right points (gnuplot writes six significant
+    digits, so values agree to 1e-5 relative);
+  - the axis labels give the rows, epochs and momentum of the manifest
+    and the files;
+  - every title, panel title and note is a form this script knows, and a
+    finding ("stats_err 11.5x higher at B = 256 than at B = 8", "only
+    precise reaches the truth", ...) only where the numbers bear it out.
+Prints one line per check and "N passed, N failed"; exits 1 if any check
+failed.
 """
 
 import csv
@@ -20,7 +32,29 @@ import sys
 from pathlib import Path
 
 REL = 1e-5
+EXACT = 1e-12
+X_KEYS = ["batch_size", "epochs", "precise_batches", "new_weight", "eps",
+          "gamma", "beta"]
+X_SYM = {"batch_size": "B", "epochs": "E", "precise_batches": "K",
+         "new_weight": "p", "eps": "eps", "gamma": "gamma", "beta": "beta"}
+X_NOUN = {"batch_size": "batch size", "epochs": "number of epochs",
+          "precise_batches": "number of pooled batches",
+          "new_weight": "new-value weight", "eps": "eps", "gamma": "gamma",
+          "beta": "beta"}
+NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
+           "seed", "epochs", "precise_batches"}
+# The orders in words, as a figure states them (src/order.c's phrases).
+ORDER_WORDS = {"as-is": "batches in the enumerated order",
+               "shuffled": "shuffled batches",
+               "sorted": "batches sorted by {}",
+               "sorted-desc": "batches sorted by {}, descending",
+               "grouped": "batches cut from {} contiguous groups",
+               "interleaved": "interleaved batches",
+               "by-label": "batches grouped by class",
+               "by-group": "batches grouped by the group column"}
 
+
+# ---- reading ----
 
 def read_tsv(path):
     with open(path, newline="") as fp:
@@ -34,14 +68,13 @@ def read_tables(path):
     for line in Path(path).read_text().splitlines():
         m = re.match(r"# Curve (\d+) of \d+", line)
         if m:
-            index = int(m.group(1))
-            if index == 0 and curves:
+            if int(m.group(1)) == 0 and curves:
                 plots.append(curves)
                 curves = []
             cur = {"title": None, "columns": [], "points": []}
             curves.append(cur)
         elif line.startswith("# Curve title:"):
-            cur["title"] = line.split(":", 1)[1].strip().strip('"')
+            cur["title"] = unmark(line.split(":", 1)[1].strip().strip('"'))
         elif line.startswith("# "):
             cur["columns"] = line[2:].split()
         elif line.strip() and cur is not None:
@@ -56,8 +89,59 @@ def read_tables(path):
     return plots
 
 
+def gp_string(s):
+    """The text of a string as `save set` writes it: C escapes, bytes in
+    octal."""
+    out, i = bytearray(), 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n in "01234567":
+                j = i + 1
+                while j < len(s) and j < i + 4 and s[j] in "01234567":
+                    j += 1
+                out.append(int(s[i + 1:j], 8))
+                i = j
+                continue
+            out += {"n": b"\n", "t": b"\t"}.get(n, n.encode())
+            i += 2
+            continue
+        out += c.encode()
+        i += 1
+    return out.decode()
+
+
+def unmark(s):
+    """Enhanced-mode text as it reads: markup removed, escapes undone."""
+    s = re.sub(r"\{/:Bold ((?:[^{}\\]|\\.)*)\}", r"\1", s)
+    return re.sub(r"\\(.)", r"\1", s)
+
+
+def read_set(path):
+    """The texts of a `save set` file: labels by tag, title, axis labels."""
+    texts = {"labels": {}}
+    q = r'"((?:[^"\\]|\\.)*)"'
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r"set label (\d+) " + q, line)
+        if m:
+            texts["labels"][int(m.group(1))] = unmark(gp_string(m.group(2)))
+        m = re.match(r"set (title|xlabel|ylabel|x2label) " + q, line)
+        if m:
+            texts[m.group(1)] = unmark(gp_string(m.group(2)))
+    return texts
+
+
 def close(a, b, rel=REL):
     return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-300
+
+
+def unique(seq):
+    return list(dict.fromkeys(seq))
+
+
+def g(v):
+    return "%g" % v
 
 
 class Checker:
@@ -65,208 +149,653 @@ class Checker:
         self.passed = self.failed = 0
 
     def check(self, what, ok, detail=""):
+        what = what.replace("\n", " / ")
         if ok:
             self.passed += 1
             print(f"ok - {what}")
         else:
             self.failed += 1
             print(f"not ok - {what}" + (f": {detail}" if detail else ""))
+        return ok
 
     def series(self, what, curve, want, cols=("x", "y"), rel=REL):
         """curve's points, in order, against want: a list of tuples of
         numbers (or strings, compared exactly) for the columns cols."""
         if curve is None:
-            self.check(what, False, "no such curve")
-            return
+            return self.check(what, False, "no such curve")
         got = [tuple(p.get(c) for c in cols) for p in curve["points"]]
         if len(got) != len(want):
-            self.check(what, False, f"{len(got)} points, want {len(want)}")
-            return
-        for g, w in zip(got, want):
-            for gv, wv in zip(g, w):
+            return self.check(what, False,
+                              f"{len(got)} points, want {len(want)}")
+        for gv_, wv_ in zip(got, want):
+            for gv, wv in zip(gv_, wv_):
                 ok = gv == wv if isinstance(wv, str) else (
                     gv is not None and close(float(gv), wv, rel))
                 if not ok:
-                    self.check(what, False, f"point {g}, want {w}")
-                    return
-        self.check(what, True)
+                    return self.check(what, False, f"point {gv_}, want {wv_}")
+        return self.check(what, True)
 
 
-def titled(plot, start):
-    """The curve whose title starts with start, or None."""
-    for c in plot:
-        if c["title"] and c["title"].startswith(start):
-            return c
-    return None
+# ---- an experiment and the roles of its axes ----
+
+class Experiment:
+    def __init__(self, d):
+        self.dir, self.name = d, d.name
+        self.manifest = {}
+        for r in read_tsv(d / "manifest.tsv"):
+            self.manifest.setdefault(r["key"], []).append(r["value"])
+        self.keys = {k.split(".", 1)[1] for k in self.manifest
+                     if k.startswith(("layer.", "sweep."))} | {"new_weight"}
+        self.files = {}
+        for f in ("summary", "features", "distribution", "expectation"):
+            p = d / f"{f}.tsv"
+            self.files[f] = read_tsv(p) if p.exists() else None
+        rows = (self.manifest.get("population.rows") or
+                self.manifest.get("population.file_rows"))
+        self.rows = int(rows[0]) if rows else None
+
+    def scales_differ(self):
+        f = self.files["features"]
+        if f:
+            v = [float(r["true_var"]) for r in f if float(r["true_var"]) > 0]
+        else:
+            v = [float(x.split()[-2]) ** 2
+                 for x in self.manifest.get("population.feature", [])
+                 if float(x.split()[-2]) > 0]
+            if not v:
+                return "population.file" in self.manifest
+        return bool(v) and max(v) / min(v) > 100
 
 
-def by(rows, **where):
-    return [r for r in rows if all(r[k] == v for k, v in where.items())]
+def distinct(rows, key):
+    vals = unique(r[key] for r in rows)
+    return sorted(vals, key=float) if key in NUMERIC else vals
 
 
-def xy(rows, x, y):
-    return [(float(r[x]), float(r[y])) for r in rows]
+def varying(E, rows):
+    cols = list(rows[0].keys()) if rows else []
+    return [c for c in cols if c in E.keys and len(distinct(rows, c)) > 1]
 
 
-def fig_batch_size(ck, res, plots):
-    rows = read_tsv(res / "batch-size/summary.tsv")
-    (plot,) = plots
-    ck.series("batch-size: stats_err by batch size",
-              titled(plot, "running statistics"), xy(rows, "batch_size", "stats_err"))
-    ck.series("batch-size: batch_mean_err by batch size",
-              titled(plot, "one batch's mean"), xy(rows, "batch_size", "batch_mean_err"))
+def roles(E, rows, nscores):
+    """x, panel, series: the rules of docs/architecture.md."""
+    vary = varying(E, rows)
+    cols = rows[0].keys()
+    x = next((k for k in X_KEYS if k in vary), None)
+    others = [k for k in vary if k not in (x, "seed")
+              and not (k == "momentum" and "new_weight" in cols)
+              and not (k == "momentum_weights" and "new_weight" in vary)]
+    panel = None
+    if len(others) >= 2 and nscores > 0:
+        p = "order" if "order" in others else others[0]
+        if len(distinct(rows, p)) * nscores <= 6:
+            panel = p
+    return x, panel, [k for k in others if k != panel]
 
 
-def fig_estimators(ck, res, plots):
-    rows = read_tsv(res / "estimators/summary.tsv")
-    ck.check("estimators: two panels", len(plots) == 2, f"{len(plots)} plots")
-    ests = list(dict.fromkeys(r["estimator"] for r in rows))
-    for plot, order in zip(plots, ("shuffled", "sorted")):
-        ck.check(f"estimators/{order}: one curve per estimator",
-                 len(plot) == len(ests), f"{len(plot)} curves, {len(ests)} estimators")
-        for curve, est in zip(plot, ests):
-            sel = by(rows, order=order, estimator=est)
-            want = xy(sel, "batch_size", "stats_err")
-            if all(y < 1e-12 for _, y in want):
-                # An exact estimator is drawn on a floor below the data.
-                floor = float(curve["points"][0]["y"]) if curve["points"] else math.nan
-                ys = [y for _, y in want]
-                want = [(x, floor) for x, _ in want]
-                lowest = min(y for r in rows for y in [float(r["stats_err"])] if y >= 1e-12)
-                ck.check(f"estimators/{order}: {est} is exact, drawn below every real value",
-                         floor < lowest and max(ys) < 1e-12, f"floor {floor}")
-            ck.check(f"estimators/{order}: curve titled {est}",
-                     bool(curve["title"]) and curve["title"].startswith(est), str(curve["title"]))
-            ck.series(f"estimators/{order}: {est} stats_err by batch size", curve, want)
+def order_words(name):
+    base, _, arg = name.partition(":")
+    w = ORDER_WORDS.get(base)
+    if w is None or ("{}" in w and not arg and base != "sorted"):
+        return name
+    return w.format(arg or "the first feature")
 
 
-def fig_features(ck, res, plots):
-    rows = read_tsv(res / "batch-size/features.tsv")
-    (plot,) = plots
-    feats = list(dict.fromkeys(r["feature"] for r in rows))
-    bs = sorted({int(r["batch_size"]) for r in rows})
-    lo, hi = str(bs[0]), str(bs[-1])
-    at = {b: {r["feature"]: r for r in by(rows, batch_size=b)} for b in (lo, hi)}
-    # Bars at each feature's position: the truth left, B small centre,
-    # B large right, bw apart.
-    true_curve = titled(plot, "true variance")
-    bw = 1 - float(true_curve["points"][0]["x"]) if true_curve and true_curve["points"] else 0
-    ck.check("features: bars side by side", 0 < bw < 0.5, f"bar offset {bw}")
-    for start, b, col, dx in (("true variance", lo, "true_var", -1),
-                              (f"running variance, B = {lo}", lo, "running_var", 0),
-                              (f"running variance, B = {hi}", hi, "running_var", 1)):
-        ck.series(f"features: {start}", titled(plot, start),
-                  [(i + 1 + dx * bw, float(at[b][f][col])) for i, f in enumerate(feats)])
-    ones = titled(plot, "initial running variance")
-    ck.check("features: the initial running variance 1 drawn across",
-             ones is not None and ones["points"] and
-             all(close(float(p["y"]), 1.0) for p in ones["points"]))
+def value_words(key, v):
+    """A value in a sentence, as a figure states it."""
+    if key == "new_weight":
+        return "p = " + g(float(v))
+    if key == "order":
+        return order_words(v)
+    if key == "estimator":
+        return v
+    if key in NUMERIC:
+        return f"{key} = {g(float(v))}"
+    return f"{key} {v}"
 
 
-def fig_init_weight(ck, res, plots):
-    bs = read_tsv(res / "batch-size/summary.tsv")
-    mom = read_tsv(res / "momentum/summary.tsv")
-    (plot,) = plots
-    ps = list(dict.fromkeys(float(r["new_weight"]) for r in mom))
-    published = float(bs[0]["new_weight"])
-    curves = [c for c in plot if c["points"] and c["title"] != "measured, batch-size runs"]
-    ck.check("init-weight: a curve per new-value weight, the published one drawn again",
-             len(curves) == len(ps) + 1, f"{len(curves)} curves for {len(ps)} weights")
-    for p, curve in zip(ps + [published], curves):
-        # The sampled T is printed to six digits too, which moves (1 - p)^T
-        # by up to T |log(1 - p)| 5e-6 relative.
-        want = [(float(q["x"]), (1 - p) ** float(q["x"])) for q in curve["points"]]
-        ck.series(f"init-weight: (1 - p)^T for p = {p:g}", curve, want, rel=1e-4)
-    ck.series("init-weight: measured init_weight against updates",
-              titled(plot, "measured"), xy(bs, "updates", "init_weight"))
+def facts_ok(ck, where, E, rows, label, x=None):
+    """The settings no axis shows, in an axis label."""
+    if E.rows is not None:
+        ck.check(f"{where}: the label gives the rows", f"{E.rows} rows" in label,
+                 label)
+    if "epochs" in rows[0] and len(distinct(rows, "epochs")) == 1 and x != "epochs":
+        e = float(rows[0]["epochs"])
+        want = f"{g(e)} epoch{'' if e == 1 else 's'}"
+        ck.check(f"{where}: the label gives the epochs", want in label,
+                 f"{label!r} lacks {want!r}")
+    if ("momentum" in rows[0] and len(distinct(rows, "momentum")) == 1
+            and len(distinct(rows, "momentum_weights")) == 1):
+        want = f"momentum {g(float(rows[0]['momentum']))} {rows[0]['momentum_weights']}"
+        ck.check(f"{where}: the label gives the momentum", want in label,
+                 f"{label!r} lacks {want!r}")
 
 
-def fig_momentum(ck, res, plots):
-    rows = read_tsv(res / "momentum/summary.tsv")
-    (plot,) = plots
-    ps = list(dict.fromkeys(float(r["new_weight"]) for r in rows))
-    curves = [c for c in plot if c["title"] and c["title"].startswith(("p = ", "published"))]
-    ck.check("momentum: a titled curve per new-value weight", len(curves) == len(ps),
-             f"{len(curves)} curves for {len(ps)} weights")
-    published = float(read_tsv(res / "batch-size/summary.tsv")[0]["new_weight"])
-    again = [c for c in plot if not c["title"] and c["points"]]
-    for p, curve in zip(ps + [published], curves + again[:1]):
-        sel = [r for r in rows if close(float(r["new_weight"]), p)]
-        ck.series(f"momentum: stats_err by batch size at p = {p:g}", curve,
-                  xy(sel, "batch_size", "stats_err"))
-    best = {}
-    for r in rows:
-        b, y = float(r["batch_size"]), float(r["stats_err"])
-        best[b] = min(best.get(b, math.inf), y)
-    ck.series("momentum: the lowest error at each batch size",
-              titled(plot, "lowest error"), sorted(best.items()))
-
-
-def fig_ordering(ck, res, plots):
-    rows = read_tsv(res / "ordering/summary.tsv")
-    (plot,) = plots
-    orders = list(dict.fromkeys(r["order"] for r in rows))
-    lines = [c for c in plot if c["title"]]
-    ck.check("ordering: a titled curve per order", len(lines) == len(orders))
-    base = {r["batch_size"]: float(r["train_eval_rmse"]) for r in by(rows, order=orders[0])}
-    for o, curve in zip(orders, lines):
-        ck.series(f"ordering: train_eval_rmse by batch size, {o}", curve,
-                  xy(by(rows, order=o), "batch_size", "train_eval_rmse"))
-    labels = [c for c in plot if "label" in c["columns"] and c["points"]]
-    for o, curve in zip(orders[1:], labels):
-        sel = by(rows, order=o)
-        want = [(float(r["batch_size"]), float(r["train_eval_rmse"]),
-                 "×%.1f" % (float(r["train_eval_rmse"]) / base[r["batch_size"]]))
-                for r in sel]
-        ck.series(f"ordering: {o} ÷ {orders[0]} labels", curve, want, cols=("x", "y", "label"))
-
-
-def fig_shuffles(ck, res, plots):
-    dist = by(read_tsv(res / "shuffles/distribution.tsv"), score="stats_err")
-    expect = read_tsv(res / "shuffles/expectation.tsv")
-    single = read_tsv(res / "batch-size/summary.tsv")
-    ck.check("shuffles: two panels", len(plots) == 2, f"{len(plots)} plots")
-    left, right = plots
-    ests = list(dict.fromkeys(r["estimator"] for r in dist))
-    bands = [c for c in left if "y1" in c["columns"]]
-    for e, curve in zip(ests, bands):
-        ck.series(f"shuffles: {e} 5-95 % band", curve,
-                  [(float(r["batch_size"]), float(r["p05"]), float(r["p95"]))
-                   for r in by(dist, estimator=e)], cols=("x", "y1", "y2"))
-    ck.check("shuffles: a band per estimator", len(bands) == len(ests))
-    for e in ests:
-        ck.series(f"shuffles: {e} median", titled(left, e),
-                  xy(by(dist, estimator=e), "batch_size", "p50"))
-    seed1 = by(single, seed="1", estimator="ema")
-    ck.series("shuffles: the seed-1 run", titled(left, "seed 1"),
-              xy(seed1, "batch_size", "stats_err"))
-    runs = by(read_tsv(res / "shuffles/summary.tsv"), estimator="ema")
-    labels = [c for c in left if "label" in c["columns"]]
+def expected_figures(E):
+    """The figure kinds an experiment supports, by its axes and columns."""
     want = []
-    for r in seed1:
-        ys = [float(q["stats_err"]) for q in by(runs, batch_size=r["batch_size"])]
-        below = sum(y < float(r["stats_err"]) for y in ys)
-        want.append((float(r["batch_size"]), float(r["stats_err"]),
-                     "%.0f%%" % (100.0 * below / len(ys))))
-    ck.series("shuffles: seed 1's percentile among the shuffles",
-              labels[0] if labels else None, want, cols=("x", "y", "label"))
-    drawn = [c for c in right if c["points"]]
-    for i, e in enumerate(ests):
-        sel = by(expect, estimator=e)
-        ck.series(f"shuffles: {e} closed form", drawn[i] if i < len(drawn) else None,
-                  xy(sel, "batch_size", "expected_mean_err"))
-        k = len(ests) + i
-        ck.series(f"shuffles: {e} RMS over the shuffles", drawn[k] if k < len(drawn) else None,
-                  xy(sel, "batch_size", "mc_mean_err"))
+    s = E.files["summary"]
+    if s:
+        x, _, _ = roles(E, s, 1)
+        one_seed = "seed" not in varying(E, s)
+        if x and one_seed and "stats_err" in s[0]:
+            want.append("stats-err")
+        if x and one_seed and "train_eval_rmse" in s[0]:
+            want.append("train-eval")
+    f = E.files["features"]
+    if f and {"feature", "true_var", "running_var", "batch_size"} <= set(f[0]):
+        if len(selected_features(E, f)[0]) <= 100:
+            want.append("features")
+    if s and {"updates", "init_weight", "new_weight"} <= set(s[0]):
+        ema = [r for r in s if r.get("estimator", "ema") == "ema"]
+        if len(unique(r["updates"] for r in ema)) >= 2:
+            want.append("init-weight")
+    d, e = E.files["distribution"], E.files["expectation"]
+    many = d if d and "p05" in d[0] else e if e and "z" in e[0] else None
+    if many and "batch_size" in varying(E, many):
+        want.append("shuffles")
+    return want
+
+
+# ---- the findings a figure may state ----
+
+class Panel:
+    """One panel's data: per series (a tuple of the series axes' values),
+    its (x, y) points in ascending x."""
+
+    def __init__(self, x, series, data):
+        self.x, self.series, self.data = x, series, data
+        xs = sorted({p[0] for pts in data.values() for p in pts})
+        self.lo, self.hi = (xs[0], xs[-1]) if xs else (None, None)
+
+    def y(self, s, xv):
+        return next((y for x, y in self.data[s] if x == xv), math.nan)
+
+    def words(self, s):
+        return ", ".join(value_words(k, v) for k, v in zip(self.series, s))
+
+    def noun(self):
+        if len(self.series) == 1:
+            return "p" if self.series[0] == "new_weight" else self.series[0]
+        return "series"
+
+
+def fmt_x(v):
+    return g(v)
+
+
+def verify_line(ck, where, line, P, score):
+    """A finding of a panel of several series, checked on its data."""
+    sym = X_SYM[P.x]
+    at = rf"at {sym} = (\S+) than at {sym} = (\S+)"
+    keys = list(P.data)
+    worse = [s for s in keys if P.y(s, P.hi) > P.y(s, P.lo)]
+    ends_ok = lambda m: m.group(1) == fmt_x(P.hi) and m.group(2) == fmt_x(P.lo)
+    m = re.fullmatch(r"only (.+) (?:is|are) worse " + at, line)
+    if m:
+        who = [P.words(s) for s in worse]
+        return ck.check(f"{where}: '{line}'",
+                        ends_ok(re.search(at, line)) and who == [m.group(1)],
+                        f"worse: {who}")
+    m = re.fullmatch(r"every (.+) is worse " + at, line)
+    if m:
+        return ck.check(f"{where}: '{line}'", len(worse) == len(keys) and
+                        m.group(1) == P.noun() and ends_ok(re.search(at, line)),
+                        f"{len(worse)} of {len(keys)} worse")
+    m = re.fullmatch(r"no (.+) is worse " + at, line)
+    if m:
+        return ck.check(f"{where}: '{line}'", not worse and m.group(1) == P.noun()
+                        and ends_ok(re.search(at, line)), f"worse: {worse}")
+    m = re.fullmatch(r"only (.+) (?:reaches|reach) the truth|"
+                     r"only (.+) (?:makes|make) train and eval agree", line)
+    if m:
+        exact = [s for s in keys
+                 if P.data[s] and all(y < EXACT for _, y in P.data[s])]
+        return ck.check(f"{where}: '{line}'",
+                        [P.words(s) for s in exact] == [m.group(1) or m.group(2)],
+                        f"exact: {exact}")
+    m = re.fullmatch(r"(.+) (widen the train/eval gap|worsen the running "
+                     r"statistics) at every (.+)", line)
+    if m:
+        base = ("shuffled",)
+        rest = [s for s in keys if s != base]
+        above = P.series == ["order"] and base in P.data and all(
+            y > P.y(base, x) for s in rest for x, y in P.data[s]
+            if not math.isnan(P.y(base, x)))
+        subject = "the other orders" if len(rest) > 1 else (
+            P.words(rest[0]) if rest else "")
+        verb = ("widen the train/eval gap" if score == "train_eval_rmse"
+                else "worsen the running statistics")
+        return ck.check(f"{where}: '{line}'",
+                        above and m.group(1) == subject and m.group(2) == verb
+                        and m.group(3) == X_NOUN[P.x],
+                        "not above shuffled at every x")
+    return ck.check(f"{where}: '{line}' is a finding this test knows", False)
+
+
+def verify_ends(ck, where, text, P, score):
+    """A lone series at its two ends: 'stats_err 11.5x higher\\nat B = 256
+    than at B = 8' (or lower, or within 5 %)."""
+    sym = X_SYM[P.x]
+    (s,) = P.data
+    ylo, yhi = P.y(s, P.lo), P.y(s, P.hi)
+    m = re.fullmatch(rf"(\S+) ([\d.]+)× (higher|lower)\nat {sym} = (\S+) "
+                     rf"than at {sym} = (\S+)", text)
+    if m:
+        r = yhi / ylo if m.group(3) == "higher" else ylo / yhi
+        return ck.check(f"{where}: '{text}'",
+                        m.group(1) == score and r >= 1.05 and
+                        m.group(2) == "%.1f" % r and m.group(4) == fmt_x(P.hi)
+                        and m.group(5) == fmt_x(P.lo), f"ratio {r}")
+    m = re.fullmatch(rf"(\S+) within 5% at {sym} = (\S+) and {sym} = (\S+)", text)
+    if m:
+        return ck.check(f"{where}: '{text}'", m.group(1) == score and
+                        max(yhi / ylo, ylo / yhi) < 1.05, f"{ylo} {yhi}")
+    return ck.check(f"{where}: '{text}' is a note this test knows", False)
+
+
+def lower_first(s):
+    return s[:1].lower() + s[1:]
+
+
+# ---- the figures ----
+
+def curves_check(ck, E, name, tabs, scores):
+    rows = E.files["summary"]
+    scores = [s for s in scores if s in rows[0]]
+    x, panel, series = roles(E, rows, len(scores))
+    skeys = unique(tuple(r[c] for c in series) for r in rows)
+    pvals = unique(r[panel] for r in rows) if panel else [None]
+    ns, np_, nsc = len(skeys), len(pvals), len(scores)
+    npan = nsc * np_
+    plots = read_tables(tabs / f"{name}.png.tab")
+    where = f"{E.name}/{name}"
+    ck.check(f"{where}: a plot per panel" + (", and the key" if npan > 1 else ""),
+             len(plots) == npan + (npan > 1), f"{len(plots)} plots")
+    single = npan == 1 and ns == 1
+    comp = (single and x == "batch_size" and name == "stats-err"
+            and "batch_mean_err" in rows[0])
+    best = len(series) == 1 and series[0] in NUMERIC and ns > 1
+    base = ("shuffled",) if series == ["order"] and ("shuffled",) in skeys \
+        and ns > 1 else None
+    texts = [read_set(tabs / f"{name}.{j + 1}.set") for j in range(npan)]
+    data = {}
+    for k, score in enumerate(scores):
+        vals = [float(r[score]) for r in rows]
+        pos = [v for v in vals if v >= EXACT]
+        zero = bool(pos) and len(pos) < len(vals)
+        floor = 10 ** (math.floor(math.log10(min(pos))) - 0.5) if zero else None
+        for p, pv in enumerate(pvals):
+            j = k * np_ + p
+            if j >= len(plots):
+                break
+            plot = plots[j]
+            pdata = {}
+            for i, sk in enumerate(skeys):
+                sel = [r for r in rows if tuple(r[c] for c in series) == sk
+                       and (panel is None or r[panel] == pv)]
+                pts = [(float(r[x]), float(r[score])) for r in sel]
+                pdata[sk] = sorted(pts)
+                want = [(a, floor if zero and b < EXACT else b) for a, b in pts]
+                ck.series(f"{where}: {score} of {sk or 'the runs'}"
+                          + (f" in the {pv} panel" if panel else ""),
+                          plot[i] if i < len(plot) else None, want)
+            nxt = ns
+            if comp:
+                ck.series(f"{where}: batch_mean_err beside it",
+                          plot[nxt] if nxt < len(plot) else None,
+                          [(float(r[x]), float(r["batch_mean_err"])) for r in rows])
+                nxt += 1
+            if best:
+                low = {}
+                for r in rows:
+                    if panel is None or r[panel] == pv:
+                        a, b = float(r[x]), float(r[score])
+                        low[a] = min(low.get(a, math.inf), b)
+                want = [(float(r[x]), float(r[score])) for r in rows
+                        if (panel is None or r[panel] == pv)
+                        and float(r[score]) == low[float(r[x])]]
+                want = [(a, floor if zero and b < EXACT else b) for a, b in want]
+                ck.series(f"{where}: a ring on the lowest at each {x}",
+                          plot[nxt] if nxt < len(plot) else None, want)
+                nxt += 1
+            if base:
+                labels = [c for c in plot if "label" in c["columns"]]
+                ck.check(f"{where}: a label curve per series", len(labels) == ns)
+                for i, sk in enumerate(skeys):
+                    if sk == base or i >= len(labels):
+                        continue
+                    want = []
+                    for r in rows:
+                        if tuple(r[c] for c in series) != sk or (panel and r[panel] != pv):
+                            continue
+                        b = [float(q[score]) for q in rows
+                             if q["order"] == "shuffled" and q[x] == r[x]
+                             and (panel is None or q[panel] == pv)][0]
+                        y = float(r[score])
+                        if y >= EXACT and b >= EXACT:
+                            want.append((float(r[x]), y, "×%.1f" % (y / b)))
+                    ck.series(f"{where}: {sk[0]} ÷ shuffled labels", labels[i],
+                              want, cols=("x", "y", "label"))
+            data[(k, p)] = Panel(x, series, pdata)
+    if len(plots) != npan + (npan > 1):
+        return
+    # The key: one entry per series, each naming its series.
+    keyplot = plots[-1] if npan > 1 else plots[0]
+    titles = [c["title"] for c in keyplot[:ns]]
+    if ns > 1:
+        ok = len(set(titles)) == ns and all(
+            all(value_words(c, v).split(" (")[0].split(",")[0] in t
+                or (c == "new_weight" and g(float(v)) in t)
+                for c, v in zip(series, sk)) for sk, t in zip(skeys, titles))
+        ck.check(f"{where}: a key entry naming each series", ok, str(titles))
+    # The axis label, the title, the panels' titles and the note.
+    t0 = texts[0]
+    xlabel = t0["labels"].get(101) if npan > 1 else t0.get("xlabel", "")
+    facts_ok(ck, where, E, rows, xlabel or "", x)
+    title = t0["labels"].get(100, "")
+    note = t0["labels"].get(1)
+    P0 = data[(0, 0)]
+    if comp:
+        m0, m1 = (float(next(r["batch_mean_err"] for r in rows if float(r[x]) == v))
+                  for v in (P0.lo, P0.hi))
+        s0, s1 = P0.y(skeys[0], P0.lo), P0.y(skeys[0], P0.hi)
+        if title == "Bigger batches estimate better, yet eval-mode statistics get worse":
+            ck.check(f"{where}: '{title}'", m1 < m0 and s1 > s0,
+                     f"batch_mean_err {m0} -> {m1}, stats_err {s0} -> {s1}")
+        else:
+            ck.check(f"{where}: a neutral title", title ==
+                     "stats_err and batch_mean_err against batch size", title)
+    elif npan == 1 and ns > 1 and not neutral(title, x, scores, series, panel):
+        line = lower_first(title)
+        if title == "Fewer updates need a larger EMA weight p":
+            best_p = []
+            for xv in sorted({a for pts in P0.data.values() for a, _ in pts}):
+                sk = min(P0.data, key=lambda s: P0.y(s, xv))
+                best_p.append(float(sk[0]))
+            ck.check(f"{where}: '{title}'", series == ["new_weight"] and
+                     x == "batch_size" and best_p == sorted(best_p) and
+                     best_p[-1] > best_p[0], f"best p {best_p}")
+        else:
+            verify_line(ck, where, line, P0, scores[0])
+    else:
+        ck.check(f"{where}: a neutral title", neutral(title, x, scores, series,
+                                                      panel), title)
+    if note is not None:
+        verify_ends(ck, where + " note", note, P0, scores[0])
+    else:
+        ck.check(f"{where}: a note only on a lone series",
+                 not (single and min(v for pts in P0.data.values() for _, v in pts) >= EXACT))
+    if npan > 1:
+        for k, score in enumerate(scores):
+            for p, pv in enumerate(pvals):
+                st = texts[k * np_ + p].get("title", "")
+                head, _, rest = st.partition("\n")
+                want = ", ".join(([value_words(panel, pv)] if panel else [])
+                                 + ([score] if nsc > 1 else []))
+                ck.check(f"{where}: panel {k * np_ + p + 1} is titled {want!r}",
+                         head == want, head)
+                P = data[(k, p)]
+                if not rest:
+                    continue
+                if ns == 1:
+                    verify_ends(ck, f"{where} panel {k * np_ + p + 1}", rest, P, score)
+                else:
+                    for line in rest.split("\n"):
+                        verify_line(ck, f"{where} panel {k * np_ + p + 1}",
+                                    line, P, score)
+
+
+def neutral(title, x, scores, series, panel):
+    want = " and ".join(scores) + " against " + X_NOUN[x]
+    if series:
+        want += ", by " + " and ".join("p" if s == "new_weight" else s
+                                       for s in series)
+    if panel:
+        want += ", a panel per " + panel
+    return title == want or (len(scores) == 1 and not series and not panel
+                             and title == scores[0] + " against " + X_NOUN[x])
+
+
+def fig_stats_err(ck, E, tabs):
+    curves_check(ck, E, "stats-err", tabs,
+                 ["stats_err"] + (["stats_err_rel"] if E.scales_differ() else []))
+
+
+def fig_train_eval(ck, E, tabs):
+    curves_check(ck, E, "train-eval", tabs, ["train_eval_rmse"])
+
+
+def selected_features(E, rows):
+    """The first configuration's rows (every varying axis but the batch
+    size at its first value) and its features."""
+    fix = [k for k in varying(E, rows) if k != "batch_size"]
+    sel = [r for r in rows if all(r[k] == rows[0][k] for k in fix)]
+    return unique(r["feature"] for r in sel), sel, fix
+
+
+def fig_features(ck, E, tabs):
+    rows = E.files["features"]
+    feats, sel, fix = selected_features(E, rows)
+    where = f"{E.name}/features"
+    (plot,) = read_tables(tabs / "features.png.tab")
+    texts = read_set(tabs / "features.1.set")
+    bs = sorted({int(r["batch_size"]) for r in sel})
+    lo, hi = str(bs[0]), str(bs[-1])
+    at = {b: {r["feature"]: r for r in sel if r["batch_size"] == b} for b in (lo, hi)}
+    ratio = E.scales_differ()
+    nb = 2 if lo != hi else 1
+    if ratio:
+        off = 0.15 if nb > 1 else 0
+        for i, (b, dx) in enumerate(((lo, -off), (hi, off))[:nb]):
+            ck.series(f"{where}: running / true at B = {b}", plot[i],
+                      [(k + 1 + dx, float(at[b][f]["running_var"]) /
+                        float(at[b][f]["true_var"])) for k, f in enumerate(feats)])
+    else:
+        # Bars centred on each feature: the truth, then the running
+        # variance at each batch size, bw apart.
+        pts = [c["points"] for c in plot[:2]]
+        bw = float(pts[1][0]["x"]) - float(pts[0][0]["x"]) if all(pts) else 0
+        ck.check(f"{where}: bars side by side", 0 < bw < 0.5, f"bar offset {bw}")
+        series = [(lo, "true_var"), (lo, "running_var"), (hi, "running_var")]
+        for i, (b, col) in enumerate(series[:nb + 1]):
+            dx = (i - nb / 2) * bw
+            ck.series(f"{where}: {col} at B = {b}", plot[i],
+                      [(k + 1 + dx, float(at[b][f][col]))
+                       for k, f in enumerate(feats)])
+    ones = plot[-1]
+    ck.check(f"{where}: the line at 1", bool(ones["points"]) and all(
+        close(float(p["y"]), 1.0) for p in ones["points"]))
+    # The texts: the worst feature, the title, the axis label.
+    tv = {f: float(at[hi][f]["true_var"]) for f in feats}
+    rv = {f: float(at[hi][f]["running_var"]) for f in feats}
+    if ratio:
+        worst = max(feats, key=lambda f: abs(math.log(rv[f] / tv[f])))
+        want = (f"farthest at B = {hi}: {worst}\nrunning "
+                f"{'%.2g' % (rv[worst] / tv[worst])} × its truth")
+    else:
+        worst = max(feats, key=lambda f: abs(rv[f] - tv[f]))
+        want = (f"worst feature at B = {hi}: {worst}\n|running − true| = "
+                f"{'%.2f' % abs(rv[worst] - tv[worst])}")
+    ck.check(f"{where}: the worst feature named", texts["labels"].get(1) == want,
+             f"{texts['labels'].get(1)!r}, want {want!r}")
+    title = texts["labels"].get(100, "")
+    m = re.fullmatch(r"(\S+) updates \(B = (\S+)\) leave running variances "
+                     r"near 1, not the truth", title)
+    if m:
+        s = E.files["summary"]
+        T = [r["updates"] for r in s if r["batch_size"] == hi and
+             all(r.get(k, rows[0][k]) == rows[0][k] for k in fix)]
+        near1 = sum(abs(rv[f] - 1) for f in feats)
+        neart = sum(abs(rv[f] - tv[f]) for f in feats)
+        ck.check(f"{where}: '{title}'", not ratio and m.group(2) == hi and
+                 T and g(float(T[0])) == m.group(1) and near1 < neart,
+                 f"sum |rv - 1| {near1}, sum |rv - v| {neart}")
+    else:
+        ck.check(f"{where}: a neutral title", title == (
+            "Running variance against the truth, per feature" if ratio
+            else "Running and true variances, per feature"), title)
+    label = texts.get("xlabel") or texts["labels"].get(102, "")
+    for k in fix:
+        ck.check(f"{where}: the label names the {k} shown",
+                 value_words(k, rows[0][k]) in label, label)
+    facts_ok(ck, where, E, rows, label)
+
+
+def fig_init_weight(ck, E, tabs):
+    rows = [r for r in E.files["summary"] if r.get("estimator", "ema") == "ema"]
+    where = f"{E.name}/init-weight"
+    (plot,) = read_tables(tabs / "init-weight.png.tab")
+    texts = read_set(tabs / "init-weight.1.set")
+    ps = sorted({float(r["new_weight"]) for r in rows})
+    curves = [c for c in plot if c["points"] and "label" not in c["columns"]]
+    published = 0.1  # the key table's default, momentum 0.9 on the old value
+    again = [p for p in ps if close(p, published, 1e-9)]
+    ck.check(f"{where}: a curve per new-value weight, the published drawn again",
+             len(curves) == len(ps) + len(again) + 1, f"{len(curves)} curves")
+    for p, curve in zip(ps + again, curves):
+        want = [(float(q["x"]), (1 - p) ** float(q["x"])) for q in curve["points"]]
+        ck.series(f"{where}: (1 - p)^T for p = {p:g}", curve, want, rel=1e-4)
+    ck.series(f"{where}: measured init_weight against updates", curves[-1],
+              [(float(r["updates"]), float(r["init_weight"])) for r in rows])
+    # The label states T's formula: check it on every run.
+    label = texts.get("xlabel", "")
+    m = re.match(r"EMA updates in (one|\S+) epochs?, T = (\S+ )?([⌊⌈])N / B[⌋⌉], "
+                 r"N = (\d+) rows", label)
+    if m:
+        e = 1 if m.group(1) == "one" else int(m.group(1))
+        n = int(m.group(4))
+        div = (lambda a, b: a // b) if m.group(3) == "⌊" else (lambda a, b: -(-a // b))
+        ok = n == E.rows and all(int(r["epochs"]) == e and int(r["updates"]) ==
+                                 e * div(n, int(r["batch_size"])) for r in rows)
+        ck.check(f"{where}: '{label}' holds for every run", ok)
+    else:
+        ck.check(f"{where}: a label this test knows", label.startswith("EMA updates T"), label)
+    facts = {"rows": E.rows}
+    if E.rows is not None:
+        ck.check(f"{where}: the label gives the rows", f"N = {E.rows} rows" in label, label)
+    tmin = min(int(r["updates"]) for r in rows)
+    p = next((q for q in ps if close(q, published, 1e-9)), ps[0])
+    w = next(float(r["init_weight"]) for r in rows if int(r["updates"]) == tmin
+             and close(float(r["new_weight"]), p, 1e-9))
+    want = (f"After {tmin} update{'' if tmin == 1 else 's'} the initial values "
+            f"still carry {'%.2g' % (100 * w)}% of the weight"
+            + (f" (p = {g(p)})" if len(ps) > 1 else ""))
+    ck.check(f"{where}: the title reads the weight left", texts["labels"].get(100) == want,
+             f"{texts['labels'].get(100)!r}, want {want!r}")
+    del facts
+
+
+def fig_shuffles(ck, E, tabs):
+    where = f"{E.name}/shuffles"
+    d, e = E.files["distribution"], E.files["expectation"]
+    have_d = bool(d) and "p05" in d[0]
+    have_e = bool(e) and "z" in e[0]
+    plots = read_tables(tabs / "shuffles.png.tab")
+    ck.check(f"{where}: a panel per file", len(plots) == have_d + have_e)
+    many = d if have_d else e
+    _, _, series = roles(E, many, 0)
+    skeys = unique(tuple(r[c] for c in series) for r in many)
+    if have_d:
+        left = plots[0]
+        texts = read_set(tabs / "shuffles.1.set")
+        dist = [r for r in d if r["score"] == "stats_err"]
+        bands = [c for c in left if "y1" in c["columns"]]
+        ck.check(f"{where}: a band per series", len(bands) == len(skeys))
+        for sk, curve in zip(skeys, bands):
+            sel = [r for r in dist if tuple(r[c] for c in series) == sk]
+            ck.series(f"{where}: {sk} 5-95 % band", curve,
+                      [(float(r["batch_size"]), float(r["p05"]), float(r["p95"]))
+                       for r in sel], cols=("x", "y1", "y2"))
+        lines = [c for c in left if "y1" not in c["columns"] and "label" not in c["columns"]]
+        for i, sk in enumerate(skeys):
+            sel = [r for r in dist if tuple(r[c] for c in series) == sk]
+            ck.series(f"{where}: {sk} median", lines[i] if i < len(lines) else None,
+                      [(float(r["batch_size"]), float(r["p50"])) for r in sel])
+        nseeds = int(float(dist[0]["seeds"]))
+        title = texts["labels"].get(100, "")
+        runs = E.files["summary"]
+        if runs and "seed" in runs[0]:
+            # The first seed's run of the published series (ema at p = 0.1),
+            # else the first series, and its share of seeds below.
+            one = next((sk for sk in skeys if series == ["estimator"] and sk == ("ema",)
+                        and all(close(float(r["new_weight"]), 0.1, 1e-9) for r in runs)),
+                       skeys[0])
+            s1 = min(runs, key=lambda r: float(r["seed"]))["seed"]
+            mine = [r for r in runs if tuple(r[c] for c in series) == one]
+            first = [r for r in mine if r["seed"] == s1]
+            ck.series(f"{where}: the seed-{s1} run", lines[len(skeys)] if len(lines) > len(skeys) else None,
+                      [(float(r["batch_size"]), float(r["stats_err"])) for r in first])
+            pct, want = [], []
+            for r in first:
+                ys = [float(q["stats_err"]) for q in mine if q["batch_size"] == r["batch_size"]]
+                share = 100.0 * sum(y < float(r["stats_err"]) for y in ys) / len(ys)
+                pct.append(share)
+                want.append((float(r["batch_size"]), float(r["stats_err"]), "%.0f%%" % share))
+            labels = [c for c in left if "label" in c["columns"]]
+            ck.series(f"{where}: the share of seeds below the seed-{s1} run",
+                      labels[0] if labels else None, want, cols=("x", "y", "label"))
+            if title.endswith("at every B"):
+                ck.check(f"{where}: '{title}'", max(pct) <= 10 and title ==
+                         f"A single run (seed {s1}) is in the lowest 10% of {nseeds} "
+                         "shuffles at every B", f"shares {pct}")
+            else:
+                ck.check(f"{where}: a neutral title", title ==
+                         f"A single run (seed {s1}) is one draw from {nseeds} shuffles", title)
+            # The note: the ratio of the ends for the run, the median, and
+            # the share of seeds whose ratio reaches the run's.
+            bs = sorted({float(r["batch_size"]) for r in first})
+            yr = {float(r["batch_size"]): float(r["stats_err"]) for r in first}
+            ratio = yr[bs[-1]] / yr[bs[0]]
+            med = {float(r["batch_size"]): float(r["p50"]) for r in dist
+                   if tuple(r[c] for c in series) == one}
+            per = {}
+            for r in mine:
+                per.setdefault(r["seed"], {})[float(r["batch_size"])] = float(r["stats_err"])
+            reach = sum(v[bs[-1]] / v[bs[0]] >= ratio for v in per.values())
+            who = ", ".join(value_words(c, v) for c, v in zip(series, one))
+            want = (f"{who + ', ' if who else ''}B {g(bs[-1])} ÷ B {g(bs[0])}:\n"
+                    f"{'%.1f' % ratio}× for seed {s1}, {'%.1f' % (med[bs[-1]] / med[bs[0]])}× "
+                    f"for the median;\n{'%.0f' % (100.0 * reach / len(per))}% of "
+                    f"shuffles reach {'%.1f' % ratio}×")
+            ck.check(f"{where}: the note on the ratios", texts["labels"].get(101) == want,
+                     f"{texts['labels'].get(101)!r}, want {want!r}")
+            # From which batch size the band is thinner than its line.
+            st = texts.get("title", "")
+            m = re.search(r"from B = (\S+) (?:.+'s|the) band is thinner than its line", st)
+            thin = [float(r["p95"]) / float(r["p05"]) < 1.1 for r in dist
+                    if tuple(r[c] for c in series) == one]
+            bsd = [r["batch_size"] for r in dist if tuple(r[c] for c in series) == one]
+            k = len(thin)
+            while k > 0 and thin[k - 1]:
+                k -= 1
+            if m:
+                ck.check(f"{where}: '{m.group(0)}'", k < len(thin) and m.group(1) == bsd[k])
+            else:
+                ck.check(f"{where}: no band said thin", k == len(thin))
+        facts_ok(ck, where, E, many, texts["labels"].get(103, ""))
+    if have_e:
+        right = plots[-1]
+        drawn = [c for c in right if c["points"]]
+        for i, sk in enumerate(skeys):
+            sel = [r for r in e if tuple(r[c] for c in series) == sk]
+            ck.series(f"{where}: {sk} closed form", drawn[i] if i < len(drawn) else None,
+                      [(float(r["batch_size"]), float(r["expected_mean_err"])) for r in sel])
+            k = len(skeys) + i
+            ck.series(f"{where}: {sk} RMS over the seeds", drawn[k] if k < len(drawn) else None,
+                      [(float(r["batch_size"]), float(r["mc_mean_err"])) for r in sel])
+        texts = read_set(tabs / f"shuffles.{2 if have_d else 1}.set")
+        z = max(abs(float(r["z"])) for r in e)
+        ck.check(f"{where}: the closed form's agreement",
+                 texts["labels"].get(102) == f"agree within\n{'%.1f' % z} standard errors",
+                 texts["labels"].get(102))
 
 
 FIGURES = {
-    "batch-size": fig_batch_size,
-    "estimators": fig_estimators,
+    "stats-err": fig_stats_err,
+    "train-eval": fig_train_eval,
     "features": fig_features,
     "init-weight": fig_init_weight,
-    "momentum": fig_momentum,
-    "ordering": fig_ordering,
     "shuffles": fig_shuffles,
 }
 
@@ -277,17 +806,25 @@ def main():
         return 2
     res, tabs = Path(sys.argv[1]), Path(sys.argv[2])
     ck = Checker()
-    scripts = sorted(p.stem for p in Path("scripts").glob("*.gp") if p.stem != "style")
-    ck.check("every figure script has a content check",
-             sorted(FIGURES) == scripts, f"scripts {scripts}, checks {sorted(FIGURES)}")
-    for name, fn in FIGURES.items():
-        png, svg = tabs / f"{name}.png.tab", tabs / f"{name}.svg.tab"
-        if not png.exists() or not svg.exists():
-            ck.check(f"{name}: gnuplot wrote its tables", False)
-            continue
-        ck.check(f"{name}: the PNG and the SVG draw the same points",
-                 png.read_text() == svg.read_text())
-        fn(ck, res, read_tables(png))
+    exps = sorted(d for d in res.iterdir()
+                  if d.is_dir() and (d / "manifest.tsv").exists())
+    ck.check("the results hold experiments", bool(exps))
+    for d in exps:
+        E = Experiment(d)
+        want = expected_figures(E)
+        t = tabs / E.name
+        drawn = sorted(p.name[:-len(".png.tab")] for p in t.glob("*.png.tab")) \
+            if t.is_dir() else []
+        ck.check(f"{E.name}: the figures its axes and files support",
+                 drawn == sorted(want), f"drew {drawn}, want {sorted(want)}")
+        for name in want:
+            png, svg = t / f"{name}.png.tab", t / f"{name}.svg.tab"
+            if not png.exists() or not svg.exists():
+                ck.check(f"{E.name}/{name}: gnuplot wrote its tables", False)
+                continue
+            ck.check(f"{E.name}/{name}: the PNG and the SVG draw the same points",
+                     png.read_text() == svg.read_text())
+            FIGURES[name](ck, E, t)
     print(f"{ck.passed} passed, {ck.failed} failed")
     return 1 if ck.failed else 0
 

@@ -29,6 +29,7 @@ static const struct {
     {test_provenance_run},
     {test_filepop_run},
     {test_diagnose_run},
+    {test_web_run},
 };
 
 int main(void)

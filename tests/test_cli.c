@@ -269,6 +269,14 @@ static const bad_case bad_cases[] = {
       "sub/missing/o.tsv"}},
     /* The old names are gone: --features once overwrote a user's data. */
     {"--features", {"run", "--features", "f.tsv"}},
+    {"--set population.rows=x",
+     {"run", "--write-features", "f", "--set", "population.rows=x"}},
+    {"--set norows", {"run", "--write-features", "f", "--set", "norows"}},
+    {"'bogus' in [population]",
+     {"run", "--write-features", "f", "--set", "population.bogus=1"}},
+    {"name 'a' given twice",
+     {"run", "--write-features", "f", "--set", "population.feature=a 0 1 1",
+      "--set", "population.feature=a 0 2 1"}},
     {"--order", {"population", "--order", "bogus"}},
     {"--seed", {"population", "--seed", "x"}},
     {"--bogus-option", {"population", "--bogus-option"}},
@@ -507,6 +515,53 @@ static void test_run_writes_the_features_file(void **state)
     cli_free(&r);
 }
 
+/* `run --set`: the population's keys reach the run. The first feature
+ * replaces the default eight, later ones add to it; the row equals the
+ * library's run on the same recipe built by hand. */
+static void test_run_sets_the_population(void **state)
+{
+    const char *dir = *state;
+    cli_out r;
+    const char *args[] = {"run", "--set", "population.feature=a 0.5 2 0.3",
+                          "--set", "population.feature=b -1 0.25 -0.9",
+                          "--set", "population.rows=300", "--set",
+                          "population.seed=7", "--batch-size", "32", NULL};
+    cli(dir, args, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.err_len, 0);
+    char *lines[3], *v[32];
+    assert_int_equal(test_split(r.out, '\n', lines, 3), 3);
+    assert_int_equal(test_split(lines[1], '\t', v, 32),
+                     22 + N_OWN_SCORES + N_TRAILING);
+
+    pop_spec spec;
+    pop_spec_init(&spec);
+    spec.n_rows = 300;
+    spec.seed = 7;
+    assert_int_equal(pop_spec_add(&spec, "a", 0.5, 2, 0.3), 0);
+    assert_int_equal(pop_spec_add(&spec, "b", -1, 0.25, -0.9), 0);
+    pop_t pop;
+    assert_int_equal(pop_generate(&spec, &pop, NULL), 0);
+    run_config cfg;
+    run_default_config(&cfg);
+    cfg.batch_size = 32;
+    run_result res;
+    assert_int_equal(run_execute(&pop, &cfg, NULL, &res, NULL), 0);
+    assert_string_equal(v[3], "32");
+    assert_string_equal(v[10], "9"); /* 300 / 32 updates */
+    assert_true(field_double(v[12]) == res.stats_err);
+    assert_string_equal(v[16], pop.names[res.worst_var_feature]);
+    assert_true(field_double(v[17]) == res.train_eval_rmse);
+    char id[17];
+    pop_id(&spec, id);
+    assert_string_equal(v[29], id);
+    run_result_free(&res);
+    pop_free(&pop);
+    pop_spec_free(&spec);
+    cli_free(&r);
+    assert_int_equal(list_dir(dir, NULL, 0), 0);
+}
+
 static void expect_usage(const char *dir, const char *const *args)
 {
     cli_out r;
@@ -559,6 +614,7 @@ int test_cli_run(size_t *ntests)
         DIR_TEST(test_run_prints_the_summary),
         DIR_TEST(test_population_prints_the_rows),
         DIR_TEST(test_run_writes_the_features_file),
+        DIR_TEST(test_run_sets_the_population),
         DIR_TEST(test_help_and_version),
     };
     *ntests = sizeof tests / sizeof tests[0];

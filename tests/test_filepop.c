@@ -290,8 +290,9 @@ static void test_orders_on_columns(void **state)
     }
     test_slurp_free(text);
 
-    /* The manifest names the file as written and its SHA-256, as
-     * sha256sum computes it; no rows, seed or feature lines. */
+    /* The manifest names the file as written, its SHA-256, as
+     * sha256sum computes it, and the rows it held (N); no rows, seed or
+     * feature lines of a generated population. */
     snprintf(path, sizeof path, "%s/res/e/manifest.tsv", dir);
     text = test_slurp(path, NULL);
     assert_non_null(text);
@@ -299,6 +300,7 @@ static void test_orders_on_columns(void **state)
     assert_non_null(strstr(text, "\npopulation.label\tcls\n"));
     assert_non_null(strstr(text, "\npopulation.group\tsrc\n"));
     assert_null(strstr(text, "population.rows"));
+    assert_non_null(strstr(text, "\npopulation.file_rows\t40\n"));
     assert_null(strstr(text, "population.feature"));
     char cmd_out[400];
     snprintf(cmd_out, sizeof cmd_out, "%s/sha", dir);

@@ -108,6 +108,23 @@ static void test_estimator_and_order_tables(void **state)
     for (size_t i = 0; order_get(i); i++)
         assert_int_equal(order_get(i)->uniform,
                          strcmp(order_get(i)->name, "shuffled") == 0);
+    /* Every order has its phrase for figures, the argument put in. */
+    char buf[100];
+    for (size_t i = 0; order_get(i); i++)
+        assert_non_null(order_get(i)->phrase);
+    static const char *const phrased[][2] = {
+        {"shuffled", "shuffled batches"},
+        {"sorted", "batches sorted by the first feature"},
+        {"sorted:worst area", "batches sorted by worst area"},
+        {"sorted-desc:f2", "batches sorted by f2, descending"},
+        {"grouped:8", "batches cut from 8 contiguous groups"},
+        {"by-label", "batches grouped by class"},
+        {"grouped", "grouped"},   /* K is not optional */
+        {"zigzag", "zigzag"},
+    };
+    for (size_t i = 0; i < sizeof phrased / sizeof *phrased; i++)
+        assert_string_equal(order_phrase(phrased[i][0], buf, sizeof buf),
+                            phrased[i][1]);
 }
 
 static void test_key_and_score_tables(void **state)
@@ -374,7 +391,8 @@ static void test_combinations_blame_their_lines(void **state)
          "batch_size 256: precise batches 4 is more than the 2"},
         {"[sweep]\norder = shuffled sorted:zz\n", 2, "no feature named"},
         {"[population]\nfeature = a 0 -1 0\n", 2, "sd must be >= 0"},
-        {"[population]\nfeature = a 0 1 1.0000001\n", 2, "rho in [-1, 1]"},
+        {"[population]\nfeature = a 0 1 1.0000001\n", 2,
+         "rho must be in [-1, 1]"},
         {"[experiment]\noutputs = summary everything\n", 2,
          "unknown value 'everything' (summary, features, table"},
     };

@@ -1,0 +1,32 @@
+/*
+ * Growable text: what the writers format rows into, so that a row can be
+ * made in one thread and written in another, whole, with one write. A
+ * buffer that could not grow remembers it (failed), and everything after
+ * is dropped, so a writer checks once at the end instead of at each cell.
+ */
+#ifndef BN_BUF_H
+#define BN_BUF_H
+
+#include <stddef.h>
+
+typedef struct {
+    char *p;     /* NUL-terminated when len > 0 */
+    size_t len, cap;
+    int failed;  /* an allocation failed: the text is incomplete */
+} bn_buf;
+
+void buf_printf(bn_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void buf_puts(bn_buf *b, const char *s);
+void buf_putc(bn_buf *b, char c);
+void buf_add(bn_buf *b, const void *p, size_t n);
+/* n zero bytes, room for a header laid out later. */
+void buf_zeros(bn_buf *b, size_t n);
+/* Forget the text, keep the memory. */
+void buf_clear(bn_buf *b);
+void buf_free(bn_buf *b);
+
+#endif

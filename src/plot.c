@@ -1,0 +1,1991 @@
+/*
+ * Which figures an experiment's results support, and what each one draws
+ * and says (plot.h). The figure-kind table at the end declares every
+ * figure: its name, its script, what it needs and a function that reads
+ * the experiment's axes and columns and, when they support the figure,
+ * writes the gnuplot assignments that say what to draw. The axes are the
+ * key columns (exp.h's table) whose values vary in the file; their roles
+ * in a figure (the x axis, one panel per value, one series per value)
+ * follow from which of them vary, never from the experiment's name.
+ *
+ * Every text a figure shows is made here from the numbers: a finding
+ * ("stats_err 11.5x higher at B = 256 than at B = 8", "only precise
+ * reaches the truth") is worded only when the values in the file bear it
+ * out, and a neutral description is given otherwise; axis labels give
+ * the rows, epochs and momentum the manifest and the files record.
+ * tests/figures_content.py checks each finding against the files.
+ */
+#include "plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp.h"
+#include "order.h"
+#include "run.h"
+#include "tsv.h"
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+/* At most this many panels in a figure (a grid of up to 3 x 2). */
+#define MAX_PANELS 6
+/* A features figure names each feature on the x axis. */
+#define MAX_FEATURES 100
+/* Below this a score is 0 up to rounding: the scores are sums of squares
+ * of numbers of order 1 or more, in double precision. */
+#define EXACT 1e-12
+/* Features whose true variances span more than this factor are on
+ * different scales: an absolute score then measures the largest ones, so
+ * the figures add the relative score and draw variances as ratios. */
+#define SCALES_DIFFER 100.0
+/* A score spanning more than this factor is drawn on a log axis. */
+#define LOG_SPAN 20.0
+
+/* ---- text ---- */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_vadd(sbuf *b, const char *fmt, va_list ap)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list aq;
+        va_copy(aq, ap);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, aq);
+        va_end(aq);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = 2 * (b->cap + (size_t)n + 1);
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static void sb_add(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void sb_add(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vadd(b, fmt, ap);
+    va_end(ap);
+}
+
+static const char *sb_str(const sbuf *b) { return b->s ? b->s : ""; }
+static void sb_clear(sbuf *b) { b->len = 0; if (b->s) b->s[0] = '\0'; }
+static void sb_free(sbuf *b) { free(b->s); memset(b, 0, sizeof *b); }
+
+/* s as text of gnuplot's enhanced mode that prints as itself: the
+ * characters it reads as markup are escaped. Markup of our own ("{/:Bold
+ * ...}") is added with sb_add around it. */
+static void tx(sbuf *b, const char *s)
+{
+    for (; *s; s++)
+        sb_add(b, strchr("^_@&~{}\\", *s) ? "\\%c" : "%c", *s);
+}
+
+static void txf(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void txf(sbuf *b, const char *fmt, ...)
+{
+    sbuf t = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vadd(&t, fmt, ap);
+    va_end(ap);
+    tx(b, sb_str(&t));
+    b->oom |= t.oom;
+    sb_free(&t);
+}
+
+/* text as a gnuplot double-quoted string, byte for byte. */
+static void gp_str(sbuf *b, const char *text)
+{
+    sb_add(b, "\"");
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            sb_add(b, "\\%c", *c);
+        else if (*c == '\n')
+            sb_add(b, "\\n");
+        else if (*c == '\t')
+            sb_add(b, "\\t");
+        else
+            sb_add(b, "%c", *c);
+    }
+    sb_add(b, "\"");
+}
+
+static void gp_num(sbuf *b, double v)
+{
+    if (isnan(v))
+        sb_add(b, "NaN");
+    else
+        sb_add(b, "%.17g", v);
+}
+
+static void as_str(sbuf *a, const char *name, const char *value)
+{
+    sb_add(a, "%s = ", name);
+    gp_str(a, value);
+    sb_add(a, "; ");
+}
+
+static void as_num(sbuf *a, const char *name, double v)
+{
+    sb_add(a, "%s = ", name);
+    gp_num(a, v);
+    sb_add(a, "; ");
+}
+
+/* An array of n strings (gnuplot's arrays hold at least one: an empty
+ * list is one empty string). */
+static void as_strs(sbuf *a, const char *name, char *const *v, size_t n)
+{
+    sb_add(a, "array %s[%zu] = [", name, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        sb_add(a, i ? ", " : "");
+        gp_str(a, v[i]);
+    }
+    sb_add(a, n ? "]; " : "\"\"]; ");
+}
+
+static void as_nums(sbuf *a, const char *name, const double *v, size_t n)
+{
+    sb_add(a, "array %s[%zu] = [", name, n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        sb_add(a, i ? ", " : "");
+        gp_num(a, v[i]);
+    }
+    sb_add(a, n ? "]; " : "NaN]; ");
+}
+
+/* A list of texts built one by one. */
+typedef struct {
+    char **v;
+    size_t n, cap;
+    int oom;
+} strlist;
+
+static void sl_push(strlist *l, const char *s)
+{
+    if (l->oom)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            l->oom = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    char *c = strdup(s);
+    if (!c) {
+        l->oom = 1;
+        return;
+    }
+    l->v[l->n++] = c;
+}
+
+static void sl_free(strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static double num(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    return end == s || *end ? NAN : v;
+}
+
+static int same(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b));
+}
+
+/* ---- an experiment's files and axes ---- */
+
+/* A key column of a file and its distinct values: ascending for a number,
+ * in the file's order (the experiment's) otherwise. */
+typedef struct {
+    int key;         /* key_id */
+    const char *col; /* its name */
+    int ci;          /* its column in the file */
+    int numeric;
+    size_t n;
+    const char **val;
+} axis_t;
+
+typedef struct {
+    int ok; /* the file exists */
+    char path[1100];
+    tsv_table t;
+    axis_t ax[KEY_COUNT];
+    size_t nax;
+} table_t;
+
+typedef struct {
+    const char *dir, *name;
+    table_t sum, feat, dist, expect, manifest;
+    double rows;       /* the population's rows, NaN when unknown */
+    double published_p; /* the key table's default new-value weight */
+    int scales_differ;
+} plot_exp;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_num(const void *a, const void *b)
+{
+    double x = num(*(const char *const *)a), y = num(*(const char *const *)b);
+    return (x > y) - (x < y);
+}
+
+static size_t val_index(const axis_t *a, const char *cell)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->val[i], cell) == 0)
+            return i;
+    return a->n;
+}
+
+static int find_axes(table_t *tb, bn_error *err)
+{
+    const tsv_table *t = &tb->t;
+    for (size_t c = 0; c < t->ncol; c++) {
+        int k = exp_key_column(t->names[c]);
+        if (k < 0 || k == KEY_EXPERIMENT || k == KEY_POPULATION)
+            continue;
+        const key_def *d = exp_key((key_id)k);
+        axis_t *a = &tb->ax[tb->nax++];
+        a->key = k;
+        a->col = d->name;
+        a->ci = (int)c;
+        a->numeric = d->type == KT_REALS || d->type == KT_UINTS ||
+                     k == KEY_NEW_WEIGHT;
+        a->val = malloc((t->nrow ? t->nrow : 1) * sizeof *a->val);
+        if (!a->val)
+            return bn_fail(err, "%s: out of memory", tb->path);
+        for (size_t r = 0; r < t->nrow; r++) {
+            const char *cell = tsv_cell(t, r, c);
+            if (a->numeric && isnan(num(cell)) && strcmp(cell, "-") != 0)
+                return bn_fail(err, "%s:%zu: %s is '%s', not a number",
+                               tb->path, r + 2, a->col, cell);
+            if (val_index(a, cell) == a->n)
+                a->val[a->n++] = cell;
+        }
+        if (a->numeric)
+            qsort(a->val, a->n, sizeof *a->val, cmp_num);
+    }
+    return 0;
+}
+
+static void table_free(table_t *tb)
+{
+    for (size_t i = 0; i < tb->nax; i++)
+        free(tb->ax[i].val);
+    if (tb->ok)
+        tsv_free(&tb->t);
+    memset(tb, 0, sizeof *tb);
+}
+
+/* dir/file read into tb; tb->ok stays 0 when there is no such file. */
+static int load_table(const char *dir, const char *file, table_t *tb,
+                      bn_error *err)
+{
+    memset(tb, 0, sizeof *tb);
+    snprintf(tb->path, sizeof tb->path, "%s/%s", dir, file);
+    FILE *fp = fopen(tb->path, "rb");
+    if (!fp)
+        return errno == ENOENT ? 0
+                               : bn_fail(err, "%s: cannot open: %s",
+                                         tb->path, strerror(errno));
+    fclose(fp);
+    if (tsv_read(tb->path, &tb->t, err) != 0)
+        return -1;
+    tb->ok = 1;
+    return find_axes(tb, err);
+}
+
+static const axis_t *axis_of(const table_t *tb, int key)
+{
+    for (size_t i = 0; i < tb->nax; i++)
+        if (tb->ax[i].key == key)
+            return &tb->ax[i];
+    return NULL;
+}
+
+static int varies(const axis_t *a) { return a && a->n > 1; }
+
+static int column(const table_t *tb, const char *name)
+{
+    return tb->ok ? tsv_column(&tb->t, name) : -1;
+}
+
+static double cell_num(const table_t *tb, size_t row, int col)
+{
+    return col < 0 ? NAN : num(tsv_cell(&tb->t, row, (size_t)col));
+}
+
+static const char *manifest_value(const plot_exp *x, const char *key)
+{
+    const tsv_table *t = &x->manifest.t;
+    if (!x->manifest.ok || t->ncol < 2)
+        return NULL;
+    for (size_t r = 0; r < t->nrow; r++)
+        if (strcmp(tsv_cell(t, r, 0), key) == 0)
+            return tsv_cell(t, r, 1);
+    return NULL;
+}
+
+/* The true variances' spread: features.tsv's, else the manifest's
+ * generated features (sd); a file's population without features.tsv is
+ * taken to differ, which only adds the relative score. */
+static int scales_differ(const plot_exp *x)
+{
+    double lo = INFINITY, hi = 0;
+    int c = column(&x->feat, "true_var");
+    if (c >= 0) {
+        for (size_t r = 0; r < x->feat.t.nrow; r++) {
+            double v = cell_num(&x->feat, r, c);
+            if (v > 0) {
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+        }
+    } else if (x->manifest.ok) {
+        const tsv_table *t = &x->manifest.t;
+        for (size_t r = 0; r < t->nrow; r++) {
+            double mean, sd, rho;
+            char name[256];
+            if (strcmp(tsv_cell(t, r, 0), "population.feature") != 0 ||
+                sscanf(tsv_cell(t, r, 1), "%255s %lf %lf %lf", name, &mean,
+                       &sd, &rho) != 4 || !(sd > 0))
+                continue;
+            lo = sd * sd < lo ? sd * sd : lo;
+            hi = sd * sd > hi ? sd * sd : hi;
+        }
+        if (hi == 0 && manifest_value(x, "population.file"))
+            return 1;
+    }
+    return hi > 0 && hi / lo > SCALES_DIFFER;
+}
+
+static void exp_free_all(plot_exp *x)
+{
+    table_free(&x->sum);
+    table_free(&x->feat);
+    table_free(&x->dist);
+    table_free(&x->expect);
+    table_free(&x->manifest);
+}
+
+static int exp_open(plot_exp *x, const char *dir, const char *name,
+                    bn_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->dir = dir;
+    x->name = name;
+    if (load_table(dir, "manifest.tsv", &x->manifest, err) != 0 ||
+        load_table(dir, "summary.tsv", &x->sum, err) != 0 ||
+        load_table(dir, "features.tsv", &x->feat, err) != 0 ||
+        load_table(dir, "distribution.tsv", &x->dist, err) != 0 ||
+        load_table(dir, "expectation.tsv", &x->expect, err) != 0) {
+        exp_free_all(x);
+        return -1;
+    }
+    const char *rows = manifest_value(x, "population.rows");
+    if (!rows)
+        rows = manifest_value(x, "population.file_rows");
+    x->rows = rows ? num(rows) : NAN;
+    run_config cfg;
+    run_default_config(&cfg);
+    x->published_p = cfg.layer.p;
+    x->scales_differ = scales_differ(x);
+    return 0;
+}
+
+/* ---- the roles of the axes in a figure ---- */
+
+/* The x axis: the first of these that varies. */
+static const int x_keys[] = {KEY_BATCH_SIZE, KEY_EPOCHS, KEY_PRECISE,
+                             KEY_NEW_WEIGHT, KEY_EPS, KEY_GAMMA, KEY_BETA};
+
+/* How each x axis is named and drawn. */
+static const struct {
+    int key;
+    const char *noun;  /* "at every batch size" */
+    const char *sym;   /* "B = 256" */
+    const char *label; /* the axis label */
+} x_words[] = {
+    {KEY_BATCH_SIZE, "batch size", "B", "batch size B"},
+    {KEY_EPOCHS, "number of epochs", "E", "epochs E"},
+    {KEY_PRECISE, "number of pooled batches", "K", "pooled batches K"},
+    {KEY_NEW_WEIGHT, "new-value weight", "p", "new-value weight p"},
+    {KEY_EPS, "eps", "eps", "eps"},
+    {KEY_GAMMA, "gamma", "gamma", "gamma"},
+    {KEY_BETA, "beta", "beta", "beta"},
+};
+
+static size_t x_word(int key)
+{
+    for (size_t i = 0; i < COUNT(x_words); i++)
+        if (x_words[i].key == key)
+            return i;
+    return 0;
+}
+
+typedef struct {
+    const axis_t *x, *panel;
+    const axis_t *series[KEY_COUNT];
+    size_t nsa;
+} roles_t;
+
+/* The x axis is the first of x_keys that varies; of the other varying
+ * axes (the seed aside: many seeds are the distribution's), one gives the
+ * panels when two or more vary (the order if it does, else the first),
+ * and the rest the series. The momentum is shown as its new-value weight
+ * p, which says the same whatever its convention. nscores 0: no
+ * panels. */
+static void roles_of(const table_t *tb, int with_x, size_t nscores,
+                     roles_t *r)
+{
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; with_x && i < COUNT(x_keys) && !r->x; i++)
+        if (varies(axis_of(tb, x_keys[i])))
+            r->x = axis_of(tb, x_keys[i]);
+    const axis_t *nw = axis_of(tb, KEY_NEW_WEIGHT);
+    const axis_t *others[KEY_COUNT];
+    size_t no = 0;
+    for (size_t i = 0; i < tb->nax; i++) {
+        const axis_t *a = &tb->ax[i];
+        if (!varies(a) || a == r->x || a->key == KEY_SEED)
+            continue;
+        if ((a->key == KEY_MOMENTUM && nw) ||
+            (a->key == KEY_WEIGHTS && varies(nw)))
+            continue;
+        others[no++] = a;
+    }
+    if (no >= 2 && nscores > 0) {
+        const axis_t *p = others[0];
+        for (size_t i = 0; i < no; i++)
+            if (others[i]->key == KEY_ORDER)
+                p = others[i];
+        if (p->n * nscores <= MAX_PANELS)
+            r->panel = p;
+    }
+    for (size_t i = 0; i < no; i++)
+        if (others[i] != r->panel)
+            r->series[r->nsa++] = others[i];
+}
+
+/* A row's series: its cells of the series axes, joined by tabs. */
+static void row_series(const tsv_table *t, size_t row, const roles_t *r,
+                       sbuf *b)
+{
+    sb_clear(b);
+    for (size_t i = 0; i < r->nsa; i++)
+        sb_add(b, "%s%s", i ? "\t" : "",
+               tsv_cell(t, row, (size_t)r->series[i]->ci));
+}
+
+/* The values of one column by panel, series and x: y[(p ns + s) nx + xi]
+ * (NaN where no row has them). */
+typedef struct {
+    size_t np, ns, nx;
+    strlist skey; /* the series, in the file's order */
+    double *y;
+} grid_t;
+
+static const char *cell_of(const tsv_table *t, size_t row, const axis_t *a)
+{
+    return tsv_cell(t, row, (size_t)a->ci);
+}
+
+static size_t grid_series(const grid_t *g, const char *key)
+{
+    for (size_t s = 0; s < g->skey.n; s++)
+        if (strcmp(g->skey.v[s], key) == 0)
+            return s;
+    return g->skey.n;
+}
+
+static void grid_free(grid_t *g)
+{
+    sl_free(&g->skey);
+    free(g->y);
+    memset(g, 0, sizeof *g);
+}
+
+/* Column col of the rows that pass keep (NULL: all) by panel, series and
+ * x; the series in the order their first rows come. */
+static int grid_make(const table_t *tb, const roles_t *r, const char *col,
+                     int (*keep)(const table_t *, size_t, const void *),
+                     const void *ctx, grid_t *g, bn_error *err)
+{
+    memset(g, 0, sizeof *g);
+    const tsv_table *t = &tb->t;
+    size_t *series = malloc((t->nrow ? t->nrow : 1) * sizeof *series);
+    sbuf k = {0};
+    for (size_t row = 0; series && row < t->nrow; row++) {
+        series[row] = SIZE_MAX;
+        if (keep && !keep(tb, row, ctx))
+            continue;
+        row_series(t, row, r, &k);
+        series[row] = grid_series(g, sb_str(&k));
+        if (series[row] == g->skey.n)
+            sl_push(&g->skey, sb_str(&k));
+    }
+    g->ns = g->skey.n;
+    g->np = r->panel ? r->panel->n : 1;
+    g->nx = r->x ? r->x->n : 1;
+    size_t n = g->np * (g->ns ? g->ns : 1) * g->nx;
+    g->y = malloc(n * sizeof *g->y);
+    int oom = !series || k.oom || g->skey.oom || !g->y;
+    sb_free(&k);
+    if (oom) {
+        free(series);
+        grid_free(g);
+        return bn_fail(err, "%s: out of memory", tb->path);
+    }
+    for (size_t i = 0; i < n; i++)
+        g->y[i] = NAN;
+    int c = column(tb, col);
+    for (size_t row = 0; c >= 0 && row < t->nrow; row++) {
+        if (series[row] == SIZE_MAX)
+            continue;
+        size_t p = r->panel ? val_index(r->panel, cell_of(t, row, r->panel))
+                            : 0;
+        size_t xi = r->x ? val_index(r->x, cell_of(t, row, r->x)) : 0;
+        if (p < g->np && xi < g->nx)
+            g->y[(p * g->ns + series[row]) * g->nx + xi] = cell_num(tb, row, c);
+    }
+    free(series);
+    return 0;
+}
+
+static double gy(const grid_t *g, size_t p, size_t s, size_t xi)
+{
+    return g->y[(p * g->ns + s) * g->nx + xi];
+}
+
+/* One value of each series axis of series s (its key split at tabs). */
+static const char *series_cell(const grid_t *g, size_t s, size_t i,
+                               char *buf, size_t cap)
+{
+    const char *c = g->skey.v[s];
+    for (size_t j = 0; j < i && c; j++) {
+        c = strchr(c, '\t');
+        c = c ? c + 1 : NULL;
+    }
+    if (!c)
+        return "";
+    size_t len = strcspn(c, "\t");
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(buf, c, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* ---- words ---- */
+
+/* The scores the figures draw, as they name them. */
+static const struct {
+    const char *name;
+    const char *axis;  /* the y axis label */
+    const char *worse; /* what a higher value does, a plural verb phrase */
+    const char *zero[2]; /* what a 0 means, singular and plural */
+} score_words[] = {
+    {"stats_err", "running statistics vs truth, stats_err",
+     "worsen the running statistics", {"reaches the truth", "reach the truth"}},
+    {"stats_err_rel", "in each feature's own scale, stats_err_rel",
+     "worsen the running statistics", {"reaches the truth", "reach the truth"}},
+    {"train_eval_rmse", "train/eval gap, train_eval_rmse",
+     "widen the train/eval gap",
+     {"makes train and eval agree", "make train and eval agree"}},
+    {"batch_mean_err", "one batch's mean vs truth, batch_mean_err", NULL,
+     {NULL, NULL}},
+};
+
+static size_t score_word(const char *name)
+{
+    for (size_t i = 0; i < COUNT(score_words); i++)
+        if (strcmp(score_words[i].name, name) == 0)
+            return i;
+    return 0;
+}
+
+/* What the series of an axis are called: "every estimator". */
+static const char *axis_noun(const axis_t *a)
+{
+    switch (a->key) {
+    case KEY_NEW_WEIGHT:
+        return "p";
+    default:
+        return a->col;
+    }
+}
+
+/* A value of an axis in words: in a sentence ("p = 0.1", "batches sorted
+ * by f0"), or as a key entry, which marks the published p. */
+static void value_words(sbuf *b, const plot_exp *x, const axis_t *a,
+                        const char *cell, int sentence)
+{
+    char buf[600];
+    double v = num(cell);
+    if (a->key == KEY_NEW_WEIGHT) {
+        if (sentence)
+            txf(b, "p = %g", v);
+        else if (same(v, x->published_p))
+            txf(b, "published: %g old = %g new", 1 - v, v);
+        else
+            txf(b, "p = %g  (%g old)", v, 1 - v);
+    } else if (a->key == KEY_ORDER) {
+        tx(b, order_phrase(cell, buf, sizeof buf));
+    } else if (a->key == KEY_ESTIMATOR) {
+        tx(b, cell);
+    } else if (a->numeric) {
+        txf(b, "%s = %g", a->col, v);
+    } else {
+        txf(b, "%s %s", a->col, cell);
+    }
+}
+
+static void series_words(sbuf *b, const plot_exp *x, const roles_t *r,
+                         const grid_t *g, size_t s, int sentence)
+{
+    char buf[600];
+    if (r->nsa == 0)
+        return;
+    for (size_t i = 0; i < r->nsa; i++) {
+        sb_add(b, i ? ", " : "");
+        value_words(b, x, r->series[i], series_cell(g, s, i, buf, sizeof buf),
+                    sentence);
+    }
+}
+
+/* The new-value weight of a file when it does not vary, else NaN. */
+static double fixed_p(const table_t *tb)
+{
+    const axis_t *nw = axis_of(tb, KEY_NEW_WEIGHT);
+    return nw && nw->n == 1 ? num(nw->val[0]) : NAN;
+}
+
+/* How a series is coloured (scripts/style.gp's series_colour): the
+ * published setting black, a new-value weight on the ordered scale, an
+ * order or an estimator by its name, anything else by its place. */
+static const char *series_role(const plot_exp *x, const table_t *tb,
+                               const roles_t *r, const char *cell)
+{
+    if (r->nsa != 1)
+        return "index";
+    int k = r->series[0]->key;
+    if (k == KEY_NEW_WEIGHT)
+        return same(num(cell), x->published_p) ? "published" : "seq";
+    if (k == KEY_ORDER)
+        return "order";
+    if (k == KEY_ESTIMATOR)
+        return strcmp(cell, "ema") == 0 && same(fixed_p(tb), x->published_p)
+                   ? "published"
+                   : "estimator";
+    return "index";
+}
+
+/* "512 rows, 1 epoch, momentum 0.9 old (p = 0.1)": what the manifest and
+ * the file say of the settings no axis of the figure shows. */
+static void facts(sbuf *b, const plot_exp *x, const table_t *tb,
+                  const roles_t *r)
+{
+    const char *sep = "";
+    if (!isnan(x->rows)) {
+        txf(b, "%.0f rows", x->rows);
+        sep = ", ";
+    }
+    const axis_t *ep = axis_of(tb, KEY_EPOCHS);
+    if (ep && ep->n == 1 && (!r || ep != r->x)) {
+        double e = num(ep->val[0]);
+        txf(b, "%s%g epoch%s", sep, e, e == 1 ? "" : "s");
+        sep = ", ";
+    }
+    const axis_t *m = axis_of(tb, KEY_MOMENTUM);
+    const axis_t *w = axis_of(tb, KEY_WEIGHTS);
+    if (m && m->n == 1 && w && w->n == 1) {
+        txf(b, "%smomentum %g %s", sep, num(m->val[0]), w->val[0]);
+        double p = fixed_p(tb);
+        if (!isnan(p) && strcmp(w->val[0], "new") != 0)
+            txf(b, ", p = %g", p);
+        sep = ", ";
+    }
+    const axis_t *pa = axis_of(tb, KEY_PARTIAL);
+    if (pa && pa->n == 1 && strcmp(pa->val[0], "keep") == 0)
+        txf(b, "%sa last partial batch kept", sep);
+}
+
+/* An x axis is drawn on a log scale when it is positive and spans a
+ * factor of 8 or more: base 2 for the counts, 10 for the reals. */
+static int x_is_log(const axis_t *x)
+{
+    double lo = num(x->val[0]), hi = num(x->val[x->n - 1]);
+    return lo > 0 && hi / lo >= 8;
+}
+
+static int x_is_count(const axis_t *x)
+{
+    return exp_key((key_id)x->key)->type == KT_UINTS;
+}
+
+/* Its scale and a tic at each value. */
+static void x_axis(sbuf *a, const axis_t *x)
+{
+    size_t n = x->n;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        a->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = num(x->val[i]);
+    as_num(a, "xlog", x_is_log(x) ? (x_is_count(x) ? 2 : 10) : 0);
+    as_nums(a, "xv", v, n);
+    free(v);
+}
+
+static void x_label(sbuf *t, const plot_exp *x, const table_t *tb,
+                    const roles_t *r, int log)
+{
+    sb_clear(t);
+    tx(t, x_words[x_word(r->x->key)].label);
+    if (log)
+        tx(t, x_is_count(r->x) ? " (log₂ scale" : " (log scale");
+    sbuf f = {0};
+    facts(&f, x, tb, r);
+    if (f.len)
+        sb_add(t, "%s%s)", log ? "; " : " (", sb_str(&f));
+    else if (log)
+        sb_add(t, ")");
+    t->oom |= f.oom;
+    sb_free(&f);
+}
+
+/* "B = 256" for x index xi. */
+static void at_x(sbuf *b, const roles_t *r, size_t xi)
+{
+    txf(b, "%s = %g", x_words[x_word(r->x->key)].sym, num(r->x->val[xi]));
+}
+
+static void capitalise(sbuf *b, size_t from)
+{
+    if (b->s && b->len > from && b->s[from] >= 'a' && b->s[from] <= 'z')
+        b->s[from] = (char)(b->s[from] - 'a' + 'A');
+}
+
+/* A series exact (0 up to rounding) wherever it has a value. */
+static int series_exact(const grid_t *const *gs, size_t n, size_t s)
+{
+    int any = 0;
+    for (size_t k = 0; k < n; k++)
+        for (size_t p = 0; p < gs[k]->np; p++)
+            for (size_t xi = 0; xi < gs[k]->nx; xi++) {
+                double y = gy(gs[k], p, s, xi);
+                if (isnan(y))
+                    continue;
+                if (!(y < EXACT))
+                    return 0;
+                any = 1;
+            }
+    return any;
+}
+
+/* The series of a figure for its script: ns, skey(d) (a row's series),
+ * sv (each series' key), sl (its key entry), srole and sname (its colour's
+ * role and name). A series that is 0 up to rounding wherever the grids gs
+ * have it says so in its entry; *published (when given) is the index of
+ * the published series, else 0. -1 when out of memory. */
+static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
+                     const roles_t *r, const grid_t *g,
+                     const grid_t *const *gs, size_t ngs, size_t *published)
+{
+    size_t ns = g->ns;
+    as_num(a, "ns", (double)ns);
+    sb_add(a, "skey(d) = ");
+    for (size_t i = 0; i < r->nsa; i++)
+        sb_add(a, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "",
+               r->series[i]->col);
+    sb_add(a, r->nsa ? "; " : "\"\"; ");
+    as_strs(a, "sv", g->skey.v, ns);
+    strlist sl = {0}, role = {0}, sname = {0};
+    sbuf t = {0};
+    char cbuf[600];
+    if (published)
+        *published = 0;
+    for (size_t s = 0; s < ns; s++) {
+        sb_clear(&t);
+        /* A combination of values is named shortly, "p = 0.1, ema". */
+        series_words(&t, x, r, g, s, r->nsa > 1);
+        if (r->nsa == 1 && r->series[0]->key == KEY_ESTIMATOR &&
+            strcmp(g->skey.v[s], "ema") == 0 &&
+            same(fixed_p(tb), x->published_p))
+            txf(&t, ", p = %g (published)", x->published_p);
+        if (ns > 1 && gs && series_exact(gs, ngs, s))
+            sb_add(&t, ": exact, drawn at 0");
+        sl_push(&sl, sb_str(&t));
+        const char *cell =
+            r->nsa ? series_cell(g, s, 0, cbuf, sizeof cbuf) : "";
+        const char *ro = series_role(x, tb, r, cell);
+        if (published && strcmp(ro, "published") == 0)
+            *published = s;
+        sl_push(&role, ro);
+        sl_push(&sname, cell);
+    }
+    as_strs(a, "sl", sl.v, sl.n);
+    as_strs(a, "srole", role.v, role.n);
+    as_strs(a, "sname", sname.v, sname.n);
+    int oom = t.oom || sl.oom || role.oom || sname.oom;
+    sb_free(&t);
+    sl_free(&sl);
+    sl_free(&role);
+    sl_free(&sname);
+    return oom ? -1 : 0;
+}
+
+/* ---- the figure kinds ---- */
+
+typedef struct {
+    sbuf assign, what;
+} figure_out;
+
+typedef int (*kind_fn)(const plot_exp *x, figure_out *o, bn_error *err);
+
+/* The findings of one panel of one score, with two or more series, as
+ * lower-case phrases (nothing when the numbers support none): an order
+ * against shuffled batches at every x; else a single exact series, and
+ * which series are worse at the largest x than at the smallest. all: every
+ * finding, a line each; else the first. */
+static void panel_finding(sbuf *b, const plot_exp *x, const roles_t *r,
+                          const grid_t *g, size_t p, const char *score,
+                          int all)
+{
+    size_t ns = g->ns, nx = g->nx, lo = 0, hi = nx - 1;
+    size_t sw = score_word(score);
+    if (ns < 2 || nx < 2)
+        return;
+    if (r->nsa == 1 && r->series[0]->key == KEY_ORDER) {
+        size_t base = grid_series(g, "shuffled");
+        int above = base < ns, compared = 0;
+        for (size_t s = 0; s < ns && above; s++)
+            for (size_t xi = 0; xi < nx && s != base; xi++) {
+                double y = gy(g, p, s, xi), yb = gy(g, p, base, xi);
+                if (isnan(y) || isnan(yb))
+                    continue;
+                compared = 1;
+                above = above && y > yb;
+            }
+        if (above && compared && score_words[sw].worse) {
+            if (ns == 2)
+                series_words(b, x, r, g, base == 0, 1);
+            else
+                sb_add(b, "the other orders");
+            sb_add(b, " %s at every %s",
+                   score_words[sw].worse, x_words[x_word(r->x->key)].noun);
+            return;
+        }
+    }
+    size_t n_exact = 0, exact = 0, n_worse = 0, worse = 0;
+    for (size_t s = 0; s < ns; s++) {
+        int all = 1, any = 0;
+        for (size_t xi = 0; xi < nx; xi++) {
+            double y = gy(g, p, s, xi);
+            if (isnan(y))
+                continue;
+            any = 1;
+            all = all && y < EXACT;
+        }
+        if (any && all) {
+            n_exact++;
+            exact = s;
+        }
+        double ylo = gy(g, p, s, lo), yhi = gy(g, p, s, hi);
+        if (yhi > ylo) {
+            n_worse++;
+            worse = s;
+        }
+    }
+    /* An order is a plural noun ("batches sorted by f0"). */
+    int plural = r->nsa == 1 && r->series[0]->key == KEY_ORDER;
+    int zero = n_exact == 1 && score_words[sw].zero[0];
+    if (zero) {
+        sb_add(b, "only ");
+        series_words(b, x, r, g, exact, 1);
+        sb_add(b, " %s", score_words[sw].zero[plural]);
+        if (!all)
+            return;
+    }
+    const char *noun = r->nsa == 1 ? axis_noun(r->series[0]) : "series";
+    if (n_worse == 1 || n_worse == ns || n_worse == 0)
+        sb_add(b, zero ? "\n" : "");
+    if (n_worse == 1) {
+        sb_add(b, "only ");
+        series_words(b, x, r, g, worse, 1);
+        sb_add(b, plural ? " are worse" : " is worse");
+    } else if (n_worse == ns) {
+        sb_add(b, "every %s is worse", noun);
+    } else if (n_worse == 0) {
+        sb_add(b, "no %s is worse", noun);
+    } else {
+        return;
+    }
+    sb_add(b, " at ");
+    at_x(b, r, hi);
+    sb_add(b, " than at ");
+    at_x(b, r, lo);
+}
+
+/* How a single series compares at its two ends: "stats_err 11.5× higher
+ * at B = 256 than at B = 8". */
+static void ends_note(sbuf *b, const roles_t *r, const grid_t *g, size_t p,
+                      const char *score)
+{
+    size_t lo = 0, hi = g->nx - 1;
+    double ylo = gy(g, p, 0, lo), yhi = gy(g, p, 0, hi);
+    if (!(ylo >= EXACT) || !(yhi >= EXACT))
+        return;
+    tx(b, score);
+    if (yhi >= 1.05 * ylo)
+        sb_add(b, " %.1f× higher\nat ", yhi / ylo);
+    else if (ylo >= 1.05 * yhi)
+        sb_add(b, " %.1f× lower\nat ", ylo / yhi);
+    else
+        sb_add(b, " within 5%% at ");
+    at_x(b, r, hi);
+    sb_add(b, yhi >= 1.05 * ylo || ylo >= 1.05 * yhi ? " than at " : " and ");
+    at_x(b, r, lo);
+}
+
+/* The lowest series at each x climbs with x (x the batch size, series
+ * the new-value weight): fewer updates need a larger p. */
+static int best_p_grows(const grid_t *g)
+{
+    double prev = -INFINITY, first = NAN, last = NAN;
+    for (size_t xi = 0; xi < g->nx; xi++) {
+        size_t best = g->ns;
+        for (size_t s = 0; s < g->ns; s++) {
+            double y = gy(g, 0, s, xi);
+            if (!isnan(y) && (best == g->ns || y < gy(g, 0, best, xi)))
+                best = s;
+        }
+        if (best == g->ns)
+            return 0;
+        double p = num(g->skey.v[best]);
+        if (p < prev)
+            return 0;
+        prev = p;
+        if (xi == 0)
+            first = p;
+        last = p;
+    }
+    return last > first;
+}
+
+static int one_seed(const table_t *tb)
+{
+    return !varies(axis_of(tb, KEY_SEED));
+}
+
+/* Scores against the x axis: one figure per kind, scores[] its panels'
+ * rows, series and panels by the roles; the published look of
+ * batch-size, momentum, ordering and estimators for their experiments. */
+static int curves(const plot_exp *x, figure_out *o, const char *const *want,
+                  size_t nwant, const char *kind_words, bn_error *err)
+{
+    const table_t *tb = &x->sum;
+    const char *scores[2];
+    size_t nsc = 0;
+    for (size_t i = 0; i < nwant; i++)
+        if (column(tb, want[i]) >= 0)
+            scores[nsc++] = want[i];
+    if (!tb->ok || nsc == 0 || !one_seed(tb))
+        return 0;
+    roles_t r;
+    roles_of(tb, 1, nsc, &r);
+    if (!r.x)
+        return 0;
+    grid_t g[2];
+    memset(g, 0, sizeof g);
+    int rc = -1;
+    sbuf t = {0}, u = {0};
+    strlist st = {0}, lab = {0};
+    for (size_t k = 0; k < 2; k++)
+        if (grid_make(tb, &r, scores[k < nsc ? k : 0], NULL, NULL, &g[k],
+                      err) != 0)
+            goto done;
+    size_t ns = g[0].ns, np = g[0].np, nx = g[0].nx;
+    sbuf *a = &o->assign;
+    int single = ns == 1 && np == 1 && nsc == 1;
+    int by_b = r.x->key == KEY_BATCH_SIZE;
+
+    /* The data and the axes. */
+    as_str(a, "f", tb->path);
+    as_str(a, "xcol", r.x->col);
+    x_axis(a, r.x);
+    x_label(&t, x, tb, &r, x_is_log(r.x));
+    as_str(a, "xlabel", sb_str(&t));
+
+    /* The update count over each batch size, when the batch size alone
+     * sets it (one epoch count, one partial rule). */
+    sb_clear(&t);
+    int uc = column(tb, "updates");
+    if (by_b && np * nsc == 1 && uc >= 0) {
+        double *T = malloc(nx * sizeof *T);
+        int ok = T != NULL;
+        for (size_t i = 0; ok && i < nx; i++)
+            T[i] = NAN;
+        for (size_t row = 0; ok && row < tb->t.nrow; row++) {
+            size_t xi = val_index(r.x, cell_of(&tb->t, row, r.x));
+            double v = cell_num(tb, row, uc);
+            if (!isnan(T[xi]) && T[xi] != v)
+                ok = 0;
+            T[xi] = v;
+        }
+        for (size_t i = 0; ok && i < nx; i++)
+            sb_add(&t, "%s\"%g\" %s", i ? ", " : "", T[i], r.x->val[i]);
+        if (!ok)
+            sb_clear(&t);
+        free(T);
+    }
+    as_str(a, "x2tics", sb_str(&t));
+
+    /* The scores, their axes and their scales. */
+    char *sc[2], *yl[2], *ys[2];
+    double ylog[2], ylo[2], yhi[2], yzero[2];
+    sbuf ylb[2] = {{0}, {0}}, ysb[2] = {{0}, {0}};
+    for (size_t k = 0; k < nsc; k++) {
+        sc[k] = (char *)scores[k];
+        tx(&ylb[k], score_words[score_word(scores[k])].axis);
+        double lo = INFINITY, hi = 0;
+        int zero = 0;
+        for (size_t i = 0; i < np * ns * nx; i++) {
+            double y = g[k].y[i];
+            if (isnan(y))
+                continue;
+            if (y < EXACT)
+                zero = 1;
+            else {
+                lo = y < lo ? y : lo;
+                hi = y > hi ? y : hi;
+            }
+        }
+        /* Every value 0 up to rounding: a linear axis shows them as they
+         * are, and no floor is needed. */
+        if (isinf(lo)) {
+            zero = 0;
+            hi = hi > 0 ? hi : 1;
+        }
+        ylog[k] = zero || (hi > 0 && hi / lo > LOG_SPAN);
+        tx(&ysb[k], scores[k]);
+        if (ylog[k]) {
+            tx(&ylb[k], " (log scale)");
+            tx(&ysb[k], " (log scale)");
+        }
+        ylo[k] = isinf(lo) ? NAN : lo;
+        yhi[k] = hi;
+        yzero[k] = zero;
+        yl[k] = (char *)sb_str(&ylb[k]);
+        ys[k] = (char *)sb_str(&ysb[k]);
+    }
+    as_num(a, "nsc", (double)nsc);
+    as_strs(a, "sc", sc, nsc);
+    as_strs(a, "yl", yl, nsc);
+    as_strs(a, "ys", ys, nsc);
+    as_nums(a, "ylog", ylog, nsc);
+    as_nums(a, "ylo", ylo, nsc);
+    as_nums(a, "yhi", yhi, nsc);
+    as_nums(a, "yzero", yzero, nsc);
+    for (size_t k = 0; k < nsc; k++) {
+        sb_free(&ylb[k]);
+        sb_free(&ysb[k]);
+    }
+
+    /* The panels and the series. */
+    as_num(a, "np", (double)np);
+    sb_add(a, "pkey(d) = %s; ", r.panel ? "strcol(pcol)" : "\"\"");
+    as_str(a, "pcol", r.panel ? r.panel->col : "");
+    as_strs(a, "pv", r.panel ? (char *const *)r.panel->val : NULL,
+            r.panel ? np : 0);
+    const grid_t *gs[2] = {&g[0], &g[1]};
+    if (as_series(a, x, tb, &r, &g[0], gs, nsc, NULL) != 0) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+
+    /* One line of one score alone: the published batch-size figure draws
+     * one batch's mean error beside it, a finding only if both move as
+     * the published claim says. */
+    int comp = single && by_b && strcmp(scores[0], "stats_err") == 0 &&
+               column(tb, "batch_mean_err") >= 0;
+    grid_t gc = {0};
+    if (comp && grid_make(tb, &r, "batch_mean_err", NULL, NULL, &gc, err))
+        goto done;
+    as_str(a, "comp", comp ? "batch_mean_err" : "");
+    sb_clear(&t);
+    tx(&t, "one batch's mean: batch_mean_err (used in train)");
+    as_str(a, "comptitle", sb_str(&t));
+    sb_clear(&t);
+    tx(&t, "running statistics after training: stats_err (used in eval)");
+    as_str(a, "mtitle", comp ? sb_str(&t) : "");
+
+    /* Rings on the lowest series at each x, when the series are the
+     * values of one number. */
+    int best = r.nsa == 1 && r.series[0]->numeric && ns > 1;
+    as_num(a, "best", best);
+    sb_clear(&t);
+    txf(&t, "lowest at this %s", x_words[x_word(r.x->key)].noun);
+    as_str(a, "bestlabel", sb_str(&t));
+
+    /* Labels over each order's points: its ratio to shuffled batches at
+     * the same x. */
+    size_t base = r.nsa == 1 && r.series[0]->key == KEY_ORDER
+                      ? grid_series(&g[0], "shuffled")
+                      : ns;
+    as_num(a, "base", base < ns && ns > 1 ? (double)(base + 1) : 0);
+    for (size_t k = 0; k < nsc; k++)
+        for (size_t p = 0; p < np; p++)
+            for (size_t s = 0; s < ns; s++)
+                for (size_t xi = 0; xi < nx; xi++) {
+                    double y = gy(&g[k], p, s, xi);
+                    double yb = base < ns ? gy(&g[k], p, base, xi) : NAN;
+                    sb_clear(&t);
+                    if (base < ns && s != base && yb >= EXACT && y >= EXACT)
+                        sb_add(&t, "×%.1f", y / yb);
+                    sl_push(&lab, sb_str(&t));
+                }
+    as_strs(a, "lab", lab.v, lab.n);
+    sb_clear(&t);
+    if (base < ns && ns > 1)
+        txf(&t, "labels: each order ÷ shuffled batches at the same %s",
+            x_words[x_word(r.x->key)].sym);
+    as_str(a, "labnote", sb_str(&t));
+
+    /* The title, the panels' titles and the note: findings where the
+     * numbers bear them out. */
+    sb_clear(&t);
+    sb_clear(&u);
+    const char *xnoun = x_words[x_word(r.x->key)].noun;
+    if (comp) {
+        double m0 = gy(&gc, 0, 0, 0), m1 = gy(&gc, 0, 0, nx - 1);
+        double s0 = gy(&g[0], 0, 0, 0), s1 = gy(&g[0], 0, 0, nx - 1);
+        if (m1 < m0 && s1 > s0)
+            sb_add(&t, "Bigger batches estimate better, yet eval-mode "
+                       "statistics get worse");
+        else
+            tx(&t, "stats_err and batch_mean_err against batch size");
+        ends_note(&u, &r, &g[0], 0, scores[0]);
+    } else if (single) {
+        tx(&t, scores[0]);
+        sb_add(&t, " against %s", xnoun);
+        ends_note(&u, &r, &g[0], 0, scores[0]);
+    } else if (np * nsc == 1) {
+        if (r.nsa == 1 && r.series[0]->key == KEY_NEW_WEIGHT && by_b &&
+            strcmp(scores[0], "stats_err") == 0 && best_p_grows(&g[0]))
+            sb_add(&t, "Fewer updates need a larger EMA weight p");
+        else
+            panel_finding(&t, x, &r, &g[0], 0, scores[0], 0);
+        if (t.len)
+            capitalise(&t, 0);
+    }
+    if (!t.len) {
+        for (size_t k = 0; k < nsc; k++) {
+            sb_add(&t, k ? " and " : "");
+            tx(&t, scores[k]);
+        }
+        sb_add(&t, " against %s", xnoun);
+        if (r.nsa) {
+            sb_add(&t, ", by ");
+            for (size_t i = 0; i < r.nsa; i++) {
+                sb_add(&t, i ? " and " : "");
+                tx(&t, axis_noun(r.series[i]));
+            }
+        }
+        if (r.panel) {
+            sb_add(&t, ", a panel per ");
+            tx(&t, axis_noun(r.panel));
+        }
+    }
+    as_str(a, "title", sb_str(&t));
+    as_str(a, "note", sb_str(&u));
+    for (size_t k = 0; k < nsc; k++)
+        for (size_t p = 0; p < np; p++) {
+            sb_clear(&t);
+            if (np * nsc > 1) {
+                sb_add(&t, "{/:Bold ");
+                if (r.panel)
+                    value_words(&t, x, r.panel, r.panel->val[p], 1);
+                if (r.panel && nsc > 1)
+                    sb_add(&t, ", ");
+                if (nsc > 1)
+                    tx(&t, scores[k]);
+                sb_add(&t, "}\n");
+                if (ns > 1)
+                    panel_finding(&t, x, &r, &g[k], p, scores[k], 1);
+                else
+                    ends_note(&t, &r, &g[k], p, scores[k]);
+            }
+            sl_push(&st, sb_str(&t));
+        }
+    as_strs(a, "st", st.v, st.n);
+
+    sb_add(&o->what, "%s against %s", kind_words, r.x->col);
+    if (r.nsa) {
+        sb_add(&o->what, ", a series per");
+        for (size_t i = 0; i < r.nsa; i++)
+            sb_add(&o->what, "%s %s", i ? " and" : "", r.series[i]->col);
+    }
+    if (r.panel)
+        sb_add(&o->what, ", a panel per %s", r.panel->col);
+    grid_free(&gc);
+    rc = 1;
+    if (t.oom || u.oom || st.oom || lab.oom)
+        rc = bn_fail(err, "out of memory");
+done:
+    grid_free(&g[0]);
+    grid_free(&g[1]);
+    sb_free(&t);
+    sb_free(&u);
+    sl_free(&st);
+    sl_free(&lab);
+    return rc;
+}
+
+static int kind_stats_err(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    const char *scores[2] = {"stats_err", "stats_err_rel"};
+    return curves(x, o, scores, x->scales_differ ? 2 : 1,
+                  x->scales_differ ? "stats_err and stats_err_rel"
+                                   : "stats_err",
+                  err);
+}
+
+static int kind_train_eval(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    const char *scores[1] = {"train_eval_rmse"};
+    return curves(x, o, scores, 1, "train_eval_rmse", err);
+}
+
+/* ---- features ---- */
+
+/* The rows of one configuration but for the batch size: each other
+ * varying axis at its first value (the experiment file's first). */
+typedef struct {
+    const table_t *tb;
+    const axis_t *fix[KEY_COUNT];
+    size_t nfix;
+} selection;
+
+static void select_first(const table_t *tb, selection *s)
+{
+    memset(s, 0, sizeof *s);
+    s->tb = tb;
+    for (size_t i = 0; i < tb->nax; i++)
+        if (varies(&tb->ax[i]) && tb->ax[i].key != KEY_BATCH_SIZE)
+            s->fix[s->nfix++] = &tb->ax[i];
+}
+
+/* The first value of axis a in file order (a numeric axis's values are
+ * sorted, so its first row is asked for). */
+static const char *first_value(const table_t *tb, const axis_t *a)
+{
+    return tb->t.nrow ? cell_of(&tb->t, 0, a) : "";
+}
+
+/* Row row of table tb agrees with the selection made on s->tb. */
+static int selected(const table_t *tb, size_t row, const void *ctx)
+{
+    const selection *s = ctx;
+    for (size_t i = 0; i < s->nfix; i++) {
+        int c = column(tb, s->fix[i]->col);
+        if (c >= 0 && strcmp(tsv_cell(&tb->t, row, (size_t)c),
+                             first_value(s->tb, s->fix[i])) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The features' truth and running variances at the smallest and the
+ * largest batch size of one configuration. */
+static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    const table_t *tb = &x->feat;
+    int cf = column(tb, "feature"), ct = column(tb, "true_var"),
+        cr = column(tb, "running_var");
+    const axis_t *ba = axis_of(tb, KEY_BATCH_SIZE);
+    if (!tb->ok || cf < 0 || ct < 0 || cr < 0 || !ba || tb->t.nrow == 0)
+        return 0;
+    selection sel;
+    select_first(tb, &sel);
+    const char *B[2] = {ba->val[0], ba->val[ba->n - 1]};
+    strlist fn = {0}, fl = {0};
+    double *tv = NULL, *rv[2] = {NULL, NULL};
+    size_t cap = tb->t.nrow;
+    int rc = -1;
+    sbuf t = {0}, w = {0};
+    tv = malloc(cap * sizeof *tv);
+    rv[0] = malloc(cap * sizeof *rv[0]);
+    rv[1] = malloc(cap * sizeof *rv[1]);
+    if (!tv || !rv[0] || !rv[1]) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    for (size_t row = 0; row < tb->t.nrow; row++) {
+        if (!selected(tb, row, &sel))
+            continue;
+        const char *f = tsv_cell(&tb->t, row, (size_t)cf);
+        size_t i = 0;
+        while (i < fn.n && strcmp(fn.v[i], f) != 0)
+            i++;
+        if (i == fn.n) {
+            if (fn.n == MAX_FEATURES) {
+                rc = 0;
+                goto done;
+            }
+            sl_push(&fn, f);
+            sb_clear(&t);
+            tx(&t, f);
+            sl_push(&fl, sb_str(&t));
+            tv[i] = rv[0][i] = rv[1][i] = NAN;
+        }
+        const char *b = cell_of(&tb->t, row, ba);
+        for (int k = 0; k < 2; k++)
+            if (strcmp(b, B[k]) == 0) {
+                tv[i] = cell_num(tb, row, ct);
+                rv[k][i] = cell_num(tb, row, cr);
+            }
+    }
+    size_t nf = fn.n;
+    if (nf == 0) {
+        rc = 0;
+        goto done;
+    }
+    /* The updates of those runs, from summary.tsv's rows of the same
+     * configuration. */
+    double T[2] = {NAN, NAN};
+    int uc = column(&x->sum, "updates");
+    const axis_t *sb = axis_of(&x->sum, KEY_BATCH_SIZE);
+    for (size_t row = 0; uc >= 0 && sb && row < x->sum.t.nrow; row++)
+        if (selected(&x->sum, row, &sel))
+            for (int k = 0; k < 2; k++)
+                if (strcmp(cell_of(&x->sum.t, row, sb), B[k]) == 0)
+                    T[k] = cell_num(&x->sum, row, uc);
+
+    int ratio = x->scales_differ;
+    sbuf *a = &o->assign;
+    as_str(a, "f", tb->path);
+    as_num(a, "ratio", ratio);
+    as_num(a, "nf", (double)nf);
+    as_strs(a, "fn", fn.v, nf);
+    as_strs(a, "fl", fl.v, nf);
+    as_str(a, "Blo", B[0]);
+    as_str(a, "Bhi", B[1]);
+    as_num(a, "nb", ba->n > 1 ? 2 : 1);
+    sb_add(a, "sel(d) = 1");
+    for (size_t i = 0; i < sel.nfix; i++) {
+        sb_add(a, " && strcol(\"%s\") eq ", sel.fix[i]->col);
+        gp_str(a, first_value(tb, sel.fix[i]));
+    }
+    sb_add(a, "; ");
+    for (int k = 0; k < 2; k++) {
+        sb_clear(&t);
+        if (!ratio)
+            sb_add(&t, "running variance, ");
+        txf(&t, "B = %s", B[k]);
+        if (!isnan(T[k]))
+            txf(&t, " (%g update%s)", T[k], T[k] == 1 ? "" : "s");
+        as_str(a, k ? "khi" : "klo", sb_str(&t));
+    }
+    /* The worst feature at the largest batch size: the largest error,
+     * or in a ratio the farthest from 1 on a log scale. */
+    size_t worst = 0;
+    double wv = -1, lo = INFINITY, hi = 0, near1 = 0, neartrue = 0;
+    for (size_t i = 0; i < nf; i++) {
+        double e = ratio ? fabs(log(rv[1][i] / tv[i]))
+                         : fabs(rv[1][i] - tv[i]);
+        if (e > wv) {
+            wv = e;
+            worst = i;
+        }
+        near1 += fabs(rv[1][i] - 1);
+        neartrue += fabs(rv[1][i] - tv[i]);
+        for (int k = 0; k < 2; k++) {
+            double v = ratio ? rv[k][i] / tv[i] : rv[k][i];
+            lo = v > 0 && v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        hi = !ratio && tv[i] > hi ? tv[i] : hi;
+    }
+    as_num(a, "ylo", lo);
+    as_num(a, "yhi", hi);
+    as_num(a, "worst", (double)(worst + 1));
+    as_num(a, "worst_true", tv[worst]);
+    as_num(a, "worst_run", rv[1][worst]);
+    sb_clear(&t);
+    txf(&t, "%s at B = %s: %s\n", ratio ? "farthest" : "worst feature", B[1],
+        fn.v[worst]);
+    if (ratio)
+        sb_add(&t, "running %.2g × its truth", rv[1][worst] / tv[worst]);
+    else
+        sb_add(&t, "|running − true| = %.2f", fabs(rv[1][worst] - tv[worst]));
+    as_str(a, "worst_text", sb_str(&t));
+
+    sb_clear(&t);
+    if (!ratio && near1 < neartrue && !isnan(T[1]))
+        txf(&t, "%g updates (B = %s) leave running variances near 1, not "
+                "the truth", T[1], B[1]);
+    else if (ratio)
+        sb_add(&t, "Running variance against the truth, per feature");
+    else
+        sb_add(&t, "Running and true variances, per feature");
+    as_str(a, "title", sb_str(&t));
+    sb_clear(&t);
+    sb_add(&t, "feature (");
+    for (size_t i = 0; i < sel.nfix; i++) {
+        value_words(&t, x, sel.fix[i], first_value(tb, sel.fix[i]), 1);
+        sb_add(&t, "; ");
+    }
+    facts(&w, x, tb, NULL);
+    sb_add(&t, "%s)", sb_str(&w));
+    as_str(a, "xlabel", sb_str(&t));
+    sb_add(&o->what, "%s per feature at B = %s",
+           ratio ? "running variance / true variance" : "running and true "
+                                                        "variance",
+           B[0]);
+    if (ba->n > 1)
+        sb_add(&o->what, " and %s", B[1]);
+    rc = t.oom || w.oom || fn.oom || fl.oom ? bn_fail(err, "out of memory")
+                                            : 1;
+done:
+    sl_free(&fn);
+    sl_free(&fl);
+    free(tv);
+    free(rv[0]);
+    free(rv[1]);
+    sb_free(&t);
+    sb_free(&w);
+    return rc;
+}
+
+/* ---- the initial values' weight ---- */
+
+static int is_ema(const table_t *tb, size_t row, const void *ctx)
+{
+    (void)ctx;
+    int c = column(tb, "estimator");
+    return c < 0 || strcmp(tsv_cell(&tb->t, row, (size_t)c), "ema") == 0;
+}
+
+/* (1 - p)^T for each p of the ema runs, and their measured init_weight
+ * against their update counts T. */
+static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    const table_t *tb = &x->sum;
+    int cu = column(tb, "updates"), cw = column(tb, "init_weight"),
+        cp = column(tb, "new_weight"), cb = column(tb, "batch_size");
+    if (!tb->ok || cu < 0 || cw < 0 || cp < 0)
+        return 0;
+    size_t n = tb->t.nrow, nT = 0, np = 0;
+    double *Tv = malloc((n ? n : 1) * sizeof *Tv);
+    double *pv = malloc((n ? n : 1) * sizeof *pv);
+    double *Bv = malloc((n ? n : 1) * sizeof *Bv);
+    sbuf t = {0};
+    strlist pl = {0}, pr = {0};
+    int rc = -1, one_b = cb >= 0;
+    if (!Tv || !pv || !Bv) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    for (size_t row = 0; row < n; row++) {
+        if (!is_ema(tb, row, NULL))
+            continue;
+        double T = cell_num(tb, row, cu), p = cell_num(tb, row, cp);
+        double B = cell_num(tb, row, cb);
+        size_t i = 0;
+        while (i < nT && Tv[i] != T)
+            i++;
+        if (i == nT) {
+            Tv[nT] = T;
+            Bv[nT++] = B;
+        } else if (Bv[i] != B) {
+            one_b = 0;
+        }
+        for (i = 0; i < np && pv[i] != p; i++)
+            ;
+        if (i == np)
+            pv[np++] = p;
+    }
+    if (nT < 2) {
+        rc = 0;
+        goto done;
+    }
+    qsort(pv, np, sizeof *pv, cmp_double);
+    /* Tics: each T, and over it the batch size that gives it when one
+     * does. */
+    for (size_t i = 0; i < nT; i++)
+        for (size_t j = i + 1; j < nT; j++)
+            if (Bv[j] == Bv[i])
+                one_b = 0;
+    size_t *ix = malloc(nT * sizeof *ix);
+    if (!ix) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < nT; i++)
+        ix[i] = i;
+    for (size_t i = 1; i < nT; i++)
+        for (size_t j = i; j > 0 && Tv[ix[j]] < Tv[ix[j - 1]]; j--) {
+            size_t s = ix[j];
+            ix[j] = ix[j - 1];
+            ix[j - 1] = s;
+        }
+    double Tmin = Tv[ix[0]], Tmax = Tv[ix[nT - 1]], BTmin = Bv[ix[0]];
+    sbuf *a = &o->assign;
+    as_str(a, "f", tb->path);
+    as_num(a, "Tmin", Tmin);
+    as_num(a, "Tmax", Tmax);
+    sb_clear(&t);
+    for (size_t i = 0; i < nT; i++)
+        sb_add(&t, "%s%g", i ? ", " : "", Tv[ix[i]]);
+    as_str(a, "Ttics", sb_str(&t));
+    sb_clear(&t);
+    for (size_t i = 0; one_b && i < nT; i++)
+        sb_add(&t, "%s\"%g\" %g", i ? ", " : "", Bv[ix[i]], Tv[ix[i]]);
+    as_str(a, "x2tics", sb_str(&t));
+    free(ix);
+    /* The curves: one per p, the published one black. */
+    as_num(a, "np", (double)np);
+    as_nums(a, "pv", pv, np);
+    for (size_t i = 0; i < np; i++) {
+        sb_clear(&t);
+        if (same(pv[i], x->published_p))
+            txf(&t, "published: %g old = %g new", 1 - pv[i], pv[i]);
+        else
+            txf(&t, "p = %g  (%g old)", pv[i], 1 - pv[i]);
+        sl_push(&pl, sb_str(&t));
+        sl_push(&pr, same(pv[i], x->published_p) ? "published" : "seq");
+    }
+    as_strs(a, "pl", pl.v, np);
+    as_strs(a, "prole", pr.v, np);
+    /* The weight left after the fewest updates, for the published p when
+     * it is there, else the first. */
+    double p = pv[0], w = NAN;
+    for (size_t i = 0; i < np; i++)
+        if (same(pv[i], x->published_p))
+            p = pv[i];
+    for (size_t row = 0; row < n; row++)
+        if (is_ema(tb, row, NULL) && cell_num(tb, row, cu) == Tmin &&
+            same(cell_num(tb, row, cp), p))
+            w = cell_num(tb, row, cw);
+    as_num(a, "p_at", p);
+    as_num(a, "w_at", w);
+    sb_clear(&t);
+    txf(&t, "%.2f at T = %g", w, Tmin);
+    if (one_b)
+        txf(&t, " (B = %g)", BTmin);
+    txf(&t, ", p = %g", p);
+    as_str(a, "wlabel", sb_str(&t));
+    sb_clear(&t);
+    txf(&t, "After %g update%s the initial values still carry %.2g%% of "
+            "the weight",
+        Tmin, Tmin == 1 ? "" : "s", 100 * w);
+    if (np > 1)
+        txf(&t, " (p = %g)", p);
+    as_str(a, "title", sb_str(&t));
+    /* T as the runs count it: E epochs of ⌊N / B⌋ batches (⌈N / B⌉ with
+     * a last partial batch kept). */
+    sb_clear(&t);
+    const axis_t *ep = axis_of(tb, KEY_EPOCHS), *pa = axis_of(tb, KEY_PARTIAL);
+    int keep = pa && pa->n == 1 && strcmp(pa->val[0], "keep") == 0;
+    const char *frac = keep ? "⌈N / B⌉" : "⌊N / B⌋";
+    if (ep && ep->n == 1 && (!pa || pa->n == 1) && !isnan(x->rows)) {
+        double e = num(ep->val[0]);
+        if (e == 1)
+            txf(&t, "EMA updates in one epoch, T = %s, N = %.0f rows", frac,
+                x->rows);
+        else
+            txf(&t, "EMA updates in %g epochs, T = %g %s, N = %.0f rows", e,
+                e, frac, x->rows);
+    } else {
+        tx(&t, "EMA updates T");
+        if (!isnan(x->rows))
+            txf(&t, ", N = %.0f rows", x->rows);
+    }
+    tx(&t, " (log₂ scale)");
+    as_str(a, "xlabel", sb_str(&t));
+    sb_add(&o->what, "(1 - p)^T for p in the ema runs, and their "
+                     "init_weight against updates");
+    rc = t.oom || pl.oom || pr.oom ? bn_fail(err, "out of memory") : 1;
+done:
+    free(Tv);
+    free(pv);
+    free(Bv);
+    sb_free(&t);
+    sl_free(&pl);
+    sl_free(&pr);
+    return rc;
+}
+
+/* ---- many seeds ---- */
+
+static int score_is(const table_t *tb, size_t row, const void *ctx)
+{
+    int c = column(tb, "score");
+    return c >= 0 && strcmp(tsv_cell(&tb->t, row, (size_t)c), ctx) == 0;
+}
+
+/* stats_err across the seeds (distribution.tsv: a band from the 5th to
+ * the 95th percentile, the median as a line, and the first seed's run
+ * set among them), and the closed form of the running mean's expected
+ * error against the shuffles (expectation.tsv). */
+static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    static const char *const score = "stats_err";
+    int have_d = column(&x->dist, "p05") >= 0 &&
+                 column(&x->dist, "p50") >= 0 &&
+                 column(&x->dist, "p95") >= 0;
+    int have_e = column(&x->expect, "expected_mean_err") >= 0 &&
+                 column(&x->expect, "mc_mean_err") >= 0 &&
+                 column(&x->expect, "z") >= 0;
+    if (!have_d && !have_e)
+        return 0;
+    const table_t *main = have_d ? &x->dist : &x->expect;
+    roles_t r;
+    roles_of(main, 1, 0, &r);
+    if (!r.x || r.x->key != KEY_BATCH_SIZE)
+        return 0;
+    grid_t g05 = {0}, g50 = {0}, g95 = {0};
+    sbuf t = {0};
+    strlist pct = {0};
+    double *y1 = NULL, *lo_err = NULL, *hi_err = NULL;
+    size_t *below = NULL, *seen = NULL;
+    int rc = -1;
+    const void *sc = score;
+    int (*keep)(const table_t *, size_t, const void *) =
+        have_d ? score_is : NULL;
+    if (grid_make(main, &r, "p50", keep, sc, &g50, err) != 0 ||
+        grid_make(main, &r, "p05", keep, sc, &g05, err) != 0 ||
+        grid_make(main, &r, "p95", keep, sc, &g95, err) != 0)
+        goto done;
+    size_t nx = g50.nx, lo = 0, hi = nx - 1;
+    int cs = column(main, "seeds");
+    double nseeds = cs >= 0 && main->t.nrow ? cell_num(main, 0, cs) : NAN;
+
+    sbuf *a = &o->assign;
+    as_str(a, "dist", have_d ? x->dist.path : "");
+    as_str(a, "expect", have_e ? x->expect.path : "");
+    as_str(a, "score", score);
+    as_num(a, "nseeds", nseeds);
+    x_axis(a, r.x);
+    x_label(&t, x, main, &r, x_is_log(r.x));
+    as_str(a, "xlabel", sb_str(&t));
+    size_t one = 0;
+    if (as_series(a, x, main, &r, &g50, NULL, 0, &one) != 0) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+
+    /* The first seed's run of the published series (else the first),
+     * from summary.tsv, and the share of seeds below it at each B. */
+    const table_t *sum = &x->sum;
+    roles_t rs;
+    roles_of(sum, 1, 0, &rs);
+    const axis_t *seed = axis_of(sum, KEY_SEED);
+    int cy = column(sum, score);
+    int overlay = have_d && sum->ok && seed && cy >= 0 && rs.x &&
+                  rs.x->key == KEY_BATCH_SIZE && rs.nsa == r.nsa &&
+                  rs.x->n == nx;
+    double pct_max = 0, one_ratio = NAN, reach = 0, runs = 0;
+    if (overlay) {
+        size_t nseed = seed->n;
+        y1 = malloc(nx * sizeof *y1);
+        below = calloc(nx, sizeof *below);
+        seen = calloc(nx, sizeof *seen);
+        lo_err = malloc(nseed * sizeof *lo_err);
+        hi_err = malloc(nseed * sizeof *hi_err);
+        if (!y1 || !below || !seen || !lo_err || !hi_err) {
+            bn_fail(err, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < nx; i++)
+            y1[i] = NAN;
+        for (size_t i = 0; i < nseed; i++)
+            lo_err[i] = hi_err[i] = NAN;
+        const char *s1 = seed->val[0];
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t row = 0; row < sum->t.nrow; row++) {
+                row_series(&sum->t, row, &rs, &t);
+                if (strcmp(sb_str(&t), g50.skey.v[one]) != 0)
+                    continue;
+                size_t xi = val_index(rs.x, cell_of(&sum->t, row, rs.x));
+                double y = cell_num(sum, row, cy);
+                const char *sd = cell_of(&sum->t, row, seed);
+                if (pass == 0) {
+                    if (strcmp(sd, s1) == 0)
+                        y1[xi] = y;
+                    size_t k = val_index(seed, sd);
+                    if (xi == lo)
+                        lo_err[k] = y;
+                    if (xi == hi)
+                        hi_err[k] = y;
+                } else {
+                    below[xi] += y < y1[xi];
+                    seen[xi]++;
+                }
+            }
+        for (size_t i = 0; i < nx; i++) {
+            double share = seen[i] ? 100.0 * (double)below[i] / (double)seen[i]
+                                   : NAN;
+            pct_max = share > pct_max ? share : pct_max;
+            sb_clear(&t);
+            sb_add(&t, "%.0f%%", share);
+            sl_push(&pct, sb_str(&t));
+        }
+        one_ratio = y1[hi] / y1[lo];
+        for (size_t k = 0; k < nseed; k++)
+            if (!isnan(lo_err[k]) && !isnan(hi_err[k])) {
+                runs++;
+                reach += hi_err[k] / lo_err[k] >= one_ratio;
+            }
+        as_str(a, "seed1", s1);
+    } else {
+        as_str(a, "seed1", "");
+    }
+    as_num(a, "overlay", overlay);
+    as_num(a, "one", (double)(one + 1));
+    as_strs(a, "pct", pct.v, pct.n);
+    as_str(a, "summary", overlay ? sum->path : "");
+
+    /* The title: where the single run falls, when the numbers say. */
+    sb_clear(&t);
+    if (overlay && pct_max <= 10)
+        txf(&t, "A single run (seed %s) is in the lowest 10%% of %g shuffles "
+                "at every B",
+            seed->val[0], nseeds);
+    else if (overlay)
+        txf(&t, "A single run (seed %s) is one draw from %g shuffles",
+            seed->val[0], nseeds);
+    else if (have_d)
+        txf(&t, "stats_err over %g shuffles", nseeds);
+    else
+        txf(&t, "The closed form against %g shuffles", nseeds);
+    as_str(a, "title", sb_str(&t));
+
+    /* The band subtitle: from which B on the published series' band is
+     * narrower than its median line is thick (under 10 % on this canvas). */
+    sb_clear(&t);
+    if (have_d) {
+        sb_add(&t, "{/:Bold ");
+        txf(&t, "%s over %g shuffles", score, nseeds);
+        sb_add(&t, "}\nbands 5–95 %%, lines the median");
+        size_t thin = nx;
+        for (size_t k = nx; k-- > 0;) {
+            if (gy(&g95, 0, one, k) / gy(&g05, 0, one, k) < 1.1)
+                thin = k;
+            else
+                break;
+        }
+        if (thin < nx) {
+            sb_add(&t, ";\nfrom ");
+            at_x(&t, &r, thin);
+            sb_add(&t, " ");
+            size_t at = t.len;
+            series_words(&t, x, &r, &g50, one, 1);
+            sb_add(&t, t.len > at ? "'s band is thinner than its line"
+                                  : "the band is thinner than its line");
+        }
+    }
+    as_str(a, "bandtitle", sb_str(&t));
+    sb_clear(&t);
+    if (overlay) {
+        series_words(&t, x, &r, &g50, one, 1);
+        if (t.len)
+            sb_add(&t, ", ");
+        txf(&t, "B %s ÷ B %s:\n%.1f× for seed %s, %.1f× for the median;\n"
+                "%.0f%% of shuffles reach %.1f×",
+            r.x->val[hi], r.x->val[lo], one_ratio, seed->val[0],
+            gy(&g50, 0, one, hi) / gy(&g50, 0, one, lo),
+            runs > 0 ? 100.0 * reach / runs : NAN, one_ratio);
+    }
+    as_str(a, "rationote", sb_str(&t));
+
+    /* The closed form's worst disagreement, in standard errors. */
+    double zmax = 0;
+    if (have_e) {
+        int cz = column(&x->expect, "z");
+        for (size_t row = 0; row < x->expect.t.nrow; row++) {
+            double z = fabs(cell_num(&x->expect, row, cz));
+            zmax = z > zmax ? z : zmax;
+        }
+    }
+    sb_clear(&t);
+    if (have_e)
+        txf(&t, "agree within\n%.1f standard errors", zmax);
+    as_str(a, "znote", sb_str(&t));
+
+    sb_add(&o->what, "%s against batch_size", have_d && have_e
+               ? "stats_err across the seeds, and the closed form against them"
+               : have_d ? "stats_err across the seeds"
+                        : "the closed form against the seeds");
+    if (r.nsa)
+        sb_add(&o->what, ", a series per %s", r.series[0]->col);
+    rc = t.oom || pct.oom
+             ? bn_fail(err, "out of memory")
+             : 1;
+done:
+    grid_free(&g05);
+    grid_free(&g50);
+    grid_free(&g95);
+    sb_free(&t);
+    sl_free(&pct);
+    free(y1);
+    free(lo_err);
+    free(hi_err);
+    free(below);
+    free(seen);
+    return rc;
+}
+
+/* ---- the figure-kind table ---- */
+
+static const struct {
+    plot_kind k;
+    kind_fn make;
+} kinds[] = {
+    {{"stats-err", "curves.gp",
+      "summary.tsv with stats_err; an x axis that varies (batch_size, else "
+      "epochs, precise_batches, the momentum, eps, gamma or beta); one seed",
+      "stats_err against the x axis, a series per value of the other "
+      "varying axes (a panel per order when two or more vary); beside it "
+      "stats_err_rel when the features' variances span more than 100x; "
+      "one batch's mean error too when nothing else varies"},
+     kind_stats_err},
+    {{"train-eval", "curves.gp",
+      "summary.tsv with train_eval_rmse; an x axis that varies; one seed",
+      "train_eval_rmse against the x axis, series and panels as stats-err; "
+      "each order's ratio to shuffled batches over its points"},
+     kind_train_eval},
+    {{"features", "features.gp",
+      "features.tsv with true_var and running_var, at most 100 features",
+      "per feature, the true variance and the running variance at the "
+      "smallest and the largest batch size, of the first value of every "
+      "other varying axis; as running / true on a log axis when the "
+      "variances span more than 100x"},
+     kind_features},
+    {{"init-weight", "init-weight.gp",
+      "summary.tsv with updates, init_weight and new_weight; two or more "
+      "update counts among the ema runs",
+      "the initial values' weight (1 - p)^T for each p of the ema runs, "
+      "and their measured init_weight"},
+     kind_init_weight},
+    {{"shuffles", "shuffles.gp",
+      "distribution.tsv or expectation.tsv (many seeds); batch_size varies",
+      "stats_err across the seeds, a band from the 5th to the 95th "
+      "percentile and the median, the first seed's run among them; the "
+      "closed-form expected running-mean error against the seeds"},
+     kind_shuffles},
+};
+
+const plot_kind *plot_kind_get(size_t i)
+{
+    return i < COUNT(kinds) ? &kinds[i].k : NULL;
+}
+
+static int push(plot_list *l, const char *experiment, const plot_kind *k,
+                figure_out *o)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        plot_figure *f = realloc(l->fig, cap * sizeof *f);
+        if (!f)
+            return -1;
+        l->fig = f;
+        l->cap = cap;
+    }
+    plot_figure *f = &l->fig[l->n];
+    f->experiment = strdup(experiment);
+    if (!f->experiment)
+        return -1;
+    f->name = k->name;
+    f->script = k->script;
+    f->assign = o->assign.s;
+    f->what = o->what.s;
+    memset(o, 0, sizeof *o);
+    l->n++;
+    return 0;
+}
+
+int plot_experiment(const char *dir, const char *name, plot_list *list,
+                    bn_error *err)
+{
+    plot_exp x;
+    if (exp_open(&x, dir, name, err) != 0)
+        return -1;
+    int added = 0;
+    for (size_t i = 0; i < COUNT(kinds); i++) {
+        figure_out o = {{0}, {0}};
+        int r = kinds[i].make(&x, &o, err);
+        if (r > 0 && (o.assign.oom || o.what.oom ||
+                      push(list, name, &kinds[i].k, &o) != 0))
+            r = bn_fail(err, "out of memory");
+        sb_free(&o.assign);
+        sb_free(&o.what);
+        if (r < 0) {
+            exp_free_all(&x);
+            return -1;
+        }
+        added += r > 0;
+    }
+    exp_free_all(&x);
+    return added;
+}
+
+void plot_list_free(plot_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->fig[i].experiment);
+        free(l->fig[i].assign);
+        free(l->fig[i].what);
+    }
+    free(l->fig);
+    memset(l, 0, sizeof *l);
+}

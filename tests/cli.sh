@@ -1,0 +1,421 @@
+#!/usr/bin/env bash
+# The command line as an adversarial user meets it: each kind of bad input
+# and fault of docs/errors.md (and each example of the hardening issue),
+# with what bnstudy must say, its exit status and what it leaves on disk.
+#   cli.sh [BNSTUDY]
+# Prints one line per case and "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-./bnstudy}")
+repo=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+run=$work/run
+mkdir "$run"
+cd "$run" || exit 2
+pass=0 fail=0
+
+# case NAME FUNCTION: the function returns 0 when the case behaves, and
+# says what went wrong otherwise. Each runs in a fresh scratch directory.
+case_() {
+    local name=$1 fn=$2
+    rm -rf "$run" && mkdir "$run" && cd "$run" || exit 2
+    if "$fn" > "$work/log" 2>&1; then
+        pass=$((pass + 1))
+        echo "ok   $name"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name"
+        sed 's/^/    /' "$work/log" | head -n 30
+    fi
+}
+
+# refused PATTERN COMMAND...: exit status 2, nothing on stdout, one line
+# on stderr matching PATTERN (grep -E), and the scratch directory as it
+# was.
+refused() {
+    local pattern=$1
+    shift
+    local before after st
+    before=$(ls -A)
+    "$@" > "$work/stdout" 2> "$work/stderr"
+    st=$?
+    after=$(ls -A)
+    if [ "$st" -ne 2 ]; then
+        echo "exit status $st, want 2: $*"
+    elif [ -s "$work/stdout" ]; then
+        echo "something on stdout: $(head -c 200 "$work/stdout")"
+    elif [ "$(wc -l < "$work/stderr")" -ne 1 ]; then
+        echo "stderr is not one line:"
+        cat "$work/stderr"
+    elif ! grep -Eq -- "$pattern" "$work/stderr"; then
+        echo "stderr does not match '$pattern':"
+        cat "$work/stderr"
+    elif [ "$before" != "$after" ]; then
+        echo "the directory changed: $before -> $after"
+    else
+        return 0
+    fi
+    return 1
+}
+
+# A small experiment: one order, one batch size, the seeds given.
+small() {
+    printf '[population]\nrows = 64\n[sweep]\nbatch_size = 8\nseed = %s\n' \
+        "$1"
+}
+
+# Every name in DIR, hidden ones included, on one line.
+listing() { ls -A "$1" | tr '\n' ' '; }
+
+# ---- silent truncation and silent acceptance ----
+
+long_set() {
+    cp "$repo/experiments/headline.ini" .
+    "$bin" sweep headline.ini --out o --set "sweep.seed=$(seq -s ' ' 1000 1299)" ||
+        return 1
+    # 300 seeds of two orders, and the manifest records the list whole.
+    [ "$(($(wc -l < o/headline/summary.tsv) - 1))" -eq 600 ] &&
+        grep -qx "configurations	600" o/headline/manifest.tsv &&
+        grep -qx "sweep.seed	1000..1299" o/headline/manifest.tsv &&
+        grep -qx "set	sweep.seed=$(seq -s ' ' 1000 1299)" o/headline/manifest.tsv
+}
+case_ "a --set of 1500 characters is read whole (300 seeds, 600 rows)" long_set
+
+long_description() {
+    local d
+    d=$(printf 'word%.0s ' $(seq 1 600))
+    d=${d% }
+    { echo "[experiment]"; echo "description = $d"; small 1; } > d.ini
+    "$bin" sweep d.ini --out o && grep -qxF "experiment.description	$d" o/d/manifest.tsv
+}
+case_ "a description of 3000 characters reaches the manifest whole" long_description
+
+ambiguous_option() {
+    refused "ambiguous option '--b' \(.*--batch-size.*\)" "$bin" run --b 5 || return 1
+    refused "ambiguous option '--b' \(.*--beta.*\)" "$bin" run --b 5 || return 1
+    refused "ambiguous option '--ma'" "$bin" sweep x.ini --ma 1 || return 1
+    # A prefix of one option is that option.
+    [ "$("$bin" run --batch 8)" = "$("$bin" run --batch-size 8)" ]
+}
+case_ "run --b 5 is ambiguous (--batch-size, --beta); --batch is --batch-size" ambiguous_option
+
+repeated_option() {
+    refused "option --seed given twice" "$bin" run --seed 1 --seed 2 &&
+        refused "option --batch-size given twice" "$bin" run --batch-size 8 --batch 16 &&
+        refused "option --out given twice" "$bin" sweep x.ini --out a --out b &&
+        refused "option --order given twice" "$bin" population --order sorted --order as-is &&
+        refused "option --claims given twice" "$bin" verify --claims a --claims b &&
+        small 1 > s.ini &&
+        refused "--set sweep.seed given twice" "$bin" sweep s.ini --out o --set sweep.seed=1 --set sweep.seed=2
+}
+case_ "a repeated option (--seed 1 --seed 2, --out, --set of one key) is refused" repeated_option
+
+header_text() {
+    printf '[sweep] junk\nseed = 1\n' > j.ini
+    refused "j.ini:1: text after the section header: 'junk'" "$bin" sweep j.ini --out o || return 1
+    # A comment after a header is not text.
+    printf '[sweep] ; the shuffle\nbatch_size = 8\n[population]\nrows = 64\n' > c.ini
+    "$bin" sweep c.ini --out o
+}
+case_ "[sweep] junk is refused; [sweep] ; comment is not" header_text
+
+same_output() {
+    refused "--write-outputs: 'F' is the file --write-features writes too" \
+        "$bin" run --write-features F --write-outputs F &&
+        refused "--write-outputs: './F' is the file --write-features writes too" \
+            "$bin" run --write-features F --write-outputs ./F
+}
+case_ "run --write-features F --write-outputs F is refused, nothing written" same_output
+
+# ---- paths and names ----
+
+dots_stem() {
+    mkdir -p o/x
+    cp "$repo/experiments/headline.ini" ...ini
+    refused "\\.\\.\\.ini: '\\.\\.' cannot name a results directory" "$bin" sweep ...ini --out o/x &&
+        [ -z "$(ls -A o/x)" ] && [ "$(ls -A o)" = x ] &&
+        cp ...ini ..ini && refused "'\\.' cannot name" "$bin" sweep ..ini --out o/x
+}
+case_ "...ini (stem '..') is refused and nothing is written outside --out" dots_stem
+
+control_names() {
+    small 1 > "$(printf 'a\tb.ini')"
+    small 1 > "$(printf 'a\nb.ini')"
+    refused 'a\\tb.ini: a tab in the file name' "$bin" sweep "$(printf 'a\tb.ini')" --out o &&
+        refused 'a\\nb.ini: a newline in the file name' "$bin" sweep "$(printf 'a\nb.ini')" --out o &&
+        small 1 > s.ini &&
+        refused 'a newline \(the manifest records every --set on one line\)' \
+            "$bin" sweep s.ini --out o --set "$(printf 'experiment.description=x\nconfigurations\t1')" &&
+        refused 'a tab' "$bin" sweep s.ini --out o --set "$(printf 'experiment.description=a\tb')" &&
+        printf '[experiment]\ndescription = a\tb\n' > t.ini &&
+        refused 't.ini:2: description: a tab in the value' "$bin" sweep t.ini --out o &&
+        printf '[population]\nfeature = a\x1b 0 1 0\n' > f.ini &&
+        refused 'f.ini:2: feature: byte 0x1b in the value' "$bin" sweep f.ini --out o
+}
+case_ "tabs, newlines and control bytes in names and values are refused" control_names
+
+# ---- result sets replaced whole ----
+
+fewer_seeds() {
+    small 1..5 > s.ini
+    "$bin" sweep s.ini --out o || return 1
+    [ -e o/s/distribution.tsv ] || { echo "no distribution.tsv"; return 1; }
+    small 1 > s.ini
+    "$bin" sweep s.ini --out o || return 1
+    [ "$(listing o/s)" = "features.tsv manifest.tsv summary.tsv table.md " ] ||
+        { echo "left: $(listing o/s)"; return 1; }
+    [ "$(listing o)" = "s " ]
+}
+case_ "a sweep with fewer seeds leaves exactly its own files" fewer_seeds
+
+foreign_target() {
+    small 1 > s.ini
+    mkdir -p o/s && echo mine > o/s/notes.txt
+    refused "o/s holds 'notes.txt', which is not a result file of bnstudy" "$bin" sweep s.ini --out o &&
+        [ "$(cat o/s/notes.txt)" = mine ] &&
+        mkdir -p p/s && cp s.ini p/s/s.ini &&
+        refused "p/s/s.ini is the input file p/s/s.ini: the sweep replaces p/s as a whole" \
+            "$bin" sweep p/s/s.ini --out p
+}
+case_ "a target holding other files, or the experiment file itself, is refused" foreign_target
+
+# A sweep of about three seconds on one thread.
+slow_ini() {
+    printf '[experiment]\noutputs = summary manifest\n[sweep]\n'
+    printf 'batch_size = 8 16 32 64 128 256\nseed = 1..%s\n' "${1:-8000}"
+}
+
+# Wait (at most 20 s) until path exists.
+wait_for() {
+    local i
+    for i in $(seq 1 200); do
+        compgen -G "$1" > /dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+concurrent() {
+    slow_ini > slow.ini
+    "$bin" sweep slow.ini --out o --jobs 1 &
+    local pid=$!
+    wait_for o/.slow.lock || { kill "$pid"; return 1; }
+    refused "o/slow: another sweep \(process $pid\) is writing it" \
+        "$bin" sweep slow.ini --out o --jobs 1 || { kill "$pid"; return 1; }
+    wait "$pid" && [ "$(listing o)" = "slow " ]
+}
+case_ "a second sweep into the same target is refused, naming the first" concurrent
+
+interrupted() {
+    local sig=$1 status=$2
+    small 1 > slow.ini
+    "$bin" sweep slow.ini --out o || return 1
+    cp -r o/slow old
+    slow_ini > slow.ini
+    "$bin" sweep slow.ini --out o --jobs 1 &
+    local pid=$!
+    wait_for 'o/.slow.tmp-*/summary.tsv' || { kill "$pid"; return 1; }
+    kill "-$sig" "$pid"
+    wait "$pid"
+    local st=$?
+    [ "$st" -eq "$status" ] || { echo "exit status $st, want $status"; return 1; }
+    diff -r old o/slow && [ "$(listing o)" = "slow " ] ||
+        { echo "left: $(listing o)"; return 1; }
+}
+sigint() { interrupted INT 130; }
+sigterm() { interrupted TERM 143; }
+case_ "SIGINT during a sweep: exit 130, the temporary directory gone, the old set whole" sigint
+case_ "SIGTERM during a sweep: exit 143, the temporary directory gone, the old set whole" sigterm
+
+run_interrupted() {
+    # run's output files are open while it trains: a signal removes them.
+    "$bin" run --epochs 100000 --write-features f.tsv --write-outputs o.tsv > /dev/null &
+    local pid=$!
+    wait_for 'o.tsv.tmp.*' || { kill "$pid"; return 1; }
+    kill -INT "$pid"
+    wait "$pid"
+    local st=$?
+    [ "$st" -eq 130 ] || { echo "exit status $st, want 130"; return 1; }
+    [ -z "$(ls -A)" ] || { echo "left: $(ls -A)"; return 1; }
+}
+case_ "SIGINT during run --write-features --write-outputs: exit 130, no temporary left" run_interrupted
+
+killed() {
+    # kill -9 at ten moments of a sweep: the old set or the new, whole,
+    # and the next sweep cleans up what the killed one left.
+    small 1 > s.ini
+    "$bin" sweep s.ini --out o || return 1
+    cp -r o/s old
+    slow_ini 1500 > s.ini
+    "$bin" sweep s.ini --out ref || return 1
+    local t
+    for t in 0.05 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9; do
+        small 1 > s.ini
+        "$bin" sweep s.ini --out o || return 1
+        slow_ini 1500 > s.ini
+        "$bin" sweep s.ini --out o --jobs 1 &
+        local pid=$!
+        sleep "$t"
+        kill -9 "$pid" 2> /dev/null
+        wait "$pid" 2> /dev/null
+        diff -rq old o/s > /dev/null || diff -rq ref/s o/s > /dev/null ||
+            { echo "killed at $t s: neither the old set nor the new"; return 1; }
+        "$bin" sweep s.ini --out o || return 1
+        [ "$(listing o)" = "s " ] || { echo "left: $(listing o)"; return 1; }
+    done
+}
+case_ "kill -9 at any moment leaves the old set or the new; the next sweep cleans up" killed
+
+jobs_bytes() {
+    # Rows are written in order whatever the threads: the same bytes.
+    "$bin" sweep "$repo/experiments/estimators.ini" --out one --jobs 1 &&
+        "$bin" sweep "$repo/experiments/estimators.ini" --out many --jobs 7 &&
+        "$bin" sweep "$repo/experiments/shuffles.ini" --out one --jobs 1 &&
+        "$bin" sweep "$repo/experiments/shuffles.ini" --out many --jobs 3 &&
+        diff -r one many
+}
+case_ "the files are the same bytes on 1, 3 and 7 threads" jobs_bytes
+
+# ---- inputs that never end, and inputs read once ----
+
+endless() {
+    local dev
+    for dev in /dev/zero /dev/urandom; do
+        timeout 10 "$bin" sweep "$dev" --out o > "$work/stdout" 2> "$work/stderr"
+        local st=$?
+        [ "$st" -eq 2 ] || { echo "$dev: exit status $st"; return 1; }
+        grep -Eq "$dev(:[0-9]+: a NUL byte|: larger than the limit of 1 MiB)" "$work/stderr" ||
+            { cat "$work/stderr"; return 1; }
+    done
+    # A text that never ends stops at the limit.
+    yes '; a comment' | timeout 10 "$bin" sweep /dev/stdin --out o 2> "$work/stderr"
+    grep -q '/dev/stdin: larger than the limit of 1 MiB' "$work/stderr" && [ ! -e o ]
+}
+case_ "/dev/zero, /dev/urandom and an endless pipe are refused quickly" endless
+
+read_once() {
+    cp "$repo/experiments/headline.ini" h.ini
+    local sha
+    sha=$(sha256sum h.ini | cut -d' ' -f1)
+    "$bin" sweep /dev/stdin --out o < h.ini || return 1
+    grep -qx "experiment_sha256	$sha" o/stdin/manifest.tsv || return 1
+    mkfifo fifo.ini
+    cat h.ini > fifo.ini &
+    timeout 20 "$bin" sweep fifo.ini --out o || return 1
+    grep -qx "experiment_sha256	$sha" o/fifo/manifest.tsv &&
+        cmp o/stdin/summary.tsv <("$bin" sweep h.ini --out p && sed 's/^h	/stdin	/' p/h/summary.tsv)
+}
+case_ "a FIFO and /dev/stdin are read once: rows and SHA-256 of the bytes given" read_once
+
+# ---- unbounded work ----
+
+work_limits() {
+    printf '[population]\nrows = 100000000\n' > rows.ini
+    refused 'rows.ini: the sweep would hold about .* GiB at once .* more than the limit of 2 GiB; --max-memory raises it' \
+        "$bin" sweep rows.ini --out o || return 1
+    printf '[sweep]\nepochs = 1..1000\nseed = 1..1000\n' > ep.ini
+    refused 'ep.ini: the sweep would take 2.05e\+12 row passes .*more than the limit of 1e\+09; --max-work raises it' \
+        "$bin" sweep ep.ini --out o || return 1
+    refused 'the run would take 4.1e\+09 row passes' "$bin" run --epochs 1000000 --batch-size 2 || return 1
+    printf '[sweep]\nseed = 1..10000\nbatch_size = 2..1000\n[population]\nrows = 1000\n' > many.ini
+    refused 'more than the limit of 1e\+09' "$bin" sweep many.ini --out o || return 1
+    # The limits are options: the default run is 512 x 8 row passes.
+    "$bin" run --max-work 4096 > /dev/null &&
+        refused 'the run would take 4.1e\+03 row passes .*more than the limit of 4.1e\+03' "$bin" run --max-work 4095 &&
+        refused 'more than the limit of 1 KiB' "$bin" run --max-memory 1K &&
+        "$bin" run --max-memory 1G > /dev/null &&
+        refused "--max-memory: must be a size in bytes" "$bin" run --max-memory 12Q &&
+        refused "--max-work: must be a number of at least 1" "$bin" sweep x.ini --max-work 0
+}
+case_ "work and memory are estimated first and refused past their limits" work_limits
+
+memory_flat() {
+    # Ten times the configurations, the same memory: rows are written as
+    # they finish. Peak RSS from the kernel's accounting of the child.
+    printf '[experiment]\noutputs = summary manifest\n[population]\nrows = 16\n[sweep]\nbatch_size = 2..16\nseed = 1..%s\n' 300 > a.ini
+    printf '[experiment]\noutputs = summary manifest\n[population]\nrows = 16\n[sweep]\nbatch_size = 2..16\nseed = 1..%s\n' 3000 > b.ini
+    local rss
+    rss=$(python3 - "$bin" <<'EOF'
+import resource, subprocess, sys
+peaks = []
+for ini in ("a.ini", "b.ini"):
+    subprocess.run([sys.argv[1], "sweep", ini, "--out", "o", "--jobs", "2"], check=True)
+    peaks.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(peaks[0], peaks[1])
+EOF
+) || return 1
+    set -- $rss
+    echo "peak RSS: $1 KiB at 4500 configurations, $2 KiB at 45000"
+    # The old sweep held 1.35 KB per configuration: 55 MiB more at 45000.
+    [ "$2" -lt $(($1 + 8192)) ]
+}
+case_ "memory does not grow with the number of configurations" memory_flat
+
+progress() {
+    slow_ini 10000 > slow.ini
+    # Not a terminal: nothing on stderr.
+    "$bin" sweep slow.ini --out o --jobs 1 2> "$work/stderr" || return 1
+    [ ! -s "$work/stderr" ] || { echo "stderr not empty"; return 1; }
+    # A terminal (script gives the sweep one): done, total, rate, time left.
+    command -v script > /dev/null || { echo "SKIPPED: no script(1)"; return 0; }
+    script -qec "$bin sweep slow.ini --out o --jobs 1" /dev/null > "$work/tty" || return 1
+    grep -aEq 'bnstudy sweep slow: [0-9]+/60000 configurations, [0-9]+/s, [0-9]+ s left' "$work/tty"
+}
+case_ "progress on stderr only when it is a terminal" progress
+
+# ---- the verifier ----
+
+verifier() {
+    mkdir -p r/e
+    printf 'batch_size\tstats_err\n8\t0.1\n256\tBROKEN\n' > r/e/summary.tsv
+    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: stats_err @ batch_size=256\nop = >\nvalue = 0\n' > c.ini
+    refused "r/e/summary.tsv:3: column stats_err: 'BROKEN' is not a number" "$bin" verify r --claims c.ini || return 1
+    printf 'batch_size\tstats_err\n8\t0.1\n256\t0.2\t9\n' > r/e/summary.tsv
+    refused "r/e/summary.tsv:3: 3 fields, the header has 2" "$bin" verify r --claims c.ini
+}
+case_ "verify: a non-numeric cell and a row with an extra column name the file and line" verifier
+
+# ---- messages ----
+
+overflow() {
+    refused '^bnstudy run: --gamma: the scores overflowed \(train_eval_rmse is not finite\): gamma and beta' \
+        "$bin" run --gamma 1e200 || return 1
+    printf '[layer]\ngamma = 1 1e200\n' > g.ini
+    refused '^bnstudy sweep: g.ini:2: gamma 1e\+200: the scores overflowed' "$bin" sweep g.ini --out o || return 1
+    printf '[population]\nfeature = a 0 1 0\nfeature = b 0 1e200 0\n' > f.ini
+    refused '^bnstudy sweep: f.ini:3: feature b: \|mean\| \+ 64 sd is 6.4e\+201, more than the limit of 1e\+75' \
+        "$bin" sweep f.ini --out o
+}
+case_ "overflow names the setting and its line (--gamma 1e200, a feature's sd 1e200)" overflow
+
+bad_bytes() {
+    printf '[sweep]\nseed = 1\n\n; \0\n' > nul.ini
+    refused 'nul.ini:4: a NUL byte: not a text file' "$bin" sweep nul.ini --out o || return 1
+    printf '[sweep]\nseed = %s\n' "$(seq -s ' ' 1 10001)" > list.ini
+    refused 'list.ini:2: line of [0-9]+ characters, more than the limit of 4093' "$bin" sweep list.ini --out o || return 1
+    printf '[sweep]\nseed = 1..10001\n' > range.ini
+    refused 'range.ini:2: seed: more than 10000 values' "$bin" sweep range.ini --out o
+}
+case_ "a NUL byte, a long line and a long list name their limits" bad_bytes
+
+long_paths() {
+    small 1 > s.ini
+    local long
+    long=$(printf 'dddddddddd/%.0s' $(seq 1 370))
+    refused "--out: a path of 4070 bytes; with '/.s.tmp-XXXXXX/' and a file name it passes the limit of 4095 bytes" \
+        "$bin" sweep s.ini --out "$long" || return 1
+    long=$(printf 'd%.0s' $(seq 1 4000))
+    # A component longer than the file system allows: nothing is left of
+    # the directories made before it.
+    refused "a/b/$(printf 'e%.0s' $(seq 1 300))/c: cannot create: File name too long" \
+        "$bin" sweep s.ini --out "a/b/$(printf 'e%.0s' $(seq 1 300))/c" || return 1
+    # A message quoting a path of 4000 characters holds it whole.
+    refused "^bnstudy sweep: $long\\.ini: cannot open: (File name too long|No such file or directory)\$" \
+        "$bin" sweep "$long.ini" --out o
+}
+case_ "a long --out is refused with its limit, leaves no directories, and messages hold paths whole" long_paths
+
+cd "$repo" || exit 2
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

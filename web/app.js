@@ -1,0 +1,715 @@
+/*
+ * The page: controls built from bnstudy's own tables, and every change run
+ * through the C core compiled to WebAssembly (web/glue.c, `make web`), in
+ * a worker (worker.js).
+ * The controls are the rows of the key table (src/exp.c) a run of the
+ * layer model reads, each drawn by its type: its choices, its range, its
+ * default and its help text come from the table, the orders from the
+ * order table and the estimators' help from theirs, so a new key, order or
+ * estimator appears here without an edit. The settings go to the core as
+ * `bnstudy run --set` takes them ("section.key=value" lines), and the
+ * numbers come back formatted by bnstudy's own writers, so the page shows
+ * exactly what `bnstudy run` prints. Besides the run itself, each change
+ * reruns the batch sizes 8 to 256 for the figures, for the order chosen,
+ * shuffled and sorted, and for the published setting (every key at its
+ * default) on the same population.
+ */
+'use strict';
+(async function main() {
+  /* The core runs in a worker (worker.js); its first word is the tables. */
+  let worker;
+  const T = JSON.parse(await new Promise((ok, fail) => {
+    worker = new Worker('worker.js');
+    worker.onmessage = e => e.data.error ? fail(new Error(e.data.error)) : ok(e.data.tables);
+    worker.onerror = e => fail(new Error(e.message));
+  }));
+  const C = bnPlot.colours;
+  const $ = id => document.getElementById(id);
+
+  /* ---- the keys the page sets ---- */
+
+  const LAYER = T.models.findIndex(m => m.name === 'layer');
+  const TYPES = ['uint', 'feature', 'reals', 'uints', 'choices', 'orders'];
+  /* The layer's keys; [model] type, which would choose another model,
+   * is not the page's to set. */
+  const keys = T.keys.filter(k => k.section && TYPES.includes(k.type) &&
+                                  (k.models & (1 << LAYER)) && k.section !== 'model');
+  const kid = k => `${k.section}.${k.name}`;
+  const FEATURE = keys.find(k => k.type === 'feature');
+  const ORDER = keys.find(k => k.type === 'orders');
+  const BATCH = keys.find(k => k.name === 'batch_size');
+  const ROWS = keys.find(k => k.section === FEATURE.section && k.name === 'rows');
+  /* Orders that need a population file's label or group column are left
+   * out: the page generates its population. */
+  const orders = T.orders.filter(o => ['none', 'feature', 'count'].includes(o.arg));
+
+  const short = s => String(Number(s));
+  /* A list item as exp.c's tokenizer reads it: quoted when it holds a
+   * space, a comma or a quote. */
+  const token = s => /[\s,"]/.test(s) || s === '' ? `"${s.replace(/"/g, '""')}"` : s;
+  const untoken = s => s.startsWith('"') ? s.slice(1, -1).replace(/""/g, '"') : s;
+  const shellWord = s => /^[A-Za-z0-9_.,:=+\/@%-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+
+  const state = {};
+  function setDefaults() {
+    for (const k of keys)
+      if (k !== FEATURE)
+        state[kid(k)] = k.default;
+    state.features = T.features.map(f => ({
+      name: f.name, mean: short(f.mean), sd: short(f.sd), rho: short(f.rho)
+    }));
+  }
+  const featureLine = f => `${token(f.name)} ${f.mean} ${f.sd} ${f.rho}`;
+  const defaultFeatures = T.features.map(f =>
+    featureLine({ name: f.name, mean: short(f.mean), sd: short(f.sd), rho: short(f.rho) })).join('\n');
+  const featuresChanged = () => state.features.map(featureLine).join('\n') !== defaultFeatures;
+
+  /* The settings as --set lines; over replaces some of them. */
+  function setsText(over) {
+    const s = Object.assign({}, state, over || {});
+    const lines = keys.filter(k => k !== FEATURE).map(k => `${kid(k)}=${s[kid(k)]}`);
+    for (const f of s.features)
+      lines.push(`${kid(FEATURE)}=${featureLine(f)}`);
+    return lines.join('\n');
+  }
+
+  /* The same settings as a command: an option for each axis (its name
+   * with dashes, as bnstudy's cli_key_options makes it), --set for the
+   * other keys; only what differs from the defaults. */
+  function commandArgs() {
+    const args = [];
+    for (const k of keys) {
+      if (k === FEATURE) {
+        if (featuresChanged())
+          for (const f of state.features)
+            args.push('--set', `${kid(k)}=${featureLine(f)}`);
+      } else if (state[kid(k)] !== k.default) {
+        if (k.nest > 0)
+          args.push(`--${k.name.replace(/_/g, '-')}`, state[kid(k)]);
+        else
+          args.push('--set', `${kid(k)}=${state[kid(k)]}`);
+      }
+    }
+    return args;
+  }
+  const command = () => ['./bnstudy', 'run'].concat(commandArgs()).map(shellWord).join(' ');
+
+  /* The published setting: every axis at its default, on the population
+   * the page holds. */
+  const axes = keys.filter(k => k.nest > 0);
+  const isPublished = () => axes.every(k => state[kid(k)] === k.default);
+  const publishedOver = () => Object.fromEntries(axes.map(k => [kid(k), k.default]));
+
+  /* ---- running ---- */
+
+  function parseTsv(text) {
+    const lines = text.split('\n').filter(l => l !== '');
+    const header = lines[0].split('\t');
+    const rows = lines.slice(1).map(l => {
+      const v = l.split('\t');
+      return Object.fromEntries(header.map((h, i) => [h, v[i]]));
+    });
+    return { header, rows };
+  }
+
+  /* The figures' batch sizes: the study's 8 to 256, doubling, within the
+   * population, and the one the settings hold. */
+  function batchSizes(n, b) {
+    const bs = [];
+    for (let x = 8; x <= 256 && x <= n; x *= 2)
+      bs.push(x);
+    if (Number.isInteger(b) && !bs.includes(b))
+      bs.push(b);
+    return bs.sort((x, y) => x - y);
+  }
+
+  /* Batch sizes by order for the figures, as one product; when a setting
+   * is refused at some batch size (a partial batch of one row, say), the
+   * worker runs them one by one and keeps those that run. */
+  function sweepCall(over, bs, orderTokens) {
+    /* Batch size and order replace the state's (a key set twice is
+     * refused, as bnstudy run refuses it). */
+    const with_ = (b, o) => setsText(Object.assign({}, over, { [kid(BATCH)]: b, [kid(ORDER)]: o }));
+    const each = orderTokens.flatMap(o => bs.map(b => with_(b, o)));
+    return { sets: with_(bs.join(' '), orderTokens.join(' ')), each };
+  }
+  const sweepRows = answer => typeof answer === 'string'
+    ? parseTsv(answer).rows : answer.map(t => parseTsv(t).rows[0]);
+
+  /* A job: the settings as they are now, and the calls that answer
+   * them; the page shows each job's answer with that job's settings. */
+  let jobs = 0;
+  function makeJob() {
+    const n = Number(state[kid(ROWS)]), b = Number(state[kid(BATCH)]);
+    const bs = batchSizes(n, b), ord = state[kid(ORDER)];
+    const calls = [{ sets: setsText(), features: true },
+                   sweepCall({}, bs, [...new Set([ord, 'shuffled', 'sorted'])])];
+    const published = isPublished();
+    if (!published)
+      calls.push(sweepCall(publishedOver(), bs, [ORDER.default]));
+    return { id: ++jobs, t0: performance.now(), calls, bs, n, ord: untoken(ord), published,
+             command: command(), lists: keys.filter(k => k !== FEATURE && /[\s,]/.test(state[kid(k)])) };
+  }
+
+  /* One job in the worker at a time, and the newest waiting; a worker
+   * still busy after a while when the settings change is replaced. */
+  let busy = null, waiting = null;
+  window.bnIdle = false;
+  function listen() {
+    /* A worker that fails (out of memory, say) is replaced, and the
+     * failure shown as a refusal is. */
+    worker.onerror = e => {
+      e.preventDefault();
+      busy = null;
+      restart();
+      refuse(e.message, 'The computation stopped');
+      if (waiting)
+        send();
+      window.bnIdle = !busy && !waiting;
+      $('busy').hidden = !busy;
+    };
+    worker.onmessage = e => {
+      if (!e.data.answers || !busy || e.data.id !== busy.id)
+        return;
+      const job = busy;
+      busy = null;
+      show(job, e.data.answers, e.data.runs);
+      if (waiting)
+        send();
+      window.bnIdle = !busy && !waiting;
+      $('busy').hidden = !busy;
+    };
+  }
+  function send() {
+    busy = waiting;
+    waiting = null;
+    busy.sent = performance.now();
+    worker.postMessage({ id: busy.id, calls: busy.calls });
+    /* Say so when an answer takes long. */
+    const id = busy.id;
+    setTimeout(() => { if (busy && busy.id === id) $('busy').hidden = false; }, 150);
+  }
+  function compute() {
+    window.bnIdle = false;
+    waiting = makeJob();
+    if (!busy)
+      return send();
+    if (performance.now() - busy.sent > 250) {
+      restart();
+      busy = null;
+      send();
+    }
+  }
+  function restart() {
+    worker.terminate();
+    worker = new Worker('worker.js');
+    listen();
+  }
+
+  window.bnTimings = [];
+  function show(job, answers, runs) {
+    const text = answers[0];
+    if (text.startsWith('!'))
+      return refuse(text.slice(1));
+    const [sumText, featText] = text.split('\n\n');
+    const summary = parseTsv(sumText), features = parseTsv(featText);
+    if (summary.rows.length !== 1) {
+      /* A list typed into a field: name the key, as bnstudy run's
+       * one-configuration check does; it is the one whose column varies,
+       * or failing that (the same value twice) one that held a list. */
+      const [a, b] = summary.rows, col = summary.header.find(h => a[h] !== b[h]);
+      const k = keys.find(x => x.name === col) || job.lists[0];
+      const value = job.calls[0].sets.split('\n').find(l => l.startsWith(`${kid(k)}=`));
+      return refuse(`--set ${value}: one value at a time (a sweep takes lists)`);
+    }
+    refuse(null);
+    const row = summary.rows[0];
+    showScores(summary.header, row);
+    showFeatures(features);
+    $('command').textContent = job.command;
+    $('tsv').textContent = text;
+
+    const rows = sweepRows(answers[1]);
+    const pub = job.published ? null : sweepRows(answers[2]);
+    const b = Number(row[BATCH.name]);
+    plotBatch(rows, pub, job.bs, b, job.ord, job.n);
+    plotOrder(rows, job.bs, b, job.ord);
+    plotFeatures(features.rows, row);
+    plotWeight(rows, pub, job.bs, b, job.ord);
+
+    /* Timed from the change to the page laid out anew (reading a size
+     * forces the layout), as the browser test reports it. */
+    void document.body.offsetHeight;
+    const ms = performance.now() - job.t0;
+    window.bnTimings.push(ms);
+    $('timing').textContent = `Answered in ${ms.toFixed(1)} ms (${runs} calls into the core).`;
+  }
+
+  function refuse(msg, lead = 'bnstudy run refuses these settings') {
+    const box = $('error');
+    document.querySelectorAll('[aria-invalid="true"]').forEach(e => e.removeAttribute('aria-invalid'));
+    $('results').classList.toggle('stale', !!msg);
+    box.hidden = !msg;
+    if (!msg)
+      return;
+    box.textContent = `${lead}: ${msg}`;
+    /* The key the message blames, by the --set it names. */
+    const m = /--set ([a-z_]+\.[a-z_]+)=/.exec(msg);
+    if (m)
+      document.querySelectorAll(`[data-key="${m[1]}"]`).forEach(e => e.setAttribute('aria-invalid', 'true'));
+  }
+
+  /* ---- the numbers ---- */
+
+  function cell(tr, tag, text, attrs) {
+    const c = document.createElement(tag);
+    c.textContent = text;
+    for (const [k, v] of Object.entries(attrs || {}))
+      c.setAttribute(k, v);
+    tr.appendChild(c);
+    return c;
+  }
+
+  const scoreNames = T.scores.filter(s => s.models & (1 << LAYER)).map(s => s.name);
+  const HEADLINE = ['stats_err', 'train_eval_rmse', 'init_weight'];
+  function showScores(header, row) {
+    const scores = $('scores'), keyTable = $('keys');
+    scores.replaceChildren();
+    keyTable.replaceChildren();
+    for (const name of header) {
+      const s = T.scores.find(x => x.name === name);
+      const tr = document.createElement('tr');
+      cell(tr, 'th', name, { scope: 'row' });
+      cell(tr, 'td', row[name], { class: 'num', 'data-col': name });
+      if (s) {
+        cell(tr, 'td', s.definition, { class: 'def' });
+        scores.appendChild(tr);
+      } else {
+        keyTable.appendChild(tr);
+      }
+    }
+    const head = $('headline');
+    head.replaceChildren();
+    for (const name of HEADLINE.filter(n => scoreNames.includes(n))) {
+      const d = document.createElement('div');
+      d.className = 'big';
+      cell(d, 'span', name, { class: 'name' });
+      cell(d, 'span', Number(row[name]).toPrecision(4), { class: 'value' });
+      cell(d, 'span', row[name], { class: 'exact' });
+      cell(d, 'span', T.scores.find(x => x.name === name).definition, { class: 'def' });
+      head.appendChild(d);
+    }
+  }
+
+  function showFeatures(f) {
+    const cols = ['feature', 'true_mean', 'running_mean', 'true_var', 'running_var'];
+    const t = $('features');
+    t.replaceChildren();
+    const tr = document.createElement('tr');
+    for (const c of cols)
+      cell(tr, 'th', c, { scope: 'col' });
+    t.appendChild(tr);
+    for (const r of f.rows) {
+      const tr = document.createElement('tr');
+      cols.forEach((c, i) => cell(tr, i ? 'td' : 'th', r[c],
+        i ? { class: 'num', 'data-feature': r.feature, 'data-col': c } : { scope: 'row' }));
+      t.appendChild(tr);
+    }
+  }
+
+  /* ---- the figures ---- */
+
+  const points = (rows, order, col) => rows.filter(r => r.order === order)
+    .map(r => ({ x: Number(r.batch_size), y: Number(r[col]), text: r[col] }));
+  const updatesAxis = (rows, order) => Object.fromEntries(
+    rows.filter(r => r.order === order).map(r => [r.batch_size, `T=${r.updates}`]));
+  const settingText = () =>
+    `momentum ${state['layer.momentum']} ${state['layer.momentum_weights']}, ${state['layer.estimator']}`;
+
+  /* A score over batch size for these settings and, beside it, the
+   * published setting's, black and thicker than the rest (style.gp);
+   * when these settings are the published ones, they are drawn so. */
+  function againstPublished(rows, pub, ord, col, label) {
+    const mine = {
+      key: col, colour: pub ? C.vermilion : C.black, shape: 'square',
+      width: pub ? bnPlot.LINE : bnPlot.PUBLISHED, points: points(rows, ord, col),
+      label: pub ? `${label} (${settingText()})` : `${label}, the published setting`
+    };
+    return pub ? [{ key: `${col}_published`, label: `${label}, the published setting`,
+                    colour: C.black, width: bnPlot.PUBLISHED, shape: 'circle',
+                    points: points(pub, ORDER.default, col) }, mine] : [mine];
+  }
+
+  function plotBatch(rows, pub, bs, b, ord, n) {
+    const series = [{
+      key: 'batch_mean_err', label: 'one batch\u2019s mean: batch_mean_err (train)',
+      colour: C.blue, shape: 'circle', points: points(rows, ord, 'batch_mean_err')
+    }].concat(againstPublished(rows, pub, ord, 'stats_err', 'running statistics: stats_err'));
+    bnPlot.lines($('plot-batch'), {
+      title: 'Bigger batches: a better batch mean, worse running statistics?',
+      xlabel: `batch size B (log\u2082; ${n} rows, ${ord}, ${settingText()})`,
+      ylabel: 'RMS error against the truth', bs, current: b, legend: 'left',
+      x2: updatesAxis(rows, ord), series
+    });
+  }
+
+  function plotOrder(rows, bs, b, ord) {
+    const named = [['shuffled', C.blue, 'circle'], ['sorted', C.vermilion, 'square']];
+    if (!['shuffled', 'sorted'].includes(ord))
+      named.push([ord, C.green, 'diamond']);
+    const series = named.map(([o, colour, shape]) => ({
+      key: `train_eval_rmse:${o}`, label: o === 'sorted' ? 'sorted by the first feature' : o,
+      colour, shape, points: points(rows, o, 'train_eval_rmse')
+    }));
+    const base = Object.fromEntries(points(rows, 'shuffled', 'train_eval_rmse').map(p => [p.x, p.y]));
+    const labels = points(rows, 'sorted', 'train_eval_rmse').filter(p => base[p.x] > 0)
+      .map(p => ({ x: p.x, y: p.y, text: `\u00d7${(p.y / base[p.x]).toFixed(1)}`, colour: C.vermilion }));
+    bnPlot.lines($('plot-order'), {
+      title: 'Train mode against eval mode, shuffled and sorted batches',
+      xlabel: `batch size B (log\u2082; labels: sorted \u00f7 shuffled)`,
+      ylabel: 'train_eval_rmse (log scale)', ylog: true, bs, current: b,
+      legend: 'right', series, labels
+    });
+  }
+
+  function plotFeatures(rows, row) {
+    const names = rows.map(r => r.feature);
+    const vals = col => rows.map(r => ({ y: Number(r[col]), text: r[col] }));
+    bnPlot.bars($('plot-features'), {
+      title: `After ${row.updates} updates (B = ${row.batch_size}): running statistics against the truth`,
+      panels: [{
+        ylabel: 'mean', names, ref: { y: 0, label: 'initial running values, 0 and 1' },
+        bars: [{ key: 'true_mean', label: 'the population\u2019s truth', colour: C.grey, values: vals('true_mean') },
+               { key: 'running_mean', label: 'running mean', colour: C.blue, values: vals('running_mean') }]
+      }, {
+        ylabel: 'variance', names, ref: { y: 1, label: 'initial running values, 0 and 1' },
+        bars: [{ key: 'true_var', label: 'the population\u2019s truth', colour: C.grey, values: vals('true_var') },
+               { key: 'running_var', label: 'running variance', colour: C.vermilion, values: vals('running_var') }]
+      }]
+    });
+  }
+
+  function plotWeight(rows, pub, bs, b, ord) {
+    bnPlot.lines($('plot-weight'), {
+      title: 'The weight the initial running values still carry',
+      xlabel: 'batch size B (log\u2082; top: the updates T it gives)',
+      ylabel: 'init_weight', bs, current: b, legend: 'right',
+      x2: updatesAxis(rows, ord),
+      series: againstPublished(rows, pub, ord, 'init_weight', 'init_weight')
+    });
+  }
+
+  /* ---- the controls ---- */
+
+  function rangeText(k) {
+    if (k.type === 'reals') {
+      const lo = Number(k.lo), hi = Number(k.hi);
+      if (lo <= -1.7e308 && hi >= 1.7e308)
+        return 'a finite number';
+      if (hi >= 1.7e308)
+        return `a number ${k.lo_open ? '>' : '\u2265'} ${lo}`;
+      return `in ${k.lo_open ? '(' : '['}${lo}, ${hi}]`;
+    }
+    if (k === BATCH)
+      return `from ${k.min}`;
+    return `${k.min} to ${k.max}`;
+  }
+
+  function help(parent, id, text) {
+    const p = document.createElement('p');
+    p.className = 'help';
+    p.id = id;
+    p.textContent = text;
+    parent.appendChild(p);
+    return p;
+  }
+
+  const changed = () => compute();
+
+  function textInput(k, box, onSet) {
+    const id = `k-${k.section}-${k.name}`;
+    const input = document.createElement('input');
+    Object.assign(input, { type: 'text', id, value: state[kid(k)], spellcheck: false });
+    input.setAttribute('inputmode', k.type === 'reals' ? 'decimal' : 'numeric');
+    input.setAttribute('aria-describedby', `${id}-help`);
+    input.dataset.key = kid(k);
+    input.addEventListener('input', () => { state[kid(k)] = input.value.trim(); onSet && onSet(); changed(); });
+    box.appendChild(input);
+    return input;
+  }
+
+  /* A slider beside the text of a real key with a finite range, and of
+   * the batch size (up to the population's rows). */
+  function slider(k, box, input) {
+    let lo, hi, step;
+    if (k === BATCH) {
+      lo = Number(k.min); hi = Number(state[kid(ROWS)]) || lo; step = 1;
+    } else if (k.type === 'reals' && Number(k.hi) < 1.7e308 && Number(k.lo) > -1.7e308) {
+      step = (Number(k.hi) - Number(k.lo)) / 1000;
+      lo = Number(k.lo) + (k.lo_open ? step : 0); hi = Number(k.hi);
+    } else {
+      return null;
+    }
+    const s = document.createElement('input');
+    Object.assign(s, { type: 'range', min: lo, max: hi, step, value: Number(state[kid(k)]) });
+    s.id = `${input.id}-slider`;
+    s.setAttribute('aria-label', `${k.name} (slider)`);
+    s.dataset.key = kid(k);
+    s.addEventListener('input', () => {
+      const v = String(Number(s.value));
+      input.value = v;
+      state[kid(k)] = v;
+      changed();
+    });
+    input.addEventListener('input', () => { if (Number.isFinite(Number(input.value))) s.value = input.value; });
+    box.appendChild(s);
+    return s;
+  }
+
+  function choiceHelp(name) {
+    const e = T.estimators.find(x => x.name === name);
+    return e ? `${name}: ${e.help}` : '';
+  }
+
+  function choicesControl(k, box) {
+    const id = `k-${k.section}-${k.name}`;
+    const sel = document.createElement('select');
+    sel.id = id;
+    sel.dataset.key = kid(k);
+    sel.setAttribute('aria-describedby', `${id}-help`);
+    for (const c of k.choices)
+      sel.appendChild(new Option(c, c, false, c === state[kid(k)]));
+    box.appendChild(sel);
+    const more = help(box, `${id}-choice`, choiceHelp(sel.value));
+    sel.addEventListener('change', () => {
+      state[kid(k)] = sel.value;
+      more.textContent = choiceHelp(sel.value);
+      changed();
+    });
+  }
+
+  /* An order: its name from the order table, then its argument, a
+   * feature of the population or a count. */
+  let refreshOrderFeatures = () => {};
+  function orderControl(k, box) {
+    const id = `k-${k.section}-${k.name}`;
+    const value = untoken(state[kid(k)]);
+    const colon = value.indexOf(':');
+    const name = colon < 0 ? value : value.slice(0, colon);
+    const arg0 = colon < 0 ? '' : value.slice(colon + 1);
+    const sel = document.createElement('select');
+    sel.id = id;
+    sel.dataset.key = kid(k);
+    sel.setAttribute('aria-describedby', `${id}-help`);
+    for (const o of orders)
+      sel.appendChild(new Option(o.name, o.name, false, o.name === name));
+    box.appendChild(sel);
+    const argBox = document.createElement('span');
+    argBox.className = 'order-arg';
+    box.appendChild(argBox);
+    const more = help(box, `${id}-choice`, '');
+    const feature = document.createElement('select');
+    feature.id = `${id}-feature`;
+    feature.setAttribute('aria-label', 'the feature the order sorts by');
+    const count = document.createElement('input');
+    Object.assign(count, { type: 'text', id: `${id}-count`, value: '8' });
+    count.setAttribute('inputmode', 'numeric');
+    count.setAttribute('aria-label', 'the number of groups K');
+    count.dataset.key = kid(k);
+
+    const def = () => orders.find(o => o.name === sel.value);
+    refreshOrderFeatures = () => {
+      const keep = feature.value;
+      feature.replaceChildren();
+      if (def().optional)
+        feature.appendChild(new Option('(the first feature)', ''));
+      for (const f of state.features)
+        feature.appendChild(new Option(f.name, f.name));
+      feature.value = [...feature.options].some(o => o.value === keep) ? keep : feature.options[0].value;
+    };
+    const compose = () => {
+      const d = def();
+      let v = d.name;
+      if (d.arg === 'feature' && feature.value !== '')
+        v += `:${feature.value}`;
+      if (d.arg === 'count')
+        v += `:${count.value.trim()}`;
+      state[kid(k)] = token(v);
+    };
+    const layout = () => {
+      const d = def();
+      argBox.replaceChildren();
+      if (d.arg === 'feature') {
+        refreshOrderFeatures();
+        argBox.appendChild(feature);
+      } else if (d.arg === 'count') {
+        argBox.appendChild(count);
+      }
+      more.textContent = `${d.name}${d.arg === 'feature' ? ':NAME' : d.arg === 'count' ? ':K' : ''}: ${d.help}`;
+    };
+    layout();
+    if (def().arg === 'feature')
+      feature.value = arg0;
+    if (def().arg === 'count')
+      count.value = arg0;
+    sel.addEventListener('change', () => { layout(); compose(); changed(); });
+    feature.addEventListener('change', () => { compose(); changed(); });
+    count.addEventListener('input', () => { compose(); changed(); });
+    return () => { if (def().arg === 'feature') { refreshOrderFeatures(); compose(); } };
+  }
+
+  /* The population's features: a row of four fields each, NAME MEAN SD
+   * RHO as the key takes them; any change replaces the default eight. */
+  function featuresControl(k, box, onNames) {
+    const table = document.createElement('table');
+    table.className = 'features-edit';
+    table.id = 'k-features';
+    box.appendChild(table);
+    const fields = ['name', 'mean', 'sd', 'rho'];
+    const draw = () => {
+      table.replaceChildren();
+      const head = document.createElement('tr');
+      for (const f of fields.concat(['']))
+        cell(head, 'th', f, { scope: 'col' });
+      table.appendChild(head);
+      state.features.forEach((f, i) => {
+        const tr = document.createElement('tr');
+        for (const field of fields) {
+          const td = document.createElement('td');
+          const input = document.createElement('input');
+          Object.assign(input, { type: 'text', value: f[field], spellcheck: false });
+          input.id = `k-feature-${i}-${field}`;
+          input.dataset.key = kid(k);
+          input.className = `f-${field}`;
+          input.setAttribute('aria-label', `feature ${i + 1}, ${field}`);
+          if (field !== 'name')
+            input.setAttribute('inputmode', 'decimal');
+          input.addEventListener('input', () => {
+            f[field] = input.value.trim();
+            if (field === 'name')
+              onNames();
+            changed();
+          });
+          td.appendChild(input);
+          tr.appendChild(td);
+        }
+        const td = document.createElement('td');
+        const rm = document.createElement('button');
+        Object.assign(rm, { type: 'button', textContent: '\u2212', disabled: state.features.length < 2 });
+        rm.setAttribute('aria-label', `remove feature ${i + 1}`);
+        rm.addEventListener('click', () => {
+          state.features.splice(i, 1);
+          draw();
+          onNames();
+          changed();
+        });
+        td.appendChild(rm);
+        tr.appendChild(td);
+        table.appendChild(tr);
+      });
+    };
+    draw();
+    const add = document.createElement('button');
+    Object.assign(add, { type: 'button', id: 'add-feature', textContent: 'Add a feature' });
+    add.addEventListener('click', () => {
+      let j = state.features.length;
+      while (state.features.some(f => f.name === `f${j}`))
+        j++;
+      state.features.push({ name: `f${j}`, mean: '0', sd: '1', rho: '0.5' });
+      draw();
+      onNames();
+      changed();
+      table.querySelector(`#k-feature-${state.features.length - 1}-name`).focus();
+    });
+    box.appendChild(add);
+  }
+
+  function buildControls() {
+    const form = $('controls');
+    form.querySelectorAll('fieldset').forEach(f => f.remove());
+    const actions = form.querySelector('.actions');
+    /* Sections by the fastest-varying axis they hold (the key table's
+     * nest): the batch size's first, the population's, with none, last. */
+    const rank = sec => Math.max(0, ...keys.filter(k => k.section === sec).map(k => k.nest));
+    const sections = [...new Set(keys.map(k => k.section))].sort((a, b) => rank(b) - rank(a));
+    let orderFeatures = () => {};
+    let batchSlider = null;
+    for (const section of sections) {
+      const fs = document.createElement('fieldset');
+      const lg = document.createElement('legend');
+      lg.textContent = `[${section}]`;
+      fs.appendChild(lg);
+      for (const k of keys.filter(x => x.section === section)) {
+        const box = document.createElement('div');
+        box.className = `control ${k.type}`;
+        const id = `k-${k.section}-${k.name}`;
+        const label = document.createElement('label');
+        label.htmlFor = k === FEATURE ? 'k-feature-0-name' : id;
+        cell(label, 'code', k.name);
+        box.appendChild(label);
+        if (k.type === 'choices') {
+          choicesControl(k, box);
+        } else if (k.type === 'orders') {
+          orderFeatures = orderControl(k, box);
+        } else if (k.type === 'feature') {
+          featuresControl(k, box, () => orderFeatures());
+        } else {
+          const onRows = k === ROWS ? () => {
+            const n = Number(state[kid(ROWS)]);
+            if (batchSlider && Number.isInteger(n) && n >= 2)
+              batchSlider.max = n;
+          } : null;
+          const input = textInput(k, box, onRows);
+          const s = slider(k, box, input);
+          if (k === BATCH)
+            batchSlider = s;
+        }
+        const range = ['reals', 'uints', 'uint'].includes(k.type) ? ` (${rangeText(k)})` : '';
+        help(box, `${id}-help`, `${k.help}${range}; default ${k.default || 'the eight below'}`);
+        fs.appendChild(box);
+      }
+      form.insertBefore(fs, actions);
+    }
+  }
+
+  /* ---- the buttons ---- */
+
+  async function copy(text, what) {
+    let ok = true;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch (e) {
+      const area = document.createElement('textarea');
+      area.value = text;
+      document.body.appendChild(area);
+      area.select();
+      ok = document.execCommand('copy');
+      area.remove();
+    }
+    $('copy-status').textContent = ok ? `Copied ${what}.` : `Could not copy ${what}: select it below.`;
+  }
+  $('copy-command').addEventListener('click', () => copy($('command').textContent, 'the command'));
+  $('copy-tsv').addEventListener('click', () => copy($('tsv').textContent, 'the TSV'));
+  $('reset').addEventListener('click', () => {
+    $('copy-status').textContent = '';
+    setDefaults();
+    buildControls();
+    compute();
+  });
+
+  listen();
+  setDefaults();
+  $('loading').remove();
+  $('version').textContent = T.version;
+  buildControls();
+  compute();
+  window.bnReady = true;
+})().catch(e => {
+  /* A page opened as a file cannot start its worker: say how to serve it. */
+  const box = document.getElementById('error');
+  box.hidden = false;
+  box.textContent = location.protocol === 'file:'
+    ? 'The page must be served, not opened as a file: python3 -m http.server -d web'
+    : `The page could not start: ${e.message || e}`;
+  throw e;
+});

@@ -1,0 +1,385 @@
+/*
+ * The web page's way into bnstudy: two functions JavaScript calls on the
+ * modules `bnstudy run` is built from, compiled to WebAssembly by
+ * `make web`. web_tables describes the tables the page builds its
+ * controls from (the key table, the orders, the estimators, the scores,
+ * the models, the default features), as JSON. web_run takes settings as
+ * `bnstudy run --set` takes them, one "section.key=value" per line,
+ * applies them with the same function (exp_set_override), checks them
+ * with exp_finish and runs every configuration of their product, as a
+ * sweep would; it answers with the text `bnstudy run --write-features -`
+ * prints: summary.tsv's header and a row per configuration, then a blank
+ * line and features.tsv's header and rows. Every number is formatted
+ * here, by the writers bnstudy uses (%.17g), so the page shows what the
+ * command line prints, byte for byte. A refusal is one line starting with
+ * '!', the message bnstudy would print.
+ *
+ * Each call's answer lives until the next call; the page copies it out at
+ * once (emscripten's UTF8ToString).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "common.h"
+#include "estimator.h"
+#include "exp.h"
+#include "order.h"
+#include "out.h"
+#include "pop.h"
+#include "popid.h"
+#include "run.h"
+#include "score.h"
+
+static char *answer;
+static size_t answer_len;
+
+static FILE *answer_open(void)
+{
+    free(answer);
+    answer = NULL;
+    answer_len = 0;
+    return open_memstream(&answer, &answer_len);
+}
+
+static const char *answer_close(FILE *fp)
+{
+    if (!fp || fclose(fp) != 0 || !answer)
+        return "!out of memory";
+    return answer;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(fp, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(fp, "\\u%04x", c);
+        else
+            fputc(c, fp);
+    }
+    fputc('"', fp);
+}
+
+static void json_field(FILE *fp, const char *name, const char *value,
+                       int first)
+{
+    fprintf(fp, "%s\"%s\":", first ? "" : ",", name);
+    json_str(fp, value);
+}
+
+/* A number as its %.17g text: JavaScript reads it back to the same
+ * double, and DBL_MAX or UINT64_MAX stay exact. */
+static void json_num(FILE *fp, const char *name, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void json_num(FILE *fp, const char *name, const char *fmt, ...)
+{
+    char buf[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_field(fp, name, buf, 0);
+}
+
+static const char *type_name(key_type t)
+{
+    switch (t) {
+    case KT_TEXT: return "text";
+    case KT_COLUMNS: return "columns";
+    case KT_OUTPUTS: return "outputs";
+    case KT_UINT: return "uint";
+    case KT_REAL: return "real";
+    case KT_FEATURE: return "feature";
+    case KT_PATH: return "path";
+    case KT_COLUMN: return "column";
+    case KT_REALS: return "reals";
+    case KT_UINTS: return "uints";
+    case KT_CHOICES: return "choices";
+    case KT_ORDERS: return "orders";
+    case KT_DERIVED: return "derived";
+    }
+    return "other";
+}
+
+static const char *order_arg_name(order_arg a)
+{
+    switch (a) {
+    case ORDER_ARG_NONE: return "none";
+    case ORDER_ARG_LABEL: return "label";
+    case ORDER_ARG_GROUP: return "group";
+    case ORDER_ARG_FEATURE: return "feature";
+    case ORDER_ARG_COUNT: return "count";
+    }
+    return "other";
+}
+
+static void keys_json(FILE *fp)
+{
+    fputs("\"keys\":[", fp);
+    for (int k = 0; k < KEY_COUNT; k++) {
+        const key_def *d = exp_key((key_id)k);
+        fputs(k ? ",{" : "{", fp);
+        json_field(fp, "section", d->section ? d->section : "", 1);
+        json_field(fp, "name", d->name, 0);
+        json_field(fp, "type", type_name(d->type), 0);
+        json_field(fp, "default", d->dflt ? d->dflt : "", 0);
+        json_num(fp, "lo", "%.17g", d->lo);
+        json_num(fp, "hi", "%.17g", d->hi);
+        fprintf(fp, ",\"lo_open\":%d", d->lo_open);
+        json_num(fp, "min", "%llu", (unsigned long long)d->min);
+        json_num(fp, "max", "%llu", (unsigned long long)d->max);
+        json_field(fp, "arg", d->arg ? d->arg : "", 0);
+        json_field(fp, "help", d->help ? d->help : "", 0);
+        fprintf(fp, ",\"nest\":%d,\"models\":%u,\"choices\":[", d->nest,
+                d->models);
+        for (int i = 0; d->type == KT_CHOICES && d->choice(i); i++) {
+            fputs(i ? "," : "", fp);
+            json_str(fp, d->choice(i));
+        }
+        fputs("]}", fp);
+    }
+    fputc(']', fp);
+}
+
+static void orders_json(FILE *fp)
+{
+    fputs(",\"orders\":[", fp);
+    for (size_t i = 0; order_get(i); i++) {
+        const order_def *o = order_get(i);
+        fputs(i ? ",{" : "{", fp);
+        json_field(fp, "name", o->name, 1);
+        json_field(fp, "arg", order_arg_name(o->arg), 0);
+        json_field(fp, "help", o->help, 0);
+        fprintf(fp, ",\"optional\":%d,\"uniform\":%d}", o->arg_optional,
+                o->uniform);
+    }
+    fputc(']', fp);
+}
+
+/* A list of {"name", "help"} objects. */
+static void named_json(FILE *fp, const char *list, size_t n,
+                       const char *const *name, const char *const *help)
+{
+    fprintf(fp, ",\"%s\":[", list);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{" : "{", fp);
+        json_field(fp, "name", name[i], 1);
+        json_field(fp, "help", help[i], 0);
+        fputc('}', fp);
+    }
+    fputc(']', fp);
+}
+
+static void estimators_json(FILE *fp)
+{
+    const char *name[BN_EST_COUNT], *help[BN_EST_COUNT];
+    for (int i = 0; i < BN_EST_COUNT; i++) {
+        name[i] = bn_estimator_get((bn_estimator)i)->name;
+        help[i] = bn_estimator_get((bn_estimator)i)->help;
+    }
+    named_json(fp, "estimators", BN_EST_COUNT, name, help);
+}
+
+static void scores_json(FILE *fp)
+{
+    static const char *const kinds[] = {"real", "count", "feature"};
+    fputs(",\"scores\":[", fp);
+    for (size_t i = 0; score_get(i); i++) {
+        const score_def *s = score_get(i);
+        fputs(i ? ",{" : "{", fp);
+        json_field(fp, "name", s->name, 1);
+        json_field(fp, "definition", s->definition, 0);
+        json_field(fp, "kind", kinds[s->kind], 0);
+        fprintf(fp, ",\"models\":%u}", s->models);
+    }
+    fputc(']', fp);
+}
+
+static void models_json(FILE *fp)
+{
+    const char *name[RUN_MODEL_COUNT], *help[RUN_MODEL_COUNT];
+    for (int m = 0; m < RUN_MODEL_COUNT; m++) {
+        name[m] = run_model_get((run_model_id)m)->name;
+        help[m] = run_model_get((run_model_id)m)->help;
+    }
+    named_json(fp, "models", RUN_MODEL_COUNT, name, help);
+}
+
+/* The default features, as the key table's own default has none. */
+static int features_json(FILE *fp)
+{
+    pop_spec spec;
+    if (pop_default_spec(&spec) != 0)
+        return -1;
+    fputs(",\"features\":[", fp);
+    for (size_t j = 0; j < spec.n_features; j++) {
+        const pop_feature *f = &spec.features[j];
+        fputs(j ? ",{" : "{", fp);
+        json_field(fp, "name", f->name, 1);
+        json_num(fp, "mean", "%.17g", f->mean);
+        json_num(fp, "sd", "%.17g", f->sd);
+        json_num(fp, "rho", "%.17g", f->rho);
+        fputc('}', fp);
+    }
+    fputc(']', fp);
+    pop_spec_free(&spec);
+    return 0;
+}
+
+const char *web_tables(void)
+{
+    FILE *fp = answer_open();
+    if (!fp)
+        return "!out of memory";
+    fputc('{', fp);
+    json_field(fp, "version", BNSTUDY_VERSION, 1);
+    fputc(',', fp);
+    keys_json(fp);
+    orders_json(fp);
+    estimators_json(fp);
+    scores_json(fp);
+    models_json(fp);
+    if (features_json(fp) != 0) {
+        fclose(fp);
+        return "!out of memory";
+    }
+    fputc('}', fp);
+    return answer_close(fp);
+}
+
+/* The population of the last call, kept while the settings describe the
+ * same one (its canonical description, popid.h, names every number to
+ * the bit): the figures' calls share it, and generating it is most of a
+ * call's time. */
+static char *kept_desc;
+static pop_t kept_pop;
+
+static const pop_t *population(const exp_t *e, bn_error *err)
+{
+    size_t n = pop_describe(&e->pop, NULL, 0);
+    char *desc = malloc(n + 1);
+    if (!desc) {
+        bn_fail(err, "out of memory");
+        return NULL;
+    }
+    pop_describe(&e->pop, desc, n + 1);
+    if (kept_desc && strcmp(desc, kept_desc) == 0) {
+        free(desc);
+        return &kept_pop;
+    }
+    free(kept_desc);
+    kept_desc = NULL;
+    pop_free(&kept_pop);
+    if (pop_generate(&e->pop, &kept_pop, err) != 0) {
+        free(desc);
+        return NULL;
+    }
+    kept_desc = desc;
+    return &kept_pop;
+}
+
+/* Apply the settings, one "section.key=value" per line, as `run --set`
+ * does (exp_set_overrides); then the checks of exp_finish. */
+static int apply(exp_t *e, const char *sets, bn_error *err)
+{
+    size_t n = 0, cap = 1;
+    for (const char *c = sets; *c; c++)
+        cap += *c == '\n';
+    char *copy = malloc(strlen(sets) + 1);
+    char **lines = malloc(cap * sizeof *lines);
+    if (!copy || !lines) {
+        free(copy);
+        free(lines);
+        return bn_fail(err, "out of memory");
+    }
+    strcpy(copy, sets);
+    for (char *s = copy; *s;) {
+        char *nl = strchr(s, '\n');
+        if (nl)
+            *nl = '\0';
+        if (*s)
+            lines[n++] = s;
+        if (!nl)
+            break;
+        s = nl + 1;
+    }
+    int rc = exp_set_overrides(e, lines, n, err);
+    free(lines);
+    free(copy);
+    return rc != 0 ? -1 : exp_finish(e, err);
+}
+
+const char *web_run(const char *sets, int with_features)
+{
+    exp_t *e = malloc(sizeof *e);
+    bn_error err;
+    run_result res;
+    memset(&res, 0, sizeof res);
+    int failed = 1, inited = 0;
+    FILE *fp = answer_open();
+    /* The writers format into buffers, as the sweep's threads do. */
+    bn_buf sum = {0}, feat = {0};
+    if (!e || !fp) {
+        snprintf(err.msg, sizeof err.msg, "out of memory");
+        goto done;
+    }
+    inited = 1;
+    if (exp_init(e, &err) != 0 || apply(e, sets, &err) != 0)
+        goto done;
+    const pop_t *pop = population(e, &err);
+    if (!pop)
+        goto done;
+    size_t count = exp_count(e);
+    for (size_t k = 0; k < count; k++) {
+        run_config cfg;
+        exp_config(e, k, &cfg);
+        if (k == 0) {
+            out_summary_header(&sum, 1u << cfg.model);
+            out_features_header(&feat, 1u << cfg.model);
+        }
+        if (run_execute(pop, &cfg, NULL, &res, &err) != 0)
+            goto done;
+        out_summary_row(&sum, 1u << cfg.model, pop, &cfg, &res);
+        if (with_features)
+            out_features_rows(&feat, 1u << cfg.model, pop, &cfg, &res);
+        run_result_free(&res);
+    }
+    if (sum.failed || feat.failed) {
+        snprintf(err.msg, sizeof err.msg, "out of memory");
+        goto done;
+    }
+    fwrite(sum.p, 1, sum.len, fp);
+    if (with_features) {
+        fputc('\n', fp);
+        fwrite(feat.p, 1, feat.len, fp);
+    }
+    failed = 0;
+done:
+    buf_free(&sum);
+    buf_free(&feat);
+    run_result_free(&res);
+    if (inited)
+        exp_free(e);
+    free(e);
+    if (failed) {
+        if (fp)
+            fclose(fp);
+        free(answer);
+        answer = NULL;
+        /* The message bnstudy run prints after "bnstudy run: ". */
+        static char refusal[sizeof err.msg + 2];
+        snprintf(refusal, sizeof refusal, "!%s", err.msg);
+        return refusal;
+    }
+    return answer_close(fp);
+}

@@ -1,0 +1,261 @@
+/*
+ * The page's figures, drawn as SVG in the house style of the gnuplot
+ * figures (scripts/style.gp): DejaVu Sans, a left and bottom border with
+ * the tics outside, a light grey grid, the Okabe-Ito colours in the same
+ * order, batch sizes on a log2 axis with a tic at each size run, log y
+ * axes with tics at 1, 2 and 5 per decade, and the published setting
+ * drawn black and thicker than everything else. Two kinds of figure:
+ * lines over batch size (bnPlot.lines) and grouped bars per feature
+ * (bnPlot.bars). Every point carries its value as bnstudy printed it
+ * (data-value, %.17g), which the browser test reads back.
+ */
+'use strict';
+(function () {
+  const NS = 'http://www.w3.org/2000/svg';
+  const colours = {
+    blue: '#0072B2', vermilion: '#D55E00', green: '#009E73',
+    orange: '#E69F00', sky: '#56B4E9', purple: '#CC79A7',
+    grey: '#999999', black: '#000000', grid: '#d8d8d8'
+  };
+  const W = 640, H = 420, FONT = 14, LINE = 2.4, PUBLISHED = 5;
+
+  function el(parent, name, attrs, text) {
+    const e = document.createElementNS(NS, name);
+    for (const [k, v] of Object.entries(attrs || {}))
+      e.setAttribute(k, v);
+    if (text !== undefined)
+      e.textContent = text;
+    parent.appendChild(e);
+    return e;
+  }
+
+  function start(svg, title) {
+    while (svg.firstChild)
+      svg.removeChild(svg.firstChild);
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    svg.setAttribute('font-family', '"DejaVu Sans", Verdana, sans-serif');
+    svg.setAttribute('font-size', FONT);
+    el(svg, 'rect', { width: W, height: H, fill: 'white' });
+    el(svg, 'title', { id: svg.id + '-title' }, title);
+    el(svg, 'text', { x: W / 2, y: 20, 'text-anchor': 'middle',
+                      'font-size': FONT + 2 }, title);
+  }
+
+  /* Tics for a linear axis: steps of 1, 2 or 5 times a power of ten. */
+  function linearTicks(lo, hi) {
+    const raw = (hi - lo) / 5;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map(m => m * p).find(s => s >= raw);
+    const out = [];
+    for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
+      out.push(Math.abs(t) < step * 1e-9 ? 0 : t);
+    return out;
+  }
+
+  /* Tics for a log axis: 1, 2 and 5 per decade (style.gp's log_ytics),
+   * only 1 per decade when the range spans many. */
+  function logTicks(lo, hi) {
+    const out = [], wide = Math.log10(hi / lo) > 4;
+    for (let d = Math.floor(Math.log10(lo)); d <= Math.ceil(Math.log10(hi)); d++)
+      for (const m of wide ? [1] : [1, 2, 5]) {
+        const t = m * Math.pow(10, d);
+        if (t >= lo && t <= hi)
+          out.push(t);
+      }
+    return out;
+  }
+
+  function fmt(v) {
+    if (v === 0)
+      return '0';
+    const a = Math.abs(v);
+    if (a >= 1e5 || a < 1e-3)
+      return v.toExponential(0).replace('e+', 'e');
+    return String(Number(v.toPrecision(6)));
+  }
+
+  /* A plot area: scales, grid, border, tics and labels. */
+  function frame(svg, box, o) {
+    const { x0, y0, w, h } = box;
+    const lx = o.xlog ? Math.log2 : v => v, ly = o.ylog ? Math.log10 : v => v;
+    const X = v => x0 + (lx(v) - lx(o.xlo)) / (lx(o.xhi) - lx(o.xlo)) * w;
+    const Y = v => y0 + h - (ly(v) - ly(o.ylo)) / (ly(o.yhi) - ly(o.ylo)) * h;
+    const g = el(svg, 'g', { class: 'frame' });
+    const yt = o.ylog ? logTicks(o.ylo, o.yhi) : linearTicks(o.ylo, o.yhi);
+    for (const t of yt) {
+      el(g, 'line', { x1: x0, x2: x0 + w, y1: Y(t), y2: Y(t),
+                      stroke: colours.grid, 'stroke-width': 1 });
+      el(g, 'line', { x1: x0, x2: x0 - 5, y1: Y(t), y2: Y(t), stroke: 'black' });
+      el(g, 'text', { x: x0 - 8, y: Y(t) + FONT * 0.35,
+                      'text-anchor': 'end' }, fmt(t));
+    }
+    for (const t of o.xticks) {
+      if (o.xgrid !== false)
+        el(g, 'line', { x1: X(t.at), x2: X(t.at), y1: y0, y2: y0 + h,
+                        stroke: colours.grid, 'stroke-width': 1 });
+      el(g, 'line', { x1: X(t.at), x2: X(t.at), y1: y0 + h, y2: y0 + h + 5,
+                      stroke: 'black' });
+      el(g, 'text', { x: X(t.at), y: y0 + h + 8 + FONT,
+                      'text-anchor': 'middle' }, t.label);
+    }
+    for (const t of o.x2ticks || []) {
+      el(g, 'line', { x1: X(t.at), x2: X(t.at), y1: y0, y2: y0 - 5,
+                      stroke: 'black' });
+      el(g, 'text', { x: X(t.at), y: y0 - 9, 'text-anchor': 'middle',
+                      'font-size': FONT - 3 }, t.label);
+    }
+    el(g, 'polyline', { points: `${x0},${y0} ${x0},${y0 + h} ${x0 + w},${y0 + h}`,
+                        fill: 'none', stroke: 'black', 'stroke-width': 1.2 });
+    el(g, 'text', { x: x0 + w / 2, y: y0 + h + 2 * FONT + 14,
+                    'text-anchor': 'middle' }, o.xlabel || '');
+    const yl = el(g, 'text', { 'text-anchor': 'middle',
+                               transform: `translate(${x0 - 54},${y0 + h / 2}) rotate(-90)` },
+                  o.ylabel);
+    yl.setAttribute('font-size', FONT - 1);
+    return { X, Y };
+  }
+
+  function marker(g, shape, x, y, colour, attrs) {
+    const r = 4.2;
+    let m;
+    if (shape === 'square')
+      m = el(g, 'rect', { x: x - r, y: y - r, width: 2 * r, height: 2 * r });
+    else if (shape === 'diamond')
+      m = el(g, 'polygon', { points: `${x},${y - r * 1.3} ${x + r * 1.3},${y} ${x},${y + r * 1.3} ${x - r * 1.3},${y}` });
+    else
+      m = el(g, 'circle', { cx: x, cy: y, r });
+    m.setAttribute('fill', colour);
+    for (const [k, v] of Object.entries(attrs))
+      m.setAttribute(k, v);
+    return m;
+  }
+
+  function legend(svg, box, items, where) {
+    const lineH = FONT * 1.35, x = where === 'right' ? box.x0 + box.w - 8 : box.x0 + 12;
+    const g = el(svg, 'g', { class: 'legend' });
+    items.forEach((s, i) => {
+      const y = box.y0 + 14 + i * lineH;
+      const sx = where === 'right' ? x - 30 : x;
+      el(g, 'line', { x1: sx, x2: sx + 30, y1: y, y2: y, stroke: s.colour,
+                      'stroke-width': s.width || LINE,
+                      'stroke-dasharray': s.dash || 'none' });
+      el(g, 'text', { x: where === 'right' ? sx - 8 : sx + 38, y: y + FONT * 0.35,
+                      'text-anchor': where === 'right' ? 'end' : 'start' }, s.label);
+    });
+  }
+
+  /*
+   * Lines over batch size. spec: title, xlabel, ylabel, ylog, bs (the
+   * batch sizes run), x2 (a top-axis label per batch size, optional),
+   * current (the batch size the settings hold), legend ('left' or
+   * 'right'), series: [{key, label, colour, width, shape, points: [{x, y,
+   * text}]}], labels: [{x, y, text, colour}].
+   */
+  function lines(svg, spec) {
+    start(svg, spec.title);
+    const box = { x0: 76, y0: spec.x2 ? 62 : 44, w: W - 76 - 18, h: 0 };
+    box.h = H - box.y0 - 64;
+    const ys = spec.series.flatMap(s => s.points.map(p => p.y))
+      .filter(v => Number.isFinite(v) && (!spec.ylog || v > 0));
+    /* Headroom above the data for the legend, a line per series. */
+    const n = spec.series.length;
+    let ylo = 0, yhi = Math.max(...ys, 0) * (1.1 + 0.11 * n) || 1;
+    if (spec.ylog) {
+      ylo = Math.min(...ys) / 1.6;
+      yhi = Math.max(...ys) * Math.pow(ylo > 0 ? Math.max(...ys) / ylo : 10, 0.12 * n) * 1.5;
+      if (!(ylo > 0)) { ylo = 1e-3; yhi = 1; }
+    }
+    const xlo = Math.min(...spec.bs) / 1.5, xhi = Math.max(...spec.bs) * 1.3;
+    const { X, Y } = frame(svg, box, {
+      xlog: true, ylog: spec.ylog, xlo, xhi, ylo, yhi,
+      xticks: spec.bs.map(b => ({ at: b, label: String(b) })),
+      x2ticks: spec.x2 ? spec.bs.map(b => ({ at: b, label: spec.x2[b] })) : null,
+      xlabel: spec.xlabel, ylabel: spec.ylabel
+    });
+    if (spec.current) {
+      el(svg, 'line', { x1: X(spec.current), x2: X(spec.current), y1: box.y0,
+                        y2: box.y0 + box.h, stroke: colours.grey,
+                        'stroke-dasharray': '4 4', 'stroke-width': 1.5 });
+    }
+    for (const s of spec.series) {
+      const g = el(svg, 'g', { class: 'series', 'data-series': s.key });
+      const pts = s.points.filter(p => Number.isFinite(p.y) && (!spec.ylog || p.y > 0));
+      el(g, 'polyline', { points: pts.map(p => `${X(p.x)},${Y(p.y)}`).join(' '),
+                          fill: 'none', stroke: s.colour,
+                          'stroke-width': s.width || LINE,
+                          'stroke-linejoin': 'round' });
+      for (const p of pts) {
+        const m = marker(g, s.shape, X(p.x), Y(p.y), s.colour,
+                         { 'data-x': p.x, 'data-value': p.text });
+        el(m, 'title', {}, `B ${p.x}: ${s.label}, ${p.text}`);
+      }
+    }
+    for (const l of spec.labels || [])
+      el(svg, 'text', { x: X(l.x), y: Y(l.y) - 10, 'text-anchor': 'middle',
+                        fill: l.colour, 'font-size': FONT - 2 }, l.text);
+    legend(svg, box, spec.series, spec.legend);
+  }
+
+  /*
+   * Grouped bars per feature, in panels side by side. spec: title,
+   * panels: [{ylabel, names, ref: {y, label}, bars: [{key, label,
+   * colour, values: [{y, text}]}]}].
+   */
+  function bars(svg, spec) {
+    start(svg, spec.title);
+    const n = spec.panels.length, gap = 84, x0 = 76;
+    const pw = (W - x0 - 18 - gap * (n - 1)) / n;
+    spec.panels.forEach((p, i) => {
+      const box = { x0: x0 + i * (pw + gap), y0: 44, w: pw, h: H - 44 - 86 };
+      const ys = p.bars.flatMap(b => b.values.map(v => v.y)).concat([p.ref.y]);
+      let ylo = Math.min(0, ...ys), yhi = Math.max(0, ...ys);
+      const pad = (yhi - ylo) * 0.12 || 1;
+      yhi += pad;
+      if (ylo < 0)
+        ylo -= pad;
+      const k = p.names.length;
+      const { X, Y } = frame(svg, box, {
+        xlo: 0.4, xhi: k + 0.6, ylo, yhi, xgrid: false,
+        xticks: k <= 12 ? p.names.map((name, j) => ({ at: j + 1, label: name })) : [],
+        xlabel: p.xlabel, ylabel: p.ylabel
+      });
+      const bw = Math.min(0.8 / p.bars.length, 0.3);
+      p.bars.forEach((b, bi) => {
+        const g = el(svg, 'g', { class: 'series', 'data-series': b.key });
+        b.values.forEach((v, j) => {
+          const cx = j + 1 + (bi - (p.bars.length - 1) / 2) * bw;
+          const xa = X(cx - bw / 2), xb = X(cx + bw / 2);
+          const ya = Y(Math.max(v.y, 0)), yb = Y(Math.min(v.y, 0));
+          const r = el(g, 'rect', { x: xa, y: ya, width: Math.max(xb - xa - 1, 1),
+                                    height: Math.max(yb - ya, 0.5), fill: b.colour,
+                                    'data-feature': p.names[j], 'data-value': v.text });
+          el(r, 'title', {}, `${p.names[j]}: ${b.label}, ${v.text}`);
+        });
+      });
+      el(svg, 'line', { x1: box.x0, x2: box.x0 + box.w, y1: Y(p.ref.y), y2: Y(p.ref.y),
+                        stroke: 'black', 'stroke-width': 1.8, 'stroke-dasharray': '6 4' });
+      if (ylo < 0)
+        el(svg, 'line', { x1: box.x0, x2: box.x0 + box.w, y1: Y(0), y2: Y(0),
+                          stroke: 'black', 'stroke-width': 0.8 });
+      p.legendRef = { label: p.ref.label, colour: 'black', dash: '6 4', width: 1.8 };
+    });
+    /* One legend under the panels, wrapped into rows, each label once. */
+    const items = spec.panels.flatMap(p => p.bars).concat(spec.panels.map(p => p.legendRef))
+      .filter((s, i, all) => all.findIndex(t => t.label === s.label) === i);
+    const g = el(svg, 'g', { class: 'legend' });
+    let x = x0, y = H - 2 * FONT * 1.3 + 4;
+    for (const s of items) {
+      const wText = s.label.length * FONT * 0.56 + 44;
+      if (x > x0 && x + wText > W - 18) { x = x0; y += FONT * 1.3; }
+      if (s.dash)
+        el(g, 'line', { x1: x, x2: x + 26, y1: y - 4, y2: y - 4, stroke: s.colour,
+                        'stroke-width': s.width, 'stroke-dasharray': s.dash });
+      else
+        el(g, 'rect', { x, y: y - 11, width: 26, height: 12, fill: s.colour });
+      el(g, 'text', { x: x + 32, y }, s.label);
+      x += wText;
+    }
+  }
+
+  window.bnPlot = { lines, bars, colours, PUBLISHED, LINE };
+})();
