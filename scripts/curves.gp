@@ -96,7 +96,7 @@ do for [out = 1:2] {
                 unset logscale y
                 set yrange [0 : yhi[k] * (npan > 1 ? 1.2 : 1.3)]
                 set ytics autofreq
-                set format y "%g"
+                set format y tic_format
             }
             if (npan > 1) {
                 set lmargin at screen panel_x(j); set rmargin at screen panel_x(j) + pw

@@ -22,7 +22,8 @@ is_ema(d) = strcol("estimator") eq "ema"
 # can be read there, and each T of the runs gets a tic.
 set logscale x 2
 set xrange [0.85 : Tmax * 1.25]
-eval "set xtics (1, " . Ttics . ") format '%g'"
+eval "set xtics (1, " . Ttics . ")"
+set format x tic_format
 set mxtics 1
 if (x2tics ne "") {
     set logscale x2 2

@@ -36,14 +36,22 @@ svg_output = "set output figdir . '/' . name . '.svg'"
 # panel's settings (its titles, labels and axis labels) to DIR/NAME.k.set:
 # tests/figures.sh reads both, to check that each figure draws what the
 # TSVs say and says only what they bear out. The tables take their number
-# format from the axes' tic labels, so no panel hides its y tic labels.
+# format from the axes' tic labels, so no panel hides its y tic labels,
+# and every script sets a tic format as tic_format: "%g" on a figure,
+# "%.17g" in the tables, which then hold every number gnuplot drew to
+# the last bit (six digits would not do: a point of (1 - p)^T at T near
+# 1000 moves in its fourth digit when T is rounded to six).
 save_texts(k) = ""
+tic_format = "%g"
 if (exists("tables")) {
     png_terminal = "set terminal dumb; set output '/dev/null'"
     svg_terminal = png_terminal
     png_output = "set table tables . '/' . name . '.png.tab'"
     svg_output = "set table tables . '/' . name . '.svg.tab'"
     save_texts(k) = sprintf("save set tables . '/' . name . '.%d.set'", k)
+    tic_format = "%.17g"
+    set format x tic_format; set format y tic_format
+    set format x2 tic_format; set format y2 tic_format
 }
 
 set border 3 lw 1.2
@@ -117,7 +125,7 @@ if (exists("xv")) {
     x_commas(i) = i > |xv| ? "" : (i > 1 ? ", " : "") . sprintf("%.17g", xv[i]) . x_commas(i + 1)
     x_lo(lo, hi) = xlog ? lo / 1.5 : lo - 0.06 * (hi - lo)
     x_hi(lo, hi) = xlog ? hi * 1.3 : hi + 0.06 * (hi - lo)
-    x_axis = "if (xlog) { set logscale x xlog } else { unset logscale x }; set xrange [x_lo(xv[1], xv[|xv|]) : x_hi(xv[1], xv[|xv|])]; eval 'set xtics (' . x_commas(1) . ') format \"%g\"'; set mxtics 1"
+    x_axis = "if (xlog) { set logscale x xlog } else { unset logscale x }; set xrange [x_lo(xv[1], xv[|xv|]) : x_hi(xv[1], xv[|xv|])]; eval 'set xtics (' . x_commas(1) . ') format tic_format'; set mxtics 1"
     # the place of v among xv, 0 when it is not there
     x_index(v, i) = i > |xv| ? 0 : (same(v, xv[i]) ? i : x_index(v, i + 1))
 }
@@ -127,7 +135,7 @@ if (exists("xv")) {
 # leaves a reader guessing whether a point is 0.3 or 0.6.
 decade_tics(d, d1, all) = d > d1 ? "" : (all ? sprintf("%g, %g, %g", 10.0 ** d, 2 * 10.0 ** d, 5 * 10.0 ** d) : sprintf("%g", 10.0 ** d)) . (d < d1 ? ", " . decade_tics(d + 1, d1, all) : "")
 # (Joined with ".": gnuplot's sprintf cuts its result at 127 characters.)
-log_ytics(lo, hi) = "set ytics (" . decade_tics(floor(log10(lo)), ceil(log10(hi)), ceil(log10(hi)) - floor(log10(lo)) <= 3) . "); set format y '%g'; set mytics 1"
+log_ytics(lo, hi) = "set ytics (" . decade_tics(floor(log10(lo)), ceil(log10(hi)), ceil(log10(hi)) - floor(log10(lo)) <= 3) . "); set format y tic_format; set mytics 1"
 
 # Titles are centred on the canvas, not on the plot area: figures whose key
 # sits in a column of its own have an off-centre plot area, and a title

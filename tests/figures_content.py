@@ -13,8 +13,9 @@ files alone, this script works out which figures each experiment supports
 (docs/architecture.md states the rules) and what each must draw, and
 checks:
   - the figures drawn are exactly those;
-  - every series has the right points (gnuplot writes six significant
-    digits, so values agree to 1e-5 relative);
+  - every series has the right points (the tables hold 17 significant
+    digits, scripts/style.gp's tic_format, so a point agrees with the
+    number it was drawn from to rounding: 1e-12 relative);
   - the axis labels give the rows, epochs and momentum of the manifest
     and the files;
   - every title, panel title and note is a form this script knows, and a
@@ -31,7 +32,7 @@ import shlex
 import sys
 from pathlib import Path
 
-REL = 1e-5
+REL = 1e-12
 EXACT = 1e-12
 X_KEYS = ["batch_size", "epochs", "precise_batches", "new_weight", "eps",
           "gamma", "beta"]
@@ -42,7 +43,9 @@ X_NOUN = {"batch_size": "batch size", "epochs": "number of epochs",
           "new_weight": "new-value weight", "eps": "eps", "gamma": "gamma",
           "beta": "beta"}
 NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
-           "seed", "epochs", "precise_batches"}
+           "seed", "epochs", "precise_batches", "hidden", "freeze_after",
+           "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
+           "scale"}
 # The orders in words, as a figure states them (src/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
@@ -184,8 +187,12 @@ class Experiment:
         self.manifest = {}
         for r in read_tsv(d / "manifest.tsv"):
             self.manifest.setdefault(r["key"], []).append(r["value"])
+        # The settings a file's columns may vary: the sections of the
+        # experiment file that set a run (the population's are the rows
+        # themselves, named by the population column).
         self.keys = {k.split(".", 1)[1] for k in self.manifest
-                     if k.startswith(("layer.", "sweep."))} | {"new_weight"}
+                     if k.startswith(("layer.", "sweep.", "model.",
+                                      "evaluation."))} | {"new_weight"}
         self.files = {}
         for f in ("summary", "features", "distribution", "expectation"):
             p = d / f"{f}.tsv"
@@ -655,7 +662,7 @@ def fig_init_weight(ck, E, tabs):
              len(curves) == len(ps) + len(again) + 1, f"{len(curves)} curves")
     for p, curve in zip(ps + again, curves):
         want = [(float(q["x"]), (1 - p) ** float(q["x"])) for q in curve["points"]]
-        ck.series(f"{where}: (1 - p)^T for p = {p:g}", curve, want, rel=1e-4)
+        ck.series(f"{where}: (1 - p)^T for p = {p:g}", curve, want)
     ck.series(f"{where}: measured init_weight against updates", curves[-1],
               [(float(r["updates"]), float(r["init_weight"])) for r in rows])
     # The label states T's formula: check it on every run.
