@@ -1304,6 +1304,8 @@ static int held_out_shape(exp_t *e, shapes *sh, bn_error *err)
                             "needs at least two",
                        origin(e, KEY_EVAL_FILE, -1), n_held);
     pop_id_held(spec, spec ? NULL : &fd, &h, e->held_id);
+    e->train_rows = sh->train.n;
+    e->held_rows = n_held;
     return 0;
 }
 

@@ -152,6 +152,9 @@ typedef struct exp_s {
     /* The identifier of what a held-out model trains and is evaluated on:
      * the population and its held-out rows (popid.h). */
     char held_id[17];
+    /* The rows a held-out model trains on and is evaluated on, once
+     * exp_finish has run (0 without one): the manifest states them. */
+    size_t train_rows, held_rows;
     size_t n[KEY_COUNT];     /* the values of each axis */
     key_value *v[KEY_COUNT];
     order_spec *orders;      /* KEY_ORDER's values point here */

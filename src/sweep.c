@@ -446,8 +446,11 @@ static void manifest(bn_buf *b, const exp_t *e, const sweep_options *o,
         buf_printf(b, "set\t%s\n", o->sets[i]);
     exp_manifest(b, e);
     buf_printf(b, "population_id\t%s\n", e->pop_id);
-    if (exp_held_out_models(e->models))
+    if (exp_held_out_models(e->models)) {
         buf_printf(b, "held_out_population_id\t%s\n", e->held_id);
+        buf_printf(b, "train_rows\t%zu\nheld_out_rows\t%zu\n",
+                   e->train_rows, e->held_rows);
+    }
     buf_printf(b, "configurations\t%zu\n", n);
 }
 

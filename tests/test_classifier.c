@@ -528,6 +528,9 @@ static void test_population_ids(void **state)
     pop_held_desc h = {POP_HELD_DRAW, 0, 0, 0, NULL};
     pop_id_held(&spec, NULL, &h, id);
     assert_string_equal(e->held_id, id);
+    /* A second draw of the default 512 rows: as many to evaluate on. */
+    assert_int_equal(e->train_rows, 512);
+    assert_int_equal(e->held_rows, 512);
     pop_describe_held(&spec, NULL, &h, buf, sizeof buf);
     size_t len = strlen(buf);
     assert_string_equal(buf + len - 14, "held-out draw\n");
@@ -553,6 +556,10 @@ static void test_population_ids(void **state)
     assert_non_null(strstr(buf, "\nlabel y\nheld-out split 0.5 9\n"));
     pop_id_held(NULL, &d, &hs, id);
     assert_string_equal(e->held_id, id);
+    /* Half of each class of four held out: four rows each way, which the
+     * manifest states (the figures' labels give the rows trained on). */
+    assert_int_equal(e->train_rows, 4);
+    assert_int_equal(e->held_rows, 4);
     hs.seed = 10;
     pop_id_held(NULL, &d, &hs, id);
     assert_string_not_equal(e->held_id, id);
