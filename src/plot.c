@@ -17,6 +17,7 @@
  */
 #include "plot.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -257,7 +258,7 @@ typedef struct {
 
 typedef struct {
     const char *dir, *name;
-    table_t sum, feat, dist, expect, manifest;
+    table_t sum, feat, dist, expect, manifest, curve;
     double rows;       /* the population's rows, NaN when unknown */
     double published_p; /* the key table's default new-value weight */
     int scales_differ;
@@ -412,6 +413,7 @@ static void exp_free_all(plot_exp *x)
     table_free(&x->dist);
     table_free(&x->expect);
     table_free(&x->manifest);
+    table_free(&x->curve);
 }
 
 static int exp_open(plot_exp *x, const char *dir, const char *name,
@@ -424,11 +426,15 @@ static int exp_open(plot_exp *x, const char *dir, const char *name,
         load_table(dir, "summary.tsv", &x->sum, err) != 0 ||
         load_table(dir, "features.tsv", &x->feat, err) != 0 ||
         load_table(dir, "distribution.tsv", &x->dist, err) != 0 ||
-        load_table(dir, "expectation.tsv", &x->expect, err) != 0) {
+        load_table(dir, "expectation.tsv", &x->expect, err) != 0 ||
+        load_table(dir, "curve.tsv", &x->curve, err) != 0) {
         exp_free_all(x);
         return -1;
     }
-    const char *rows = manifest_value(x, "population.rows");
+    /* The rows trained on: a held-out split's, else the population's. */
+    const char *rows = manifest_value(x, "train_rows");
+    if (!rows)
+        rows = manifest_value(x, "population.rows");
     if (!rows)
         rows = manifest_value(x, "population.file_rows");
     x->rows = rows ? num(rows) : NAN;
@@ -1290,9 +1296,20 @@ done:
     return rc;
 }
 
+/* A classifier's results: its statistics are drawn beside its
+ * accuracies (kind_accuracy), and the layer's figures of them alone
+ * (stats-err, init-weight) would read a model whose batch norm sees
+ * inputs that change as it learns as if it were the layer. */
+static int predictions(const plot_exp *x)
+{
+    return column(&x->sum, "acc_eval_mode") >= 0;
+}
+
 static int kind_stats_err(const plot_exp *x, figure_out *o, bn_error *err)
 {
     const char *scores[2] = {"stats_err", "stats_err_rel"};
+    if (predictions(x))
+        return 0;
     return curves(x, o, scores, x->scales_differ ? 2 : 1,
                   x->scales_differ ? "stats_err and stats_err_rel"
                                    : "stats_err",
@@ -1522,7 +1539,7 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
     const table_t *tb = &x->sum;
     int cu = column(tb, "updates"), cw = column(tb, "init_weight"),
         cp = column(tb, "new_weight"), cb = column(tb, "batch_size");
-    if (!tb->ok || cu < 0 || cw < 0 || cp < 0)
+    if (!tb->ok || cu < 0 || cw < 0 || cp < 0 || predictions(x))
         return 0;
     size_t n = tb->t.nrow, nT = 0, np = 0;
     double *Tv = malloc((n ? n : 1) * sizeof *Tv);
@@ -1885,6 +1902,903 @@ done:
     return rc;
 }
 
+/* ---- predictions: the classifier's accuracy in both modes ---- */
+
+/* Train-mode and eval-mode accuracy this close read as agreement: the
+ * "point or two" of the background essays, with room (5 rows in 100).
+ * Gaps are worded to two significant digits. */
+#define GAP_NEAR 0.05
+/* At most this many series in an accuracy panel (two lines each), and
+ * this many panels of curves over the epochs. */
+#define CLF_SERIES 4
+#define CURVE_PANELS 9
+/* Past the last K of a K axis, each other order is drawn this factor
+ * further along. */
+#define K_STEP 4.0
+
+/* Both modes' accuracies on the held-out rows, and on the rows trained
+ * on (fit). */
+static const char *const acc_cols[2][2] = {
+    {"acc_train_mode", "acc_eval_mode"},
+    {"fit_acc_train_mode", "fit_acc_eval_mode"}};
+
+/* The x axis of a classifier's figure: a number (the batch size, the
+ * epochs, the held-out rows' shift or scale, or a curve's epoch), the K of
+ * grouped:K orders (shuffled is grouped:1; the other orders are placed
+ * past the last K, unjoined), or categories (the estimators). */
+enum { CX_NUM, CX_K, CX_CAT };
+
+static const struct {
+    int key;
+    const char *noun, *sym, *label;
+} clf_x_words[] = {
+    {KEY_BATCH_SIZE, "batch size", "B", "batch size B"},
+    {KEY_EPOCHS, "number of epochs", "E", "epochs E"},
+    {KEY_EVAL_SHIFT, "shift", "shift", "held-out rows' shift, in sd"},
+    {KEY_EVAL_SCALE, "scale", "scale", "held-out rows' spread, × sd"},
+};
+
+/* A classifier's results in a figure: the rows kept (the fixed axes at
+ * their first value, a curve's longest run of each configuration), and
+ * each row's panel, series and place on the x axis. */
+typedef struct {
+    const table_t *tb;
+    int kind;
+    const axis_t *x; /* NULL: curve.tsv's epoch column */
+    const char *xcol;
+    size_t nx;
+    const char **xc; /* the x column's cells, in the axis's order */
+    double *xp;      /* where each is drawn */
+    int *xj;         /* joined to the others by a line */
+    const axis_t *pa[KEY_COUNT], *sa[KEY_COUNT], *fa[KEY_COUNT];
+    size_t npa, nsa, nfa;
+    int longest;
+    int fit; /* the accuracies on the rows trained on, not held out */
+    strlist pk, sk, pe; /* panel and series keys; a panel's longest run */
+    size_t *at;         /* per row: (p ns + s) nx + xi, or SIZE_MAX */
+} cview;
+
+static void cv_free(cview *v)
+{
+    free(v->xc);
+    free(v->xp);
+    free(v->xj);
+    sl_free(&v->pk);
+    sl_free(&v->sk);
+    sl_free(&v->pe);
+    free(v->at);
+    memset(v, 0, sizeof *v);
+}
+
+static void cv_key(const tsv_table *t, size_t row, const axis_t *const *a,
+                   size_t n, sbuf *b)
+{
+    sb_clear(b);
+    for (size_t i = 0; i < n; i++)
+        sb_add(b, "%s%s", i ? "\t" : "", cell_of(t, row, a[i]));
+}
+
+static size_t sl_find(const strlist *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return i;
+    return l->n;
+}
+
+/* Field i of a key of tab-joined cells. */
+static const char *key_field(const char *key, size_t i, char *buf,
+                             size_t cap)
+{
+    for (size_t j = 0; j < i && key; j++) {
+        key = strchr(key, '\t');
+        key = key ? key + 1 : NULL;
+    }
+    size_t len = key ? strcspn(key, "\t") : 0;
+    len = len < cap ? len : cap - 1;
+    memcpy(buf, key ? key : "", len);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* K of an order grouped:K, else 0. */
+static double grouped_k(const char *cell)
+{
+    if (strncmp(cell, "grouped:", 8) != 0)
+        return 0;
+    double k = num(cell + 8);
+    return k >= 1 ? k : 0;
+}
+
+/* Which of the file's axes count: those that vary, the seed aside, and
+ * the momentum as its new-value weight, as roles_of says. */
+static size_t clf_axes(const table_t *tb, const axis_t **out)
+{
+    const axis_t *nw = axis_of(tb, KEY_NEW_WEIGHT);
+    size_t n = 0;
+    for (size_t i = 0; i < tb->nax; i++) {
+        const axis_t *a = &tb->ax[i];
+        if (!varies(a) || a->key == KEY_SEED ||
+            (a->key == KEY_MOMENTUM && nw) ||
+            (a->key == KEY_WEIGHTS && varies(nw)))
+            continue;
+        out[n++] = a;
+    }
+    return n;
+}
+
+static int cv_kept(const cview *v, size_t row)
+{
+    for (size_t i = 0; i < v->nfa; i++)
+        if (strcmp(cell_of(&v->tb->t, row, v->fa[i]),
+                   first_value(v->tb, v->fa[i])) != 0)
+            return 0;
+    return 1;
+}
+
+static int cmp_cell(const void *a, const void *b)
+{
+    double x = num(*(const char *const *)a), y = num(*(const char *const *)b);
+    return (x > y) - (x < y);
+}
+
+/* The x categories, then each row's place. */
+static int cv_build(cview *v, bn_error *err)
+{
+    const tsv_table *t = &v->tb->t;
+    size_t n = t->nrow ? t->nrow : 1;
+    int xci = column(v->tb, v->xcol), ec = column(v->tb, "epochs");
+    v->xc = malloc(n * sizeof *v->xc);
+    v->xp = malloc(n * sizeof *v->xp);
+    v->xj = malloc(n * sizeof *v->xj);
+    v->at = malloc(n * sizeof *v->at);
+    sbuf k = {0};
+    if (!v->xc || !v->xp || !v->xj || !v->at || xci < 0)
+        goto oom;
+    if (v->x) {
+        v->nx = v->x->n;
+        memcpy(v->xc, v->x->val, v->nx * sizeof *v->xc);
+    } else { /* a curve's epochs: those of the rows kept */
+        for (size_t r = 0; r < t->nrow; r++) {
+            const char *c = tsv_cell(t, r, (size_t)xci);
+            size_t i = 0;
+            while (i < v->nx && strcmp(v->xc[i], c) != 0)
+                i++;
+            if (i == v->nx && cv_kept(v, r))
+                v->xc[v->nx++] = c;
+        }
+        qsort(v->xc, v->nx, sizeof *v->xc, cmp_cell);
+    }
+    double kmax = 1, past = 1;
+    for (size_t i = 0; i < v->nx; i++)
+        kmax = grouped_k(v->xc[i]) > kmax ? grouped_k(v->xc[i]) : kmax;
+    for (size_t i = 0; i < v->nx; i++) {
+        const char *c = v->xc[i];
+        v->xj[i] = v->kind != CX_CAT;
+        if (v->kind == CX_NUM)
+            v->xp[i] = num(c);
+        else if (v->kind == CX_CAT)
+            v->xp[i] = (double)(i + 1);
+        else if (grouped_k(c) > 0)
+            v->xp[i] = grouped_k(c);
+        else if (strcmp(c, "shuffled") == 0)
+            v->xp[i] = 1;
+        else {
+            past *= K_STEP;
+            v->xp[i] = kmax * past;
+            v->xj[i] = 0;
+        }
+    }
+    /* Panels, then series, in the order their first rows come; a
+     * curve's panel keeps its longest run. at[] holds a row's panel
+     * until its series are known. */
+    for (size_t r = 0; r < t->nrow; r++) {
+        v->at[r] = SIZE_MAX;
+        if (!cv_kept(v, r))
+            continue;
+        cv_key(t, r, v->pa, v->npa, &k);
+        size_t p = sl_find(&v->pk, sb_str(&k));
+        const char *e = ec >= 0 ? tsv_cell(t, r, (size_t)ec) : "";
+        if (p == v->pk.n) {
+            sl_push(&v->pk, sb_str(&k));
+            sl_push(&v->pe, v->longest ? e : "");
+        } else if (v->longest && p < v->pe.n && num(e) > num(v->pe.v[p])) {
+            char *c = strdup(e);
+            if (!c)
+                goto oom;
+            free(v->pe.v[p]);
+            v->pe.v[p] = c;
+        }
+        v->at[r] = p;
+    }
+    if (k.oom || v->pk.oom || v->pe.oom)
+        goto oom;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t r = 0; r < t->nrow; r++) {
+            size_t p = v->at[r];
+            if (p == SIZE_MAX)
+                continue;
+            if (v->longest && ec >= 0 &&
+                strcmp(tsv_cell(t, r, (size_t)ec), v->pe.v[p]) != 0) {
+                v->at[r] = SIZE_MAX;
+                continue;
+            }
+            cv_key(t, r, v->sa, v->nsa, &k);
+            size_t s = sl_find(&v->sk, sb_str(&k));
+            if (pass == 0) {
+                if (s == v->sk.n)
+                    sl_push(&v->sk, sb_str(&k));
+                continue;
+            }
+            const char *c = tsv_cell(t, r, (size_t)xci);
+            size_t xi = 0;
+            while (xi < v->nx && strcmp(v->xc[xi], c) != 0)
+                xi++;
+            v->at[r] = xi < v->nx ? (p * v->sk.n + s) * v->nx + xi
+                                  : SIZE_MAX;
+        }
+    if (k.oom || v->sk.oom)
+        goto oom;
+    sb_free(&k);
+    return 0;
+oom:
+    sb_free(&k);
+    return bn_fail(err, "%s: out of memory", v->tb->path);
+}
+
+/* Column col by panel, series and x: y[(p ns + s) nx + xi], NaN where no
+ * row kept has it. */
+static double *cv_values(const cview *v, const char *col)
+{
+    size_t n = v->pk.n * v->sk.n * v->nx;
+    double *y = malloc((n ? n : 1) * sizeof *y);
+    int c = column(v->tb, col);
+    for (size_t i = 0; y && i < n; i++)
+        y[i] = NAN;
+    for (size_t r = 0; y && c >= 0 && r < v->tb->t.nrow; r++)
+        if (v->at[r] != SIZE_MAX)
+            y[v->at[r]] = cell_num(v->tb, r, c);
+    return y;
+}
+
+/* ---- its words ---- */
+
+static void cx_words(const cview *v, const char **noun, const char **sym,
+                     const char **label)
+{
+    *noun = *sym = *label = v->xcol;
+    if (!v->x) {
+        *noun = *sym = *label = "epoch";
+    } else if (v->kind == CX_K) {
+        *noun = *sym = "K";
+        *label = "K of grouped:K, shuffled = 1";
+    } else if (v->kind == CX_CAT) {
+        *noun = axis_noun(v->x);
+    } else {
+        for (size_t i = 0; i < COUNT(clf_x_words); i++)
+            if (clf_x_words[i].key == v->x->key) {
+                *noun = clf_x_words[i].noun;
+                *sym = clf_x_words[i].sym;
+                *label = clf_x_words[i].label;
+            }
+    }
+}
+
+/* A value of an axis in words: "B = 256" for those of clf_x_words, an
+ * order by its name ("grouped:8", short enough for a panel's title), the
+ * rest as every figure says them. */
+static void clf_value_words(sbuf *b, const plot_exp *x, const axis_t *a,
+                            const char *cell)
+{
+    for (size_t i = 0; i < COUNT(clf_x_words); i++)
+        if (clf_x_words[i].key == a->key) {
+            txf(b, "%s = %g", clf_x_words[i].sym, num(cell));
+            return;
+        }
+    if (a->key == KEY_ORDER)
+        tx(b, cell);
+    else
+        value_words(b, x, a, cell, 1);
+}
+
+/* "B = 256", "epoch 3", "K = 8", "batches grouped by class", "ema". */
+static void cx_at(sbuf *b, const plot_exp *x, const cview *v, size_t xi)
+{
+    const char *noun, *sym, *label, *c = v->xc[xi];
+    cx_words(v, &noun, &sym, &label);
+    if (!v->x)
+        txf(b, "epoch %g", num(c));
+    else if (v->kind == CX_K && grouped_k(c) > 0)
+        txf(b, "K = %g", grouped_k(c));
+    else
+        clf_value_words(b, x, v->x, c);
+}
+
+/* The values of key (tab-joined cells of axes a) in words. */
+static void key_words(sbuf *b, const plot_exp *x, const axis_t *const *a,
+                      size_t n, const char *key)
+{
+    char buf[600];
+    for (size_t i = 0; i < n; i++) {
+        sb_add(b, i ? ", " : "");
+        clf_value_words(b, x, a[i], key_field(key, i, buf, sizeof buf));
+    }
+}
+
+/* name(d): a row's cells of axes a joined by tabs, as cv_key joins them. */
+static void as_key_fn(sbuf *b, const char *name, const axis_t *const *a,
+                      size_t n)
+{
+    sb_add(b, "%s(d) = ", name);
+    for (size_t i = 0; i < n; i++)
+        sb_add(b, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "", a[i]->col);
+    sb_add(b, n ? "; " : "\"\"; ");
+}
+
+/* The largest gap, train mode minus eval mode, over panels [p0, p1), and
+ * whether every gap is within GAP_NEAR. */
+typedef struct {
+    int any, near;
+    double worst;
+    size_t p, s, xi;
+} gap_t;
+
+static gap_t gap_over(const cview *v, const double *tr, const double *ev,
+                      size_t p0, size_t p1)
+{
+    gap_t g = {0, 1, -INFINITY, 0, 0, 0};
+    size_t ns = v->sk.n, nx = v->nx;
+    for (size_t p = p0; p < p1; p++)
+        for (size_t s = 0; s < ns; s++)
+            for (size_t xi = 0; xi < nx; xi++) {
+                size_t i = (p * ns + s) * nx + xi;
+                if (isnan(tr[i]) || isnan(ev[i]))
+                    continue;
+                double d = tr[i] - ev[i];
+                g.any = 1;
+                g.near = g.near && fabs(d) <= GAP_NEAR;
+                if (d > g.worst) {
+                    g.worst = d;
+                    g.p = p;
+                    g.s = s;
+                    g.xi = xi;
+                }
+            }
+    return g;
+}
+
+/* "(B = 256, epochs = 1)": where the largest gap is; a panel's title
+ * leaves out the panel's own values. */
+static void gap_at(sbuf *b, const plot_exp *x, const cview *v,
+                   const gap_t *g, int title)
+{
+    sb_add(b, "(");
+    cx_at(b, x, v, g->xi);
+    if (v->nsa) {
+        sb_add(b, ", ");
+        key_words(b, x, v->sa, v->nsa, v->sk.v[g->s]);
+    }
+    if (title && v->npa) {
+        sb_add(b, ", ");
+        key_words(b, x, v->pa, v->npa, v->pk.v[g->p]);
+    }
+    sb_add(b, ")");
+}
+
+/* The finding on the gap, train mode minus eval mode, of a figure
+ * (title) or of one of its panels (lower case, shorter to fit a third of
+ * the canvas: "eval below train mode by up to 0.53", then where):
+ *   every gap within GAP_NEAR: "Eval-mode accuracy within 0.05 of
+ *     train-mode at every batch size";
+ *   else the largest above GAP_NEAR: "Eval mode falls below train mode by
+ *     up to 0.53 (B = 256, epochs = 1)";
+ *   else none above 0: "Eval mode at or above train mode at every ...";
+ *   else: "Eval mode at most 0.03 below train mode (...)". */
+static void gap_words(sbuf *b, const plot_exp *x, const cview *v,
+                      const gap_t *g, int title)
+{
+    const char *noun, *sym, *label;
+    cx_words(v, &noun, &sym, &label);
+    sbuf every = {0};
+    if (!v->x)
+        sb_add(&every, "after every epoch");
+    else
+        txf(&every, "%s every %s", v->kind == CX_CAT ? "for" : "at", noun);
+    if (!g->any)
+        ;
+    else if (g->near && title)
+        sb_add(b, "Eval-mode accuracy within %g of train-mode %s", GAP_NEAR,
+               sb_str(&every));
+    else if (g->near)
+        sb_add(b, "eval within %g of train mode", GAP_NEAR);
+    else if (g->worst > GAP_NEAR) {
+        sb_add(b, title ? "Eval mode falls below train mode by up to %.2g "
+                        : "eval below train mode by up to %.2g\n",
+               g->worst);
+        gap_at(b, x, v, g, title);
+    } else if (g->worst <= 0 && title)
+        sb_add(b, "Eval mode at or above train mode %s", sb_str(&every));
+    else if (g->worst <= 0)
+        sb_add(b, "eval at or above train mode");
+    else {
+        sb_add(b, title ? "Eval mode at most %.2g below train mode "
+                        : "eval at most %.2g below train mode\n",
+               g->worst);
+        gap_at(b, x, v, g, title);
+    }
+    b->oom |= every.oom;
+    sb_free(&every);
+}
+
+/* How a curve's gap closes: "within 0.05 from epoch 12 on", when it is
+ * wider before. */
+static void closes_words(sbuf *b, const cview *v, const double *tr,
+                         const double *ev, size_t p)
+{
+    size_t nx = v->nx, from = nx;
+    for (size_t xi = nx; xi-- > 0;) {
+        size_t i = p * v->sk.n * nx + xi;
+        if (isnan(tr[i]) || isnan(ev[i]))
+            continue;
+        if (fabs(tr[i] - ev[i]) > GAP_NEAR)
+            break;
+        from = xi;
+    }
+    if (from > 0 && from < nx)
+        sb_add(b, "\nwithin %g from epoch %g on", GAP_NEAR, num(v->xc[from]));
+}
+
+/* ---- the figure ---- */
+
+/* "427 rows, 3 epochs, momentum 0.1 new, 142 held out; ema, shift = 0":
+ * the settings the figure's axes do not show. */
+static void clf_facts(sbuf *b, const plot_exp *x, const cview *v,
+                      const roles_t *r)
+{
+    facts(b, x, v->tb, r);
+    const char *held = manifest_value(x, "held_out_rows");
+    if (held)
+        txf(b, "%s%s held out", b->len ? ", " : "", held);
+    for (size_t i = 0; i < v->nfa; i++) {
+        sb_add(b, i ? ", " : b->len ? "; " : "");
+        clf_value_words(b, x, v->fa[i], first_value(v->tb, v->fa[i]));
+    }
+}
+
+/* The figure of view v: a row of accuracy panels, a panel per value of
+ * the panel axes, and under it a row of stats_err_rel panels when
+ * stats_row; a series per value of the series axes. */
+static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
+                      const char *what, figure_out *o, bn_error *err)
+{
+    sbuf *a = &o->assign, t = {0}, f = {0};
+    strlist st = {0}, sl = {0}, sr = {0}, sn = {0};
+    size_t np = v->pk.n, ns = v->sk.n, nx = v->nx, nrow = stats_row ? 2 : 1;
+    const char *const *acol = acc_cols[v->fit];
+    double *tr = cv_values(v, acol[0]), *ev = cv_values(v, acol[1]);
+    double *se = stats_row ? cv_values(v, "stats_err_rel") : NULL;
+    int rc = -1;
+    if (!tr || !ev || (stats_row && !se)) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    const char *noun, *sym, *label;
+    cx_words(v, &noun, &sym, &label);
+
+    /* The x axis: a tic at each place, named as the file names it. */
+    int log = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < nx; i++) {
+        lo = v->xp[i] < lo ? v->xp[i] : lo;
+        hi = v->xp[i] > hi ? v->xp[i] : hi;
+    }
+    if (v->kind == CX_K || (v->kind == CX_NUM && lo > 0 && hi / lo >= 8))
+        log = v->kind == CX_K || !v->x || x_is_count(v->x) ? 2 : 10;
+    as_str(a, "f", v->tb->path);
+    as_str(a, "ctrain", acol[0]);
+    as_str(a, "ceval", acol[1]);
+    as_str(a, "xcol", v->xcol);
+    as_num(a, "xnum", v->kind == CX_NUM);
+    as_strs(a, "xc", (char *const *)v->xc, nx);
+    as_nums(a, "xp", v->xp, nx);
+    double *xj = malloc((nx ? nx : 1) * sizeof *xj);
+    int anyj = 0, anyu = 0;
+    for (size_t i = 0; xj && i < nx; i++) {
+        xj[i] = v->xj[i];
+        anyj |= v->xj[i];
+        anyu |= !v->xj[i];
+    }
+    if (xj)
+        as_nums(a, "xj", xj, nx);
+    free(xj);
+    as_num(a, "anyj", anyj);
+    as_num(a, "anyu", anyu);
+    as_num(a, "xlog", log);
+    as_num(a, "xlo", log ? lo / 1.5 : v->kind == CX_CAT ? 0.5
+                                                        : lo - 0.06 * (hi - lo));
+    as_num(a, "xhi", log ? hi * 1.3 : v->kind == CX_CAT ? nx + 0.5
+                                                        : hi + 0.06 * (hi - lo));
+    /* Series side by side at a category, so their points do not hide
+     * each other. */
+    as_num(a, "dxw", v->kind == CX_CAT && ns > 1 ? 0.3 / (double)ns : 0);
+    /* A tic at each place; past 8 numbers, at 1, 2 and 5 times the
+     * powers of ten between the ends, and the ends. Names too long to
+     * stand side by side in a panel (near 16 pixels a character, a panel
+     * of 1050 / cols) go every other one a line lower. */
+    size_t cols = nrow == 2 || np <= 3 ? np : np == 4 ? 2 : 3, chars = 0;
+    for (size_t i = 0; v->kind == CX_CAT && i < nx; i++)
+        chars += strlen(v->xc[i]) + 2;
+    int stagger = 16.0 * (double)chars > 1050.0 / (double)cols;
+    as_num(a, "stagger", stagger);
+    sb_clear(&t);
+    sb_add(&t, "set xtics (");
+    for (size_t i = 0, first = 1; i < nx; i++) {
+        sbuf c = {0};
+        const char *cell = v->xc[i];
+        if (v->kind == CX_NUM && nx > 8 && i > 0 && i + 1 < nx) {
+            double m = v->xp[i], d = pow(10, floor(log10(fabs(m))));
+            double lead = m / d;
+            if (!(m > 0) || (lead != 1 && lead != 2 && lead != 5) ||
+                (log ? hi / m < 1.6 : hi - m < 0.06 * (hi - lo)))
+                continue;
+        }
+        if (v->kind == CX_NUM)
+            txf(&c, "%g", num(cell));
+        else if (v->kind == CX_K && strcmp(cell, "shuffled") == 0)
+            sb_add(&c, "shuffled");
+        else if (v->kind == CX_K && grouped_k(cell) > 0)
+            txf(&c, "%g", grouped_k(cell));
+        else if (v->x->numeric)
+            txf(&c, "%g", num(cell));
+        else
+            tx(&c, cell);
+        sb_add(&t, "%s\"%s%s\" %.17g", first ? "" : ", ",
+               stagger && i % 2 ? "\\n" : "", sb_str(&c), v->xp[i]);
+        first = 0;
+        t.oom |= c.oom;
+        sb_free(&c);
+    }
+    sb_add(&t, ")");
+    as_str(a, "xticscmd", sb_str(&t));
+    sb_clear(&t);
+    tx(&t, label);
+    roles_t r = {0};
+    r.x = v->x;
+    clf_facts(&f, x, v, &r);
+    sb_add(&t, " (");
+    if (log)
+        sb_add(&t, log == 2 ? "log₂ scale; " : "log scale; ");
+    sb_add(&t, "%s)", sb_str(&f));
+    as_str(a, "xlabel", sb_str(&t));
+
+    /* The rows kept, the panels and the series. */
+    sb_clear(&t);
+    sb_add(&t, "sel(d) = 1");
+    for (size_t i = 0; i < v->nfa; i++) {
+        sb_add(&t, " && strcol(\"%s\") eq ", v->fa[i]->col);
+        gp_str(&t, first_value(v->tb, v->fa[i]));
+    }
+    sb_add(a, "%s; ", sb_str(&t));
+    as_key_fn(a, "pkey", v->pa, v->npa);
+    as_num(a, "np", (double)np);
+    as_strs(a, "pv", v->pk.v, np);
+    as_strs(a, "pe", v->pe.v, np);
+    as_num(a, "nrow", (double)nrow);
+    size_t npan = np * nrow;
+    as_num(a, "cols", (double)cols);
+    /* The series: their key entries, and colours by what they are (an
+     * order or an estimator by its name, p on the ordered scale). */
+    as_key_fn(a, "skey", v->sa, v->nsa);
+    as_num(a, "ns", (double)ns);
+    as_strs(a, "sv", v->sk.v, ns);
+    const char *role = "index";
+    if (v->nsa == 1)
+        role = v->sa[0]->key == KEY_ORDER       ? "order"
+               : v->sa[0]->key == KEY_ESTIMATOR ? "estimator"
+               : v->sa[0]->key == KEY_NEW_WEIGHT ? "seq"
+                                                 : "index";
+    for (size_t i = 0; i < ns; i++) {
+        char buf[600];
+        sb_clear(&t);
+        key_words(&t, x, v->sa, v->nsa, v->sk.v[i]);
+        sl_push(&sl, sb_str(&t));
+        sl_push(&sr, role);
+        sl_push(&sn, key_field(v->sk.v[i], 0, buf, sizeof buf));
+    }
+    as_strs(a, "sl", sl.v, sl.n);
+    as_strs(a, "srole", sr.v, sr.n);
+    as_strs(a, "sname", sn.v, sn.n);
+
+    /* stats_err_rel's scale: log over a span of more than LOG_SPAN, with
+     * a floor for the values that are 0 up to rounding. */
+    double slo = INFINITY, shi = 0;
+    int zero = 0;
+    for (size_t i = 0; se && i < np * ns * nx; i++) {
+        if (isnan(se[i]))
+            continue;
+        if (se[i] < EXACT)
+            zero = 1;
+        else {
+            slo = se[i] < slo ? se[i] : slo;
+            shi = se[i] > shi ? se[i] : shi;
+        }
+    }
+    if (isinf(slo)) {
+        zero = 0;
+        shi = shi > 0 ? shi : 1;
+    }
+    int slog = zero || (shi > 0 && shi / slo > LOG_SPAN);
+    as_num(a, "slog", slog);
+    as_num(a, "slo", isinf(slo) ? NAN : slo);
+    as_num(a, "shi", shi);
+    as_num(a, "szero", zero);
+    sb_clear(&t);
+    tx(&t, v->fit ? "accuracy on the rows trained on" : "held-out accuracy");
+    as_str(a, "yacc", sb_str(&t));
+    sb_clear(&t);
+    tx(&t, "stats_err_rel");
+    if (slog)
+        tx(&t, " (log scale)");
+    as_str(a, "ystats", sb_str(&t));
+    sb_clear(&t);
+    tx(&t, "eval: running stats");
+    as_str(a, "keval", sb_str(&t));
+    sb_clear(&t);
+    tx(&t, "train: batch stats");
+    as_str(a, "ktrain", sb_str(&t));
+
+    /* The title: a finding on the gap where the numbers bear one out,
+     * else what the figure draws. */
+    gap_t all = gap_over(v, tr, ev, 0, np);
+    sb_clear(&t);
+    gap_words(&t, x, v, &all, 1);
+    if (t.len && v->fit) { /* "On the rows trained on, eval mode ..." */
+        sbuf on = {0};
+        sb_add(&on, "On the rows trained on, %c%s",
+               tolower((unsigned char)t.s[0]), t.s + 1);
+        sb_clear(&t);
+        sb_add(&t, "%s", sb_str(&on));
+        t.oom |= on.oom;
+        sb_free(&on);
+    }
+    if (!t.len) {
+        txf(&t, "%s and %s ", acol[0], acol[1]);
+        if (v->x)
+            txf(&t, "against %s", noun);
+        else
+            sb_add(&t, "after each epoch");
+        for (size_t i = 0; i < v->nsa; i++) {
+            sb_add(&t, i ? " and " : ", by ");
+            tx(&t, axis_noun(v->sa[i]));
+        }
+        for (size_t i = 0; i < v->npa; i++) {
+            sb_add(&t, i ? " and " : ", a panel per ");
+            tx(&t, axis_noun(v->pa[i]));
+        }
+    }
+    /* A long title (over 70 bytes as it reads, escapes undone) puts
+     * where it happened on a line of its own. */
+    size_t shown = 0;
+    for (size_t i = 0; i < t.len; i++, shown++)
+        i += t.s[i] == '\\';
+    char *open = shown > 70 ? strstr(t.s, " (") : NULL;
+    if (open)
+        *open = '\n';
+    as_str(a, "title", sb_str(&t));
+    for (size_t k = 0; k < nrow; k++)
+        for (size_t p = 0; p < np; p++) {
+            sb_clear(&t);
+            if (npan > 1) {
+                sb_add(&t, "{/:Bold ");
+                key_words(&t, x, v->pa, v->npa, v->pk.v[p]);
+                if (nrow > 1)
+                    sb_add(&t, "%s%s", v->npa ? ", " : "",
+                           k ? "stats\\_err\\_rel" : "accuracy");
+                sb_add(&t, "}");
+                if (k == 0 && np > 1) {
+                    gap_t gp = gap_over(v, tr, ev, p, p + 1);
+                    size_t at = t.len;
+                    sb_add(&t, "\n");
+                    gap_words(&t, x, v, &gp, 0);
+                    if (!v->x && !gp.near)
+                        closes_words(&t, v, tr, ev, p);
+                    if (t.len == at + 1)
+                        t.len = at, t.s[at] = '\0';
+                }
+            }
+            sl_push(&st, sb_str(&t));
+        }
+    as_strs(a, "st", st.v, st.n);
+
+    sb_add(&o->what, "%s", what);
+    for (size_t i = 0; i < v->nsa; i++)
+        sb_add(&o->what, "%s %s", i ? " and" : ", a series per",
+               v->sa[i]->col);
+    for (size_t i = 0; i < v->npa; i++)
+        sb_add(&o->what, "%s %s", i ? " and" : ", a panel per",
+               v->pa[i]->col);
+    if (stats_row)
+        sb_add(&o->what, "; stats_err_rel under it");
+    rc = t.oom || f.oom || st.oom || sl.oom || sr.oom || sn.oom
+             ? bn_fail(err, "out of memory")
+             : 1;
+done:
+    free(tr);
+    free(ev);
+    free(se);
+    sb_free(&t);
+    sb_free(&f);
+    sl_free(&st);
+    sl_free(&sl);
+    sl_free(&sr);
+    sl_free(&sn);
+    return rc;
+}
+
+/* The classifier's accuracy in both modes against its x axis: of the
+ * batch size and the epochs the one with more values, else the K of
+ * grouped:K orders, else the held-out rows' shift, else their scale,
+ * else the estimator, else the first axis that varies, as categories. */
+static int accuracies(const plot_exp *x, figure_out *o, bn_error *err,
+                      int fit)
+{
+    const table_t *tb = &x->sum;
+    if (!tb->ok || column(tb, acc_cols[fit][0]) < 0 ||
+        column(tb, acc_cols[fit][1]) < 0 || !one_seed(tb))
+        return 0;
+    const axis_t *ax[KEY_COUNT];
+    size_t n = clf_axes(tb, ax);
+    if (n == 0)
+        return 0;
+    cview v = {0};
+    v.tb = tb;
+    v.kind = CX_CAT;
+    static const int num_then[] = {KEY_EVAL_SHIFT, KEY_EVAL_SCALE};
+    /* Of the batch size and the epochs, the one with more values: the
+     * other is fewer series. */
+    const axis_t *bs = axis_of(tb, KEY_BATCH_SIZE),
+                 *ep = axis_of(tb, KEY_EPOCHS);
+    if (varies(bs) || varies(ep)) {
+        v.x = varies(bs) && (!varies(ep) || bs->n >= ep->n) ? bs : ep;
+        v.kind = CX_NUM;
+    }
+    const axis_t *o_ax = axis_of(tb, KEY_ORDER);
+    size_t nk = 0;
+    for (size_t i = 0; o_ax && i < o_ax->n; i++)
+        nk += grouped_k(o_ax->val[i]) > 0;
+    if (!v.x && varies(o_ax) && nk >= 2)
+        v.x = o_ax, v.kind = CX_K;
+    for (size_t i = 0; !v.x && i < COUNT(num_then); i++)
+        if (varies(axis_of(tb, num_then[i])))
+            v.x = axis_of(tb, num_then[i]), v.kind = CX_NUM;
+    if (!v.x)
+        v.x = varies(axis_of(tb, KEY_ESTIMATOR)) ? axis_of(tb, KEY_ESTIMATOR)
+                                                  : ax[0];
+    v.xcol = v.x->col;
+    const axis_t *others[KEY_COUNT];
+    size_t no = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ax[i] != v.x)
+            others[no++] = ax[i];
+
+    /* stats_err_rel under the accuracies when it changes along x
+     * anywhere: a series per combination of every other axis. */
+    int stats_row = 0;
+    if (column(tb, "stats_err_rel") >= 0) {
+        memcpy(v.sa, others, no * sizeof *others);
+        v.nsa = no;
+        if (cv_build(&v, err) != 0) {
+            cv_free(&v);
+            return -1;
+        }
+        double *se = cv_values(&v, "stats_err_rel");
+        if (!se) {
+            cv_free(&v);
+            return bn_fail(err, "out of memory");
+        }
+        for (size_t s = 0; s < v.sk.n; s++)
+            for (size_t xi = 1; xi < v.nx; xi++) {
+                double y0 = se[s * v.nx], y = se[s * v.nx + xi];
+                if (!isnan(y0) && !isnan(y) && !same(y0, y))
+                    stats_row = 1;
+            }
+        free(se);
+        const axis_t *xa = v.x;
+        int kind = v.kind;
+        cv_free(&v);
+        v.tb = tb;
+        v.x = xa;
+        v.kind = kind;
+        v.xcol = xa->col;
+    }
+    /* A panel per value of one other axis (the order if it is one) when
+     * two or more vary; a series per combination of the rest, at most
+     * CLF_SERIES: past that the last of them are held at their first
+     * value. */
+    const axis_t *panel = NULL;
+    if (no >= 2) {
+        panel = others[0];
+        for (size_t i = 0; i < no; i++)
+            if (others[i]->key == KEY_ORDER)
+                panel = others[i];
+        if (panel->n * (stats_row ? 2 : 1) > MAX_PANELS)
+            panel = NULL;
+    }
+    if (panel)
+        v.pa[v.npa++] = panel;
+    size_t combos = 1;
+    for (size_t i = 0; i < no; i++)
+        if (others[i] != panel) {
+            v.sa[v.nsa++] = others[i];
+            combos *= others[i]->n;
+        }
+    while (v.nsa > 0 && combos > CLF_SERIES) {
+        const axis_t *f = v.sa[--v.nsa];
+        combos /= f->n;
+        v.fa[v.nfa++] = f;
+    }
+    v.fit = fit;
+    sbuf what = {0};
+    sb_add(&what, "%s and %s against %s", acc_cols[fit][0], acc_cols[fit][1],
+           v.xcol);
+    int rc = what.oom ? bn_fail(err, "out of memory") : cv_build(&v, err);
+    if (rc == 0)
+        rc = clf_figure(x, &v, fit ? 0 : stats_row, sb_str(&what), o, err);
+    sb_free(&what);
+    cv_free(&v);
+    return rc;
+}
+
+static int kind_accuracy(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    return accuracies(x, o, err, 0);
+}
+
+/* The same figure of the rows trained on, laid out as the held-out one
+ * (the same panels and series) so the two read side by side; the
+ * statistics' error is the held-out figure's. */
+static int kind_fit_accuracy(const plot_exp *x, figure_out *o,
+                             bn_error *err)
+{
+    return accuracies(x, o, err, 1);
+}
+
+/* curve.tsv: both accuracies after every epoch, a panel per
+ * configuration's longest run. */
+static int kind_curve(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    const table_t *tb = &x->curve;
+    if (!tb->ok || column(tb, acc_cols[0][0]) < 0 ||
+        column(tb, acc_cols[0][1]) < 0 || column(tb, "epoch") < 0 ||
+        !one_seed(tb))
+        return 0;
+    const axis_t *ax[KEY_COUNT];
+    size_t n = clf_axes(tb, ax);
+    cview v = {0};
+    v.tb = tb;
+    v.kind = CX_NUM;
+    v.xcol = "epoch";
+    v.longest = 1;
+    size_t combos = 1;
+    for (size_t i = 0; i < n; i++)
+        if (ax[i]->key != KEY_EPOCHS) {
+            v.pa[v.npa++] = ax[i];
+            combos *= ax[i]->n;
+        }
+    while (v.npa > 0 && combos > CURVE_PANELS) {
+        const axis_t *f = v.pa[--v.npa];
+        combos /= f->n;
+        v.fa[v.nfa++] = f;
+    }
+    int rc = cv_build(&v, err);
+    if (rc == 0 && v.nx >= 2) /* one epoch is no curve */
+        rc = clf_figure(x, &v, 0,
+                        "acc_train_mode and acc_eval_mode after each epoch",
+                        o, err);
+    cv_free(&v);
+    return rc;
+}
+
 /* ---- the figure-kind table ---- */
 
 static const struct {
@@ -1892,8 +2806,9 @@ static const struct {
     kind_fn make;
 } kinds[] = {
     {{"stats-err", "curves.gp",
-      "summary.tsv with stats_err; an x axis that varies (batch_size, else "
-      "epochs, precise_batches, the momentum, eps, gamma or beta); one seed",
+      "summary.tsv with stats_err and not a classifier's accuracies; an x "
+      "axis that varies (batch_size, else epochs, precise_batches, the "
+      "momentum, eps, gamma or beta); one seed",
       "stats_err against the x axis, a series per value of the other "
       "varying axes (a panel per order when two or more vary); beside it "
       "stats_err_rel when the features' variances span more than 100x; "
@@ -1912,8 +2827,9 @@ static const struct {
       "variances span more than 100x"},
      kind_features},
     {{"init-weight", "init-weight.gp",
-      "summary.tsv with updates, init_weight and new_weight; two or more "
-      "update counts among the ema runs",
+      "summary.tsv with updates, init_weight and new_weight and not a "
+      "classifier's accuracies; two or more update counts among the ema "
+      "runs",
       "the initial values' weight (1 - p)^T for each p of the ema runs, "
       "and their measured init_weight"},
      kind_init_weight},
@@ -1923,6 +2839,30 @@ static const struct {
       "percentile and the median, the first seed's run among them; the "
       "closed-form expected running-mean error against the seeds"},
      kind_shuffles},
+    {{"accuracy", "accuracy.gp",
+      "summary.tsv with acc_train_mode and acc_eval_mode (a classifier's); "
+      "a setting that varies; one seed",
+      "both accuracies against the first of batch_size, epochs, the K of "
+      "grouped:K orders, the held-out rows' shift or scale that varies, "
+      "else the estimators (or the first setting that varies) side by "
+      "side; train mode dashed, eval mode solid; a series per value of "
+      "the other settings, at most 4 (the last held at their first value "
+      "past that), a panel per order when two or more vary; stats_err_rel "
+      "under it when it changes along the x axis"},
+     kind_accuracy},
+    {{"fit-accuracy", "accuracy.gp",
+      "summary.tsv with fit_acc_train_mode and fit_acc_eval_mode (a "
+      "classifier's); a setting that varies; one seed",
+      "the accuracy figure's panels and series for the rows trained on, "
+      "without stats_err_rel"},
+     kind_fit_accuracy},
+    {{"curve", "accuracy.gp",
+      "curve.tsv with epoch, acc_train_mode and acc_eval_mode; two or more "
+      "epochs; one seed",
+      "both accuracies after every epoch of each configuration's longest "
+      "run, a panel per configuration, at most 9 (the last settings held "
+      "at their first value past that)"},
+     kind_curve},
 };
 
 const plot_kind *plot_kind_get(size_t i)

@@ -194,12 +194,17 @@ class Experiment:
                      if k.startswith(("layer.", "sweep.", "model.",
                                       "evaluation."))} | {"new_weight"}
         self.files = {}
-        for f in ("summary", "features", "distribution", "expectation"):
+        for f in ("summary", "features", "distribution", "expectation",
+                  "curve"):
             p = d / f"{f}.tsv"
             self.files[f] = read_tsv(p) if p.exists() else None
-        rows = (self.manifest.get("population.rows") or
+        # The rows trained on: a held-out split's, else the population's.
+        rows = (self.manifest.get("train_rows") or
+                self.manifest.get("population.rows") or
                 self.manifest.get("population.file_rows"))
         self.rows = int(rows[0]) if rows else None
+        held = self.manifest.get("held_out_rows")
+        self.held = int(held[0]) if held else None
 
     def scales_differ(self):
         f = self.files["features"]
@@ -282,10 +287,13 @@ def expected_figures(E):
     """The figure kinds an experiment supports, by its axes and columns."""
     want = []
     s = E.files["summary"]
+    # A classifier's statistics are drawn beside its accuracies, not in
+    # the layer's figures.
+    clf = bool(s) and "acc_eval_mode" in s[0]
     if s:
         x, _, _ = roles(E, s, 1)
         one_seed = "seed" not in varying(E, s)
-        if x and one_seed and "stats_err" in s[0]:
+        if x and one_seed and "stats_err" in s[0] and not clf:
             want.append("stats-err")
         if x and one_seed and "train_eval_rmse" in s[0]:
             want.append("train-eval")
@@ -293,7 +301,7 @@ def expected_figures(E):
     if f and {"feature", "true_var", "running_var", "batch_size"} <= set(f[0]):
         if len(selected_features(E, f)[0]) <= 100:
             want.append("features")
-    if s and {"updates", "init_weight", "new_weight"} <= set(s[0]):
+    if s and {"updates", "init_weight", "new_weight"} <= set(s[0]) and not clf:
         ema = [r for r in s if r.get("estimator", "ema") == "ema"]
         if len(unique(r["updates"] for r in ema)) >= 2:
             want.append("init-weight")
@@ -301,6 +309,12 @@ def expected_figures(E):
     many = d if d and "p05" in d[0] else e if e and "z" in e[0] else None
     if many and "batch_size" in varying(E, many):
         want.append("shuffles")
+    if accuracy_view(E) is not None:
+        want.append("accuracy")
+    if fit_view(E) is not None:
+        want.append("fit-accuracy")
+    if curve_view(E) is not None:
+        want.append("curve")
     return want
 
 
@@ -798,12 +812,382 @@ def fig_shuffles(ck, E, tabs):
                  texts["labels"].get(102))
 
 
+# ---- the classifier's figures: accuracy in both modes ----
+
+GAP = 0.05            # train and eval mode this close agree
+CLF_SERIES = 4        # series in an accuracy panel, at most
+CURVE_PANELS = 9      # panels of a curve figure, at most
+K_STEP = 4.0          # other orders past the last K of a K axis
+CLF_X = {"batch_size": ("batch size", "B", "batch size B"),
+         "epochs": ("number of epochs", "E", "epochs E"),
+         "shift": ("shift", "shift", "held-out rows' shift, in sd"),
+         "scale": ("scale", "scale", "held-out rows' spread, × sd")}
+
+
+def grouped_k(cell):
+    if not cell.startswith("grouped:"):
+        return 0
+    try:
+        k = float(cell[8:])
+    except ValueError:
+        return 0
+    return k if k >= 1 else 0
+
+
+def clf_axes(E, rows):
+    """The settings that vary, the seed aside, the momentum as p."""
+    vary = varying(E, rows)
+    cols = rows[0].keys()
+    return [k for k in vary if k != "seed"
+            and not (k == "momentum" and "new_weight" in cols)
+            and not (k == "momentum_weights" and "new_weight" in vary)]
+
+
+def clf_words(k, v):
+    """A value as the classifier's figures say it: "B = 256", an order by
+    its name, the rest as every figure does."""
+    if k in CLF_X:
+        return f"{CLF_X[k][1]} = {g(float(v))}"
+    if k == "order":
+        return v
+    return value_words(k, v)
+
+
+class View:
+    """What a classifier figure draws: x, its categories (cell, place,
+    joined), the panel, series and fixed axes, and the rows kept."""
+
+    def __init__(self, E, rows, kind, x, pa, sa, fa, longest=False):
+        self.E, self.kind, self.x, self.pa, self.sa, self.fa = E, kind, x, pa, sa, fa
+        xcol = x or "epoch"
+        self.xcol = xcol
+        kept = [r for r in rows if all(r[f] == rows[0][f] for f in fa)]
+        if x:
+            self.xc = distinct(rows, x)
+        else:
+            self.xc = sorted(unique(r["epoch"] for r in kept), key=float)
+        kmax = max([grouped_k(c) for c in self.xc] + [1])
+        self.xp, self.xj, past = [], [], 1.0
+        for i, c in enumerate(self.xc):
+            joined = kind != "cat"
+            if kind == "num":
+                pos = float(c)
+            elif kind == "cat":
+                pos = float(i + 1)
+            elif grouped_k(c):
+                pos = grouped_k(c)
+            elif c == "shuffled":
+                pos = 1.0
+            else:
+                past *= K_STEP
+                pos, joined = kmax * past, False
+            self.xp.append(pos)
+            self.xj.append(joined)
+        key = lambda r, axes: tuple(r[a] for a in axes)
+        self.pk = unique(key(r, pa) for r in kept)
+        self.pe = {}
+        if longest:
+            for r in kept:
+                p = key(r, pa)
+                if p not in self.pe or float(r["epochs"]) > float(self.pe[p]):
+                    self.pe[p] = r["epochs"]
+            kept = [r for r in kept if r["epochs"] == self.pe[key(r, pa)]]
+        self.rows = kept
+        self.sk = unique(key(r, sa) for r in kept)
+        self.ns = len(self.sk)
+        self.dxw = 0.3 / self.ns if kind == "cat" and self.ns > 1 else 0
+        self.fit = False
+
+    def cols(self):
+        """The columns of train-mode and eval-mode accuracy drawn."""
+        pre = "fit_" if self.fit else ""
+        return pre + "acc_train_mode", pre + "acc_eval_mode"
+
+    def cat(self, r):
+        return self.xc.index(r[self.xcol])
+
+    def pos(self, r, i):
+        return self.xp[self.cat(r)] + self.dxw * (i + 1 - (self.ns + 1) / 2.0)
+
+    def sel(self, p, s):
+        return [r for r in self.rows if tuple(r[a] for a in self.pa) == p
+                and tuple(r[a] for a in self.sa) == s]
+
+    def words(self):
+        if not self.x:
+            return "epoch", "epoch", "epoch"
+        if self.kind == "k":
+            return "K", "K", "K of grouped:K, shuffled = 1"
+        if self.kind == "cat":
+            return ("p" if self.x == "new_weight" else self.x), self.x, self.x
+        return CLF_X[self.x]
+
+    def at(self, r):
+        c = r[self.xcol]
+        if not self.x:
+            return f"epoch {g(float(c))}"
+        if self.kind == "k" and grouped_k(c):
+            return f"K = {g(grouped_k(c))}"
+        return clf_words(self.x, c)
+
+
+def accuracy_view(E):
+    rows = E.files["summary"]
+    if not rows or not {"acc_train_mode", "acc_eval_mode"} <= set(rows[0]):
+        return None
+    if "seed" in varying(E, rows):
+        return None
+    ax = clf_axes(E, rows)
+    if not ax:
+        return None
+    n = {a: len(distinct(rows, a)) for a in ax}
+    orders = distinct(rows, "order") if "order" in rows[0] else []
+    if "batch_size" in ax or "epochs" in ax:
+        x = ("batch_size" if "batch_size" in ax and
+             ("epochs" not in ax or n["batch_size"] >= n["epochs"]) else "epochs")
+        kind = "num"
+    elif "order" in ax and sum(grouped_k(o) > 0 for o in orders) >= 2:
+        x, kind = "order", "k"
+    elif "shift" in ax or "scale" in ax:
+        x, kind = ("shift" if "shift" in ax else "scale"), "num"
+    else:
+        x, kind = ("estimator" if "estimator" in ax else ax[0]), "cat"
+    others = [a for a in ax if a != x]
+    # stats_err_rel under the accuracies when, some other setting held,
+    # it differs from its value at the first x.
+    stats = False
+    if "stats_err_rel" in rows[0]:
+        first = distinct(rows, x)[0]
+        groups = {}
+        for r in rows:
+            groups.setdefault(tuple(r[o] for o in others), {})[r[x]] = r["stats_err_rel"]
+        for grp in groups.values():
+            y0 = num_or_nan(grp.get(first, "-"))
+            for c, v in grp.items():
+                y = num_or_nan(v)
+                if c != first and not math.isnan(y0) and not math.isnan(y) \
+                        and not close(y0, y, 1e-9):
+                    stats = True
+    panel = None
+    if len(others) >= 2:
+        panel = "order" if "order" in others else others[0]
+        if n[panel] * (2 if stats else 1) > 6:
+            panel = None
+    series = [o for o in others if o != panel]
+    fixed, combos = [], math.prod(n[a] for a in series)
+    while series and combos > CLF_SERIES:
+        f = series.pop()
+        combos //= n[f]
+        fixed.append(f)
+    v = View(E, rows, kind, x, [panel] if panel else [], series, fixed)
+    v.stats = stats
+    return v
+
+
+def fit_view(E):
+    """The accuracy figure's panels and series, of the rows trained on,
+    without stats_err_rel."""
+    rows = E.files["summary"]
+    if not rows or not {"fit_acc_train_mode", "fit_acc_eval_mode"} <= set(rows[0]):
+        return None
+    v = accuracy_view(E)
+    if v is not None:
+        v.stats, v.fit = False, True
+    return v
+
+
+def curve_view(E):
+    rows = E.files["curve"]
+    if not rows or not {"epoch", "acc_train_mode", "acc_eval_mode"} <= set(rows[0]):
+        return None
+    if "seed" in varying(E, rows):
+        return None
+    config = [a for a in clf_axes(E, rows) if a != "epochs"]
+    n = {a: len(distinct(rows, a)) for a in config}
+    fixed, combos = [], math.prod(n.values())
+    while config and combos > CURVE_PANELS:
+        f = config.pop()
+        combos //= n[f]
+        fixed.append(f)
+    v = View(E, rows, "num", None, config, [], fixed, longest=True)
+    v.stats = False
+    return v if len(v.xc) >= 2 else None
+
+
+def num_or_nan(s):
+    try:
+        return float(s)
+    except ValueError:
+        return math.nan
+
+
+def gap_finding(v, panels, title):
+    """The finding on train minus eval mode, as the figure words it."""
+    worst, where, near, anyp = -math.inf, None, True, False
+    for p in panels:
+        for s in v.sk:
+            for r in v.sel(p, s):
+                tr, ev = (num_or_nan(r[c]) for c in v.cols())
+                if math.isnan(tr) or math.isnan(ev):
+                    continue
+                anyp = True
+                near = near and abs(tr - ev) <= GAP
+                if tr - ev > worst:
+                    worst, where = tr - ev, (p, s, r)
+    if not anyp:
+        return ""
+    noun = v.words()[0]
+    every = ("after every epoch" if not v.x else
+             f"{'for' if v.kind == 'cat' else 'at'} every {noun}")
+    if where:
+        p, s, r = where
+        loc = [v.at(r)] + [clf_words(a, c) for a, c in zip(v.sa, s)]
+        if title:
+            loc += [clf_words(a, c) for a, c in zip(v.pa, p)]
+        loc = "(" + ", ".join(loc) + ")"
+    if near:
+        return (f"Eval-mode accuracy within {g(GAP)} of train-mode {every}" if title
+                else f"eval within {g(GAP)} of train mode")
+    if worst > GAP:
+        return (f"Eval mode falls below train mode by up to {'%.2g' % worst} {loc}"
+                if title else
+                f"eval below train mode by up to {'%.2g' % worst}\n{loc}")
+    if worst <= 0:
+        return (f"Eval mode at or above train mode {every}" if title
+                else "eval at or above train mode")
+    return (f"Eval mode at most {'%.2g' % worst} below train mode {loc}" if title
+            else f"eval at most {'%.2g' % worst} below train mode\n{loc}")
+
+
+def closes(v, p):
+    """A curve's panel: 'within 0.05 from epoch E on' when it is wider before."""
+    ctr, cev = v.cols()
+    pts = [(v.cat(r), float(r[ctr]) - float(r[cev]))
+           for r in v.sel(p, ())]
+    gaps = dict(pts)
+    frm = len(v.xc)
+    for i in range(len(v.xc) - 1, -1, -1):
+        if i not in gaps:
+            continue
+        if abs(gaps[i]) > GAP:
+            break
+        frm = i
+    return f"\nwithin {g(GAP)} from epoch {g(float(v.xc[frm]))} on" \
+        if 0 < frm < len(v.xc) else ""
+
+
+def fig_clf(ck, E, tabs, name, v):
+    where = f"{E.name}/{name}"
+    np_, nrow = len(v.pk), 2 if v.stats else 1
+    npan = np_ * nrow
+    plots = read_tables(tabs / f"{name}.png.tab")
+    if not ck.check(f"{where}: a plot per panel, and the key", len(plots) == npan + 1,
+                    f"{len(plots)} plots, want {npan + 1}"):
+        return
+    anyj, anyu = any(v.xj), not all(v.xj)
+    for j in range(npan):
+        k, p = divmod(j, np_)
+        pv = v.pk[p]
+        blocks = []
+        cols = list(reversed(v.cols())) if k == 0 else ["stats_err_rel"]
+        for joined in [True] * anyj + [False] * anyu:
+            for col in cols:
+                for i, s in enumerate(v.sk):
+                    blocks.append((joined, col, i, s))
+        curves = [c for c in plots[j]]
+        ck.check(f"{where}: panel {j + 1} draws {len(blocks)} curves",
+                 len(curves) == len(blocks), f"{len(curves)} curves")
+        floor = None
+        if k == 1:
+            vals = [num_or_nan(r["stats_err_rel"]) for r in v.rows]
+            pos = [y for y in vals if y >= EXACT]
+            if pos and len(pos) < len([y for y in vals if not math.isnan(y)]):
+                floor = 10 ** (math.floor(math.log10(min(pos))) - 0.5)
+        for (joined, col, i, s), curve in zip(blocks, curves):
+            want = []
+            for r in v.sel(pv, s):
+                if v.xj[v.cat(r)] != joined:
+                    continue
+                y = num_or_nan(r[col])
+                if math.isnan(y):
+                    continue
+                if floor is not None and y < EXACT:
+                    y = floor
+                want.append((v.pos(r, i), y))
+            who = ", ".join(clf_words(a, c) for a, c in zip(v.sa, s)) or "the runs"
+            ck.series(f"{where}: {col} of {who}" + (f" in panel {j + 1}" if npan > 1 else "")
+                      + ("" if joined else ", unjoined"), curve, want)
+    # The key: a named entry per series, then the modes.
+    keys = [c["title"] for c in plots[-1]]
+    want = ([", ".join(clf_words(a, c) for a, c in zip(v.sa, s)) for s in v.sk]
+            if v.ns > 1 else []) + ["eval: running stats", "train: batch stats"]
+    ck.check(f"{where}: the key names each series and the modes", keys == want,
+             f"{keys}, want {want}")
+    # The texts.
+    texts = [read_set(tabs / f"{name}.{j + 1}.set") for j in range(npan)]
+    title = texts[0]["labels"].get(100, "")
+    want = gap_finding(v, v.pk, True)
+    if want and v.fit:
+        want = "On the rows trained on, " + want[0].lower() + want[1:]
+    if not want:
+        noun = v.words()[0]
+        want = (" and ".join(v.cols()) + " " +
+                (f"against {noun}" if v.x else "after each epoch") +
+                ("".join((", by " if i == 0 else " and ") + ("p" if a == "new_weight" else a)
+                         for i, a in enumerate(v.sa))) +
+                ("".join((", a panel per " if i == 0 else " and ") + ("p" if a == "new_weight" else a)
+                         for i, a in enumerate(v.pa))))
+    if len(want.encode()) > 70 and " (" in want:
+        want = want.replace(" (", "\n(", 1)
+    ck.check(f"{where}: the title is {want!r}", title == want, repr(title))
+    if npan > 1:
+        for j in range(npan):
+            k, p = divmod(j, np_)
+            head = ", ".join([clf_words(a, c) for a, c in zip(v.pa, v.pk[p])] +
+                             ([("stats_err_rel" if k else "accuracy")] if nrow > 1 else []))
+            body = ""
+            if k == 0 and np_ > 1:
+                body = gap_finding(v, [v.pk[p]], False)
+                if not v.x and not body.startswith("eval within"):
+                    body += closes(v, v.pk[p])
+            want = head + ("\n" + body if body else "")
+            got = texts[j].get("title", "")
+            ck.check(f"{where}: panel {j + 1}'s title is {want!r}", got == want, repr(got))
+    label = texts[0]["labels"].get(101, "")
+    ck.check(f"{where}: the x label names its axis",
+             label.startswith(v.words()[2] + " ("), label)
+    facts_ok(ck, where, E, E.files["curve" if name == "curve" else "summary"],
+             label, v.x)
+    if E.held is not None:
+        ck.check(f"{where}: the label gives the rows held out",
+                 f"{E.held} held out" in label, label)
+    if v.fa:
+        fixed = ", ".join(clf_words(f, v.rows[0][f]) for f in v.fa)
+        ck.check(f"{where}: the label names the settings held", fixed in label,
+                 f"{label!r} lacks {fixed!r}")
+
+
+def fig_accuracy(ck, E, tabs):
+    fig_clf(ck, E, tabs, "accuracy", accuracy_view(E))
+
+
+def fig_fit_accuracy(ck, E, tabs):
+    fig_clf(ck, E, tabs, "fit-accuracy", fit_view(E))
+
+
+def fig_curve(ck, E, tabs):
+    fig_clf(ck, E, tabs, "curve", curve_view(E))
+
+
 FIGURES = {
     "stats-err": fig_stats_err,
     "train-eval": fig_train_eval,
     "features": fig_features,
     "init-weight": fig_init_weight,
     "shuffles": fig_shuffles,
+    "accuracy": fig_accuracy,
+    "fit-accuracy": fig_fit_accuracy,
+    "curve": fig_curve,
 }
 
 
