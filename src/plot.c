@@ -2331,7 +2331,7 @@ static void gap_words(sbuf *b, const plot_exp *x, const cview *v,
 }
 
 /* How a curve's gap closes: "within 0.05 from epoch 12 on", when it is
- * wider before. */
+ * wider before and stays within over two epochs or more. */
 static void closes_words(sbuf *b, const cview *v, const double *tr,
                          const double *ev, size_t p)
 {
@@ -2344,7 +2344,7 @@ static void closes_words(sbuf *b, const cview *v, const double *tr,
             break;
         from = xi;
     }
-    if (from > 0 && from < nx)
+    if (from > 0 && from + 1 < nx)
         sb_add(b, "\nwithin %g from epoch %g on", GAP_NEAR, num(v->xc[from]));
 }
 

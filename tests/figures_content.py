@@ -1060,7 +1060,8 @@ def gap_finding(v, panels, title):
 
 
 def closes(v, p):
-    """A curve's panel: 'within 0.05 from epoch E on' when it is wider before."""
+    """A curve's panel: 'within 0.05 from epoch E on' when it is wider before
+    and stays within over two epochs or more."""
     ctr, cev = v.cols()
     pts = [(v.cat(r), float(r[ctr]) - float(r[cev]))
            for r in v.sel(p, ())]
@@ -1073,7 +1074,7 @@ def closes(v, p):
             break
         frm = i
     return f"\nwithin {g(GAP)} from epoch {g(float(v.xc[frm]))} on" \
-        if 0 < frm < len(v.xc) else ""
+        if 0 < frm < len(v.xc) - 1 else ""
 
 
 def fig_clf(ck, E, tabs, name, v):
