@@ -2027,6 +2027,20 @@ static size_t clf_axes(const table_t *tb, const axis_t **out)
     return n;
 }
 
+/* Past max combinations of the values of axes a[0 .. *n), the last of
+ * them are held at their first value: v's fixed axes. */
+static void cv_hold(cview *v, const axis_t **a, size_t *n, size_t max)
+{
+    size_t combos = 1;
+    for (size_t i = 0; i < *n; i++)
+        combos *= a[i]->n;
+    while (*n > 0 && combos > max) {
+        const axis_t *f = a[--*n];
+        combos /= f->n;
+        v->fa[v->nfa++] = f;
+    }
+}
+
 static int cv_kept(const cview *v, size_t row)
 {
     for (size_t i = 0; i < v->nfa; i++)
@@ -2726,17 +2740,10 @@ static int accuracies(const plot_exp *x, figure_out *o, bn_error *err,
     }
     if (panel)
         v.pa[v.npa++] = panel;
-    size_t combos = 1;
     for (size_t i = 0; i < no; i++)
-        if (others[i] != panel) {
+        if (others[i] != panel)
             v.sa[v.nsa++] = others[i];
-            combos *= others[i]->n;
-        }
-    while (v.nsa > 0 && combos > CLF_SERIES) {
-        const axis_t *f = v.sa[--v.nsa];
-        combos /= f->n;
-        v.fa[v.nfa++] = f;
-    }
+    cv_hold(&v, v.sa, &v.nsa, CLF_SERIES);
     v.fit = fit;
     sbuf what = {0};
     sb_add(&what, "%s and %s against %s", acc_cols[fit][0], acc_cols[fit][1],
@@ -2779,17 +2786,10 @@ static int kind_curve(const plot_exp *x, figure_out *o, bn_error *err)
     v.kind = CX_NUM;
     v.xcol = "epoch";
     v.longest = 1;
-    size_t combos = 1;
     for (size_t i = 0; i < n; i++)
-        if (ax[i]->key != KEY_EPOCHS) {
+        if (ax[i]->key != KEY_EPOCHS)
             v.pa[v.npa++] = ax[i];
-            combos *= ax[i]->n;
-        }
-    while (v.npa > 0 && combos > CURVE_PANELS) {
-        const axis_t *f = v.pa[--v.npa];
-        combos /= f->n;
-        v.fa[v.nfa++] = f;
-    }
+    cv_hold(&v, v.pa, &v.npa, CURVE_PANELS);
     int rc = cv_build(&v, err);
     if (rc == 0 && v.nx >= 2) /* one epoch is no curve */
         rc = clf_figure(x, &v, 0,
