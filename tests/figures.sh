@@ -220,7 +220,9 @@ content narrow "$tmp/user/narrow" "$tmp/user/ntables"
 
 # Other axes on x (the epochs, the momentum), three axes at once (a panel
 # per order, a series per p and estimator), each many-seed file alone,
-# and a file's rows with an order on a feature whose name has a space.
+# a file's rows with an order on a feature whose name has a space, and
+# 1024 updates, after which the initial values keep a weight near 1e-47
+# (the tables must hold it to 17 digits, not as 0).
 mkdir -p "$tmp/axes"
 printf '[sweep]\nbatch_size = 64\nepochs = 1 2 4 8\n' > "$tmp/axes/by-epochs.ini"
 printf '[layer]\nmomentum = 0.5 0.9 0.99\n[sweep]\nbatch_size = 128\n' > "$tmp/axes/by-momentum.ini"
@@ -232,6 +234,7 @@ printf '[experiment]\noutputs = summary manifest expectation\n[layer]\nestimator
     > "$tmp/axes/closed-form.ini"
 printf '[population]\nfile = %s\nlabel = label\n[sweep]\nbatch_size = 16 128\norder = "sorted:worst area" by-label shuffled\n' \
     "$PWD/data/breast-cancer.csv" > "$tmp/axes/rows.ini"
+printf '[population]\nrows = 8192\n[sweep]\nbatch_size = 8 64\n' > "$tmp/axes/tiny-weight.ini"
 for f in "$tmp"/axes/*.ini; do
     "$bn" sweep "$f" --out "$tmp/axes/out" >/dev/null 2>&1 || exit 2
 done
