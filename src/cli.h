@@ -20,6 +20,7 @@
 int cmd_population(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_plot(int argc, char **argv);

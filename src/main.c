@@ -19,6 +19,7 @@ static const char usage[] =
     "  run          train one configuration, print its scores\n"
     "  population   print the enumerated population's rows\n"
     "  sweep        run an experiment file, write its results\n"
+    "  merge        join the shards of a sweep run apart (sweep --shard)\n"
     "  verify       check the study's claims against the results\n"
     "  diagnose     say why a layer's running statistics are off, feature by\n"
     "               feature (a run, or a real checkpoint's statistics)\n"
@@ -36,6 +37,7 @@ static const command commands[] = {
     {"run", cmd_run},
     {"population", cmd_population},
     {"sweep", cmd_sweep},
+    {"merge", cmd_merge},
     {"verify", cmd_verify},
     {"diagnose", cmd_diagnose},
     {"plot", cmd_plot},

@@ -26,6 +26,7 @@
 #include "provenance.h"
 #include "resultdir.h"
 #include "run.h"
+#include "shard.h"
 
 /* ---- the estimate ---- */
 
@@ -237,9 +238,12 @@ typedef struct {
     const exp_t *e;
     const pop_t *pop;      /* every row */
     const run_pops *pops; /* and the held-out models' rows */
-    size_t n;
+    size_t n;        /* configurations this sweep writes */
+    size_t first, stride; /* the j-th of them is first + j x stride */
     unsigned models;
+    unsigned wanted; /* the files to write, bit out_file_id */
     int many; /* many seeds: the table comes from dist */
+    shard_set *shards; /* a merge's, or NULL */
     out_column cols[EXP_MAX_COLUMNS];
     sink files[OUT_FILE_COUNT];
     dist_acc *dist;
@@ -400,7 +404,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&w->lock);
         int blame[2] = {-1, -1}, rc;
         run_result_free(&s->res); /* the configuration written before */
-        exp_config(w->e, k, &s->cfg);
+        exp_config(w->e, w->first + k * w->stride, &s->cfg);
         /* A classifier's curve.tsv rows, formatted as its epochs end. */
         buf_clear(&s->text[TEXT_CURVE]);
         curve_ctx cc = {w->pop, &s->cfg, &s->text[TEXT_CURVE]};
@@ -424,6 +428,24 @@ static void *worker(void *arg)
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
+}
+
+/* A merge: every configuration in order from its shard, through the
+ * writers a sweep's runs go through. */
+static int merge_rows(sweep_work *w, bn_error *err)
+{
+    slot *s = &w->slots[0];
+    for (size_t k = 0; k < w->n; k++) {
+        run_result_free(&s->res);
+        exp_config(w->e, k, &s->cfg);
+        buf_clear(&s->text[TEXT_CURVE]);
+        if (shard_next(w->shards, k, w->pop, &s->cfg, &s->res,
+                       &s->text[TEXT_CURVE], err) != 0 ||
+            format_rows(w, s, err) != 0 || write_rows(w, k, s, err) != 0)
+            return -1;
+        progress(w, k + 1);
+    }
+    return shard_finish(w->shards, err);
 }
 
 /* ---- the sweep ---- */
@@ -452,6 +474,16 @@ static void manifest(bn_buf *b, const exp_t *e, const sweep_options *o,
                    e->train_rows, e->held_rows);
     }
     buf_printf(b, "configurations\t%zu\n", n);
+    if (o->shards)
+        buf_printf(b, "shard\t%u/%u\n", o->shard, o->shards);
+}
+
+/* Whether the sweep writes file i: wanted, and with rows to hold. */
+static int writes(const sweep_work *w, int i)
+{
+    const out_file_def *d = out_file_get(i);
+    return (w->wanted & (1u << i)) && (!d->many_seeds || w->many) &&
+           (d->model < 0 || (w->models & (1u << d->model)));
 }
 
 /* Open the wanted files and put their first lines in. */
@@ -460,11 +492,9 @@ static int open_files(sweep_work *w, const resultdir *rd,
 {
     const exp_t *e = w->e;
     for (int i = 0; i < OUT_FILE_COUNT; i++) {
-        const out_file_def *d = out_file_get(i);
-        if (!(e->outputs & (1u << i)) || (d->many_seeds && !w->many) ||
-            (d->model >= 0 && !(w->models & (1u << d->model))))
+        if (!writes(w, i))
             continue;
-        if (sink_open(&w->files[i], rd, d->file, err) != 0)
+        if (sink_open(&w->files[i], rd, out_file_get(i)->file, err) != 0)
             return -1;
     }
     bn_buf head[OUT_FILE_COUNT];
@@ -476,7 +506,7 @@ static int open_files(sweep_work *w, const resultdir *rd,
     if (w->files[OUT_CURVE].fd >= 0)
         out_curve_header(&head[OUT_CURVE]);
     if (w->files[OUT_MANIFEST].fd >= 0)
-        manifest(&head[OUT_MANIFEST], e, opt, w->n);
+        manifest(&head[OUT_MANIFEST], e, opt, exp_count(e));
     if (w->dist) {
         dist_headers(w->dist,
                      w->files[OUT_DISTRIBUTION].fd >= 0
@@ -500,7 +530,11 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
 {
     unsigned jobs = opt->jobs < 1 ? 1 : opt->jobs > 64 ? 64 : opt->jobs;
     sweep_estimate est;
-    sweep_estimate_of(e, jobs, 1, &est);
+    sweep_estimate_of(e, opt->n_merge ? 1 : jobs, 1, &est);
+    if (opt->shards)
+        est.work /= opt->shards;
+    if (opt->n_merge)
+        est.work = 0; /* nothing runs */
     if (sweep_check_limits(e, &est, &opt->limits, "sweep", err) != 0)
         return -1;
 
@@ -508,11 +542,27 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     memset(&w, 0, sizeof w);
     w.e = e;
     w.n = exp_count(e);
+    w.stride = 1;
     w.models = e->models;
     w.many = e->n[KEY_SEED] > 1;
+    w.wanted = e->outputs;
+    char stem[sizeof e->stem + 32];
+    snprintf(stem, sizeof stem, "%s", e->stem);
+    if (opt->shards) {
+        /* The rows merge reads back, and the manifest that names the
+         * shard; what is made across configurations is the merge's. */
+        w.first = opt->shard - 1;
+        w.stride = opt->shards;
+        w.n = w.n > w.first ? (w.n - w.first - 1) / w.stride + 1 : 0;
+        w.wanted = (e->outputs & ((1u << OUT_FEATURES) | (1u << OUT_CURVE))) |
+                   (1u << OUT_SUMMARY) | (1u << OUT_MANIFEST);
+        w.many = 0;
+        snprintf(stem, sizeof stem, "%s.shard-%u-of-%u", e->stem, opt->shard,
+                 opt->shards);
+    }
     /* The summaries across seeds are held only for the files that show
      * them. */
-    int summaries = w.many && (e->outputs & SUMMARIES);
+    int summaries = w.many && (w.wanted & SUMMARIES);
     w.progress = opt->progress;
     w.window = (size_t)est.threads * WINDOW_PER_THREAD;
     for (int i = 0; i < OUT_FILE_COUNT; i++)
@@ -527,7 +577,30 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     exp_pops pops;
     memset(&pops, 0, sizeof pops);
     int rc = -1, begun = 0;
-    if (resultdir_begin(&rd, opt->out_dir, e->stem, opt->inputs, err) != 0)
+    if (strlen(stem) >= sizeof rd.stem) {
+        bn_fail(err, "%s: the shard's directory name %s is longer than "
+                     "%zu bytes; a shorter file name makes it fit",
+                e->source, stem, sizeof rd.stem - 1);
+        goto done;
+    }
+    if (opt->n_merge) {
+        /* Which shards belong is settled before anything is made. */
+        bn_buf want = {0};
+        manifest(&want, e, opt, exp_count(e));
+        rc = want.failed ? bn_fail(err, "out of memory")
+                         : shard_open(&w.shards, opt->merge, opt->n_merge,
+                                      &want,
+                                      (unsigned)writes(&w, OUT_FEATURES)
+                                              << OUT_FEATURES |
+                                          (unsigned)writes(&w, OUT_CURVE)
+                                              << OUT_CURVE,
+                                      w.models, err);
+        buf_free(&want);
+        if (rc != 0)
+            goto done;
+        rc = -1;
+    }
+    if (resultdir_begin(&rd, opt->out_dir, stem, opt->inputs, err) != 0)
         goto done;
     begun = 1;
     if (exp_populations(e, exp_held_out_models(e->models), &pops, err) != 0)
@@ -545,14 +618,19 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     if (open_files(&w, &rd, opt, err) != 0)
         goto done;
 
-    pthread_t th[64];
-    unsigned started = 0;
-    for (; started + 1 < est.threads; started++)
-        if (pthread_create(&th[started], NULL, worker, &w) != 0)
-            break;
-    worker(&w);
-    for (unsigned t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
+    if (w.shards) {
+        if (merge_rows(&w, &w.err) != 0)
+            w.failed = 1;
+    } else {
+        pthread_t th[64];
+        unsigned started = 0;
+        for (; started + 1 < est.threads; started++)
+            if (pthread_create(&th[started], NULL, worker, &w) != 0)
+                break;
+        worker(&w);
+        for (unsigned t = 0; t < started; t++)
+            pthread_join(th[t], NULL);
+    }
     if (w.shown)
         fputs("\r\033[K", stderr);
     if (w.failed) {
@@ -582,6 +660,7 @@ done:
         buf_free(&w.dist_text[i]);
     free(w.slots);
     dist_free(w.dist);
+    shard_close(w.shards);
     pthread_mutex_destroy(&w.lock);
     pthread_cond_destroy(&w.cond);
     exp_pops_free(&pops);

@@ -12,6 +12,11 @@
  * does not grow with the number of configurations, and the files are the
  * same bytes however many threads ran them. The whole result set is
  * replaced at once (resultdir.h).
+ *
+ * A sweep can be split into shards that run apart (on other machines) and
+ * merged into the files the whole sweep writes, byte for byte: the merge
+ * reads the shards' rows back (shard.h) and hands them to the same
+ * writers in configuration order.
  */
 #ifndef BN_SWEEP_H
 #define BN_SWEEP_H
@@ -43,6 +48,16 @@ typedef struct {
     const out_inputs *inputs;
     /* Called once the population exists (NULL: not called). */
     void (*on_population)(const pop_t *pop);
+    /* A shard (shards > 0): configurations shard - 1, shard - 1 + shards,
+     * ... only, into DIR/<stem>.shard-K-of-N/, as their summary.tsv,
+     * features.tsv and curve.tsv rows and a manifest that says which
+     * shard it is (shard.h); the files made across configurations are
+     * left to the merge. */
+    unsigned shard, shards;
+    /* A merge (n_merge > 0): the files of the whole sweep made from the
+     * shard directories merge[0..n_merge-1] instead of from runs. */
+    char *const *merge;
+    size_t n_merge;
 } sweep_options;
 
 /* The estimate of a sweep of e on jobs threads (files: whether it writes
