@@ -6,7 +6,8 @@
 #                    name; without it cairo draws them in another font)
 #   deps.sh test     the study's and GSL, cmocka, PCG's pcg_random.hpp, a C++
 #                    compiler, python3 and numpy (PyTorch too if the system
-#                    packages it: the peer test runs when it is there)
+#                    packages it: the peer test runs when it is there; GNU
+#                    parallel too, for the sharding recipe's test)
 #   deps.sh all      the same as test
 #   deps.sh fuzz     clang and its libFuzzer, for `make fuzz` (CI runs it)
 #   deps.sh web      the build's and emscripten: make web, the page
@@ -91,6 +92,7 @@ pkg() { # pkg COMPONENT: its package under $pm
         chromium)  apt=chromium          dnf=chromium          pac=chromium       brew=- ;;
         node)      apt=nodejs            dnf=nodejs            pac=nodejs         brew=node ;;
         npm)       apt=npm               dnf=npm               pac=npm            brew=- ;;
+        parallel)  apt=parallel          dnf=parallel          pac=parallel       brew=parallel ;;
     esac
     case "$pm" in
         apt-get) echo "$apt" ;;
@@ -126,6 +128,8 @@ present() {
         chromium) [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1 ||
             command -v chromium-browser >/dev/null 2>&1 ;;
         node | npm) command -v "$1" >/dev/null 2>&1 ;;
+        # moreutils has a `parallel` of its own, with other options.
+        parallel) parallel --version 2>/dev/null | grep -q '^GNU parallel' ;;
     esac
 }
 
@@ -134,7 +138,7 @@ optional=()
 case "$group" in
     unit) need+=(gsl cmocka) ;;
     study) need+=(gnuplot); optional+=(font) ;;
-    test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch) ;;
+    test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch parallel) ;;
     fuzz) need+=(clang fuzzer) ;;
     web) need+=(emcc) ;;
     browser) need+=(emcc chromium node npm) ;;

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Sweeps split into shards and merged (`sweep --shard K/N`, `bnstudy
+# merge`): the merged files must be the unsharded sweep's, byte for byte,
+# every file, the many-seed summaries and the manifest included; shards
+# that do not belong together are refused with one line and exit status 2,
+# and the merge's directory is replaced whole or not at all. Then the
+# README's recipes: GNU parallel with this machine as its one host, and
+# the Slurm array script with the variables Slurm would set.
+#   shard.sh [BNSTUDY]
+# Prints one line per case and "N passed, N failed". Without GNU parallel
+# its case prints SKIPPED (a failure with REQUIRE_ALL=1, as CI runs it).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-./bnstudy}")
+repo=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+
+case_() {
+    local name=$1 fn=$2
+    rm -rf "$work/run" && mkdir "$work/run" && cd "$work/run" || exit 2
+    if "$fn" > "$work/log" 2>&1; then
+        pass=$((pass + 1))
+        echo "ok   $name"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name"
+        sed 's/^/    /' "$work/log" | head -n 30
+    fi
+}
+
+# same DIR_A DIR_B: the same file names, each the same bytes.
+same() {
+    local a=$1 b=$2
+    [ "$(ls -A "$a")" = "$(ls -A "$b")" ] ||
+        { echo "files differ: $(ls -A "$a" | tr '\n' ' ') / $(ls -A "$b" | tr '\n' ' ')"; return 1; }
+    [ -n "$(ls -A "$a")" ] || { echo "$a is empty"; return 1; }
+    for f in "$a"/*; do
+        cmp "$f" "$b/${f##*/}" || return 1
+    done
+}
+
+# split INI N [OPTIONS...]: the sweep whole into full/, in N shards into
+# shards/, merged into merged/; the two result sets compared.
+split_merge() {
+    local ini=$1 n=$2 stem
+    shift 2
+    stem=$(basename "$ini" .ini)
+    "$bin" sweep "$ini" --out full "$@" || return 1
+    for k in $(seq 1 "$n"); do
+        "$bin" sweep "$ini" --out shards --shard "$k/$n" "$@" || return 1
+    done
+    "$bin" merge "$ini" shards/"$stem".shard-*-of-"$n" --out merged "$@" ||
+        return 1
+    same full/"$stem" merged/"$stem"
+}
+
+# Every file a layer sweep can write, many seeds: the distribution, the
+# closed forms, the reading table of means and percentiles.
+SEEDS=(--set 'sweep.seed=1..24' --set 'experiment.outputs=summary features table manifest distribution expectation')
+
+many_seeds() {
+    split_merge "$repo/experiments/shuffles.ini" 4 "${SEEDS[@]}" &&
+        [ "$(ls merged/shuffles | wc -l)" -eq 6 ]
+}
+case_ "shuffles, 24 seeds, in 4 shards: all six files as the whole sweep's" many_seeds
+
+uneven() {
+    split_merge "$repo/experiments/estimators.ini" 7
+}
+case_ "estimators in 7 shards (an uneven split): the same bytes" uneven
+
+classifier() {
+    # Both models in one file, several seeds and epochs: curve.tsv's
+    # rows go with their configuration.
+    split_merge "$repo/experiments/clf-batch-size.ini" 4 \
+        --set 'sweep.seed=1..3' --set 'sweep.epochs=1 2' \
+        --set 'model.type=layer classifier' &&
+        [ -s merged/clf-batch-size/curve.tsv ] &&
+        [ -s merged/clf-batch-size/distribution.tsv ]
+}
+case_ "the classifier and the layer, 3 seeds, curve.tsv: the same bytes" classifier
+
+empty_shard() {
+    # Two configurations in three shards: the third has none.
+    split_merge "$repo/experiments/headline.ini" 3 &&
+        [ "$(wc -l < shards/headline.shard-3-of-3/summary.tsv)" -eq 1 ]
+}
+case_ "a shard with no configuration (2 in 3 shards) merges" empty_shard
+
+# The claims the many-seed rows carry read the merged set as the whole.
+verify_merged() {
+    split_merge "$repo/experiments/shuffles.ini" 4 --set 'sweep.seed=1..40' ||
+        return 1
+    awk '/^\[/ { keep = ($0 == "[worse-in-every-shuffle]" ||
+                         $0 == "[debiased-penalty-gone-every-shuffle]") }
+         keep' "$repo/experiments/claims.ini" > claims.ini
+    "$bin" verify merged --claims claims.ini > merged.txt
+    local st=$?
+    "$bin" verify full --claims claims.ini > full.txt
+    cat merged.txt
+    [ "$st" -eq 0 ] && cmp merged.txt full.txt && grep -q '^2 passed, 0 failed' merged.txt
+}
+case_ "verify passes on the merged shuffles as on the whole sweep" verify_merged
+
+# ---- refusals ----
+
+# refused PATTERN COMMAND...: exit status 2, one line on stderr matching
+# PATTERN, nothing on stdout, and merged/ as it was.
+refused() {
+    local pattern=$1 before after st
+    shift
+    before=$(ls -AlR merged 2>/dev/null | md5sum)
+    "$@" > out.txt 2> err.txt
+    st=$?
+    after=$(ls -AlR merged 2>/dev/null | md5sum)
+    if [ "$st" -ne 2 ]; then
+        echo "exit status $st, want 2: $*"; cat err.txt
+    elif [ -s out.txt ]; then
+        echo "something on stdout"
+    elif [ "$(wc -l < err.txt)" -ne 1 ]; then
+        echo "stderr is not one line:"; cat err.txt
+    elif ! grep -Eq -- "$pattern" err.txt; then
+        echo "stderr does not match '$pattern':"; cat err.txt
+    elif [ "$before" != "$after" ]; then
+        echo "merged/ changed"
+    else
+        return 0
+    fi
+    return 1
+}
+
+# Four shards of the headline (two configurations; two shards hold none
+# but their headers), three of a split in three, one of another setting.
+bad_shards() {
+    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
+    for k in 1 2 3 4; do
+        "$bin" sweep "$ini" --out shards --shard "$k/4" || return 1
+    done
+    "$bin" sweep "$ini" --out three --shard 2/3 &&
+        "$bin" sweep "$ini" --out other --shard 2/4 --set layer.momentum=0.5 &&
+        "$bin" sweep "$ini" --out whole || return 1
+    for k in 1 2; do
+        "$bin" sweep "$repo/experiments/headline.ini" --out shards2 --shard "$k/2" || return 1
+    done
+    # A merged set from before, which every refusal must leave alone.
+    "$bin" merge "$ini" $s-{1,2,3,4}-of-4 --out merged &&
+        same whole/batch-size merged/batch-size || return 1
+
+    refused "shard 3/4 is missing \(3 of 4 shards given\)" \
+        "$bin" merge "$ini" $s-{1,2,4}-of-4 --out merged &&
+        refused "$s-2-of-4 and $s-2-of-4 are both shard 2/4" \
+            "$bin" merge "$ini" $s-{1,2,2,3,4}-of-4 --out merged &&
+        refused "$s-1-of-4 is shard 1/4 but three/batch-size.shard-2-of-3 is shard 2/3" \
+            "$bin" merge "$ini" $s-1-of-4 three/batch-size.shard-2-of-3 --out merged &&
+        refused "other/batch-size.shard-2-of-4/manifest.tsv line [0-9]+: 'set.tlayer.momentum=0.5' where this experiment file and these settings give .*: the shard is of another sweep" \
+            "$bin" merge "$ini" $s-1-of-4 other/batch-size.shard-2-of-4 $s-{3,4}-of-4 --out merged &&
+        refused "manifest.tsv line [0-9]+: 'experiment_file.theadline.ini' where .* give 'experiment_file.tbatch-size.ini': the shard is of another sweep" \
+            "$bin" merge "$ini" shards2/headline.shard-{1,2}-of-2 --out merged &&
+        mkdir edited && { cat "$ini"; echo "; a comment changes the file"; } > edited/batch-size.ini &&
+        refused "$s-1-of-4/manifest.tsv line [0-9]+: 'experiment_sha256.t[0-9a-f]{64}' where .* give 'experiment_sha256.t[0-9a-f]{64}': the shard is of another sweep" \
+            "$bin" merge edited/batch-size.ini $s-{1,2,3,4}-of-4 --out merged &&
+        refused "whole/batch-size/manifest.tsv: no shard line: whole/batch-size is not a shard" \
+            "$bin" merge "$ini" whole/batch-size --out merged &&
+        refused "nowhere/manifest.tsv: cannot open" \
+            "$bin" merge "$ini" nowhere --out merged &&
+        refused "no shard directories given" "$bin" merge "$ini" --out merged &&
+        refused "--jobs: a merge runs nothing" "$bin" merge "$ini" $s-1-of-4 --jobs 2 &&
+        refused "--shard: '0/4' is not K/N with 1 <= K <= N <= 256" \
+            "$bin" sweep "$ini" --shard 0/4 &&
+        refused "--shard: '5/4' is not K/N" "$bin" sweep "$ini" --shard 5/4 &&
+        refused "--shard: '1/257' is not K/N" "$bin" sweep "$ini" --shard 1/257 &&
+        refused "--shard: '1/4x' is not K/N" "$bin" sweep "$ini" --shard 1/4x &&
+        refused "--shard: '-1/4' is not K/N" "$bin" sweep "$ini" --shard -1/4 &&
+        [ ! -e shards/batch-size.shard-0-of-4 ]
+}
+case_ "missing, duplicate, other-split, other-setting and other-experiment shards are refused" bad_shards
+
+# A damaged shard is found at its line, after the merge began: the
+# temporary set goes and merged/ keeps the old one.
+damaged() {
+    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
+    for k in 1 2; do
+        "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
+    done
+    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    cp -r shards good
+    # One digit of one score changed.
+    awk -F '\t' -v OFS='\t' 'NR == 3 { $13 = $13 "1" } 1' good/batch-size.shard-2-of-2/summary.tsv \
+        > $s-2-of-2/summary.tsv
+    refused "$s-2-of-2/summary.tsv line 3: not configuration 3's row" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # A running variance changed in features.tsv.
+    cp good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/
+    awk -F '\t' -v OFS='\t' 'NR == 12 { $NF = $NF "1" } 1' good/batch-size.shard-2-of-2/features.tsv \
+        > $s-2-of-2/features.tsv
+    refused "$s-2-of-2/features.tsv lines [0-9]+ to [0-9]+: not configuration [0-9]+'s rows" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # A file cut short, and one with a row too many.
+    cp good/batch-size.shard-2-of-2/features.tsv $s-2-of-2/
+    head -n 2 good/batch-size.shard-1-of-2/summary.tsv > $s-1-of-2/summary.tsv
+    refused "$s-1-of-2/summary.tsv: ends before configuration 2's row" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    { cat good/batch-size.shard-1-of-2/summary.tsv; tail -n 1 good/batch-size.shard-1-of-2/summary.tsv; } \
+        > $s-1-of-2/summary.tsv
+    refused "$s-1-of-2/summary.tsv line 5: a row past the shard's last configuration" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    [ -z "$(ls -A merged | grep -v '^batch-size$')" ]
+}
+case_ "a damaged, cut or overlong shard is refused at its line; merged/ keeps its old set" damaged
+
+# ---- the README's recipes ----
+
+# GNU parallel, this machine as its one host (':'), four shards of the
+# shuffles experiment cut to 24 seeds, every file written.
+gnu_parallel() {
+    mkdir experiments && ln -s "$bin" bnstudy || return 1
+    sed -e 's/^seed = .*/seed = 1..24/' -e 's/^outputs = .*/& features/' \
+        "$repo/experiments/shuffles.ini" > experiments/shuffles.ini
+    parallel --will-cite -S 4/: --workdir . \
+        --return 'shards/shuffles.shard-{}-of-4' --cleanup \
+        ./bnstudy sweep experiments/shuffles.ini --out shards --shard {}/4 \
+        ::: 1 2 3 4 || return 1
+    ./bnstudy merge experiments/shuffles.ini shards/shuffles.shard-*-of-4 \
+        --out results &&
+        ./bnstudy sweep experiments/shuffles.ini --out whole &&
+        same whole/shuffles results/shuffles &&
+        [ "$(ls results/shuffles | wc -l)" -eq 6 ]
+}
+if parallel --version 2>/dev/null | grep -q '^GNU parallel'; then
+    case_ "GNU parallel, four shards on this machine, merged: the same bytes" gnu_parallel
+elif [ "${REQUIRE_ALL:-0}" = 1 ]; then
+    fail=$((fail + 1))
+    echo "FAIL GNU parallel recipe: GNU parallel is not installed (REQUIRE_ALL=1; bash scripts/deps.sh test installs it)"
+else
+    echo "SKIPPED GNU parallel recipe: GNU parallel is not installed (bash scripts/deps.sh test installs it)"
+fi
+
+# The Slurm array script, run as Slurm would run its four tasks.
+slurm() {
+    cp -r "$repo/experiments" . && ln -s "$bin" bnstudy || return 1
+    for k in 1 2 3 4; do
+        SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=4 SLURM_CPUS_PER_TASK=1 \
+            bash "$repo/scripts/slurm-shards.sh" experiments/estimators.ini \
+            --out shards || return 1
+    done
+    ./bnstudy merge experiments/estimators.ini shards/estimators.shard-*-of-4 \
+        --out results &&
+        ./bnstudy sweep experiments/estimators.ini --out whole &&
+        same whole/estimators results/estimators
+}
+case_ "scripts/slurm-shards.sh as an array of four tasks, merged: the same bytes" slurm
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
