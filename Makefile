@@ -30,7 +30,7 @@ HDRS    := $(wildcard src/*.h tests/*.h)
 .PHONY: all deps clean test unit-tests sanitize study study-results \
         study-numbers bench \
         test-peer test-peer-if-available figures test-figures \
-        check-portable libs tests-libs test-faults test-cli fuzz \
+        check-portable libs tests-libs test-faults test-cli test-shard fuzz \
         fuzz-replay FORCE web test-web \
         test-web-if-available
 
@@ -125,6 +125,12 @@ test-faults: $(BIN)
 # bad input and fault of docs/errors.md, and what is left on disk.
 test-cli: $(BIN)
 	@bash tests/cli.sh ./$(BIN)
+
+# Sweeps split with --shard and joined with merge (tests/shard.sh): the
+# same bytes as the whole sweep, the refusals, the README's GNU parallel
+# and Slurm recipes.
+test-shard: $(BIN)
+	@bash tests/shard.sh ./$(BIN)
 
 # Fuzzing the experiment-file and --set paths (tests/fuzz/): libFuzzer from
 # clang for FUZZ_SECONDS, seeded with tests/fuzz/corpus and experiments/;

@@ -35,6 +35,7 @@ suite() {
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
 suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
 suite "command line: bad input and faults" make --no-print-directory test-cli
+suite "sharded sweeps merged" make --no-print-directory test-shard
 suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
 suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
 suite "figures (gnuplot)" bash tests/figures.sh
