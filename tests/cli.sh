@@ -13,22 +13,8 @@ trap 'rm -rf "$work"' EXIT
 run=$work/run
 mkdir "$run"
 cd "$run" || exit 2
-pass=0 fail=0
-
-# case NAME FUNCTION: the function returns 0 when the case behaves, and
-# says what went wrong otherwise. Each runs in a fresh scratch directory.
-case_() {
-    local name=$1 fn=$2
-    rm -rf "$run" && mkdir "$run" && cd "$run" || exit 2
-    if "$fn" > "$work/log" 2>&1; then
-        pass=$((pass + 1))
-        echo "ok   $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name"
-        sed 's/^/    /' "$work/log" | head -n 30
-    fi
-}
+# shellcheck source=tests/case.sh
+. "$repo/tests/case.sh"
 
 # refused PATTERN COMMAND...: exit status 2, nothing on stdout, one line
 # on stderr matching PATTERN (grep -E), and the scratch directory as it

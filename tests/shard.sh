@@ -15,20 +15,9 @@ bin=$(realpath "${1:-./bnstudy}")
 repo=$(pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-
-case_() {
-    local name=$1 fn=$2
-    rm -rf "$work/run" && mkdir "$work/run" && cd "$work/run" || exit 2
-    if "$fn" > "$work/log" 2>&1; then
-        pass=$((pass + 1))
-        echo "ok   $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name"
-        sed 's/^/    /' "$work/log" | head -n 30
-    fi
-}
+run=$work/run
+# shellcheck source=tests/case.sh
+. "$repo/tests/case.sh"
 
 # same DIR_A DIR_B: the same file names, each the same bytes.
 same() {
