@@ -14,7 +14,7 @@
 #include "out.h"
 #include "score.h"
 
-/* One file of a shard, read line by line, with one line of lookahead. */
+/* One file of a shard, read line by line. */
 typedef struct {
     FILE *fp;
     char path[BN_PATH_MAX + 32];
@@ -22,7 +22,6 @@ typedef struct {
     char *buf;
     size_t cap;
     size_t len;
-    int held;     /* buf holds a line not yet taken */
 } reader;
 
 typedef struct {
@@ -38,21 +37,20 @@ struct shard_set_s {
     unsigned files, models;
     size_t n_cols;
     const score_def **col_score; /* summary.tsv's columns: a score or NULL */
+    size_t n_curve_cols;
+    const score_def **curve_score; /* and curve.tsv's */
     size_t feature_col;          /* features.tsv's `feature` column */
     char **cell;                 /* a row split at its tabs */
     size_t cell_cap;
     bn_buf again;                /* a row as the writers make it */
     bn_buf got;                  /* and as the shard has it */
+    bn_buf lead;                 /* a configuration's leading key cells */
 };
 
 /* The next line (without its newline) in r->buf: 1, 0 at the end, -1 on
  * a read error or a line without its newline (a file cut short). */
 static int take(reader *r, bn_error *err)
 {
-    if (r->held) {
-        r->held = 0;
-        return 1;
-    }
     errno = 0;
     ssize_t got = getline(&r->buf, &r->cap, r->fp);
     if (got < 0) {
@@ -69,8 +67,6 @@ static int take(reader *r, bn_error *err)
     r->len = (size_t)got;
     return 1;
 }
-
-static void give_back(reader *r) { r->held = 1; }
 
 static int open_reader(reader *r, const char *dir, const char *file,
                        bn_error *err)
@@ -215,33 +211,42 @@ static int check_header(reader *r, const bn_buf *want, bn_error *err)
     return 0;
 }
 
+/* The score of each column of a header (NULL: a key column, or the
+ * epoch), into *score and their count into *n. */
+static int score_columns(shard_set *set, bn_buf *h, const score_def ***score,
+                         size_t *n, bn_error *err)
+{
+    if (!h->failed && h->len)
+        h->p[h->len - 1] = '\0'; /* the newline */
+    *n = h->failed ? 0 : split(set, h->p);
+    *score = *n ? calloc(*n, sizeof **score) : NULL;
+    if (!*score)
+        return bn_fail(err, "out of memory");
+    for (size_t i = 0; i < *n; i++)
+        if (exp_key_column(set->cell[i]) < 0)
+            (*score)[i] = score_find(set->cell[i]);
+    return 0;
+}
+
 static int layout(shard_set *set, bn_error *err)
 {
     bn_buf h = {0};
     out_summary_header(&h, set->models);
-    size_t n = h.failed ? 0 : split(set, h.p);
-    set->col_score = n ? calloc(n, sizeof *set->col_score) : NULL;
-    if (!set->col_score) {
-        buf_free(&h);
-        return bn_fail(err, "out of memory");
-    }
-    set->n_cols = n;
-    for (size_t i = 0; i < n; i++) {
-        char *nl = strchr(set->cell[i], '\n');
-        if (nl)
-            *nl = '\0';
-        if (exp_key_column(set->cell[i]) < 0)
-            set->col_score[i] = score_find(set->cell[i]);
-    }
+    int rc = score_columns(set, &h, &set->col_score, &set->n_cols, err);
+    buf_clear(&h);
+    out_curve_header(&h);
+    if (rc == 0)
+        rc = score_columns(set, &h, &set->curve_score, &set->n_curve_cols,
+                           err);
     buf_clear(&h);
     out_features_header(&h, set->models);
-    n = h.failed ? 0 : split(set, h.p);
+    size_t n = h.failed ? 0 : split(set, h.p);
     set->feature_col = 0;
     while (set->feature_col < n &&
            strcmp(set->cell[set->feature_col], "feature") != 0)
         set->feature_col++;
     buf_free(&h);
-    return 0;
+    return rc;
 }
 
 int shard_open(shard_set **out, char *const *dirs, size_t n,
@@ -334,23 +339,6 @@ done:
 
 /* ---- the rows ---- */
 
-/* A row that the writers do not give back from what was read of it. */
-static int not_ours(const reader *r, bn_error *err, size_t k)
-{
-    return bn_fail(err, "%s line %zu: not configuration %zu's row as this "
-                        "experiment's sweep writes it (a damaged or edited "
-                        "shard?)",
-                   r->path, r->line, k);
-}
-
-static int same(const reader *r, const bn_buf *again, size_t from)
-{
-    size_t n = again->len - from;
-    return !again->failed && n == r->len + 1 &&
-           memcmp(again->p + from, r->buf, r->len) == 0 &&
-           again->p[again->len - 1] == '\n';
-}
-
 static int read_cell(const score_def *s, const pop_t *pop, const char *c,
                      run_result *res)
 {
@@ -385,114 +373,136 @@ static int read_cell(const score_def *s, const pop_t *pop, const char *c,
     return -1;
 }
 
-static int read_summary(shard_set *set, reader *r, size_t k,
-                        const pop_t *pop, const run_config *cfg,
-                        run_result *res, bn_error *err)
+/* The next row of configuration k: appended to set->got as it is, then
+ * split at its tabs in place (set->cell, their count in *n). */
+static int take_row(shard_set *set, reader *r, size_t k, size_t *n,
+                    bn_error *err)
 {
     int rc = take(r, err);
     if (rc <= 0)
         return rc < 0 ? -1
                       : bn_fail(err, "%s: ends before configuration %zu's "
-                                     "row",
+                                     "rows",
                                 r->path, k);
-    char *line = malloc(r->len + 1);
-    if (!line)
+    buf_add(&set->got, r->buf, r->len);
+    buf_putc(&set->got, '\n');
+    *n = split(set, r->buf);
+    return set->got.failed || *n == 0 ? bn_fail(err, "out of memory") : 0;
+}
+
+/* The rows read (set->got) against the writers' text of the result
+ * rebuilt from them (set->again); first is the first row's line. */
+static int check_rows(const shard_set *set, const reader *r, size_t first,
+                      size_t k, bn_error *err)
+{
+    if (set->again.failed)
         return bn_fail(err, "out of memory");
-    memcpy(line, r->buf, r->len + 1);
-    size_t n = split(set, line);
-    int ok = n == set->n_cols;
-    for (size_t i = 0; ok && i < n; i++) {
-        const score_def *s = set->col_score[i];
-        if (s && score_applies(s, cfg))
-            ok = read_cell(s, pop, set->cell[i], res) == 0;
-    }
-    free(line);
+    if (set->again.len == set->got.len &&
+        memcmp(set->again.p, set->got.p, set->got.len) == 0)
+        return 0;
+    if (first == r->line)
+        return bn_fail(err, "%s line %zu: not configuration %zu's row as "
+                            "this experiment's sweep writes it (a damaged "
+                            "or edited shard?)",
+                       r->path, first, k);
+    return bn_fail(err, "%s lines %zu to %zu: not configuration %zu's rows "
+                        "as this experiment's sweep writes them (a damaged "
+                        "or edited shard?)",
+                   r->path, first, r->line, k);
+}
+
+/* A row's score cells (split in set->cell, n of them) into res, when
+ * the row has the header's n_cols columns. */
+static void read_cells(const shard_set *set, const score_def **score,
+                       size_t n_cols, size_t n, const pop_t *pop,
+                       const run_config *cfg, run_result *res)
+{
+    for (size_t i = 0; n == n_cols && i < n; i++)
+        if (score[i] && score_applies(score[i], cfg))
+            read_cell(score[i], pop, set->cell[i], res);
+}
+
+static int read_summary(shard_set *set, reader *r, size_t k,
+                        const pop_t *pop, const run_config *cfg,
+                        run_result *res, bn_error *err)
+{
+    size_t n;
+    buf_clear(&set->got);
+    if (take_row(set, r, k, &n, err) != 0)
+        return -1;
+    /* A cell that does not read leaves its score 0, which the check
+     * below finds. */
+    read_cells(set, set->col_score, set->n_cols, n, pop, cfg, res);
     buf_clear(&set->again);
-    if (ok)
-        out_summary_row(&set->again, set->models, pop, cfg, res);
-    return ok && same(r, &set->again, 0) ? 0 : not_ours(r, err, k);
+    out_summary_row(&set->again, set->models, pop, cfg, res);
+    return check_rows(set, r, r->line, k, err);
 }
 
 static int read_features(shard_set *set, reader *r, size_t k,
                          const pop_t *pop, const run_config *cfg,
                          run_result *res, bn_error *err)
 {
-    size_t f = pop->f, first = r->line + 1;
+    size_t f = pop->f, first = r->line + 1, c = set->feature_col;
     res->running_mean = malloc(2 * (f ? f : 1) * sizeof(double));
     if (!res->running_mean)
         return bn_fail(err, "out of memory");
     res->running_var = res->running_mean + f;
     buf_clear(&set->got);
     for (size_t j = 0; j < f; j++) {
+        size_t n;
+        if (take_row(set, r, k, &n, err) != 0)
+            return -1;
+        res->running_mean[j] = n > c + 4 ? strtod(set->cell[c + 3], NULL) : 0;
+        res->running_var[j] = n > c + 4 ? strtod(set->cell[c + 4], NULL) : 0;
+    }
+    buf_clear(&set->again);
+    out_features_rows(&set->again, set->models, pop, cfg, res);
+    return check_rows(set, r, first, k, err);
+}
+
+/* A classifier's curve.tsv rows: epochs 1 .. cfg->epochs of this
+ * configuration (a run that ends has a row for every epoch), known by its
+ * leading key columns and the epoch, each read and written again as
+ * summary.tsv's rows are. */
+static int read_curve(shard_set *set, reader *r, size_t k, const pop_t *pop,
+                      const run_config *cfg, bn_buf *curve, bn_error *err)
+{
+    buf_clear(&set->lead);
+    exp_key_cells(&set->lead, cfg, COL_SUMMARY, 1, 1, "%.17g",
+                  RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER));
+    if (set->lead.failed)
+        return bn_fail(err, "out of memory");
+    size_t lead = set->lead.len;
+    for (unsigned long epoch = 1; epoch <= cfg->epochs; epoch++) {
         int rc = take(r, err);
         if (rc <= 0)
             return rc < 0 ? -1
-                          : bn_fail(err, "%s: ends inside configuration "
-                                         "%zu's rows",
-                                    r->path, k);
-        buf_add(&set->got, r->buf, r->len);
-        buf_putc(&set->got, '\n');
-        char *line = malloc(r->len + 1);
-        if (!line)
-            return bn_fail(err, "out of memory");
-        memcpy(line, r->buf, r->len + 1);
-        size_t n = split(set, line), c = set->feature_col;
-        char *e1 = NULL, *e2 = NULL;
-        if (n > c + 4) {
-            res->running_mean[j] = strtod(set->cell[c + 3], &e1);
-            res->running_var[j] = strtod(set->cell[c + 4], &e2);
-        }
-        int ok = e1 && !*e1 && e2 && !*e2;
-        free(line);
-        if (!ok)
-            return not_ours(r, err, k);
-    }
-    /* The rows as the writers make them from what was read. */
-    buf_clear(&set->again);
-    out_features_rows(&set->again, set->models, pop, cfg, res);
-    if (set->again.failed || set->got.failed)
-        return bn_fail(err, "out of memory");
-    if (set->again.len != set->got.len ||
-        memcmp(set->again.p, set->got.p, set->got.len) != 0)
-        return bn_fail(err, "%s lines %zu to %zu: not configuration %zu's "
-                            "rows as this experiment's sweep writes them "
-                            "(a damaged or edited shard?)",
-                       r->path, first, r->line, k);
-    return 0;
-}
-
-/* A classifier's curve.tsv rows: epochs 1, 2, ... of this configuration,
- * known by its leading key columns and the epoch. */
-static int read_curve(shard_set *set, reader *r, size_t k,
-                      const run_config *cfg, bn_buf *curve, bn_error *err)
-{
-    buf_clear(&set->again);
-    exp_key_cells(&set->again, cfg, COL_SUMMARY, 1, 1, "%.17g",
-                  RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER));
-    if (set->again.failed)
-        return bn_fail(err, "out of memory");
-    size_t lead = set->again.len;
-    for (unsigned long epoch = 1;; epoch++) {
-        int rc = take(r, err);
-        if (rc < 0)
-            return -1;
-        char e[32];
-        int le = snprintf(e, sizeof e, "\t%lu\t", epoch);
-        if (rc == 0 || r->len < lead + (size_t)le ||
-            memcmp(r->buf, set->again.p, lead) != 0 ||
-            memcmp(r->buf + lead, e, (size_t)le) != 0) {
-            if (rc)
-                give_back(r);
-            if (epoch == 1)
-                return rc ? not_ours(r, err, k)
                           : bn_fail(err, "%s: ends before configuration "
                                          "%zu's rows",
                                     r->path, k);
-            return 0;
-        }
-        buf_add(curve, r->buf, r->len);
-        buf_putc(curve, '\n');
+        char e[32];
+        int le = snprintf(e, sizeof e, "\t%lu\t", epoch);
+        if (r->len < lead + (size_t)le ||
+            memcmp(r->buf, set->lead.p, lead) != 0 ||
+            memcmp(r->buf + lead, e, (size_t)le) != 0)
+            return bn_fail(err, "%s line %zu: not configuration %zu's row "
+                                "of epoch %lu (a damaged or edited shard?)",
+                           r->path, r->line, k, epoch);
+        buf_clear(&set->got);
+        buf_add(&set->got, r->buf, r->len);
+        buf_putc(&set->got, '\n');
+        size_t n = split(set, r->buf);
+        run_result at;
+        memset(&at, 0, sizeof at);
+        read_cells(set, set->curve_score, set->n_curve_cols, n, pop, cfg,
+                   &at);
+        buf_clear(&set->again);
+        out_curve_row(&set->again, pop, cfg, epoch, &at);
+        if (check_rows(set, r, r->line, k, err) != 0)
+            return -1;
+        buf_add(curve, set->got.p, set->got.len);
     }
+    return 0;
 }
 
 int shard_next(shard_set *set, size_t k, const pop_t *pop,
@@ -509,7 +519,7 @@ int shard_next(shard_set *set, size_t k, const pop_t *pop,
             return -1;
     }
     if ((set->files >> OUT_CURVE & 1) && cfg->model == RUN_MODEL_CLASSIFIER)
-        return read_curve(set, &sh->file[R_CURVE], k, cfg, curve, err);
+        return read_curve(set, &sh->file[R_CURVE], k, pop, cfg, curve, err);
     return 0;
 }
 
@@ -543,6 +553,8 @@ void shard_close(shard_set *set)
         }
     free(set->sh);
     free(set->col_score);
+    free(set->curve_score);
+    buf_free(&set->lead);
     free(set->cell);
     buf_free(&set->again);
     buf_free(&set->got);

@@ -199,6 +199,27 @@ damaged() {
 }
 case_ "a damaged, cut or overlong shard is refused at its line; merged/ keeps its old set" damaged
 
+damaged_curve() {
+    local ini=$repo/experiments/clf-batch-size.ini s=shards/clf-batch-size.shard
+    local opts=(--set 'sweep.epochs=2' --set 'sweep.batch_size=32 64')
+    for k in 1 2; do
+        "$bin" sweep "$ini" --out shards --shard "$k/2" "${opts[@]}" || return 1
+    done
+    cp -r shards good
+    # Epoch 2's accuracy in train mode, one digit more.
+    awk -F '\t' -v OFS='\t' 'NR == 3 { $(NF - 12) = $(NF - 12) "1" } 1' \
+        good/clf-batch-size.shard-1-of-2/curve.tsv > $s-1-of-2/curve.tsv
+    cmp -s good/clf-batch-size.shard-1-of-2/curve.tsv $s-1-of-2/curve.tsv &&
+        { echo "the edit changed nothing"; return 1; }
+    refused "$s-1-of-2/curve.tsv line 3: not configuration 0's row" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged "${opts[@]}" || return 1
+    # Epoch 2 gone: the next configuration's first row is not epoch 2.
+    sed 3d good/clf-batch-size.shard-1-of-2/curve.tsv > $s-1-of-2/curve.tsv
+    refused "$s-1-of-2/curve.tsv: ends before configuration 0's rows" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged "${opts[@]}"
+}
+case_ "a damaged curve.tsv row of a classifier's shard is refused at its line" damaged_curve
+
 # ---- the README's recipes ----
 
 # GNU parallel, this machine as its one host (':'), four shards of the
