@@ -269,6 +269,13 @@ int shard_open(shard_set **out, char *const *dirs, size_t n,
      * refused before a row is read. */
     for (size_t i = 0; i < n; i++) {
         unsigned k, m;
+        size_t len = strlen(dirs[i]);
+        if (len > BN_PATH_MAX - 32) {
+            bn_fail(err, "%.200s...: a path of %zu bytes, more than the "
+                         "limit of %d for a shard directory",
+                    dirs[i], len, BN_PATH_MAX - 32);
+            goto done;
+        }
         if (check_manifest(dirs[i], manifest, &k, &m, err) != 0)
             goto done;
         if (i == 0) {
@@ -289,8 +296,8 @@ int shard_open(shard_set **out, char *const *dirs, size_t n,
             goto done;
         }
         if (given[k - 1]) {
-            bn_fail(err, "%s and %s are both shard %u/%u", dirs[given[k - 1] - 1],
-                    dirs[i], k, m);
+            bn_fail(err, "%s and %s are both shard %u/%u",
+                    dirs[given[k - 1] - 1], dirs[i], k, m);
             goto done;
         }
         given[k - 1] = i + 1;

@@ -155,6 +155,8 @@ bad_shards() {
         refused "nowhere/manifest.tsv: cannot open" \
             "$bin" merge "$ini" nowhere --out merged &&
         refused "no shard directories given" "$bin" merge "$ini" --out merged &&
+        refused "a path of 4100 bytes, more than the limit of 4064 for a shard directory" \
+            "$bin" merge "$ini" "$(printf 'd%.0s' $(seq 4100))" --out merged &&
         refused "--jobs: a merge runs nothing" "$bin" merge "$ini" $s-1-of-4 --jobs 2 &&
         refused "--shard: '0/4' is not K/N with 1 <= K <= N <= 256" \
             "$bin" sweep "$ini" --shard 0/4 &&
