@@ -587,14 +587,12 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         /* Which shards belong is settled before anything is made. */
         bn_buf want = {0};
         manifest(&want, e, opt, exp_count(e));
+        /* The files besides summary.tsv whose rows are read back. */
+        unsigned rows = (writes(&w, OUT_FEATURES) ? 1u << OUT_FEATURES : 0) |
+                        (writes(&w, OUT_CURVE) ? 1u << OUT_CURVE : 0);
         rc = want.failed ? bn_fail(err, "out of memory")
                          : shard_open(&w.shards, opt->merge, opt->n_merge,
-                                      &want,
-                                      (unsigned)writes(&w, OUT_FEATURES)
-                                              << OUT_FEATURES |
-                                          (unsigned)writes(&w, OUT_CURVE)
-                                              << OUT_CURVE,
-                                      w.models, err);
+                                      &want, rows, w.models, err);
         buf_free(&want);
         if (rc != 0)
             goto done;
