@@ -120,6 +120,7 @@ test-faults: $(BIN)
 		CFLAGS="$(SAN_FLAGS) -DBN_FAULT -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" \
 		build/fault/bnstudy
 	@bash tests/faults.sh ./$(BIN) build/fault/bnstudy
+	@bash tests/shard.sh --walk build/fault/bnstudy
 
 # The command line as an adversarial user meets it (tests/cli.sh): each
 # bad input and fault of docs/errors.md, and what is left on disk.

@@ -7,10 +7,18 @@
 # README's recipes: GNU parallel with this machine as its one host, and
 # the Slurm array script with the variables Slurm would set.
 #   shard.sh [BNSTUDY]
+#   shard.sh --walk FAULT_BNSTUDY   (make test-faults) only the merge's
+#       fault walk, with the BN_FAULT build (src/fault.h): each of its
+#       allocations and file-system changes failed in turn
 # Prints one line per case and "N passed, N failed". Without GNU parallel
 # its case prints SKIPPED (a failure with REQUIRE_ALL=1, as CI runs it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+walk_only=0
+if [ "${1:-}" = --walk ]; then
+    walk_only=1
+    shift
+fi
 bin=$(realpath "${1:-./bnstudy}")
 repo=$(pwd)
 work=$(mktemp -d)
@@ -44,6 +52,49 @@ split_merge() {
         return 1
     same full/"$stem" merged/"$stem"
 }
+
+# The merge under every fault it can meet: both models, many seeds,
+# every file; each allocation, then each change to the file system,
+# failed in turn. Each failure must exit 2 with one line and leave the
+# merged set of before as it was, and nothing beside it.
+fault_walk() {
+    local kind n k st problems=0
+    printf '%s\n' '[experiment]' \
+        'outputs = summary features table manifest distribution expectation curve' \
+        '[population]' 'rows = 64' 'classes = 2' \
+        '[model]' 'type = layer classifier' \
+        '[sweep]' 'batch_size = 8 32' 'order = shuffled sorted' 'seed = 1..3' \
+        'epochs = 2' > walk.ini
+    for k in 1 2 3; do
+        "$bin" sweep walk.ini --out shards --shard "$k/3" --jobs 1 || return 1
+    done
+    "$bin" merge walk.ini shards/walk.shard-* --out merged &&
+        cp -r merged/walk old &&
+        BN_FAULT_COUNT=count "$bin" merge walk.ini shards/walk.shard-* --out merged ||
+        return 1
+    for kind in alloc io; do
+        n=$(awk -v k="$kind" '$1 == k {print $2}' count)
+        for k in $(seq 1 "$n"); do
+            env "BN_FAULT_$(echo "$kind" | tr a-z A-Z)=$k" "$bin" merge walk.ini \
+                shards/walk.shard-* --out merged > /dev/null 2> err
+            st=$?
+            if [ "$st" -ne 2 ] || [ "$(wc -l < err)" -ne 1 ] ||
+                ! diff -rq old merged/walk > /dev/null ||
+                [ "$(ls -A merged)" != walk ]; then
+                echo "$kind $k: status $st, $(head -c 300 err), merged/ holds $(ls -A merged | tr '\n' ' ')"
+                problems=$((problems + 1))
+            fi
+        done
+        echo "$kind: $n faults"
+    done
+    [ "$problems" -eq 0 ]
+}
+if [ "$walk_only" = 1 ]; then
+    case_ "merge: every allocation and file-system change failed in turn" fault_walk
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit
+fi
 
 # Every file a layer sweep can write, many seeds: the distribution, the
 # closed forms, the reading table of means and percentiles.
