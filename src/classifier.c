@@ -88,9 +88,6 @@ int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
         return bn_fail(err, "weight_decay must be finite and >= 0, got %g",
                        cfg->clf.weight_decay),
                blamed(blame, KEY_WEIGHT_DECAY, -1);
-    if (!(cfg->eval.scale > 0.0))
-        return bn_fail(err, "scale must be > 0, got %g", cfg->eval.scale),
-               blamed(blame, KEY_EVAL_SCALE, -1);
     if (cfg->clf.norm != CLF_NORM_BATCH)
         return 0;
     /* Batch norm's settings as the layer checks them; gamma and beta are
@@ -206,6 +203,17 @@ static int score(clf_net *net, const scoring *s, run_result *res,
     return rc;
 }
 
+/* Adaptive batch norm: the buffers become the moments of what batch norm
+ * sees over the evaluation rows, under the weights as they are. */
+static int adapt(clf_net *net, const scoring *s, bn_error *err)
+{
+    if (net->norm != CLF_NORM_BATCH ||
+        !bn_estimator_get(s->cfg->layer.estimator)->adapts)
+        return 0;
+    return clf_hidden_moments(net, &s->eval, NULL, s->eval.n, net->bn.rm,
+                              net->bn.rv, err);
+}
+
 static void on_step(void *ctx, const clf_step *st)
 {
     scoring *s = ctx;
@@ -231,7 +239,7 @@ static void on_epoch(void *ctx, unsigned long epoch, clf_net *net)
     memcpy(keep, net->bn.rm, h * sizeof *keep);
     memcpy(keep + h, net->bn.rv, h * sizeof *keep);
     if (clf_finish(net, s->cfg, &s->train, s->train_perm, s->err) != 0 ||
-        score(net, s, &r, s->err) != 0)
+        adapt(net, s, s->err) != 0 || score(net, s, &r, s->err) != 0)
         s->failed = -1;
     memcpy(net->bn.rm, keep, h * sizeof *keep);
     memcpy(net->bn.rv, keep + h, h * sizeof *keep);
@@ -271,7 +279,7 @@ int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
         clf_write_weights(s.obs->weights, "initial", &net);
     clf_observer co = {on_step, on_epoch, &s};
     if (clf_train(&net, cfg, &s.train, perm, &co, err) != 0 || s.failed ||
-        score(&net, &s, res, err) != 0)
+        adapt(&net, &s, err) != 0 || score(&net, &s, res, err) != 0)
         goto done;
     if (s.obs->weights)
         clf_write_weights(s.obs->weights, "final", &net);

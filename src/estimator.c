@@ -46,6 +46,20 @@ static void update_cumulative(bn_layer *l, const double *mean,
     }
 }
 
+/* Never updated: the buffers keep the initial 0 and 1, as a checkpoint
+ * loaded without its buffers (or evaluated before any training step)
+ * has them. */
+static void update_none(bn_layer *l, const double *mean, const double *var)
+{
+    (void)l, (void)mean, (void)var;
+}
+
+static double init_weight_all(double keep, size_t updates)
+{
+    (void)keep, (void)updates;
+    return 1.0;
+}
+
 /* keep^T by T multiplications, as the updates apply it: libm's pow is
  * not the same bits everywhere. */
 static double init_weight_ema(double keep, size_t updates)
@@ -122,6 +136,15 @@ static void weights_pooled(const bn_weights_in *in, num_dd *w,
     }
 }
 
+/* The initial 0 carries all the weight: every W_b is 0, and nothing
+ * follows the drift. */
+static void weights_none(const bn_weights_in *in, num_dd *w, num_dd *shifted)
+{
+    (void)w;
+    if (in->frac)
+        *shifted = num_dd_make(0.0);
+}
+
 static int validate_debiased(const bn_config *cfg, bn_error *err)
 {
     if (!(cfg->p > 0.0))
@@ -133,22 +156,33 @@ static int validate_debiased(const bn_config *cfg, bn_error *err)
 
 static const bn_estimator_def table[BN_EST_COUNT] = {
     [BN_EST_EMA] = {"ema", "the frameworks' exponential moving average",
-                    update_ema, init_weight_ema, 0, weights_ema, NULL},
+                    update_ema, init_weight_ema, 0, 0, weights_ema, NULL},
     [BN_EST_EMA_DEBIASED] = {"ema-debiased",
                              "the same average from zero, divided by "
                              "1 - (1-p)^t as Adam does",
-                             update_debiased, NULL, 0, weights_debiased,
+                             update_debiased, NULL, 0, 0, weights_debiased,
                              validate_debiased},
     [BN_EST_CUMULATIVE] = {"cumulative",
                            "equal weights, factor 1/t (PyTorch's "
                            "momentum=None)",
-                           update_cumulative, NULL, 0, weights_cumulative,
+                           update_cumulative, NULL, 0, 0, weights_cumulative,
                            NULL},
     /* Trains like ema; the buffers are replaced after training. */
     [BN_EST_PRECISE] = {"precise",
                         "after training, the pooled mean and variance of "
                         "the first precise_batches batches (0 all)",
-                        update_ema, NULL, 1, weights_pooled, NULL},
+                        update_ema, NULL, 1, 0, weights_pooled, NULL},
+    [BN_EST_INITIAL] = {"initial",
+                        "never updated: the initial 0 and 1, as a "
+                        "checkpoint loaded without its buffers has them",
+                        update_none, init_weight_all, 0, 0, weights_none,
+                        NULL},
+    /* Trains like ema; the buffers are replaced after training. No
+     * closed form over orderings: the result does not depend on one. */
+    [BN_EST_ADAPTIVE] = {"adaptive",
+                         "after training, the mean and variance of the "
+                         "rows evaluation sees (adaptive batch norm)",
+                         update_ema, NULL, 0, 1, NULL, NULL},
 };
 
 const bn_estimator_def *bn_estimator_get(bn_estimator e)

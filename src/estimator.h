@@ -26,6 +26,10 @@ typedef enum {
     BN_EST_EMA_DEBIASED, /* the same from zero, divided by 1 - (1-p)^t */
     BN_EST_CUMULATIVE,   /* equal weights: factor 1/t (momentum=None) */
     BN_EST_PRECISE,      /* recomputed after training from pooled samples */
+    BN_EST_INITIAL,      /* never updated: the initial 0 and 1 (buffers a
+                          * checkpoint was loaded without) */
+    BN_EST_ADAPTIVE,     /* recomputed after training on the evaluation
+                          * rows ("adaptive" batch norm) */
     BN_EST_COUNT
 } bn_estimator;
 
@@ -60,6 +64,11 @@ typedef struct {
     /* After training the buffers become the pooled mean and variance of
      * the rows of the order's first precise_batches batches (run.c). */
     int pools;
+    /* After training the buffers become the mean and variance of the rows
+     * the model is evaluated on (the layer's evaluation rows, the
+     * classifier's hidden units over its held-out rows), whatever the
+     * training did: statistics recomputed on the data evaluation sees. */
+    int adapts;
     /* The closed form's weights w[0..nb-1] (all zero on entry), in
      * double-double: the final running mean is sum_b w_b m_b plus
      * (1 - sum w) times the initial 0. NULL: no closed form is known, and
