@@ -48,6 +48,46 @@ const pop_t *run_train_pop(const run_pops *p, const run_config *cfg)
     return models[cfg->model].held_out ? p->train : p->pop;
 }
 
+run_config run_in_rows(const run_config *cfg, const pop_t *pop)
+{
+    run_config c = *cfg;
+    if (pop->sample_rows > 1)
+        c.batch_size *= pop->sample_rows;
+    return c;
+}
+
+int run_eval_pop(const run_pops *p, const run_config *cfg, pop_t *made,
+                 const pop_t **eval, bn_error *err)
+{
+    memset(made, 0, sizeof *made);
+    const pop_t *train = run_train_pop(p, cfg), *base = train;
+    double shift = cfg->eval.shift;
+    if (models[cfg->model].held_out) {
+        if (!p->held_out)
+            return bn_fail(err, "the %s needs held-out rows to be evaluated "
+                                "on, and the population has none",
+                           models[cfg->model].name);
+        base = p->held_out;
+    } else if (p->eval_file) {
+        base = p->eval_file;
+    } else if (cfg->drift.profile.kind != DRIFT_NONE) {
+        /* The stream at the last update: the training rows moved by that
+         * update's share of the drift, in the same units as shift. */
+        run_config rows = run_in_rows(cfg, train);
+        size_t t = cfg->epochs * run_batches_per_epoch(
+                                     train->n, rows.batch_size, cfg->partial);
+        shift += drift_fraction(&cfg->drift.profile, t) * cfg->drift.size;
+    }
+    *eval = base;
+    if (shift == 0.0 && cfg->eval.scale == 1.0 && cfg->eval.offset == 0.0)
+        return 0;
+    if (evalpop_shift(base, shift, cfg->eval.scale, cfg->eval.offset, made,
+                      err) != 0)
+        return -1;
+    *eval = made;
+    return 0;
+}
+
 const char *run_partial_name(int p)
 {
     static const char *const names[] = {"drop", "keep"};
@@ -78,21 +118,61 @@ static int blamed(int *blame, int k0, int k1)
     return -1;
 }
 
+/* A feature-map population's own checks: the batch size counts whole
+ * samples, and the order must keep each sample's rows together. */
+static int check_maps(const run_config *cfg, const pop_t *pop, int *blame,
+                      bn_error *err)
+{
+    size_t hw = pop->sample_rows, m = pop->n / hw;
+    if (cfg->batch_size < 1 || cfg->batch_size > m ||
+        cfg->batch_size * hw < 2)
+        return bn_fail(err,
+                       "batch size counts whole feature maps here: it must "
+                       "be from %d to the population's %zu samples, got %zu",
+                       hw < 2 ? 2 : 1, m, cfg->batch_size),
+               blamed(blame, KEY_BATCH_SIZE, KEY_MAPS_SAMPLES);
+    if (cfg->partial == RUN_PARTIAL_KEEP && hw == 1 &&
+        m % cfg->batch_size == 1)
+        return bn_fail(err,
+                       "partial keep with batch size %zu leaves a last "
+                       "batch of one value, whose variance is undefined",
+                       cfg->batch_size),
+               blamed(blame, KEY_PARTIAL, KEY_BATCH_SIZE);
+    if (cfg->order.def && !cfg->order.def->whole_samples)
+        return bn_fail(err,
+                       "order '%s' would cut feature maps apart: a batch of "
+                       "feature maps holds whole samples (as-is or "
+                       "shuffled-samples)",
+                       cfg->order.name),
+               blamed(blame, KEY_ORDER, -1);
+    if (cfg->model != RUN_MODEL_LAYER)
+        return bn_fail(err, "a population of feature maps is the layer's "
+                            "(BatchNorm2d); the %s takes plain rows",
+                       models[cfg->model].name),
+               blamed(blame, KEY_MODEL, KEY_MAPS_IMAGE);
+    return 0;
+}
+
 int run_check(const run_config *cfg, const pop_t *pop, int *blame,
               bn_error *err)
 {
-    if (cfg->batch_size < 2 || cfg->batch_size > pop->n)
+    if (pop->sample_rows > 1) {
+        if (check_maps(cfg, pop, blame, err) != 0)
+            return -1;
+    } else if (cfg->batch_size < 2 || cfg->batch_size > pop->n) {
         return bn_fail(err,
                        "batch size must be from 2 to the population's %zu "
                        "rows, got %zu",
                        pop->n, cfg->batch_size),
                blamed(blame, KEY_BATCH_SIZE, KEY_ROWS);
-    if (cfg->partial == RUN_PARTIAL_KEEP && pop->n % cfg->batch_size == 1)
+    } else if (cfg->partial == RUN_PARTIAL_KEEP &&
+               pop->n % cfg->batch_size == 1) {
         return bn_fail(err,
                        "partial keep with batch size %zu leaves a last "
                        "batch of one row, whose variance is undefined",
                        cfg->batch_size),
                blamed(blame, KEY_PARTIAL, KEY_BATCH_SIZE);
+    }
     if (cfg->epochs < 1)
         return bn_fail(err, "epochs must be at least 1"),
                blamed(blame, KEY_EPOCHS, -1);
@@ -109,7 +189,8 @@ int run_check(const run_config *cfg, const pop_t *pop, int *blame,
                        "rows trained on",
                        cfg->order.name, pop->n),
                blamed(blame, KEY_ORDER, -1);
-    size_t nb = run_batches_per_epoch(pop->n, cfg->batch_size, cfg->partial);
+    size_t nb = run_batches_per_epoch(
+        pop->n, run_in_rows(cfg, pop).batch_size, cfg->partial);
     if (cfg->precise_batches > nb)
         return bn_fail(err,
                        "precise batches %zu is more than the %zu batches "
@@ -119,6 +200,9 @@ int run_check(const run_config *cfg, const pop_t *pop, int *blame,
     if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
         return bn_fail(err, "no model numbered %d", (int)cfg->model),
                blamed(blame, -1, -1);
+    if (!(cfg->eval.scale > 0.0))
+        return bn_fail(err, "scale must be > 0, got %g", cfg->eval.scale),
+               blamed(blame, KEY_EVAL_SCALE, -1);
     return models[cfg->model].check(cfg, pop, blame, err);
 }
 
@@ -141,7 +225,7 @@ double run_work(const run_config *cfg, size_t n, size_t f, size_t k)
 int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err)
 {
-    run_pops p = {pop, pop, NULL};
+    run_pops p = {pop, pop, NULL, NULL};
     return run_execute_blamed(&p, cfg, obs, res, NULL, err);
 }
 
@@ -158,40 +242,31 @@ int run_execute_blamed(const run_pops *p, const run_config *cfg,
     memset(res, 0, sizeof *res);
     if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
         return bn_fail(err, "no model numbered %d", (int)cfg->model);
-    const pop_t *pop = run_train_pop(p, cfg), *eval = p->pop;
+    const pop_t *pop = run_train_pop(p, cfg), *eval;
     if (run_check(cfg, pop, blame, err) != 0)
         return -1;
     pop_t shifted;
-    memset(&shifted, 0, sizeof shifted);
-    if (models[cfg->model].held_out) {
-        if (!p->held_out)
-            return bn_fail(err, "the %s needs held-out rows to be evaluated "
-                                "on, and the population has none",
-                           models[cfg->model].name);
-        eval = p->held_out;
-        if (cfg->eval.shift != 0.0 || cfg->eval.scale != 1.0) {
-            if (evalpop_shift(eval, cfg->eval.shift, cfg->eval.scale,
-                              &shifted, err) != 0)
-                return -1;
-            eval = &shifted;
-        }
-    }
-    order_spec ord = cfg->order;
-    ord.batch_size = cfg->batch_size;
+    if (run_eval_pop(p, cfg, &shifted, &eval, err) != 0)
+        return -1;
+    /* From here on a batch is rows, whatever the population counts. */
+    run_config rows = run_in_rows(cfg, pop);
+    order_spec ord = rows.order;
+    ord.batch_size = rows.batch_size;
     size_t *perm = malloc(pop->n * sizeof *perm);
     int rc = perm ? order_make(&ord, pop, cfg->seed, perm, err)
                   : bn_fail(err, "out of memory");
     if (rc == 0)
-        rc = models[cfg->model].run(pop, eval, perm, cfg, obs, res, err);
+        rc = models[cfg->model].run(pop, eval, perm, &rows, obs, res, err);
     free(perm);
-    pop_free(&shifted);
     if (rc != 0) {
+        pop_free(&shifted);
         run_result_free(res);
         return -1;
     }
     /* Overflow (gamma 1e300, say) must not pass for a measurement: the
      * message names the settings that scale the score. */
-    const score_def *bad = score_first_not_finite(cfg, res, pop);
+    const score_def *bad = score_first_not_finite(cfg, res, eval);
+    pop_free(&shifted);
     if (!bad)
         return 0;
     run_result_free(res);
@@ -206,4 +281,6 @@ void run_result_free(run_result *res)
 {
     free(res->running_mean);
     res->running_mean = res->running_var = NULL;
+    res->true_mean = res->true_var = NULL;
+    res->train_eval = res->batch_mean_sq = NULL;
 }

@@ -20,6 +20,7 @@
 
 #include "bn.h"
 #include "common.h"
+#include "drift.h"
 #include "order.h"
 #include "pop.h"
 
@@ -47,11 +48,25 @@ typedef struct {
 } clf_settings;
 
 /* [evaluation]: each feature of the rows a model is evaluated on becomes
- * mu + shift sd + scale (x - mu), mu and sd its own mean and standard
- * deviation (evalpop.h). shift 0 and scale 1 leave the rows as they are. */
+ * mu + shift sd + scale (x - mu) + offset, mu and sd its own mean and
+ * standard deviation (evalpop.h): shift moves it in its own units, offset
+ * in absolute ones (a constant feature moves only by offset). shift 0,
+ * scale 1 and offset 0 leave the rows as they are. */
 typedef struct {
-    double shift, scale;
+    double shift, scale, offset;
 } run_eval;
+
+/* [drift]: the training stream moves while the buffers fill (drift.h):
+ * update t trains on its batch with feature j moved by
+ * drift_fraction(profile, t) size sd_j, sd_j the feature's standard
+ * deviation over the population. The layer is then evaluated on the
+ * stream as it is at the last update. */
+typedef struct {
+    drift_spec profile;
+    char name[48]; /* drift_name's, for the files: a copy, so that a
+                    * configuration outlives the experiment it came from */
+    double size;
+} run_drift;
 
 typedef struct {
     char experiment[64];
@@ -65,17 +80,20 @@ typedef struct {
     run_model_id model;
     bn_config layer; /* the batch-norm settings (the classifier's too) */
     clf_settings clf; /* RUN_MODEL_CLASSIFIER's */
-    run_eval eval;    /* RUN_MODEL_CLASSIFIER's */
+    run_eval eval;
+    run_drift drift;  /* RUN_MODEL_LAYER's */
 } run_config;
 
-/* What the population stage hands a run: every row (the layer trains and
- * is evaluated on them), and the classifier's training rows and held-out
- * rows (before [evaluation]'s shift and scale, which the run applies). A
- * population without a held-out part has held_out NULL. */
+/* What the population stage hands a run: every row (the layer trains on
+ * them), the classifier's training rows and held-out rows, and
+ * [evaluation] file's rows (before [evaluation]'s shift, scale and
+ * offset, which the run applies). A population without a held-out part
+ * has held_out NULL, one without an evaluation file eval_file NULL. */
 typedef struct {
     const pop_t *pop;
     const pop_t *train;
     const pop_t *held_out;
+    const pop_t *eval_file;
 } run_pops;
 
 typedef struct {
@@ -93,9 +111,14 @@ typedef struct {
     double agreement; /* rows both modes predict alike / rows */
     double fit_acc_train_mode, fit_acc_eval_mode;
     double fit_loss_train_mode, fit_loss_eval_mode;
-    /* The final buffers, F values each, in one allocation the result owns
-     * (run_result_free); NULL for a model without them. */
-    double *running_mean, *running_var;
+    /* Per feature, F values each, in one allocation the result owns
+     * (run_result_free); NULL for a model without them: the final
+     * buffers; the truth they are scored against (the evaluation rows');
+     * the RMS over the evaluation rows of y_train - y_eval; and the mean
+     * over the last epoch's batches of (batch mean - the stream's
+     * mean)^2. */
+    double *running_mean, *running_var, *true_mean, *true_var;
+    double *train_eval, *batch_mean_sq;
 } run_result;
 
 /* One training batch as the run saw it, after the buffers' update. */
@@ -163,6 +186,16 @@ const char *run_model_name(int i);
 /* The rows configuration cfg trains on, of the population stage's: a
  * held-out model's training part, or the population. */
 const pop_t *run_train_pop(const run_pops *p, const run_config *cfg);
+/* The rows configuration cfg is evaluated on: a held-out model's held-out
+ * rows, or the layer's (the evaluation file's, else its training rows as
+ * the drift leaves them at the last update), moved by [evaluation]. *eval
+ * is train itself when nothing moves them, else *made, which the caller
+ * frees with pop_free (made is zeroed first). */
+int run_eval_pop(const run_pops *p, const run_config *cfg, pop_t *made,
+                 const pop_t **eval, bn_error *err);
+/* cfg with the batch size in rows: a feature-map population (pop.h's
+ * sample_rows) counts it in whole samples, every other in rows. */
+run_config run_in_rows(const run_config *cfg, const pop_t *pop);
 
 /* The defaults of every experiment key (exp.h's key table). */
 void run_default_config(run_config *cfg);
