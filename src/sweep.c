@@ -40,11 +40,11 @@
 #define FLUSH_AT 65536
 
 /* The text one configuration's rows take, generously: a summary row and
- * a table row of at most 1 KiB each, a features row per feature, and a
- * curve.tsv row per epoch. */
+ * a table row of at most 1 KiB each, a features row and an effective row
+ * per feature, and a curve.tsv row per epoch. */
 static size_t slot_text_bytes(size_t f, size_t epochs)
 {
-    return (f + 2 + epochs) * 1024;
+    return (2 * f + 2 + epochs) * 1024;
 }
 
 void sweep_estimate_of(const exp_t *e, unsigned jobs, int files,
@@ -225,7 +225,10 @@ static int sink_open(sink *s, const resultdir *rd, const char *file,
 /* ---- the window ---- */
 
 enum { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
-enum { TEXT_SUMMARY, TEXT_FEATURES, TEXT_TABLE, TEXT_CURVE, TEXTS };
+enum {
+    TEXT_SUMMARY, TEXT_FEATURES, TEXT_TABLE, TEXT_CURVE, TEXT_EFFECTIVE,
+    TEXTS
+};
 
 typedef struct {
     int state;
@@ -310,6 +313,9 @@ static int format_rows(sweep_work *w, slot *s, bn_error *err)
     if (w->files[OUT_FEATURES].fd >= 0 && s->cfg.model == RUN_MODEL_LAYER)
         out_features_rows(&s->text[TEXT_FEATURES], w->models, w->pop,
                           &s->cfg, &s->res);
+    if (w->files[OUT_EFFECTIVE].fd >= 0 && s->cfg.model == RUN_MODEL_LAYER)
+        out_effective_rows(&s->text[TEXT_EFFECTIVE], w->models, w->pop,
+                           &s->cfg, &s->res);
     if (w->files[OUT_TABLE].fd >= 0 && !w->many)
         out_table_row(&s->text[TEXT_TABLE], w->e->n_table, w->cols, w->pop,
                       &s->cfg, &s->res);
@@ -327,6 +333,7 @@ static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
     if (sink_put(&w->files[OUT_SUMMARY], &s->text[TEXT_SUMMARY], err) ||
         sink_put(&w->files[OUT_FEATURES], &s->text[TEXT_FEATURES], err) ||
         sink_put(&w->files[OUT_CURVE], &s->text[TEXT_CURVE], err) ||
+        sink_put(&w->files[OUT_EFFECTIVE], &s->text[TEXT_EFFECTIVE], err) ||
         (!w->many &&
          sink_put(&w->files[OUT_TABLE], &s->text[TEXT_TABLE], err)))
         return -1;
@@ -505,6 +512,8 @@ static int open_files(sweep_work *w, const resultdir *rd,
         out_features_header(&head[OUT_FEATURES], w->models);
     if (w->files[OUT_CURVE].fd >= 0)
         out_curve_header(&head[OUT_CURVE]);
+    if (w->files[OUT_EFFECTIVE].fd >= 0)
+        out_effective_header(&head[OUT_EFFECTIVE], w->models);
     if (w->files[OUT_MANIFEST].fd >= 0)
         manifest(&head[OUT_MANIFEST], e, opt, exp_count(e));
     if (w->dist) {
