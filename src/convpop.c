@@ -245,36 +245,39 @@ done:
     return rc;
 }
 
-int convpop_effective(const convpop_t *pop, size_t b, size_t channel,
-                      convpop_neff *out, bn_error *err)
+int convpop_effective_rows(const double *x, size_t n, size_t c,
+                           size_t hw, size_t channel, double v, size_t b,
+                           convpop_neff *out, bn_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (b < 1 || b >= pop->m)
+    size_t m = hw ? n / hw : 0;
+    if (hw < 1 || n % hw != 0 || m < 2)
+        return bn_fail(err, "%zu rows are not at least two samples of %zu",
+                       n, hw);
+    if (b < 1 || b >= m)
         return bn_fail(err, "batches of whole samples must hold 1 to %zu "
                             "of the %zu samples, got %zu",
-                       pop->m - 1, pop->m, b);
-    if (channel >= pop->c)
+                       m - 1, m, b);
+    if (channel >= c)
         return bn_fail(err, "no channel %zu (the maps have %zu)", channel,
-                       pop->c);
-    size_t m = pop->m, c = pop->c, hw = pop->h * pop->w;
+                       c);
     double *g = malloc(m * sizeof *g);
     if (!g)
         return bn_fail(err, "out of memory for %zu sample means", m);
     for (size_t s = 0; s < m; s++) {
         double unused;
-        pop_moments(hw, c, pop->x + s * hw * c + channel, &g[s], &unused);
+        pop_moments(hw, c, x + s * hw * c + channel, &g[s], &unused);
     }
     double gm;
     pop_moments(m, 1, g, &gm, &out->s2);
     free(g);
-    double v = pop->var[channel];
-    double n = (double)pop->n, cnt = (double)(b * hw);
+    double nd = (double)n, cnt = (double)(b * hw);
     out->v = v;
     out->count = cnt;
     out->var_batch = out->s2 / (double)b * (double)(m - b) / (double)(m - 1);
-    out->var_iid = v / cnt * (n - cnt) / (n - 1.0);
+    out->var_iid = v / cnt * (nd - cnt) / (nd - 1.0);
     /* b < m, so n - cnt > 0 and the corrected count is finite. */
-    out->count_fpc = cnt * (n - 1.0) / (n - cnt);
+    out->count_fpc = cnt * (nd - 1.0) / (nd - cnt);
     if (out->var_batch > 0.0) {
         out->n_eff = v / out->var_batch;
         out->ratio = out->var_iid / out->var_batch;
@@ -284,6 +287,50 @@ int convpop_effective(const convpop_t *pop, size_t b, size_t channel,
     } else {
         out->n_eff = out->count_fpc;
         out->ratio = 1.0;
+    }
+    return 0;
+}
+
+int convpop_effective(const convpop_t *pop, size_t b, size_t channel,
+                      convpop_neff *out, bn_error *err)
+{
+    if (channel >= pop->c) {
+        memset(out, 0, sizeof *out);
+        return bn_fail(err, "no channel %zu (the maps have %zu)", channel,
+                       pop->c);
+    }
+    return convpop_effective_rows(pop->x, pop->n, pop->c, pop->h * pop->w,
+                                  channel, pop->var[channel], b, out, err);
+}
+
+int convpop_take(convpop_t *cp, const char *const *names, pop_t *out,
+                 bn_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->n = cp->n;
+    out->f = cp->c;
+    out->names = calloc(cp->c, sizeof *out->names);
+    int bad = !out->names;
+    for (size_t j = 0; !bad && j < cp->c; j++) {
+        size_t len = strlen(names[j]) + 1;
+        out->names[j] = malloc(len);
+        bad = !out->names[j];
+        if (!bad)
+            memcpy(out->names[j], names[j], len);
+    }
+    if (bad) {
+        convpop_free(cp);
+        pop_free(out);
+        return bn_fail(err, "out of memory for %zu channel names", cp->c);
+    }
+    out->x = cp->x;
+    cp->x = NULL;
+    out->sample_rows = cp->h * cp->w;
+    convpop_free(cp);
+    /* The same pop_moments as the maps' own truth, so the same bits. */
+    if (pop_truth(out, err) != 0) {
+        pop_free(out);
+        return -1;
     }
     return 0;
 }

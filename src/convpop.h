@@ -30,6 +30,7 @@
 
 #include "common.h"
 #include "pcg32.h"
+#include "pop.h"
 
 typedef struct {
     size_t m, c, h, w; /* samples, channels, map height and width */
@@ -117,5 +118,19 @@ typedef struct {
  * where every batch mean is exact either way: n_eff = count_fpc, ratio 1. */
 int convpop_effective(const convpop_t *pop, size_t b, size_t channel,
                       convpop_neff *out, bn_error *err);
+/* The same on n rows x c channels laid out as above, hw rows a sample, v
+ * the channel's variance over the n rows (divisor n): what a population
+ * of pop.h with sample_rows = hw holds. hw = 1 is plain rows, where the
+ * ratio is 1. */
+int convpop_effective_rows(const double *x, size_t n, size_t c,
+                           size_t hw, size_t channel, double v, size_t b,
+                           convpop_neff *out, bn_error *err);
+
+/* The maps as a population of pop.h (sample_rows = H W, features named
+ * names[0..c-1], the truth computed as pop_truth does): cp's rows are
+ * moved into out and cp is freed, whatever happens (out is freed with
+ * pop_free on failure too). */
+int convpop_take(convpop_t *cp, const char *const *names, pop_t *out,
+                 bn_error *err);
 
 #endif

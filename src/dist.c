@@ -125,7 +125,8 @@ void dist_headers(const dist_acc *a, bn_buf *dist, bn_buf *expect,
     if (expect) {
         config_header(expect, models);
         buf_puts(expect, "\texpected_mean_err\tmc_mean_err\t"
-                         "expected_mean_err_sq\tmc_mean_err_sq\tmc_se\tz");
+                         "expected_mean_err_sq\tmc_mean_err_sq\tmc_se\tz\t"
+                         "expected_bias");
         exp_key_header(expect, COL_SEEDS, 0, 0, models);
         buf_putc(expect, '\n');
     }
@@ -175,11 +176,12 @@ static int group_rows(dist_acc *a, bn_buf *dist, bn_buf *expect,
         if (table)
             buf_puts(table, "|\n");
 
-        /* The closed form exists for some orders only. */
-        double want;
-        if (!expect || !expect_applies(c))
+        /* The closed form exists for some orders only, and for rows
+         * evaluated as the stream leaves them. */
+        double want, bias_sq;
+        if (!expect || !expect_applies(c, a->pop) || e->evalfile.file)
             continue;
-        if (expect_mean_err_sq(a->pop, c, &want, err) != 0)
+        if (expect_summary(a->pop, c, &want, &bias_sq, err) != 0)
             return -1;
         const score_def *me = score_find("mean_err");
         size_t sm = (size_t)(me - score_get(0));
@@ -199,6 +201,7 @@ static int group_rows(dist_acc *a, bn_buf *dist, bn_buf *expect,
             buf_printf(expect, "%.17g", (mc - want) / se);
         else
             buf_puts(expect, "nan");
+        buf_printf(expect, "\t%.17g", sqrt(bias_sq));
         exp_key_cells(expect, c, COL_SEEDS, 0, 0, "%.17g", models);
         buf_putc(expect, '\n');
     }

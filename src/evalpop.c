@@ -195,8 +195,8 @@ int evalpop_match(const pop_t *train, pop_t *eval, const char *name,
     return 0;
 }
 
-int evalpop_shift(const pop_t *base, double shift, double scale, pop_t *out,
-                  bn_error *err)
+int evalpop_shift(const pop_t *base, double shift, double scale,
+                  double offset, pop_t *out, bn_error *err)
 {
     if (take_rows(base, NULL, base->n, out, err) != 0)
         return -1;
@@ -206,12 +206,13 @@ int evalpop_shift(const pop_t *base, double shift, double scale, pop_t *out,
         free(out->origin);
         out->origin = NULL;
     }
+    out->sample_rows = base->sample_rows;
     size_t f = base->f;
     for (size_t j = 0; j < f; j++) {
         double mu = base->mean[j], sd = sqrt(base->var[j]);
         for (size_t i = 0; i < base->n; i++) {
             double *x = &out->x[i * f + j];
-            *x = mu + shift * sd + scale * (*x - mu);
+            *x = mu + shift * sd + scale * (*x - mu) + offset;
         }
     }
     if (pop_truth(out, err) != 0) {

@@ -11,9 +11,10 @@
  *   match   a second file's rows (`[evaluation] file`) made comparable to
  *           the training rows: the same features in the same order, its
  *           classes numbered as the training rows number them.
- *   shift   each feature moved by shift standard deviations and its
- *           spread scaled: x' = mu + shift sd + scale (x - mu), with mu
- *           and sd the rows' own mean and standard deviation (divisor n).
+ *   shift   each feature moved by shift standard deviations and by an
+ *           absolute offset, and its spread scaled:
+ *           x' = mu + shift sd + scale (x - mu) + offset, with mu and sd
+ *           the rows' own mean and standard deviation (divisor n).
  *
  * A generated population's held-out rows are a second draw of its recipe
  * (pop.h). docs/definitions.md defines each step to the letter.
@@ -41,9 +42,9 @@ int evalpop_split(const pop_t *pop, double holdout, uint64_t seed,
 int evalpop_match(const pop_t *train, pop_t *eval, const char *name,
                   bn_error *err);
 /* out = base with every feature shifted and scaled (scale > 0), its
- * labels, groups and origins kept; its truth is recomputed from its
- * rows. */
-int evalpop_shift(const pop_t *base, double shift, double scale, pop_t *out,
-                  bn_error *err);
+ * labels, groups, origins and samples kept; its truth is recomputed from
+ * its rows. */
+int evalpop_shift(const pop_t *base, double shift, double scale,
+                  double offset, pop_t *out, bn_error *err);
 
 #endif

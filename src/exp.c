@@ -72,6 +72,10 @@ APPLY(weight_decay, c->clf.weight_decay = v.r)
 APPLY(init_seed, c->clf.init_seed = v.u)
 APPLY(shift, c->eval.shift = v.r)
 APPLY(scale, c->eval.scale = v.r)
+APPLY(offset, c->eval.offset = v.r)
+APPLY(drift, c->drift.profile = e->drifts[v.i];
+      drift_name(&e->drifts[v.i], c->drift.name, sizeof c->drift.name))
+APPLY(drift_size, c->drift.size = v.r)
 
 GET(gamma, set_real(out, c->layer.gamma))
 GET(beta, set_real(out, c->layer.beta))
@@ -99,6 +103,9 @@ GET(weight_decay, set_real(out, c->clf.weight_decay))
 GET(init_seed, set_int(out, c->clf.init_seed))
 GET(shift, set_real(out, c->eval.shift))
 GET(scale, set_real(out, c->eval.scale))
+GET(offset, set_real(out, c->eval.offset))
+GET(drift, set_text(out, c->drift.name))
+GET(drift_size, set_real(out, c->drift.size))
 
 #define ALL (COL_SUMMARY | COL_FEATURES | COL_SEEDS)
 /* The classifier's files are summary.tsv's and the many-seed ones. */
@@ -176,21 +183,60 @@ static const key_def keys[KEY_COUNT] = {
                           "PCG32 initstate of the held-out split's "
                           "shuffles",
                           0, 0, 0, M_CLF, NULL, NULL},
+    [KEY_MAPS_IMAGE] = {"maps", "image", KT_SHAPE, NULL, 0, 0, 0, 1,
+                        CONVPOP_MAX_SIDE, NULL, "H W",
+                        "read each row of the population file as an image "
+                        "of H x W pixels and pass it through the filters: "
+                        "feature maps, a row per image and position",
+                        0, 0, 0, M_LAYER, NULL, NULL},
+    [KEY_MAPS_FILTERS] = {"maps", "filters", KT_UINT, "4", 0, 0, 0, 1, 256,
+                          NULL, "C",
+                          "the images' filters, each a channel of the maps",
+                          0, 0, 0, M_LAYER, NULL, NULL},
+    [KEY_MAPS_KERNEL] = {"maps", "kernel", KT_UINT, "3", 0, 0, 0, 1,
+                         CONVPOP_MAX_KERNEL, NULL, "K",
+                         "each filter K x K, weights uniform on (-1/K, 1/K) "
+                         "from PCG32(seed, 14); maps H-K+1 x W-K+1",
+                         0, 0, 0, M_LAYER, NULL, NULL},
+    [KEY_MAPS_SIZE] = {"maps", "size", KT_SHAPE, NULL, 0, 0, 0, 1,
+                       CONVPOP_MAX_SIDE, NULL, "H W",
+                       "generate feature maps of H x W instead, channels "
+                       "from channel lines",
+                       0, 0, 0, M_LAYER, NULL, NULL},
+    [KEY_MAPS_SAMPLES] = {"maps", "samples", KT_UINT, "256", 0, 0, 0, 2,
+                          100000000, NULL, "M", "the generated maps",
+                          0, 0, 0, M_LAYER, NULL, NULL},
+    [KEY_MAPS_CHANNEL] = {"maps", "channel", KT_CHANNEL, NULL, 0, 0, 0, 0, 0,
+                          NULL, "NAME MEAN SD R",
+                          "one generated channel per line: its mean, sd "
+                          "and the correlation R between neighbours",
+                          0, 0, 0, M_LAYER, NULL, NULL},
+    [KEY_MAPS_SEED] = {"maps", "seed", KT_UINT, "1", 0, 0, 0, 0, UINT64_MAX,
+                       NULL, "S",
+                       "PCG32 initstate of the filters, or of the generated "
+                       "maps",
+                       0, 0, 0, M_LAYER, NULL, NULL},
     [KEY_EVAL_SHIFT] = {"evaluation", "shift", KT_REALS, "0", -DBL_MAX,
                         DBL_MAX, 0, 0, 0, NULL, "D",
                         "each feature's mean moved by D of its standard "
                         "deviations",
-                        25, CLF_FILES, 9, M_CLF, apply_shift, get_shift},
+                        25, ALL, 9, M_BN, apply_shift, get_shift},
     [KEY_EVAL_SCALE] = {"evaluation", "scale", KT_REALS, "1", 0, DBL_MAX, 1,
                         0, 0, NULL, "S",
                         "each feature's spread about its mean multiplied by "
                         "S",
-                        26, CLF_FILES, 10, M_CLF, apply_scale, get_scale},
+                        26, ALL, 10, M_BN, apply_scale, get_scale},
+    [KEY_EVAL_OFFSET] = {"evaluation", "offset", KT_REALS, "0", -DBL_MAX,
+                         DBL_MAX, 0, 0, 0, NULL, "A",
+                         "each feature moved by A in its own units (a "
+                         "constant feature moves too)",
+                         27, ALL, 11, M_BN, apply_offset, get_offset},
     [KEY_EVAL_FILE] = {"evaluation", "file", KT_PATH, NULL, 0, 0, 0, 0, 0,
                        NULL, "PATH",
-                       "rows to evaluate on instead of held-out ones (the "
-                       "population's features and label column)",
-                       0, 0, 0, M_CLF, NULL, NULL},
+                       "rows to evaluate on instead (the classifier's in "
+                       "place of held-out ones; the population's features "
+                       "and label column)",
+                       0, 0, 0, M_BN, NULL, NULL},
     [KEY_MODEL] = {"model", "type", KT_CHOICES, "layer", 0, 0, 0, 0, 0,
                    run_model_name, "MODEL", "the model trained", 17,
                    CLF_FILES, 1, ANY, apply_model, get_model},
@@ -225,51 +271,63 @@ static const key_def keys[KEY_COUNT] = {
                        "PCG32 initstate of the initial weights", 23,
                        CLF_FILES, 7, M_CLF, apply_init_seed, get_init_seed},
     [KEY_GAMMA] = {"layer", "gamma", KT_REALS, "1", -DBL_MAX, DBL_MAX, 0, 0,
-                   0, NULL, "G", "the affine scale", 14, ALL, 12, M_LAYER,
+                   0, NULL, "G", "the affine scale", 14, ALL, 15, M_LAYER,
                    apply_gamma, get_gamma},
     [KEY_BETA] = {"layer", "beta", KT_REALS, "0", -DBL_MAX, DBL_MAX, 0, 0,
-                  0, NULL, "B0", "the affine shift", 15, ALL, 13, M_LAYER,
+                  0, NULL, "B0", "the affine shift", 15, ALL, 16, M_LAYER,
                   apply_beta, get_beta},
     [KEY_EPS] = {"layer", "eps", KT_REALS, "1e-05", 0, DBL_MAX, 1, 0, 0,
-                 NULL, "E", "added to the variance", 13, ALL, 11, M_BN,
+                 NULL, "E", "added to the variance", 13, ALL, 14, M_BN,
                  apply_eps, get_eps},
     [KEY_MOMENTUM] = {"layer", "momentum", KT_REALS, "0.9", 0, 1, 1, 0, 0,
-                      NULL, "M", "the moving average's momentum", 5, ALL, 18,
+                      NULL, "M", "the moving average's momentum", 5, ALL, 21,
                       M_BN, apply_momentum, get_momentum},
     [KEY_WEIGHTS] = {"layer", "momentum_weights", KT_CHOICES, "old", 0, 0,
                      0, 0, 0, bn_weights_name, "W",
                      "the value M weighs (old: Keras, the study; new: "
                      "PyTorch)",
-                     6, ALL, 17, M_BN, apply_weights, get_weights},
+                     6, ALL, 20, M_BN, apply_weights, get_weights},
     [KEY_VARIANCE] = {"layer", "variance", KT_CHOICES, "biased", 0, 0, 0, 0,
                       0, bn_variance_name, "V",
-                      "the variance the buffer update takes", 8, ALL, 16,
+                      "the variance the buffer update takes", 8, ALL, 19,
                       M_BN, apply_variance, get_variance},
     [KEY_ESTIMATOR] = {"layer", "estimator", KT_CHOICES, "ema", 0, 0, 0, 0,
                        0, bn_estimator_name_at, "E",
-                       "the running statistics' estimator", 10, ALL, 14,
+                       "the running statistics' estimator", 10, ALL, 17,
                        M_BN, apply_estimator, get_estimator},
-    [KEY_BATCH_SIZE] = {"sweep", "batch_size", KT_UINTS, "256", 0, 0, 0, 2,
+    [KEY_BATCH_SIZE] = {"sweep", "batch_size", KT_UINTS, "256", 0, 0, 0, 1,
                         100000000, NULL, "B",
-                        "rows per batch, up to the population's", 4, ALL,
-                        23, ANY, apply_batch_size, get_batch_size},
+                        "rows per batch, up to the population's (whole "
+                        "samples of feature maps)", 4, ALL,
+                        26, ANY, apply_batch_size, get_batch_size},
     [KEY_ORDER] = {"sweep", "order", KT_ORDERS, "shuffled", 0, 0, 0, 0, 0,
                    NULL, "ORDER", "the order the batches are cut from", 2,
-                   ALL, 15, ANY, apply_order, get_order},
+                   ALL, 18, ANY, apply_order, get_order},
     [KEY_SEED] = {"sweep", "seed", KT_UINTS, "1", 0, 0, 0, 0, UINT64_MAX,
                   NULL, "S", "the shuffle's seed, PCG32 initstate", 3,
-                  COL_SUMMARY | COL_FEATURES, 22, ANY, apply_seed, get_seed},
+                  COL_SUMMARY | COL_FEATURES, 25, ANY, apply_seed, get_seed},
     [KEY_EPOCHS] = {"sweep", "epochs", KT_UINTS, "1", 0, 0, 0, 1, 1000000,
-                    NULL, "E", "passes over the same order", 9, ALL, 19,
+                    NULL, "E", "passes over the same order", 9, ALL, 22,
                     ANY, apply_epochs, get_epochs},
     [KEY_PARTIAL] = {"sweep", "partial", KT_CHOICES, "drop", 0, 0, 0, 0, 0,
                      run_partial_name, "P",
-                     "drop or keep a last partial batch", 11, ALL, 20, ANY,
+                     "drop or keep a last partial batch", 11, ALL, 23, ANY,
                      apply_partial, get_partial},
     [KEY_PRECISE] = {"sweep", "precise_batches", KT_UINTS, "0", 0, 0, 0, 0,
                      100000000, NULL, "K",
                      "batches the precise estimator pools, 0 all", 12, ALL,
-                     21, M_BN, apply_precise, get_precise},
+                     24, M_BN, apply_precise, get_precise},
+    [KEY_DRIFT] = {"sweep", "drift", KT_DRIFTS, "none", 0, 0, 0, 0, 0, NULL,
+                   "PROFILE",
+                   "the training stream's drift: none, step:T0 (after "
+                   "update T0) or ramp:T0:T1 (from T0 to T1)",
+                   28, ALL, 12, M_LAYER, apply_drift, get_drift},
+    [KEY_DRIFT_SIZE] = {"sweep", "drift_size", KT_REALS, "0", -DBL_MAX,
+                        DBL_MAX, 0, 0, 0, NULL, "D",
+                        "the drift's full move of each feature, in its "
+                        "standard deviations",
+                        29, ALL, 13, M_LAYER, apply_drift_size,
+                        get_drift_size},
     [KEY_EXPERIMENT] = {NULL, "experiment", KT_DERIVED, NULL, 0, 0, 0, 0, 0,
                         NULL, NULL, "the experiment file's stem", 1, ALL, 0,
                         ANY, NULL, get_experiment},
@@ -489,6 +547,86 @@ static int add_feature(exp_t *e, const where *w, const char *value)
     return rc;
 }
 
+/* A generated feature-map channel, NAME MEAN SD R (convpop.h). */
+static int add_channel(exp_t *e, const where *w, const char *value)
+{
+    exp_maps *m = &e->maps;
+    char *tok[5] = {NULL};
+    size_t n = 0;
+    int r;
+    const char *s = value;
+    while (n < 5 && (r = next_token(&s, &tok[n])) == 1)
+        n++;
+    convpop_channel ch;
+    int bad = r < 0 || n != 4 || parse_real(tok[1], &ch.mean) ||
+              parse_real(tok[2], &ch.sd) || parse_real(tok[3], &ch.r);
+    for (size_t i = 0; !bad && i < m->n_ch; i++)
+        if (strcmp(m->ch_names[i], tok[0]) == 0)
+            bad = 2;
+    if (!bad && (!(ch.sd >= 0.0) || !(ch.r >= -1.0 && ch.r <= 1.0) ||
+                 fabs(ch.mean) + 64.0 * ch.sd > POP_MAX_SCALE))
+        bad = 3;
+    if (!bad && m->n_ch == m->cap_ch) {
+        size_t cap = m->cap_ch ? 2 * m->cap_ch : 4;
+        convpop_channel *nc = realloc(m->ch, cap * sizeof *nc);
+        if (nc)
+            m->ch = nc;
+        char **nn = nc ? realloc(m->ch_names, cap * sizeof *nn) : NULL;
+        if (nn) {
+            m->ch_names = nn;
+            m->cap_ch = cap;
+        } else {
+            bad = 4;
+        }
+    }
+    int rc = 0;
+    if (bad == 1)
+        rc = fail(w, "expected 'NAME MEAN SD R', got '%s'", value);
+    else if (bad == 2)
+        rc = fail(w, "name '%s' given twice", tok[0]);
+    else if (bad == 3)
+        rc = fail(w, "channel '%s': sd must be >= 0, R in [-1, 1] and "
+                     "|mean| + 64 sd at most %g",
+                  tok[0], POP_MAX_SCALE);
+    else if (bad == 4)
+        rc = fail(w, "out of memory");
+    if (!bad) {
+        m->ch[m->n_ch] = ch;
+        m->ch_names[m->n_ch++] = tok[0];
+        tok[0] = NULL;
+    }
+    for (size_t i = 0; i < 5; i++)
+        free(tok[i]);
+    return rc;
+}
+
+/* Two integers H W, each in the key's range. */
+static int set_shape(exp_t *e, key_id k, const where *w, const char *value)
+{
+    const key_def *d = &keys[k];
+    char *tok[3] = {NULL};
+    size_t n = 0;
+    int r;
+    uint64_t v[2] = {0, 0};
+    const char *s = value;
+    while (n < 3 && (r = next_token(&s, &tok[n])) == 1)
+        n++;
+    int bad = r < 0 || n != 2 || parse_u64(tok[0], &v[0]) ||
+              parse_u64(tok[1], &v[1]) || v[0] < d->min || v[0] > d->max ||
+              v[1] < d->min || v[1] > d->max;
+    for (size_t i = 0; i < 3; i++)
+        free(tok[i]);
+    if (bad)
+        return fail(w, "expected two integers H W from %llu to %llu, got "
+                       "'%s'",
+                    (unsigned long long)d->min, (unsigned long long)d->max,
+                    value);
+    size_t *hw = k == KEY_MAPS_IMAGE ? &e->maps.image_h : &e->maps.size_h;
+    hw[0] = (size_t)v[0];
+    hw[1] = (size_t)v[1];
+    return 0;
+}
+
 /* Names of a KT_COLUMNS or KT_OUTPUTS key. */
 static int set_names(exp_t *e, key_id k, const where *w, const char *value)
 {
@@ -548,6 +686,7 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
     key_value *v = NULL;
     size_t n = 0, cap = 0;
     order_spec *orders = NULL;
+    drift_spec *drifts = NULL;
     char **order_names = NULL;
     size_t n_names = 0;
     char *tok = NULL, range[64];
@@ -558,6 +697,7 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         int rc_ = fail(w, __VA_ARGS__);                                     \
         free(v);                                                            \
         free(orders);                                                       \
+        free(drifts);                                                       \
         free_names(order_names, n_names);                                   \
         free(tok);                                                          \
         return rc_;                                                         \
@@ -631,6 +771,28 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
             PUSH(x);
             break;
         }
+        case KT_DRIFTS: {
+            /* Parsed now (a profile needs nothing else); its name kept as
+             * written, for the files. */
+            bn_error sub;
+            drift_spec dspec;
+            if (drift_parse(tok, &dspec, &sub) != 0)
+                BAD("%s", sub.msg);
+            drift_spec *nd = realloc(drifts, (n + 1) * sizeof *nd);
+            if (nd)
+                drifts = nd;
+            char **nn = nd ? realloc(order_names, (n + 1) * sizeof *nn)
+                           : NULL;
+            if (!nn)
+                BAD("out of memory");
+            order_names = nn;
+            drifts[n] = dspec;
+            order_names[n_names++] = tok;
+            tok = NULL;
+            x.i = (int)n;
+            PUSH(x);
+            break;
+        }
         default:
             BAD("not a list");
         }
@@ -650,6 +812,12 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         e->orders = orders;
         e->order_names = order_names;
         e->n_orders = n;
+    } else if (d->type == KT_DRIFTS) {
+        free(e->drifts);
+        free_names(e->drift_names, e->n_drifts);
+        e->drifts = drifts;
+        e->drift_names = order_names;
+        e->n_drifts = n;
     }
     return 0;
 }
@@ -724,16 +892,28 @@ static void set_uint(exp_t *e, key_id k, uint64_t u)
         e->pop.seed = u;
     else if (k == KEY_POP_CLASSES)
         e->pop.classes = (size_t)u;
+    else if (k == KEY_MAPS_FILTERS)
+        e->maps.filters = (size_t)u;
+    else if (k == KEY_MAPS_KERNEL)
+        e->maps.kernel = (size_t)u;
+    else if (k == KEY_MAPS_SAMPLES)
+        e->maps.samples = (size_t)u;
+    else if (k == KEY_MAPS_SEED)
+        e->maps.seed = u;
     else
         e->holdout_seed = u;
 }
 
 static uint64_t uint_of(const exp_t *e, key_id k)
 {
-    return k == KEY_ROWS          ? e->pop.n_rows
-           : k == KEY_POP_SEED    ? e->pop.seed
-           : k == KEY_POP_CLASSES ? e->pop.classes
-                                  : e->holdout_seed;
+    return k == KEY_ROWS           ? e->pop.n_rows
+           : k == KEY_POP_SEED     ? e->pop.seed
+           : k == KEY_POP_CLASSES  ? e->pop.classes
+           : k == KEY_MAPS_FILTERS ? e->maps.filters
+           : k == KEY_MAPS_KERNEL  ? e->maps.kernel
+           : k == KEY_MAPS_SAMPLES ? e->maps.samples
+           : k == KEY_MAPS_SEED    ? e->maps.seed
+                                   : e->holdout_seed;
 }
 
 static double *real_slot(exp_t *e, key_id k)
@@ -808,6 +988,12 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
     case KT_FEATURE:
         rc = add_feature(e, &w, value);
         break;
+    case KT_CHANNEL:
+        rc = add_channel(e, &w, value);
+        break;
+    case KT_SHAPE:
+        rc = set_shape(e, k, &w, value);
+        break;
     case KT_PATH:
         rc = set_path(e, k, &w, value);
         break;
@@ -852,10 +1038,18 @@ int exp_set_override(exp_t *e, const char *set, int *set_features,
     if (k < 0)
         return bn_fail(err, "%s: unknown key '%s' in [%s]", where, name,
                        section);
-    /* The first --set feature replaces the file's list, later ones add
-     * to it. */
-    if (k == KEY_FEATURE && !(*set_features)++)
+    /* The first --set feature (channel) replaces the file's list, later
+     * ones add to it. */
+    if (k == KEY_FEATURE && !(*set_features & 1)) {
+        *set_features |= 1;
         pop_spec_clear(&e->pop);
+    }
+    if (k == KEY_MAPS_CHANNEL && !(*set_features & 2)) {
+        *set_features |= 2;
+        free_names(e->maps.ch_names, e->maps.n_ch);
+        e->maps.ch_names = NULL;
+        e->maps.n_ch = e->maps.cap_ch = 0;
+    }
     return exp_set(e, (key_id)k, eq + 1, where, 1, err);
 }
 
@@ -869,7 +1063,8 @@ int exp_set_overrides(exp_t *e, char *const *sets, size_t n, bn_error *err)
             const char *a = sets[i], *b = sets[j];
             size_t ka = strcspn(a, "="), kb = strcspn(b, "=");
             if (ka == kb && strncmp(a, b, ka) == 0 &&
-                strncmp(a, "population.feature=", 19) != 0)
+                strncmp(a, "population.feature=", 19) != 0 &&
+                strncmp(a, "maps.channel=", 13) != 0)
                 return bn_fail(err, "--set %.*s given twice", (int)ka, a);
         }
         if (exp_set_override(e, sets[i], &set_features, err) != 0)
@@ -931,6 +1126,14 @@ void exp_free(exp_t *e)
     e->orders = NULL;
     e->order_names = NULL;
     e->n_orders = 0;
+    free(e->drifts);
+    free_names(e->drift_names, e->n_drifts);
+    e->drifts = NULL;
+    e->drift_names = NULL;
+    e->n_drifts = 0;
+    free(e->maps.ch);
+    free_names(e->maps.ch_names, e->maps.n_ch);
+    memset(&e->maps, 0, sizeof e->maps);
     pop_spec_free(&e->pop);
     exp_popfile *files[2] = {&e->popfile, &e->evalfile};
     for (int i = 0; i < 2; i++) {
@@ -1030,18 +1233,54 @@ size_t exp_count(const exp_t *e)
     return total;
 }
 
+int exp_maps_active(const exp_t *e)
+{
+    return e->maps.image_h > 0 || e->maps.size_h > 0;
+}
+
+/* The maps' samples, height, width and channels (a file's samples once it
+ * is read); 0 where a kernel does not fit. */
+static void maps_shape(const exp_t *e, size_t *m, size_t *h, size_t *w,
+                       size_t *c)
+{
+    const exp_maps *mp = &e->maps;
+    if (mp->image_h) {
+        *m = e->popfile.pop ? e->popfile.pop->n : 0;
+        *h = mp->kernel <= mp->image_h ? mp->image_h - mp->kernel + 1 : 0;
+        *w = mp->kernel <= mp->image_w ? mp->image_w - mp->kernel + 1 : 0;
+        *c = mp->filters;
+    } else {
+        *m = mp->samples;
+        *h = mp->size_h;
+        *w = mp->size_w;
+        *c = mp->n_ch;
+    }
+}
+
 size_t exp_rows(const exp_t *e)
 {
+    if (exp_maps_active(e)) {
+        size_t m, h, w, c;
+        maps_shape(e, &m, &h, &w, &c);
+        return m * h * w;
+    }
     return e->popfile.pop ? e->popfile.pop->n : e->pop.n_rows;
 }
 
 size_t exp_features(const exp_t *e)
 {
+    if (exp_maps_active(e)) {
+        size_t m, h, w, c;
+        maps_shape(e, &m, &h, &w, &c);
+        return c;
+    }
     return e->popfile.pop ? e->popfile.pop->f : e->pop.n_features;
 }
 
 size_t exp_classes(const exp_t *e)
 {
+    if (exp_maps_active(e))
+        return 0;
     if (e->popfile.pop)
         return e->popfile.pop->label.column ? e->popfile.pop->label.n_levels
                                             : 0;
@@ -1084,7 +1323,7 @@ static void config_at(const exp_t *e, const key_id *ax, size_t na,
         keys[ax[i]].apply(cfg, e, e->v[ax[i]][pos[i]]);
     /* A held-out model's rows are the population and its held-out rows. */
     memcpy(cfg->population,
-           run_model_get(cfg->model)->held_out ? e->held_id : e->pop_id,
+           run_model_get(cfg->model)->held_out ? e->held_id : e->eval_id,
            sizeof cfg->population);
     /* p and keep follow from momentum and its convention together; a
      * momentum out of range is left for run_check to name. */
@@ -1255,24 +1494,37 @@ static int generated_labels(size_t k, popfile_factor *fac)
     return k ? pop_class_levels(k, fac) : 0;
 }
 
-/* The held-out rows: how many a file's split holds out (without making
- * it), the evaluation file made comparable, and their identifier. */
-static int held_out_shape(exp_t *e, shapes *sh, bn_error *err)
+/* [evaluation] file made comparable to the population, and the
+ * identifier of the layer's rows, which it is evaluated on. */
+static int eval_file_shape(exp_t *e, shapes *sh, bn_error *err)
 {
     bn_error sub;
+    if (!e->evalfile.pop)
+        return bn_fail(err, "%s: the evaluation file %s was not read",
+                       origin(e, KEY_EVAL_FILE, -1), e->evalfile.file);
+    if (evalpop_match(&sh->all, e->evalfile.pop, e->evalfile.file, &sub) !=
+        0)
+        return bn_fail(err, "%s: %s", origin(e, KEY_EVAL_FILE, -1),
+                       sub.msg);
+    pop_file_desc fd = {e->popfile.fnv, e->popfile.format, e->popfile.label,
+                        e->popfile.group};
+    pop_held_desc h = {POP_HELD_FILE, 0.0, 0, e->evalfile.fnv,
+                       e->evalfile.format};
+    pop_id_held(e->popfile.file ? NULL : &e->pop,
+                e->popfile.file ? &fd : NULL, &h, e->eval_id);
+    return 0;
+}
+
+/* The held-out rows: how many a file's split holds out (without making
+ * it), and their identifier. */
+static int held_out_shape(exp_t *e, shapes *sh, bn_error *err)
+{
     pop_file_desc fd = {e->popfile.fnv, e->popfile.format, e->popfile.label,
                         e->popfile.group};
     const pop_spec *spec = e->popfile.file ? NULL : &e->pop;
     pop_held_desc h = {POP_HELD_DRAW, 0.0, 0, 0, NULL};
     size_t n_held = sh->all.n;
     if (e->evalfile.file) {
-        if (!e->evalfile.pop)
-            return bn_fail(err, "%s: the evaluation file %s was not read",
-                           origin(e, KEY_EVAL_FILE, -1), e->evalfile.file);
-        if (evalpop_match(&sh->all, e->evalfile.pop, e->evalfile.file,
-                          &sub) != 0)
-            return bn_fail(err, "%s: %s", origin(e, KEY_EVAL_FILE, -1),
-                           sub.msg);
         n_held = e->evalfile.pop->n;
         h = (pop_held_desc){POP_HELD_FILE, 0.0, 0, e->evalfile.fnv,
                             e->evalfile.format};
@@ -1309,6 +1561,121 @@ static int held_out_shape(exp_t *e, shapes *sh, bn_error *err)
     return 0;
 }
 
+/* [maps]'s keys: one source, each key with the source it applies to,
+ * none of the generated population's keys, and what the maps need to
+ * exist. */
+static int maps_excludes(const exp_t *e, bn_error *err)
+{
+    const exp_maps *m = &e->maps;
+    int image = m->image_h > 0, field = m->size_h > 0;
+    if (image && field)
+        return bn_fail(err, "%s: image reads a file's rows as images and "
+                            "size generates maps: one or the other (%s)",
+                       e->from[KEY_MAPS_SIZE], e->from[KEY_MAPS_IMAGE]);
+    if (image && !e->popfile.file)
+        return bn_fail(err, "%s: image reads the rows of a population file "
+                            "as images, and no file is given ([population] "
+                            "file = PATH)",
+                       e->from[KEY_MAPS_IMAGE]);
+    if (field && e->popfile.file)
+        return bn_fail(err, "%s: size generates the maps, and %s names a "
+                            "population file (image reads its rows as "
+                            "images)",
+                       e->from[KEY_MAPS_SIZE], e->from[KEY_POP_FILE]);
+    static const struct {
+        key_id k;
+        int needs; /* 1 image, 2 size, 3 either */
+    } applies[] = {{KEY_MAPS_FILTERS, 1}, {KEY_MAPS_KERNEL, 1},
+                   {KEY_MAPS_SAMPLES, 2}, {KEY_MAPS_CHANNEL, 2},
+                   {KEY_MAPS_SEED, 3}};
+    static const char *const what[] = {
+        "", "image (a file's rows through filters)",
+        "size (generated maps)", "image or size (feature maps)"};
+    for (size_t i = 0; i < sizeof applies / sizeof *applies; i++) {
+        int need = applies[i].needs;
+        if (was_set(e, applies[i].k) &&
+            !((need & 1 && image) || (need & 2 && field)))
+            return bn_fail(err, "%s: %s applies to [maps] %s",
+                           e->from[applies[i].k], keys[applies[i].k].name,
+                           what[need]);
+    }
+    if (!image && !field)
+        return 0;
+    if (field && m->n_ch == 0)
+        return bn_fail(err, "%s: size needs at least one channel line "
+                            "(channel = NAME MEAN SD R)",
+                       e->from[KEY_MAPS_SIZE]);
+    static const key_id generated[] = {KEY_ROWS, KEY_FEATURE,
+                                       KEY_POP_CLASSES, KEY_POP_LABEL_NOISE};
+    for (size_t i = 0; i < sizeof generated / sizeof *generated; i++)
+        if (was_set(e, generated[i]))
+            return bn_fail(err, "%s: %s does not apply to feature maps "
+                                "([maps] says what they are)",
+                           e->from[generated[i]], keys[generated[i]].name);
+    key_id src = image ? KEY_MAPS_IMAGE : KEY_MAPS_SIZE;
+    if (e->evalfile.file)
+        return bn_fail(err, "%s: an evaluation file's rows are not feature "
+                            "maps (%s)",
+                       e->from[KEY_EVAL_FILE], e->from[src]);
+    if (e->models != RUN_MODEL_BIT(RUN_MODEL_LAYER))
+        return bn_fail(err, "%s: feature maps are the layer's (BatchNorm2d); "
+                            "the classifier takes plain rows (%s)",
+                       origin(e, KEY_MODEL, -1), e->from[src]);
+    size_t mm, h, w, c;
+    maps_shape(e, &mm, &h, &w, &c);
+    if (image) {
+        if (h == 0 || w == 0)
+            return bn_fail(err, "%s: filters of %zu x %zu do not fit images "
+                                "of %zu x %zu",
+                           origin(e, KEY_MAPS_KERNEL, KEY_MAPS_IMAGE),
+                           m->kernel, m->kernel, m->image_h, m->image_w);
+        if (e->popfile.pop && e->popfile.pop->f != m->image_h * m->image_w)
+            return bn_fail(err, "%s: images of %zu x %zu are %zu values, and "
+                                "the rows of %s have %zu (the label and "
+                                "group columns aside)",
+                           e->from[KEY_MAPS_IMAGE], m->image_h, m->image_w,
+                           m->image_h * m->image_w, e->popfile.file,
+                           e->popfile.pop->f);
+    }
+    if (mm < 2)
+        return bn_fail(err, "%s: feature maps need at least 2 samples",
+                       origin(e, KEY_MAPS_SAMPLES, KEY_POP_FILE));
+    if (mm > 100000000u / (h * w))
+        return bn_fail(err, "%s: %zu samples of %zu x %zu make more than "
+                            "100000000 rows",
+                       origin(e, src, KEY_MAPS_SAMPLES), mm, h, w);
+    return 0;
+}
+
+/* The maps' channel names: the generated channels', or c0, c1, ... for
+ * the filters (freed by the caller with maps_names_free). */
+static char **maps_names(const exp_t *e, size_t c)
+{
+    char **names = calloc(c ? c : 1, sizeof *names);
+    for (size_t j = 0; names && j < c; j++) {
+        char buf[32];
+        const char *name = e->maps.size_h ? e->maps.ch_names[j] : buf;
+        snprintf(buf, sizeof buf, "c%zu", j);
+        if (!(names[j] = copy_text(name))) {
+            free_names(names, c);
+            return NULL;
+        }
+    }
+    return names;
+}
+
+/* The population identifier of the maps (popid.h). */
+static void maps_id(exp_t *e)
+{
+    const exp_maps *m = &e->maps;
+    pop_maps_desc d = {m->image_h, m->image_w, m->filters, m->kernel,
+                       m->size_h,  m->size_w,  m->samples, m->seed,
+                       m->n_ch,    m->ch,      m->ch_names};
+    pop_file_desc fd = {e->popfile.fnv, e->popfile.format, e->popfile.label,
+                        e->popfile.group};
+    pop_id_maps(m->image_h ? &fd : NULL, &d, e->pop_id);
+}
+
 int exp_finish(exp_t *e, bn_error *err)
 {
     bn_error sub;
@@ -1318,15 +1685,28 @@ int exp_finish(exp_t *e, bn_error *err)
     e->models = 0;
     for (size_t i = 0; i < e->n[KEY_MODEL]; i++)
         e->models |= RUN_MODEL_BIT(e->v[KEY_MODEL][i].i);
-    if (population_excludes(e, err) != 0)
+    if (population_excludes(e, err) != 0 || maps_excludes(e, err) != 0)
         return -1;
     /* The shape the orders and the checks see: the file's rows, or the
-     * spec's names and classes without any rows. */
+     * spec's names and classes without any rows, or the maps'. */
     shapes sh;
     memset(&sh, 0, sizeof sh);
-    char **names = NULL;
+    char **names = NULL, **map_names = NULL;
+    size_t n_maps = 0;
     int rc = -1;
-    if (e->popfile.file) {
+    if (exp_maps_active(e)) {
+        size_t m, h, w;
+        maps_shape(e, &m, &h, &w, &n_maps);
+        if (!(map_names = maps_names(e, n_maps))) {
+            bn_fail(err, "out of memory");
+            goto done;
+        }
+        sh.all.n = m * h * w;
+        sh.all.f = n_maps;
+        sh.all.names = map_names;
+        sh.all.sample_rows = h * w;
+        maps_id(e);
+    } else if (e->popfile.file) {
         if (!e->popfile.pop)
             return bn_fail(err, "%s: the population file %s was not read",
                            origin(e, KEY_POP_FILE, -1), e->popfile.file);
@@ -1354,11 +1734,15 @@ int exp_finish(exp_t *e, bn_error *err)
     }
     sh.train = sh.all;
     memcpy(e->held_id, e->pop_id, sizeof e->held_id);
+    memcpy(e->eval_id, e->pop_id, sizeof e->eval_id);
+    if (e->evalfile.file && eval_file_shape(e, &sh, err) != 0)
+        goto done;
     if (exp_held_out_models(e->models) && held_out_shape(e, &sh, err) != 0)
         goto done;
     rc = finish_checks(e, &sh, err);
 done:
     free(names);
+    free_names(map_names, n_maps);
     if (!e->popfile.file)
         popfile_factor_free(&sh.all.label);
     return rc;
@@ -1490,9 +1874,36 @@ static int finish_checks(exp_t *e, const shapes *sh, bn_error *err)
     return unused_key(e, used, err);
 }
 
+/* The feature maps into *out: the file's rows through the filter bank, or
+ * generated (convpop.h). */
+static int maps_population(const exp_t *e, pop_t *out, bn_error *err)
+{
+    const exp_maps *m = &e->maps;
+    convpop_t cp;
+    size_t mm, h, w, c;
+    maps_shape(e, &mm, &h, &w, &c);
+    int rc = m->image_h
+                 ? convpop_from_images(e->popfile.pop->x, mm, m->image_h,
+                                       m->image_w, m->filters, m->kernel,
+                                       m->seed, &cp, NULL, err)
+                 : convpop_field(mm, h, w, c, m->ch, m->seed, &cp, err);
+    if (rc != 0)
+        return -1;
+    char **names = maps_names(e, c);
+    if (!names) {
+        convpop_free(&cp);
+        return bn_fail(err, "out of memory");
+    }
+    rc = convpop_take(&cp, (const char *const *)names, out, err);
+    free_names(names, c);
+    return rc;
+}
+
 const pop_t *exp_population(const exp_t *e, pop_t *tmp, bn_error *err)
 {
     memset(tmp, 0, sizeof *tmp);
+    if (exp_maps_active(e))
+        return maps_population(e, tmp, err) == 0 ? tmp : NULL;
     if (e->popfile.file)
         return e->popfile.pop;
     return pop_generate(&e->pop, tmp, err) == 0 ? tmp : NULL;
@@ -1506,6 +1917,7 @@ int exp_populations(const exp_t *e, int held_out, exp_pops *out,
     if (!pop)
         return -1;
     out->p.pop = out->p.train = pop;
+    out->p.eval_file = e->evalfile.file ? e->evalfile.pop : NULL;
     if (!held_out)
         return 0;
     if (e->evalfile.file) {
@@ -1562,7 +1974,17 @@ static int in_manifest(const exp_t *e, int k)
     case KEY_ROWS:
     case KEY_POP_SEED:
     case KEY_FEATURE:
-        return !file;
+        return !file && !e->maps.size_h;
+    case KEY_MAPS_IMAGE:
+    case KEY_MAPS_FILTERS:
+    case KEY_MAPS_KERNEL:
+        return e->maps.image_h > 0;
+    case KEY_MAPS_SIZE:
+    case KEY_MAPS_SAMPLES:
+    case KEY_MAPS_CHANNEL:
+        return e->maps.size_h > 0;
+    case KEY_MAPS_SEED:
+        return exp_maps_active(e);
     case KEY_POP_CLASSES:
     case KEY_POP_LABEL_NOISE:
         return !file && e->pop.classes;
@@ -1606,6 +2028,22 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
                                                : e->popfile.group;
             if (c)
                 buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, c);
+            continue;
+        }
+        if (d->type == KT_CHANNEL) {
+            for (size_t j = 0; j < e->maps.n_ch; j++) {
+                const convpop_channel *c = &e->maps.ch[j];
+                buf_printf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
+                           d->name, e->maps.ch_names[j], c->mean, c->sd,
+                           c->r);
+            }
+            continue;
+        }
+        if (d->type == KT_SHAPE) {
+            const size_t *hw =
+                k == KEY_MAPS_IMAGE ? &e->maps.image_h : &e->maps.size_h;
+            buf_printf(fp, "%s.%s\t%zu %zu\n", d->section, d->name, hw[0],
+                       hw[1]);
             continue;
         }
         if (d->type == KT_FEATURE) {
@@ -1657,6 +2095,11 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
             for (size_t i = 0; i < e->n[k]; i++)
                 buf_printf(fp, "%s%s", i ? " " : "",
                         e->orders[e->v[k][i].i].name);
+            break;
+        case KT_DRIFTS:
+            for (size_t i = 0; i < e->n[k]; i++)
+                buf_printf(fp, "%s%s", i ? " " : "",
+                           e->drift_names[e->v[k][i].i]);
             break;
         default:
             break;

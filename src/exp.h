@@ -13,13 +13,16 @@
  *                 classes = K, label_noise = S; or file = PATH,
  *                 label = COLUMN, group = COLUMN, holdout = FRACTION,
  *                 holdout_seed = S
- *   [evaluation]  lists: shift, scale; file = PATH
+ *   [evaluation]  lists: shift, scale, offset; file = PATH
+ *   [maps]        image = H W, filters = C, kernel = K (a file's rows as
+ *                 images through a filter bank); or size = H W,
+ *                 samples = M, channel = NAME MEAN SD R (repeat); seed = S
  *   [model]       lists: type, hidden, norm, freeze_after, lr,
  *                 sgd_momentum, weight_decay, init_seed
  *   [layer]       lists: gamma, beta, eps, momentum, momentum_weights,
  *                 variance, estimator
  *   [sweep]       lists: batch_size, order, seed, epochs, partial,
- *                 precise_batches
+ *                 precise_batches, drift, drift_size
  * Lists are separated by spaces or commas; integer lists take ranges A..B.
  * Every list is an axis: the sweep is the cartesian product of them all.
  *
@@ -35,6 +38,8 @@
 #include "bn.h"
 #include "buf.h"
 #include "common.h"
+#include "convpop.h"
+#include "drift.h"
 #include "pop.h"
 #include "run.h"
 
@@ -47,13 +52,15 @@ typedef enum {
     KEY_ROWS, KEY_POP_SEED, KEY_FEATURE, KEY_POP_CLASSES,
     KEY_POP_LABEL_NOISE, KEY_POP_FILE, KEY_POP_LABEL, KEY_POP_GROUP,
     KEY_HOLDOUT, KEY_HOLDOUT_SEED,
-    KEY_EVAL_SHIFT, KEY_EVAL_SCALE, KEY_EVAL_FILE,
+    KEY_MAPS_IMAGE, KEY_MAPS_FILTERS, KEY_MAPS_KERNEL, KEY_MAPS_SIZE,
+    KEY_MAPS_SAMPLES, KEY_MAPS_CHANNEL, KEY_MAPS_SEED,
+    KEY_EVAL_SHIFT, KEY_EVAL_SCALE, KEY_EVAL_OFFSET, KEY_EVAL_FILE,
     KEY_MODEL, KEY_HIDDEN, KEY_NORM, KEY_FREEZE_AFTER, KEY_LR,
     KEY_SGD_MOMENTUM, KEY_WEIGHT_DECAY, KEY_INIT_SEED,
     KEY_GAMMA, KEY_BETA, KEY_EPS, KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
     KEY_ESTIMATOR,
     KEY_BATCH_SIZE, KEY_ORDER, KEY_SEED, KEY_EPOCHS, KEY_PARTIAL,
-    KEY_PRECISE,
+    KEY_PRECISE, KEY_DRIFT, KEY_DRIFT_SIZE,
     /* Columns that identify a row without being a key of the file. */
     KEY_EXPERIMENT, KEY_POPULATION, KEY_NEW_WEIGHT,
     KEY_COUNT
@@ -72,6 +79,9 @@ typedef enum {
     KT_UINTS,    /* an axis of integers, A..B ranges allowed */
     KT_CHOICES,  /* an axis of names from a fixed list */
     KT_ORDERS,   /* an axis of order names (order.h) */
+    KT_DRIFTS,   /* an axis of drift profiles (drift.h) */
+    KT_SHAPE,    /* two integers H W */
+    KT_CHANNEL,  /* NAME MEAN SD R, one per line, repeatable */
     KT_DERIVED,  /* a column only: no key in the file */
 } key_type;
 
@@ -133,6 +143,20 @@ typedef struct {
     char format[4];      /* "csv", "tsv" or "npy", as it was read */
 } exp_popfile;
 
+/* [maps]: the population as feature maps (convpop.h), from a file's rows
+ * read as images (image_h > 0) or generated (size_h > 0); neither: plain
+ * rows. */
+typedef struct {
+    size_t image_h, image_w;  /* image = H W */
+    size_t filters, kernel;   /* the filter bank: C filters of K x K */
+    size_t size_h, size_w;    /* size = H W */
+    size_t samples;           /* M generated maps */
+    uint64_t seed;            /* the filter bank's, or the generated maps' */
+    convpop_channel *ch;      /* n_ch generated channels, owned */
+    char **ch_names;
+    size_t n_ch, cap_ch;
+} exp_maps;
+
 typedef struct exp_s {
     char *source;     /* file name as given, for messages */
     int source_is_file; /* source is a path whose directory PATH keys are
@@ -146,6 +170,7 @@ typedef struct exp_s {
     /* [evaluation] file: the held-out models' evaluation rows instead of
      * held-out ones (its label and group are popfile's, or "label") */
     exp_popfile evalfile;
+    exp_maps maps;
     double holdout;        /* a population file's held-out share */
     uint64_t holdout_seed; /* and its split's seed */
     char pop_id[17];  /* pop_id of the population, once exp_finish has run */
@@ -155,11 +180,17 @@ typedef struct exp_s {
     /* The rows a held-out model trains on and is evaluated on, once
      * exp_finish has run (0 without one): the manifest states them. */
     size_t train_rows, held_rows;
+    /* The identifier of the layer's rows: the population's, or with
+     * [evaluation] file the population and those rows. */
+    char eval_id[17];
     size_t n[KEY_COUNT];     /* the values of each axis */
     key_value *v[KEY_COUNT];
     order_spec *orders;      /* KEY_ORDER's values point here */
     char **order_names;      /* and their names here */
     size_t n_orders;
+    drift_spec *drifts;      /* KEY_DRIFT's values point here */
+    char **drift_names;      /* and their names here */
+    size_t n_drifts;
     size_t n_table;          /* reading-table columns */
     char table[EXP_MAX_COLUMNS][64];
     unsigned outputs;        /* bit i: output file i of out.h */
@@ -186,8 +217,9 @@ void exp_free(exp_t *e);
 int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
             int name_key, bn_error *err);
 /* One override "section.key=value" (a command line's --set), its origin
- * "--set section.key=value". *set_features counts the features set so
- * far (0 at first): the first replaces those held, later ones add. */
+ * "--set section.key=value". *set_features records the feature and
+ * channel lines set so far (0 at first): the first of each replaces
+ * those held, later ones add. */
 int exp_set_override(exp_t *e, const char *set, int *set_features,
                      bn_error *err);
 /* Every override of a command line, in order, by exp_set_override; a
@@ -267,9 +299,12 @@ int exp_blame(const exp_t *e, const run_config *cfg, const int *blame,
 /* Number of configurations in the product. */
 size_t exp_count(const exp_t *e);
 /* The rows and features of the population e runs on (a file's, once
- * read, or the spec's). */
+ * read, or the spec's; of feature maps, a row per sample and position
+ * and a feature per channel). */
 size_t exp_rows(const exp_t *e);
 size_t exp_features(const exp_t *e);
+/* Whether the population is feature maps ([maps] image or size). */
+int exp_maps_active(const exp_t *e);
 /* The population's classes (0: no labels). */
 size_t exp_classes(const exp_t *e);
 /* The work of the whole product in row passes: epochs x rows x the

@@ -13,10 +13,15 @@
 
 #define D(x) num_dd_make(x)
 
-int expect_applies(const run_config *cfg)
+int expect_applies(const run_config *cfg, const pop_t *pop)
 {
     return cfg->model == RUN_MODEL_LAYER && cfg->order.def->uniform &&
-           bn_estimator_get(cfg->layer.estimator)->weights != NULL;
+           pop->sample_rows <= 1 &&
+           bn_estimator_get(cfg->layer.estimator)->weights != NULL &&
+           (cfg->drift.profile.kind == DRIFT_NONE ||
+            !bn_estimator_get(cfg->layer.estimator)->pools) &&
+           cfg->eval.shift == 0.0 && cfg->eval.scale == 1.0 &&
+           cfg->eval.offset == 0.0;
 }
 
 /* The checks both closed forms make, and the estimator's row. */
@@ -33,6 +38,10 @@ static const bn_estimator_def *closed_form_estimator(const pop_t *pop,
         return bn_fail(err, "the closed form needs every order equally "
                             "likely, and %s is not",
                        cfg->order.name), NULL;
+    if (pop->sample_rows > 1)
+        return bn_fail(err, "the closed form is over orderings of rows, "
+                            "and batches of whole feature maps are not "
+                            "that (convpop_effective is theirs)"), NULL;
     const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);
     if (!est->weights)
         return bn_fail(err, "estimator %s has no closed form", est->name),
@@ -105,72 +114,95 @@ static num_dd sum_of(const num_dd *w, size_t nb)
     return total;
 }
 
+/* Both closed forms: without a drift (drift NULL) a is (W - 1) mu; with
+ * one, E[rm] = W mu + D delta and a is measured from the stream's truth at
+ * the last update. bias_sq (optional) receives the average over the
+ * features of a^2, the part of the error no ordering removes. */
+static int closed_form(const pop_t *pop, const run_config *cfg,
+                       const drift_spec *drift, const double *delta,
+                       double *mean, double *err_sq, double *bias_sq,
+                       bn_error *err)
+{
+    const bn_estimator_def *est = closed_form_estimator(pop, cfg, err);
+    if (!est)
+        return -1;
+    double *frac = NULL;
+    size_t t_count = cfg->epochs *
+                     run_batches_per_epoch(pop->n, cfg->batch_size,
+                                           cfg->partial);
+    if (drift) {
+        if (est->pools)
+            return bn_fail(err, "the drift closed form covers the running "
+                                "estimators, not %s (recomputed after "
+                                "training)",
+                           est->name);
+        for (size_t j = 0; j < pop->f; j++)
+            if (!isfinite(delta[j]))
+                return bn_fail(err, "drift: the offset of feature %zu is "
+                                    "not finite",
+                               j);
+        frac = malloc(t_count * sizeof *frac);
+        if (!frac)
+            return bn_fail(err, "out of memory");
+        for (size_t t = 1; t <= t_count; t++)
+            frac[t - 1] = drift_fraction(drift, t);
+    }
+    size_t nb;
+    num_dd shifted = D(0.0);
+    num_dd *w = batch_weights(est, pop, cfg, frac, drift ? &shifted : NULL,
+                              &nb, err);
+    free(frac);
+    if (!w)
+        return -1;
+    num_dd total = sum_of(w, nb);
+    num_dd last = D(drift ? drift_fraction(drift, t_count) : 0.0);
+    num_dd sum = D(0.0), scale = D(0.0), bias = D(0.0);
+    for (size_t j = 0; j < pop->f; j++) {
+        num_dd v = D(pop->var[j]), mu = D(pop->mean[j]);
+        num_dd a = num_dd_mul(num_dd_sub(total, D(1.0)), mu);
+        if (drift) {
+            num_dd dj = D(delta[j]);
+            mean[j] = num_dd_value(
+                num_dd_add(num_dd_mul(total, mu), num_dd_mul(shifted, dj)));
+            /* E[rm] - truth, the truth being mu + last dj. */
+            a = num_dd_add(a, num_dd_mul(num_dd_sub(shifted, last), dj));
+        }
+        bias = num_dd_add(bias, num_dd_mul(a, a));
+        sum = num_dd_add(sum, feature_err_sq(a, v, w, nb, pop->n,
+                                             cfg->batch_size, total, &scale));
+    }
+    free(w);
+    *err_sq = average_or_zero(sum, scale, pop->f);
+    if (bias_sq)
+        *bias_sq = num_dd_value(num_dd_div(bias, D((double)pop->f)));
+    return 0;
+}
+
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err)
 {
-    const bn_estimator_def *est = closed_form_estimator(pop, cfg, err);
-    size_t nb;
-    num_dd *w =
-        est ? batch_weights(est, pop, cfg, NULL, NULL, &nb, err) : NULL;
-    if (!w)
-        return -1;
-    num_dd total = sum_of(w, nb), sum = D(0.0), scale = D(0.0);
-    for (size_t j = 0; j < pop->f; j++) {
-        num_dd a = num_dd_mul(num_dd_sub(total, D(1.0)), D(pop->mean[j]));
-        sum = num_dd_add(sum, feature_err_sq(a, D(pop->var[j]), w, nb,
-                                             pop->n, cfg->batch_size, total,
-                                             &scale));
-    }
-    free(w);
-    *out = average_or_zero(sum, scale, pop->f);
-    return 0;
+    return closed_form(pop, cfg, NULL, NULL, NULL, out, NULL, err);
 }
 
 int expect_drift(const pop_t *pop, const run_config *cfg,
                  const drift_spec *drift, const double *delta, double *mean,
                  double *err_sq, bn_error *err)
 {
-    const bn_estimator_def *est = closed_form_estimator(pop, cfg, err);
-    if (!est)
-        return -1;
-    if (est->pools)
-        return bn_fail(err, "the drift closed form covers the running "
-                            "estimators, not %s (recomputed after "
-                            "training)",
-                       est->name);
-    for (size_t j = 0; j < pop->f; j++)
-        if (!isfinite(delta[j]))
-            return bn_fail(err, "drift: the offset of feature %zu is not "
-                                "finite",
-                           j);
-    size_t t_count = cfg->epochs *
-                     run_batches_per_epoch(pop->n, cfg->batch_size,
-                                           cfg->partial);
-    double *frac = malloc(t_count * sizeof *frac);
-    if (!frac)
+    return closed_form(pop, cfg, drift, delta, mean, err_sq, NULL, err);
+}
+
+int expect_summary(const pop_t *pop, const run_config *cfg, double *err_sq,
+                   double *bias_sq, bn_error *err)
+{
+    if (cfg->drift.profile.kind == DRIFT_NONE)
+        return closed_form(pop, cfg, NULL, NULL, NULL, err_sq, bias_sq, err);
+    double *delta = malloc(2 * pop->f * sizeof *delta);
+    if (!delta)
         return bn_fail(err, "out of memory");
-    for (size_t t = 1; t <= t_count; t++)
-        frac[t - 1] = drift_fraction(drift, t);
-    size_t nb;
-    num_dd shifted = D(0.0);
-    num_dd *w = batch_weights(est, pop, cfg, frac, &shifted, &nb, err);
-    free(frac);
-    if (!w)
-        return -1;
-    num_dd total = sum_of(w, nb);
-    num_dd last = D(drift_fraction(drift, t_count));
-    num_dd sum = D(0.0), scale = D(0.0);
-    for (size_t j = 0; j < pop->f; j++) {
-        num_dd v = D(pop->var[j]), mu = D(pop->mean[j]), dj = D(delta[j]);
-        mean[j] = num_dd_value(
-            num_dd_add(num_dd_mul(total, mu), num_dd_mul(shifted, dj)));
-        /* E[rm] - truth, the truth being mu + last dj. */
-        num_dd a = num_dd_add(num_dd_mul(num_dd_sub(total, D(1.0)), mu),
-                              num_dd_mul(num_dd_sub(shifted, last), dj));
-        sum = num_dd_add(sum, feature_err_sq(a, v, w, nb, pop->n,
-                                             cfg->batch_size, total, &scale));
-    }
-    free(w);
-    *err_sq = average_or_zero(sum, scale, pop->f);
-    return 0;
+    for (size_t j = 0; j < pop->f; j++)
+        delta[j] = cfg->drift.size * sqrt(pop->var[j]);
+    int rc = closed_form(pop, cfg, &cfg->drift.profile, delta,
+                         delta + pop->f, err_sq, bias_sq, err);
+    free(delta);
+    return rc;
 }

@@ -33,9 +33,11 @@
  * form. */
 int expect_mean_err_sq(const pop_t *pop, const run_config *cfg,
                        double *out, bn_error *err);
-/* Whether cfg has the closed form at all (the layer, a uniform order, an
- * estimator with weights), so that any other failure is an error. */
-int expect_applies(const run_config *cfg);
+/* Whether cfg has the closed form at all on pop (the layer, a uniform
+ * order over rows, an estimator with weights, a running one under a
+ * drift, evaluation on the stream itself), so that any other failure is
+ * an error. */
+int expect_applies(const run_config *cfg, const pop_t *pop);
 
 /* The same closed form when the stream drifts (drift.h): update t trains on
  * its batch shifted by drift_fraction(drift, t) delta_j in feature j. Over
@@ -47,5 +49,12 @@ int expect_applies(const run_config *cfg);
 int expect_drift(const pop_t *pop, const run_config *cfg,
                  const drift_spec *drift, const double *delta, double *mean,
                  double *err_sq, bn_error *err);
+/* What expectation.tsv writes for cfg: E[mean_err^2] under cfg's own
+ * drift (run.h: delta_j = size sd_j; none gives expect_mean_err_sq), and
+ * in *bias_sq the part of it no ordering removes, the average over the
+ * features of (E[rm_j] - truth_j)^2: the initial values' bias and the
+ * drift's lag. */
+int expect_summary(const pop_t *pop, const run_config *cfg, double *err_sq,
+                   double *bias_sq, bn_error *err);
 
 #endif

@@ -38,7 +38,7 @@ static int on_key(void *user, const char *section, const char *name,
     if (k == KEY_FEATURE) {
         if (!c->seen[k])
             pop_spec_clear(&c->e->pop); /* the file's replace the default */
-    } else if (c->seen[k]) {
+    } else if (c->seen[k] && k != KEY_MAPS_CHANNEL) {
         return bn_fail(err, "%s:%d: key '%s' already given on line %d",
                        c->path, line, name, c->seen[k]), 0;
     }

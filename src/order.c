@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convpop.h"
 #include "draw.h"
 #include "pcg32.h"
 
@@ -177,31 +178,55 @@ static int make_by_group(const order_spec *o, const pop_t *pop,
     return make_by_factor(&pop->group, pop, seed, perm, err);
 }
 
+/* Whole samples shuffled (convpop.h): the sample of row i is i / H W. */
+static int make_shuffled_samples(const order_spec *o, const pop_t *pop,
+                                 uint64_t seed, size_t *perm, bn_error *err)
+{
+    (void)o;
+    size_t hw = pop->sample_rows > 1 ? pop->sample_rows : 1;
+    size_t *group = malloc((pop->n ? pop->n : 1) * sizeof *group);
+    if (!group)
+        return bn_fail(err, "out of memory for the order");
+    for (size_t i = 0; i < pop->n; i++)
+        group[i] = i / hw;
+    int rc = convpop_order_groups(pop->n, group, pop->n / hw, seed, perm,
+                                  err);
+    free(group);
+    return rc;
+}
+
 static const order_def table[] = {
-    {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, make_as_is,
+    {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, 1, make_as_is,
      "batches in the enumerated order"},
     {"shuffled", ORDER_ARG_NONE, 0,
-     "Fisher-Yates from PCG32(seed, 2)", 1, make_shuffled,
+     "Fisher-Yates from PCG32(seed, 2)", 1, 0, make_shuffled,
      "shuffled batches"},
     {"sorted", ORDER_ARG_FEATURE, 1,
-     "stable ascending by feature NAME (the first)", 0, make_sorted,
+     "stable ascending by feature NAME (the first)", 0, 0, make_sorted,
      "batches sorted by %s"},
     {"sorted-desc", ORDER_ARG_FEATURE, 0,
-     "stable descending by feature NAME", 0, make_sorted_desc,
+     "stable descending by feature NAME", 0, 0, make_sorted_desc,
      "batches sorted by %s, descending"},
     {"grouped", ORDER_ARG_COUNT, 0,
-     "K contiguous groups of the enumerated order, each shuffled", 0,
+     "K contiguous groups of the enumerated order, each shuffled", 0, 0,
      make_grouped, "batches cut from %s contiguous groups"},
     {"interleaved", ORDER_ARG_NONE, 0,
      "batch k takes evenly spaced ranks of the order sorted by the first "
      "feature",
-     0, make_interleaved, "interleaved batches"},
+     0, 0, make_interleaved, "interleaved batches"},
     {"by-label", ORDER_ARG_LABEL, 0,
      "grouped by the label column, classes in index order, each shuffled",
-     0, make_by_label, "batches grouped by class"},
+     0, 0, make_by_label, "batches grouped by class"},
     {"by-group", ORDER_ARG_GROUP, 0,
      "grouped by the group column, groups in index order, each shuffled",
-     0, make_by_group, "batches grouped by the group column"},
+     0, 0, make_by_group, "batches grouped by the group column"},
+    /* Every order of the samples is equally likely, not every order of
+     * the rows: expect.c's closed form is not its (convpop_effective
+     * is). */
+    {"shuffled-samples", ORDER_ARG_NONE, 0,
+     "whole samples of feature maps shuffled (PCG32(seed, 2)), each "
+     "sample's rows together",
+     0, 1, make_shuffled_samples, "shuffled batches of whole samples"},
 };
 #define N_ORDERS (sizeof table / sizeof *table)
 

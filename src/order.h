@@ -19,6 +19,10 @@
  *   by-label          the rows of a population read from a file grouped
  *   by-group          by its label (or group) column: the classes in their
  *                     index order (popfile.h), each shuffled inside
+ *   shuffled-samples  whole samples of a feature-map population (pop.h's
+ *                     sample_rows) shuffled, each sample's rows together
+ *                     in their own order (convpop_order_groups); on plain
+ *                     rows, one row a sample, it is shuffled
  * Stable means ties keep their enumerated order. Shuffles draw from
  * PCG32(seed, 2), group by group for grouped:K, by-label and by-group, so
  * grouped:1 is shuffled.
@@ -49,6 +53,10 @@ typedef struct {
     const char *help;
     /* Every permutation equally likely: the closed form applies. */
     int uniform;
+    /* Keeps each sample of a feature-map population whole, its rows
+     * consecutive and in their own order: a batch of B samples is B H W
+     * consecutive rows. */
+    int whole_samples;
     /* perm[0..n-1] starts as the identity; rearrange it. */
     int (*make)(const struct order_spec *o, const pop_t *pop, uint64_t seed,
                 size_t *perm, bn_error *err);

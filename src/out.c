@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "convpop.h"
 #include "exp.h"
 #include "score.h"
 
@@ -179,6 +180,10 @@ static const out_file_def files[OUT_FILE_COUNT] = {
     [OUT_CURVE] = {"curve", "curve.tsv", 0, RUN_MODEL_CLASSIFIER,
                    "one row per classifier configuration and epoch: its "
                    "scores had training stopped there"},
+    [OUT_EFFECTIVE] = {"effective", "effective.tsv", 0, RUN_MODEL_LAYER,
+                       "one row per configuration and feature: the values "
+                       "a batch mean counts, and the independent values "
+                       "it is worth"},
 };
 
 const out_file_def *out_file_get(int i)
@@ -349,7 +354,8 @@ void out_table_row(bn_buf *fp, size_t n, const out_column *cols,
 void out_features_header(bn_buf *fp, unsigned models)
 {
     exp_key_header(fp, COL_FEATURES, 1, 1, models);
-    buf_puts(fp, "\tfeature\ttrue_mean\ttrue_var\trunning_mean\trunning_var");
+    buf_puts(fp, "\tfeature\ttrue_mean\ttrue_var\trunning_mean\trunning_var"
+                 "\ttrain_eval_rmse");
     exp_key_header(fp, COL_FEATURES, 0, 0, models);
     buf_putc(fp, '\n');
 }
@@ -359,9 +365,42 @@ void out_features_rows(bn_buf *fp, unsigned models, const pop_t *pop,
 {
     for (size_t j = 0; j < pop->f; j++) {
         exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g", models);
-        buf_printf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g",
-                pop->names[j], pop->mean[j], pop->var[j],
-                r->running_mean[j], r->running_var[j]);
+        buf_printf(fp, "\t%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g",
+                pop->names[j], r->true_mean[j], r->true_var[j],
+                r->running_mean[j], r->running_var[j], r->train_eval[j]);
+        exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g", models);
+        buf_putc(fp, '\n');
+    }
+}
+
+void out_effective_header(bn_buf *fp, unsigned models)
+{
+    exp_key_header(fp, COL_FEATURES, 1, 1, models);
+    buf_puts(fp, "\tfeature\ttrue_var\tcount\tcount_fpc\tbatch_mean_var"
+                 "\tn_eff\tratio\tbatch_mean_sq");
+    exp_key_header(fp, COL_FEATURES, 0, 0, models);
+    buf_putc(fp, '\n');
+}
+
+void out_effective_rows(bn_buf *fp, unsigned models, const pop_t *pop,
+                        const run_config *cfg, const run_result *r)
+{
+    size_t hw = pop->sample_rows > 1 ? pop->sample_rows : 1;
+    for (size_t j = 0; j < pop->f; j++) {
+        exp_key_cells(fp, cfg, COL_FEATURES, 1, 1, "%.17g", models);
+        buf_printf(fp, "\t%s\t%.17g", pop->names[j], pop->var[j]);
+        convpop_neff ne;
+        bn_error err;
+        /* A batch of every sample is the population itself: no ordering
+         * moves its mean, and there is no count to set against. */
+        if (convpop_effective_rows(pop->x, pop->n, pop->f, hw, j,
+                                   pop->var[j], cfg->batch_size, &ne,
+                                   &err) == 0)
+            buf_printf(fp, "\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g", ne.count,
+                       ne.count_fpc, ne.var_batch, ne.n_eff, ne.ratio);
+        else
+            buf_printf(fp, "\t%zu\t-\t0\t-\t-", pop->n);
+        buf_printf(fp, "\t%.17g", r->batch_mean_sq[j]);
         exp_key_cells(fp, cfg, COL_FEATURES, 0, 0, "%.17g", models);
         buf_putc(fp, '\n');
     }

@@ -57,7 +57,7 @@ int out_check_not_input(const out_inputs *ins, const char *path,
 /* The files a sweep can write, for `[experiment] outputs`. */
 typedef enum {
     OUT_SUMMARY, OUT_FEATURES, OUT_TABLE, OUT_MANIFEST, OUT_DISTRIBUTION,
-    OUT_EXPECTATION, OUT_CURVE, OUT_FILE_COUNT
+    OUT_EXPECTATION, OUT_CURVE, OUT_EFFECTIVE, OUT_FILE_COUNT
 } out_file_id;
 
 typedef struct {
@@ -108,10 +108,21 @@ void out_curve_header(bn_buf *fp);
 void out_curve_row(bn_buf *fp, const pop_t *pop, const run_config *cfg,
                    unsigned long epoch, const run_result *r);
 /* features.tsv: one row per feature, the same key columns around the
- * feature's truth and running statistics. */
+ * feature's truth (the evaluation rows'), running statistics and its own
+ * train/eval RMS. */
 void out_features_header(bn_buf *fp, unsigned models);
 void out_features_rows(bn_buf *fp, unsigned models, const pop_t *pop,
                        const run_config *cfg, const run_result *res);
+/* effective.tsv: one row per feature (a channel of feature maps), the
+ * same key columns around what a batch mean of batch_size whole samples
+ * knows (convpop_effective_rows over pop's rows: the count of values, the
+ * count with the finite-population correction, the exact variance of the
+ * batch mean over orderings of the samples, the effective count and its
+ * ratio to the count) and the run's own mean squared batch-mean error
+ * over its last epoch. */
+void out_effective_header(bn_buf *fp, unsigned models);
+void out_effective_rows(bn_buf *fp, unsigned models, const pop_t *pop,
+                        const run_config *cfg, const run_result *res);
 /* The population's rows in the given order: header `row` then the
  * features, then the label and group columns when the population has them
  * (a column both label and group once), cells their level's name. */

@@ -53,6 +53,10 @@ typedef struct {
     /* Each row's index in the population it was taken from (a held-out
      * split's parts), or NULL: its own. */
     size_t *origin;
+    /* A population of feature maps (convpop.h): each sample's H W
+     * positions are this many consecutive rows, and batches hold whole
+     * samples. 0 for a population of plain rows. */
+    size_t sample_rows;
 } pop_t;
 
 /* The published study's shape: 512 rows, the eight features f0..f7. An

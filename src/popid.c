@@ -166,3 +166,46 @@ void pop_id_held(const pop_spec *spec, const pop_file_desc *d,
     describe_with_held(spec, d, h, &s);
     hex(s.h, out);
 }
+
+static void describe_maps(const pop_file_desc *d, const pop_maps_desc *m,
+                          sink *s)
+{
+    char line[160];
+    if (d) {
+        describe_file(d, s);
+        snprintf(line, sizeof line,
+                 "maps image %zu %zu filters %zu kernel %zu seed %llu\n",
+                 m->image_h, m->image_w, m->filters, m->kernel,
+                 (unsigned long long)m->seed);
+        put(s, line);
+        return;
+    }
+    snprintf(line, sizeof line,
+             "bnstudy population 1\nmaps size %zu %zu samples %zu seed "
+             "%llu\n",
+             m->size_h, m->size_w, m->samples, (unsigned long long)m->seed);
+    put(s, line);
+    for (size_t c = 0; c < m->n_ch; c++) {
+        put(s, "channel ");
+        put(s, m->names[c]);
+        put_num(s, " %.17g", m->ch[c].mean);
+        put_num(s, " %.17g", m->ch[c].sd);
+        put_num(s, " %.17g\n", m->ch[c].r);
+    }
+}
+
+size_t pop_describe_maps(const pop_file_desc *d, const pop_maps_desc *m,
+                         char *buf, size_t cap)
+{
+    sink s = new_sink(buf, cap);
+    describe_maps(d, m, &s);
+    return s.len;
+}
+
+void pop_id_maps(const pop_file_desc *d, const pop_maps_desc *m,
+                 char out[17])
+{
+    sink s = new_sink(NULL, 0);
+    describe_maps(d, m, &s);
+    hex(s.h, out);
+}

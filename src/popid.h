@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "convpop.h"
 #include "pop.h"
 
 /* A population read from a file, as its identifier sees it: the file's
@@ -62,5 +63,24 @@ size_t pop_describe_held(const pop_spec *spec, const pop_file_desc *d,
                          const pop_held_desc *h, char *buf, size_t cap);
 void pop_id_held(const pop_spec *spec, const pop_file_desc *d,
                  const pop_held_desc *h, char out[17]);
+
+/* A population of feature maps (convpop.h, exp.h's [maps]): a file's rows
+ * through a filter bank, or generated maps. The description is the
+ * file's, then "maps image H W filters C kernel K seed S"; or the version
+ * line, "maps size H W samples M seed S" and one "channel NAME MEAN SD R"
+ * line per channel. */
+typedef struct {
+    size_t image_h, image_w, filters, kernel; /* of a file's images */
+    size_t size_h, size_w, samples;           /* of generated maps */
+    uint64_t seed;
+    size_t n_ch;
+    const convpop_channel *ch;
+    char *const *names;
+} pop_maps_desc;
+/* d is the file's description, or NULL for generated maps. */
+size_t pop_describe_maps(const pop_file_desc *d, const pop_maps_desc *m,
+                         char *buf, size_t cap);
+void pop_id_maps(const pop_file_desc *d, const pop_maps_desc *m,
+                 char out[17]);
 
 #endif

@@ -227,7 +227,7 @@ static void test_shift_and_match(void **state)
     pop_t pop, out, other;
     class_pop(&pop, "abc");
     bn_error err;
-    assert_int_equal(evalpop_shift(&pop, 1.0, 2.0, &out, &err), 0);
+    assert_int_equal(evalpop_shift(&pop, 1.0, 2.0, 0.0, &out, &err), 0);
     for (size_t j = 0; j < 2; j++) {
         long double sd = sqrtl(pop.var[j]);
         assert_close(out.mean[j], pop.mean[j] + sd, 1e-14,
@@ -313,7 +313,7 @@ static void test_scores_are_the_networks(void **state)
     /* The same by hand. */
     const pop_t *tr = pops.p.train;
     pop_t ev;
-    assert_int_equal(evalpop_shift(pops.p.held_out, 0.5, 1.5, &ev, &err), 0);
+    assert_int_equal(evalpop_shift(pops.p.held_out, 0.5, 1.5, 0.0, &ev, &err), 0);
     size_t *perm = malloc(tr->n * sizeof *perm);
     size_t *fit = malloc(tr->n * sizeof *fit);
     size_t *evp = malloc(ev.n * sizeof *evp);
@@ -594,9 +594,12 @@ static void test_settings_that_do_not_apply(void **state)
          "[layer]\ngamma = 2\n",
          ":6: gamma is a setting of the layer, and this experiment trains "
          "only the classifier (the classifier learns gamma and beta"},
-        {"[evaluation]\nshift = 1\n",
-         ":2: shift is a setting of the classifier"},
-        {"[evaluation]\nfile = e.csv\n", ":2: file applies to the classifier"},
+        {"[population]\nclasses = 2\n[model]\ntype = classifier\n"
+         "[sweep]\ndrift = step:2\n",
+         ":6: drift is a setting of the layer, and this experiment trains "
+         "only the classifier"},
+        {"[evaluation]\nfile = e.csv\n",
+         ":2: e.csv: 3 features, the training rows have 8"},
         {"[population]\nclasses = 2\nholdout = 0.5\n[model]\n"
          "type = classifier\n",
          ":3: holdout splits a population file"},

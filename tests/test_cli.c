@@ -196,8 +196,11 @@ static size_t study_columns(const char *file, char **cols, size_t max,
  * in that order. */
 static const char *const own_scores[] = {"stats_err_rel", "worst_var_rel"};
 #define N_OWN_SCORES (sizeof own_scores / sizeof *own_scores)
-static const char *const trailing[] = {"partial", "precise_batches", "eps",
-                                       "gamma",   "beta",            "population"};
+static const char *const own_features[] = {"train_eval_rmse"};
+#define N_OWN_FEATURES (sizeof own_features / sizeof *own_features)
+static const char *const trailing[] = {
+    "partial", "precise_batches", "eps",   "gamma", "beta",      "population",
+    "shift",   "scale",           "offset", "drift", "drift_size"};
 #define N_TRAILING (sizeof trailing / sizeof *trailing)
 
 static void assert_header(char *line, const char *file, size_t want_cols)
@@ -205,13 +208,15 @@ static void assert_header(char *line, const char *file, size_t want_cols)
     char *study[64], *got[64], *buf;
     size_t ns = study_columns(file, study, 64, &buf);
     size_t ng = test_split(line, '\t', got, 64);
-    size_t own = strcmp(file, "summary.tsv") == 0 ? N_OWN_SCORES : 0;
+    int summary = strcmp(file, "summary.tsv") == 0;
+    size_t own = summary ? N_OWN_SCORES : N_OWN_FEATURES;
+    const char *const *own_cols = summary ? own_scores : own_features;
     assert_int_equal(ns, want_cols + own + N_TRAILING);
     assert_int_equal(ng, want_cols + own + N_TRAILING);
     for (size_t k = 0; k < ns; k++)
         assert_string_equal(got[k], study[k]);
     for (size_t k = 0; k < own; k++)
-        assert_string_equal(got[want_cols + k], own_scores[k]);
+        assert_string_equal(got[want_cols + k], own_cols[k]);
     for (size_t k = 0; k < N_TRAILING; k++)
         assert_string_equal(got[want_cols + own + k], trailing[k]);
     test_slurp_free(buf);
@@ -489,7 +494,8 @@ static void test_run_writes_the_features_file(void **state)
             assert_header(line, "features.tsv", 14);
         } else {
             size_t j = k - 1;
-            assert_int_equal(test_split(line, '\t', v, 32), 14 + N_TRAILING);
+            assert_int_equal(test_split(line, '\t', v, 32),
+                             14 + N_OWN_FEATURES + N_TRAILING);
             assert_string_equal(v[3], "128");
             assert_string_equal(v[9], pop.names[j]);
             assert_true(field_double(v[10]) == pop.mean[j]);

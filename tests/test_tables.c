@@ -92,7 +92,7 @@ static void test_estimator_and_order_tables(void **state)
             fail_msg("%s: %s", name, err.msg);
         assert_string_equal(o.name, name);
     }
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
     order_spec o;
     bn_error err;
     assert_int_equal(order_parse("zigzag", &spec, &o, &err), -1);

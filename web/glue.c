@@ -106,6 +106,9 @@ static const char *type_name(key_type t)
     case KT_UINTS: return "uints";
     case KT_CHOICES: return "choices";
     case KT_ORDERS: return "orders";
+    case KT_DRIFTS: return "drifts";
+    case KT_SHAPE: return "shape";
+    case KT_CHANNEL: return "channel";
     case KT_DERIVED: return "derived";
     }
     return "other";
