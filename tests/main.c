@@ -26,6 +26,7 @@ static const struct {
     {test_convpop_run},
     {test_drift_run},
     {test_collapse_run},
+    {test_causes_run},
     {test_provenance_run},
     {test_filepop_run},
     {test_diagnose_run},
