@@ -11,7 +11,7 @@
 #include "input.h"
 #include "tsv.h"
 
-#define MAX_CLAIMS 64
+#define MAX_CLAIMS 256
 #define VERIFY_MAX_CLAIMS_FILE (1u << 20)
 #define MAX_FILTERS 8
 
