@@ -206,7 +206,8 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                what-fixes-it precise shuffles real-batch-size real-estimators \
                real-what-fixes-it clf-batch-size clf-grouped clf-shift \
                clf-fixes-few clf-fixes-grouped clf-real-warmup clf-real-fixes \
-               clf-digits clf-shift-modes
+               clf-digits clf-shift-modes \
+               shift drift collapse initial maps-digits maps-field
 
 study:
 	@bash scripts/deps.sh study
