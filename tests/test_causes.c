@@ -251,9 +251,28 @@ static void test_maps_batch_whole_samples(void **state)
     cfg.batch_size = 3;
     assert_int_equal(order_parse("shuffled-samples", &pop, &cfg.order, &err),
                      0);
+    cfg.seed = 9;
+    cfg.epochs = 2;
     run_result res;
     run_or_fail(&pop, &cfg, &res);
-    assert_int_equal(res.updates, 4);
+    assert_int_equal(res.updates, 8);
+    /* The order is the BatchNorm2d peer's (tests/peer/bn2d_driver.c):
+     * convpop_order_groups over the samples; the buffers are the
+     * recursion over batches of 3 x 12 consecutive rows of it. */
+    size_t perm[144], want[144], group[144];
+    for (size_t i = 0; i < 144; i++)
+        group[i] = i / 12;
+    assert_int_equal(convpop_order_groups(144, group, 12, 9, want, &err), 0);
+    run_config rows = run_in_rows(&cfg, &pop);
+    assert_int_equal(rows.batch_size, 36);
+    order_spec ord = rows.order;
+    ord.batch_size = rows.batch_size;
+    assert_int_equal(order_make(&ord, &pop, 9, perm, &err), 0);
+    assert_memory_equal(perm, want, sizeof perm);
+    for (size_t j = 0; j < 2; j++) {
+        long double rm = ld_running_mean(&pop, &rows, perm, j, NULL, 0.0);
+        assert_close(res.running_mean[j], rm, 1e-14, fabsl(rm) + 1.0L);
+    }
     run_result_free(&res);
     assert_int_equal(order_parse("shuffled", &pop, &cfg.order, &err), 0);
     assert_int_equal(run_execute(&pop, &cfg, NULL, &res, &err), -1);
