@@ -150,6 +150,22 @@ static void ini_bad(void **state)
         {"[sweep]\nseed = 5..2\n", 2, "range"},
         {"[layer]\nmomentum = 0.9 1\nestimator = ema ema-debiased\n", 2,
          "ema-debiased needs"},
+        {"[sweep]\ndrift = step\n", 2, "step:T0 or ramp:T0:T1 with T0 < T1"},
+        {"[sweep]\ndrift = ramp:5:3\n", 2, "'ramp:5:3'"},
+        {"[maps]\nsize = 7 7\nimage = 8 8\n", 2, "one or the other"},
+        {"[maps]\nsize = 7\n", 2, "expected two integers H W"},
+        {"[maps]\nsize = 3 3\n", 2, "needs at least one channel line"},
+        {"[maps]\nsize = 3 3\nchannel = a 0 1 2\n", 3, "R in [-1, 1]"},
+        {"[maps]\nsize = 3 3\nchannel = a 0 1 0\nchannel = a 0 1 0\n", 4,
+         "name 'a' given twice"},
+        {"[maps]\nfilters = 3\n", 2, "filters applies to [maps] image"},
+        {"[maps]\nsize = 3 3\nsamples = 4\nchannel = a 0 1 0\n"
+         "[sweep]\norder = shuffled\nbatch_size = 2\n",
+         6, "would cut feature maps apart"},
+        {"[maps]\nsize = 3 3\nsamples = 4\nchannel = a 0 1 0\n"
+         "[sweep]\norder = shuffled-samples\nbatch_size = 5\n",
+         7, "population's 4 samples, got 5"},
+        {"[evaluation]\noffset = x\n", 2, "not a finite number"},
     };
     char path[300], out[300];
     snprintf(path, sizeof path, "%s/bad.ini", tmpdir);
