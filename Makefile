@@ -207,8 +207,8 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                real-what-fixes-it clf-batch-size clf-grouped clf-shift \
                clf-fixes-few clf-fixes-grouped clf-real-warmup clf-real-fixes \
                clf-digits clf-shift-modes \
-               shift clf-adaptive drift collapse initial clf-initial \
-               maps-digits maps-field
+               shift clf-adaptive drift drift-momentum collapse initial \
+               clf-initial maps-digits maps-field
 
 study:
 	@bash scripts/deps.sh study
