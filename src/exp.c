@@ -511,18 +511,27 @@ static int push(key_value **v, size_t *n, size_t *cap, key_value x)
     return 0;
 }
 
-static int add_feature(exp_t *e, const where *w, const char *value)
+/* A line of a name and three numbers (a feature, a channel): the tokens
+ * into tok[0..4] (the caller frees them), the numbers into x; 1 when the
+ * line is not that. */
+static int name_and_three(const char *value, char *tok[5], double x[3])
 {
-    pop_spec *p = &e->pop;
-    char *tok[5] = {NULL};
     size_t n = 0;
     int r;
     const char *s = value;
     while (n < 5 && (r = next_token(&s, &tok[n])) == 1)
         n++;
-    double mean, sd, rho;
-    int bad = r < 0 || n != 4 || parse_real(tok[1], &mean) ||
-              parse_real(tok[2], &sd) || parse_real(tok[3], &rho);
+    return r < 0 || n != 4 || parse_real(tok[1], &x[0]) ||
+           parse_real(tok[2], &x[1]) || parse_real(tok[3], &x[2]);
+}
+
+static int add_feature(exp_t *e, const where *w, const char *value)
+{
+    pop_spec *p = &e->pop;
+    char *tok[5] = {NULL};
+    double x[3] = {0.0, 0.0, 0.0};
+    int bad = name_and_three(value, tok, x);
+    double mean = x[0], sd = x[1], rho = x[2];
     bn_error sub;
     where bare = *w; /* the message names the feature */
     bare.name_key = 0;
@@ -552,14 +561,9 @@ static int add_channel(exp_t *e, const where *w, const char *value)
 {
     exp_maps *m = &e->maps;
     char *tok[5] = {NULL};
-    size_t n = 0;
-    int r;
-    const char *s = value;
-    while (n < 5 && (r = next_token(&s, &tok[n])) == 1)
-        n++;
-    convpop_channel ch;
-    int bad = r < 0 || n != 4 || parse_real(tok[1], &ch.mean) ||
-              parse_real(tok[2], &ch.sd) || parse_real(tok[3], &ch.r);
+    double x[3] = {0.0, 0.0, 0.0};
+    int bad = name_and_three(value, tok, x);
+    convpop_channel ch = {.mean = x[0], .sd = x[1], .r = x[2]};
     for (size_t i = 0; !bad && i < m->n_ch; i++)
         if (strcmp(m->ch_names[i], tok[0]) == 0)
             bad = 2;
