@@ -45,7 +45,7 @@ X_NOUN = {"batch_size": "batch size", "epochs": "number of epochs",
 NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
            "seed", "epochs", "precise_batches", "hidden", "freeze_after",
            "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
-           "scale"}
+           "scale", "offset", "drift_size"}
 # The orders in words, as a figure states them (src/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
