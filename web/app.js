@@ -31,9 +31,13 @@
   const LAYER = T.models.findIndex(m => m.name === 'layer');
   const TYPES = ['uint', 'feature', 'reals', 'uints', 'choices', 'orders'];
   /* The layer's keys; [model] type, which would choose another model,
-   * is not the page's to set. */
+   * is not the page's to set, nor [maps], which would make its
+   * population feature maps, nor drift_size, which moves nothing
+   * without a drift profile (a type the page has no control for). */
   const keys = T.keys.filter(k => k.section && TYPES.includes(k.type) &&
-                                  (k.models & (1 << LAYER)) && k.section !== 'model');
+                                  (k.models & (1 << LAYER)) &&
+                                  k.section !== 'model' && k.section !== 'maps' &&
+                                  k.name !== 'drift_size');
   const kid = k => `${k.section}.${k.name}`;
   const FEATURE = keys.find(k => k.type === 'feature');
   const ORDER = keys.find(k => k.type === 'orders');
