@@ -1,6 +1,8 @@
 /*
- * The test driver for the BatchNorm2d peer test (peer_bn2d.py) until
- * bnstudy itself reads feature-map populations: it builds a convpop
+ * The test driver for the BatchNorm2d peer test (peer_bn2d.py), which
+ * reaches what `bnstudy run` does not write (the maps, the filters, the
+ * order of samples; tests/test_causes.c ties a run on [maps] to the same
+ * order and buffers): it builds a convpop
  * population (a generated field, or images from a file through the PCG32
  * filter bank), trains bnstudy's layer (src/bn.c) on batches of whole
  * samples in the order convpop_order_groups gives, and writes what a peer
