@@ -132,6 +132,56 @@ static void test_adaptive_leaves_only_batch_noise(void **state)
     pop_free(&pop);
 }
 
+/* A layer evaluated on rows of its own (an [evaluation] file's): one
+ * batch of every such row in train mode against the buffers, each row's
+ * two outputs written out in long double, and the truth those rows'. */
+static void test_eval_rows_of_their_own(void **state)
+{
+    (void)state;
+    static const pop_feature feats[2] = {{"a", 1.0, 2.0, 0.5},
+                                         {"b", -0.5, 0.5, 0.0}};
+    static const pop_feature moved[2] = {{"a", 2.0, 3.0, 0.5},
+                                         {"b", -0.5, 0.25, 0.0}};
+    pop_t pop, other;
+    small_pop(&pop, 64, 3, 2, feats);
+    small_pop(&other, 40, 4, 2, moved);
+    static const bn_estimator ests[] = {BN_EST_PRECISE, BN_EST_ADAPTIVE};
+    for (size_t e = 0; e < 2; e++) {
+        run_config cfg;
+        run_default_config(&cfg);
+        cfg.batch_size = 40;
+        cfg.partial = RUN_PARTIAL_KEEP;
+        cfg.layer.estimator = ests[e];
+        run_pops p = {&pop, &pop, NULL, &other};
+        run_result res;
+        bn_error err;
+        if (run_execute_blamed(&p, &cfg, NULL, &res, NULL, &err) != 0)
+            fail_msg("%s", err.msg);
+        for (size_t j = 0; j < 2; j++) {
+            assert_true(res.true_mean[j] == other.mean[j]);
+            assert_true(res.true_var[j] == other.var[j]);
+            long double m, v, sq = 0.0L;
+            ld_moments(other.n, 2, other.x + j, &m, &v);
+            long double rm = res.running_mean[j], rv = res.running_var[j];
+            for (size_t i = 0; i < other.n; i++) {
+                long double x = other.x[i * 2 + j];
+                long double d = (x - m) / sqrtl(v + cfg.layer.eps) -
+                                (x - rm) / sqrtl(rv + cfg.layer.eps);
+                sq += d * d;
+            }
+            long double want = sqrtl(sq / other.n);
+            assert_close(res.train_eval[j], want, 1e-12, want + 1e-3L);
+            if (ests[e] == BN_EST_ADAPTIVE)
+                assert_true(res.train_eval[j] < 1e-12);
+            else
+                assert_true(res.train_eval[j] > 0.1);
+        }
+        run_result_free(&res);
+    }
+    pop_free(&pop);
+    pop_free(&other);
+}
+
 /* A drifting stream: the run's running mean against the estimator's
  * recursion over the same order in long double, each batch mean moved by
  * drift_fraction(t) size sd; the truth is the stream at the last update.
@@ -291,6 +341,7 @@ int test_causes_run(size_t *ntests)
         cmocka_unit_test(test_initial_keeps_zero_and_one),
         cmocka_unit_test(test_shift_moves_eval_by_its_closed_form),
         cmocka_unit_test(test_adaptive_leaves_only_batch_noise),
+        cmocka_unit_test(test_eval_rows_of_their_own),
         cmocka_unit_test(test_drift_through_a_run),
         cmocka_unit_test(test_collapsed_feature_amplifies_its_offset),
         cmocka_unit_test(test_maps_batch_whole_samples),
