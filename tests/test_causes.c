@@ -16,6 +16,7 @@
 #include "collapse.h"
 #include "convpop.h"
 #include "drift.h"
+#include "exp.h"
 #include "expect.h"
 #include "order.h"
 
@@ -182,6 +183,58 @@ static void test_eval_rows_of_their_own(void **state)
     pop_free(&other);
 }
 
+/* The classifier's first layer is linear: held-out rows moved by a
+ * constant per feature move each hidden unit by a constant, which buffers
+ * recomputed on the moved rows (adaptive) remove to rounding, while the
+ * training rows' buffers (ema) do not. */
+static void test_classifier_adaptive_removes_a_shift(void **state)
+{
+    (void)state;
+    char dir[300], path[400];
+    assert_int_equal(test_tmpdir_make(dir, sizeof dir, "causes"), 0);
+    snprintf(path, sizeof path, "%s/a.ini", dir);
+    test_write_file(path, "[population]\nrows = 200\nclasses = 3\n"
+                          "[evaluation]\nshift = 0 1\n"
+                          "[model]\ntype = classifier\nhidden = 6\n"
+                          "[layer]\nestimator = adaptive ema\n"
+                          "[sweep]\nbatch_size = 16\nepochs = 3\n");
+    exp_t *e = malloc(sizeof *e);
+    assert_non_null(e);
+    bn_error err;
+    if (exp_load(e, path, NULL, &err) != 0)
+        fail_msg("%s", err.msg);
+    exp_pops pops;
+    assert_int_equal(exp_populations(e, 1, &pops, &err), 0);
+    run_result res[4];
+    run_config cfg[4];
+    assert_int_equal(exp_count(e), 4);
+    for (size_t k = 0; k < 4; k++) {
+        exp_config(e, k, &cfg[k]);
+        if (run_execute_on(&pops.p, &cfg[k], NULL, &res[k], &err) != 0)
+            fail_msg("%s", err.msg);
+    }
+    for (size_t k = 0; k < 4; k++)
+        for (size_t l = 0; l < 4; l++) {
+            if (cfg[k].layer.estimator != cfg[l].layer.estimator ||
+                cfg[k].eval.shift != 0.0 || cfg[l].eval.shift != 1.0)
+                continue;
+            if (cfg[k].layer.estimator == BN_EST_ADAPTIVE) {
+                assert_rel(res[l].loss_eval_mode, res[k].loss_eval_mode,
+                           1e-9);
+                assert_true(res[l].acc_eval_mode == res[k].acc_eval_mode);
+            } else {
+                assert_true(res[l].loss_eval_mode >
+                            res[k].loss_eval_mode * 1.01);
+            }
+        }
+    for (size_t k = 0; k < 4; k++)
+        run_result_free(&res[k]);
+    exp_pops_free(&pops);
+    exp_free(e);
+    free(e);
+    test_tmpdir_remove(dir);
+}
+
 /* A drifting stream: the run's running mean against the estimator's
  * recursion over the same order in long double, each batch mean moved by
  * drift_fraction(t) size sd; the truth is the stream at the last update.
@@ -342,6 +395,7 @@ int test_causes_run(size_t *ntests)
         cmocka_unit_test(test_shift_moves_eval_by_its_closed_form),
         cmocka_unit_test(test_adaptive_leaves_only_batch_noise),
         cmocka_unit_test(test_eval_rows_of_their_own),
+        cmocka_unit_test(test_classifier_adaptive_removes_a_shift),
         cmocka_unit_test(test_drift_through_a_run),
         cmocka_unit_test(test_collapsed_feature_amplifies_its_offset),
         cmocka_unit_test(test_maps_batch_whole_samples),
