@@ -24,12 +24,12 @@ typedef struct {
     size_t len;
 } reader;
 
+enum { R_SUMMARY, R_FEATURES, R_CURVE, R_EFFECTIVE, R_COUNT };
+
 typedef struct {
     char dir[BN_PATH_MAX];
-    reader file[3]; /* summary, features, curve */
+    reader file[R_COUNT];
 } shard;
-
-enum { R_SUMMARY, R_FEATURES, R_CURVE };
 
 struct shard_set_s {
     size_t n;
@@ -315,22 +315,24 @@ int shard_open(shard_set **out, char *const *dirs, size_t n,
         }
     if (layout(set, err) != 0)
         goto done;
-    bn_buf h[3] = {{0}, {0}, {0}};
+    bn_buf h[R_COUNT] = {{0}, {0}, {0}, {0}};
     out_summary_header(&h[R_SUMMARY], models);
     out_features_header(&h[R_FEATURES], models);
     out_curve_header(&h[R_CURVE]);
-    static const char *const name[3] = {"summary.tsv", "features.tsv",
-                                        "curve.tsv"};
-    int wanted[3] = {1, (files >> OUT_FEATURES) & 1,
-                     (files >> OUT_CURVE) & 1};
+    out_effective_header(&h[R_EFFECTIVE], models);
+    static const char *const name[R_COUNT] = {"summary.tsv", "features.tsv",
+                                              "curve.tsv", "effective.tsv"};
+    int wanted[R_COUNT] = {1, (files >> OUT_FEATURES) & 1,
+                           (files >> OUT_CURVE) & 1,
+                           (files >> OUT_EFFECTIVE) & 1};
     int bad = 0;
     for (size_t i = 0; i < set->n && !bad; i++)
-        for (int f = 0; f < 3 && !bad; f++)
+        for (int f = 0; f < R_COUNT && !bad; f++)
             if (wanted[f])
                 bad = open_reader(&set->sh[i].file[f], set->sh[i].dir,
                                   name[f], err) != 0 ||
                       check_header(&set->sh[i].file[f], &h[f], err) != 0;
-    for (int f = 0; f < 3; f++)
+    for (int f = 0; f < R_COUNT; f++)
         buf_free(&h[f]);
     if (!bad)
         rc = 0;
@@ -444,25 +446,72 @@ static int read_summary(shard_set *set, reader *r, size_t k,
     return check_rows(set, r, r->line, k, err);
 }
 
+/* The layer's per-feature arrays, in one allocation as layer.c makes
+ * them (run_result_free frees it), zeroed. */
+static int per_feature(size_t f, run_result *res, bn_error *err)
+{
+    if (res->running_mean)
+        return 0;
+    res->running_mean = calloc(6 * (f ? f : 1), sizeof(double));
+    if (!res->running_mean)
+        return bn_fail(err, "out of memory");
+    res->running_var = res->running_mean + f;
+    res->true_mean = res->running_mean + 2 * f;
+    res->true_var = res->running_mean + 3 * f;
+    res->train_eval = res->running_mean + 4 * f;
+    res->batch_mean_sq = res->running_mean + 5 * f;
+    return 0;
+}
+
+/* Cell c of the row just split, as a number (0 when missing: the check
+ * that writes the row again finds it). */
+static double cell_at(const shard_set *set, size_t n, size_t c)
+{
+    return n > c ? strtod(set->cell[c], NULL) : 0.0;
+}
+
 static int read_features(shard_set *set, reader *r, size_t k,
                          const pop_t *pop, const run_config *cfg,
                          run_result *res, bn_error *err)
 {
     size_t f = pop->f, first = r->line + 1, c = set->feature_col;
-    res->running_mean = malloc(2 * (f ? f : 1) * sizeof(double));
-    if (!res->running_mean)
-        return bn_fail(err, "out of memory");
-    res->running_var = res->running_mean + f;
+    if (per_feature(f, res, err) != 0)
+        return -1;
     buf_clear(&set->got);
     for (size_t j = 0; j < f; j++) {
         size_t n;
         if (take_row(set, r, k, &n, err) != 0)
             return -1;
-        res->running_mean[j] = n > c + 4 ? strtod(set->cell[c + 3], NULL) : 0;
-        res->running_var[j] = n > c + 4 ? strtod(set->cell[c + 4], NULL) : 0;
+        res->true_mean[j] = cell_at(set, n, c + 1);
+        res->true_var[j] = cell_at(set, n, c + 2);
+        res->running_mean[j] = cell_at(set, n, c + 3);
+        res->running_var[j] = cell_at(set, n, c + 4);
+        res->train_eval[j] = cell_at(set, n, c + 5);
     }
     buf_clear(&set->again);
     out_features_rows(&set->again, set->models, pop, cfg, res);
+    return check_rows(set, r, first, k, err);
+}
+
+/* effective.tsv's rows: the run's own batch_mean_sq is read back, the
+ * rest is the population's and written again from it. Its leading key
+ * columns are features.tsv's, so the feature is in the same column. */
+static int read_effective(shard_set *set, reader *r, size_t k,
+                          const pop_t *pop, const run_config *cfg,
+                          run_result *res, bn_error *err)
+{
+    size_t f = pop->f, first = r->line + 1, c = set->feature_col;
+    if (per_feature(f, res, err) != 0)
+        return -1;
+    buf_clear(&set->got);
+    for (size_t j = 0; j < f; j++) {
+        size_t n;
+        if (take_row(set, r, k, &n, err) != 0)
+            return -1;
+        res->batch_mean_sq[j] = cell_at(set, n, c + 7);
+    }
+    buf_clear(&set->again);
+    out_effective_rows(&set->again, set->models, pop, cfg, res);
     return check_rows(set, r, first, k, err);
 }
 
@@ -524,6 +573,11 @@ int shard_next(shard_set *set, size_t k, const pop_t *pop,
         if (read_features(set, r, k, pop, cfg, res, err) != 0)
             return -1;
     }
+    if ((set->files >> OUT_EFFECTIVE & 1) && cfg->model == RUN_MODEL_LAYER) {
+        reader *r = &sh->file[R_EFFECTIVE];
+        if (read_effective(set, r, k, pop, cfg, res, err) != 0)
+            return -1;
+    }
     if ((set->files >> OUT_CURVE & 1) && cfg->model == RUN_MODEL_CLASSIFIER)
         return read_curve(set, &sh->file[R_CURVE], k, pop, cfg, curve, err);
     return 0;
@@ -532,7 +586,7 @@ int shard_next(shard_set *set, size_t k, const pop_t *pop,
 int shard_finish(shard_set *set, bn_error *err)
 {
     for (size_t i = 0; i < set->n; i++)
-        for (int f = 0; f < 3; f++) {
+        for (int f = 0; f < R_COUNT; f++) {
             reader *r = &set->sh[i].file[f];
             if (!r->fp)
                 continue;
@@ -552,7 +606,7 @@ void shard_close(shard_set *set)
     if (!set)
         return;
     for (size_t i = 0; set->sh && i < set->n; i++)
-        for (int f = 0; f < 3; f++) {
+        for (int f = 0; f < R_COUNT; f++) {
             if (set->sh[i].file[f].fp)
                 fclose(set->sh[i].file[f].fp);
             free(set->sh[i].file[f].buf);

@@ -563,7 +563,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         w.first = opt->shard - 1;
         w.stride = opt->shards;
         w.n = w.n > w.first ? (w.n - w.first - 1) / w.stride + 1 : 0;
-        w.wanted = (e->outputs & ((1u << OUT_FEATURES) | (1u << OUT_CURVE))) |
+        w.wanted = (e->outputs & ((1u << OUT_FEATURES) | (1u << OUT_CURVE) |
+                                  (1u << OUT_EFFECTIVE))) |
                    (1u << OUT_SUMMARY) | (1u << OUT_MANIFEST);
         w.many = 0;
         snprintf(stem, sizeof stem, "%s.shard-%u-of-%u", e->stem, opt->shard,
@@ -598,7 +599,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         manifest(&want, e, opt, exp_count(e));
         /* The files besides summary.tsv whose rows are read back. */
         unsigned rows = (writes(&w, OUT_FEATURES) ? 1u << OUT_FEATURES : 0) |
-                        (writes(&w, OUT_CURVE) ? 1u << OUT_CURVE : 0);
+                        (writes(&w, OUT_CURVE) ? 1u << OUT_CURVE : 0) |
+                        (writes(&w, OUT_EFFECTIVE) ? 1u << OUT_EFFECTIVE : 0);
         rc = want.failed ? bn_fail(err, "out of memory")
                          : shard_open(&w.shards, opt->merge, opt->n_merge,
                                       &want, rows, w.models, err);

@@ -122,6 +122,17 @@ classifier() {
 }
 case_ "the classifier and the layer, 3 seeds, curve.tsv: the same bytes" classifier
 
+maps_and_moved_rows() {
+    # Feature maps' effective.tsv, and the layer evaluated on rows moved
+    # by an offset under a drift (features.tsv's truth and train/eval
+    # RMS are then the moved rows'): every row read back as written.
+    split_merge "$repo/experiments/maps-field.ini" 4 &&
+        [ -s merged/maps-field/effective.tsv ] &&
+        split_merge "$repo/experiments/drift.ini" 3 --set 'sweep.seed=1..4' \
+            --set 'evaluation.offset=0 0.5'
+}
+case_ "feature maps' effective.tsv, a drift and moved evaluation rows: the same bytes" maps_and_moved_rows
+
 empty_shard() {
     # Two configurations in three shards: the third has none.
     split_merge "$repo/experiments/headline.ini" 3 &&
