@@ -315,16 +315,21 @@ int shard_open(shard_set **out, char *const *dirs, size_t n,
         }
     if (layout(set, err) != 0)
         goto done;
-    bn_buf h[R_COUNT] = {{0}, {0}, {0}, {0}};
-    out_summary_header(&h[R_SUMMARY], models);
-    out_features_header(&h[R_FEATURES], models);
-    out_curve_header(&h[R_CURVE]);
-    out_effective_header(&h[R_EFFECTIVE], models);
     static const char *const name[R_COUNT] = {"summary.tsv", "features.tsv",
                                               "curve.tsv", "effective.tsv"};
     int wanted[R_COUNT] = {1, (files >> OUT_FEATURES) & 1,
                            (files >> OUT_CURVE) & 1,
                            (files >> OUT_EFFECTIVE) & 1};
+    /* Only the headers of files read: a failed allocation is then always
+     * one that matters. */
+    bn_buf h[R_COUNT] = {{0}, {0}, {0}, {0}};
+    out_summary_header(&h[R_SUMMARY], models);
+    if (wanted[R_FEATURES])
+        out_features_header(&h[R_FEATURES], models);
+    if (wanted[R_CURVE])
+        out_curve_header(&h[R_CURVE]);
+    if (wanted[R_EFFECTIVE])
+        out_effective_header(&h[R_EFFECTIVE], models);
     int bad = 0;
     for (size_t i = 0; i < set->n && !bad; i++)
         for (int f = 0; f < R_COUNT && !bad; f++)
