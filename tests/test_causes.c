@@ -50,6 +50,12 @@ static void test_initial_keeps_zero_and_one(void **state)
         sm += (long double)pop.mean[j] * pop.mean[j];
     }
     assert_rel(res.mean_err, sqrtl(sm / pop.f), 1e-15);
+    /* Over orderings nothing moves: the closed form is that one run's. */
+    double err_sq, bias_sq;
+    bn_error err;
+    assert_int_equal(expect_summary(&pop, &cfg, &err_sq, &bias_sq, &err), 0);
+    assert_rel(err_sq, sm / pop.f, 1e-15);
+    assert_rel(bias_sq, sm / pop.f, 1e-15);
     run_result_free(&res);
     pop_free(&pop);
 }
