@@ -71,7 +71,16 @@ FORCE:
 $(BUILD)/tests/%.o: tests/%.c $(HDRS) | tests-libs
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null) \
-		$(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+		$(CPPFLAGS) -Isrc -Ibench $(CFLAGS) -c -o $@ $<
+
+# bench/: the bare kernel `make bench` sets bnstudy against (the unit
+# tests hold it to bnstudy's bits) and the driver that times both.
+$(BUILD)/bench/%.o: bench/%.c bench/kernel.h $(HDRS) | libs
+	@mkdir -p $(@D)
+	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+$(BUILD)/bench/driver: $(BUILD)/bench/driver.o $(BUILD)/bench/kernel.o \
+		$(LIBOBJS)
+	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The web page's glue, built natively too so the unit tests (and the
 # sanitizers) reach it.
@@ -79,7 +88,8 @@ $(BUILD)/web_glue.o: web/glue.c $(HDRS) | libs
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS) $(BUILD)/web_glue.o
+$(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS) $(BUILD)/web_glue.o \
+		$(BUILD)/bench/kernel.o
 	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(shell pkg-config --libs $(TEST_PKGS)) $(LDLIBS)
 

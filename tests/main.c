@@ -31,6 +31,7 @@ static const struct {
     {test_filepop_run},
     {test_diagnose_run},
     {test_web_run},
+    {test_bench_run},
 };
 
 int main(void)

@@ -1,0 +1,247 @@
+/*
+ * The C side of `make bench` (bench/bench.py drives it): bnstudy's own
+ * run of one configuration, the bare kernel of kernel.h and the
+ * classifier, timed on request, so that the Python side can interleave
+ * them with numpy and PyTorch; and one configuration at a size of the
+ * scaling table. Not part of the program.
+ *
+ *   driver serve       reads commands on standard input, one answer line
+ *                      each:
+ *     layer B REPS       seconds per configuration of bnstudy's layer (the
+ *                        default study's: shuffled, seed 1, one epoch)
+ *     kernel B REPS      the same of the bare kernel
+ *     same B             "same" when the kernel gives bnstudy's bits at
+ *                        batch size B, else "differs" and what
+ *     clf B E REPS       seconds per run of the classifier of
+ *                        experiments/clf-batch-size.ini for E epochs
+ *   driver scale N F B REPS
+ *                      one configuration on N rows of F features at batch
+ *                      size B, REPS times: "N F B ns_per_value
+ *                      peak_rss_kib population_kib" (the median run)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "exp.h"
+#include "kernel.h"
+#include "pop.h"
+#include "run.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void die(const char *what, const bn_error *err)
+{
+    fprintf(stderr, "bench driver: %s: %s\n", what, err ? err->msg : "");
+    exit(2);
+}
+
+/* The default features, cycled to f of them, on n rows. */
+static void make_pop(size_t n, size_t f, pop_t *pop)
+{
+    pop_spec def, spec;
+    bn_error err;
+    if (pop_default_spec(&def) != 0)
+        die("out of memory", NULL);
+    pop_spec_init(&spec);
+    spec.n_rows = n;
+    spec.seed = def.seed;
+    for (size_t j = 0; j < f; j++) {
+        const pop_feature *d = &def.features[j % def.n_features];
+        char name[32];
+        snprintf(name, sizeof name, "f%zu", j);
+        if (pop_spec_add(&spec, name, d->mean, d->sd, d->rho) != 0)
+            die("out of memory", NULL);
+    }
+    if (pop_generate(&spec, pop, &err) != 0)
+        die("population", &err);
+    pop_spec_free(&def);
+    pop_spec_free(&spec);
+}
+
+static void layer_config(size_t b, run_config *cfg)
+{
+    run_default_config(cfg);
+    cfg->batch_size = b;
+}
+
+static double time_layer(const pop_t *pop, size_t b, long reps)
+{
+    run_config cfg;
+    layer_config(b, &cfg);
+    bn_error err;
+    double t0 = now();
+    for (long r = 0; r < reps; r++) {
+        run_result res;
+        if (run_execute(pop, &cfg, NULL, &res, &err) != 0)
+            die("run", &err);
+        run_result_free(&res);
+    }
+    return (now() - t0) / (double)reps;
+}
+
+static kernel_layer kernel_settings(const run_config *cfg)
+{
+    kernel_layer l = {cfg->layer.gamma, cfg->layer.beta, cfg->layer.eps,
+                      cfg->layer.keep, cfg->layer.p};
+    return l;
+}
+
+static double time_kernel(const pop_t *pop, size_t b, long reps)
+{
+    run_config cfg;
+    layer_config(b, &cfg);
+    kernel_layer l = kernel_settings(&cfg);
+    void *scratch = malloc(kernel_scratch_bytes(pop->n, pop->f, b));
+    double *buf = malloc(2 * pop->f * sizeof *buf);
+    if (!scratch || !buf)
+        die("out of memory", NULL);
+    kernel_out out = {buf, buf + pop->f, 0, 0, 0};
+    double t0 = now();
+    for (long r = 0; r < reps; r++)
+        kernel_run(pop->x, pop->n, pop->f, pop->mean, pop->var, b, cfg.seed,
+                   &l, scratch, &out);
+    double t = (now() - t0) / (double)reps;
+    free(scratch);
+    free(buf);
+    return t;
+}
+
+/* Whether the kernel's numbers are bnstudy's, bit for bit. */
+static const char *same_bits(const pop_t *pop, size_t b)
+{
+    run_config cfg;
+    layer_config(b, &cfg);
+    bn_error err;
+    run_result res;
+    if (run_execute(pop, &cfg, NULL, &res, &err) != 0)
+        die("run", &err);
+    kernel_layer l = kernel_settings(&cfg);
+    void *scratch = malloc(kernel_scratch_bytes(pop->n, pop->f, b));
+    double *buf = malloc(2 * pop->f * sizeof *buf);
+    if (!scratch || !buf)
+        die("out of memory", NULL);
+    kernel_out out = {buf, buf + pop->f, 0, 0, 0};
+    kernel_run(pop->x, pop->n, pop->f, pop->mean, pop->var, b, cfg.seed, &l,
+               scratch, &out);
+    size_t fb = pop->f * sizeof(double);
+    const char *what =
+        memcmp(out.rm, res.running_mean, fb) ? "differs: running_mean"
+        : memcmp(out.rv, res.running_var, fb) ? "differs: running_var"
+        : out.train_eval_rmse != res.train_eval_rmse
+            ? "differs: train_eval_rmse"
+        : out.batch_mean_err != res.batch_mean_err ? "differs: batch_mean_err"
+        : out.batch_var_err != res.batch_var_err ? "differs: batch_var_err"
+                                                 : "same";
+    run_result_free(&res);
+    free(scratch);
+    free(buf);
+    return what;
+}
+
+/* The classifier of experiments/clf-batch-size.ini at one batch size and
+ * epoch count. */
+static const char clf_ini[] =
+    "[population]\nclasses = 4\n"
+    "[model]\ntype = classifier\nlr = 0.1\nsgd_momentum = 0.9\n"
+    "[layer]\nmomentum = 0.1\nmomentum_weights = new\nvariance = unbiased\n"
+    "[sweep]\norder = shuffled\nseed = 1\nbatch_size = %zu\nepochs = %lu\n";
+
+static double time_clf(size_t b, unsigned long epochs, long reps)
+{
+    char text[sizeof clf_ini + 64];
+    snprintf(text, sizeof text, clf_ini, b, epochs);
+    exp_t *e = malloc(sizeof *e);
+    exp_pops pops;
+    bn_error err;
+    memset(&pops, 0, sizeof pops);
+    if (!e)
+        die("out of memory", NULL);
+    memset(e, 0, sizeof *e);
+    if (exp_load_text(e, "clf-bench.ini", text, strlen(text), NULL, &err) ||
+        exp_populations(e, 1, &pops, &err))
+        die("the classifier's experiment", &err);
+    run_config cfg;
+    exp_config(e, 0, &cfg);
+    double t0 = now();
+    for (long r = 0; r < reps; r++) {
+        run_result res;
+        if (run_execute_on(&pops.p, &cfg, NULL, &res, &err) != 0)
+            die("classifier run", &err);
+        run_result_free(&res);
+    }
+    double t = (now() - t0) / (double)reps;
+    exp_pops_free(&pops);
+    exp_free(e);
+    free(e);
+    return t;
+}
+
+static int serve(void)
+{
+    pop_t pop;
+    make_pop(512, 8, &pop);
+    char line[256];
+    while (fgets(line, sizeof line, stdin)) {
+        char what[16];
+        size_t b;
+        long reps;
+        unsigned long epochs;
+        if (sscanf(line, "layer %zu %ld", &b, &reps) == 2)
+            printf("%.9g\n", time_layer(&pop, b, reps));
+        else if (sscanf(line, "kernel %zu %ld", &b, &reps) == 2)
+            printf("%.9g\n", time_kernel(&pop, b, reps));
+        else if (sscanf(line, "same %zu", &b) == 1)
+            printf("%s\n", same_bits(&pop, b));
+        else if (sscanf(line, "clf %zu %lu %ld", &b, &epochs, &reps) == 3)
+            printf("%.9g\n", time_clf(b, epochs, reps));
+        else if (sscanf(line, "%15s", what) == 1)
+            printf("unknown command %s\n", what);
+        fflush(stdout);
+    }
+    pop_free(&pop);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int scale(size_t n, size_t f, size_t b, int reps)
+{
+    pop_t pop;
+    make_pop(n, f, &pop);
+    double t[64];
+    if (reps < 1 || reps > 64)
+        reps = 3;
+    for (int r = 0; r < reps; r++)
+        t[r] = time_layer(&pop, b, 1);
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("%zu\t%zu\t%zu\t%.4g\t%ld\t%.0f\n", n, f, b,
+           1e9 * t[reps / 2] / ((double)n * (double)f), ru.ru_maxrss,
+           (double)n * (double)f * sizeof(double) / 1024.0);
+    pop_free(&pop);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "serve") == 0)
+        return serve();
+    if (argc == 6 && strcmp(argv[1], "scale") == 0)
+        return scale(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10),
+                     strtoul(argv[4], NULL, 10), atoi(argv[5]));
+    fputs("usage: driver serve | driver scale N F B REPS\n", stderr);
+    return 2;
+}
