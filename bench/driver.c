@@ -14,6 +14,8 @@
  *                        batch size B, else "differs" and what
  *     clf B E REPS       seconds per run of the classifier of
  *                        experiments/clf-batch-size.ini for E epochs
+ *     clfshape           its training rows, features, hidden units and
+ *                        classes: "N F H K"
  *   driver scale N F B REPS
  *                      one configuration on N rows of F features at batch
  *                      size B, REPS times: "N F B ns_per_value
@@ -154,22 +156,39 @@ static const char clf_ini[] =
     "[layer]\nmomentum = 0.1\nmomentum_weights = new\nvariance = unbiased\n"
     "[sweep]\norder = shuffled\nseed = 1\nbatch_size = %zu\nepochs = %lu\n";
 
-static double time_clf(size_t b, unsigned long epochs, long reps)
+/* The classifier's experiment at one batch size and epoch count, loaded
+ * with its populations; exits on failure. */
+static exp_t *clf_load(size_t b, unsigned long epochs, exp_pops *pops,
+                       run_config *cfg)
 {
     char text[sizeof clf_ini + 64];
     snprintf(text, sizeof text, clf_ini, b, epochs);
     exp_t *e = malloc(sizeof *e);
-    exp_pops pops;
     bn_error err;
-    memset(&pops, 0, sizeof pops);
+    memset(pops, 0, sizeof *pops);
     if (!e)
         die("out of memory", NULL);
     memset(e, 0, sizeof *e);
     if (exp_load_text(e, "clf-bench.ini", text, strlen(text), NULL, &err) ||
-        exp_populations(e, 1, &pops, &err))
+        exp_populations(e, 1, pops, &err))
         die("the classifier's experiment", &err);
+    exp_config(e, 0, cfg);
+    return e;
+}
+
+static void clf_free(exp_t *e, exp_pops *pops)
+{
+    exp_pops_free(pops);
+    exp_free(e);
+    free(e);
+}
+
+static double time_clf(size_t b, unsigned long epochs, long reps)
+{
+    exp_pops pops;
     run_config cfg;
-    exp_config(e, 0, &cfg);
+    bn_error err;
+    exp_t *e = clf_load(b, epochs, &pops, &cfg);
     double t0 = now();
     for (long r = 0; r < reps; r++) {
         run_result res;
@@ -178,10 +197,20 @@ static double time_clf(size_t b, unsigned long epochs, long reps)
         run_result_free(&res);
     }
     double t = (now() - t0) / (double)reps;
-    exp_pops_free(&pops);
-    exp_free(e);
-    free(e);
+    clf_free(e, &pops);
     return t;
+}
+
+/* What the PyTorch side needs to build the same network: training rows,
+ * features, hidden units, classes. */
+static void clf_shape(void)
+{
+    exp_pops pops;
+    run_config cfg;
+    exp_t *e = clf_load(8, 1, &pops, &cfg);
+    printf("%zu %zu %zu %zu\n", pops.p.train->n, pops.p.train->f,
+           cfg.clf.hidden, pops.p.train->label.n_levels);
+    clf_free(e, &pops);
 }
 
 static int serve(void)
@@ -202,6 +231,8 @@ static int serve(void)
             printf("%s\n", same_bits(&pop, b));
         else if (sscanf(line, "clf %zu %lu %ld", &b, &epochs, &reps) == 3)
             printf("%.9g\n", time_clf(b, epochs, reps));
+        else if (strncmp(line, "clfshape", 8) == 0)
+            clf_shape();
         else if (sscanf(line, "%15s", what) == 1)
             printf("unknown command %s\n", what);
         fflush(stdout);
@@ -223,14 +254,18 @@ static int scale(size_t n, size_t f, size_t b, int reps)
     double t[64];
     if (reps < 1 || reps > 64)
         reps = 3;
+    /* Runs of small populations repeated to about 4M values, so that a
+     * sample is long enough for the clock. */
+    double values = (double)n * (double)f;
+    long inner = values < 4e6 ? (long)(4e6 / values) : 1;
     for (int r = 0; r < reps; r++)
-        t[r] = time_layer(&pop, b, 1);
+        t[r] = time_layer(&pop, b, inner);
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("%zu\t%zu\t%zu\t%.4g\t%ld\t%.0f\n", n, f, b,
-           1e9 * t[reps / 2] / ((double)n * (double)f), ru.ru_maxrss,
-           (double)n * (double)f * sizeof(double) / 1024.0);
+           1e9 * t[reps / 2] / values, ru.ru_maxrss,
+           values * sizeof(double) / 1024.0);
     pop_free(&pop);
     return 0;
 }

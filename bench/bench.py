@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""`make bench`: how fast bnstudy is beside a bare kernel, numpy and PyTorch,
+and how its cost per value and its memory grow with the population.
+
+Three tables, in Markdown, on standard output:
+
+  * one configuration of the default study (512 rows of 8 features,
+    shuffled, one epoch, the ema estimator) at B 8, 64 and 256: bnstudy's
+    layer, the bare kernel of bench/kernel.c (which computes the same bits;
+    the driver checks it here and a unit test holds it there), numpy
+    (vectorised) and PyTorch (BatchNorm1d, float64, one thread), each
+    timed in turn within every round so that the machine's drift touches
+    them alike; the median of the rounds and, for every ratio, its range
+    over the rounds;
+  * one epoch of the classifier of experiments/clf-batch-size.ini against
+    the same network in PyTorch (nn.Linear, BatchNorm1d, ReLU, nn.Linear,
+    cross-entropy, SGD with momentum), float64, one thread;
+  * bnstudy's layer from 512 x 8 to 10^6 x 64 and 65536 x 1024 rows x
+    features: nanoseconds per value, and peak memory beside the
+    population's own size (one process per size, so the peak is its own).
+
+numpy and PyTorch are timed when this Python has them; the lines say when
+it has not. Numbers depend on the machine and on what else runs on it;
+nothing here fails a test.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+# One thread everywhere: bnstudy's configuration runs on one.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+BATCHES = (8, 64, 256)
+N, F = 512, 8  # the default population
+P, EPS = 0.1, 1e-5  # the default layer: momentum 0.1 on the new value
+SCALE = ((512, 8), (8192, 8), (131072, 8), (1000000, 8), (8192, 64),
+         (131072, 64), (1000000, 64), (4096, 1024), (65536, 1024))
+SCALE_B = 64
+
+
+def optional(name):
+    try:
+        return __import__(name)
+    except ImportError as e:
+        print(f"({name} not timed: {e})")
+        return None
+
+
+class Driver:
+    """bench/driver.c serve: one command a line, one answer a line."""
+
+    def __init__(self, path):
+        self.p = subprocess.Popen([path, "serve"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+
+    def ask(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        return self.p.stdout.readline().strip()
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def per_call(fn, reps):
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t0) / reps
+
+
+def numpy_config(np, x, mu, var, b, rng):
+    """One configuration, vectorised: the batches' statistics at once, the
+    buffers' ema as a weighted sum, both modes' outputs and the scores."""
+    n, f = x.shape
+    nb = n // b
+    xs = x[rng.permutation(n)[:nb * b]].reshape(nb, b, f)
+    m = xs.mean(axis=1)
+    v = xs.var(axis=1)
+    w = P * (1.0 - P) ** np.arange(nb - 1, -1, -1)
+    rm = w @ m
+    rv = (1.0 - P) ** nb + w @ v
+    t = (xs - m[:, None, :]) / np.sqrt(v + EPS)[:, None, :]
+    e = (xs - rm) / np.sqrt(rv + EPS)
+    return (np.sqrt(np.mean((t - e) ** 2)),
+            np.sqrt(np.mean((m - mu) ** 2)), np.sqrt(np.mean((v - var) ** 2)))
+
+
+def torch_config(torch, bn, x, mu, var, b, gen):
+    """One configuration as a PyTorch user writes it: BatchNorm1d in train
+    mode over the shuffled batches, then in eval mode over them again."""
+    n, f = x.shape
+    nb = n // b
+    with torch.no_grad():
+        perm = torch.randperm(n, generator=gen)[:nb * b]
+        bn.reset_running_stats()
+        bn.train()
+        batches = [x[perm[k * b:(k + 1) * b]] for k in range(nb)]
+        t = torch.cat([bn(xb) for xb in batches])
+        bn.eval()
+        e = torch.cat([bn(xb) for xb in batches])
+        xs = torch.stack(batches)
+        m = xs.mean(dim=1)
+        v = xs.var(dim=1, unbiased=False)
+        return (torch.sqrt(torch.mean((t - e) ** 2)),
+                torch.sqrt(torch.mean((m - mu) ** 2)),
+                torch.sqrt(torch.mean((v - var) ** 2)))
+
+
+def reps_for(seconds):
+    """Calls of one that takes this long to fill about 20 ms."""
+    return max(1, int(0.02 / max(seconds, 1e-7)))
+
+
+def us(samples):
+    m = 1e6 * statistics.median(samples)
+    return f"{m:.1f} µs" if m < 1000 else f"{m / 1000:.2f} ms"
+
+
+def ratio_cell(num, den):
+    """num / den per round: the median and, in brackets, the range."""
+    r = [a / b for a, b in zip(num, den)]
+    return (f"{statistics.median(r):.2f}x "
+            f"({min(r):.2f}-{max(r):.2f})")
+
+
+def config_table(drv, np, torch, rounds):
+    for b in BATCHES:
+        same = drv.ask(f"same {b}")
+        print(f"B {b}: the kernel's bits are bnstudy's: {same}")
+    impls = {}
+    impls["bnstudy"] = lambda b, r: float(drv.ask(f"layer {b} {r}"))
+    impls["kernel"] = lambda b, r: float(drv.ask(f"kernel {b} {r}"))
+    if np is not None:
+        rng = np.random.default_rng(1)
+        x = rng.standard_normal((N, F))
+        mu, var = x.mean(axis=0), x.var(axis=0)
+        impls["numpy"] = lambda b, r: per_call(
+            lambda: numpy_config(np, x, mu, var, b, rng), r)
+    if torch is not None:
+        torch.set_num_threads(1)
+        xt = torch.randn(N, F, dtype=torch.float64)
+        mt, vt = xt.mean(dim=0), xt.var(dim=0, unbiased=False)
+        bn = torch.nn.BatchNorm1d(F, eps=EPS, momentum=P,
+                                  dtype=torch.float64)
+        gen = torch.Generator().manual_seed(1)
+        impls["PyTorch"] = lambda b, r: per_call(
+            lambda: torch_config(torch, bn, xt, mt, vt, b, gen), r)
+    names = list(impls)
+    # A first call of each sizes the repetitions; then every round times
+    # each in turn, starting with a different one each round.
+    reps = {(n, b): reps_for(impls[n](b, 1)) for n in names for b in BATCHES}
+    t = {(n, b): [] for n in names for b in BATCHES}
+    for r in range(rounds):
+        for b in BATCHES:
+            for i in range(len(names)):
+                n = names[(i + r) % len(names)]
+                t[n, b].append(impls[n](b, reps[n, b]))
+    print()
+    print("One configuration of the default study (512 x 8, shuffled, one "
+          f"epoch), the median of {rounds} interleaved rounds; each ratio "
+          "is the median of the rounds' (their range in brackets):")
+    print()
+    head = ["B", "bnstudy", "bare kernel", "bnstudy ÷ kernel"]
+    for n in names[2:]:
+        head += [n, f"{n} ÷ bnstudy"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for b in BATCHES:
+        ours = t["bnstudy", b]
+        cells = [str(b), us(ours), us(t["kernel", b]),
+                 ratio_cell(ours, t["kernel", b])]
+        for n in names[2:]:
+            cells += [us(t[n, b]), ratio_cell(t[n, b], ours)]
+        print("| " + " | ".join(cells) + " |")
+
+
+def torch_clf(torch, shape):
+    n, f, h, k = shape
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(f, h, dtype=torch.float64),
+                          nn.BatchNorm1d(h, momentum=0.1,
+                                         dtype=torch.float64),
+                          nn.ReLU(), nn.Linear(h, k, dtype=torch.float64))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(n, f, dtype=torch.float64)
+    y = torch.randint(0, k, (n,))
+    gen = torch.Generator().manual_seed(1)
+
+    def epoch(b):
+        model.train()
+        perm = torch.randperm(n, generator=gen)
+        for s in range(0, n - b + 1, b):
+            idx = perm[s:s + b]
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
+            loss.backward()
+            opt.step()
+    return epoch
+
+
+def clf_table(drv, torch, rounds):
+    if torch is None:
+        return
+    shape = tuple(int(v) for v in drv.ask("clfshape").split())
+    epoch = torch_clf(torch, shape)
+    # bnstudy's epoch: a run of four epochs less a run of one, over three,
+    # so that the scores computed once per run do not count.
+    def ours(b):
+        return (float(drv.ask(f"clf {b} 4 3")) -
+                float(drv.ask(f"clf {b} 1 3"))) / 3
+    t = {(n, b): [] for n in ("bnstudy", "PyTorch") for b in BATCHES}
+    for r in range(rounds):
+        for b in BATCHES:
+            pair = [("bnstudy", lambda: ours(b)),
+                    ("PyTorch", lambda: per_call(lambda: epoch(b), 3))]
+            for name, fn in pair[r % 2:] + pair[:r % 2]:
+                t[name, b].append(fn())
+    print()
+    print(f"One epoch of the classifier ({shape[0]} rows of {shape[1]} "
+          f"features, {shape[2]} hidden units, {shape[3]} classes), median "
+          f"of {rounds} interleaved rounds:")
+    print()
+    print("| B | bnstudy | PyTorch | PyTorch ÷ bnstudy |")
+    print("|---|---|---|---|")
+    for b in BATCHES:
+        print(f"| {b} | {us(t['bnstudy', b])} | {us(t['PyTorch', b])} | "
+              f"{ratio_cell(t['PyTorch', b], t['bnstudy', b])} |")
+
+
+def scale_table(driver, sizes):
+    print()
+    print(f"bnstudy's layer by size (B {SCALE_B}, shuffled, one epoch; the "
+          "median of three; one process per size):")
+    print()
+    print("| rows x features | ns per value | peak memory | of which the "
+          "population |")
+    print("|---|---|---|---|")
+    for n, f in sizes:
+        out = subprocess.run([driver, "scale", str(n), str(f), str(SCALE_B),
+                              "3"], capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"| {n} x {f} | failed: {out.stderr.strip()} | | |")
+            continue
+        _, _, _, ns, rss, popk = out.stdout.split()
+        print(f"| {n} x {f} | {float(ns):.2f} | {int(rss) / 1024:.0f} MiB | "
+              f"{float(popk) / 1024:.0f} MiB |")
+        sys.stdout.flush()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--driver", default="build/bench/driver")
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--no-scale", action="store_true",
+                    help="skip the scaling table (the longest part)")
+    a = ap.parse_args()
+    np = optional("numpy")
+    torch = optional("torch")
+    drv = Driver(a.driver)
+    config_table(drv, np, torch, a.rounds)
+    sys.stdout.flush()
+    clf_table(drv, torch, max(3, a.rounds // 3))
+    drv.close()
+    if not a.no_scale:
+        scale_table(a.driver, SCALE)
+
+
+if __name__ == "__main__":
+    main()
