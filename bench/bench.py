@@ -207,6 +207,7 @@ def torch_clf(torch, shape):
 
 def clf_table(drv, torch, rounds):
     if torch is None:
+        print("\n(the classifier not timed: it is set against PyTorch)")
         return
     shape = tuple(int(v) for v in drv.ask("clfshape").split())
     epoch = torch_clf(torch, shape)
