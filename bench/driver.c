@@ -96,56 +96,71 @@ static kernel_layer kernel_settings(const run_config *cfg)
     return l;
 }
 
+/* The kernel's settings and buffers for one batch size. */
+typedef struct {
+    run_config cfg;
+    kernel_layer l;
+    void *scratch;
+    double *buf;
+    kernel_out out;
+} kernel_call;
+
+static void kernel_prepare(const pop_t *pop, size_t b, kernel_call *k)
+{
+    layer_config(b, &k->cfg);
+    k->l = kernel_settings(&k->cfg);
+    k->scratch = malloc(kernel_scratch_bytes(pop->n, pop->f, b));
+    k->buf = malloc(2 * pop->f * sizeof *k->buf);
+    if (!k->scratch || !k->buf)
+        die("out of memory", NULL);
+    kernel_out out = {k->buf, k->buf + pop->f, 0, 0, 0};
+    k->out = out;
+}
+
+static void kernel_call_run(const pop_t *pop, kernel_call *k)
+{
+    kernel_run(pop->x, pop->n, pop->f, pop->mean, pop->var,
+               k->cfg.batch_size, k->cfg.seed, &k->l, k->scratch, &k->out);
+}
+
+static void kernel_release(kernel_call *k)
+{
+    free(k->scratch);
+    free(k->buf);
+}
+
 static double time_kernel(const pop_t *pop, size_t b, long reps)
 {
-    run_config cfg;
-    layer_config(b, &cfg);
-    kernel_layer l = kernel_settings(&cfg);
-    void *scratch = malloc(kernel_scratch_bytes(pop->n, pop->f, b));
-    double *buf = malloc(2 * pop->f * sizeof *buf);
-    if (!scratch || !buf)
-        die("out of memory", NULL);
-    kernel_out out = {buf, buf + pop->f, 0, 0, 0};
+    kernel_call k;
+    kernel_prepare(pop, b, &k);
     double t0 = now();
     for (long r = 0; r < reps; r++)
-        kernel_run(pop->x, pop->n, pop->f, pop->mean, pop->var, b, cfg.seed,
-                   &l, scratch, &out);
+        kernel_call_run(pop, &k);
     double t = (now() - t0) / (double)reps;
-    free(scratch);
-    free(buf);
+    kernel_release(&k);
     return t;
 }
 
-/* Whether the kernel's numbers are bnstudy's, bit for bit. */
-static const char *same_bits(const pop_t *pop, size_t b)
+/* Whether the kernel's numbers are bnstudy's, bit for bit: "same", or
+ * the first that differs. */
+static void same_bits(const pop_t *pop, size_t b)
 {
-    run_config cfg;
-    layer_config(b, &cfg);
+    kernel_call k;
+    kernel_prepare(pop, b, &k);
     bn_error err;
     run_result res;
-    if (run_execute(pop, &cfg, NULL, &res, &err) != 0)
+    if (run_execute(pop, &k.cfg, NULL, &res, &err) != 0)
         die("run", &err);
-    kernel_layer l = kernel_settings(&cfg);
-    void *scratch = malloc(kernel_scratch_bytes(pop->n, pop->f, b));
-    double *buf = malloc(2 * pop->f * sizeof *buf);
-    if (!scratch || !buf)
-        die("out of memory", NULL);
-    kernel_out out = {buf, buf + pop->f, 0, 0, 0};
-    kernel_run(pop->x, pop->n, pop->f, pop->mean, pop->var, b, cfg.seed, &l,
-               scratch, &out);
-    size_t fb = pop->f * sizeof(double);
-    const char *what =
-        memcmp(out.rm, res.running_mean, fb) ? "differs: running_mean"
-        : memcmp(out.rv, res.running_var, fb) ? "differs: running_var"
-        : out.train_eval_rmse != res.train_eval_rmse
-            ? "differs: train_eval_rmse"
-        : out.batch_mean_err != res.batch_mean_err ? "differs: batch_mean_err"
-        : out.batch_var_err != res.batch_var_err ? "differs: batch_var_err"
-                                                 : "same";
+    kernel_call_run(pop, &k);
+    const char *what = kernel_differs(
+        &k.out, pop->f, res.running_mean, res.running_var,
+        res.train_eval_rmse, res.batch_mean_err, res.batch_var_err);
+    if (what)
+        printf("differs: %s\n", what);
+    else
+        puts("same");
     run_result_free(&res);
-    free(scratch);
-    free(buf);
-    return what;
+    kernel_release(&k);
 }
 
 /* The classifier of experiments/clf-batch-size.ini at one batch size and
@@ -228,7 +243,7 @@ static int serve(void)
         else if (sscanf(line, "kernel %zu %ld", &b, &reps) == 2)
             printf("%.9g\n", time_kernel(&pop, b, reps));
         else if (sscanf(line, "same %zu", &b) == 1)
-            printf("%s\n", same_bits(&pop, b));
+            same_bits(&pop, b);
         else if (sscanf(line, "clf %zu %lu %ld", &b, &epochs, &reps) == 3)
             printf("%.9g\n", time_clf(b, epochs, reps));
         else if (strncmp(line, "clfshape", 8) == 0)

@@ -2,6 +2,7 @@
 #include "kernel.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "draw.h"
 #include "pcg32.h"
@@ -73,4 +74,17 @@ void kernel_run(const double *x, size_t n, size_t f, const double *mu,
     out->train_eval_rmse = sqrt(sq / (double)(nb * b * f));
     out->batch_mean_err = sqrt(dm2 / (double)(nb * f));
     out->batch_var_err = sqrt(dv2 / (double)(nb * f));
+}
+
+const char *kernel_differs(const kernel_out *out, size_t f, const double *rm,
+                           const double *rv, double train_eval_rmse,
+                           double batch_mean_err, double batch_var_err)
+{
+    size_t bytes = f * sizeof(double);
+    return memcmp(out->rm, rm, bytes) ? "running_mean"
+           : memcmp(out->rv, rv, bytes) ? "running_var"
+           : out->train_eval_rmse != train_eval_rmse ? "train_eval_rmse"
+           : out->batch_mean_err != batch_mean_err ? "batch_mean_err"
+           : out->batch_var_err != batch_var_err ? "batch_var_err"
+                                                 : NULL;
 }

@@ -35,4 +35,10 @@ void kernel_run(const double *x, size_t n, size_t f, const double *mu,
                 const double *var, size_t b, uint64_t seed,
                 const kernel_layer *l, void *scratch, kernel_out *out);
 
+/* NULL when out holds these numbers, bit for bit; else the name of the
+ * first that differs. */
+const char *kernel_differs(const kernel_out *out, size_t f, const double *rm,
+                           const double *rv, double train_eval_rmse,
+                           double batch_mean_err, double batch_var_err);
+
 #endif

@@ -7,8 +7,6 @@
  */
 #include "helpers.h"
 
-#include <string.h>
-
 #include "kernel.h"
 
 static void pop_of(size_t n, size_t f, pop_t *pop)
@@ -54,16 +52,14 @@ static void expect_same(const pop_t *pop, size_t b, uint64_t seed,
     kernel_out out = {buf, buf + f, 0, 0, 0};
     kernel_run(pop->x, pop->n, f, pop->mean, pop->var, b, seed, &l, scratch,
                &out);
-    if (memcmp(out.rm, res.running_mean, f * sizeof *buf) != 0 ||
-        memcmp(out.rv, res.running_var, f * sizeof *buf) != 0 ||
-        out.train_eval_rmse != res.train_eval_rmse ||
-        out.batch_mean_err != res.batch_mean_err ||
-        out.batch_var_err != res.batch_var_err)
-        fail_msg("%zu x %zu, B %zu, seed %llu: the kernel's train_eval_rmse "
-                 "%.17g, batch_mean_err %.17g against bnstudy's %.17g, "
-                 "%.17g (or the buffers differ)",
-                 pop->n, f, b, (unsigned long long)seed, out.train_eval_rmse,
-                 out.batch_mean_err, res.train_eval_rmse, res.batch_mean_err);
+    const char *what = kernel_differs(
+        &out, f, res.running_mean, res.running_var, res.train_eval_rmse,
+        res.batch_mean_err, res.batch_var_err);
+    if (what)
+        fail_msg("%zu x %zu, B %zu, seed %llu: the kernel's %s is not "
+                 "bnstudy's (train_eval_rmse %.17g against %.17g)",
+                 pop->n, f, b, (unsigned long long)seed, what,
+                 out.train_eval_rmse, res.train_eval_rmse);
     run_result_free(&res);
     free(scratch);
     free(buf);
