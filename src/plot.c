@@ -258,7 +258,7 @@ typedef struct {
 
 typedef struct {
     const char *dir, *name;
-    table_t sum, feat, dist, expect, manifest, curve;
+    table_t sum, feat, dist, expect, manifest, curve, eff;
     double rows;       /* the population's rows, NaN when unknown */
     double published_p; /* the key table's default new-value weight */
     int scales_differ;
@@ -414,6 +414,7 @@ static void exp_free_all(plot_exp *x)
     table_free(&x->expect);
     table_free(&x->manifest);
     table_free(&x->curve);
+    table_free(&x->eff);
 }
 
 static int exp_open(plot_exp *x, const char *dir, const char *name,
@@ -427,7 +428,8 @@ static int exp_open(plot_exp *x, const char *dir, const char *name,
         load_table(dir, "features.tsv", &x->feat, err) != 0 ||
         load_table(dir, "distribution.tsv", &x->dist, err) != 0 ||
         load_table(dir, "expectation.tsv", &x->expect, err) != 0 ||
-        load_table(dir, "curve.tsv", &x->curve, err) != 0) {
+        load_table(dir, "curve.tsv", &x->curve, err) != 0 ||
+        load_table(dir, "effective.tsv", &x->eff, err) != 0) {
         exp_free_all(x);
         return -1;
     }
@@ -2799,6 +2801,142 @@ static int kind_curve(const plot_exp *x, figure_out *o, bn_error *err)
     return rc;
 }
 
+/* ---- the effective number of values behind a batch statistic ---- */
+
+/* One series a channel, each its own colour and point type
+ * (scripts/style.gp has 8 point types). */
+#define MAX_CHANNELS 8
+
+/* effective.tsv: per channel, the effective number of values behind a
+ * batch mean against the batch size, beside the count B H W and what
+ * independent values would give (the count with the finite-population
+ * correction), of one configuration (every other varying axis at its
+ * first value). */
+static int kind_effective(const plot_exp *x, figure_out *o, bn_error *err)
+{
+    const table_t *tb = &x->eff;
+    int cf = column(tb, "feature"), cn = column(tb, "n_eff"),
+        cr = column(tb, "ratio");
+    const axis_t *ba = axis_of(tb, KEY_BATCH_SIZE);
+    int cc = column(tb, "count");
+    if (!tb->ok || cf < 0 || cn < 0 || cr < 0 || cc < 0 ||
+        column(tb, "count_fpc") < 0 || !varies(ba))
+        return 0;
+    selection sel;
+    select_first(tb, &sel);
+    strlist names = {0}, labels = {0};
+    double rlo[MAX_CHANNELS], rhi[MAX_CHANNELS];
+    double ylo = INFINITY, yhi = 0;
+    for (size_t row = 0; row < tb->t.nrow; row++) {
+        if (!selected(tb, row, &sel))
+            continue;
+        const char *f = tsv_cell(&tb->t, row, (size_t)cf);
+        size_t i = sl_find(&names, f);
+        if (i == names.n) {
+            if (names.n == MAX_CHANNELS) {
+                sl_free(&names);
+                return 0;
+            }
+            sl_push(&names, f);
+            rlo[i] = INFINITY;
+            rhi[i] = 0;
+        }
+        double r = cell_num(tb, row, cr), n = cell_num(tb, row, cn);
+        double cnt = cell_num(tb, row, cc);
+        rlo[i] = r < rlo[i] ? r : rlo[i];
+        rhi[i] = r > rhi[i] ? r : rhi[i];
+        for (int k = 0; k < 2; k++) {
+            double v = k ? cnt : n;
+            ylo = v > 0 && v < ylo ? v : ylo;
+            yhi = v > yhi ? v : yhi;
+        }
+    }
+    size_t nc = names.n;
+    int rc = -1;
+    sbuf t = {0}, w = {0};
+    if (nc == 0 || names.oom) {
+        rc = names.oom ? bn_fail(err, "out of memory") : 0;
+        goto done;
+    }
+    /* Each channel's entry gives its ratio to independent values: one
+     * number where it is the same at every B (whole samples shuffled
+     * make it so), else its range. The farthest channel on each side of
+     * 1 makes the title. */
+    size_t over = nc, under = nc;
+    for (size_t i = 0; i < nc; i++) {
+        sb_clear(&t);
+        tx(&t, names.v[i]);
+        if (same(rlo[i], rhi[i]))
+            sb_add(&t, ": %.2g×", rlo[i]);
+        else
+            sb_add(&t, ": %.2g–%.2g×", rlo[i], rhi[i]);
+        sl_push(&labels, sb_str(&t));
+        if (rlo[i] < 1 && (over == nc || rlo[i] < rlo[over]))
+            over = i;
+        if (rhi[i] > 1 && (under == nc || rhi[i] > rhi[under]))
+            under = i;
+    }
+    sbuf *a = &o->assign;
+    as_str(a, "f", tb->path);
+    as_num(a, "nc", (double)nc);
+    as_strs(a, "cn", names.v, nc);
+    as_strs(a, "cl", labels.v, nc);
+    as_num(a, "ylo", ylo);
+    as_num(a, "yhi", yhi);
+    sb_add(a, "sel(d) = 1");
+    for (size_t i = 0; i < sel.nfix; i++) {
+        sb_add(a, " && strcol(\"%s\") eq ", sel.fix[i]->col);
+        gp_str(a, first_value(tb, sel.fix[i]));
+    }
+    sb_add(a, "; ");
+    x_axis(a, ba);
+
+    sb_clear(&t);
+    if (over < nc || under < nc) {
+        tx(&t, "The count B·H·W ");
+        if (over < nc) {
+            txf(&t, "overstates a batch mean's information up to %.2g× (",
+                1 / rlo[over]);
+            tx(&t, names.v[over]);
+            sb_add(&t, ")");
+        }
+        if (under < nc) {
+            sb_add(&t, over < nc ? "\nand " : "");
+            txf(&t, "understates %s up to %.2g× (",
+                over < nc ? "it" : "a batch mean's information",
+                rhi[under]);
+            tx(&t, names.v[under]);
+            sb_add(&t, ")");
+        }
+    } else {
+        tx(&t, "The effective number of values behind a batch mean, per "
+               "channel");
+    }
+    as_str(a, "title", sb_str(&t));
+    sb_clear(&t);
+    tx(&t, "batch size B (samples");
+    if (x_is_log(ba))
+        tx(&t, "; log₂ scale");
+    for (size_t i = 0; i < sel.nfix; i++) {
+        sb_add(&t, "; ");
+        value_words(&t, x, sel.fix[i], first_value(tb, sel.fix[i]), 1);
+    }
+    facts(&w, x, tb, NULL);
+    if (w.len)
+        sb_add(&t, "; %s", sb_str(&w));
+    sb_add(&t, ")");
+    as_str(a, "xlabel", sb_str(&t));
+    sb_add(&o->what, "n_eff against batch_size per channel, beside count "
+                     "and count_fpc");
+    rc = t.oom || w.oom || labels.oom ? bn_fail(err, "out of memory") : 1;
+done:
+    sl_free(&names);
+    sl_free(&labels);
+    sb_free(&t);
+    sb_free(&w);
+    return rc;
+}
+
 /* ---- the figure-kind table ---- */
 
 static const struct {
@@ -2863,6 +3001,15 @@ static const struct {
       "run, a panel per configuration, at most 9 (the last settings held "
       "at their first value past that)"},
      kind_curve},
+    {{"effective", "effective.gp",
+      "effective.tsv with n_eff, ratio, count and count_fpc (feature maps); "
+      "batch_size varies; at most 8 channels",
+      "per channel, the effective number of values behind a batch mean "
+      "against the batch size, beside the count B H W and the count with "
+      "the finite-population correction (what independent values give), "
+      "of the first value of every other varying axis; each channel's "
+      "ratio to independent values in its key entry"},
+     kind_effective},
 };
 
 const plot_kind *plot_kind_get(size_t i)

@@ -195,7 +195,7 @@ class Experiment:
                                       "evaluation."))} | {"new_weight"}
         self.files = {}
         for f in ("summary", "features", "distribution", "expectation",
-                  "curve"):
+                  "curve", "effective"):
             p = d / f"{f}.tsv"
             self.files[f] = read_tsv(p) if p.exists() else None
         # The rows trained on: a held-out split's, else the population's.
@@ -309,6 +309,12 @@ def expected_figures(E):
     many = d if d and "p05" in d[0] else e if e and "z" in e[0] else None
     if many and "batch_size" in varying(E, many):
         want.append("shuffles")
+    ef = E.files["effective"]
+    if ef and {"feature", "n_eff", "ratio", "count", "count_fpc",
+               "batch_size"} <= set(ef[0]) and \
+            len(distinct(ef, "batch_size")) > 1 and \
+            len(selected_features(E, ef)[0]) <= 8:
+        want.append("effective")
     if accuracy_view(E) is not None:
         want.append("accuracy")
     if fit_view(E) is not None:
@@ -705,6 +711,77 @@ def fig_init_weight(ck, E, tabs):
     ck.check(f"{where}: the title reads the weight left", texts["labels"].get(100) == want,
              f"{texts['labels'].get(100)!r}, want {want!r}")
     del facts
+
+
+def fig_effective(ck, E, tabs):
+    rows = E.files["effective"]
+    chans, sel, fix = selected_features(E, rows)
+    where = f"{E.name}/effective"
+    (plot,) = read_tables(tabs / "effective.png.tab")
+    texts = read_set(tabs / "effective.1.set")
+    first = sorted((r for r in sel if r["feature"] == chans[0]),
+                   key=lambda r: int(r["batch_size"]))
+    ck.check(f"{where}: two reference lines and a curve per channel",
+             len(plot) == 2 + len(chans), f"{len(plot)} curves")
+    # What independent values give: the count with the finite-population
+    # correction, count (N - 1) / (N - count) over the N = rows x H x W
+    # values of the channel, worked out here from the count alone.
+    hw = float(first[0]["count"]) / int(first[0]["batch_size"])
+    samples = E.rows or int(E.manifest.get("maps.samples", ["0"])[0])
+    n = samples * hw if samples else None
+    for r in first:
+        c = float(r["count"])
+        ck.check(f"{where}: count is B H W at B = {r['batch_size']}",
+                 c == int(r["batch_size"]) * hw)
+        if n is not None:
+            ck.check(f"{where}: count_fpc at B = {r['batch_size']}",
+                     close(float(r["count_fpc"]), c * (n - 1) / (n - c), 1e-12),
+                     r["count_fpc"])
+    ck.series(f"{where}: the independent values' line", plot[0],
+              [(float(r["batch_size"]), float(r["count_fpc"])) for r in first])
+    ck.series(f"{where}: the count B H W", plot[1],
+              [(float(r["batch_size"]), float(r["count"])) for r in first])
+    # Each channel: n_eff, and in its key entry its ratio to independent
+    # values, n_eff / count_fpc (one number when it is the same at every
+    # batch size, else its range).
+    ratio = {}
+    for i, ch in enumerate(chans):
+        mine = sorted((r for r in sel if r["feature"] == ch),
+                      key=lambda r: int(r["batch_size"]))
+        if not ck.series(f"{where}: n_eff of {ch}", plot[2 + i] if 2 + i < len(plot) else None,
+                         [(float(r["batch_size"]), float(r["n_eff"])) for r in mine]):
+            continue
+        rs = [float(r["n_eff"]) / float(r["count_fpc"]) for r in mine]
+        ratio[ch] = (min(rs), max(rs))
+        lo, hi = ratio[ch]
+        want = f"n_{{eff}}, {ch}: " + ("%.2g×" % lo if close(lo, hi, 1e-9)
+                                       else "%.2g–%.2g×" % (lo, hi))
+        ck.check(f"{where}: {ch}'s key entry gives its ratio",
+                 plot[2 + i]["title"] == want,
+                 f"{plot[2 + i]['title']!r}, want {want!r}")
+    # The title names the farthest channel on each side of 1, or neither.
+    title = texts["labels"].get(100, "")
+    over = min((c for c in ratio if ratio[c][0] < 1),
+               key=lambda c: ratio[c][0], default=None)
+    under = max((c for c in ratio if ratio[c][1] > 1),
+                key=lambda c: ratio[c][1], default=None)
+    if over is None and under is None:
+        want = "The effective number of values behind a batch mean, per channel"
+    else:
+        want = "The count B·H·W "
+        if over is not None:
+            want += ("overstates a batch mean's information up to "
+                     f"{'%.2g' % (1 / ratio[over][0])}× ({over})")
+        if under is not None:
+            want += ("\nand understates it" if over is not None else
+                     "understates a batch mean's information")
+            want += f" up to {'%.2g' % ratio[under][1]}× ({under})"
+    ck.check(f"{where}: the title", title == want, f"{title!r}, want {want!r}")
+    label = texts.get("xlabel", "")
+    for k in fix:
+        ck.check(f"{where}: the label names the {k} shown",
+                 value_words(k, rows[0][k]) in label, label)
+    facts_ok(ck, where, E, rows, label)
 
 
 def fig_shuffles(ck, E, tabs):
@@ -1189,6 +1266,7 @@ FIGURES = {
     "accuracy": fig_accuracy,
     "fit-accuracy": fig_fit_accuracy,
     "curve": fig_curve,
+    "effective": fig_effective,
 }
 
 
