@@ -289,7 +289,10 @@ static int find_axes(table_t *tb, bn_error *err)
     const tsv_table *t = &tb->t;
     for (size_t c = 0; c < t->ncol; c++) {
         int k = exp_key_column(t->names[c]);
-        if (k < 0 || k == KEY_EXPERIMENT || k == KEY_POPULATION)
+        /* The model is no axis of a figure: each figure kind is of one
+         * model and draws that model's rows of a file of both. */
+        if (k < 0 || k == KEY_EXPERIMENT || k == KEY_POPULATION ||
+            k == KEY_MODEL)
             continue;
         const key_def *d = exp_key((key_id)k);
         axis_t *a = &tb->ax[tb->nax++];
@@ -306,7 +309,9 @@ static int find_axes(table_t *tb, bn_error *err)
             if (a->numeric && isnan(num(cell)) && strcmp(cell, "-") != 0)
                 return bn_fail(err, "%s:%zu: %s is '%s', not a number",
                                tb->path, r + 2, a->col, cell);
-            if (val_index(a, cell) == a->n)
+            /* "-": the setting is not one of this row's model (a file
+             * of both models), so no value of the axis. */
+            if (strcmp(cell, "-") != 0 && val_index(a, cell) == a->n)
                 a->val[a->n++] = cell;
         }
         if (a->numeric)
@@ -594,7 +599,9 @@ static int grid_make(const table_t *tb, const roles_t *r, const char *col,
         g->y[i] = NAN;
     int c = column(tb, col);
     for (size_t row = 0; c >= 0 && row < t->nrow; row++) {
-        if (series[row] == SIZE_MAX)
+        /* "-": a score of the other model, in a file of both */
+        if (series[row] == SIZE_MAX ||
+            strcmp(tsv_cell(t, row, (size_t)c), "-") == 0)
             continue;
         size_t p = r->panel ? val_index(r->panel, cell_of(t, row, r->panel))
                             : 0;
@@ -2043,8 +2050,15 @@ static void cv_hold(cview *v, const axis_t **a, size_t *n, size_t max)
     }
 }
 
+/* The classifier's rows: a file of both models has the layer's too. */
+static const char *clf_model(void) { return run_model_name(RUN_MODEL_CLASSIFIER); }
+
 static int cv_kept(const cview *v, size_t row)
 {
+    int mc = column(v->tb, exp_key(KEY_MODEL)->name);
+    if (mc >= 0 &&
+        strcmp(tsv_cell(&v->tb->t, row, (size_t)mc), clf_model()) != 0)
+        return 0;
     for (size_t i = 0; i < v->nfa; i++)
         if (strcmp(cell_of(&v->tb->t, row, v->fa[i]),
                    first_value(v->tb, v->fa[i])) != 0)
@@ -2490,6 +2504,9 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
     /* The rows kept, the panels and the series. */
     sb_clear(&t);
     sb_add(&t, "sel(d) = 1");
+    if (column(v->tb, exp_key(KEY_MODEL)->name) >= 0)
+        sb_add(&t, " && strcol(\"%s\") eq \"%s\"",
+               exp_key(KEY_MODEL)->name, clf_model());
     for (size_t i = 0; i < v->nfa; i++) {
         sb_add(&t, " && strcol(\"%s\") eq ", v->fa[i]->col);
         gp_str(&t, first_value(v->tb, v->fa[i]));

@@ -242,6 +242,22 @@ check "other axes: plot draws them" plots 0 "$tmp/axes/plot" "$tmp/axes/out"
 check "... and their tables" plots 0 "$tmp/axes/tab" "$tmp/axes/out" --tables "$tmp/axes/tables"
 content axes "$tmp/axes/out" "$tmp/axes/tables"
 
+# Both models in one file: each figure draws its own model's rows, and a
+# setting of one model ("-" in the other's rows) is no axis. Unfixed, the
+# layer's gamma and beta ("-" for the classifier) made an x axis of
+# values "-" and gnuplot failed on "undefined variable: nan".
+mkdir -p "$tmp/both"
+printf '[population]\nclasses = 2\n[model]\ntype = layer classifier\n[layer]\nestimator = ema precise\n[sweep]\nbatch_size = 32\n' \
+    > "$tmp/both/by-estimator.ini"
+printf '[population]\nclasses = 2\n[model]\ntype = layer classifier\n[evaluation]\nshift = 0 1\n[sweep]\nbatch_size = 8 32 128\n' \
+    > "$tmp/both/by-batch.ini"
+for f in "$tmp"/both/*.ini; do
+    "$bn" sweep "$f" --out "$tmp/both/out" >/dev/null 2>&1 || exit 2
+done
+check "both models in one file: plot draws them" plots 0 "$tmp/both/plot" "$tmp/both/out"
+check "... and their tables" plots 0 "$tmp/both/tab" "$tmp/both/out" --tables "$tmp/both/tables"
+content both "$tmp/both/out" "$tmp/both/tables"
+
 # ---- nothing to plot, and no gnuplot ----
 
 mkdir -p "$tmp/empty"

@@ -220,13 +220,16 @@ class Experiment:
 
 
 def distinct(rows, key):
-    vals = unique(r[key] for r in rows)
+    # "-": a setting of the other model, in a file of both; no value.
+    vals = unique(r[key] for r in rows if r[key] != "-")
     return sorted(vals, key=float) if key in NUMERIC else vals
 
 
 def varying(E, rows):
     cols = list(rows[0].keys()) if rows else []
-    return [c for c in cols if c in E.keys and len(distinct(rows, c)) > 1]
+    # The model is no axis: each figure draws its own model's rows.
+    return [c for c in cols if c in E.keys and c != "type"
+            and len(distinct(rows, c)) > 1]
 
 
 def roles(E, rows, nscores):
@@ -428,7 +431,9 @@ def lower_first(s):
 # ---- the figures ----
 
 def curves_check(ck, E, name, tabs, scores):
-    rows = E.files["summary"]
+    # The layer's rows: a file of both models has the classifier's too.
+    rows = [r for r in E.files["summary"]
+            if r.get("type", "layer") == "layer"]
     scores = [s for s in scores if s in rows[0]]
     x, panel, series = roles(E, rows, len(scores))
     skeys = unique(tuple(r[c] for c in series) for r in rows)
@@ -1009,7 +1014,8 @@ class View:
 
 
 def accuracy_view(E):
-    rows = E.files["summary"]
+    rows = [r for r in E.files["summary"] or []
+            if r.get("type", "classifier") == "classifier"]
     if not rows or not {"acc_train_mode", "acc_eval_mode"} <= set(rows[0]):
         return None
     if "seed" in varying(E, rows):
