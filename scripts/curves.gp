@@ -30,6 +30,15 @@ load scriptdir . "style.gp"
 
 exact_tol = 1e-12
 panel_font = sprintf("%s,%d", font_name, font_size - 5)
+# A finding wider than its panel ("no series is worse at B = 128 than at
+# B = 8" over a third of the canvas) runs into its neighbour's or off the
+# canvas: it breaks before its first " at " (the panel's name, its first
+# line, is kept whole). The finding with an " at " is the last line; its
+# width is taken as 10 px a byte at panel_font, which overstates it (a
+# byte is at most a character).
+last_line(s) = (wk = strstrt(s, "\n"), wk == 0 ? s : last_line(s[wk + 1:]))
+wrap_rest(r) = (wi = strstrt(r, " at "), wi == 0 ? r : r[1:wi - 1] . "\n" . r[wi + 1:])
+panel_title(s) = (wn = strstrt(s, "\n"), wn == 0 || strlen(last_line(s)) * 10 <= pw * 1200 ? s : s[1:wn] . wrap_rest(s[wn + 1:]))
 nx = |xv|
 
 # Each score's floor and its value on the plot.
@@ -101,7 +110,7 @@ do for [out = 1:2] {
             if (npan > 1) {
                 set lmargin at screen panel_x(j); set rmargin at screen panel_x(j) + pw
                 set tmargin at screen panel_y(j); set bmargin at screen panel_y(j) - ph
-                set title st[j + 1] font panel_font
+                set title panel_title(st[j + 1]) font panel_font
                 if (j % cols == 0) { set ylabel (rows > 1 ? ys[k] : yl[k]) } else { unset ylabel }
                 unset xlabel
                 if (j == 0) {

@@ -573,7 +573,15 @@ def curves_check(ck, E, name, tabs, scores):
                 if ns == 1:
                     verify_ends(ck, f"{where} panel {k * np_ + p + 1}", rest, P, score)
                 else:
+                    # A line from " at " on is its finding's end, broken
+                    # off in a panel of three to a row.
+                    lines = []
                     for line in rest.split("\n"):
+                        if line.startswith("at ") and lines:
+                            lines[-1] += " " + line
+                        else:
+                            lines.append(line)
+                    for line in lines:
                         verify_line(ck, f"{where} panel {k * np_ + p + 1}",
                                     line, P, score)
 
