@@ -1370,6 +1370,17 @@ static int selected(const table_t *tb, size_t row, const void *ctx)
     return 1;
 }
 
+/* sel(d) for a script: the row is of the selection. */
+static void as_selection(sbuf *a, const selection *s)
+{
+    sb_add(a, "sel(d) = 1");
+    for (size_t i = 0; i < s->nfix; i++) {
+        sb_add(a, " && strcol(\"%s\") eq ", s->fix[i]->col);
+        gp_str(a, first_value(s->tb, s->fix[i]));
+    }
+    sb_add(a, "; ");
+}
+
 /* The features' truth and running variances at the smallest and the
  * largest batch size of one configuration. */
 static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
@@ -1446,12 +1457,7 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
     as_str(a, "Blo", B[0]);
     as_str(a, "Bhi", B[1]);
     as_num(a, "nb", ba->n > 1 ? 2 : 1);
-    sb_add(a, "sel(d) = 1");
-    for (size_t i = 0; i < sel.nfix; i++) {
-        sb_add(a, " && strcol(\"%s\") eq ", sel.fix[i]->col);
-        gp_str(a, first_value(tb, sel.fix[i]));
-    }
-    sb_add(a, "; ");
+    as_selection(a, &sel);
     for (int k = 0; k < 2; k++) {
         sb_clear(&t);
         if (!ratio)
@@ -2900,12 +2906,7 @@ static int kind_effective(const plot_exp *x, figure_out *o, bn_error *err)
     as_strs(a, "cl", labels.v, nc);
     as_num(a, "ylo", ylo);
     as_num(a, "yhi", yhi);
-    sb_add(a, "sel(d) = 1");
-    for (size_t i = 0; i < sel.nfix; i++) {
-        sb_add(a, " && strcol(\"%s\") eq ", sel.fix[i]->col);
-        gp_str(a, first_value(tb, sel.fix[i]));
-    }
-    sb_add(a, "; ");
+    as_selection(a, &sel);
     x_axis(a, ba);
 
     sb_clear(&t);
