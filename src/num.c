@@ -231,29 +231,54 @@ double num_norm_inv(double p)
 
 /* ---- summaries ---- */
 
+/* Columns at a time, rows outside and columns inside, so that a row-major
+ * table is read in the order it is laid out; each column's sums run over
+ * the rows in order, as a loop down one column would. */
+#define NUM_BLOCK 128
+
+void num_moments_cols(size_t n, size_t nc, size_t stride, const double *v,
+                      const size_t *rows, double *mean, double *ss)
+{
+    double s[NUM_BLOCK], c[NUM_BLOCK], s1[NUM_BLOCK];
+    for (size_t j0 = 0; j0 < nc; j0 += NUM_BLOCK) {
+        size_t nj = nc - j0 < NUM_BLOCK ? nc - j0 : NUM_BLOCK;
+        for (size_t j = 0; j < nj; j++)
+            s[j] = c[j] = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double *r = v + (rows ? rows[i] : i) * stride + j0;
+            for (size_t j = 0; j < nj; j++) {
+                double x = r[j], t = s[j] + x;
+                if (fabs(s[j]) >= fabs(x))
+                    c[j] += (s[j] - t) + x;
+                else
+                    c[j] += (x - t) + s[j];
+                s[j] = t;
+            }
+        }
+        /* The first sum would be 0 with an exact mean; subtracting its
+         * square removes what the mean's rounding left in the second. */
+        double *m = mean + j0, *s2 = ss + j0;
+        for (size_t j = 0; j < nj; j++) {
+            m[j] = (s[j] + c[j]) / (double)n;
+            s1[j] = s2[j] = 0.0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const double *r = v + (rows ? rows[i] : i) * stride + j0;
+            for (size_t j = 0; j < nj; j++) {
+                double d = r[j] - m[j];
+                s1[j] += d;
+                s2[j] += d * d;
+            }
+        }
+        for (size_t j = 0; j < nj; j++)
+            s2[j] = s2[j] - s1[j] * s1[j] / (double)n;
+    }
+}
+
 void num_moments(size_t n, size_t stride, const double *v, double *mean,
                  double *ss)
 {
-    double s = 0.0, c = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double x = v[i * stride], t = s + x;
-        if (fabs(s) >= fabs(x))
-            c += (s - t) + x;
-        else
-            c += (x - t) + s;
-        s = t;
-    }
-    double m = (s + c) / (double)n;
-    /* The first sum would be 0 with an exact mean; subtracting its square
-     * removes what the mean's rounding left in the second. */
-    double s1 = 0.0, s2 = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = v[i * stride] - m;
-        s1 += d;
-        s2 += d * d;
-    }
-    *mean = m;
-    *ss = s2 - s1 * s1 / (double)n;
+    num_moments_cols(n, 1, stride, v, NULL, mean, ss);
 }
 
 static int cmp_double(const void *pa, const void *pb)

@@ -59,6 +59,11 @@ double num_norm_inv(double p);
  * mean dwarfs the spread; divide ss by n or n - 1 for a variance. */
 void num_moments(size_t n, size_t stride, const double *v, double *mean,
                  double *ss);
+/* num_moments of each of nc columns of n rows at once: row i starts at
+ * v + rows[i] stride (v + i stride when rows is NULL), column j is its
+ * j-th value; mean and ss receive nc values each. */
+void num_moments_cols(size_t n, size_t nc, size_t stride, const double *v,
+                      const size_t *rows, double *mean, double *ss);
 
 /* Sort ascending (a total order: -0 before +0, NaN last). */
 void num_sort(double *v, size_t n);
