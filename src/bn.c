@@ -195,30 +195,83 @@ void bn_free(bn_layer *layer)
     memset(layer, 0, sizeof *layer);
 }
 
-void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
-                    double *var)
+/* The per-feature loops below run over a block of features at a time,
+ * rows outside and features inside, so that memory is read in the order
+ * it is laid out; each feature's sums still run over the rows in order,
+ * so the bits are those of a loop over one column. */
+#define BN_BLOCK 128
+
+static const double *row_at(const double *x, const size_t *rows, size_t i,
+                            size_t f)
+{
+    return x + (rows ? rows[i] : i) * f;
+}
+
+void bn_batch_stats_rows(size_t b, size_t f, const double *x,
+                         const size_t *rows, double *mean, double *var)
 {
     /* Corrected two-pass: the first mean's rounding (large when the mean
      * dwarfs the spread) is measured by the residuals' sum and removed
      * from both the mean and the variance. */
-    for (size_t j = 0; j < f; j++) {
-        double s = 0.0;
-        for (size_t i = 0; i < b; i++)
-            s += x[i * f + j];
-        double m = s / (double)b;
-        double s1 = 0.0, s2 = 0.0;
+    double s1[BN_BLOCK];
+    for (size_t j0 = 0; j0 < f; j0 += BN_BLOCK) {
+        size_t nj = f - j0 < BN_BLOCK ? f - j0 : BN_BLOCK;
+        double *m = mean + j0, *s2 = var + j0;
+        for (size_t j = 0; j < nj; j++)
+            m[j] = 0.0;
         for (size_t i = 0; i < b; i++) {
-            double d = x[i * f + j] - m;
-            s1 += d;
-            s2 += d * d;
+            const double *r = row_at(x, rows, i, f) + j0;
+            for (size_t j = 0; j < nj; j++)
+                m[j] += r[j];
         }
-        mean[j] = m + s1 / (double)b;
-        var[j] = (s2 - s1 * s1 / (double)b) / (double)b;
+        for (size_t j = 0; j < nj; j++) {
+            m[j] /= (double)b;
+            s1[j] = s2[j] = 0.0;
+        }
+        for (size_t i = 0; i < b; i++) {
+            const double *r = row_at(x, rows, i, f) + j0;
+            for (size_t j = 0; j < nj; j++) {
+                double d = r[j] - m[j];
+                s1[j] += d;
+                s2[j] += d * d;
+            }
+        }
+        for (size_t j = 0; j < nj; j++) {
+            m[j] += s1[j] / (double)b;
+            s2[j] = (s2[j] - s1[j] * s1[j] / (double)b) / (double)b;
+        }
     }
 }
 
-static void update_buffers(bn_layer *l, size_t b, const double *mean,
-                           const double *var)
+void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
+                    double *var)
+{
+    bn_batch_stats_rows(b, f, x, NULL, mean, var);
+}
+
+void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
+                       const size_t *rows, const double *mean,
+                       const double *var, double *y)
+{
+    size_t f = layer->f;
+    double sd[BN_BLOCK];
+    for (size_t j0 = 0; j0 < f; j0 += BN_BLOCK) {
+        size_t nj = f - j0 < BN_BLOCK ? f - j0 : BN_BLOCK;
+        const double *m = mean + j0, *g = layer->gamma + j0,
+                     *be = layer->beta + j0;
+        for (size_t j = 0; j < nj; j++)
+            sd[j] = bn_sd(var[j0 + j], layer->eps);
+        for (size_t i = 0; i < b; i++) {
+            const double *r = row_at(x, rows, i, f) + j0;
+            double *out = y + i * f + j0;
+            for (size_t j = 0; j < nj; j++)
+                out[j] = bn_normalize_value(r[j], m[j], sd[j], g[j], be[j]);
+        }
+    }
+}
+
+void bn_update(bn_layer *l, size_t b, const double *mean,
+               const double *var)
 {
     l->updates++;
     l->acc_w = l->keep * l->acc_w + l->p;
@@ -234,33 +287,19 @@ static void update_buffers(bn_layer *l, size_t b, const double *mean,
 void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
                       double *y, double *mean, double *var)
 {
-    size_t f = layer->f;
-    bn_batch_stats(b, f, x, mean, var);
-    for (size_t j = 0; j < f; j++) {
-        double sd = sqrt(var[j] + layer->eps);
-        for (size_t i = 0; i < b; i++)
-            y[i * f + j] =
-                layer->gamma[j] * ((x[i * f + j] - mean[j]) / sd) +
-                layer->beta[j];
-    }
+    bn_batch_stats(b, layer->f, x, mean, var);
+    bn_normalize_rows(layer, b, x, NULL, mean, var, y);
 }
 
 void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
                       double *mean, double *var)
 {
     bn_batch_forward(layer, b, x, y, mean, var);
-    update_buffers(layer, b, mean, var);
+    bn_update(layer, b, mean, var);
 }
 
 void bn_eval_forward(const bn_layer *layer, size_t b, const double *x,
                      double *y)
 {
-    size_t f = layer->f;
-    for (size_t j = 0; j < f; j++) {
-        double sd = sqrt(layer->rv[j] + layer->eps);
-        for (size_t i = 0; i < b; i++)
-            y[i * f + j] =
-                layer->gamma[j] * ((x[i * f + j] - layer->rm[j]) / sd) +
-                layer->beta[j];
-    }
+    bn_normalize_rows(layer, b, x, NULL, layer->rm, layer->rv, y);
 }

@@ -14,6 +14,7 @@
 #ifndef BN_BN_H
 #define BN_BN_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "common.h"
@@ -49,6 +50,17 @@ typedef struct bn_layer {
     double *block; /* the allocation the arrays live in */
 } bn_layer;
 
+/* Every output of the layer is this expression of an input x, a mean m
+ * and a variance v (the batch's in train mode, the buffers in eval mode):
+ * gamma ((x - m) / sqrt(v + eps)) + beta, in that order of operations, so
+ * that the same inputs give the same bits wherever it is computed. */
+static inline double bn_sd(double v, double eps) { return sqrt(v + eps); }
+static inline double bn_normalize_value(double x, double m, double sd,
+                                        double gamma, double beta)
+{
+    return gamma * ((x - m) / sd) + beta;
+}
+
 /* Set momentum and convention and derive p and keep; checks (0, 1]. */
 int bn_set_momentum(bn_config *cfg, double momentum, bn_weights w,
                     bn_error *err);
@@ -80,6 +92,21 @@ void bn_free(bn_layer *layer);
 /* Mean and biased variance of each column of a B x F batch. */
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
                     double *var);
+/* The same of a batch whose row i is x + rows[i] f: the rows of a
+ * population in an order, read where they are. */
+void bn_batch_stats_rows(size_t b, size_t f, const double *x,
+                         const size_t *rows, double *mean, double *var);
+/* y (B x F) = gamma ((x - mean) / sqrt(var + eps)) + beta for the rows of
+ * x (row i is x + rows[i] f, or x + i f when rows is NULL): the train-mode
+ * output given the batch's own statistics, or with the buffers the
+ * eval-mode output. */
+void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
+                       const size_t *rows, const double *mean,
+                       const double *var, double *y);
+/* The buffers' update from a batch of b rows with this mean and biased
+ * variance: the estimator's, after counting the update. */
+void bn_update(bn_layer *layer, size_t b, const double *mean,
+               const double *var);
 /* Normalise x with its own statistics into y and return them in mean and
  * var (biased): train mode without the buffers' update. */
 void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
