@@ -207,8 +207,9 @@ static const double *row_at(const double *x, const size_t *rows, size_t i,
     return x + (rows ? rows[i] : i) * f;
 }
 
-void bn_batch_stats_rows(size_t b, size_t f, const double *x,
-                         const size_t *rows, double *mean, double *var)
+void bn_batch_stats_rows(size_t b, size_t ahead, size_t f, const double *x,
+                         const size_t *rows, const double *shift,
+                         double *mean, double *var)
 {
     /* Corrected two-pass: the first mean's rounding (large when the mean
      * dwarfs the spread) is measured by the residuals' sum and removed
@@ -217,12 +218,21 @@ void bn_batch_stats_rows(size_t b, size_t f, const double *x,
     for (size_t j0 = 0; j0 < f; j0 += BN_BLOCK) {
         size_t nj = f - j0 < BN_BLOCK ? f - j0 : BN_BLOCK;
         double *m = mean + j0, *s2 = var + j0;
+        /* A shift is added where it is read, as if to a moved copy; the
+         * loops without one stay as plain as they were. */
+        const double *sh = shift ? shift + j0 : NULL;
         for (size_t j = 0; j < nj; j++)
             m[j] = 0.0;
         for (size_t i = 0; i < b; i++) {
             const double *r = row_at(x, rows, i, f) + j0;
-            for (size_t j = 0; j < nj; j++)
-                m[j] += r[j];
+            if (j0 == 0 && i + BN_PREFETCH_ROWS < b + ahead)
+                bn_prefetch(row_at(x, rows, i + BN_PREFETCH_ROWS, f), f);
+            if (sh)
+                for (size_t j = 0; j < nj; j++)
+                    m[j] += r[j] + sh[j];
+            else
+                for (size_t j = 0; j < nj; j++)
+                    m[j] += r[j];
         }
         for (size_t j = 0; j < nj; j++) {
             m[j] /= (double)b;
@@ -230,11 +240,18 @@ void bn_batch_stats_rows(size_t b, size_t f, const double *x,
         }
         for (size_t i = 0; i < b; i++) {
             const double *r = row_at(x, rows, i, f) + j0;
-            for (size_t j = 0; j < nj; j++) {
-                double d = r[j] - m[j];
-                s1[j] += d;
-                s2[j] += d * d;
-            }
+            if (sh)
+                for (size_t j = 0; j < nj; j++) {
+                    double d = (r[j] + sh[j]) - m[j];
+                    s1[j] += d;
+                    s2[j] += d * d;
+                }
+            else
+                for (size_t j = 0; j < nj; j++) {
+                    double d = r[j] - m[j];
+                    s1[j] += d;
+                    s2[j] += d * d;
+                }
         }
         for (size_t j = 0; j < nj; j++) {
             m[j] += s1[j] / (double)b;
@@ -246,12 +263,12 @@ void bn_batch_stats_rows(size_t b, size_t f, const double *x,
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
                     double *var)
 {
-    bn_batch_stats_rows(b, f, x, NULL, mean, var);
+    bn_batch_stats_rows(b, 0, f, x, NULL, NULL, mean, var);
 }
 
 void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
-                       const size_t *rows, const double *mean,
-                       const double *var, double *y)
+                       const size_t *rows, const double *shift,
+                       const double *mean, const double *var, double *y)
 {
     size_t f = layer->f;
     double sd[BN_BLOCK];
@@ -264,8 +281,14 @@ void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
         for (size_t i = 0; i < b; i++) {
             const double *r = row_at(x, rows, i, f) + j0;
             double *out = y + i * f + j0;
-            for (size_t j = 0; j < nj; j++)
-                out[j] = bn_normalize_value(r[j], m[j], sd[j], g[j], be[j]);
+            if (shift)
+                for (size_t j = 0; j < nj; j++)
+                    out[j] = bn_normalize_value(r[j] + shift[j0 + j], m[j],
+                                                sd[j], g[j], be[j]);
+            else
+                for (size_t j = 0; j < nj; j++)
+                    out[j] = bn_normalize_value(r[j], m[j], sd[j], g[j],
+                                                be[j]);
         }
     }
 }
@@ -288,7 +311,7 @@ void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
                       double *y, double *mean, double *var)
 {
     bn_batch_stats(b, layer->f, x, mean, var);
-    bn_normalize_rows(layer, b, x, NULL, mean, var, y);
+    bn_normalize_rows(layer, b, x, NULL, NULL, mean, var, y);
 }
 
 void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
@@ -301,5 +324,5 @@ void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
 void bn_eval_forward(const bn_layer *layer, size_t b, const double *x,
                      double *y)
 {
-    bn_normalize_rows(layer, b, x, NULL, layer->rm, layer->rv, y);
+    bn_normalize_rows(layer, b, x, NULL, NULL, layer->rm, layer->rv, y);
 }

@@ -55,6 +55,24 @@ typedef struct bn_layer {
  * gamma ((x - m) / sqrt(v + eps)) + beta, in that order of operations, so
  * that the same inputs give the same bits wherever it is computed. */
 static inline double bn_sd(double v, double eps) { return sqrt(v + eps); }
+/* A shuffled order reads rows at random: past the caches each row is a
+ * trip to memory, and asked for this many rows early the trips overlap
+ * instead of following one another. Only a hint; no bit changes. A row's
+ * first 64 values are asked for (a 64-byte line at a time); the hardware
+ * streams the rest of a wider row itself. */
+#define BN_PREFETCH_ROWS 16
+static inline void bn_prefetch(const double *p, size_t f)
+{
+#if defined(__GNUC__)
+    if (f > 64)
+        f = 64;
+    for (size_t j = 0; j < f; j += 8)
+        __builtin_prefetch(p + j);
+#else
+    (void)p, (void)f;
+#endif
+}
+
 static inline double bn_normalize_value(double x, double m, double sd,
                                         double gamma, double beta)
 {
@@ -92,17 +110,21 @@ void bn_free(bn_layer *layer);
 /* Mean and biased variance of each column of a B x F batch. */
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
                     double *var);
-/* The same of a batch whose row i is x + rows[i] f: the rows of a
- * population in an order, read where they are. */
-void bn_batch_stats_rows(size_t b, size_t f, const double *x,
-                         const size_t *rows, double *mean, double *var);
+/* The same of a batch whose row i is x + rows[i] f, each feature j
+ * moved by shift[j] (none when shift is NULL): the rows of a population
+ * in an order, read where they are, as a drift moves them. rows has
+ * ahead more entries past the batch (the next batch's), which are
+ * fetched early. */
+void bn_batch_stats_rows(size_t b, size_t ahead, size_t f, const double *x,
+                         const size_t *rows, const double *shift,
+                         double *mean, double *var);
 /* y (B x F) = gamma ((x - mean) / sqrt(var + eps)) + beta for the rows of
- * x (row i is x + rows[i] f, or x + i f when rows is NULL): the train-mode
- * output given the batch's own statistics, or with the buffers the
- * eval-mode output. */
+ * x (row i is x + rows[i] f, or x + i f when rows is NULL; moved by shift
+ * as above): the train-mode output given the batch's own statistics, or
+ * with the buffers the eval-mode output. */
 void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
-                       const size_t *rows, const double *mean,
-                       const double *var, double *y);
+                       const size_t *rows, const double *shift,
+                       const double *mean, const double *var, double *y);
 /* The buffers' update from a batch of b rows with this mean and biased
  * variance: the estimator's, after counting the update. */
 void bn_update(bn_layer *layer, size_t b, const double *mean,

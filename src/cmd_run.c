@@ -142,16 +142,19 @@ static void write_curve(void *ctx, unsigned long epoch, const run_result *r)
     buf_free(&b);
 }
 
-static void write_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
-                          const double *ytr, const double *yev)
+static void write_outputs(void *ctx, size_t first, size_t n, size_t f,
+                          const size_t *rows, const double *ytr,
+                          const double *yev)
 {
     outputs_ctx *o = ctx;
-    fputs("row", o->fp);
-    for (size_t j = 0; j < f; j++)
-        fprintf(o->fp, "\ttrain_%s", o->pop->names[j]);
-    for (size_t j = 0; j < f; j++)
-        fprintf(o->fp, "\teval_%s", o->pop->names[j]);
-    fputc('\n', o->fp);
+    if (first == 0) {
+        fputs("row", o->fp);
+        for (size_t j = 0; j < f; j++)
+            fprintf(o->fp, "\ttrain_%s", o->pop->names[j]);
+        for (size_t j = 0; j < f; j++)
+            fprintf(o->fp, "\teval_%s", o->pop->names[j]);
+        fputc('\n', o->fp);
+    }
     for (size_t i = 0; i < n; i++) {
         fprintf(o->fp, "%zu", rows[i]);
         for (size_t j = 0; j < f; j++)

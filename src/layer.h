@@ -1,9 +1,14 @@
 /*
  * The batch-norm layer as a model of the run pipeline (run.h): for each
- * epoch, for each batch of the order, a train-mode pass (which updates
- * the buffers) and the self-checks; after training the estimator may
- * recompute the buffers; then the last epoch's rows are evaluated under
- * the final buffers and every layer score of score.h is filled.
+ * epoch, for each batch of the order, the batch's statistics and the
+ * buffers' update (and, except for the last epoch's batches when the
+ * layer is evaluated on the rows it trained on, the self-checks of its
+ * train-mode output); after training the estimator may recompute the
+ * buffers; then the rows evaluated (the last epoch's batches made again
+ * from their statistics, or the evaluation rows' own batches) are set in
+ * both modes against each other under the final buffers, and every layer
+ * score of score.h is filled. A run holds no N x F buffer: its memory is
+ * a batch's and the last epoch's batch statistics.
  */
 #ifndef BN_LAYER_H
 #define BN_LAYER_H

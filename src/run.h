@@ -135,10 +135,13 @@ typedef struct {
 /* Optional hooks, for tests and for writing per-row outputs. */
 typedef struct {
     void (*on_batch)(void *ctx, const run_batch *batch);
-    /* After training: the n rows trained on in the last epoch, in training
-     * order, with their train-mode and eval-mode outputs (n x F). */
-    void (*on_outputs)(void *ctx, size_t n, size_t f, const size_t *rows,
-                       const double *y_train, const double *y_eval);
+    /* After training: the rows evaluated (the last epoch's, in training
+     * order, or the evaluation rows' of their own), with their train-mode
+     * and eval-mode outputs, a batch at a time: rows first .. first + n - 1
+     * (n x F outputs). A run with no row to show calls it once with n 0. */
+    void (*on_outputs)(void *ctx, size_t first, size_t n, size_t f,
+                       const size_t *rows, const double *y_train,
+                       const double *y_eval);
     /* The classifier: after epoch `epoch` (from 0), the scores it would
      * have if training stopped there (the estimator's recompute made on a
      * copy of the buffers); the last epoch's are the run's. res holds no

@@ -77,16 +77,20 @@ void score_buffers_of(size_t f, const double *mu, const double *v,
                       score_buffers_t *out);
 
 /* Fill y[0..n] (n + 1 values: one guard past the end) with a sentinel so
- * that score_checks can tell which outputs the layer wrote. */
+ * that score_written can tell which outputs the layer wrote. */
 void score_mark(double *y, size_t n);
+/* 1 when every one of y[0..n-1] was written and the guard y[n] was not. */
+int score_written(const double *y, size_t n);
 
-/* The four self-checks on one training batch, per feature: the output's
- * mean is beta, its variance is gamma^2 s/(s + eps), eval twice gives the
- * same bits, and the output has the input's shape (every one of the B x F
- * values written, nothing past them). x is the batch, y the train output
- * (marked with score_mark before the forward pass), var the batch's biased
- * variance; scratch holds 2 B F doubles. Returns how many of 4 F passed. */
-size_t score_checks(const bn_layer *layer, size_t b, const double *x,
-                    const double *y, const double *var, double *scratch);
+/* The self-checks of a training batch's output that depend on its
+ * values, per feature: its mean is beta within 1e-9 (|gamma| + |beta|),
+ * and its variance (divisor B) is gamma^2 s/(s + eps) within 1e-9 of
+ * that plus 1e-12. s1 and s2 hold each feature's sums of y - beta and
+ * (y - beta)^2 over the batch's b rows, var its biased variance s.
+ * Returns how many of the 2 F passed. The other two checks (the output
+ * has the input's shape, evaluation gives the same bits twice) are
+ * properties of the code, checked once per run (layer.c). */
+size_t score_checks(const bn_layer *layer, size_t b, const double *s1,
+                    const double *s2, const double *var);
 
 #endif

@@ -179,14 +179,24 @@ static void on_batch(void *ctx, const run_batch *rb)
     b->y = xmemdup(rb->y, rb->b * rb->f * sizeof *rb->y);
 }
 
-static void on_outputs(void *ctx, size_t n, size_t f, const size_t *rows,
-                       const double *y_train, const double *y_eval)
+/* The rows arrive a batch at a time, in order. */
+static void on_outputs(void *ctx, size_t first, size_t n, size_t f,
+                       const size_t *rows, const double *y_train,
+                       const double *y_eval)
 {
     recorder *rec = ctx;
-    rec->out_n = n;
-    rec->out_rows = xmemdup(rows, n * sizeof *rows);
-    rec->out_train = xmemdup(y_train, n * f * sizeof *y_train);
-    rec->out_eval = xmemdup(y_eval, n * f * sizeof *y_eval);
+    assert_int_equal(first, rec->out_n);
+    size_t all = first + n;
+    rec->out_rows = realloc(rec->out_rows, all * sizeof *rec->out_rows);
+    rec->out_train = realloc(rec->out_train, all * f * sizeof *y_train);
+    rec->out_eval = realloc(rec->out_eval, all * f * sizeof *y_eval);
+    assert_non_null(rec->out_rows);
+    assert_non_null(rec->out_train);
+    assert_non_null(rec->out_eval);
+    memcpy(rec->out_rows + first, rows, n * sizeof *rows);
+    memcpy(rec->out_train + first * f, y_train, n * f * sizeof *y_train);
+    memcpy(rec->out_eval + first * f, y_eval, n * f * sizeof *y_eval);
+    rec->out_n = all;
 }
 
 run_observer recorder_observer(recorder *rec)
