@@ -15,6 +15,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "drift.h"
 #include "order.h"
 #include "pcg32.h"
 #include "score.h"
@@ -431,6 +432,88 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
     recorder_free(&rec);
 }
 
+/* Under a drift the rows compared are the ones evaluation sees: with
+ * [evaluation] shift undoing the drift's end (so the layer is evaluated
+ * on the rows it trained on), the last epoch's batches as the drift
+ * moved each at its update; without, the population moved by the drift's
+ * end, in the training order, in batches of their own. Each output from
+ * those rows in long double, against the run's final buffers. */
+static void test_drift_outputs(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop);
+    const size_t f = pop.f;
+    for (int own = 0; own < 2; own++) {
+        run_config cfg;
+        run_default_config(&cfg);
+        cfg.batch_size = 48; /* 10 batches and a kept one of 32 rows */
+        cfg.partial = RUN_PARTIAL_KEEP;
+        cfg.epochs = 2;
+        cfg.seed = 5;
+        bn_error err;
+        /* Updates 12 to 22 are the last epoch's: the ramp moves within it
+         * and ends at 1 before its last update. */
+        assert_int_equal(drift_parse("ramp:8:20", &cfg.drift.profile, &err),
+                         0);
+        cfg.drift.size = 0.75;
+        cfg.eval.shift = own ? -0.75 : 0.0;
+        recorder rec;
+        run_observer obs = recorder_observer(&rec);
+        run_result res;
+        run_or_fail(&pop, &cfg, &obs, &res);
+        const bn_config *l = &cfg.layer;
+        size_t kept = 0;
+        long double dy2 = 0.0L;
+        long double *x = malloc(cfg.batch_size * sizeof *x);
+        assert_non_null(x);
+        for (size_t t = 0; t < rec.n; t++) {
+            const rec_batch *rb = &rec.batches[t];
+            if (rb->epoch + 1 != cfg.epochs)
+                continue;
+            long double frac =
+                own ? drift_fraction(&cfg.drift.profile, t + 1) : 1.0L;
+            assert_true(kept + rb->b <= rec.out_n);
+            for (size_t j = 0; j < f; j++) {
+                long double sd = sqrtl(pop.var[j]), m = 0.0L, v = 0.0L;
+                for (size_t i = 0; i < rb->b; i++) {
+                    x[i] = pop.x[rb->rows[i] * f + j] + frac * 0.75L * sd;
+                    m += x[i];
+                }
+                m /= rb->b;
+                for (size_t i = 0; i < rb->b; i++)
+                    v += (x[i] - m) * (x[i] - m);
+                v /= rb->b;
+                for (size_t i = 0; i < rb->b; i++) {
+                    size_t k = (kept + i) * f + j;
+                    assert_int_equal(rec.out_rows[kept + i], rb->rows[i]);
+                    long double ytr =
+                        l->gamma * ((x[i] - m) / sqrtl(v + l->eps)) + l->beta;
+                    long double yev =
+                        l->gamma * ((x[i] - res.running_mean[j]) /
+                                    sqrtl(res.running_var[j] + l->eps)) +
+                        l->beta;
+                    assert_close(rec.out_train[k], ytr, 1e-12,
+                                 fabsl(ytr) + 1.0L);
+                    assert_close(rec.out_eval[k], yev, 1e-12,
+                                 fabsl(yev) + 1.0L);
+                    dy2 += (ytr - yev) * (ytr - yev);
+                }
+            }
+            kept += rb->b;
+        }
+        assert_int_equal(kept, pop.n);
+        assert_int_equal(rec.out_n, kept);
+        assert_close(res.train_eval_rmse, sqrtl(dy2 / (long double)(kept * f)),
+                     1e-10, 1.0L);
+        assert_int_equal(res.props_pass, res.props_total);
+        free(x);
+        run_result_free(&res);
+        recorder_free(&rec);
+    }
+    pop_free(&pop);
+}
+
 static void test_scores_recomputed(void **state)
 {
     (void)state;
@@ -617,6 +700,7 @@ int test_run_run(size_t *ntests)
         cmocka_unit_test(test_self_checks_pass_but_the_gap_remains),
         cmocka_unit_test(test_default_run),
         cmocka_unit_test(test_scores_recomputed),
+        cmocka_unit_test(test_drift_outputs),
         cmocka_unit_test(test_self_checks_can_fail),
         cmocka_unit_test(test_run_validate_rejects_bad_configs),
     };
