@@ -344,9 +344,13 @@ progress() {
     "$bin" sweep slow.ini --out o --jobs 1 2> "$work/stderr" || return 1
     [ ! -s "$work/stderr" ] || { echo "stderr not empty"; return 1; }
     # A terminal (script gives the sweep one): done, total, rate, time left.
+    # Progress waits two seconds, so this sweep must run well past them:
+    # four times slow.ini's 60000 configurations, which the layer runs in
+    # about two seconds on a 2-core machine.
     command -v script > /dev/null || { echo "SKIPPED: no script(1)"; return 0; }
-    script -qec "$bin sweep slow.ini --out o --jobs 1" /dev/null > "$work/tty" || return 1
-    grep -aEq 'bnstudy sweep slow: [0-9]+/60000 configurations, [0-9]+/s, [0-9]+ s left' "$work/tty"
+    { slow_ini 10000; printf '[layer]\nmomentum = 0.5 0.9 0.99 0.999\n'; } > long.ini
+    script -qec "$bin sweep long.ini --out o2 --jobs 1" /dev/null > "$work/tty" || return 1
+    grep -aEq 'bnstudy sweep long: [0-9]+/240000 configurations, [0-9]+/s, [0-9]+ s left' "$work/tty"
 }
 case_ "progress on stderr only when it is a terminal" progress
 
