@@ -475,10 +475,16 @@ static double cell_at(const shard_set *set, size_t n, size_t c)
     return n > c ? strtod(set->cell[c], NULL) : 0.0;
 }
 
-static int read_features(shard_set *set, reader *r, size_t k,
-                         const pop_t *pop, const run_config *cfg,
-                         run_result *res, bn_error *err)
+/* features.tsv's or effective.tsv's rows (file R_FEATURES or
+ * R_EFFECTIVE), one a feature, read back and written again. Of
+ * effective.tsv's only the run's own batch_mean_sq is read back, the rest
+ * is the population's and written again from it. Its leading key columns
+ * are features.tsv's, so the feature is in the same column. */
+static int read_feature_rows(shard_set *set, shard *sh, int file, size_t k,
+                             const pop_t *pop, const run_config *cfg,
+                             run_result *res, bn_error *err)
 {
+    reader *r = &sh->file[file];
     size_t f = pop->f, first = r->line + 1, c = set->feature_col;
     if (per_feature(f, res, err) != 0)
         return -1;
@@ -487,6 +493,10 @@ static int read_features(shard_set *set, reader *r, size_t k,
         size_t n;
         if (take_row(set, r, k, &n, err) != 0)
             return -1;
+        if (file == R_EFFECTIVE) {
+            res->batch_mean_sq[j] = cell_at(set, n, c + 7);
+            continue;
+        }
         res->true_mean[j] = cell_at(set, n, c + 1);
         res->true_var[j] = cell_at(set, n, c + 2);
         res->running_mean[j] = cell_at(set, n, c + 3);
@@ -494,29 +504,8 @@ static int read_features(shard_set *set, reader *r, size_t k,
         res->train_eval[j] = cell_at(set, n, c + 5);
     }
     buf_clear(&set->again);
-    out_features_rows(&set->again, set->models, pop, cfg, res);
-    return check_rows(set, r, first, k, err);
-}
-
-/* effective.tsv's rows: the run's own batch_mean_sq is read back, the
- * rest is the population's and written again from it. Its leading key
- * columns are features.tsv's, so the feature is in the same column. */
-static int read_effective(shard_set *set, reader *r, size_t k,
-                          const pop_t *pop, const run_config *cfg,
-                          run_result *res, bn_error *err)
-{
-    size_t f = pop->f, first = r->line + 1, c = set->feature_col;
-    if (per_feature(f, res, err) != 0)
-        return -1;
-    buf_clear(&set->got);
-    for (size_t j = 0; j < f; j++) {
-        size_t n;
-        if (take_row(set, r, k, &n, err) != 0)
-            return -1;
-        res->batch_mean_sq[j] = cell_at(set, n, c + 7);
-    }
-    buf_clear(&set->again);
-    out_effective_rows(&set->again, set->models, pop, cfg, res);
+    (file == R_EFFECTIVE ? out_effective_rows : out_features_rows)(
+        &set->again, set->models, pop, cfg, res);
     return check_rows(set, r, first, k, err);
 }
 
@@ -573,16 +562,12 @@ int shard_next(shard_set *set, size_t k, const pop_t *pop,
     memset(res, 0, sizeof *res);
     if (read_summary(set, &sh->file[R_SUMMARY], k, pop, cfg, res, err) != 0)
         return -1;
-    if ((set->files >> OUT_FEATURES & 1) && cfg->model == RUN_MODEL_LAYER) {
-        reader *r = &sh->file[R_FEATURES];
-        if (read_features(set, r, k, pop, cfg, res, err) != 0)
-            return -1;
-    }
-    if ((set->files >> OUT_EFFECTIVE & 1) && cfg->model == RUN_MODEL_LAYER) {
-        reader *r = &sh->file[R_EFFECTIVE];
-        if (read_effective(set, r, k, pop, cfg, res, err) != 0)
-            return -1;
-    }
+    if ((set->files >> OUT_FEATURES & 1) && cfg->model == RUN_MODEL_LAYER &&
+        read_feature_rows(set, sh, R_FEATURES, k, pop, cfg, res, err) != 0)
+        return -1;
+    if ((set->files >> OUT_EFFECTIVE & 1) && cfg->model == RUN_MODEL_LAYER &&
+        read_feature_rows(set, sh, R_EFFECTIVE, k, pop, cfg, res, err) != 0)
+        return -1;
     if ((set->files >> OUT_CURVE & 1) && cfg->model == RUN_MODEL_CLASSIFIER)
         return read_curve(set, &sh->file[R_CURVE], k, pop, cfg, curve, err);
     return 0;
