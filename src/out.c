@@ -406,6 +406,24 @@ void out_effective_rows(bn_buf *fp, unsigned models, const pop_t *pop,
     }
 }
 
+void out_rows_header(bn_buf *fp, int file, unsigned models)
+{
+    switch (file) {
+    case OUT_SUMMARY:
+        out_summary_header(fp, models);
+        break;
+    case OUT_FEATURES:
+        out_features_header(fp, models);
+        break;
+    case OUT_CURVE:
+        out_curve_header(fp);
+        break;
+    case OUT_EFFECTIVE:
+        out_effective_header(fp, models);
+        break;
+    }
+}
+
 void out_population(bn_buf *fp, const pop_t *pop, const size_t *perm)
 {
     /* The label and group columns after the features, each once. */

@@ -123,6 +123,10 @@ void out_features_rows(bn_buf *fp, unsigned models, const pop_t *pop,
 void out_effective_header(bn_buf *fp, unsigned models);
 void out_effective_rows(bn_buf *fp, unsigned models, const pop_t *pop,
                         const run_config *cfg, const run_result *res);
+/* The header line of a file of rows, one a configuration or more
+ * (summary, features, curve or effective: file is its out_file_id);
+ * nothing for the other files, whose first lines are made elsewhere. */
+void out_rows_header(bn_buf *fp, int file, unsigned models);
 /* The population's rows in the given order: header `row` then the
  * features, then the label and group columns when the population has them
  * (a column both label and group once), cells their level's name. */

@@ -25,6 +25,9 @@ typedef struct {
 } reader;
 
 enum { R_SUMMARY, R_FEATURES, R_CURVE, R_EFFECTIVE, R_COUNT };
+/* Each reader's file, as out.h knows it. */
+static const int of_file[R_COUNT] = {OUT_SUMMARY, OUT_FEATURES, OUT_CURVE,
+                                     OUT_EFFECTIVE};
 
 typedef struct {
     char dir[BN_PATH_MAX];
@@ -315,27 +318,21 @@ int shard_open(shard_set **out, char *const *dirs, size_t n,
         }
     if (layout(set, err) != 0)
         goto done;
-    static const char *const name[R_COUNT] = {"summary.tsv", "features.tsv",
-                                              "curve.tsv", "effective.tsv"};
-    int wanted[R_COUNT] = {1, (files >> OUT_FEATURES) & 1,
-                           (files >> OUT_CURVE) & 1,
-                           (files >> OUT_EFFECTIVE) & 1};
+    int wanted[R_COUNT];
     /* Only the headers of files read: a failed allocation is then always
      * one that matters. */
     bn_buf h[R_COUNT] = {{0}, {0}, {0}, {0}};
-    out_summary_header(&h[R_SUMMARY], models);
-    if (wanted[R_FEATURES])
-        out_features_header(&h[R_FEATURES], models);
-    if (wanted[R_CURVE])
-        out_curve_header(&h[R_CURVE]);
-    if (wanted[R_EFFECTIVE])
-        out_effective_header(&h[R_EFFECTIVE], models);
+    for (int f = 0; f < R_COUNT; f++) {
+        wanted[f] = f == R_SUMMARY || (files >> of_file[f] & 1);
+        if (wanted[f])
+            out_rows_header(&h[f], of_file[f], models);
+    }
     int bad = 0;
     for (size_t i = 0; i < set->n && !bad; i++)
         for (int f = 0; f < R_COUNT && !bad; f++)
             if (wanted[f])
                 bad = open_reader(&set->sh[i].file[f], set->sh[i].dir,
-                                  name[f], err) != 0 ||
+                                  out_file_get(of_file[f])->file, err) != 0 ||
                       check_header(&set->sh[i].file[f], &h[f], err) != 0;
     for (int f = 0; f < R_COUNT; f++)
         buf_free(&h[f]);

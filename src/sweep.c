@@ -506,14 +506,9 @@ static int open_files(sweep_work *w, const resultdir *rd,
     }
     bn_buf head[OUT_FILE_COUNT];
     memset(head, 0, sizeof head);
-    if (w->files[OUT_SUMMARY].fd >= 0)
-        out_summary_header(&head[OUT_SUMMARY], w->models);
-    if (w->files[OUT_FEATURES].fd >= 0)
-        out_features_header(&head[OUT_FEATURES], w->models);
-    if (w->files[OUT_CURVE].fd >= 0)
-        out_curve_header(&head[OUT_CURVE]);
-    if (w->files[OUT_EFFECTIVE].fd >= 0)
-        out_effective_header(&head[OUT_EFFECTIVE], w->models);
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if (w->files[i].fd >= 0)
+            out_rows_header(&head[i], i, w->models);
     if (w->files[OUT_MANIFEST].fd >= 0)
         manifest(&head[OUT_MANIFEST], e, opt, exp_count(e));
     if (w->dist) {
