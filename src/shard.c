@@ -520,24 +520,19 @@ static int read_curve(shard_set *set, reader *r, size_t k, const pop_t *pop,
         return bn_fail(err, "out of memory");
     size_t lead = set->lead.len;
     for (unsigned long epoch = 1; epoch <= cfg->epochs; epoch++) {
-        int rc = take(r, err);
-        if (rc <= 0)
-            return rc < 0 ? -1
-                          : bn_fail(err, "%s: ends before configuration "
-                                         "%zu's rows",
-                                    r->path, k);
+        size_t n;
+        buf_clear(&set->got);
+        if (take_row(set, r, k, &n, err) != 0)
+            return -1;
+        /* The row as it is (r->buf is split at its tabs now). */
         char e[32];
         int le = snprintf(e, sizeof e, "\t%lu\t", epoch);
         if (r->len < lead + (size_t)le ||
-            memcmp(r->buf, set->lead.p, lead) != 0 ||
-            memcmp(r->buf + lead, e, (size_t)le) != 0)
+            memcmp(set->got.p, set->lead.p, lead) != 0 ||
+            memcmp(set->got.p + lead, e, (size_t)le) != 0)
             return bn_fail(err, "%s line %zu: not configuration %zu's row "
                                 "of epoch %lu (a damaged or edited shard?)",
                            r->path, r->line, k, epoch);
-        buf_clear(&set->got);
-        buf_add(&set->got, r->buf, r->len);
-        buf_putc(&set->got, '\n');
-        size_t n = split(set, r->buf);
         run_result at;
         memset(&at, 0, sizeof at);
         read_cells(set, set->curve_score, set->n_curve_cols, n, pop, cfg,
