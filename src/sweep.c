@@ -34,6 +34,11 @@
 #define SUMMARIES                                                           \
     ((1u << OUT_DISTRIBUTION) | (1u << OUT_EXPECTATION) | (1u << OUT_TABLE))
 
+/* The files besides summary.tsv whose rows a shard writes and a merge
+ * reads back. */
+#define SHARD_ROWS                                                          \
+    ((1u << OUT_FEATURES) | (1u << OUT_CURVE) | (1u << OUT_EFFECTIVE))
+
 /* Configurations a thread may run ahead of the writer, per thread. */
 #define WINDOW_PER_THREAD 4
 /* A file's rows are gathered up to this many bytes before a write. */
@@ -558,9 +563,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         w.first = opt->shard - 1;
         w.stride = opt->shards;
         w.n = w.n > w.first ? (w.n - w.first - 1) / w.stride + 1 : 0;
-        w.wanted = (e->outputs & ((1u << OUT_FEATURES) | (1u << OUT_CURVE) |
-                                  (1u << OUT_EFFECTIVE))) |
-                   (1u << OUT_SUMMARY) | (1u << OUT_MANIFEST);
+        w.wanted = (e->outputs & SHARD_ROWS) | (1u << OUT_SUMMARY) |
+                   (1u << OUT_MANIFEST);
         w.many = 0;
         snprintf(stem, sizeof stem, "%s.shard-%u-of-%u", e->stem, opt->shard,
                  opt->shards);
@@ -592,10 +596,10 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         /* Which shards belong is settled before anything is made. */
         bn_buf want = {0};
         manifest(&want, e, opt, exp_count(e));
-        /* The files besides summary.tsv whose rows are read back. */
-        unsigned rows = (writes(&w, OUT_FEATURES) ? 1u << OUT_FEATURES : 0) |
-                        (writes(&w, OUT_CURVE) ? 1u << OUT_CURVE : 0) |
-                        (writes(&w, OUT_EFFECTIVE) ? 1u << OUT_EFFECTIVE : 0);
+        unsigned rows = 0;
+        for (int i = 0; i < OUT_FILE_COUNT; i++)
+            if ((SHARD_ROWS >> i & 1) && writes(&w, i))
+                rows |= 1u << i;
         rc = want.failed ? bn_fail(err, "out of memory")
                          : shard_open(&w.shards, opt->merge, opt->n_merge,
                                       &want, rows, w.models, err);
