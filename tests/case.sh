@@ -1,5 +1,6 @@
 # Sourced by the shell test scripts (tests/cli.sh, tests/shard.sh): one
-# case at a time, each in a fresh scratch directory, counted.
+# case at a time, each in a fresh scratch directory, counted; and the
+# check of a refusal.
 # The script sets work (its temporary directory) and run (the scratch
 # directory inside it) before the first case; pass and fail count.
 pass=0 fail=0
@@ -17,4 +18,35 @@ case_() {
         echo "FAIL $name"
         sed 's/^/    /' "$work/log" | head -n 30
     fi
+}
+
+# refused PATTERN COMMAND...: exit status 2, nothing on stdout, one line
+# on stderr matching PATTERN (grep -E), and what `watched` prints the same
+# before and after: the scratch directory's listing, unless the script
+# defines its own.
+watched() { ls -A; }
+refused() {
+    local pattern=$1 before after st
+    shift
+    before=$(watched)
+    "$@" > "$work/stdout" 2> "$work/stderr"
+    st=$?
+    after=$(watched)
+    if [ "$st" -ne 2 ]; then
+        echo "exit status $st, want 2: $*"
+        cat "$work/stderr"
+    elif [ -s "$work/stdout" ]; then
+        echo "something on stdout: $(head -c 200 "$work/stdout")"
+    elif [ "$(wc -l < "$work/stderr")" -ne 1 ]; then
+        echo "stderr is not one line:"
+        cat "$work/stderr"
+    elif ! grep -Eq -- "$pattern" "$work/stderr"; then
+        echo "stderr does not match '$pattern':"
+        cat "$work/stderr"
+    elif [ "$before" != "$after" ]; then
+        echo "changed: $before -> $after"
+    else
+        return 0
+    fi
+    return 1
 }

@@ -16,35 +16,6 @@ cd "$run" || exit 2
 # shellcheck source=tests/case.sh
 . "$repo/tests/case.sh"
 
-# refused PATTERN COMMAND...: exit status 2, nothing on stdout, one line
-# on stderr matching PATTERN (grep -E), and the scratch directory as it
-# was.
-refused() {
-    local pattern=$1
-    shift
-    local before after st
-    before=$(ls -A)
-    "$@" > "$work/stdout" 2> "$work/stderr"
-    st=$?
-    after=$(ls -A)
-    if [ "$st" -ne 2 ]; then
-        echo "exit status $st, want 2: $*"
-    elif [ -s "$work/stdout" ]; then
-        echo "something on stdout: $(head -c 200 "$work/stdout")"
-    elif [ "$(wc -l < "$work/stderr")" -ne 1 ]; then
-        echo "stderr is not one line:"
-        cat "$work/stderr"
-    elif ! grep -Eq -- "$pattern" "$work/stderr"; then
-        echo "stderr does not match '$pattern':"
-        cat "$work/stderr"
-    elif [ "$before" != "$after" ]; then
-        echo "the directory changed: $before -> $after"
-    else
-        return 0
-    fi
-    return 1
-}
-
 # A small experiment: one order, one batch size, the seeds given.
 small() {
     printf '[population]\nrows = 64\n[sweep]\nbatch_size = 8\nseed = %s\n' \
