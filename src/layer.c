@@ -54,6 +54,17 @@ double layer_row_work(const run_config *cfg, size_t f, size_t k)
     return (double)f;
 }
 
+/* The estimators that recompute: the buffers become each feature's mean
+ * and variance (divisor n, as pop_moments divides) over n rows of x, row
+ * i at rows[i] (at i when rows is NULL). */
+static void set_buffers(bn_layer *layer, size_t n, const double *x,
+                        const size_t *rows)
+{
+    num_moments_cols(n, layer->f, layer->f, x, rows, layer->rm, layer->rv);
+    for (size_t j = 0; j < layer->f; j++)
+        layer->rv[j] /= (double)n;
+}
+
 /* The pooling estimators: after training, the buffers become the mean and
  * variance of every sample in the first k batches of the order, pooled,
  * so the spread between batch means counts as it does in the population;
@@ -68,13 +79,9 @@ static void recompute_pooled(bn_layer *layer, const pop_t *pop,
     size_t rows = k * b;
     if (rows > pop->n)
         rows = pop->n; /* the kept partial batch */
-    num_moments_cols(rows, pop->f, pop->f, pop->x, perm, layer->rm,
-                     layer->rv);
-    for (size_t j = 0; j < pop->f; j++) {
-        layer->rv[j] /= (double)rows; /* as pop_moments divides */
-        if (shift)
-            layer->rm[j] += shift[j];
-    }
+    set_buffers(layer, rows, pop->x, perm);
+    for (size_t j = 0; shift && j < pop->f; j++)
+        layer->rm[j] += shift[j];
 }
 
 /* What one pass over a batch needs of a feature: its statistics' sd and
@@ -256,11 +263,8 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
                          drifting ? shift : NULL);
     }
     /* Adaptive batch norm: the statistics of the rows evaluation sees. */
-    if (est->adapts) {
-        num_moments_cols(eval->n, f, f, eval->x, NULL, layer.rm, layer.rv);
-        for (size_t j = 0; j < f; j++)
-            layer.rv[j] /= (double)eval->n; /* as pop_moments divides */
-    }
+    if (est->adapts)
+        set_buffers(&layer, eval->n, eval->x, NULL);
 
     /* Each row's train-mode output against its eval-mode output under the
      * final buffers: the last epoch's batches in training order, each as
