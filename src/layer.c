@@ -142,6 +142,19 @@ static void batch_outputs(const bn_layer *l, size_t b, size_t ahead,
         *gap = sq;
 }
 
+/* The rows' move at an update that has come frac of the drift's way
+ * (delta the full move of each feature): into shift, which is returned,
+ * or NULL when they have not moved. */
+static const double *moved(double frac, const double *delta, size_t f,
+                           double *shift)
+{
+    if (frac == 0.0)
+        return NULL;
+    for (size_t j = 0; j < f; j++)
+        shift[j] = frac * delta[j];
+    return shift;
+}
+
 /* The order the evaluation rows are compared in when they are not the
  * rows trained on: the training order when there are as many rows (the
  * training rows moved, row for row), else a shuffled order from the run's
@@ -216,11 +229,9 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
             const size_t *rows = &perm[start];
             double *mean = stats + 2 * k * f, *var = mean + f;
             const double *sh = NULL; /* this update's move of the rows */
-            if (drifting && (frac = drift_fraction(&cfg->drift.profile,
-                                                   ++t)) != 0.0) {
-                for (size_t j = 0; j < f; j++)
-                    shift[j] = frac * delta[j];
-                sh = shift;
+            if (drifting) {
+                frac = drift_fraction(&cfg->drift.profile, ++t);
+                sh = moved(frac, delta, f, shift);
             }
             bn_batch_stats_rows(b, n - start - b, f, pop->x, rows, sh, mean,
                                 var);
@@ -290,11 +301,7 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
         const double *sh = NULL, *mean = emean, *var = evar;
         if (own) {
             mean = stats + 2 * k * f, var = mean + f;
-            if (fracs[k] != 0.0) {
-                for (size_t j = 0; j < f; j++)
-                    shift[j] = fracs[k] * delta[j];
-                sh = shift;
-            }
+            sh = moved(fracs[k], delta, f, shift);
         } else {
             if (bk < 2)
                 break;
