@@ -691,7 +691,7 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
     size_t n = 0, cap = 0;
     order_spec *orders = NULL;
     drift_spec *drifts = NULL;
-    char **order_names = NULL;
+    char **names = NULL;
     size_t n_names = 0;
     char *tok = NULL, range[64];
     int r;
@@ -702,7 +702,7 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         free(v);                                                            \
         free(orders);                                                       \
         free(drifts);                                                       \
-        free_names(order_names, n_names);                                   \
+        free_names(names, n_names);                                         \
         free(tok);                                                          \
         return rc_;                                                         \
     } while (0)
@@ -763,13 +763,12 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
             order_spec *no = realloc(orders, (n + 1) * sizeof *no);
             if (no)
                 orders = no;
-            char **nn = no ? realloc(order_names, (n + 1) * sizeof *nn)
-                           : NULL;
+            char **nn = no ? realloc(names, (n + 1) * sizeof *nn) : NULL;
             if (!nn)
                 BAD("out of memory");
-            order_names = nn;
+            names = nn;
             memset(&orders[n], 0, sizeof *orders);
-            order_names[n_names++] = tok;
+            names[n_names++] = tok;
             tok = NULL;
             x.i = (int)n;
             PUSH(x);
@@ -785,13 +784,12 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
             drift_spec *nd = realloc(drifts, (n + 1) * sizeof *nd);
             if (nd)
                 drifts = nd;
-            char **nn = nd ? realloc(order_names, (n + 1) * sizeof *nn)
-                           : NULL;
+            char **nn = nd ? realloc(names, (n + 1) * sizeof *nn) : NULL;
             if (!nn)
                 BAD("out of memory");
-            order_names = nn;
+            names = nn;
             drifts[n] = dspec;
-            order_names[n_names++] = tok;
+            names[n_names++] = tok;
             tok = NULL;
             x.i = (int)n;
             PUSH(x);
@@ -814,13 +812,13 @@ static int set_list(exp_t *e, key_id k, const where *w, const char *value)
         free(e->orders);
         free_names(e->order_names, e->n_orders);
         e->orders = orders;
-        e->order_names = order_names;
+        e->order_names = names;
         e->n_orders = n;
     } else if (d->type == KT_DRIFTS) {
         free(e->drifts);
         free_names(e->drift_names, e->n_drifts);
         e->drifts = drifts;
-        e->drift_names = order_names;
+        e->drift_names = names;
         e->n_drifts = n;
     }
     return 0;
