@@ -288,6 +288,14 @@ void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
         fail_msg("%s", err.msg);
 }
 
+void run_or_fail(const pop_t *pop, const run_config *cfg,
+                 const run_observer *obs, run_result *res)
+{
+    bn_error err;
+    if (run_execute(pop, cfg, obs, res, &err) != 0)
+        fail_msg("run_execute: %s", err.msg);
+}
+
 void default_pop(pop_t *pop)
 {
     pop_spec spec;

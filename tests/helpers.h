@@ -155,6 +155,10 @@ long double ld_running_mean(const pop_t *pop, const run_config *cfg,
                             const size_t *perm, size_t j,
                             const drift_spec *drift, double offset);
 
+/* run_execute(pop, cfg, obs, res), or failing the test with its message. */
+void run_or_fail(const pop_t *pop, const run_config *cfg,
+                 const run_observer *obs, run_result *res);
+
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);
 

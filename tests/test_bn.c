@@ -103,14 +103,6 @@ static void test_decimal_complement(void **state)
     assert_int_equal(bn_set_momentum(&a, NAN, BN_WEIGHTS_NEW, NULL), -1);
 }
 
-static void run_or_fail(const pop_t *pop, const run_config *cfg,
-                        const run_observer *obs, run_result *res)
-{
-    bn_error err;
-    if (run_execute(pop, cfg, obs, res, &err) != 0)
-        fail_msg("run_execute: %s", err.msg);
-}
-
 static void config(run_config *cfg, const char *order, size_t b,
                    unsigned long epochs, bn_variance var, double momentum,
                    bn_weights w)

@@ -20,14 +20,6 @@
 #include "expect.h"
 #include "order.h"
 
-static void run_or_fail(const pop_t *pop, const run_config *cfg,
-                        run_result *res)
-{
-    bn_error err;
-    if (run_execute(pop, cfg, NULL, res, &err) != 0)
-        fail_msg("%s", err.msg);
-}
-
 /* Buffers never filled: 0 and 1 whatever the training saw. */
 static void test_initial_keeps_zero_and_one(void **state)
 {
@@ -40,7 +32,7 @@ static void test_initial_keeps_zero_and_one(void **state)
     cfg.epochs = 2;
     cfg.layer.estimator = BN_EST_INITIAL;
     run_result res;
-    run_or_fail(&pop, &cfg, &res);
+    run_or_fail(&pop, &cfg, NULL, &res);
     assert_int_equal(res.updates, 32);
     assert_true(res.init_weight == 1.0);
     long double sm = 0.0L;
@@ -79,7 +71,7 @@ static void test_shift_moves_eval_by_its_closed_form(void **state)
         cfg.eval.offset = shifts[s][1];
         cfg.layer.estimator = BN_EST_PRECISE;
         run_result res;
-        run_or_fail(&pop, &cfg, &res);
+        run_or_fail(&pop, &cfg, NULL, &res);
         for (size_t j = 0; j < pop.f; j++) {
             long double sd = sqrtl(pop.var[j]);
             long double c = shifts[s][0] * sd + shifts[s][1];
@@ -92,7 +84,7 @@ static void test_shift_moves_eval_by_its_closed_form(void **state)
         run_result_free(&res);
 
         cfg.layer.estimator = BN_EST_ADAPTIVE;
-        run_or_fail(&pop, &cfg, &res);
+        run_or_fail(&pop, &cfg, NULL, &res);
         assert_true(res.stats_err == 0.0);
         for (size_t j = 0; j < pop.f; j++) {
             assert_true(res.running_mean[j] == res.true_mean[j]);
@@ -117,12 +109,12 @@ static void test_adaptive_leaves_only_batch_noise(void **state)
     cfg.batch_size = 32;
     cfg.layer.estimator = BN_EST_ADAPTIVE;
     run_result base, moved, scaled;
-    run_or_fail(&pop, &cfg, &base);
+    run_or_fail(&pop, &cfg, NULL, &base);
     cfg.eval.shift = 1.0;
     cfg.eval.offset = 0.5;
-    run_or_fail(&pop, &cfg, &moved);
+    run_or_fail(&pop, &cfg, NULL, &moved);
     cfg.eval.scale = 2.0;
-    run_or_fail(&pop, &cfg, &scaled);
+    run_or_fail(&pop, &cfg, NULL, &scaled);
     assert_rel(moved.train_eval_rmse, base.train_eval_rmse, 1e-9);
     for (size_t j = 0; j < pop.f; j++) {
         assert_rel(scaled.true_var[j], 4.0L * pop.var[j], 1e-12);
@@ -130,7 +122,7 @@ static void test_adaptive_leaves_only_batch_noise(void **state)
     }
     cfg.layer.estimator = BN_EST_EMA;
     run_result ema;
-    run_or_fail(&pop, &cfg, &ema);
+    run_or_fail(&pop, &cfg, NULL, &ema);
     assert_true(ema.train_eval_rmse > 2.0 * base.train_eval_rmse);
     run_result_free(&base);
     run_result_free(&moved);
@@ -265,7 +257,7 @@ static void test_drift_through_a_run(void **state)
                 drift_parse(drifts[d], &cfg.drift.profile, &err), 0);
             cfg.drift.size = -1.5;
             run_result res;
-            run_or_fail(&pop, &cfg, &res);
+            run_or_fail(&pop, &cfg, NULL, &res);
             size_t *perm = malloc(pop.n * sizeof *perm);
             order_spec ord = cfg.order;
             ord.batch_size = cfg.batch_size;
@@ -320,7 +312,7 @@ static void test_collapsed_feature_amplifies_its_offset(void **state)
             cfg.layer.estimator = BN_EST_PRECISE;
             cfg.eval.offset = offs[o];
             run_result res;
-            run_or_fail(&pop, &cfg, &res);
+            run_or_fail(&pop, &cfg, NULL, &res);
             assert_true(res.running_var[2] == 0.0);
             double want = collapse_gain(&cfg.layer, 0.0) * offs[o];
             assert_rel(want, 0.5 * offs[o] / sqrt(epss[e]), 1e-15);
@@ -363,7 +355,7 @@ static void test_maps_batch_whole_samples(void **state)
     cfg.seed = 9;
     cfg.epochs = 2;
     run_result res;
-    run_or_fail(&pop, &cfg, &res);
+    run_or_fail(&pop, &cfg, NULL, &res);
     assert_int_equal(res.updates, 8);
     /* The order is the BatchNorm2d peer's (tests/peer/bn2d_driver.c):
      * convpop_order_groups over the samples; the buffers are the

@@ -20,14 +20,6 @@
 #include "pcg32.h"
 #include "score.h"
 
-static void run_or_fail(const pop_t *pop, const run_config *cfg,
-                        const run_observer *obs, run_result *res)
-{
-    bn_error err;
-    if (run_execute(pop, cfg, obs, res, &err) != 0)
-        fail_msg("run_execute: %s", err.msg);
-}
-
 static void make_order(const pop_t *pop, const char *name, uint64_t seed,
                        size_t *perm)
 {
