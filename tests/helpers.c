@@ -5,6 +5,7 @@
 #undef free
 
 #include "order.h"
+#include "score.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -294,6 +295,22 @@ void run_or_fail(const pop_t *pop, const run_config *cfg,
     bn_error err;
     if (run_execute(pop, cfg, obs, res, &err) != 0)
         fail_msg("run_execute: %s", err.msg);
+}
+
+size_t checks_of(const bn_layer *layer, size_t b, const double *y,
+                 const double *var)
+{
+    size_t f = layer->f;
+    double s1[64], s2[64];
+    for (size_t j = 0; j < f; j++) {
+        s1[j] = s2[j] = 0.0;
+        for (size_t i = 0; i < b; i++) {
+            double d = y[i * f + j] - layer->beta[j];
+            s1[j] += d;
+            s2[j] += d * d;
+        }
+    }
+    return score_checks(layer, b, s1, s2, var);
 }
 
 void default_pop(pop_t *pop)

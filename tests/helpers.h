@@ -159,6 +159,11 @@ long double ld_running_mean(const pop_t *pop, const run_config *cfg,
 void run_or_fail(const pop_t *pop, const run_config *cfg,
                  const run_observer *obs, run_result *res);
 
+/* score_checks on a stored output y (b rows of layer->f <= 64 features),
+ * with the sums of y - beta it takes made here, row by row. */
+size_t checks_of(const bn_layer *layer, size_t b, const double *y,
+                 const double *var);
+
 /* The default population, generated or failing the test. */
 void default_pop(pop_t *pop);
 

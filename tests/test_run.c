@@ -553,29 +553,6 @@ static void test_scores_recomputed(void **state)
     pop_free(&pop);
 }
 
-/* The sums score_checks takes, of a stored output. */
-static void output_sums(const bn_layer *layer, size_t b, const double *y,
-                        double *s1, double *s2)
-{
-    size_t f = layer->f;
-    for (size_t j = 0; j < f; j++) {
-        s1[j] = s2[j] = 0.0;
-        for (size_t i = 0; i < b; i++) {
-            double d = y[i * f + j] - layer->beta[j];
-            s1[j] += d;
-            s2[j] += d * d;
-        }
-    }
-}
-
-static size_t checks_of(const bn_layer *layer, size_t b, const double *y,
-                        const double *var)
-{
-    double s1[64], s2[64];
-    output_sums(layer, b, y, s1, s2);
-    return score_checks(layer, b, s1, s2, var);
-}
-
 /* The self-checks are only worth their passing if they can fail: doctor
  * one batch's output in each way a layer could get it wrong. */
 static void test_self_checks_can_fail(void **state)

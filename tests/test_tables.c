@@ -448,14 +448,6 @@ static void test_batch_stats_large_mean(void **state)
     check_large_mean(1e-4, 1.5e-8, 1e-9);
 }
 
-/* score_checks of two outputs y0 and y1 of one feature (beta 0). */
-static size_t checks_of_two(const bn_layer *layer, double y0, double y1,
-                            const double *var)
-{
-    double s1 = y0 + y1, s2 = y0 * y0 + y1 * y1;
-    return score_checks(layer, 2, &s1, &s2, var);
-}
-
 static void test_self_check_tolerances(void **state)
 {
     (void)state;
@@ -468,14 +460,16 @@ static void test_self_check_tolerances(void **state)
     /* Mean off beta by 2^-30 (< 1e-9 (|gamma| + |beta|)) passes, by 2^-29
      * (> 1e-9) fails; the variance stays exactly 1. */
     const double d30 = ldexp(1.0, -30), d29 = ldexp(1.0, -29);
-    assert_int_equal(checks_of_two(&layer, 1.0 + d30, -1.0 + d30, var), 2);
-    assert_int_equal(checks_of_two(&layer, 1.0 + d29, -1.0 + d29, var), 1);
+    assert_int_equal(
+        checks_of(&layer, 2, (double[]){1.0 + d30, -1.0 + d30}, var), 2);
+    assert_int_equal(
+        checks_of(&layer, 2, (double[]){1.0 + d29, -1.0 + d29}, var), 1);
     /* Variance off by 0.9e-9 passes, by 1.1e-9 fails: the bound is 1e-9
      * of the wanted 1 plus 1e-12. */
     double a = sqrt(1.0 + 0.9e-9);
-    assert_int_equal(checks_of_two(&layer, a, -a, var), 2);
+    assert_int_equal(checks_of(&layer, 2, (double[]){a, -a}, var), 2);
     a = sqrt(1.0 + 1.1e-9);
-    assert_int_equal(checks_of_two(&layer, a, -a, var), 1);
+    assert_int_equal(checks_of(&layer, 2, (double[]){a, -a}, var), 1);
     bn_free(&layer);
 }
 
