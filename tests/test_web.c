@@ -120,31 +120,28 @@ static void test_web_run_runs_a_product(void **state)
     free(text);
 }
 
+/* t has an object named name: "name":"NAME". */
+static void assert_named(const char *t, const char *name)
+{
+    char needle[128];
+    snprintf(needle, sizeof needle, "\"name\":\"%s\"", name);
+    assert_non_null(strstr(t, needle));
+}
+
 /* Every row of every table the page builds its controls from is named. */
 static void test_web_tables_name_every_row(void **state)
 {
     (void)state;
     const char *t = web_tables();
     assert_int_equal(t[0], '{');
-    char needle[128];
-    for (int k = 0; k < KEY_COUNT; k++) {
-        snprintf(needle, sizeof needle, "\"name\":\"%s\"",
-                 exp_key((key_id)k)->name);
-        assert_non_null(strstr(t, needle));
-    }
-    for (size_t i = 0; order_get(i); i++) {
-        snprintf(needle, sizeof needle, "\"name\":\"%s\"", order_get(i)->name);
-        assert_non_null(strstr(t, needle));
-    }
-    for (int i = 0; bn_estimator_name_at(i); i++) {
-        snprintf(needle, sizeof needle, "\"name\":\"%s\"",
-                 bn_estimator_name_at(i));
-        assert_non_null(strstr(t, needle));
-    }
-    for (size_t i = 0; score_get(i); i++) {
-        snprintf(needle, sizeof needle, "\"name\":\"%s\"", score_get(i)->name);
-        assert_non_null(strstr(t, needle));
-    }
+    for (int k = 0; k < KEY_COUNT; k++)
+        assert_named(t, exp_key((key_id)k)->name);
+    for (size_t i = 0; order_get(i); i++)
+        assert_named(t, order_get(i)->name);
+    for (int i = 0; bn_estimator_name_at(i); i++)
+        assert_named(t, bn_estimator_name_at(i));
+    for (size_t i = 0; score_get(i); i++)
+        assert_named(t, score_get(i)->name);
     /* Balanced outside strings, and no raw control character. */
     int depth = 0, in_string = 0;
     for (const char *c = t; *c; c++) {
