@@ -40,7 +40,6 @@ static int group_teardown(void **state)
     return test_tmpdir_remove(tmpdir);
 }
 
-
 /* ---- labels of the generated population ---- */
 
 typedef struct {
