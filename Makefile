@@ -118,9 +118,12 @@ unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 # makes an error message that would not fit abort instead of saying so.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
              -fno-omit-frame-pointer
+# build/san's one setting: sanitize and fuzz-replay share its objects.
+SAN_CFLAGS := $(SAN_FLAGS) -DBN_STRICT
+SAN_BUILD := --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
+             CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_FLAGS)"
 sanitize:
-	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
-		CFLAGS="$(SAN_FLAGS) -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" unit-tests
+	@$(MAKE) $(SAN_BUILD) unit-tests
 
 # Fault injection (src/fault.h): the program built with BN_FAULT, under the
 # sanitizers, and tests/faults.sh walking the k-th allocation, the k-th
@@ -163,10 +166,8 @@ fuzz-replay: build/san/fuzz_replay
 	@build/san/fuzz_replay tests/fuzz/corpus/* tests/fuzz/crashes/* \
 		experiments/*.ini
 build/san/fuzz_replay: tests/fuzz/fuzz_exp.c tests/fuzz/replay.c FORCE
-	@$(MAKE) --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
-		CFLAGS="$(SAN_FLAGS) -DBN_STRICT" LDFLAGS="$(SAN_FLAGS)" \
-		build/san/bnstudy
-	$(CC) $(BN_CFLAGS) $(SAN_FLAGS) -DBN_STRICT -Isrc -o $@ \
+	@$(MAKE) $(SAN_BUILD) build/san/bnstudy
+	$(CC) $(BN_CFLAGS) $(SAN_CFLAGS) -Isrc -o $@ \
 		tests/fuzz/fuzz_exp.c tests/fuzz/replay.c \
 		$(filter-out build/san/main.o,$(patsubst $(BUILD)/%,build/san/%,$(OBJS))) \
 		$(LDLIBS)
