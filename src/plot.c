@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "exp.h"
 #include "order.h"
 #include "run.h"
@@ -47,143 +48,103 @@
 
 /* ---- text ---- */
 
-typedef struct {
-    char *s;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_vadd(sbuf *b, const char *fmt, va_list ap)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list aq;
-        va_copy(aq, ap);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, aq);
-        va_end(aq);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = 2 * (b->cap + (size_t)n + 1);
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-static void sb_add(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void sb_add(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vadd(b, fmt, ap);
-    va_end(ap);
-}
-
-static const char *sb_str(const sbuf *b) { return b->s ? b->s : ""; }
-static void sb_clear(sbuf *b) { b->len = 0; if (b->s) b->s[0] = '\0'; }
-static void sb_free(sbuf *b) { free(b->s); memset(b, 0, sizeof *b); }
+/* A buffer's text ("" before anything is added). */
+static const char *sb_str(const bn_buf *b) { return b->p ? b->p : ""; }
 
 /* s as text of gnuplot's enhanced mode that prints as itself: the
  * characters it reads as markup are escaped. Markup of our own ("{/:Bold
- * ...}") is added with sb_add around it. */
-static void tx(sbuf *b, const char *s)
+ * ...}") is added with buf_printf around it. */
+static void tx(bn_buf *b, const char *s)
 {
-    for (; *s; s++)
-        sb_add(b, strchr("^_@&~{}\\", *s) ? "\\%c" : "%c", *s);
+    for (; *s; s++) {
+        if (strchr("^_@&~{}\\", *s))
+            buf_putc(b, '\\');
+        buf_putc(b, *s);
+    }
 }
 
-static void txf(sbuf *b, const char *fmt, ...)
+static void txf(bn_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-static void txf(sbuf *b, const char *fmt, ...)
+static void txf(bn_buf *b, const char *fmt, ...)
 {
-    sbuf t = {0};
-    va_list ap;
+    va_list ap, aq;
     va_start(ap, fmt);
-    sb_vadd(&t, fmt, ap);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *t = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (t) {
+        vsnprintf(t, (size_t)n + 1, fmt, ap);
+        tx(b, t);
+    } else {
+        b->failed = 1;
+    }
     va_end(ap);
-    tx(b, sb_str(&t));
-    b->oom |= t.oom;
-    sb_free(&t);
+    free(t);
 }
 
 /* text as a gnuplot double-quoted string, byte for byte. */
-static void gp_str(sbuf *b, const char *text)
+static void gp_str(bn_buf *b, const char *text)
 {
-    sb_add(b, "\"");
+    buf_printf(b, "\"");
     for (const char *c = text; *c; c++) {
         if (*c == '"' || *c == '\\')
-            sb_add(b, "\\%c", *c);
+            buf_printf(b, "\\%c", *c);
         else if (*c == '\n')
-            sb_add(b, "\\n");
+            buf_printf(b, "\\n");
         else if (*c == '\t')
-            sb_add(b, "\\t");
+            buf_printf(b, "\\t");
         else
-            sb_add(b, "%c", *c);
+            buf_printf(b, "%c", *c);
     }
-    sb_add(b, "\"");
+    buf_printf(b, "\"");
 }
 
-static void gp_num(sbuf *b, double v)
+static void gp_num(bn_buf *b, double v)
 {
     if (isnan(v))
-        sb_add(b, "NaN");
+        buf_printf(b, "NaN");
     else
-        sb_add(b, "%.17g", v);
+        buf_printf(b, "%.17g", v);
 }
 
-static void as_str(sbuf *a, const char *name, const char *value)
+static void as_str(bn_buf *a, const char *name, const char *value)
 {
-    sb_add(a, "%s = ", name);
+    buf_printf(a, "%s = ", name);
     gp_str(a, value);
-    sb_add(a, "; ");
+    buf_printf(a, "; ");
 }
 
-static void as_num(sbuf *a, const char *name, double v)
+static void as_num(bn_buf *a, const char *name, double v)
 {
-    sb_add(a, "%s = ", name);
+    buf_printf(a, "%s = ", name);
     gp_num(a, v);
-    sb_add(a, "; ");
+    buf_printf(a, "; ");
 }
 
 /* An array of n strings (gnuplot's arrays hold at least one: an empty
  * list is one empty string). */
-static void as_strs(sbuf *a, const char *name, char *const *v, size_t n)
+static void as_strs(bn_buf *a, const char *name, char *const *v, size_t n)
 {
-    sb_add(a, "array %s[%zu] = [", name, n ? n : 1);
+    buf_printf(a, "array %s[%zu] = [", name, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
-        sb_add(a, i ? ", " : "");
+        buf_printf(a, i ? ", " : "");
         gp_str(a, v[i]);
     }
-    sb_add(a, n ? "]; " : "\"\"]; ");
+    buf_printf(a, n ? "]; " : "\"\"]; ");
 }
 
-static void as_nums(sbuf *a, const char *name, const double *v, size_t n)
+static void as_nums(bn_buf *a, const char *name, const double *v, size_t n)
 {
-    sb_add(a, "array %s[%zu] = [", name, n ? n : 1);
+    buf_printf(a, "array %s[%zu] = [", name, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
-        sb_add(a, i ? ", " : "");
+        buf_printf(a, i ? ", " : "");
         gp_num(a, v[i]);
     }
-    sb_add(a, n ? "]; " : "NaN]; ");
+    buf_printf(a, n ? "]; " : "NaN]; ");
 }
 
 /* A list of texts built one by one. */
@@ -528,12 +489,12 @@ static void roles_of(const table_t *tb, int with_x, size_t nscores,
 
 /* A row's series: its cells of the series axes, joined by tabs. */
 static void row_series(const tsv_table *t, size_t row, const roles_t *r,
-                       sbuf *b)
+                       bn_buf *b)
 {
-    sb_clear(b);
+    buf_clear(b);
     for (size_t i = 0; i < r->nsa; i++)
-        sb_add(b, "%s%s", i ? "\t" : "",
-               tsv_cell(t, row, (size_t)r->series[i]->ci));
+        buf_printf(b, "%s%s", i ? "\t" : "",
+                   tsv_cell(t, row, (size_t)r->series[i]->ci));
 }
 
 /* The values of one column by panel, series and x: y[(p ns + s) nx + xi]
@@ -573,7 +534,7 @@ static int grid_make(const table_t *tb, const roles_t *r, const char *col,
     memset(g, 0, sizeof *g);
     const tsv_table *t = &tb->t;
     size_t *series = malloc((t->nrow ? t->nrow : 1) * sizeof *series);
-    sbuf k = {0};
+    bn_buf k = {0};
     for (size_t row = 0; series && row < t->nrow; row++) {
         series[row] = SIZE_MAX;
         if (keep && !keep(tb, row, ctx))
@@ -588,8 +549,8 @@ static int grid_make(const table_t *tb, const roles_t *r, const char *col,
     g->nx = r->x ? r->x->n : 1;
     size_t n = g->np * (g->ns ? g->ns : 1) * g->nx;
     g->y = malloc(n * sizeof *g->y);
-    int oom = !series || k.oom || g->skey.oom || !g->y;
-    sb_free(&k);
+    int oom = !series || k.failed || g->skey.oom || !g->y;
+    buf_free(&k);
     if (oom) {
         free(series);
         grid_free(g);
@@ -678,7 +639,7 @@ static const char *axis_noun(const axis_t *a)
 
 /* A value of an axis in words: in a sentence ("p = 0.1", "batches sorted
  * by f0"), or as a key entry, which marks the published p. */
-static void value_words(sbuf *b, const plot_exp *x, const axis_t *a,
+static void value_words(bn_buf *b, const plot_exp *x, const axis_t *a,
                         const char *cell, int sentence)
 {
     char buf[600];
@@ -701,14 +662,14 @@ static void value_words(sbuf *b, const plot_exp *x, const axis_t *a,
     }
 }
 
-static void series_words(sbuf *b, const plot_exp *x, const roles_t *r,
+static void series_words(bn_buf *b, const plot_exp *x, const roles_t *r,
                          const grid_t *g, size_t s, int sentence)
 {
     char buf[600];
     if (r->nsa == 0)
         return;
     for (size_t i = 0; i < r->nsa; i++) {
-        sb_add(b, i ? ", " : "");
+        buf_printf(b, i ? ", " : "");
         value_words(b, x, r->series[i], series_cell(g, s, i, buf, sizeof buf),
                     sentence);
     }
@@ -743,7 +704,7 @@ static const char *series_role(const plot_exp *x, const table_t *tb,
 
 /* "512 rows, 1 epoch, momentum 0.9 old (p = 0.1)": what the manifest and
  * the file say of the settings no axis of the figure shows. */
-static void facts(sbuf *b, const plot_exp *x, const table_t *tb,
+static void facts(bn_buf *b, const plot_exp *x, const table_t *tb,
                   const roles_t *r)
 {
     const char *sep = "";
@@ -785,12 +746,12 @@ static int x_is_count(const axis_t *x)
 }
 
 /* Its scale and a tic at each value. */
-static void x_axis(sbuf *a, const axis_t *x)
+static void x_axis(bn_buf *a, const axis_t *x)
 {
     size_t n = x->n;
     double *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) {
-        a->oom = 1;
+        a->failed = 1;
         return;
     }
     for (size_t i = 0; i < n; i++)
@@ -800,33 +761,33 @@ static void x_axis(sbuf *a, const axis_t *x)
     free(v);
 }
 
-static void x_label(sbuf *t, const plot_exp *x, const table_t *tb,
+static void x_label(bn_buf *t, const plot_exp *x, const table_t *tb,
                     const roles_t *r, int log)
 {
-    sb_clear(t);
+    buf_clear(t);
     tx(t, x_words[x_word(r->x->key)].label);
     if (log)
         tx(t, x_is_count(r->x) ? " (log₂ scale" : " (log scale");
-    sbuf f = {0};
+    bn_buf f = {0};
     facts(&f, x, tb, r);
     if (f.len)
-        sb_add(t, "%s%s)", log ? "; " : " (", sb_str(&f));
+        buf_printf(t, "%s%s)", log ? "; " : " (", sb_str(&f));
     else if (log)
-        sb_add(t, ")");
-    t->oom |= f.oom;
-    sb_free(&f);
+        buf_printf(t, ")");
+    t->failed |= f.failed;
+    buf_free(&f);
 }
 
 /* "B = 256" for x index xi. */
-static void at_x(sbuf *b, const roles_t *r, size_t xi)
+static void at_x(bn_buf *b, const roles_t *r, size_t xi)
 {
     txf(b, "%s = %g", x_words[x_word(r->x->key)].sym, num(r->x->val[xi]));
 }
 
-static void capitalise(sbuf *b, size_t from)
+static void capitalise(bn_buf *b, size_t from)
 {
-    if (b->s && b->len > from && b->s[from] >= 'a' && b->s[from] <= 'z')
-        b->s[from] = (char)(b->s[from] - 'a' + 'A');
+    if (b->p && b->len > from && b->p[from] >= 'a' && b->p[from] <= 'z')
+        b->p[from] = (char)(b->p[from] - 'a' + 'A');
 }
 
 /* A series exact (0 up to rounding) wherever it has a value. */
@@ -851,25 +812,25 @@ static int series_exact(const grid_t *const *gs, size_t n, size_t s)
  * role and name). A series that is 0 up to rounding wherever the grids gs
  * have it says so in its entry; *published (when given) is the index of
  * the published series, else 0. -1 when out of memory. */
-static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
+static int as_series(bn_buf *a, const plot_exp *x, const table_t *tb,
                      const roles_t *r, const grid_t *g,
                      const grid_t *const *gs, size_t ngs, size_t *published)
 {
     size_t ns = g->ns;
     as_num(a, "ns", (double)ns);
-    sb_add(a, "skey(d) = ");
+    buf_printf(a, "skey(d) = ");
     for (size_t i = 0; i < r->nsa; i++)
-        sb_add(a, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "",
-               r->series[i]->col);
-    sb_add(a, r->nsa ? "; " : "\"\"; ");
+        buf_printf(a, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "",
+                   r->series[i]->col);
+    buf_printf(a, r->nsa ? "; " : "\"\"; ");
     as_strs(a, "sv", g->skey.v, ns);
     strlist sl = {0}, role = {0}, sname = {0};
-    sbuf t = {0};
+    bn_buf t = {0};
     char cbuf[600];
     if (published)
         *published = 0;
     for (size_t s = 0; s < ns; s++) {
-        sb_clear(&t);
+        buf_clear(&t);
         /* A combination of values is named shortly, "p = 0.1, ema". */
         series_words(&t, x, r, g, s, r->nsa > 1);
         if (r->nsa == 1 && r->series[0]->key == KEY_ESTIMATOR &&
@@ -877,7 +838,7 @@ static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
             same(fixed_p(tb), x->published_p))
             txf(&t, ", p = %g (published)", x->published_p);
         if (ns > 1 && gs && series_exact(gs, ngs, s))
-            sb_add(&t, ": exact, drawn at 0");
+            buf_printf(&t, ": exact, drawn at 0");
         sl_push(&sl, sb_str(&t));
         const char *cell =
             r->nsa ? series_cell(g, s, 0, cbuf, sizeof cbuf) : "";
@@ -890,8 +851,8 @@ static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
     as_strs(a, "sl", sl.v, sl.n);
     as_strs(a, "srole", role.v, role.n);
     as_strs(a, "sname", sname.v, sname.n);
-    int oom = t.oom || sl.oom || role.oom || sname.oom;
-    sb_free(&t);
+    int oom = t.failed || sl.oom || role.oom || sname.oom;
+    buf_free(&t);
     sl_free(&sl);
     sl_free(&role);
     sl_free(&sname);
@@ -901,7 +862,7 @@ static int as_series(sbuf *a, const plot_exp *x, const table_t *tb,
 /* ---- the figure kinds ---- */
 
 typedef struct {
-    sbuf assign, what;
+    bn_buf assign, what;
 } figure_out;
 
 typedef int (*kind_fn)(const plot_exp *x, figure_out *o, bn_error *err);
@@ -911,7 +872,7 @@ typedef int (*kind_fn)(const plot_exp *x, figure_out *o, bn_error *err);
  * against shuffled batches at every x; else a single exact series, and
  * which series are worse at the largest x than at the smallest. all: every
  * finding, a line each; else the first. */
-static void panel_finding(sbuf *b, const plot_exp *x, const roles_t *r,
+static void panel_finding(bn_buf *b, const plot_exp *x, const roles_t *r,
                           const grid_t *g, size_t p, const char *score,
                           int all)
 {
@@ -934,9 +895,9 @@ static void panel_finding(sbuf *b, const plot_exp *x, const roles_t *r,
             if (ns == 2)
                 series_words(b, x, r, g, base == 0, 1);
             else
-                sb_add(b, "the other orders");
-            sb_add(b, " %s at every %s",
-                   score_words[sw].worse, x_words[x_word(r->x->key)].noun);
+                buf_printf(b, "the other orders");
+            buf_printf(b, " %s at every %s",
+                       score_words[sw].worse, x_words[x_word(r->x->key)].noun);
             return;
         }
     }
@@ -964,35 +925,35 @@ static void panel_finding(sbuf *b, const plot_exp *x, const roles_t *r,
     int plural = r->nsa == 1 && r->series[0]->key == KEY_ORDER;
     int zero = n_exact == 1 && score_words[sw].zero[0];
     if (zero) {
-        sb_add(b, "only ");
+        buf_printf(b, "only ");
         series_words(b, x, r, g, exact, 1);
-        sb_add(b, " %s", score_words[sw].zero[plural]);
+        buf_printf(b, " %s", score_words[sw].zero[plural]);
         if (!all)
             return;
     }
     const char *noun = r->nsa == 1 ? axis_noun(r->series[0]) : "series";
     if (n_worse == 1 || n_worse == ns || n_worse == 0)
-        sb_add(b, zero ? "\n" : "");
+        buf_printf(b, zero ? "\n" : "");
     if (n_worse == 1) {
-        sb_add(b, "only ");
+        buf_printf(b, "only ");
         series_words(b, x, r, g, worse, 1);
-        sb_add(b, plural ? " are worse" : " is worse");
+        buf_printf(b, plural ? " are worse" : " is worse");
     } else if (n_worse == ns) {
-        sb_add(b, "every %s is worse", noun);
+        buf_printf(b, "every %s is worse", noun);
     } else if (n_worse == 0) {
-        sb_add(b, "no %s is worse", noun);
+        buf_printf(b, "no %s is worse", noun);
     } else {
         return;
     }
-    sb_add(b, " at ");
+    buf_printf(b, " at ");
     at_x(b, r, hi);
-    sb_add(b, " than at ");
+    buf_printf(b, " than at ");
     at_x(b, r, lo);
 }
 
 /* How a single series compares at its two ends: "stats_err 11.5× higher
  * at B = 256 than at B = 8". */
-static void ends_note(sbuf *b, const roles_t *r, const grid_t *g, size_t p,
+static void ends_note(bn_buf *b, const roles_t *r, const grid_t *g, size_t p,
                       const char *score)
 {
     size_t lo = 0, hi = g->nx - 1;
@@ -1001,13 +962,14 @@ static void ends_note(sbuf *b, const roles_t *r, const grid_t *g, size_t p,
         return;
     tx(b, score);
     if (yhi >= 1.05 * ylo)
-        sb_add(b, " %.1f× higher\nat ", yhi / ylo);
+        buf_printf(b, " %.1f× higher\nat ", yhi / ylo);
     else if (ylo >= 1.05 * yhi)
-        sb_add(b, " %.1f× lower\nat ", ylo / yhi);
+        buf_printf(b, " %.1f× lower\nat ", ylo / yhi);
     else
-        sb_add(b, " within 5%% at ");
+        buf_printf(b, " within 5%% at ");
     at_x(b, r, hi);
-    sb_add(b, yhi >= 1.05 * ylo || ylo >= 1.05 * yhi ? " than at " : " and ");
+    buf_printf(b, yhi >= 1.05 * ylo || ylo >= 1.05 * yhi ? " than at "
+                                                         : " and ");
     at_x(b, r, lo);
 }
 
@@ -1062,14 +1024,14 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     grid_t g[2];
     memset(g, 0, sizeof g);
     int rc = -1;
-    sbuf t = {0}, u = {0};
+    bn_buf t = {0}, u = {0};
     strlist st = {0}, lab = {0};
     for (size_t k = 0; k < 2; k++)
         if (grid_make(tb, &r, scores[k < nsc ? k : 0], NULL, NULL, &g[k],
                       err) != 0)
             goto done;
     size_t ns = g[0].ns, np = g[0].np, nx = g[0].nx;
-    sbuf *a = &o->assign;
+    bn_buf *a = &o->assign;
     int single = ns == 1 && np == 1 && nsc == 1;
     int by_b = r.x->key == KEY_BATCH_SIZE;
 
@@ -1082,7 +1044,7 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
 
     /* The update count over each batch size, when the batch size alone
      * sets it (one epoch count, one partial rule). */
-    sb_clear(&t);
+    buf_clear(&t);
     int uc = column(tb, "updates");
     if (by_b && np * nsc == 1 && uc >= 0) {
         double *T = malloc(nx * sizeof *T);
@@ -1097,9 +1059,9 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
             T[xi] = v;
         }
         for (size_t i = 0; ok && i < nx; i++)
-            sb_add(&t, "%s\"%g\" %s", i ? ", " : "", T[i], r.x->val[i]);
+            buf_printf(&t, "%s\"%g\" %s", i ? ", " : "", T[i], r.x->val[i]);
         if (!ok)
-            sb_clear(&t);
+            buf_clear(&t);
         free(T);
     }
     as_str(a, "x2tics", sb_str(&t));
@@ -1107,7 +1069,7 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     /* The scores, their axes and their scales. */
     char *sc[2], *yl[2], *ys[2];
     double ylog[2], ylo[2], yhi[2], yzero[2];
-    sbuf ylb[2] = {{0}, {0}}, ysb[2] = {{0}, {0}};
+    bn_buf ylb[2] = {{0}, {0}}, ysb[2] = {{0}, {0}};
     for (size_t k = 0; k < nsc; k++) {
         sc[k] = (char *)scores[k];
         tx(&ylb[k], score_words[score_word(scores[k])].axis);
@@ -1151,13 +1113,13 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     as_nums(a, "yhi", yhi, nsc);
     as_nums(a, "yzero", yzero, nsc);
     for (size_t k = 0; k < nsc; k++) {
-        sb_free(&ylb[k]);
-        sb_free(&ysb[k]);
+        buf_free(&ylb[k]);
+        buf_free(&ysb[k]);
     }
 
     /* The panels and the series. */
     as_num(a, "np", (double)np);
-    sb_add(a, "pkey(d) = %s; ", r.panel ? "strcol(pcol)" : "\"\"");
+    buf_printf(a, "pkey(d) = %s; ", r.panel ? "strcol(pcol)" : "\"\"");
     as_str(a, "pcol", r.panel ? r.panel->col : "");
     as_strs(a, "pv", r.panel ? (char *const *)r.panel->val : NULL,
             r.panel ? np : 0);
@@ -1176,10 +1138,10 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     if (comp && grid_make(tb, &r, "batch_mean_err", NULL, NULL, &gc, err))
         goto done;
     as_str(a, "comp", comp ? "batch_mean_err" : "");
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, "one batch's mean: batch_mean_err (used in train)");
     as_str(a, "comptitle", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, "running statistics after training: stats_err (used in eval)");
     as_str(a, "mtitle", comp ? sb_str(&t) : "");
 
@@ -1187,7 +1149,7 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
      * values of one number. */
     int best = r.nsa == 1 && r.series[0]->numeric && ns > 1;
     as_num(a, "best", best);
-    sb_clear(&t);
+    buf_clear(&t);
     txf(&t, "lowest at this %s", x_words[x_word(r.x->key)].noun);
     as_str(a, "bestlabel", sb_str(&t));
 
@@ -1203,13 +1165,13 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
                 for (size_t xi = 0; xi < nx; xi++) {
                     double y = gy(&g[k], p, s, xi);
                     double yb = base < ns ? gy(&g[k], p, base, xi) : NAN;
-                    sb_clear(&t);
+                    buf_clear(&t);
                     if (base < ns && s != base && yb >= EXACT && y >= EXACT)
-                        sb_add(&t, "×%.1f", y / yb);
+                        buf_printf(&t, "×%.1f", y / yb);
                     sl_push(&lab, sb_str(&t));
                 }
     as_strs(a, "lab", lab.v, lab.n);
-    sb_clear(&t);
+    buf_clear(&t);
     if (base < ns && ns > 1)
         txf(&t, "labels: each order ÷ shuffled batches at the same %s",
             x_words[x_word(r.x->key)].sym);
@@ -1217,26 +1179,26 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
 
     /* The title, the panels' titles and the note: findings where the
      * numbers bear them out. */
-    sb_clear(&t);
-    sb_clear(&u);
+    buf_clear(&t);
+    buf_clear(&u);
     const char *xnoun = x_words[x_word(r.x->key)].noun;
     if (comp) {
         double m0 = gy(&gc, 0, 0, 0), m1 = gy(&gc, 0, 0, nx - 1);
         double s0 = gy(&g[0], 0, 0, 0), s1 = gy(&g[0], 0, 0, nx - 1);
         if (m1 < m0 && s1 > s0)
-            sb_add(&t, "Bigger batches estimate better, yet eval-mode "
-                       "statistics get worse");
+            buf_printf(&t, "Bigger batches estimate better, yet eval-mode "
+                           "statistics get worse");
         else
             tx(&t, "stats_err and batch_mean_err against batch size");
         ends_note(&u, &r, &g[0], 0, scores[0]);
     } else if (single) {
         tx(&t, scores[0]);
-        sb_add(&t, " against %s", xnoun);
+        buf_printf(&t, " against %s", xnoun);
         ends_note(&u, &r, &g[0], 0, scores[0]);
     } else if (np * nsc == 1) {
         if (r.nsa == 1 && r.series[0]->key == KEY_NEW_WEIGHT && by_b &&
             strcmp(scores[0], "stats_err") == 0 && best_p_grows(&g[0]))
-            sb_add(&t, "Fewer updates need a larger EMA weight p");
+            buf_printf(&t, "Fewer updates need a larger EMA weight p");
         else
             panel_finding(&t, x, &r, &g[0], 0, scores[0], 0);
         if (t.len)
@@ -1244,19 +1206,19 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     }
     if (!t.len) {
         for (size_t k = 0; k < nsc; k++) {
-            sb_add(&t, k ? " and " : "");
+            buf_printf(&t, k ? " and " : "");
             tx(&t, scores[k]);
         }
-        sb_add(&t, " against %s", xnoun);
+        buf_printf(&t, " against %s", xnoun);
         if (r.nsa) {
-            sb_add(&t, ", by ");
+            buf_printf(&t, ", by ");
             for (size_t i = 0; i < r.nsa; i++) {
-                sb_add(&t, i ? " and " : "");
+                buf_printf(&t, i ? " and " : "");
                 tx(&t, axis_noun(r.series[i]));
             }
         }
         if (r.panel) {
-            sb_add(&t, ", a panel per ");
+            buf_printf(&t, ", a panel per ");
             tx(&t, axis_noun(r.panel));
         }
     }
@@ -1264,16 +1226,16 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     as_str(a, "note", sb_str(&u));
     for (size_t k = 0; k < nsc; k++)
         for (size_t p = 0; p < np; p++) {
-            sb_clear(&t);
+            buf_clear(&t);
             if (np * nsc > 1) {
-                sb_add(&t, "{/:Bold ");
+                buf_printf(&t, "{/:Bold ");
                 if (r.panel)
                     value_words(&t, x, r.panel, r.panel->val[p], 1);
                 if (r.panel && nsc > 1)
-                    sb_add(&t, ", ");
+                    buf_printf(&t, ", ");
                 if (nsc > 1)
                     tx(&t, scores[k]);
-                sb_add(&t, "}\n");
+                buf_printf(&t, "}\n");
                 if (ns > 1)
                     panel_finding(&t, x, &r, &g[k], p, scores[k], 1);
                 else
@@ -1283,23 +1245,23 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
         }
     as_strs(a, "st", st.v, st.n);
 
-    sb_add(&o->what, "%s against %s", kind_words, r.x->col);
+    buf_printf(&o->what, "%s against %s", kind_words, r.x->col);
     if (r.nsa) {
-        sb_add(&o->what, ", a series per");
+        buf_printf(&o->what, ", a series per");
         for (size_t i = 0; i < r.nsa; i++)
-            sb_add(&o->what, "%s %s", i ? " and" : "", r.series[i]->col);
+            buf_printf(&o->what, "%s %s", i ? " and" : "", r.series[i]->col);
     }
     if (r.panel)
-        sb_add(&o->what, ", a panel per %s", r.panel->col);
+        buf_printf(&o->what, ", a panel per %s", r.panel->col);
     grid_free(&gc);
     rc = 1;
-    if (t.oom || u.oom || st.oom || lab.oom)
+    if (t.failed || u.failed || st.oom || lab.oom)
         rc = bn_fail(err, "out of memory");
 done:
     grid_free(&g[0]);
     grid_free(&g[1]);
-    sb_free(&t);
-    sb_free(&u);
+    buf_free(&t);
+    buf_free(&u);
     sl_free(&st);
     sl_free(&lab);
     return rc;
@@ -1371,14 +1333,14 @@ static int selected(const table_t *tb, size_t row, const void *ctx)
 }
 
 /* sel(d) for a script: the row is of the selection. */
-static void as_selection(sbuf *a, const selection *s)
+static void as_selection(bn_buf *a, const selection *s)
 {
-    sb_add(a, "sel(d) = 1");
+    buf_printf(a, "sel(d) = 1");
     for (size_t i = 0; i < s->nfix; i++) {
-        sb_add(a, " && strcol(\"%s\") eq ", s->fix[i]->col);
+        buf_printf(a, " && strcol(\"%s\") eq ", s->fix[i]->col);
         gp_str(a, first_value(s->tb, s->fix[i]));
     }
-    sb_add(a, "; ");
+    buf_printf(a, "; ");
 }
 
 /* The features' truth and running variances at the smallest and the
@@ -1398,7 +1360,7 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
     double *tv = NULL, *rv[2] = {NULL, NULL};
     size_t cap = tb->t.nrow;
     int rc = -1;
-    sbuf t = {0}, w = {0};
+    bn_buf t = {0}, w = {0};
     tv = malloc(cap * sizeof *tv);
     rv[0] = malloc(cap * sizeof *rv[0]);
     rv[1] = malloc(cap * sizeof *rv[1]);
@@ -1419,7 +1381,7 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
                 goto done;
             }
             sl_push(&fn, f);
-            sb_clear(&t);
+            buf_clear(&t);
             tx(&t, f);
             sl_push(&fl, sb_str(&t));
             tv[i] = rv[0][i] = rv[1][i] = NAN;
@@ -1448,7 +1410,7 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
                     T[k] = cell_num(&x->sum, row, uc);
 
     int ratio = x->scales_differ;
-    sbuf *a = &o->assign;
+    bn_buf *a = &o->assign;
     as_str(a, "f", tb->path);
     as_num(a, "ratio", ratio);
     as_num(a, "nf", (double)nf);
@@ -1459,9 +1421,9 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
     as_num(a, "nb", ba->n > 1 ? 2 : 1);
     as_selection(a, &sel);
     for (int k = 0; k < 2; k++) {
-        sb_clear(&t);
+        buf_clear(&t);
         if (!ratio)
-            sb_add(&t, "running variance, ");
+            buf_printf(&t, "running variance, ");
         txf(&t, "B = %s", B[k]);
         if (!isnan(T[k]))
             txf(&t, " (%g update%s)", T[k], T[k] == 1 ? "" : "s");
@@ -1492,49 +1454,51 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
     as_num(a, "worst", (double)(worst + 1));
     as_num(a, "worst_true", tv[worst]);
     as_num(a, "worst_run", rv[1][worst]);
-    sb_clear(&t);
+    buf_clear(&t);
     txf(&t, "%s at B = %s: %s\n", ratio ? "farthest" : "worst feature", B[1],
         fn.v[worst]);
     if (ratio)
-        sb_add(&t, "running %.2g × its truth", rv[1][worst] / tv[worst]);
+        buf_printf(&t, "running %.2g × its truth", rv[1][worst] / tv[worst]);
     else
-        sb_add(&t, "|running − true| = %.2f", fabs(rv[1][worst] - tv[worst]));
+        buf_printf(&t, "|running − true| = %.2f",
+                   fabs(rv[1][worst] - tv[worst]));
     as_str(a, "worst_text", sb_str(&t));
 
-    sb_clear(&t);
+    buf_clear(&t);
     if (!ratio && near1 < neartrue && !isnan(T[1]))
         txf(&t, "%g updates (B = %s) leave running variances near 1, not "
                 "the truth", T[1], B[1]);
     else if (ratio)
-        sb_add(&t, "Running variance against the truth, per feature");
+        buf_printf(&t, "Running variance against the truth, per feature");
     else
-        sb_add(&t, "Running and true variances, per feature");
+        buf_printf(&t, "Running and true variances, per feature");
     as_str(a, "title", sb_str(&t));
-    sb_clear(&t);
-    sb_add(&t, "feature (");
+    buf_clear(&t);
+    buf_printf(&t, "feature (");
     for (size_t i = 0; i < sel.nfix; i++) {
         value_words(&t, x, sel.fix[i], first_value(tb, sel.fix[i]), 1);
-        sb_add(&t, "; ");
+        buf_printf(&t, "; ");
     }
     facts(&w, x, tb, NULL);
-    sb_add(&t, "%s)", sb_str(&w));
+    buf_printf(&t, "%s)", sb_str(&w));
     as_str(a, "xlabel", sb_str(&t));
-    sb_add(&o->what, "%s per feature at B = %s",
-           ratio ? "running variance / true variance" : "running and true "
-                                                        "variance",
-           B[0]);
+    buf_printf(&o->what, "%s per feature at B = %s",
+               ratio ? "running variance / true variance" : "running and true "
+                                                            "variance",
+               B[0]);
     if (ba->n > 1)
-        sb_add(&o->what, " and %s", B[1]);
-    rc = t.oom || w.oom || fn.oom || fl.oom ? bn_fail(err, "out of memory")
-                                            : 1;
+        buf_printf(&o->what, " and %s", B[1]);
+    rc = t.failed || w.failed || fn.oom || fl.oom
+             ? bn_fail(err, "out of memory")
+             : 1;
 done:
     sl_free(&fn);
     sl_free(&fl);
     free(tv);
     free(rv[0]);
     free(rv[1]);
-    sb_free(&t);
-    sb_free(&w);
+    buf_free(&t);
+    buf_free(&w);
     return rc;
 }
 
@@ -1560,7 +1524,7 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
     double *Tv = malloc((n ? n : 1) * sizeof *Tv);
     double *pv = malloc((n ? n : 1) * sizeof *pv);
     double *Bv = malloc((n ? n : 1) * sizeof *Bv);
-    sbuf t = {0};
+    bn_buf t = {0};
     strlist pl = {0}, pr = {0};
     int rc = -1, one_b = cb >= 0;
     if (!Tv || !pv || !Bv) {
@@ -1611,24 +1575,24 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
             ix[j - 1] = s;
         }
     double Tmin = Tv[ix[0]], Tmax = Tv[ix[nT - 1]], BTmin = Bv[ix[0]];
-    sbuf *a = &o->assign;
+    bn_buf *a = &o->assign;
     as_str(a, "f", tb->path);
     as_num(a, "Tmin", Tmin);
     as_num(a, "Tmax", Tmax);
-    sb_clear(&t);
+    buf_clear(&t);
     for (size_t i = 0; i < nT; i++)
-        sb_add(&t, "%s%g", i ? ", " : "", Tv[ix[i]]);
+        buf_printf(&t, "%s%g", i ? ", " : "", Tv[ix[i]]);
     as_str(a, "Ttics", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     for (size_t i = 0; one_b && i < nT; i++)
-        sb_add(&t, "%s\"%g\" %g", i ? ", " : "", Bv[ix[i]], Tv[ix[i]]);
+        buf_printf(&t, "%s\"%g\" %g", i ? ", " : "", Bv[ix[i]], Tv[ix[i]]);
     as_str(a, "x2tics", sb_str(&t));
     free(ix);
     /* The curves: one per p, the published one black. */
     as_num(a, "np", (double)np);
     as_nums(a, "pv", pv, np);
     for (size_t i = 0; i < np; i++) {
-        sb_clear(&t);
+        buf_clear(&t);
         if (same(pv[i], x->published_p))
             txf(&t, "published: %g old = %g new", 1 - pv[i], pv[i]);
         else
@@ -1650,13 +1614,13 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
             w = cell_num(tb, row, cw);
     as_num(a, "p_at", p);
     as_num(a, "w_at", w);
-    sb_clear(&t);
+    buf_clear(&t);
     txf(&t, "%.2f at T = %g", w, Tmin);
     if (one_b)
         txf(&t, " (B = %g)", BTmin);
     txf(&t, ", p = %g", p);
     as_str(a, "wlabel", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     txf(&t, "After %g update%s the initial values still carry %.2g%% of "
             "the weight",
         Tmin, Tmin == 1 ? "" : "s", 100 * w);
@@ -1665,7 +1629,7 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
     as_str(a, "title", sb_str(&t));
     /* T as the runs count it: E epochs of ⌊N / B⌋ batches (⌈N / B⌉ with
      * a last partial batch kept). */
-    sb_clear(&t);
+    buf_clear(&t);
     const axis_t *ep = axis_of(tb, KEY_EPOCHS), *pa = axis_of(tb, KEY_PARTIAL);
     int keep = pa && pa->n == 1 && strcmp(pa->val[0], "keep") == 0;
     const char *frac = keep ? "⌈N / B⌉" : "⌊N / B⌋";
@@ -1684,14 +1648,14 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
     }
     tx(&t, " (log₂ scale)");
     as_str(a, "xlabel", sb_str(&t));
-    sb_add(&o->what, "(1 - p)^T for p in the ema runs, and their "
-                     "init_weight against updates");
-    rc = t.oom || pl.oom || pr.oom ? bn_fail(err, "out of memory") : 1;
+    buf_printf(&o->what, "(1 - p)^T for p in the ema runs, and their "
+                         "init_weight against updates");
+    rc = t.failed || pl.oom || pr.oom ? bn_fail(err, "out of memory") : 1;
 done:
     free(Tv);
     free(pv);
     free(Bv);
-    sb_free(&t);
+    buf_free(&t);
     sl_free(&pl);
     sl_free(&pr);
     return rc;
@@ -1726,7 +1690,7 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
     if (!r.x || r.x->key != KEY_BATCH_SIZE)
         return 0;
     grid_t g05 = {0}, g50 = {0}, g95 = {0};
-    sbuf t = {0};
+    bn_buf t = {0};
     strlist pct = {0};
     double *y1 = NULL, *lo_err = NULL, *hi_err = NULL;
     size_t *below = NULL, *seen = NULL;
@@ -1742,7 +1706,7 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
     int cs = column(main, "seeds");
     double nseeds = cs >= 0 && main->t.nrow ? cell_num(main, 0, cs) : NAN;
 
-    sbuf *a = &o->assign;
+    bn_buf *a = &o->assign;
     as_str(a, "dist", have_d ? x->dist.path : "");
     as_str(a, "expect", have_e ? x->expect.path : "");
     as_str(a, "score", score);
@@ -1808,8 +1772,8 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
             double share = seen[i] ? 100.0 * (double)below[i] / (double)seen[i]
                                    : NAN;
             pct_max = share > pct_max ? share : pct_max;
-            sb_clear(&t);
-            sb_add(&t, "%.0f%%", share);
+            buf_clear(&t);
+            buf_printf(&t, "%.0f%%", share);
             sl_push(&pct, sb_str(&t));
         }
         one_ratio = y1[hi] / y1[lo];
@@ -1828,7 +1792,7 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
     as_str(a, "summary", overlay ? sum->path : "");
 
     /* The title: where the single run falls, when the numbers say. */
-    sb_clear(&t);
+    buf_clear(&t);
     if (overlay && pct_max <= 10)
         txf(&t, "A single run (seed %s) is in the lowest 10%% of %g shuffles "
                 "at every B",
@@ -1844,11 +1808,11 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
 
     /* The band subtitle: from which B on the published series' band is
      * narrower than its median line is thick (under 10 % on this canvas). */
-    sb_clear(&t);
+    buf_clear(&t);
     if (have_d) {
-        sb_add(&t, "{/:Bold ");
+        buf_printf(&t, "{/:Bold ");
         txf(&t, "%s over %g shuffles", score, nseeds);
-        sb_add(&t, "}\nbands 5–95 %%, lines the median");
+        buf_printf(&t, "}\nbands 5–95 %%, lines the median");
         size_t thin = nx;
         for (size_t k = nx; k-- > 0;) {
             if (gy(&g95, 0, one, k) / gy(&g05, 0, one, k) < 1.1)
@@ -1857,21 +1821,21 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
                 break;
         }
         if (thin < nx) {
-            sb_add(&t, ";\nfrom ");
+            buf_printf(&t, ";\nfrom ");
             at_x(&t, &r, thin);
-            sb_add(&t, " ");
+            buf_printf(&t, " ");
             size_t at = t.len;
             series_words(&t, x, &r, &g50, one, 1);
-            sb_add(&t, t.len > at ? "'s band is thinner than its line"
-                                  : "the band is thinner than its line");
+            buf_printf(&t, t.len > at ? "'s band is thinner than its line"
+                                      : "the band is thinner than its line");
         }
     }
     as_str(a, "bandtitle", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     if (overlay) {
         series_words(&t, x, &r, &g50, one, 1);
         if (t.len)
-            sb_add(&t, ", ");
+            buf_printf(&t, ", ");
         txf(&t, "B %s ÷ B %s:\n%.1f× for seed %s, %.1f× for the median;\n"
                 "%.0f%% of shuffles reach %.1f×",
             r.x->val[hi], r.x->val[lo], one_ratio, seed->val[0],
@@ -1889,25 +1853,26 @@ static int kind_shuffles(const plot_exp *x, figure_out *o, bn_error *err)
             zmax = z > zmax ? z : zmax;
         }
     }
-    sb_clear(&t);
+    buf_clear(&t);
     if (have_e)
         txf(&t, "agree within\n%.1f standard errors", zmax);
     as_str(a, "znote", sb_str(&t));
 
-    sb_add(&o->what, "%s against batch_size", have_d && have_e
-               ? "stats_err across the seeds, and the closed form against them"
-               : have_d ? "stats_err across the seeds"
-                        : "the closed form against the seeds");
+    buf_printf(&o->what, "%s against batch_size",
+               have_d && have_e ? "stats_err across the seeds, and the "
+                                  "closed form against them"
+               : have_d         ? "stats_err across the seeds"
+                                : "the closed form against the seeds");
     if (r.nsa)
-        sb_add(&o->what, ", a series per %s", r.series[0]->col);
-    rc = t.oom || pct.oom
+        buf_printf(&o->what, ", a series per %s", r.series[0]->col);
+    rc = t.failed || pct.oom
              ? bn_fail(err, "out of memory")
              : 1;
 done:
     grid_free(&g05);
     grid_free(&g50);
     grid_free(&g95);
-    sb_free(&t);
+    buf_free(&t);
     sl_free(&pct);
     free(y1);
     free(lo_err);
@@ -1986,11 +1951,11 @@ static void cv_free(cview *v)
 }
 
 static void cv_key(const tsv_table *t, size_t row, const axis_t *const *a,
-                   size_t n, sbuf *b)
+                   size_t n, bn_buf *b)
 {
-    sb_clear(b);
+    buf_clear(b);
     for (size_t i = 0; i < n; i++)
-        sb_add(b, "%s%s", i ? "\t" : "", cell_of(t, row, a[i]));
+        buf_printf(b, "%s%s", i ? "\t" : "", cell_of(t, row, a[i]));
 }
 
 static size_t sl_find(const strlist *l, const char *s)
@@ -2088,7 +2053,7 @@ static int cv_build(cview *v, bn_error *err)
     v->xp = malloc(n * sizeof *v->xp);
     v->xj = malloc(n * sizeof *v->xj);
     v->at = malloc(n * sizeof *v->at);
-    sbuf k = {0};
+    bn_buf k = {0};
     if (!v->xc || !v->xp || !v->xj || !v->at || xci < 0)
         goto oom;
     if (v->x) {
@@ -2147,7 +2112,7 @@ static int cv_build(cview *v, bn_error *err)
         }
         v->at[r] = p;
     }
-    if (k.oom || v->pk.oom || v->pe.oom)
+    if (k.failed || v->pk.oom || v->pe.oom)
         goto oom;
     for (int pass = 0; pass < 2; pass++)
         for (size_t r = 0; r < t->nrow; r++) {
@@ -2173,12 +2138,12 @@ static int cv_build(cview *v, bn_error *err)
             v->at[r] = xi < v->nx ? (p * v->sk.n + s) * v->nx + xi
                                   : SIZE_MAX;
         }
-    if (k.oom || v->sk.oom)
+    if (k.failed || v->sk.oom)
         goto oom;
-    sb_free(&k);
+    buf_free(&k);
     return 0;
 oom:
-    sb_free(&k);
+    buf_free(&k);
     return bn_fail(err, "%s: out of memory", v->tb->path);
 }
 
@@ -2223,7 +2188,7 @@ static void cx_words(const cview *v, const char **noun, const char **sym,
 /* A value of an axis in words: "B = 256" for those of clf_x_words, an
  * order by its name ("grouped:8", short enough for a panel's title), the
  * rest as every figure says them. */
-static void clf_value_words(sbuf *b, const plot_exp *x, const axis_t *a,
+static void clf_value_words(bn_buf *b, const plot_exp *x, const axis_t *a,
                             const char *cell)
 {
     for (size_t i = 0; i < COUNT(clf_x_words); i++)
@@ -2238,7 +2203,7 @@ static void clf_value_words(sbuf *b, const plot_exp *x, const axis_t *a,
 }
 
 /* "B = 256", "epoch 3", "K = 8", "batches grouped by class", "ema". */
-static void cx_at(sbuf *b, const plot_exp *x, const cview *v, size_t xi)
+static void cx_at(bn_buf *b, const plot_exp *x, const cview *v, size_t xi)
 {
     const char *noun, *sym, *label, *c = v->xc[xi];
     cx_words(v, &noun, &sym, &label);
@@ -2251,24 +2216,24 @@ static void cx_at(sbuf *b, const plot_exp *x, const cview *v, size_t xi)
 }
 
 /* The values of key (tab-joined cells of axes a) in words. */
-static void key_words(sbuf *b, const plot_exp *x, const axis_t *const *a,
+static void key_words(bn_buf *b, const plot_exp *x, const axis_t *const *a,
                       size_t n, const char *key)
 {
     char buf[600];
     for (size_t i = 0; i < n; i++) {
-        sb_add(b, i ? ", " : "");
+        buf_printf(b, i ? ", " : "");
         clf_value_words(b, x, a[i], key_field(key, i, buf, sizeof buf));
     }
 }
 
 /* name(d): a row's cells of axes a joined by tabs, as cv_key joins them. */
-static void as_key_fn(sbuf *b, const char *name, const axis_t *const *a,
+static void as_key_fn(bn_buf *b, const char *name, const axis_t *const *a,
                       size_t n)
 {
-    sb_add(b, "%s(d) = ", name);
+    buf_printf(b, "%s(d) = ", name);
     for (size_t i = 0; i < n; i++)
-        sb_add(b, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "", a[i]->col);
-    sb_add(b, n ? "; " : "\"\"; ");
+        buf_printf(b, "%sstrcol(\"%s\")", i ? " . \"\\t\" . " : "", a[i]->col);
+    buf_printf(b, n ? "; " : "\"\"; ");
 }
 
 /* The largest gap, train mode minus eval mode, over panels [p0, p1), and
@@ -2305,20 +2270,20 @@ static gap_t gap_over(const cview *v, const double *tr, const double *ev,
 
 /* "(B = 256, epochs = 1)": where the largest gap is; a panel's title
  * leaves out the panel's own values. */
-static void gap_at(sbuf *b, const plot_exp *x, const cview *v,
+static void gap_at(bn_buf *b, const plot_exp *x, const cview *v,
                    const gap_t *g, int title)
 {
-    sb_add(b, "(");
+    buf_printf(b, "(");
     cx_at(b, x, v, g->xi);
     if (v->nsa) {
-        sb_add(b, ", ");
+        buf_printf(b, ", ");
         key_words(b, x, v->sa, v->nsa, v->sk.v[g->s]);
     }
     if (title && v->npa) {
-        sb_add(b, ", ");
+        buf_printf(b, ", ");
         key_words(b, x, v->pa, v->npa, v->pk.v[g->p]);
     }
-    sb_add(b, ")");
+    buf_printf(b, ")");
 }
 
 /* The finding on the gap, train mode minus eval mode, of a figure
@@ -2330,45 +2295,45 @@ static void gap_at(sbuf *b, const plot_exp *x, const cview *v,
  *     up to 0.53 (B = 256, epochs = 1)";
  *   else none above 0: "Eval mode at or above train mode at every ...";
  *   else: "Eval mode at most 0.03 below train mode (...)". */
-static void gap_words(sbuf *b, const plot_exp *x, const cview *v,
+static void gap_words(bn_buf *b, const plot_exp *x, const cview *v,
                       const gap_t *g, int title)
 {
     const char *noun, *sym, *label;
     cx_words(v, &noun, &sym, &label);
-    sbuf every = {0};
+    bn_buf every = {0};
     if (!v->x)
-        sb_add(&every, "after every epoch");
+        buf_printf(&every, "after every epoch");
     else
         txf(&every, "%s every %s", v->kind == CX_CAT ? "for" : "at", noun);
     if (!g->any)
         ;
     else if (g->near && title)
-        sb_add(b, "Eval-mode accuracy within %g of train-mode %s", GAP_NEAR,
-               sb_str(&every));
+        buf_printf(b, "Eval-mode accuracy within %g of train-mode %s", GAP_NEAR,
+                   sb_str(&every));
     else if (g->near)
-        sb_add(b, "eval within %g of train mode", GAP_NEAR);
+        buf_printf(b, "eval within %g of train mode", GAP_NEAR);
     else if (g->worst > GAP_NEAR) {
-        sb_add(b, title ? "Eval mode falls below train mode by up to %.2g "
-                        : "eval below train mode by up to %.2g\n",
-               g->worst);
+        buf_printf(b, title ? "Eval mode falls below train mode by up to %.2g "
+                            : "eval below train mode by up to %.2g\n",
+                   g->worst);
         gap_at(b, x, v, g, title);
     } else if (g->worst <= 0 && title)
-        sb_add(b, "Eval mode at or above train mode %s", sb_str(&every));
+        buf_printf(b, "Eval mode at or above train mode %s", sb_str(&every));
     else if (g->worst <= 0)
-        sb_add(b, "eval at or above train mode");
+        buf_printf(b, "eval at or above train mode");
     else {
-        sb_add(b, title ? "Eval mode at most %.2g below train mode "
-                        : "eval at most %.2g below train mode\n",
-               g->worst);
+        buf_printf(b, title ? "Eval mode at most %.2g below train mode "
+                            : "eval at most %.2g below train mode\n",
+                   g->worst);
         gap_at(b, x, v, g, title);
     }
-    b->oom |= every.oom;
-    sb_free(&every);
+    b->failed |= every.failed;
+    buf_free(&every);
 }
 
 /* How a curve's gap closes: "within 0.05 from epoch 12 on", when it is
  * wider before and stays within over two epochs or more. */
-static void closes_words(sbuf *b, const cview *v, const double *tr,
+static void closes_words(bn_buf *b, const cview *v, const double *tr,
                          const double *ev, size_t p)
 {
     size_t nx = v->nx, from = nx;
@@ -2381,14 +2346,15 @@ static void closes_words(sbuf *b, const cview *v, const double *tr,
         from = xi;
     }
     if (from > 0 && from + 1 < nx)
-        sb_add(b, "\nwithin %g from epoch %g on", GAP_NEAR, num(v->xc[from]));
+        buf_printf(b, "\nwithin %g from epoch %g on", GAP_NEAR,
+                   num(v->xc[from]));
 }
 
 /* ---- the figure ---- */
 
 /* "427 rows, 3 epochs, momentum 0.1 new, 142 held out; ema, shift = 0":
  * the settings the figure's axes do not show. */
-static void clf_facts(sbuf *b, const plot_exp *x, const cview *v,
+static void clf_facts(bn_buf *b, const plot_exp *x, const cview *v,
                       const roles_t *r)
 {
     facts(b, x, v->tb, r);
@@ -2396,7 +2362,7 @@ static void clf_facts(sbuf *b, const plot_exp *x, const cview *v,
     if (held)
         txf(b, "%s%s held out", b->len ? ", " : "", held);
     for (size_t i = 0; i < v->nfa; i++) {
-        sb_add(b, i ? ", " : b->len ? "; " : "");
+        buf_printf(b, i ? ", " : b->len ? "; " : "");
         clf_value_words(b, x, v->fa[i], first_value(v->tb, v->fa[i]));
     }
 }
@@ -2407,7 +2373,7 @@ static void clf_facts(sbuf *b, const plot_exp *x, const cview *v,
 static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
                       const char *what, figure_out *o, bn_error *err)
 {
-    sbuf *a = &o->assign, t = {0}, f = {0};
+    bn_buf *a = &o->assign, t = {0}, f = {0};
     strlist st = {0}, sl = {0}, sr = {0}, sn = {0};
     size_t np = v->pk.n, ns = v->sk.n, nx = v->nx, nrow = stats_row ? 2 : 1;
     const char *const *acol = acc_cols[v->fit];
@@ -2466,10 +2432,10 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
         chars += strlen(v->xc[i]) + 2;
     int stagger = 16.0 * (double)chars > 1050.0 / (double)cols;
     as_num(a, "stagger", stagger);
-    sb_clear(&t);
-    sb_add(&t, "set xtics (");
+    buf_clear(&t);
+    buf_printf(&t, "set xtics (");
     for (size_t i = 0, first = 1; i < nx; i++) {
-        sbuf c = {0};
+        bn_buf c = {0};
         const char *cell = v->xc[i];
         if (v->kind == CX_NUM && nx > 8 && i > 0 && i + 1 < nx) {
             double m = v->xp[i], d = pow(10, floor(log10(fabs(m))));
@@ -2481,43 +2447,43 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
         if (v->kind == CX_NUM)
             txf(&c, "%g", num(cell));
         else if (v->kind == CX_K && strcmp(cell, "shuffled") == 0)
-            sb_add(&c, "shuffled");
+            buf_printf(&c, "shuffled");
         else if (v->kind == CX_K && grouped_k(cell) > 0)
             txf(&c, "%g", grouped_k(cell));
         else if (v->x->numeric)
             txf(&c, "%g", num(cell));
         else
             tx(&c, cell);
-        sb_add(&t, "%s\"%s%s\" %.17g", first ? "" : ", ",
-               stagger && i % 2 ? "\\n" : "", sb_str(&c), v->xp[i]);
+        buf_printf(&t, "%s\"%s%s\" %.17g", first ? "" : ", ",
+                   stagger && i % 2 ? "\\n" : "", sb_str(&c), v->xp[i]);
         first = 0;
-        t.oom |= c.oom;
-        sb_free(&c);
+        t.failed |= c.failed;
+        buf_free(&c);
     }
-    sb_add(&t, ")");
+    buf_printf(&t, ")");
     as_str(a, "xticscmd", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, label);
     roles_t r = {0};
     r.x = v->x;
     clf_facts(&f, x, v, &r);
-    sb_add(&t, " (");
+    buf_printf(&t, " (");
     if (log)
-        sb_add(&t, log == 2 ? "log₂ scale; " : "log scale; ");
-    sb_add(&t, "%s)", sb_str(&f));
+        buf_printf(&t, log == 2 ? "log₂ scale; " : "log scale; ");
+    buf_printf(&t, "%s)", sb_str(&f));
     as_str(a, "xlabel", sb_str(&t));
 
     /* The rows kept, the panels and the series. */
-    sb_clear(&t);
-    sb_add(&t, "sel(d) = 1");
+    buf_clear(&t);
+    buf_printf(&t, "sel(d) = 1");
     if (column(v->tb, exp_key(KEY_MODEL)->name) >= 0)
-        sb_add(&t, " && strcol(\"%s\") eq \"%s\"",
-               exp_key(KEY_MODEL)->name, clf_model());
+        buf_printf(&t, " && strcol(\"%s\") eq \"%s\"",
+                   exp_key(KEY_MODEL)->name, clf_model());
     for (size_t i = 0; i < v->nfa; i++) {
-        sb_add(&t, " && strcol(\"%s\") eq ", v->fa[i]->col);
+        buf_printf(&t, " && strcol(\"%s\") eq ", v->fa[i]->col);
         gp_str(&t, first_value(v->tb, v->fa[i]));
     }
-    sb_add(a, "%s; ", sb_str(&t));
+    buf_printf(a, "%s; ", sb_str(&t));
     as_key_fn(a, "pkey", v->pa, v->npa);
     as_num(a, "np", (double)np);
     as_strs(a, "pv", v->pk.v, np);
@@ -2538,7 +2504,7 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
                                                  : "index";
     for (size_t i = 0; i < ns; i++) {
         char buf[600];
-        sb_clear(&t);
+        buf_clear(&t);
         key_words(&t, x, v->sa, v->nsa, v->sk.v[i]);
         sl_push(&sl, sb_str(&t));
         sl_push(&sr, role);
@@ -2571,47 +2537,47 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
     as_num(a, "slo", isinf(slo) ? NAN : slo);
     as_num(a, "shi", shi);
     as_num(a, "szero", zero);
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, v->fit ? "accuracy on the rows trained on" : "held-out accuracy");
     as_str(a, "yacc", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, "stats_err_rel");
     if (slog)
         tx(&t, " (log scale)");
     as_str(a, "ystats", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, "eval: running stats");
     as_str(a, "keval", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, "train: batch stats");
     as_str(a, "ktrain", sb_str(&t));
 
     /* The title: a finding on the gap where the numbers bear one out,
      * else what the figure draws. */
     gap_t all = gap_over(v, tr, ev, 0, np);
-    sb_clear(&t);
+    buf_clear(&t);
     gap_words(&t, x, v, &all, 1);
     if (t.len && v->fit) { /* "On the rows trained on, eval mode ..." */
-        sbuf on = {0};
-        sb_add(&on, "On the rows trained on, %c%s",
-               tolower((unsigned char)t.s[0]), t.s + 1);
-        sb_clear(&t);
-        sb_add(&t, "%s", sb_str(&on));
-        t.oom |= on.oom;
-        sb_free(&on);
+        bn_buf on = {0};
+        buf_printf(&on, "On the rows trained on, %c%s",
+                   tolower((unsigned char)t.p[0]), t.p + 1);
+        buf_clear(&t);
+        buf_printf(&t, "%s", sb_str(&on));
+        t.failed |= on.failed;
+        buf_free(&on);
     }
     if (!t.len) {
         txf(&t, "%s and %s ", acol[0], acol[1]);
         if (v->x)
             txf(&t, "against %s", noun);
         else
-            sb_add(&t, "after each epoch");
+            buf_printf(&t, "after each epoch");
         for (size_t i = 0; i < v->nsa; i++) {
-            sb_add(&t, i ? " and " : ", by ");
+            buf_printf(&t, i ? " and " : ", by ");
             tx(&t, axis_noun(v->sa[i]));
         }
         for (size_t i = 0; i < v->npa; i++) {
-            sb_add(&t, i ? " and " : ", a panel per ");
+            buf_printf(&t, i ? " and " : ", a panel per ");
             tx(&t, axis_noun(v->pa[i]));
         }
     }
@@ -2619,54 +2585,54 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
      * where it happened on a line of its own. */
     size_t shown = 0;
     for (size_t i = 0; i < t.len; i++, shown++)
-        i += t.s[i] == '\\';
-    char *open = shown > 70 ? strstr(t.s, " (") : NULL;
+        i += t.p[i] == '\\';
+    char *open = shown > 70 ? strstr(t.p, " (") : NULL;
     if (open)
         *open = '\n';
     as_str(a, "title", sb_str(&t));
     for (size_t k = 0; k < nrow; k++)
         for (size_t p = 0; p < np; p++) {
-            sb_clear(&t);
+            buf_clear(&t);
             if (npan > 1) {
-                sb_add(&t, "{/:Bold ");
+                buf_printf(&t, "{/:Bold ");
                 key_words(&t, x, v->pa, v->npa, v->pk.v[p]);
                 if (nrow > 1)
-                    sb_add(&t, "%s%s", v->npa ? ", " : "",
-                           k ? "stats\\_err\\_rel" : "accuracy");
-                sb_add(&t, "}");
+                    buf_printf(&t, "%s%s", v->npa ? ", " : "",
+                               k ? "stats\\_err\\_rel" : "accuracy");
+                buf_printf(&t, "}");
                 if (k == 0 && np > 1) {
                     gap_t gp = gap_over(v, tr, ev, p, p + 1);
                     size_t at = t.len;
-                    sb_add(&t, "\n");
+                    buf_printf(&t, "\n");
                     gap_words(&t, x, v, &gp, 0);
                     if (!v->x && !gp.near)
                         closes_words(&t, v, tr, ev, p);
                     if (t.len == at + 1)
-                        t.len = at, t.s[at] = '\0';
+                        t.len = at, t.p[at] = '\0';
                 }
             }
             sl_push(&st, sb_str(&t));
         }
     as_strs(a, "st", st.v, st.n);
 
-    sb_add(&o->what, "%s", what);
+    buf_printf(&o->what, "%s", what);
     for (size_t i = 0; i < v->nsa; i++)
-        sb_add(&o->what, "%s %s", i ? " and" : ", a series per",
-               v->sa[i]->col);
+        buf_printf(&o->what, "%s %s", i ? " and" : ", a series per",
+                   v->sa[i]->col);
     for (size_t i = 0; i < v->npa; i++)
-        sb_add(&o->what, "%s %s", i ? " and" : ", a panel per",
-               v->pa[i]->col);
+        buf_printf(&o->what, "%s %s", i ? " and" : ", a panel per",
+                   v->pa[i]->col);
     if (stats_row)
-        sb_add(&o->what, "; stats_err_rel under it");
-    rc = t.oom || f.oom || st.oom || sl.oom || sr.oom || sn.oom
+        buf_printf(&o->what, "; stats_err_rel under it");
+    rc = t.failed || f.failed || st.oom || sl.oom || sr.oom || sn.oom
              ? bn_fail(err, "out of memory")
              : 1;
 done:
     free(tr);
     free(ev);
     free(se);
-    sb_free(&t);
-    sb_free(&f);
+    buf_free(&t);
+    buf_free(&f);
     sl_free(&st);
     sl_free(&sl);
     sl_free(&sr);
@@ -2770,13 +2736,13 @@ static int accuracies(const plot_exp *x, figure_out *o, bn_error *err,
             v.sa[v.nsa++] = others[i];
     cv_hold(&v, v.sa, &v.nsa, CLF_SERIES);
     v.fit = fit;
-    sbuf what = {0};
-    sb_add(&what, "%s and %s against %s", acc_cols[fit][0], acc_cols[fit][1],
-           v.xcol);
-    int rc = what.oom ? bn_fail(err, "out of memory") : cv_build(&v, err);
+    bn_buf what = {0};
+    buf_printf(&what, "%s and %s against %s", acc_cols[fit][0],
+               acc_cols[fit][1], v.xcol);
+    int rc = what.failed ? bn_fail(err, "out of memory") : cv_build(&v, err);
     if (rc == 0)
         rc = clf_figure(x, &v, fit ? 0 : stats_row, sb_str(&what), o, err);
-    sb_free(&what);
+    buf_free(&what);
     cv_free(&v);
     return rc;
 }
@@ -2876,7 +2842,7 @@ static int kind_effective(const plot_exp *x, figure_out *o, bn_error *err)
     }
     size_t nc = names.n;
     int rc = -1;
-    sbuf t = {0}, w = {0};
+    bn_buf t = {0}, w = {0};
     if (nc == 0 || names.oom) {
         rc = names.oom ? bn_fail(err, "out of memory") : 0;
         goto done;
@@ -2887,19 +2853,19 @@ static int kind_effective(const plot_exp *x, figure_out *o, bn_error *err)
      * 1 makes the title. */
     size_t over = nc, under = nc;
     for (size_t i = 0; i < nc; i++) {
-        sb_clear(&t);
+        buf_clear(&t);
         tx(&t, names.v[i]);
         if (same(rlo[i], rhi[i]))
-            sb_add(&t, ": %.2g×", rlo[i]);
+            buf_printf(&t, ": %.2g×", rlo[i]);
         else
-            sb_add(&t, ": %.2g–%.2g×", rlo[i], rhi[i]);
+            buf_printf(&t, ": %.2g–%.2g×", rlo[i], rhi[i]);
         sl_push(&labels, sb_str(&t));
         if (rlo[i] < 1 && (over == nc || rlo[i] < rlo[over]))
             over = i;
         if (rhi[i] > 1 && (under == nc || rhi[i] > rhi[under]))
             under = i;
     }
-    sbuf *a = &o->assign;
+    bn_buf *a = &o->assign;
     as_str(a, "f", tb->path);
     as_num(a, "nc", (double)nc);
     as_strs(a, "cn", names.v, nc);
@@ -2909,49 +2875,49 @@ static int kind_effective(const plot_exp *x, figure_out *o, bn_error *err)
     as_selection(a, &sel);
     x_axis(a, ba);
 
-    sb_clear(&t);
+    buf_clear(&t);
     if (over < nc || under < nc) {
         tx(&t, "The count B·H·W ");
         if (over < nc) {
             txf(&t, "overstates a batch mean's information up to %.2g× (",
                 1 / rlo[over]);
             tx(&t, names.v[over]);
-            sb_add(&t, ")");
+            buf_printf(&t, ")");
         }
         if (under < nc) {
-            sb_add(&t, over < nc ? "\nand " : "");
+            buf_printf(&t, over < nc ? "\nand " : "");
             txf(&t, "understates %s up to %.2g× (",
                 over < nc ? "it" : "a batch mean's information",
                 rhi[under]);
             tx(&t, names.v[under]);
-            sb_add(&t, ")");
+            buf_printf(&t, ")");
         }
     } else {
         tx(&t, "The effective number of values behind a batch mean, per "
                "channel");
     }
     as_str(a, "title", sb_str(&t));
-    sb_clear(&t);
+    buf_clear(&t);
     tx(&t, "batch size B (samples");
     if (x_is_log(ba))
         tx(&t, "; log₂ scale");
     for (size_t i = 0; i < sel.nfix; i++) {
-        sb_add(&t, "; ");
+        buf_printf(&t, "; ");
         value_words(&t, x, sel.fix[i], first_value(tb, sel.fix[i]), 1);
     }
     facts(&w, x, tb, NULL);
     if (w.len)
-        sb_add(&t, "; %s", sb_str(&w));
-    sb_add(&t, ")");
+        buf_printf(&t, "; %s", sb_str(&w));
+    buf_printf(&t, ")");
     as_str(a, "xlabel", sb_str(&t));
-    sb_add(&o->what, "n_eff against batch_size per channel, beside count "
-                     "and count_fpc");
-    rc = t.oom || w.oom || labels.oom ? bn_fail(err, "out of memory") : 1;
+    buf_printf(&o->what, "n_eff against batch_size per channel, beside count "
+                         "and count_fpc");
+    rc = t.failed || w.failed || labels.oom ? bn_fail(err, "out of memory") : 1;
 done:
     sl_free(&names);
     sl_free(&labels);
-    sb_free(&t);
-    sb_free(&w);
+    buf_free(&t);
+    buf_free(&w);
     return rc;
 }
 
@@ -3052,8 +3018,8 @@ static int push(plot_list *l, const char *experiment, const plot_kind *k,
         return -1;
     f->name = k->name;
     f->script = k->script;
-    f->assign = o->assign.s;
-    f->what = o->what.s;
+    f->assign = o->assign.p;
+    f->what = o->what.p;
     memset(o, 0, sizeof *o);
     l->n++;
     return 0;
@@ -3069,11 +3035,11 @@ int plot_experiment(const char *dir, const char *name, plot_list *list,
     for (size_t i = 0; i < COUNT(kinds); i++) {
         figure_out o = {{0}, {0}};
         int r = kinds[i].make(&x, &o, err);
-        if (r > 0 && (o.assign.oom || o.what.oom ||
+        if (r > 0 && (o.assign.failed || o.what.failed ||
                       push(list, name, &kinds[i].k, &o) != 0))
             r = bn_fail(err, "out of memory");
-        sb_free(&o.assign);
-        sb_free(&o.what);
+        buf_free(&o.assign);
+        buf_free(&o.what);
         if (r < 0) {
             exp_free_all(&x);
             return -1;
