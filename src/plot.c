@@ -176,6 +176,20 @@ static void sl_push(strlist *l, const char *s)
     l->v[l->n++] = c;
 }
 
+/* The index of s among the n texts v, or n when it is not there. */
+static size_t str_index(const char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return i;
+    return n;
+}
+
+static size_t sl_find(const strlist *l, const char *s)
+{
+    return str_index((const char *const *)l->v, l->n, s);
+}
+
 static void sl_free(strlist *l)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -239,10 +253,7 @@ static int cmp_num(const void *a, const void *b)
 
 static size_t val_index(const axis_t *a, const char *cell)
 {
-    for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->val[i], cell) == 0)
-            return i;
-    return a->n;
+    return str_index(a->val, a->n, cell);
 }
 
 static int find_axes(table_t *tb, bn_error *err)
@@ -510,14 +521,6 @@ static const char *cell_of(const tsv_table *t, size_t row, const axis_t *a)
     return tsv_cell(t, row, (size_t)a->ci);
 }
 
-static size_t grid_series(const grid_t *g, const char *key)
-{
-    for (size_t s = 0; s < g->skey.n; s++)
-        if (strcmp(g->skey.v[s], key) == 0)
-            return s;
-    return g->skey.n;
-}
-
 static void grid_free(grid_t *g)
 {
     sl_free(&g->skey);
@@ -540,7 +543,7 @@ static int grid_make(const table_t *tb, const roles_t *r, const char *col,
         if (keep && !keep(tb, row, ctx))
             continue;
         row_series(t, row, r, &k);
-        series[row] = grid_series(g, sb_str(&k));
+        series[row] = sl_find(&g->skey, sb_str(&k));
         if (series[row] == g->skey.n)
             sl_push(&g->skey, sb_str(&k));
     }
@@ -881,7 +884,7 @@ static void panel_finding(bn_buf *b, const plot_exp *x, const roles_t *r,
     if (ns < 2 || nx < 2)
         return;
     if (r->nsa == 1 && r->series[0]->key == KEY_ORDER) {
-        size_t base = grid_series(g, "shuffled");
+        size_t base = sl_find(&g->skey, "shuffled");
         int above = base < ns, compared = 0;
         for (size_t s = 0; s < ns && above; s++)
             for (size_t xi = 0; xi < nx && s != base; xi++) {
@@ -1156,7 +1159,7 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     /* Labels over each order's points: its ratio to shuffled batches at
      * the same x. */
     size_t base = r.nsa == 1 && r.series[0]->key == KEY_ORDER
-                      ? grid_series(&g[0], "shuffled")
+                      ? sl_find(&g[0].skey, "shuffled")
                       : ns;
     as_num(a, "base", base < ns && ns > 1 ? (double)(base + 1) : 0);
     for (size_t k = 0; k < nsc; k++)
@@ -1372,9 +1375,7 @@ static int kind_features(const plot_exp *x, figure_out *o, bn_error *err)
         if (!selected(tb, row, &sel))
             continue;
         const char *f = tsv_cell(&tb->t, row, (size_t)cf);
-        size_t i = 0;
-        while (i < fn.n && strcmp(fn.v[i], f) != 0)
-            i++;
+        size_t i = sl_find(&fn, f);
         if (i == fn.n) {
             if (fn.n == MAX_FEATURES) {
                 rc = 0;
@@ -1958,14 +1959,6 @@ static void cv_key(const tsv_table *t, size_t row, const axis_t *const *a,
         buf_printf(b, "%s%s", i ? "\t" : "", cell_of(t, row, a[i]));
 }
 
-static size_t sl_find(const strlist *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i], s) == 0)
-            return i;
-    return l->n;
-}
-
 /* Field i of a key of tab-joined cells. */
 static const char *key_field(const char *key, size_t i, char *buf,
                              size_t cap)
@@ -2062,10 +2055,7 @@ static int cv_build(cview *v, bn_error *err)
     } else { /* a curve's epochs: those of the rows kept */
         for (size_t r = 0; r < t->nrow; r++) {
             const char *c = tsv_cell(t, r, (size_t)xci);
-            size_t i = 0;
-            while (i < v->nx && strcmp(v->xc[i], c) != 0)
-                i++;
-            if (i == v->nx && cv_kept(v, r))
+            if (str_index(v->xc, v->nx, c) == v->nx && cv_kept(v, r))
                 v->xc[v->nx++] = c;
         }
         qsort(v->xc, v->nx, sizeof *v->xc, cmp_cell);
@@ -2132,9 +2122,7 @@ static int cv_build(cview *v, bn_error *err)
                 continue;
             }
             const char *c = tsv_cell(t, r, (size_t)xci);
-            size_t xi = 0;
-            while (xi < v->nx && strcmp(v->xc[xi], c) != 0)
-                xi++;
+            size_t xi = str_index(v->xc, v->nx, c);
             v->at[r] = xi < v->nx ? (p * v->sk.n + s) * v->nx + xi
                                   : SIZE_MAX;
         }
