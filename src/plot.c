@@ -1009,6 +1009,39 @@ static int one_seed(const table_t *tb)
 /* Scores against the x axis: one figure per kind, scores[] its panels'
  * rows, series and panels by the roles; the published look of
  * batch-size, momentum, ordering and estimators for their experiments. */
+/* A score's y axis over its n values (NaN: no value there): the least
+ * and the greatest value above rounding (lo NaN when there is none),
+ * whether a value is 0 up to rounding, and a log scale when one is (a
+ * floor then draws it) or the values span more than LOG_SPAN. */
+typedef struct {
+    double lo, hi;
+    int zero, log;
+} y_scale;
+
+static y_scale y_scale_of(const double *y, size_t n)
+{
+    double lo = INFINITY, hi = 0;
+    int zero = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(y[i]))
+            continue;
+        if (y[i] < EXACT)
+            zero = 1;
+        else {
+            lo = y[i] < lo ? y[i] : lo;
+            hi = y[i] > hi ? y[i] : hi;
+        }
+    }
+    /* Every value 0 up to rounding: a linear axis shows them as they
+     * are, and no floor is needed. */
+    if (isinf(lo)) {
+        zero = 0;
+        hi = hi > 0 ? hi : 1;
+    }
+    return (y_scale){isinf(lo) ? NAN : lo, hi, zero,
+                     zero || (hi > 0 && hi / lo > LOG_SPAN)};
+}
+
 static int curves(const plot_exp *x, figure_out *o, const char *const *want,
                   size_t nwant, const char *kind_words, bn_error *err)
 {
@@ -1076,34 +1109,16 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
     for (size_t k = 0; k < nsc; k++) {
         sc[k] = (char *)scores[k];
         tx(&ylb[k], score_words[score_word(scores[k])].axis);
-        double lo = INFINITY, hi = 0;
-        int zero = 0;
-        for (size_t i = 0; i < np * ns * nx; i++) {
-            double y = g[k].y[i];
-            if (isnan(y))
-                continue;
-            if (y < EXACT)
-                zero = 1;
-            else {
-                lo = y < lo ? y : lo;
-                hi = y > hi ? y : hi;
-            }
-        }
-        /* Every value 0 up to rounding: a linear axis shows them as they
-         * are, and no floor is needed. */
-        if (isinf(lo)) {
-            zero = 0;
-            hi = hi > 0 ? hi : 1;
-        }
-        ylog[k] = zero || (hi > 0 && hi / lo > LOG_SPAN);
+        y_scale yk = y_scale_of(g[k].y, np * ns * nx);
+        ylog[k] = yk.log;
         tx(&ysb[k], scores[k]);
         if (ylog[k]) {
             tx(&ylb[k], " (log scale)");
             tx(&ysb[k], " (log scale)");
         }
-        ylo[k] = isinf(lo) ? NAN : lo;
-        yhi[k] = hi;
-        yzero[k] = zero;
+        ylo[k] = yk.lo;
+        yhi[k] = yk.hi;
+        yzero[k] = yk.zero;
         yl[k] = (char *)sb_str(&ylb[k]);
         ys[k] = (char *)sb_str(&ysb[k]);
     }
@@ -2504,33 +2519,17 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
 
     /* stats_err_rel's scale: log over a span of more than LOG_SPAN, with
      * a floor for the values that are 0 up to rounding. */
-    double slo = INFINITY, shi = 0;
-    int zero = 0;
-    for (size_t i = 0; se && i < np * ns * nx; i++) {
-        if (isnan(se[i]))
-            continue;
-        if (se[i] < EXACT)
-            zero = 1;
-        else {
-            slo = se[i] < slo ? se[i] : slo;
-            shi = se[i] > shi ? se[i] : shi;
-        }
-    }
-    if (isinf(slo)) {
-        zero = 0;
-        shi = shi > 0 ? shi : 1;
-    }
-    int slog = zero || (shi > 0 && shi / slo > LOG_SPAN);
-    as_num(a, "slog", slog);
-    as_num(a, "slo", isinf(slo) ? NAN : slo);
-    as_num(a, "shi", shi);
-    as_num(a, "szero", zero);
+    y_scale ss = y_scale_of(se, se ? np * ns * nx : 0);
+    as_num(a, "slog", ss.log);
+    as_num(a, "slo", ss.lo);
+    as_num(a, "shi", ss.hi);
+    as_num(a, "szero", ss.zero);
     buf_clear(&t);
     tx(&t, v->fit ? "accuracy on the rows trained on" : "held-out accuracy");
     as_str(a, "yacc", sb_str(&t));
     buf_clear(&t);
     tx(&t, "stats_err_rel");
-    if (slog)
+    if (ss.log)
         tx(&t, " (log scale)");
     as_str(a, "ystats", sb_str(&t));
     buf_clear(&t);
