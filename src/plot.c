@@ -1527,6 +1527,16 @@ static int is_ema(const table_t *tb, size_t row, const void *ctx)
     return c < 0 || strcmp(tsv_cell(&tb->t, row, (size_t)c), "ema") == 0;
 }
 
+/* An update count T and the batch size of its runs. */
+typedef struct {
+    double T, B;
+} t_and_b;
+
+static int cmp_t(const void *a, const void *b)
+{
+    return cmp_double(&((const t_and_b *)a)->T, &((const t_and_b *)b)->T);
+}
+
 /* (1 - p)^T for each p of the ema runs, and their measured init_weight
  * against their update counts T. */
 static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
@@ -1537,13 +1547,12 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
     if (!tb->ok || cu < 0 || cw < 0 || cp < 0 || predictions(x))
         return 0;
     size_t n = tb->t.nrow, nT = 0, np = 0;
-    double *Tv = malloc((n ? n : 1) * sizeof *Tv);
+    t_and_b *ts = malloc((n ? n : 1) * sizeof *ts);
     double *pv = malloc((n ? n : 1) * sizeof *pv);
-    double *Bv = malloc((n ? n : 1) * sizeof *Bv);
     bn_buf t = {0};
     strlist pl = {0}, pr = {0};
     int rc = -1, one_b = cb >= 0;
-    if (!Tv || !pv || !Bv) {
+    if (!ts || !pv) {
         bn_fail(err, "out of memory");
         goto done;
     }
@@ -1553,12 +1562,11 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
         double T = cell_num(tb, row, cu), p = cell_num(tb, row, cp);
         double B = cell_num(tb, row, cb);
         size_t i = 0;
-        while (i < nT && Tv[i] != T)
+        while (i < nT && ts[i].T != T)
             i++;
         if (i == nT) {
-            Tv[nT] = T;
-            Bv[nT++] = B;
-        } else if (Bv[i] != B) {
+            ts[nT++] = (t_and_b){T, B};
+        } else if (ts[i].B != B) {
             one_b = 0;
         }
         for (i = 0; i < np && pv[i] != p; i++)
@@ -1575,35 +1583,22 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
      * does. */
     for (size_t i = 0; i < nT; i++)
         for (size_t j = i + 1; j < nT; j++)
-            if (Bv[j] == Bv[i])
+            if (ts[j].B == ts[i].B)
                 one_b = 0;
-    size_t *ix = malloc(nT * sizeof *ix);
-    if (!ix) {
-        bn_fail(err, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < nT; i++)
-        ix[i] = i;
-    for (size_t i = 1; i < nT; i++)
-        for (size_t j = i; j > 0 && Tv[ix[j]] < Tv[ix[j - 1]]; j--) {
-            size_t s = ix[j];
-            ix[j] = ix[j - 1];
-            ix[j - 1] = s;
-        }
-    double Tmin = Tv[ix[0]], Tmax = Tv[ix[nT - 1]], BTmin = Bv[ix[0]];
+    qsort(ts, nT, sizeof *ts, cmp_t);
+    double Tmin = ts[0].T, Tmax = ts[nT - 1].T, BTmin = ts[0].B;
     bn_buf *a = &o->assign;
     as_str(a, "f", tb->path);
     as_num(a, "Tmin", Tmin);
     as_num(a, "Tmax", Tmax);
     buf_clear(&t);
     for (size_t i = 0; i < nT; i++)
-        buf_printf(&t, "%s%g", i ? ", " : "", Tv[ix[i]]);
+        buf_printf(&t, "%s%g", i ? ", " : "", ts[i].T);
     as_str(a, "Ttics", sb_str(&t));
     buf_clear(&t);
     for (size_t i = 0; one_b && i < nT; i++)
-        buf_printf(&t, "%s\"%g\" %g", i ? ", " : "", Bv[ix[i]], Tv[ix[i]]);
+        buf_printf(&t, "%s\"%g\" %g", i ? ", " : "", ts[i].B, ts[i].T);
     as_str(a, "x2tics", sb_str(&t));
-    free(ix);
     /* The curves: one per p, the published one black. */
     as_num(a, "np", (double)np);
     as_nums(a, "pv", pv, np);
@@ -1668,9 +1663,8 @@ static int kind_init_weight(const plot_exp *x, figure_out *o, bn_error *err)
                          "init_weight against updates");
     rc = t.failed || pl.oom || pr.oom ? bn_fail(err, "out of memory") : 1;
 done:
-    free(Tv);
+    free(ts);
     free(pv);
-    free(Bv);
     buf_free(&t);
     sl_free(&pl);
     sl_free(&pr);
