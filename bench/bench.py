@@ -16,8 +16,9 @@ Three tables, in Markdown, on standard output:
     the same network in PyTorch (nn.Linear, BatchNorm1d, ReLU, nn.Linear,
     cross-entropy, SGD with momentum), float64, one thread;
   * bnstudy's layer from 512 x 8 to 10^6 x 64 and 65536 x 1024 rows x
-    features: nanoseconds per value, and peak memory beside the
-    population's own size (one process per size, so the peak is its own).
+    features: nanoseconds per value and its ratio to 512 x 8's, and peak
+    memory beside the population's own size (one process per size, so the
+    peak is its own), in interleaved rounds.
 
 numpy and PyTorch are timed when this Python has them; the lines say when
 it has not. Numbers depend on the machine and on what else runs on it;
@@ -235,24 +236,50 @@ def clf_table(drv, torch, rounds):
               f"{ratio_cell(t['PyTorch', b], t['bnstudy', b])} |")
 
 
-def scale_table(driver, sizes):
+def scale_table(driver, sizes, rounds):
+    """Every size in a process of its own (so that its peak is its own),
+    each round running every size in turn, so that the machine's drift
+    falls on all of them alike; the cost per value against the first
+    size's in the same round, its median and range over the rounds."""
     print()
-    print(f"bnstudy's layer by size (B {SCALE_B}, shuffled, one epoch; the "
-          "median of three; one process per size):")
+    print(f"bnstudy's layer by size (B {SCALE_B}, shuffled, one epoch; "
+          f"the median of {rounds} interleaved rounds, one process per size "
+          "and round):")
     print()
-    print("| rows x features | ns per value | peak memory | of which the "
-          "population |")
-    print("|---|---|---|---|")
-    for n, f in sizes:
-        out = subprocess.run([driver, "scale", str(n), str(f), str(SCALE_B),
-                              "3"], capture_output=True, text=True)
-        if out.returncode != 0:
-            print(f"| {n} x {f} | failed: {out.stderr.strip()} | | |")
+    ns = {s: [] for s in sizes}
+    peak = {s: 0 for s in sizes}
+    pop = {}
+    failed = {}
+    for _ in range(rounds):
+        for n, f in sizes:
+            if (n, f) in failed:
+                continue
+            out = subprocess.run([driver, "scale", str(n), str(f),
+                                  str(SCALE_B), "3"], capture_output=True,
+                                 text=True)
+            if out.returncode != 0:
+                failed[n, f] = out.stderr.strip()
+                continue
+            _, _, _, t, rss, popk = out.stdout.split()
+            ns[n, f].append(float(t))
+            peak[n, f] = max(peak[n, f], int(rss))
+            pop[n, f] = float(popk)
+    first = sizes[0]
+    print(f"| rows x features | ns per value | ÷ {first[0]} x {first[1]} | "
+          "peak memory | of which the population |")
+    print("|---|---|---|---|---|")
+    for s in sizes:
+        n, f = s
+        if s in failed:
+            print(f"| {n} x {f} | failed: {failed[s]} | | | |")
             continue
-        _, _, _, ns, rss, popk = out.stdout.split()
-        print(f"| {n} x {f} | {float(ns):.2f} | {int(rss) / 1024:.0f} MiB | "
-              f"{float(popk) / 1024:.0f} MiB |")
-        sys.stdout.flush()
+        k = min(len(ns[s]), len(ns[first]))
+        ratios = [ns[s][i] / ns[first][i] for i in range(k)]
+        cell = (f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-"
+                f"{max(ratios):.2f})" if ratios else "")
+        print(f"| {n} x {f} | {statistics.median(ns[s]):.2f} | {cell} | "
+              f"{peak[s] / 1024:.0f} MiB | {pop[s] / 1024:.0f} MiB |")
+    sys.stdout.flush()
 
 
 def main():
@@ -261,6 +288,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--no-scale", action="store_true",
                     help="skip the scaling table (the longest part)")
+    ap.add_argument("--scale-rounds", type=int, default=3,
+                    help="rounds of the scaling table (about 35 s each)")
     a = ap.parse_args()
     np = optional("numpy")
     torch = optional("torch")
@@ -270,7 +299,7 @@ def main():
     clf_table(drv, torch, max(3, a.rounds // 3))
     drv.close()
     if not a.no_scale:
-        scale_table(a.driver, SCALE)
+        scale_table(a.driver, SCALE, max(1, a.scale_rounds))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,15 @@
-/* The error record's helper, joining a table's names, control bytes. */
+/* The error record's helper, joining a table's names, control bytes, and
+ * the allocation of large arrays read at random. */
+/* madvise and MADV_HUGEPAGE are not in POSIX. */
+#define _DEFAULT_SOURCE
 #include "common.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
+#endif
 
 int bn_fail(bn_error *err, const char *fmt, ...)
 {
@@ -60,4 +66,21 @@ const char *bn_control_name(char c, char buf[16])
         return "a carriage return";
     snprintf(buf, 16, "byte 0x%02x", (unsigned)(unsigned char)c);
     return buf;
+}
+
+void *bn_alloc_large(size_t bytes)
+{
+    /* A fault-injection build counts this allocation as malloc. */
+#if defined(__linux__) && !defined(__EMSCRIPTEN__) && \
+    defined(MADV_HUGEPAGE) && !defined(BN_FAULT)
+    const size_t huge = (size_t)2 << 20;
+    if (bytes >= huge) {
+        void *p;
+        if (posix_memalign(&p, huge, bytes) != 0)
+            return NULL;
+        (void)madvise(p, bytes, MADV_HUGEPAGE);
+        return p;
+    }
+#endif
+    return malloc(bytes ? bytes : 1);
 }

@@ -53,6 +53,15 @@ const char *bn_control_char(const char *s);
  * "byte 0x1b". */
 const char *bn_control_name(char c, char buf[16]);
 
+/* An array of bytes that a shuffled order reads at random (a population's
+ * rows, an order): past the caches, with the system's 4 KiB pages, nearly
+ * every row read is a TLB miss as well as a trip to memory. From 2 MiB
+ * up, on Linux, it is aligned to 2 MiB and the kernel is asked for
+ * transparent huge pages (madvise; a hint it may ignore). Elsewhere, and
+ * below 2 MiB, it is malloc. Freed with free(); no byte of a result
+ * depends on it. */
+void *bn_alloc_large(size_t bytes);
+
 #include "fault.h"
 
 #endif

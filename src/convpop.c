@@ -54,7 +54,7 @@ static int alloc_pop(convpop_t *pop, size_t m, size_t c, size_t h, size_t w,
     if (c > SIZE_MAX / sizeof *pop->x / n)
         return bn_fail(err, "%zu rows of %zu channels do not fit in memory",
                        n, c);
-    pop->x = malloc(n * c * sizeof *pop->x);
+    pop->x = bn_alloc_large(n * c * sizeof *pop->x);
     pop->group = malloc(n * sizeof *pop->group);
     pop->mean = malloc(2 * c * sizeof *pop->mean);
     if (!pop->x || !pop->group || !pop->mean) {

@@ -48,7 +48,7 @@ static int take_rows(const pop_t *src, const size_t *rows, size_t n,
     size_t f = src->f;
     out->n = n;
     out->f = f;
-    out->x = malloc(n * f * sizeof *out->x);
+    out->x = bn_alloc_large(n * f * sizeof *out->x);
     out->names = calloc(f, sizeof *out->names);
     out->origin = malloc(n * sizeof *out->origin);
     int bad = !out->x || !out->names || !out->origin;

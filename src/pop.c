@@ -281,7 +281,7 @@ static int generate(const pop_spec *spec, uint64_t features,
     if (pop_validate(spec, err) != 0)
         return -1;
     size_t n = spec->n_rows, f = spec->n_features;
-    double *x = malloc(n * f * sizeof *x);
+    double *x = bn_alloc_large(n * f * sizeof *x);
     if (!x)
         return bn_fail(err, "out of memory for %zu x %zu rows", n, f);
     pcg32_t rng;

@@ -550,7 +550,7 @@ static int parse_text(const char *path, const unsigned char *bytes,
         bn_fail(err, "%s: too many values for memory", path);
         goto done;
     }
-    x = malloc(max_rows * f * sizeof *x);
+    x = bn_alloc_large(max_rows * f * sizeof *x);
     if (opt->label)
         t.label_vals = calloc(max_rows, sizeof *t.label_vals);
     if (opt->group)
@@ -941,7 +941,7 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
                        path, have - n * f * (size_t)size);
 
     memset(pf, 0, sizeof *pf);
-    double *x = malloc(n * f * sizeof *x);
+    double *x = bn_alloc_large(n * f * sizeof *x);
     char **names = calloc(f, sizeof *names);
     if (!x || !names) {
         free(x);

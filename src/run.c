@@ -252,7 +252,7 @@ int run_execute_blamed(const run_pops *p, const run_config *cfg,
     run_config rows = run_in_rows(cfg, pop);
     order_spec ord = rows.order;
     ord.batch_size = rows.batch_size;
-    size_t *perm = malloc(pop->n * sizeof *perm);
+    size_t *perm = bn_alloc_large(pop->n * sizeof *perm);
     int rc = perm ? order_make(&ord, pop, cfg->seed, perm, err)
                   : bn_fail(err, "out of memory");
     if (rc == 0)

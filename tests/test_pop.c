@@ -8,6 +8,7 @@
 #include "helpers.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,35 @@ static void test_many_features_and_long_names(void **state)
     pop_spec_free(&copy);
 }
 
+/* A population past 2 MiB is read at random by a shuffled order, so its
+ * rows go where bn_alloc_large puts them: on Linux, on a 2 MiB boundary
+ * with huge pages asked for (a small one, and other systems, malloc). The
+ * rows are the formula's wherever they are; the whole array is written
+ * and read, so a sanitizer build checks its extent. */
+static void test_large_rows_on_huge_pages(void **state)
+{
+    (void)state;
+    const size_t huge = (size_t)2 << 20;
+    unsigned char *p = bn_alloc_large(huge + 24);
+    assert_non_null(p);
+    memset(p, 7, huge + 24);
+    assert_int_equal(p[huge + 23], 7);
+    free(p);
+    pop_spec spec;
+    assert_int_equal(pop_default_spec(&spec), 0);
+    spec.n_rows = 40000; /* 2.4 MiB of 8 features */
+    pop_t pop;
+    bn_error err;
+    if (pop_generate(&spec, &pop, &err) != 0)
+        fail_msg("pop_generate: %s", err.msg);
+#if defined(__linux__) && !defined(BN_FAULT)
+    assert_int_equal((uintptr_t)pop.x % huge, 0);
+#endif
+    check_rows(&spec);
+    pop_free(&pop);
+    pop_spec_free(&spec);
+}
+
 static void test_truth_matches_gsl_and_long_double(void **state)
 {
     (void)state;
@@ -294,6 +324,7 @@ int test_pop_run(size_t *ntests)
         cmocka_unit_test(test_default_spec_is_the_table),
         cmocka_unit_test(test_rows_follow_the_formula),
         cmocka_unit_test(test_many_features_and_long_names),
+        cmocka_unit_test(test_large_rows_on_huge_pages),
         cmocka_unit_test(test_truth_matches_gsl_and_long_double),
         cmocka_unit_test(test_moments_exact_with_large_mean),
         cmocka_unit_test(test_validate_rejects_bad_specs),
