@@ -3,7 +3,11 @@
 # published sweep (experiments/shuffles.ini) with one thread and with
 # every CPU, in alternating rounds so that whatever else the machine does
 # falls on both alike, and reports the median time of each, the median
-# speed-up and its range over the rounds, and peak resident memory.
+# speed-up and its range over the rounds, and peak resident memory. Each
+# round also runs one one-thread sweep per CPU at once, as separate
+# processes: the work of that many sweeps in the time they take is the
+# most the machine itself gives (shared caches, memory, a virtual CPU's
+# host), so the threads' speed-up is set beside that ceiling too.
 # Numbers depend on the machine; nothing here is a pass/fail test.
 #   scripts/bench.sh [BINARY] [ROUNDS]   (defaults ./bnstudy, 9)
 set -euo pipefail
@@ -27,6 +31,14 @@ for ((r = 1; r <= rounds; r++)); do
         [ -s "$out/rss" ] && rss=$(cat "$out/rss")
         echo "$jobs $start $end $rss" >> "$out/times"
     done
+    start=$(date +%s.%N)
+    for ((c = 1; c <= cpus; c++)); do
+        "$bin" sweep experiments/shuffles.ini --out "$out/apart$c" --jobs 1 \
+            > /dev/null &
+    done
+    wait
+    end=$(date +%s.%N)
+    echo "apart $start $end 0" >> "$out/times"
 done
 awk -v n="${configs:-0}" -v cpus="$cpus" -v rounds="$rounds" '
 function median(a, k,    i, j, t) {
@@ -36,6 +48,7 @@ function median(a, k,    i, j, t) {
 }
 {
     t = $3 - $2
+    if ($1 == "apart") { ceil[++ka] = cpus * one[k1] / t; next }
     if ($1 == 1) { one[++k1] = t; rss1 = $4 > rss1 ? $4 : rss1 }
     else { many[++km] = t; rssm = $4 > rssm ? $4 : rssm; ratio[km] = one[k1] / t }
 }
@@ -47,4 +60,7 @@ END {
     printf "  --jobs 1: %.3f s, %.0f configurations/s, %s KiB peak RSS\n", m1, n / m1, rss1 ? rss1 : "?"
     printf "  --jobs %d: %.3f s, %.0f configurations/s, %s KiB peak RSS\n", cpus, mm, n / mm, rssm ? rssm : "?"
     printf "  speed-up %.2fx (%.2f-%.2f over the rounds)\n", median(ratio, km), lo, hi
+    clo = chi = ceil[1]
+    for (i = 2; i <= ka; i++) { if (ceil[i] < clo) clo = ceil[i]; if (ceil[i] > chi) chi = ceil[i] }
+    printf "  the machine'"'"'s ceiling: %d one-thread sweeps at once do %.2fx the work of one in its time (%.2f-%.2f)\n", cpus, median(ceil, ka), clo, chi
 }' "$out/times"
