@@ -320,12 +320,20 @@ test-web-if-available:
 
 # Speed and memory (README, "How fast"): bnstudy beside the bare kernel of
 # bench/, numpy and PyTorch, the classifier's epoch beside PyTorch's, the
-# cost per value by size; then configurations per second and peak memory
-# of the largest published sweep, one thread and all of them. It reports
-# and never fails.
+# cost per value by size (and its figure, $(BUILD)/bench/scaling.png and
+# .svg, when gnuplot is there); then configurations per second and peak
+# memory of the largest published sweep, one thread and all of them. It
+# reports and never fails.
 bench: $(BIN) $(BUILD)/bench/driver
-	@$(PEER_PYTHON) bench/bench.py --driver $(BUILD)/bench/driver || \
+	@rm -f $(BUILD)/bench/scaling.tsv
+	@$(PEER_PYTHON) bench/bench.py --driver $(BUILD)/bench/driver \
+		--scale-tsv $(BUILD)/bench/scaling.tsv || \
 		echo "bench/bench.py did not finish (exit status $$?)"
+	@if [ -s $(BUILD)/bench/scaling.tsv ]; then \
+		$(GNUPLOT) -e "f = '$(BUILD)/bench/scaling.tsv'; figdir = '$(BUILD)/bench'" \
+			scripts/scaling.gp && \
+		echo "the scaling figure: $(BUILD)/bench/scaling.png" || \
+		echo "scripts/scaling.gp did not draw the scaling figure"; fi
 	@bash scripts/bench.sh ./$(BIN)
 
 # Memory flat in the number of configurations (bench/sweep-memory.sh):

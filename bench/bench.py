@@ -236,11 +236,11 @@ def clf_table(drv, torch, rounds):
               f"{ratio_cell(t['PyTorch', b], t['bnstudy', b])} |")
 
 
-def scale_table(driver, sizes, rounds):
+def scale_table(driver, sizes, rounds, tsv=None):
     """Every size in a process of its own (so that its peak is its own),
     each round running every size in turn, so that the machine's drift
-    falls on all of them alike; the cost per value against the first
-    size's in the same round, its median and range over the rounds."""
+    falls on all of them alike; the median cost per value over the rounds,
+    its range, and its ratio to the first size's median."""
     print()
     print(f"bnstudy's layer by size (B {SCALE_B}, shuffled, one epoch; "
           f"the median of {rounds} interleaved rounds, one process per size "
@@ -264,21 +264,35 @@ def scale_table(driver, sizes, rounds):
             ns[n, f].append(float(t))
             peak[n, f] = max(peak[n, f], int(rss))
             pop[n, f] = float(popk)
+    # Each size is set against the first's median over all rounds: on a
+    # shared machine a run of a few seconds can take 1.5x its usual time
+    # when a neighbour is busy, in any round.
     first = sizes[0]
-    print(f"| rows x features | ns per value | ÷ {first[0]} x {first[1]} | "
-          "peak memory | of which the population |")
+    base = statistics.median(ns[first]) if ns[first] else None
+    print(f"| rows x features | ns per value (range) | ÷ {first[0]} x "
+          f"{first[1]} | peak memory | of which the population |")
     print("|---|---|---|---|---|")
     for s in sizes:
         n, f = s
         if s in failed:
             print(f"| {n} x {f} | failed: {failed[s]} | | | |")
             continue
-        k = min(len(ns[s]), len(ns[first]))
-        ratios = [ns[s][i] / ns[first][i] for i in range(k)]
-        cell = (f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-"
-                f"{max(ratios):.2f})" if ratios else "")
-        print(f"| {n} x {f} | {statistics.median(ns[s]):.2f} | {cell} | "
-              f"{peak[s] / 1024:.0f} MiB | {pop[s] / 1024:.0f} MiB |")
+        m = statistics.median(ns[s])
+        ratio = f"{m / base:.2f}x" if base else ""
+        print(f"| {n} x {f} | {m:.2f} ({min(ns[s]):.2f}-{max(ns[s]):.2f}) "
+              f"| {ratio} | {peak[s] / 1024:.0f} MiB | "
+              f"{pop[s] / 1024:.0f} MiB |")
+    if tsv:
+        # For scripts/scaling.gp: the figure of the same numbers.
+        with open(tsv, "w") as out:
+            out.write("rows\tfeatures\tns_per_value\tns_min\tns_max\t"
+                      "base_ns\tpeak_mib\tpopulation_mib\n")
+            for s in sizes:
+                if s in failed or not ns[s]:
+                    continue
+                out.write(f"{s[0]}\t{s[1]}\t{statistics.median(ns[s])}\t"
+                          f"{min(ns[s])}\t{max(ns[s])}\t{base}\t"
+                          f"{peak[s] / 1024:.1f}\t{pop[s] / 1024:.1f}\n")
     sys.stdout.flush()
 
 
@@ -288,8 +302,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--no-scale", action="store_true",
                     help="skip the scaling table (the longest part)")
-    ap.add_argument("--scale-rounds", type=int, default=3,
+    ap.add_argument("--scale-rounds", type=int, default=5,
                     help="rounds of the scaling table (about 35 s each)")
+    ap.add_argument("--scale-tsv", metavar="FILE",
+                    help="also write the scaling table to FILE, for "
+                         "scripts/scaling.gp")
     a = ap.parse_args()
     np = optional("numpy")
     torch = optional("torch")
@@ -299,7 +316,7 @@ def main():
     clf_table(drv, torch, max(3, a.rounds // 3))
     drv.close()
     if not a.no_scale:
-        scale_table(a.driver, SCALE, max(1, a.scale_rounds))
+        scale_table(a.driver, SCALE, max(1, a.scale_rounds), a.scale_tsv)
 
 
 if __name__ == "__main__":
