@@ -66,6 +66,7 @@ typedef struct {
     double work, bytes;
     double population, per_thread, writing; /* bytes */
     unsigned threads;
+    size_t window; /* configurations run ahead of the writer, in all */
 } sweep_estimate;
 
 void sweep_estimate_of(const exp_t *e, unsigned jobs, int files,
