@@ -274,6 +274,8 @@ typedef struct {
     size_t next;    /* the next configuration to claim */
     size_t written; /* configurations written */
     int writing;    /* a thread is writing */
+    int rows_done;  /* every configuration's rows are in their files */
+    int closer;     /* a thread has taken the closing of those files */
     int failed;
     bn_error err;
     int progress, shown;
@@ -342,9 +344,18 @@ static int format_rows(sweep_work *w, slot *s, bn_error *err)
     return 0;
 }
 
-/* Configuration k's rows into the files, and into the summaries across
- * seeds. Called in configuration order. */
-static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
+/* The files made across seeds, once a group's last seed is in (the
+ * others take rows configuration by configuration, or none). */
+static int across_seeds(const sweep_work *w, int file)
+{
+    return w->dist && (file == OUT_DISTRIBUTION ||
+                       file == OUT_EXPECTATION ||
+                       (file == OUT_TABLE && w->many));
+}
+
+/* Configuration k's rows into the files that take a row per
+ * configuration. Called in configuration order. */
+static int put_rows(sweep_work *w, slot *s, bn_error *err)
 {
     if (sink_put(&w->files[OUT_SUMMARY], &s->text[TEXT_SUMMARY], err) ||
         sink_put(&w->files[OUT_FEATURES], &s->text[TEXT_FEATURES], err) ||
@@ -353,6 +364,14 @@ static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
         (!w->many &&
          sink_put(&w->files[OUT_TABLE], &s->text[TEXT_TABLE], err)))
         return -1;
+    return 0;
+}
+
+/* Configuration k into the summaries across seeds, and a group's rows
+ * into their files once its last seed is in. Called in configuration
+ * order, after put_rows. */
+static int put_summaries(sweep_work *w, size_t k, slot *s, bn_error *err)
+{
     if (!w->dist)
         return 0;
     static const int file_of[3] = {OUT_DISTRIBUTION, OUT_EXPECTATION,
@@ -370,6 +389,20 @@ static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
     return 0;
 }
 
+static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
+{
+    return put_rows(w, s, err) || put_summaries(w, k, s, err) ? -1 : 0;
+}
+
+/* Every file but those made across seeds, written and synced. */
+static int close_rows(sweep_work *w, bn_error *err)
+{
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if (!across_seeds(w, i) && sink_close(&w->files[i], err) != 0)
+            return -1;
+    return 0;
+}
+
 /* Write every configuration that is done, in order, from the first not
  * yet written. Lock held on entry and exit, released while writing. */
 static void drain(sweep_work *w)
@@ -382,7 +415,17 @@ static void drain(sweep_work *w)
         size_t k = w->written;
         pthread_mutex_unlock(&w->lock);
         bn_error err;
-        int rc = write_rows(w, k, s, &err);
+        int rc = put_rows(w, s, &err);
+        if (rc == 0 && k + 1 == w->n) {
+            /* The last rows are in: a thread out of work may close their
+             * files while this one summarises the last group of seeds. */
+            pthread_mutex_lock(&w->lock);
+            w->rows_done = 1;
+            pthread_cond_broadcast(&w->cond);
+            pthread_mutex_unlock(&w->lock);
+        }
+        if (rc == 0)
+            rc = put_summaries(w, k, s, &err);
         if (rc == 0)
             progress(w, k + 1);
         pthread_mutex_lock(&w->lock);
@@ -448,6 +491,22 @@ static void *worker(void *arg)
         s->state = SLOT_DONE;
         if (!w->writing)
             drain(w);
+    }
+    /* The first thread out of configurations closes (and syncs) the files
+     * that take a row per configuration once the last row is in, while
+     * the writer may still be summarising the last group of seeds: a few
+     * milliseconds each that would otherwise follow one another. */
+    if (!w->failed && !w->closer) {
+        w->closer = 1;
+        while (!w->failed && !w->rows_done)
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (!w->failed) {
+            pthread_mutex_unlock(&w->lock);
+            int rc = close_rows(w, &err);
+            pthread_mutex_lock(&w->lock);
+            if (rc != 0)
+                fail_locked(w, &err);
+        }
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -583,6 +642,7 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
     /* The summaries across seeds are held only for the files that show
      * them. */
     int summaries = w.many && (w.wanted & SUMMARIES);
+    w.rows_done = w.n == 0; /* a shard past the last configuration */
     w.progress = opt->progress;
     w.window = est.window;
     for (int i = 0; i < OUT_FILE_COUNT; i++)
