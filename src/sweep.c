@@ -168,6 +168,7 @@ int sweep_check_limits(const exp_t *e, const sweep_estimate *est,
  * gathered for it. */
 typedef struct {
     int fd; /* -1: not written */
+    int closed; /* written, synced and closed: no row may follow */
     bn_buf pending;
     char name[BN_PATH_MAX + RESULTDIR_MAX_FILE]; /* for messages */
 } sink;
@@ -201,6 +202,13 @@ static int sink_flush(sink *s, bn_error *err)
 
 static int sink_put(sink *s, const bn_buf *text, bn_error *err)
 {
+    /* Files close as soon as their last row is in, from another thread
+     * than the writer's (close_rows): a row after that is a bug that
+     * would lose it, so it stops the sweep instead. */
+    if (s->closed)
+        return bn_fail(err, "%s: a row after the file was closed (a "
+                            "bnstudy bug)",
+                       s->name);
     if (s->fd < 0)
         return 0;
     if (text->failed)
@@ -220,6 +228,7 @@ static int sink_close(sink *s, bn_error *err)
     if (close(s->fd) != 0 && rc == 0)
         rc = bn_fail(err, "%s: cannot write: %s", s->name, strerror(errno));
     s->fd = -1;
+    s->closed = 1;
     return rc;
 }
 
