@@ -2111,19 +2111,25 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
 }
 
 /* The key columns of file, lead or trail, of the models trained, in
- * column order. */
+ * column order (keys of one column in table order). Called for every row
+ * a sweep writes, so one pass over the table and an insertion sort of
+ * the few columns found, not a pass per column number. */
 static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
 {
     size_t n = 0;
-    for (int col = 1; col <= KEY_COUNT; col++)
-        for (int k = 0; k < KEY_COUNT; k++)
-            if (keys[k].col == col && (keys[k].files & file) &&
-                (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
-                (keys[k].models & models) &&
-                /* the study's files are the layer's alone */
-                !(k == KEY_MODEL &&
-                  models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
-                out[n++] = (key_id)k;
+    for (int k = 0; k < KEY_COUNT; k++) {
+        int col = keys[k].col;
+        if (col >= 1 && (keys[k].files & file) &&
+            (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
+            (keys[k].models & models) &&
+            /* the study's files are the layer's alone */
+            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER))) {
+            size_t i = n++;
+            for (; i > 0 && keys[out[i - 1]].col > col; i--)
+                out[i] = out[i - 1];
+            out[i] = (key_id)k;
+        }
+    }
     return n;
 }
 
