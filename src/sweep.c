@@ -353,13 +353,18 @@ static int format_rows(sweep_work *w, slot *s, bn_error *err)
     return 0;
 }
 
-/* The files made across seeds, once a group's last seed is in (the
- * others take rows configuration by configuration, or none). */
+/* The files made across seeds, once a group's last seed is in, in the
+ * order dist_add fills them; the others take rows configuration by
+ * configuration. */
+static const int seed_files[3] = {OUT_DISTRIBUTION, OUT_EXPECTATION,
+                                  OUT_TABLE};
+
 static int across_seeds(const sweep_work *w, int file)
 {
-    return w->dist && (file == OUT_DISTRIBUTION ||
-                       file == OUT_EXPECTATION ||
-                       (file == OUT_TABLE && w->many));
+    for (int i = 0; w->dist && i < 3; i++)
+        if (file == seed_files[i])
+            return 1;
+    return 0;
 }
 
 /* Configuration k's rows into the files that take a row per
@@ -383,17 +388,15 @@ static int put_summaries(sweep_work *w, size_t k, slot *s, bn_error *err)
 {
     if (!w->dist)
         return 0;
-    static const int file_of[3] = {OUT_DISTRIBUTION, OUT_EXPECTATION,
-                                   OUT_TABLE};
     bn_buf *b[3];
     for (int i = 0; i < 3; i++) {
         buf_clear(&w->dist_text[i]);
-        b[i] = w->files[file_of[i]].fd >= 0 ? &w->dist_text[i] : NULL;
+        b[i] = w->files[seed_files[i]].fd >= 0 ? &w->dist_text[i] : NULL;
     }
     if (dist_add(w->dist, k, &s->cfg, &s->res, b[0], b[1], b[2], err) != 0)
         return -1;
     for (int i = 0; i < 3; i++)
-        if (sink_put(&w->files[file_of[i]], &w->dist_text[i], err))
+        if (sink_put(&w->files[seed_files[i]], &w->dist_text[i], err))
             return -1;
     return 0;
 }
