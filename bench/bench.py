@@ -267,8 +267,11 @@ def scale_table(driver, sizes, rounds, tsv=None):
     # Each size is set against the first's median over all rounds: on a
     # shared machine a run of a few seconds can take 1.5x its usual time
     # when a neighbour is busy, in any round.
+    # Each size's median, least and greatest over the rounds.
+    got = {s: (statistics.median(ns[s]), min(ns[s]), max(ns[s]))
+           for s in sizes if ns[s]}
     first = sizes[0]
-    base = statistics.median(ns[first]) if ns[first] else None
+    base = got[first][0] if first in got else None
     print(f"| rows x features | ns per value (range) | ÷ {first[0]} x "
           f"{first[1]} | peak memory | of which the population |")
     print("|---|---|---|---|---|")
@@ -277,9 +280,9 @@ def scale_table(driver, sizes, rounds, tsv=None):
         if s in failed:
             print(f"| {n} x {f} | failed: {failed[s]} | | | |")
             continue
-        m = statistics.median(ns[s])
+        m, lo, hi = got[s]
         ratio = f"{m / base:.2f}x" if base else ""
-        print(f"| {n} x {f} | {m:.2f} ({min(ns[s]):.2f}-{max(ns[s]):.2f}) "
+        print(f"| {n} x {f} | {m:.2f} ({lo:.2f}-{hi:.2f}) "
               f"| {ratio} | {peak[s] / 1024:.0f} MiB | "
               f"{pop[s] / 1024:.0f} MiB |")
     if tsv:
@@ -287,11 +290,8 @@ def scale_table(driver, sizes, rounds, tsv=None):
         with open(tsv, "w") as out:
             out.write("rows\tfeatures\tns_per_value\tns_min\tns_max\t"
                       "base_ns\tpeak_mib\tpopulation_mib\n")
-            for s in sizes:
-                if s in failed or not ns[s]:
-                    continue
-                out.write(f"{s[0]}\t{s[1]}\t{statistics.median(ns[s])}\t"
-                          f"{min(ns[s])}\t{max(ns[s])}\t{base}\t"
+            for s, (m, lo, hi) in got.items():
+                out.write(f"{s[0]}\t{s[1]}\t{m}\t{lo}\t{hi}\t{base}\t"
                           f"{peak[s] / 1024:.1f}\t{pop[s] / 1024:.1f}\n")
     sys.stdout.flush()
 
