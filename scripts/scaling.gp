@@ -14,8 +14,6 @@ scriptdir = ARG0[1:lastslash(ARG0, strlen(ARG0))]
 load scriptdir . "style.gp"
 name = "scaling"
 
-stats f using "ns_per_value" nooutput
-base = 0
 stats f using "base_ns" nooutput
 base = STATS_min
 stats f using "ns_max" nooutput
