@@ -4,7 +4,7 @@
 CC      ?= cc
 CXX     ?= c++
 # bnstudy needs libinih and nettle; the tests add GSL (the independent
-# reference for num.h and draw.h) and cmocka.
+# reference for num.h and rand.h) and cmocka.
 PKGS    := inih nettle
 TEST_PKGS := gsl cmocka
 # Flags the build needs whatever CFLAGS the caller sets. No -ffast-math and
@@ -20,12 +20,21 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -lpthread
 
 BUILD   ?= build
 BIN     ?= bnstudy
-SRCS    := $(wildcard src/*.c)
+# src/ is a folder per stage of the data path, lowest first (LAYERS;
+# scripts/check-layers.sh holds a folder to including only those below
+# it, and docs/architecture.md says what each holds). Every include names
+# its folder ("model/bn.h") against -Isrc.
+LAYERS  := base pop model study figure io claim cli
+SRCS    := $(foreach d,$(LAYERS),$(wildcard src/$(d)/*.c))
 OBJS    := $(SRCS:src/%.c=$(BUILD)/%.o)
-LIBOBJS := $(filter-out $(BUILD)/main.o,$(OBJS))
+LIBOBJS := $(filter-out $(BUILD)/cli/main.o,$(OBJS))
 TSRCS   := $(wildcard tests/*.c)
 TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
-HDRS    := $(wildcard src/*.h tests/*.h)
+HDRS    := $(wildcard src/*/*.h tests/*.h)
+# Each object's headers, as the compiler found them (-MMD -MP): touching
+# one header rebuilds only what includes it.
+DEPFLAGS = -MMD -MP
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 .PHONY: all deps clean test unit-tests sanitize study study-results \
         study-numbers bench bench-memory \
@@ -54,9 +63,9 @@ libs:
 tests-libs:
 	@$(if $(call missing,unit),$(error $(call missing,unit)))
 
-$(BUILD)/%.o: src/%.c $(HDRS) | libs
+$(BUILD)/%.o: src/%.c | libs
 	@mkdir -p $(@D)
-	$(CC) $(BN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(BN_CFLAGS) $(DEPFLAGS) -Isrc $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # The build's provenance (scripts/provenance.sh), regenerated on every make
 # and replaced only when it changed, so it rebuilds only what it names.
@@ -64,29 +73,29 @@ $(BUILD)/provenance_build.h: FORCE
 	@mkdir -p $(@D)
 	@CC="$(CC)" FLAGS="$(strip $(BN_FLAGS) $(CFLAGS))" bash scripts/provenance.sh > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
-$(BUILD)/provenance.o: $(BUILD)/provenance_build.h
-$(BUILD)/provenance.o: CPPFLAGS += -I$(BUILD)
+$(BUILD)/io/provenance.o: $(BUILD)/provenance_build.h
+$(BUILD)/io/provenance.o: CPPFLAGS += -I$(BUILD)
 FORCE:
 
-$(BUILD)/tests/%.o: tests/%.c $(HDRS) | tests-libs
+$(BUILD)/tests/%.o: tests/%.c | tests-libs
 	@mkdir -p $(@D)
-	$(CC) $(BN_CFLAGS) $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null) \
+	$(CC) $(BN_CFLAGS) $(DEPFLAGS) $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null) \
 		$(CPPFLAGS) -Isrc -Ibench $(CFLAGS) -c -o $@ $<
 
 # bench/: the bare kernel `make bench` sets bnstudy against (the unit
 # tests hold it to bnstudy's bits) and the driver that times both.
-$(BUILD)/bench/%.o: bench/%.c bench/kernel.h $(HDRS) | libs
+$(BUILD)/bench/%.o: bench/%.c | libs
 	@mkdir -p $(@D)
-	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+	$(CC) $(BN_CFLAGS) $(DEPFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 $(BUILD)/bench/driver: $(BUILD)/bench/driver.o $(BUILD)/bench/kernel.o \
 		$(LIBOBJS)
 	$(CC) $(BN_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The web page's glue, built natively too so the unit tests (and the
 # sanitizers) reach it.
-$(BUILD)/web_glue.o: web/glue.c $(HDRS) | libs
+$(BUILD)/web_glue.o: web/glue.c | libs
 	@mkdir -p $(@D)
-	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
+	$(CC) $(BN_CFLAGS) $(DEPFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/unit_tests: $(TOBJS) $(LIBOBJS) $(BUILD)/web_glue.o \
 		$(BUILD)/bench/kernel.o
@@ -125,7 +134,7 @@ SAN_BUILD := --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
 sanitize:
 	@$(MAKE) $(SAN_BUILD) unit-tests
 
-# Fault injection (src/fault.h): the program built with BN_FAULT, under the
+# Fault injection (src/base/fault.h): the program built with BN_FAULT, under the
 # sanitizers, and tests/faults.sh walking the k-th allocation, the k-th
 # file-system change and a kill at each of them over a whole sweep.
 test-faults: $(BIN)
@@ -153,7 +162,7 @@ test-shard: $(BIN)
 # point under the sanitizers, without clang, for `make test`.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_SRCS := $(filter-out src/main.c,$(SRCS)) tests/fuzz/fuzz_exp.c
+FUZZ_SRCS := $(filter-out src/cli/main.c,$(SRCS)) tests/fuzz/fuzz_exp.c
 fuzz: $(BUILD)/provenance_build.h
 	@mkdir -p build/fuzz/corpus build/fuzz/crashes
 	$(FUZZ_CC) $(BN_CFLAGS) -O1 -g -DBN_STRICT \
@@ -169,7 +178,7 @@ build/san/fuzz_replay: tests/fuzz/fuzz_exp.c tests/fuzz/replay.c FORCE
 	@$(MAKE) $(SAN_BUILD) build/san/bnstudy
 	$(CC) $(BN_CFLAGS) $(SAN_CFLAGS) -Isrc -o $@ \
 		tests/fuzz/fuzz_exp.c tests/fuzz/replay.c \
-		$(filter-out build/san/main.o,$(patsubst $(BUILD)/%,build/san/%,$(OBJS))) \
+		$(filter-out build/san/cli/main.o,$(patsubst $(BUILD)/%,build/san/%,$(OBJS))) \
 		$(LDLIBS)
 
 # The peer cross-checks (tests/peer/): bnstudy's layer against PyTorch and a
@@ -264,16 +273,16 @@ figures: $(BIN)
 test-figures:
 	bash tests/figures.sh
 
-# The web page (web/, README's "Explore in the browser"): the modules
+# The web page (web/, README's "Explore in the browser"): the stages
 # bnstudy runs on, compiled to WebAssembly by Debian's emscripten with the
 # build's own flags (BN_FLAGS: no contraction, no -ffast-math), and
-# web/glue.c, which hands a run to the page's script. Left out are the
-# command line (main, cli, cmd_*) and what reads or writes files or needs
-# libinih or nettle (expfile, inifile, verify, sweep, digest,
-# provenance). The .wasm and its loader are built here, never committed.
+# web/glue.c, which hands a run to the page's script. The folders above
+# figure/ are left out: io/ is what needs libinih or nettle or writes
+# result sets, claim/ reads claims files with libinih, cli/ is the
+# command line. The .wasm and its loader are built here, never committed.
 EMCC     ?= emcc
-WEB_SKIP := main cli cmd_% expfile inifile verify sweep digest provenance
-WEB_SRCS := $(filter-out $(WEB_SKIP:%=src/%.c),$(SRCS)) web/glue.c
+WEB_LAYERS := base pop model study figure
+WEB_SRCS := $(foreach d,$(WEB_LAYERS),$(wildcard src/$(d)/*.c)) web/glue.c
 WEB_LDFLAGS := -sMODULARIZE=1 -sEXPORT_NAME=bnstudyModule \
                -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 \
                -sEXPORTED_FUNCTIONS=_web_tables,_web_run \

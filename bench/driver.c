@@ -27,10 +27,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "exp.h"
+#include "study/exp.h"
 #include "kernel.h"
-#include "pop.h"
-#include "run.h"
+#include "pop/pop.h"
+#include "model/run.h"
 
 static double now(void)
 {
@@ -191,7 +191,7 @@ static exp_t *clf_load(size_t b, unsigned long epochs, exp_pops *pops,
     return e;
 }
 
-static void clf_free(exp_t *e, exp_pops *pops)
+static void net_free(exp_t *e, exp_pops *pops)
 {
     exp_pops_free(pops);
     exp_free(e);
@@ -212,7 +212,7 @@ static double time_clf(size_t b, unsigned long epochs, long reps)
         run_result_free(&res);
     }
     double t = (now() - t0) / (double)reps;
-    clf_free(e, &pops);
+    net_free(e, &pops);
     return t;
 }
 
@@ -225,7 +225,7 @@ static void clf_shape(void)
     exp_t *e = clf_load(8, 1, &pops, &cfg);
     printf("%zu %zu %zu %zu\n", pops.p.train->n, pops.p.train->f,
            cfg.clf.hidden, pops.p.train->label.n_levels);
-    clf_free(e, &pops);
+    net_free(e, &pops);
 }
 
 static int serve(void)

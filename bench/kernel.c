@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "draw.h"
-#include "pcg32.h"
+#include "base/rand.h"
+#include "base/pcg32.h"
 
 size_t kernel_scratch_bytes(size_t n, size_t f, size_t b)
 {
@@ -24,7 +24,7 @@ void kernel_run(const double *x, size_t n, size_t f, const double *mu,
         perm[i] = i;
     pcg32_t rng;
     pcg32_seed(&rng, seed, PCG32_INITSEQ_SHUFFLE);
-    draw_shuffle(&rng, perm, n);
+    rand_shuffle(&rng, perm, n);
     for (size_t j = 0; j < f; j++)
         rm[j] = 0.0, rv[j] = 1.0;
 

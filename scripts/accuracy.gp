@@ -7,7 +7,7 @@
 # estimators side by side), with stats_err_rel under them when it changes
 # along that axis; fit-accuracy draws the same of the rows trained on;
 # curve draws them after every epoch of curve.tsv, a panel per
-# configuration. bnstudy plot (src/plot.c) says what to draw and gives
+# configuration. bnstudy plot (src/figure/plot.c) says what to draw and gives
 # every text:
 #   f the file; ctrain, ceval its columns of the two modes' accuracies
 #     (held out, or fit-accuracy's of the rows trained on); xcol its x

@@ -110,11 +110,11 @@ variant aarch64 aarch64-linux-gnu-gcc -O2 PKG_CONFIG_LIBDIR=$arm_libdir \
 # the build refuses it and accepts SSE2 (checked on num.h, which every
 # build compiles; it needs only the compiler's own headers).
 if echo 'int x;' | gcc -m32 -fsyntax-only -x c - >/dev/null 2>&1; then
-    x87=$(gcc -std=c11 -m32 -mfpmath=387 -fsyntax-only -x c src/num.h 2>&1)
+    x87=$(gcc -std=c11 -m32 -mfpmath=387 -fsyntax-only -x c src/base/num.h 2>&1)
     if [[ $x87 != *"needs SSE2"* ]]; then
         echo "not ok - i386: an x87 build was not refused"
         failed=$((failed + 1))
-    elif ! gcc -std=c11 -m32 -msse2 -mfpmath=sse -fsyntax-only -x c src/num.h; then
+    elif ! gcc -std=c11 -m32 -msse2 -mfpmath=sse -fsyntax-only -x c src/base/num.h; then
         echo "not ok - i386: an SSE2 build was refused"
         failed=$((failed + 1))
     else

@@ -3,7 +3,7 @@
 # bytes, except figures/ (PNG and SVG bytes depend on the gnuplot, cairo
 # and font versions; tests/figures.sh checks what they draw) and the
 # manifest rows whose key starts with "build." (they name the build that
-# wrote the files, not the results; src/provenance.h).
+# wrote the files, not the results; src/io/provenance.h).
 #   compare-results.sh WANT GOT   prints a diff of what differs, exit 1
 set -uo pipefail
 [ $# -eq 2 ] && [ -d "$1" ] && [ -d "$2" ] || {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Write the C header that names the build (src/provenance.c includes it):
+# Write the C header that names the build (src/io/provenance.c includes it):
 # which sources, which compiler flags, which platform. The Makefile runs it
 # on every build and replaces the header only when a line changed.
 #   CC=cc FLAGS='...' scripts/provenance.sh > build/provenance.h

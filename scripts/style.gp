@@ -2,7 +2,7 @@
 # one family: the same font, colours, line widths, grid and output sizes,
 # and the same two outputs (PNG and SVG) for each figure, with the few
 # helpers the scripts share. `bnstudy plot` runs every script and tells it
-# what to draw (src/plot.c) and where:
+# what to draw (src/figure/plot.c) and where:
 #     gnuplot -e "...; name = 'stats-err'; figdir = 'DIR'" scripts/curves.gp
 # writes DIR/stats-err.png and DIR/stats-err.svg. A script loads this with
 #     load scriptdir . "style.gp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault injection over a whole sweep, as SQLite tests itself (src/fault.h):
+# Fault injection over a whole sweep, as SQLite tests itself (src/base/fault.h):
 # with the program built with BN_FAULT under the sanitizers, fail the k-th
 # allocation, then the k-th file-system change (ENOSPC, a full disk), for
 # every k the sweep reaches, and kill the process at each change. After

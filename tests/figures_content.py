@@ -46,7 +46,7 @@ NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
            "seed", "epochs", "precise_batches", "hidden", "freeze_after",
            "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
            "scale", "offset", "drift_size"}
-# The orders in words, as a figure states them (src/order.c's phrases).
+# The orders in words, as a figure states them (src/model/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
                "sorted": "batches sorted by {}",

@@ -4,8 +4,8 @@
 /* Here free() is the C library's, helpers_free the one the tests call. */
 #undef free
 
-#include "order.h"
-#include "score.h"
+#include "model/order.h"
+#include "model/score.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -15,13 +15,15 @@
 
 #include <cmocka.h>
 
-#include "drift.h"
+#include "pop/drift.h"
 
 #include <gsl/gsl_rng.h>
 
-#include "pcg32.h"
-#include "pop.h"
-#include "run.h"
+#include "base/pcg32.h"
+#include "pop/pop.h"
+#include "pop/popfile.h"
+#include "model/run.h"
+#include "study/exp.h"
 
 /* getenv(name), or dflt when unset or empty. The defaults are what
  * `make test` passes, relative to the repository's root. */

@@ -21,7 +21,7 @@ static const struct {
     {test_tables_run},
     {test_popfile_run},
     {test_diag_run},
-    {test_clf_run},
+    {test_net_run},
     {test_classifier_run},
     {test_convpop_run},
     {test_drift_run},

@@ -8,7 +8,7 @@
 # the Slurm array script with the variables Slurm would set.
 #   shard.sh [BNSTUDY]
 #   shard.sh --walk FAULT_BNSTUDY   (make test-faults) only the merge's
-#       fault walk, with the BN_FAULT build (src/fault.h): each of its
+#       fault walk, with the BN_FAULT build (src/base/fault.h): each of its
 #       allocations and file-system changes failed in turn
 # Prints one line per case and "N passed, N failed". Without GNU parallel
 # its case prints SKIPPED (a failure with REQUIRE_ALL=1, as CI runs it).

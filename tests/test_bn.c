@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bn.h"
-#include "order.h"
+#include "model/bn.h"
+#include "model/order.h"
 
 /* Copy rows[0..b-1] of the population into a B x F batch. */
 static double *gather(const pop_t *pop, const size_t *rows, size_t b)

@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collapse.h"
-#include "convpop.h"
-#include "drift.h"
-#include "exp.h"
-#include "expect.h"
-#include "order.h"
+#include "model/collapse.h"
+#include "pop/convpop.h"
+#include "pop/drift.h"
+#include "study/exp.h"
+#include "model/expect.h"
+#include "model/order.h"
 
 /* Buffers never filled: 0 and 1 whatever the training saw. */
 static void test_initial_keeps_zero_and_one(void **state)

@@ -5,7 +5,7 @@
  * second draw against GSL's quantile and gaussian on the same PCG32
  * streams; a file's stratified split against GSL's shuffle; the shift and
  * scale against long double; a second file's classes renumbered; a run's
- * scores against clf.h driven by hand on the same rows; the last curve
+ * scores against net.h driven by hand on the same rows; the last curve
  * row equal to the summary row; the same bytes whatever --jobs is; the
  * population identifiers; and every setting that does not apply to the
  * models an experiment trains refused, naming its line.
@@ -20,11 +20,12 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
-#include "clf.h"
-#include "evalpop.h"
-#include "exp.h"
-#include "order.h"
-#include "popid.h"
+#include "model/net.h"
+#include "pop/evalpop.h"
+#include "study/exp.h"
+#include "study/outfile.h"
+#include "model/order.h"
+#include "pop/popid.h"
 
 static char tmpdir[256];
 
@@ -286,7 +287,7 @@ static int *labels(const pop_t *p)
     return l;
 }
 
-/* A run's scores are clf.h's on the rows the population stage makes,
+/* A run's scores are net.h's on the rows the population stage makes,
  * trained in the order's permutation and scored in `shuffled`'s with the
  * run's seed; the evaluation rows shifted as [evaluation] says. */
 static void test_scores_are_the_networks(void **state)
@@ -323,17 +324,17 @@ static void test_scores_are_the_networks(void **state)
     assert_int_equal(order_make(&shuffled, tr, 4, fit, &err), 0);
     assert_int_equal(order_make(&shuffled, &ev, 4, evp, &err), 0);
     int *lt = labels(tr), *le = labels(&ev);
-    clf_data dt = {tr->n, tr->f, 3, tr->x, lt};
-    clf_data de = {ev.n, ev.f, 3, ev.x, le};
-    clf_net net;
-    assert_int_equal(clf_init(&net, &cfg, tr->f, 3, &err), 0);
-    assert_int_equal(clf_train(&net, &cfg, &dt, perm, NULL, &err), 0);
-    clf_score s;
+    net_data dt = {tr->n, tr->f, 3, tr->x, lt};
+    net_data de = {ev.n, ev.f, 3, ev.x, le};
+    net_t net;
+    assert_int_equal(net_init(&net, &cfg, tr->f, 3, &err), 0);
+    assert_int_equal(net_train(&net, &cfg, &dt, perm, NULL, &err), 0);
+    net_score s;
     int *pt = malloc(ev.n * sizeof *pt), *pe = malloc(ev.n * sizeof *pe);
-    assert_int_equal(clf_score_train_mode(&net, &de, evp, &s, pt, &err), 0);
+    assert_int_equal(net_score_train_mode(&net, &de, evp, &s, pt, &err), 0);
     assert_true(res.acc_train_mode == s.accuracy);
     assert_true(res.loss_train_mode == s.loss);
-    assert_int_equal(clf_score_eval_mode(&net, &de, &s, pe, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &de, &s, pe, &err), 0);
     assert_true(res.acc_eval_mode == s.accuracy);
     assert_true(res.loss_eval_mode == s.loss);
     size_t same = 0, right_t = 0, right_e = 0;
@@ -348,10 +349,10 @@ static void test_scores_are_the_networks(void **state)
     assert_true(res.acc_eval_mode == (double)right_e / (double)ev.n);
     free(pt);
     free(pe);
-    assert_int_equal(clf_score_train_mode(&net, &dt, fit, &s, NULL, &err), 0);
+    assert_int_equal(net_score_train_mode(&net, &dt, fit, &s, NULL, &err), 0);
     assert_true(res.fit_acc_train_mode == s.accuracy);
     assert_true(res.fit_loss_train_mode == s.loss);
-    assert_int_equal(clf_score_eval_mode(&net, &dt, &s, NULL, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &dt, &s, NULL, &err), 0);
     assert_true(res.fit_acc_eval_mode == s.accuracy);
     assert_true(res.fit_loss_eval_mode == s.loss);
     /* The buffers against fc1's moments over the training rows, in long
@@ -378,7 +379,7 @@ static void test_scores_are_the_networks(void **state)
     assert_rel(res.stats_err_rel, sqrtl((rm2 + rv2) / (2.0L * net.h)), 1e-9);
     assert_int_equal(res.updates, 2 * (tr->n / 16));
     free(h);
-    clf_free(&net);
+    net_free(&net);
     free(lt);
     free(le);
     free(perm);

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "order.h"
-#include "popid.h"
+#include "model/order.h"
+#include "pop/popid.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096

@@ -1,7 +1,7 @@
 /*
- * Collapsed channels (src/collapse.h, docs/collapse.md): the running
+ * Collapsed channels (src/model/collapse.h, docs/collapse.md): the running
  * variance's closed form and the eval-mode gain against the layer itself
- * (src/bn.c) trained on constant and nearly constant batches, for eps
+ * (src/model/bn.c) trained on constant and nearly constant batches, for eps
  * 1e-5 (PyTorch) and 1e-3 (Keras), every estimator, both conventions and
  * perturbations from 1e-6 to 100; the train-mode response of one moved
  * row against the layer's train-mode pass; and the precise estimator
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bn.h"
-#include "collapse.h"
+#include "model/bn.h"
+#include "model/collapse.h"
 
 static void test_power_is_repeated_multiplication(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * Feature-map populations (src/convpop.h, docs/convolution.md): the
+ * Feature-map populations (src/pop/convpop.h, docs/convolution.md): the
  * uniform draws and the filter bank against the PCG32 words they come
  * from, the convolution and the layout against a direct long double
  * computation, the generated field's correlation against r, the order of
@@ -15,7 +15,7 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "convpop.h"
+#include "pop/convpop.h"
 
 static void field_or_fail(size_t m, size_t h, size_t w, size_t c,
                           const convpop_channel *ch, uint64_t seed,

@@ -16,8 +16,8 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "diag.h"
-#include "pcg32.h"
+#include "model/diag.h"
+#include "base/pcg32.h"
 
 static char tmpdir[256];
 

@@ -1,5 +1,5 @@
 /*
- * Drift during training (src/drift.h, expect_drift in src/expect.h,
+ * Drift during training (src/pop/drift.h, expect_drift in src/model/expect.h,
  * docs/expectation.md): the profiles; the expected running mean and
  * squared error over every ordering against an exact enumeration of a tiny
  * population, where no sampling noise enters; the ema lag after a step
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bn.h"
-#include "drift.h"
-#include "expect.h"
-#include "order.h"
+#include "model/bn.h"
+#include "pop/drift.h"
+#include "model/expect.h"
+#include "model/order.h"
 
 static void test_drift_names(void **state)
 {

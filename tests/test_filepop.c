@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exp.h"
-#include "pcg32.h"
-#include "popid.h"
+#include "study/exp.h"
+#include "base/pcg32.h"
+#include "pop/popid.h"
 
 static char tmpdir[256];
 

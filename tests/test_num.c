@@ -1,5 +1,5 @@
 /*
- * The platform-independent arithmetic (num.h) and draws (draw.h) against
+ * The platform-independent arithmetic (num.h) and draws (rand.h) against
  * references that are not our code: long double (logl, expl, erfcl), GSL's
  * inverse normal CDF, Gaussian sampler, shuffle, quantile and sort on the
  * same PCG32 stream, exact integer arithmetic, and values worked by hand.
@@ -20,9 +20,9 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "draw.h"
-#include "num.h"
-#include "pcg32.h"
+#include "base/rand.h"
+#include "base/num.h"
+#include "base/pcg32.h"
 
 /* The size of one ulp at |r|, for r normal or subnormal. */
 static long double ulp_of(long double r)
@@ -280,12 +280,12 @@ static void test_gaussian_is_gsl_algorithm(void **state)
         assert_non_null(r);
         size_t n = 300000, differ = 0;
         for (size_t i = 0; i < n; i++) {
-            double got = draw_gaussian(&ours), want = gsl_ran_gaussian(r, 1.0);
+            double got = rand_gaussian(&ours), want = gsl_ran_gaussian(r, 1.0);
             /* r^2 of the accepted pair, from a third copy of the stream. */
             double x, y, r2;
             do {
-                x = -1.0 + 2.0 * draw_uniform_pos(&shadow);
-                y = -1.0 + 2.0 * draw_uniform_pos(&shadow);
+                x = -1.0 + 2.0 * rand_uniform_pos(&shadow);
+                y = -1.0 + 2.0 * rand_uniform_pos(&shadow);
                 r2 = x * x + y * y;
             } while (r2 > 1.0 || r2 == 0.0);
             if (same_bits(got, want))
@@ -308,7 +308,7 @@ static void test_gaussian_is_gsl_algorithm(void **state)
     long double s1 = 0, s2 = 0, s4 = 0;
     size_t n = 1000000;
     for (size_t i = 0; i < n; i++) {
-        long double e = draw_gaussian(&g);
+        long double e = rand_gaussian(&g);
         s1 += e;
         s2 += e * e;
         s4 += e * e * e * e;
@@ -330,15 +330,15 @@ static void test_shuffle_is_gsl_shuffle(void **state)
     assert_non_null(r);
     for (size_t b = 0; b < sizeof bounds / sizeof *bounds; b++)
         for (int k = 0; k < 2000; k++) {
-            uint32_t got = draw_index(&g, bounds[b]);
+            uint32_t got = rand_index(&g, bounds[b]);
             unsigned long want = gsl_rng_uniform_int(r, bounds[b]);
             if (got != want)
-                fail_msg("draw_index(%u) = %u, GSL %lu", bounds[b], got, want);
+                fail_msg("rand_index(%u) = %u, GSL %lu", bounds[b], got, want);
         }
     gsl_rng_free(r);
     /* GSL's loop cannot take 0 elements; ours leaves them alone. */
     pcg32_seed(&g, 8u, 2u);
-    draw_shuffle(&g, NULL, 0);
+    rand_shuffle(&g, NULL, 0);
     static const size_t sizes[] = {1, 2, 3, 10, 512, 100000};
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         size_t n = sizes[s];
@@ -348,7 +348,7 @@ static void test_shuffle_is_gsl_shuffle(void **state)
         for (size_t i = 0; i < n; i++)
             a[i] = b[i] = i * 3 + 1;
         pcg32_seed(&g, 9u + s, 2u);
-        draw_shuffle(&g, a, n);
+        rand_shuffle(&g, a, n);
         r = pcg32_gsl_alloc(9u + s, 2u);
         gsl_ran_shuffle(r, b, n, sizeof *b);
         int same = memcmp(a, b, n * sizeof *a) == 0;
@@ -368,7 +368,7 @@ static void test_moments(void **state)
     pcg32_seed(&g, 3u, 3u);
     static double v[3000];
     for (size_t i = 0; i < 3000; i++)
-        v[i] = 1e8 + draw_gaussian(&g);
+        v[i] = 1e8 + rand_gaussian(&g);
     for (size_t stride = 1; stride <= 3; stride++) {
         size_t n = 3000 / stride;
         double m, ss;
@@ -423,7 +423,7 @@ static void test_sort_and_quantiles(void **state)
     pcg32_seed(&g, 4u, 3u);
     static double a[1000], b[1000];
     for (size_t i = 0; i < 1000; i++)
-        a[i] = b[i] = draw_gaussian(&g) * 3.0 + 1.0;
+        a[i] = b[i] = rand_gaussian(&g) * 3.0 + 1.0;
     num_sort(a, 1000);
     gsl_sort(b, 1, 1000);
     assert_memory_equal(a, b, sizeof a);

@@ -13,7 +13,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_rng.h>
 
-#include "pcg32.h"
+#include "base/pcg32.h"
 
 /* The next whitespace-separated word of *p (advanced past it), or NULL. */
 static const char *next_word(char **p)

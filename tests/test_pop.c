@@ -16,10 +16,10 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "draw.h"
-#include "num.h"
-#include "pcg32.h"
-#include "pop.h"
+#include "base/rand.h"
+#include "base/num.h"
+#include "base/pcg32.h"
+#include "pop/pop.h"
 
 static void test_default_spec_is_the_table(void **state)
 {
@@ -51,7 +51,7 @@ static void test_default_spec_is_the_table(void **state)
 }
 
 /* Rebuild every row from the definition twice. From num.h's Phi^-1 and
- * draw.h's Gaussian on a fresh PCG32(seed, 1), drawn row by row and
+ * rand.h's Gaussian on a fresh PCG32(seed, 1), drawn row by row and
  * feature by feature (a draw even where rho is 1): the same operations in
  * the same order, so the bits agree. And from GSL's gsl_cdf_ugaussian_Pinv
  * and gsl_ran_gaussian on the same stream, which share the algorithms but
@@ -75,7 +75,7 @@ static void check_rows(const pop_spec *spec)
         double z = num_norm_inv(p), gz = gsl_cdf_ugaussian_Pinv(p);
         for (size_t j = 0; j < f; j++) {
             const pop_feature *ft = &spec->features[j];
-            double e = draw_gaussian(&ours), ge = gsl_ran_gaussian(rng, 1.0);
+            double e = rand_gaussian(&ours), ge = gsl_ran_gaussian(rng, 1.0);
             double c = sqrt(1.0 - ft->rho * ft->rho);
             double want = ft->mean + ft->sd * (ft->rho * z + c * e);
             double gwant = ft->mean + ft->sd * (ft->rho * gz + c * ge);

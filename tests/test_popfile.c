@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "popfile.h"
+#include "pop/popfile.h"
 
 /* ------------------------------------------------------------ builders */
 

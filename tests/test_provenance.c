@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "provenance.h"
+#include "base/common.h"
+#include "io/provenance.h"
 
 /* The first line a shell command prints, without its newline ("" if
  * none); the command's exit status in *status. */

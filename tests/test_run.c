@@ -15,10 +15,10 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "drift.h"
-#include "order.h"
-#include "pcg32.h"
-#include "score.h"
+#include "pop/drift.h"
+#include "model/order.h"
+#include "base/pcg32.h"
+#include "model/score.h"
 
 static void make_order(const pop_t *pop, const char *name, uint64_t seed,
                        size_t *perm)

@@ -1,5 +1,5 @@
 /*
- * Many shuffles (docs/expectation.md, src/dist.h): the closed-form expected
+ * Many shuffles (docs/expectation.md, src/study/dist.h): the closed-form expected
  * running-mean error against an exact enumeration of every ordering of a
  * tiny population, and against 10^4 shuffles of the real one; and the
  * across-seed summaries a sweep writes against the per-seed rows it wrote
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
-#include "tsv.h"
+#include "model/expect.h"
+#include "base/tsv.h"
 
 /* A population small enough to enumerate every ordering of. */
 static void tiny_pop(pop_t *pop, size_t n)

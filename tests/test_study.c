@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "exp.h"
+#include "study/exp.h"
 #include "groups.h"
 #include "helpers.h"
 

@@ -22,14 +22,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dist.h"
-#include "exp.h"
-#include "out.h"
-#include "pcg32.h"
-#include "popid.h"
-#include "score.h"
-#include "tsv.h"
-#include "verify.h"
+#include "study/dist.h"
+#include "study/exp.h"
+#include "study/out.h"
+#include "study/outfile.h"
+#include "base/pcg32.h"
+#include "pop/popid.h"
+#include "model/score.h"
+#include "base/tsv.h"
+#include "claim/verify.h"
 
 static char tmpdir[256];
 
@@ -167,11 +168,11 @@ static void test_key_and_score_tables(void **state)
         const score_def *s = score_get(i);
         assert_ptr_equal(score_find(s->name), s);
         assert_int_equal(exp_key_column(s->name), -1);
-        out_column c;
-        assert_int_equal(out_column_find(s->name, &c), 0);
+        exp_column c;
+        assert_int_equal(exp_column_find(s->name, &c), 0);
         assert_ptr_equal(c.score, s);
     }
-    assert_int_equal(out_column_find("nosuch", NULL), -1);
+    assert_int_equal(exp_column_find("nosuch", NULL), -1);
     for (int i = 0; out_file_get(i); i++)
         assert_int_equal(out_file_find(out_file_get(i)->name), i);
 }

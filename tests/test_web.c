@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimator.h"
-#include "exp.h"
-#include "order.h"
-#include "buf.h"
-#include "out.h"
-#include "popid.h"
-#include "score.h"
+#include "model/estimator.h"
+#include "study/exp.h"
+#include "model/order.h"
+#include "base/buf.h"
+#include "study/out.h"
+#include "pop/popid.h"
+#include "model/score.h"
 
 const char *web_tables(void);
 const char *web_run(const char *sets, int with_features);

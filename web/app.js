@@ -2,7 +2,7 @@
  * The page: controls built from bnstudy's own tables, and every change run
  * through the C core compiled to WebAssembly (web/glue.c, `make web`), in
  * a worker (worker.js).
- * The controls are the rows of the key table (src/exp.c) a run of the
+ * The controls are the rows of the key table (src/study/exp.c) a run of the
  * layer model reads, each drawn by its type: its choices, its range, its
  * default and its help text come from the table, the orders from the
  * order table and the estimators' help from theirs, so a new key, order or

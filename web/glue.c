@@ -22,16 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "common.h"
-#include "estimator.h"
-#include "exp.h"
-#include "order.h"
-#include "out.h"
-#include "pop.h"
-#include "popid.h"
-#include "run.h"
-#include "score.h"
+#include "base/buf.h"
+#include "base/common.h"
+#include "model/estimator.h"
+#include "study/exp.h"
+#include "model/order.h"
+#include "study/out.h"
+#include "pop/pop.h"
+#include "pop/popid.h"
+#include "model/run.h"
+#include "model/score.h"
 
 static char *answer;
 static size_t answer_len;

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exp.h"
-#include "sweep.h"
+#include "study/exp.h"
+#include "io/sweep.h"
 
 #define MAX_SETS 16
 

@@ -4,7 +4,7 @@
  * order of samples; tests/test_causes.c ties a run on [maps] to the same
  * order and buffers): it builds a convpop
  * population (a generated field, or images from a file through the PCG32
- * filter bank), trains bnstudy's layer (src/bn.c) on batches of whole
+ * filter bank), trains bnstudy's layer (src/model/bn.c) on batches of whole
  * samples in the order convpop_order_groups gives, and writes what a peer
  * needs to repeat it: the maps, the filters, the order of samples, the
  * buffers and both modes' outputs. With --table it prints the effective
@@ -18,9 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bn.h"
-#include "run.h"
-#include "convpop.h"
+#include "model/bn.h"
+#include "model/run.h"
+#include "study/exp.h"
+#include "pop/convpop.h"
 
 typedef struct {
     const char *source, *images, *out, *batches;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Peer cross-check of batch norm on feature maps against torch.nn.BatchNorm2d.
 
-bnstudy normalises a feature-map population (src/convpop.h) by running its
+bnstudy normalises a feature-map population (src/pop/convpop.h) by running its
 ordinary layer on rows = (sample, position) and features = channels. This
 script checks that this is BatchNorm2d: for each configuration the driver
 (tests/peer/bn2d_driver.c) builds the population, trains the layer on

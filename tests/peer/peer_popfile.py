@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Peer cross-check of the population-file reader (src/popfile.c) on the
+"""Peer cross-check of the population-file reader (src/pop/popfile.c) on the
 shipped data (data/*.csv), with NumPy and Python's csv module, which share
 no code with it.
 

@@ -1,0 +1,90 @@
+/* Growable text buffers; see buf.h. */
+#include "base/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/common.h"
+
+/* Room for n more bytes and a NUL. */
+static int reserve(bn_buf *b, size_t n)
+{
+    if (b->failed)
+        return -1;
+    if (b->cap - b->len > n)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len <= n) {
+        if (cap > ((size_t)-1) / 2) {
+            b->failed = 1;
+            return -1;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->failed = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void buf_add(bn_buf *b, const void *p, size_t n)
+{
+    if (n == 0 || reserve(b, n) != 0)
+        return;
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void buf_zeros(bn_buf *b, size_t n)
+{
+    if (reserve(b, n) != 0)
+        return;
+    memset(b->p + b->len, 0, n + 1);
+    b->len += n;
+}
+
+void buf_puts(bn_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+void buf_putc(bn_buf *b, char c) { buf_add(b, &c, 1); }
+
+void buf_printf(bn_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[64];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = 1;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        buf_add(b, small, (size_t)n);
+        return;
+    }
+    if (reserve(b, (size_t)n) != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void buf_clear(bn_buf *b)
+{
+    b->len = 0;
+    if (b->p)
+        b->p[0] = '\0';
+}
+
+void buf_free(bn_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,312 @@
+/*
+ * The platform-independent arithmetic of num.h. Each function is built
+ * from operations IEEE 754 rounds exactly once (+ - * / sqrt fma) and from
+ * frexp, ldexp and floor, which are exact; -ffp-contract=off keeps the
+ * compiler from fusing what is written as two roundings into one. The
+ * series are cut where the next term is below 2^-70 of the result, and
+ * their leading terms are summed in double-double, so the one rounding
+ * left that matters is the last.
+ */
+#include "base/num.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- double-double (Dekker, Knuth; products through fma) ---- */
+
+static num_dd two_sum(double a, double b)
+{
+    double s = a + b, bb = s - a;
+    return (num_dd){s, (a - (s - bb)) + (b - bb)};
+}
+
+/* Only for |a| >= |b| (or a == 0). */
+static num_dd fast_two_sum(double a, double b)
+{
+    double s = a + b;
+    return (num_dd){s, b - (s - a)};
+}
+
+static num_dd two_prod(double a, double b)
+{
+    double p = a * b;
+    return (num_dd){p, fma(a, b, -p)};
+}
+
+num_dd num_dd_make(double a)
+{
+    return (num_dd){a, 0.0};
+}
+
+num_dd num_dd_add(num_dd a, num_dd b)
+{
+    num_dd s = two_sum(a.hi, b.hi), t = two_sum(a.lo, b.lo);
+    s = fast_two_sum(s.hi, s.lo + t.hi);
+    return fast_two_sum(s.hi, s.lo + t.lo);
+}
+
+num_dd num_dd_sub(num_dd a, num_dd b)
+{
+    return num_dd_add(a, (num_dd){-b.hi, -b.lo});
+}
+
+num_dd num_dd_mul(num_dd a, num_dd b)
+{
+    num_dd p = two_prod(a.hi, b.hi);
+    return fast_two_sum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
+}
+
+num_dd num_dd_div(num_dd a, num_dd b)
+{
+    double q1 = a.hi / b.hi;
+    num_dd r = num_dd_sub(a, num_dd_mul(b, num_dd_make(q1)));
+    double q2 = r.hi / b.hi;
+    r = num_dd_sub(r, num_dd_mul(b, num_dd_make(q2)));
+    double q3 = r.hi / b.hi;
+    return num_dd_add(fast_two_sum(q1, q2), num_dd_make(q3));
+}
+
+double num_dd_value(num_dd a)
+{
+    return a.hi + a.lo;
+}
+
+/* ---- log and exp ---- */
+
+/* ln 2 = LN2_HI + LN2_LO to 2^-106, and the other constants as the
+ * nearest double-doubles to the exact fractions. */
+static const num_dd LN2 = {0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56};
+static const num_dd TWO_3RDS = {0x1.5555555555555p-1, 0x1.5555555555555p-55};
+static const num_dd TWO_5THS = {0x1.999999999999ap-2, -0x1.999999999999ap-56};
+static const num_dd TWO_7THS = {0x1.2492492492492p-2, 0x1.2492492492492p-56};
+
+/* k ln 2 as a double-double, for |k| < 2^11. */
+static num_dd k_ln2(int k)
+{
+    num_dd p = two_prod((double)k, LN2.hi);
+    return num_dd_add(p, num_dd_make((double)k * LN2.lo));
+}
+
+double num_log(double x)
+{
+    if (isnan(x) || x < 0.0)
+        return x < 0.0 ? NAN : x + x;
+    if (x == 0.0)
+        return -INFINITY;
+    if (isinf(x))
+        return x;
+    /* x = 2^k m with m in [sqrt(1/2), sqrt(2)): frexp is exact, and so is
+     * f = m - 1 (Sterbenz) and the double-double 2 + f. */
+    int k;
+    double m = frexp(x, &k);
+    if (m < 0x1.6a09e667f3bcdp-1) {
+        m *= 2.0;
+        k--;
+    }
+    double f = m - 1.0;
+    num_dd d = two_sum(2.0, f);
+    /* log m = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716. */
+    num_dd s = num_dd_div(num_dd_make(f), d);
+    num_dd z = num_dd_mul(s, s);
+    /* 2 s^3 (1/3 + z/5 + z^2/7 + ...): the terms from z^3 on are under
+     * 1e-7 of the result, so plain double is enough for them; z^14 is the
+     * last above 2^-70. */
+    double zh = z.hi, t = 2.0 / 29.0;
+    for (int i = 27; i >= 9; i -= 2)
+        t = t * zh + 2.0 / (double)i;
+    num_dd c = num_dd_add(TWO_7THS, num_dd_mul(z, num_dd_make(t)));
+    c = num_dd_add(TWO_5THS, num_dd_mul(z, c));
+    c = num_dd_add(TWO_3RDS, num_dd_mul(z, c));
+    num_dd lm = num_dd_add((num_dd){2.0 * s.hi, 2.0 * s.lo},
+                           num_dd_mul(num_dd_mul(z, s), c));
+    return num_dd_value(num_dd_add(k_ln2(k), lm));
+}
+
+/* 1/k! for k = 0..5 as double-doubles. */
+static const num_dd INV_FACT[] = {
+    {1.0, 0.0},
+    {1.0, 0.0},
+    {0.5, 0.0},
+    {0x1.5555555555555p-3, 0x1.5555555555555p-57},
+    {0x1.5555555555555p-5, 0x1.5555555555555p-59},
+    {0x1.1111111111111p-7, 0x1.1111111111111p-63},
+};
+
+double num_exp(double x)
+{
+    if (isnan(x))
+        return x + x;
+    if (x > 0x1.62e42fefa39efp+9) /* the largest double below log(DBL_MAX) */
+        return INFINITY;
+    if (x < -745.13321910194122) /* log(2^-1075): rounds to 0 */
+        return 0.0;
+    /* x = k ln 2 + r, |r| <= ln 2 / 2 (to rounding), r as a double-double. */
+    double kd = floor(x * 0x1.71547652b82fep+0 + 0.5);
+    int k = (int)kd;
+    num_dd r = num_dd_sub(num_dd_make(x), k_ln2(k));
+    /* exp r = 1 + r + ... + r^5/120 + r^6 (1/6! + r/7! + ...): the
+     * second bracket is under 3e-6 of the result, so double will do; r^17
+     * is the last term above 2^-70. k! is exact in double up to 18!, so
+     * each 1/k! is one correctly rounded division. */
+    double fk = 1.0;
+    for (int i = 2; i <= 17; i++)
+        fk *= (double)i;
+    double qd = 0.0;
+    for (int i = 17; i >= 6; i--) {
+        qd = qd * r.hi + 1.0 / fk;
+        fk /= (double)i;
+    }
+    num_dd c = num_dd_make(qd);
+    for (int i = 5; i >= 0; i--)
+        c = num_dd_add(num_dd_mul(c, r), INV_FACT[i]);
+    return ldexp(num_dd_value(c), k);
+}
+
+/* ---- the normal quantile ---- */
+
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1) by Horner's rule. */
+static double horner(const double *c, int n, double x)
+{
+    double y = c[n - 1];
+    for (int i = n - 2; i >= 0; i--)
+        y = y * x + c[i];
+    return y;
+}
+
+/* Wichura (1988), Algorithm AS 241, Applied Statistics 37, 477-484: the
+ * PPND16 coefficients, for |p - 1/2| <= 0.425, then r = sqrt(-log(min(p,
+ * 1-p))) up to 5, then beyond. */
+static const double AS241_A[8] = {
+    3.387132872796366608,   133.14166789178437745,  1971.5909503065514427,
+    13731.693765509461125,  45921.953931549871457,  67265.770927008700853,
+    33430.575583588128105,  2509.0809287301226727};
+static const double AS241_B[8] = {
+    1.0,                   42.313330701600911252,  687.1870074920579083,
+    5394.1960214247511077, 21213.794301586595867,  39307.89580009271061,
+    28729.085735721942674, 5226.495278852854561};
+static const double AS241_C[8] = {
+    1.42343711074968357734,  4.6303378461565452959,
+    5.7694972214606914055,   3.64784832476320460504,
+    1.27045825245236838258,  0.24178072517745061177,
+    0.0227238449892691845833, 7.7454501427834140764e-4};
+static const double AS241_D[8] = {
+    1.0,                     2.05319162663775882187,
+    1.6763848301838038494,   0.68976733498510000455,
+    0.14810397642748007459,  0.0151986665636164571966,
+    5.475938084995344946e-4, 1.05075007164441684324e-9};
+static const double AS241_E[8] = {
+    6.6579046435011037772,    5.4637849111641143699,
+    1.7848265399172913358,    0.29656057182850489123,
+    0.026532189526576123093,  0.0012426609473880784386,
+    2.71155556874348757815e-5, 2.01033439929228813265e-7};
+static const double AS241_F[8] = {
+    1.0,                      0.59983220655588793769,
+    0.13692988092273580531,   0.0148753612908506148525,
+    7.868691311456132591e-4,  1.8463183175100546818e-5,
+    1.4215117583164458887e-7, 2.04426310338993978564e-15};
+
+double num_norm_inv(double p)
+{
+    if (!(p >= 0.0 && p <= 1.0))
+        return NAN;
+    if (p == 0.0)
+        return -INFINITY;
+    if (p == 1.0)
+        return INFINITY;
+    double q = p - 0.5;
+    if (fabs(q) <= 0.425) {
+        double r = 0.180625 - q * q;
+        return q * (horner(AS241_A, 8, r) / horner(AS241_B, 8, r));
+    }
+    double r = sqrt(-num_log(q < 0.0 ? p : 1.0 - p)), x;
+    if (r <= 5.0) {
+        r -= 1.6;
+        x = horner(AS241_C, 8, r) / horner(AS241_D, 8, r);
+    } else {
+        r -= 5.0;
+        x = horner(AS241_E, 8, r) / horner(AS241_F, 8, r);
+    }
+    return q < 0.0 ? -x : x;
+}
+
+/* ---- summaries ---- */
+
+/* Columns at a time, rows outside and columns inside, so that a row-major
+ * table is read in the order it is laid out; each column's sums run over
+ * the rows in order, as a loop down one column would. */
+#define NUM_BLOCK 128
+
+void num_moments_cols(size_t n, size_t nc, size_t stride, const double *v,
+                      const size_t *rows, double *mean, double *ss)
+{
+    double s[NUM_BLOCK], c[NUM_BLOCK], s1[NUM_BLOCK];
+    for (size_t j0 = 0; j0 < nc; j0 += NUM_BLOCK) {
+        size_t nj = nc - j0 < NUM_BLOCK ? nc - j0 : NUM_BLOCK;
+        for (size_t j = 0; j < nj; j++)
+            s[j] = c[j] = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double *r = v + (rows ? rows[i] : i) * stride + j0;
+            for (size_t j = 0; j < nj; j++) {
+                double x = r[j], t = s[j] + x;
+                if (fabs(s[j]) >= fabs(x))
+                    c[j] += (s[j] - t) + x;
+                else
+                    c[j] += (x - t) + s[j];
+                s[j] = t;
+            }
+        }
+        /* The first sum would be 0 with an exact mean; subtracting its
+         * square removes what the mean's rounding left in the second. */
+        double *m = mean + j0, *s2 = ss + j0;
+        for (size_t j = 0; j < nj; j++) {
+            m[j] = (s[j] + c[j]) / (double)n;
+            s1[j] = s2[j] = 0.0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const double *r = v + (rows ? rows[i] : i) * stride + j0;
+            for (size_t j = 0; j < nj; j++) {
+                double d = r[j] - m[j];
+                s1[j] += d;
+                s2[j] += d * d;
+            }
+        }
+        for (size_t j = 0; j < nj; j++)
+            s2[j] = s2[j] - s1[j] * s1[j] / (double)n;
+    }
+}
+
+void num_moments(size_t n, size_t stride, const double *v, double *mean,
+                 double *ss)
+{
+    num_moments_cols(n, 1, stride, v, NULL, mean, ss);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    if (a < b)
+        return -1;
+    if (a > b)
+        return 1;
+    /* Equal or unordered: -0 before +0, numbers before NaN, so qsort's
+     * instability cannot show in the output. */
+    int na = isnan(a), nb = isnan(b);
+    if (na != nb)
+        return na - nb;
+    return (signbit(b) != 0) - (signbit(a) != 0);
+}
+
+void num_sort(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+}
+
+double num_quantile_sorted(const double *v, size_t n, double q)
+{
+    double index = q * (double)(n - 1);
+    size_t lhs = (size_t)index;
+    if (lhs >= n - 1)
+        return v[n - 1];
+    double delta = index - (double)lhs;
+    return (1.0 - delta) * v[lhs] + delta * v[lhs + 1];
+}

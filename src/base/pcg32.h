@@ -1,0 +1,40 @@
+/*
+ * PCG32 (PCG-XSH-RR, 64-bit state, 32-bit output), after O'Neill's pcg-c:
+ * the state and the stream (increment) are explicit values, so a stream is
+ * fully named by (initstate, initseq). bnstudy gives every purpose its own
+ * initseq (1 population noise, 2 shuffling, 3 a classifier's initial
+ * weights, 4 the label noise of generated classes, 5 and 6 the feature
+ * and label noise of a generated population's held-out draw, 7 the
+ * held-out split of a population file, 14 convolution filters, 15
+ * generated feature maps) so the
+ * streams never overlap. What the study draws from a stream is in rand.h;
+ * the tests also wrap a generator as a gsl_rng (tests/helpers.h) so that
+ * GSL's samplers, the independent reference, draw from exactly the same
+ * stream.
+ */
+#ifndef BN_PCG32_H
+#define BN_PCG32_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t state;
+    uint64_t inc; /* always odd */
+} pcg32_t;
+
+#define PCG32_INITSEQ_POPULATION 1u
+#define PCG32_INITSEQ_SHUFFLE 2u
+#define PCG32_INITSEQ_WEIGHTS 3u
+#define PCG32_INITSEQ_LABELS 4u
+#define PCG32_INITSEQ_HELD_OUT 5u
+#define PCG32_INITSEQ_HELD_OUT_LABELS 6u
+#define PCG32_INITSEQ_SPLIT 7u
+#define PCG32_INITSEQ_CONV_FILTERS 14u
+#define PCG32_INITSEQ_CONV_FIELD 15u
+
+void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
+uint32_t pcg32_next(pcg32_t *rng);
+/* Uniform on [0, bound), bound >= 1, without modulo bias (rejection). */
+uint32_t pcg32_bounded(pcg32_t *rng, uint32_t bound);
+
+#endif

@@ -1,0 +1,89 @@
+/* A TSV reader for files whose every row has the header's column count. */
+#include "base/tsv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/input.h"
+
+int tsv_read(const char *path, tsv_table *t, bn_error *err)
+{
+    memset(t, 0, sizeof *t);
+    char *buf;
+    size_t len;
+    if (input_read(path, TSV_MAX_BYTES, 1, &buf, &len, err) != 0)
+        return -1;
+    t->buf = buf;
+
+    size_t lines = 0, tabs = 0;
+    for (size_t i = 0; i < len; i++) {
+        lines += buf[i] == '\n';
+        tabs += buf[i] == '\t';
+    }
+    if (lines == 0 || buf[len - 1] != '\n') {
+        tsv_free(t);
+        return bn_fail(err, "%s: not a TSV file with a header line", path);
+    }
+    char **fields = malloc((lines + tabs) * sizeof *fields);
+    if (!fields) {
+        tsv_free(t);
+        return bn_fail(err, "%s: out of memory", path);
+    }
+    t->names = fields;
+    /* Split in place: every tab and newline ends a field. */
+    size_t nf = 0, line = 0, in_line = 0;
+    char *start = buf;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != '\t' && buf[i] != '\n')
+            continue;
+        int eol = buf[i] == '\n';
+        if ((size_t)(buf + i - start) > TSV_MAX_FIELD) {
+            tsv_free(t);
+            return bn_fail(err, "%s:%zu: a field of %zu bytes, more than the "
+                                "limit of %d",
+                           path, line + 1, (size_t)(buf + i - start),
+                           TSV_MAX_FIELD);
+        }
+        buf[i] = '\0';
+        fields[nf++] = start;
+        start = buf + i + 1;
+        in_line++;
+        if (eol) {
+            if (line == 0)
+                t->ncol = in_line;
+            else if (in_line != t->ncol) {
+                size_t ncol = t->ncol;
+                tsv_free(t);
+                return bn_fail(err, "%s:%zu: %zu fields, the header has %zu",
+                               path, line + 1, in_line, ncol);
+            }
+            line++;
+            in_line = 0;
+        }
+    }
+    t->cells = fields + t->ncol;
+    t->nrow = lines - 1;
+    return 0;
+}
+
+void tsv_free(tsv_table *t)
+{
+    free(t->names);
+    free(t->buf);
+    memset(t, 0, sizeof *t);
+}
+
+int tsv_column(const tsv_table *t, const char *name)
+{
+    for (size_t c = 0; c < t->ncol; c++)
+        if (strcmp(t->names[c], name) == 0)
+            return (int)c;
+    return -1;
+}
+
+const char *tsv_cell(const tsv_table *t, size_t row, size_t col)
+{
+    return t->cells[row * t->ncol + col];
+}

@@ -1,0 +1,31 @@
+/*
+ * Reading bnstudy's own TSV files back (for the claims verifier): a header
+ * row naming the columns, then rows of tab-separated cells, all kept as
+ * text so that nothing is rounded on the way in.
+ */
+#ifndef BN_TSV_H
+#define BN_TSV_H
+
+#include <stddef.h>
+
+#include "base/common.h"
+
+typedef struct {
+    size_t ncol, nrow;
+    char **names;  /* ncol */
+    char **cells;  /* nrow x ncol, row-major */
+    char *buf;     /* the file's bytes, which names and cells point into */
+} tsv_table;
+
+/* The limits of what is read: the file, and one field (messages quote
+ * fields whole). */
+#define TSV_MAX_BYTES (512u << 20)
+#define TSV_MAX_FIELD 4096
+
+int tsv_read(const char *path, tsv_table *t, bn_error *err);
+void tsv_free(tsv_table *t);
+/* Column index by name, or -1. */
+int tsv_column(const tsv_table *t, const char *name);
+const char *tsv_cell(const tsv_table *t, size_t row, size_t col);
+
+#endif

@@ -1,0 +1,439 @@
+/*
+ * `bnstudy plot [RESULTS_DIR]`: draw every figure the experiments in a
+ * results directory support (plot.h chooses them and words them), by
+ * running gnuplot on the scripts in scripts/, into
+ * RESULTS_DIR/figures/<experiment>/.
+ * An experiment's figures are drawn into a temporary directory beside
+ * them and replace the old ones only once all are drawn, so a failure
+ * leaves the previous figures as they were.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "figure/plot.h"
+#include "pop/popfile.h"
+
+extern char **environ;
+
+static const char usage_head[] =
+    "usage: bnstudy plot [RESULTS_DIR] [--gnuplot PROG] [--scripts DIR]\n"
+    "                    [--list] [--tables DIR]\n"
+    "\n"
+    "Draw every figure the experiments in RESULTS_DIR (results) support,\n"
+    "each experiment being a directory that `bnstudy sweep --out` wrote,\n"
+    "into RESULTS_DIR/figures/<experiment>/NAME.png and NAME.svg. The\n"
+    "figures are chosen by each experiment's axes (the settings that vary\n"
+    "in its files) and its files, never by its name; titles state a\n"
+    "finding only when the numbers bear it out. Prints a line per figure.\n"
+    "Exit 1 when gnuplot warned (the figures are kept), 2 when there is\n"
+    "nothing to plot or a figure cannot be drawn.\n"
+    "\n"
+    "  --gnuplot PROG   the gnuplot to run ($GNUPLOT, else gnuplot)\n"
+    "  --scripts DIR    where the figure scripts are (scripts)\n"
+    "  --list           print the figures and what each draws; draw none\n"
+    "  --tables DIR     write the points each figure draws (gnuplot's\n"
+    "                   `set table`) to DIR/<experiment>/NAME.png.tab and\n"
+    "                   its texts to NAME.N.set instead of images, for\n"
+    "                   tests/figures.sh\n"
+    "  -h, --help       this text\n"
+    "\n"
+    "figures:\n";
+
+static const struct option options[] = {
+    {"gnuplot", required_argument, NULL, 'g'},
+    {"scripts", required_argument, NULL, 's'},
+    {"list", no_argument, NULL, 'l'},
+    {"tables", required_argument, NULL, 't'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *cmd = "plot";
+
+/* text after a label, wrapped at 78 columns under its first word. */
+static void wrapped(const char *label, const char *text)
+{
+    int col = printf("    %-6s", label);
+    while (*text) {
+        size_t w = strcspn(text, " ");
+        if (col + 1 + (int)w > 78)
+            col = printf("\n          ") - 1;
+        col += printf(" %.*s", (int)w, text);
+        text += w;
+        text += strspn(text, " ");
+    }
+    putchar('\n');
+}
+
+static void usage(void)
+{
+    fputs(usage_head, stdout);
+    for (size_t i = 0; plot_kind_get(i); i++) {
+        const plot_kind *k = plot_kind_get(i);
+        printf("  %s (scripts/%s)\n", k->name, k->script);
+        wrapped("needs:", k->needs);
+        wrapped("draws:", k->draws);
+    }
+}
+
+static int exists(const char *path, int want_dir)
+{
+    struct stat st;
+    return stat(path, &st) == 0 &&
+           (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The experiments of dir: its subdirectories with a manifest.tsv, sorted
+ * by name. */
+static int experiments(const char *dir, char ***names, size_t *n)
+{
+    char path[4200];
+    *names = NULL;
+    *n = 0;
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    if (exists(path, 0))
+        return cli_error(cmd,
+                         "%s is one experiment's directory (it has "
+                         "manifest.tsv): give the results directory that "
+                         "holds it",
+                         dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return cli_error(cmd, "cannot read %s: %s", dir, strerror(errno));
+    size_t cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/manifest.tsv", dir, e->d_name);
+        if (!exists(path, 0))
+            continue;
+        if (strcmp(e->d_name, "figures") == 0) {
+            rc = cli_error(cmd,
+                           "%s/figures holds an experiment's results, and "
+                           "that is where plot draws: name the experiment "
+                           "file otherwise",
+                           dir);
+            break;
+        }
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **v = realloc(*names, cap * sizeof *v);
+            if (!v) {
+                rc = cli_error(cmd, "out of memory");
+                break;
+            }
+            *names = v;
+        }
+        if (!((*names)[*n] = strdup(e->d_name))) {
+            rc = cli_error(cmd, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(*names, *n, sizeof **names, cmp_str);
+    return rc;
+}
+
+/* Run argv with its standard output and error written to the file log
+ * (replaced). Returns the exit status, or -1 with errno set when it could
+ * not be started. */
+static int run(char *const argv[], const char *log)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0666);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* s as a gnuplot single-quoted string ('' for a quote). */
+static char *quoted(const char *s)
+{
+    size_t n = 3;
+    for (const char *c = s; *c; c++)
+        n += *c == '\'' ? 2 : 1;
+    char *q = malloc(n), *o = q;
+    if (!q)
+        return NULL;
+    *o++ = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'')
+            *o++ = '\'';
+        *o++ = *c;
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return q;
+}
+
+/* A directory of files only (the figures'), and the directory. */
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[4400];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int mkdir_p(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST)
+        return exists(dir, 1) ? 0 : -1;
+    return -1;
+}
+
+/* Draw one figure: gnuplot's output, if any, is a warning. 0 drawn
+ * cleanly, 1 drawn with warnings, 2 failed (message printed). */
+static int draw(const char *gnuplot, const char *scripts,
+                const plot_figure *f, const char *figdir, const char *tables)
+{
+    char script[4200];
+    snprintf(script, sizeof script, "%s/%s", scripts, f->script);
+    char *qn = quoted(f->name), *qd = quoted(figdir),
+         *qt = tables ? quoted(tables) : NULL;
+    size_t n = strlen(f->assign) + 200 + strlen(figdir) + strlen(f->name) +
+               (tables ? strlen(tables) : 0) * 2;
+    char *assign = malloc(n);
+    if (!qn || !qd || (tables && !qt) || !assign) {
+        free(qn), free(qd), free(qt), free(assign);
+        return cli_error(cmd, "out of memory");
+    }
+    snprintf(assign, n, "%s name = %s; figdir = %s;%s%s", f->assign, qn, qd,
+             tables ? " tables = " : "", tables ? qt : "");
+    char *argv[] = {(char *)gnuplot, "-e", assign, script, NULL};
+    /* What gnuplot says goes to a file beside the figure, read back and
+     * removed; a warning's text is short, a megabyte is not one. */
+    char log[4300];
+    snprintf(log, sizeof log, "%s/.%s.log", tables ? tables : figdir, f->name);
+    int st = run(argv, log);
+    int started = errno;
+    unsigned char *out = NULL;
+    size_t len;
+    bn_error err;
+    if (popfile_slurp(log, (size_t)1 << 20, &out, &len, &err) != 0)
+        out = NULL;
+    unlink(log);
+    int rc = 0;
+    if (st != 0) {
+        cli_error(cmd, "%s/%s: gnuplot %s%s", f->experiment, f->name,
+                  st < 0 ? "could not start: " : "failed:",
+                  st < 0 ? strerror(started) : "");
+        rc = 2;
+    } else if (out && out[0]) {
+        fprintf(stderr, "bnstudy plot: %s/%s: gnuplot warned:\n",
+                f->experiment, f->name);
+        rc = 1;
+    }
+    if (out && out[0])
+        fputs((char *)out, stderr);
+    free(out), free(qn), free(qd), free(qt), free(assign);
+    return rc;
+}
+
+/* Draw experiment e's figures into a new directory beside figures/E,
+ * then put it in E's place. Returns draw's worst status. */
+static int draw_experiment(const char *gnuplot, const char *scripts,
+                           const char *dir, const char *e,
+                           const plot_list *l, const char *tables)
+{
+    char final[4200], tmp[4300], old[4300];
+    int worst = 0;
+    if (tables) {
+        snprintf(final, sizeof final, "%s/%s", tables, e);
+        if (mkdir_p(tables) != 0 || mkdir_p(final) != 0)
+            return cli_error(cmd, "cannot create %s: %s", final,
+                             strerror(errno));
+        for (size_t i = 0; i < l->n && worst < 2; i++)
+            if (strcmp(l->fig[i].experiment, e) == 0) {
+                int r = draw(gnuplot, scripts, &l->fig[i], "/dev/null", final);
+                worst = r > worst ? r : worst;
+            }
+        return worst;
+    }
+    snprintf(final, sizeof final, "%s/figures/%s", dir, e);
+    snprintf(tmp, sizeof tmp, "%s/figures/.%s.XXXXXX", dir, e);
+    if (!mkdtemp(tmp))
+        return cli_error(cmd, "cannot create a directory in %s/figures: %s",
+                         dir, strerror(errno));
+    /* mkdtemp makes it private; the figures are for whoever reads the
+     * results. */
+    mode_t mask = umask(0);
+    umask(mask);
+    chmod(tmp, 0777 & ~mask);
+    for (size_t i = 0; i < l->n && worst < 2; i++)
+        if (strcmp(l->fig[i].experiment, e) == 0) {
+            int r = draw(gnuplot, scripts, &l->fig[i], tmp, NULL);
+            worst = r > worst ? r : worst;
+        }
+    if (worst >= 2) {
+        remove_tree(tmp);
+        return worst;
+    }
+    int had = exists(final, 1);
+    if (had) {
+        snprintf(old, sizeof old, "%s/figures/.%s.old.XXXXXX", dir, e);
+        if (!mkdtemp(old) || rmdir(old) != 0 || rename(final, old) != 0) {
+            remove_tree(tmp);
+            return cli_error(cmd, "cannot replace %s: %s", final,
+                             strerror(errno));
+        }
+    }
+    if (rename(tmp, final) != 0) {
+        int e2 = errno;
+        if (had)
+            rename(old, final);
+        remove_tree(tmp);
+        return cli_error(cmd, "cannot create %s: %s", final, strerror(e2));
+    }
+    if (had)
+        remove_tree(old);
+    return worst;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    const char *dir = "results", *scripts = "scripts", *tables = NULL;
+    const char *gnuplot = getenv("GNUPLOT");
+    int list_only = 0, c;
+    if (!gnuplot || !gnuplot[0])
+        gnuplot = "gnuplot";
+    cli_parser p = {cmd, argc, argv, options, "h", NULL, 0};
+    while ((c = cli_next(&p, NULL)) != -1) {
+        if (c == 'h')
+            return usage(), 0;
+        if (c == 'g')
+            gnuplot = optarg;
+        else if (c == 's')
+            scripts = optarg;
+        else if (c == 'l')
+            list_only = 1;
+        else if (c == 't')
+            tables = optarg;
+        else
+            return CLI_EXIT_USAGE;
+    }
+    if (optind < argc)
+        dir = argv[optind++];
+    if (optind < argc)
+        return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!exists(dir, 1))
+        return cli_error(cmd, "%s: no such directory", dir);
+
+    char **names;
+    size_t ne;
+    int rc = experiments(dir, &names, &ne);
+    plot_list l = {0};
+    for (size_t i = 0; rc == 0 && i < ne; i++) {
+        char path[4200];
+        bn_error err;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (plot_experiment(path, names[i], &l, &err) < 0)
+            rc = cli_error(cmd, "%s", err.msg);
+    }
+    if (rc == 0 && l.n == 0)
+        rc = cli_error(cmd,
+                       ne ? "nothing to plot in %s: no figure fits its "
+                            "experiments (each needs a setting that varies, "
+                            "features.tsv or many seeds; see bnstudy plot "
+                            "--help)"
+                          : "nothing to plot in %s: it holds no "
+                            "experiment's results (a directory with "
+                            "manifest.tsv, as bnstudy sweep --out writes)",
+                       dir);
+    if (rc == 0 && list_only) {
+        for (size_t i = 0; i < l.n; i++)
+            printf("%s/%s: %s\n", l.fig[i].experiment, l.fig[i].name,
+                   l.fig[i].what);
+        goto done;
+    }
+    /* Everything a figure needs, before anything is drawn. */
+    if (rc == 0) {
+        char *vargv[] = {(char *)gnuplot, "--version", NULL};
+        int st = run(vargv, "/dev/null");
+        if (st != 0)
+            rc = cli_error(cmd,
+                           "cannot run gnuplot ('%s'%s%s): install it "
+                           "(make deps) or name it with --gnuplot",
+                           gnuplot, st < 0 ? ": " : ": exit status",
+                           st < 0 ? strerror(errno) : "");
+    }
+    for (size_t i = 0; rc == 0 && i <= l.n; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", scripts,
+                 i < l.n ? l.fig[i].script : "style.gp");
+        if (access(path, R_OK) != 0)
+            rc = cli_error(cmd,
+                           "%s: cannot read: %s (run from bnstudy's "
+                           "directory, or give --scripts DIR)",
+                           path, strerror(errno));
+    }
+    if (rc == 0 && !tables) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/figures", dir);
+        if (mkdir_p(path) != 0)
+            rc = cli_error(cmd, "cannot create %s: %s", path,
+                           strerror(errno));
+    }
+    int worst = 0;
+    for (size_t i = 0; rc == 0 && i < ne; i++) {
+        int r = draw_experiment(gnuplot, scripts, dir, names[i], &l, tables);
+        if (r >= 2)
+            rc = CLI_EXIT_USAGE;
+        worst = r > worst ? r : worst;
+        for (size_t k = 0; r < 2 && !tables && k < l.n; k++)
+            if (strcmp(l.fig[k].experiment, names[i]) == 0)
+                printf("%s/figures/%s/%s.png, .svg: %s\n", dir, names[i],
+                       l.fig[k].name, l.fig[k].what);
+    }
+    if (rc == 0)
+        rc = worst;
+done:
+    plot_list_free(&l);
+    for (size_t i = 0; i < ne; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}

@@ -1,0 +1,493 @@
+/*
+ * `bnstudy run` and `bnstudy population`: one configuration on the embedded
+ * population or on one read from a file (--population). run's options are
+ * the experiment keys (exp.h), set and checked as an experiment file's are.
+ * Everything is parsed, the population read and every output file opened
+ * before the run starts, so bad input exits 2 with nothing on stdout and
+ * no file; and no output may name an input file.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/net.h"
+#include "cli/cli.h"
+#include "study/exp.h"
+#include "model/order.h"
+#include "study/out.h"
+#include "pop/pop.h"
+#include "model/run.h"
+#include "io/sweep.h"
+
+static void run_usage(void)
+{
+    fputs("usage: bnstudy run [OPTIONS]\n"
+          "\n"
+          "Train one batch-norm configuration on the embedded 512-row "
+          "population (or\n"
+          "on the rows of --population FILE) and print the summary.tsv "
+          "header and its\n"
+          "row (docs/definitions.md). Every option is the experiment key "
+          "of that name\n"
+          "(one value); defaults are the published headline.\n"
+          "\n",
+          stdout);
+    cli_key_help(stdout);
+    cli_pop_help(stdout);
+    fputs("  --set SECTION.KEY=VALUE  any experiment key, as in a file "
+          "(repeatable):\n"
+          "                         population.rows, population.seed, "
+          "and\n"
+          "                         population.feature=NAME MEAN SD RHO "
+          "(the first\n"
+          "                         replaces the default eight)\n"
+          "  --write-features FILE  also write the features.tsv rows to "
+          "FILE (the layer)\n"
+          "  --write-outputs FILE   also write each last-epoch row's "
+          "train-mode and\n"
+          "                         eval-mode outputs to FILE (the layer)\n"
+          "  --write-curve FILE     also write the curve.tsv rows to FILE "
+          "(the\n"
+          "                         classifier: its scores after every "
+          "epoch)\n"
+          "  --write-weights FILE   also write the classifier's initial "
+          "weights, the\n"
+          "                         first batch's gradients and the final "
+          "weights\n"
+          "                         and buffers to FILE\n"
+          "                         (FILE - is standard output: after the "
+          "summary,\n"
+          "                         each such table follows a blank line)\n"
+          "  --max-work N           refuse a run of more row passes (epochs "
+          "x rows x\n"
+          "                         features) than N (1e9)\n"
+          "  --max-memory SIZE      refuse a run that would hold more than "
+          "SIZE bytes,\n"
+          "                         K M G T allowed (2G)\n"
+          "  -h, --help             this text\n",
+          stdout);
+}
+
+static void pop_usage(void)
+{
+    char list[512];
+    printf("usage: bnstudy population [--order ORDER] [--seed S] "
+           "[--batch-size B]\n"
+           "                          [--part training|held-out]\n"
+           "                          [--population FILE [--label COLUMN] "
+           "[--group COLUMN]]\n"
+           "\n"
+           "Print the embedded population (or the rows of FILE) as TSV: "
+           "header `row`\n"
+           "(the row's index) then one column per feature, values %%.17g, "
+           "then the\n"
+           "label and group columns if any, in the order a run with that "
+           "order and\n"
+           "seed trains on (default: the rows' own order).\n"
+           "\n"
+           "  --order ORDER          %s\n"
+           "  --seed S               shuffle seed (1)\n"
+           "  --batch-size B         the batch size interleaved stratifies for "
+           "(256, or\n"
+           "                         the rows when fewer)\n"
+           "  --part P               only the classifier's training rows or "
+           "its held-out\n"
+           "                         rows (a file's split at the default "
+           "holdout, or the\n"
+           "                         second draw); `row` is then the "
+           "population's index\n",
+           order_list(", ", list, sizeof list));
+    cli_pop_help(stdout);
+    puts("  -h, --help             this text");
+}
+
+enum {
+    OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE,
+    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET
+};
+#define N_OUTPUTS 4
+
+/* The models each --write option has rows of: features and outputs are
+ * the layer's, the curve and the weights the classifier's. */
+static const run_model_id output_model[N_OUTPUTS] = {
+    RUN_MODEL_LAYER, RUN_MODEL_LAYER, RUN_MODEL_CLASSIFIER,
+    RUN_MODEL_CLASSIFIER};
+
+/* A buffer's text on fp, or an error naming what. */
+static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
+{
+    int bad = b->failed;
+    if (!bad && b->len)
+        bad = fwrite(b->p, 1, b->len, fp) != b->len;
+    buf_free(b);
+    return bad ? cli_error(cmd, "%s: cannot write", what) : 0;
+}
+
+/* Per-row outputs for --write-outputs: row index, then y_train and y_eval
+ * for every feature; and curve.tsv's rows for --write-curve. */
+typedef struct {
+    FILE *fp, *curve;
+    const pop_t *pop;
+    const run_config *cfg;
+} outputs_ctx;
+
+static void write_curve(void *ctx, unsigned long epoch, const run_result *r)
+{
+    outputs_ctx *o = ctx;
+    bn_buf b = {0};
+    out_curve_row(&b, o->pop, o->cfg, epoch + 1, r);
+    if (!b.failed && b.len)
+        fwrite(b.p, 1, b.len, o->curve);
+    buf_free(&b);
+}
+
+static void write_outputs(void *ctx, size_t first, size_t n, size_t f,
+                          const size_t *rows, const double *ytr,
+                          const double *yev)
+{
+    outputs_ctx *o = ctx;
+    if (first == 0) {
+        fputs("row", o->fp);
+        for (size_t j = 0; j < f; j++)
+            fprintf(o->fp, "\ttrain_%s", o->pop->names[j]);
+        for (size_t j = 0; j < f; j++)
+            fprintf(o->fp, "\teval_%s", o->pop->names[j]);
+        fputc('\n', o->fp);
+    }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(o->fp, "%zu", rows[i]);
+        for (size_t j = 0; j < f; j++)
+            fprintf(o->fp, "\t%.17g", ytr[i * f + j]);
+        for (size_t j = 0; j < f; j++)
+            fprintf(o->fp, "\t%.17g", yev[i * f + j]);
+        fputc('\n', o->fp);
+    }
+}
+
+/* An output of run: a file written atomically (*file), or standard
+ * output ("-"), held in memory until the summary is printed. */
+typedef struct {
+    const char *opt, *path;
+    FILE *fp; /* where the rows go */
+    FILE *mem_fp;
+    char *mem;
+    size_t mem_len;
+} run_output;
+
+static int output_open(run_output *o, out_file *file, const out_inputs *ins,
+                       bn_error *err)
+{
+    bn_error sub;
+    if (!o->path)
+        return 0;
+    if (strcmp(o->path, "-") == 0) {
+        o->fp = o->mem_fp = open_memstream(&o->mem, &o->mem_len);
+        return o->fp ? 0 : bn_fail(err, "%s: out of memory", o->opt);
+    }
+    if (out_check_not_input(ins, o->path, &sub) != 0 ||
+        out_open(file, o->path, &sub) != 0)
+        return bn_fail(err, "%s: %s", o->opt, sub.msg);
+    o->fp = file->fp;
+    return 0;
+}
+
+static void output_close(run_output *o)
+{
+    if (o->mem_fp)
+        fclose(o->mem_fp);
+    free(o->mem);
+    memset(o, 0, sizeof *o);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *cmd = "run";
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 5];
+    char names[KEY_COUNT][40];
+    size_t no = cli_key_options(opts, names);
+    no += cli_pop_option_table(opts + no);
+    static const char *const out_opts[N_OUTPUTS] = {
+        "write-features", "write-outputs", "write-curve", "write-weights"};
+    for (int i = 0; i < N_OUTPUTS; i++)
+        opts[no++] = (struct option){out_opts[i], required_argument, NULL,
+                                     OPT_FEATURES + i};
+    opts[no++] = (struct option){"max-work", required_argument, NULL,
+                                 OPT_MAX_WORK};
+    opts[no++] = (struct option){"max-memory", required_argument, NULL,
+                                 OPT_MAX_MEMORY};
+    opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
+    opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+    opts[no] = (struct option){NULL, 0, NULL, 0};
+
+    exp_pops pops;
+    memset(&pops, 0, sizeof pops);
+    exp_t *e = malloc(sizeof *e);
+    static bn_error err, sub;
+    if (!e)
+        return cli_error(cmd, "out of memory");
+    sweep_limits limits = {SWEEP_MAX_WORK, SWEEP_MAX_MEMORY};
+    run_output outs[N_OUTPUTS];
+    out_file files[N_OUTPUTS];
+    char opt_names[N_OUTPUTS][24];
+    memset(outs, 0, sizeof outs);
+    memset(files, 0, sizeof files);
+    for (int i = 0; i < N_OUTPUTS; i++) {
+        snprintf(opt_names[i], sizeof opt_names[i], "--%s", out_opts[i]);
+        outs[i].opt = opt_names[i];
+    }
+    cli_pop_options po = {NULL, NULL, NULL};
+    run_result res;
+    memset(&res, 0, sizeof res);
+    int c, idx, taken, rc = CLI_EXIT_USAGE;
+    size_t n_sets = 0;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (exp_init(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    if (!sets) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
+    while ((c = cli_next(&p, &idx)) != -1) {
+        if (c == OPT_HELP) {
+            run_usage();
+            rc = 0;
+            goto done;
+        } else if (c >= OPT_FEATURES && c < OPT_FEATURES + N_OUTPUTS) {
+            outs[c - OPT_FEATURES].path = optarg;
+        } else if (c == OPT_MAX_WORK) {
+            if (cli_parse_count(cmd, "--max-work", optarg, &limits.work))
+                goto done;
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_parse_size(cmd, "--max-memory", optarg, &limits.bytes))
+                goto done;
+        } else if (c == OPT_SET) {
+            sets[n_sets++] = optarg;
+        } else if (cli_take_pop_option(c, optarg, &po)) {
+            continue;
+        } else if ((taken = cli_take_key_option(cmd, e, c, opts[idx].name,
+                                                optarg)) != 0) {
+            if (taken != 1)
+                goto done;
+        } else {
+            goto done;
+        }
+    }
+    if (exp_set_overrides(e, sets, n_sets, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    if (cli_one_configuration(cmd, e, argc, argv) != 0)
+        goto done;
+    /* Two outputs in one file would leave only the one renamed last. */
+    for (int i = 0; i < N_OUTPUTS; i++)
+        for (int j = i + 1; j < N_OUTPUTS; j++)
+            if (outs[i].path && outs[j].path &&
+                strcmp(outs[j].path, "-") != 0 &&
+                out_same_file(outs[i].path, outs[j].path)) {
+                cli_error(cmd, "%s: '%s' is the file %s writes too",
+                          outs[j].opt, outs[j].path, outs[i].opt);
+                goto done;
+            }
+    if (cli_apply_pop_options(cmd, e, &po) != 0)
+        goto done;
+    /* A file --set population.file names is read as --population's. */
+    if (!e->popfile.pop && exp_read_population(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    if (exp_finish(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    sweep_estimate est;
+    sweep_estimate_of(e, 1, 0, &est);
+    if (sweep_check_limits(e, &est, &limits, "run", &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    run_config cfg;
+    exp_config(e, 0, &cfg);
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (outs[i].path && cfg.model != output_model[i]) {
+            cli_error(cmd, "%s: a file of the %s, and this run trains the %s "
+                           "(--type)",
+                      outs[i].opt, run_model_name((int)output_model[i]),
+                      run_model_name((int)cfg.model));
+            goto done;
+        }
+    if (exp_populations(e, exp_held_out_models(e->models), &pops, &err) !=
+        0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    const pop_t *pop = pops.p.pop;
+    out_inputs ins = {0};
+    if (out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
+        out_inputs_add(&ins, e->evalfile.path, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (output_open(&outs[i], &files[i], &ins, &err) != 0) {
+            cli_error(cmd, "%s", err.msg);
+            goto done;
+        }
+    if (outs[2].fp) {
+        bn_buf b = {0};
+        out_curve_header(&b);
+        if (put(outs[2].fp, &b, cmd, outs[2].opt) != 0)
+            goto done;
+    }
+    if (outs[3].fp)
+        fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
+    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &cfg};
+    run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
+                        outs[2].path ? write_curve : NULL, &octx,
+                        outs[3].fp};
+    int blame[2] = {-1, -1};
+    if (run_execute_blamed(&pops.p, &cfg, &obs, &res, blame, &sub) != 0) {
+        exp_blame(e, &cfg, blame, sub.msg, &err);
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    if (outs[0].path) {
+        bn_buf b = {0};
+        out_features_header(&b, 1u << cfg.model);
+        out_features_rows(&b, 1u << cfg.model, pop, &cfg, &res);
+        if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
+            goto done;
+    }
+    /* The files first, all or none; standard output's tables are complete
+     * in memory by now. */
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (outs[i].mem_fp && fflush(outs[i].mem_fp) != 0) {
+            cli_error(cmd, "%s: out of memory", outs[i].opt);
+            goto done;
+        }
+    if (out_commit_all(files, N_OUTPUTS, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    if (cfg.model == RUN_MODEL_LAYER)
+        cli_note_constant(cmd, pop);
+    bn_buf b = {0};
+    out_summary_header(&b, 1u << cfg.model);
+    out_summary_row(&b, 1u << cfg.model, pop, &cfg, &res);
+    if (put(stdout, &b, cmd, "standard output") != 0)
+        goto done;
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (outs[i].mem_fp) {
+            fputc('\n', stdout);
+            fwrite(outs[i].mem, 1, outs[i].mem_len, stdout);
+        }
+    rc = 0;
+done:
+    for (int i = 0; i < N_OUTPUTS; i++) {
+        out_abort(&files[i]);
+        output_close(&outs[i]);
+    }
+    run_result_free(&res);
+    exp_pops_free(&pops);
+    exp_free(e);
+    free(e);
+    free(sets);
+    return rc;
+}
+
+int cmd_population(int argc, char **argv)
+{
+    const char *cmd = "population", *order_name = NULL, *part = NULL;
+    uint64_t seed = 1, batch_size = 0;
+    cli_pop_options po = {NULL, NULL, NULL};
+    struct option opts[5 + CLI_POP_OPTIONS + 1] = {
+        {"order", required_argument, NULL, 'o'},
+        {"seed", required_argument, NULL, 's'},
+        {"batch-size", required_argument, NULL, 'b'},
+        {"part", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+    };
+    cli_pop_option_table(opts + 5); /* the last entry stays zero */
+    int c;
+    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    while ((c = cli_next(&p, NULL)) != -1) {
+        if (c == 'h') {
+            pop_usage();
+            return 0;
+        } else if (c == 'o') {
+            order_name = optarg;
+        } else if (c == 'p') {
+            if (strcmp(optarg, "training") != 0 &&
+                strcmp(optarg, "held-out") != 0)
+                return cli_error(cmd, "--part: training or held-out, got "
+                                      "'%s'",
+                                 optarg);
+            part = optarg;
+        } else if (c == 's') {
+            if (cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, &seed))
+                return CLI_EXIT_USAGE;
+        } else if (c == 'b') {
+            /* Checked against the rows once they are read. */
+            if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 100000000,
+                              &batch_size))
+                return CLI_EXIT_USAGE;
+        } else if (!cli_take_pop_option(c, optarg, &po)) {
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    exp_t *e = malloc(sizeof *e);
+    if (!e)
+        return cli_error(cmd, "out of memory");
+    exp_pops pops;
+    memset(&pops, 0, sizeof pops);
+    size_t *perm = NULL;
+    int rc = CLI_EXIT_USAGE;
+    bn_error err;
+    const pop_t *pop = NULL;
+    if (exp_init(e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    if (cli_apply_pop_options(cmd, e, &po) != 0)
+        goto done;
+    if (exp_populations(e, part != NULL, &pops, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    pop = !part                           ? pops.p.pop
+          : strcmp(part, "training") == 0 ? pops.p.train
+                                          : pops.p.held_out;
+    if (batch_size > pop->n) {
+        cli_error(cmd, "--batch-size: must be an integer from 2 to the "
+                       "population's %zu rows, got %llu",
+                  pop->n, (unsigned long long)batch_size);
+        goto done;
+    }
+    if (order_name) {
+        order_spec ord;
+        perm = malloc(pop->n * sizeof *perm);
+        if (!perm || order_parse(order_name, pop, &ord, &err) != 0 ||
+            (ord.batch_size = batch_size ? (size_t)batch_size
+                              : pop->n < 256 ? pop->n : 256,
+             order_make(&ord, pop, seed, perm, &err) != 0)) {
+            cli_error(cmd, "--order: %s", perm ? err.msg : "out of memory");
+            goto done;
+        }
+    }
+    bn_buf b = {0};
+    out_population(&b, pop, perm);
+    if (put(stdout, &b, cmd, "standard output") == 0)
+        rc = 0;
+done:
+    free(perm);
+    exp_pops_free(&pops);
+    exp_free(e);
+    free(e);
+    return rc;
+}

@@ -1,0 +1,328 @@
+/*
+ * The layer as plain loops, in the style of llm.c's layernorm_forward.
+ */
+#include "model/bn.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+double bn_decimal_complement(double x)
+{
+    /* A user who writes momentum 0.9 means the decimal 0.9, whose
+     * complement is the decimal 0.1; in binary 1 - 0.9 is 0.0999...978,
+     * one ulp-scale step away from the double 0.1. Subtracting the
+     * shortest decimal that reads back as x, digit by digit, makes the two
+     * conventions agree exactly. */
+    char buf[64];
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    char digits[32];
+    size_t nd = 0;
+    const char *s = buf;
+    for (; *s && *s != 'e'; s++)
+        if (*s >= '0' && *s <= '9')
+            digits[nd++] = *s;
+    long e = strtol(s + 1, NULL, 10);
+    long k = e - (long)(nd - 1); /* x = digits * 10^k */
+    if (!(x > 0.0 && x < 1.0) || k >= 0 || -k > 400)
+        return 1.0 - x;
+    size_t m = (size_t)(-k); /* 1 = 10^m * 10^k, and digits < 10^m */
+    char diff[512];
+    int borrow = 0;
+    /* 10^m - digits, computed on m digits from the right. */
+    for (size_t i = 0; i < m; i++) {
+        int d = i < nd ? digits[nd - 1 - i] - '0' : 0;
+        int r = 0 - d - borrow;
+        borrow = r < 0;
+        diff[m - 1 - i] = (char)('0' + (r + 10 * borrow));
+    }
+    snprintf(diff + m, sizeof diff - m, "e-%zu", m);
+    return strtod(diff, NULL);
+}
+
+int bn_set_momentum(bn_config *cfg, double momentum, bn_weights w,
+                    bn_error *err)
+{
+    if (!(momentum > 0.0 && momentum <= 1.0))
+        return bn_fail(err, "momentum must be in (0, 1], got %g", momentum);
+    cfg->momentum = momentum;
+    cfg->weights = w;
+    if (w == BN_WEIGHTS_NEW) {
+        cfg->p = momentum;
+        cfg->keep = bn_decimal_complement(momentum);
+    } else {
+        cfg->keep = momentum;
+        cfg->p = bn_decimal_complement(momentum);
+    }
+    return 0;
+}
+
+int bn_check(const bn_config *cfg, bn_field *field, bn_error *err)
+{
+    bn_field f = BN_FIELD_MOMENTUM;
+    int rc = -1;
+    if (!(cfg->momentum > 0.0 && cfg->momentum <= 1.0))
+        bn_fail(err, "momentum must be in (0, 1], got %g", cfg->momentum);
+    else if ((unsigned)cfg->estimator >= BN_EST_COUNT)
+        f = BN_FIELD_ESTIMATOR,
+        bn_fail(err, "no estimator numbered %d", (int)cfg->estimator);
+    else if (bn_estimator_get(cfg->estimator)->validate &&
+             bn_estimator_get(cfg->estimator)->validate(cfg, err) != 0)
+        f = BN_FIELD_MOMENTUM; /* the estimators judge the weight p */
+    else if (!isfinite(cfg->gamma))
+        f = BN_FIELD_GAMMA, bn_fail(err, "gamma must be finite");
+    else if (!isfinite(cfg->beta))
+        f = BN_FIELD_BETA, bn_fail(err, "beta must be finite");
+    else if (!(isfinite(cfg->eps) && cfg->eps > 0.0))
+        f = BN_FIELD_EPS,
+        bn_fail(err, "eps must be finite and > 0, got %g", cfg->eps);
+    else
+        rc = 0;
+    if (rc != 0 && field)
+        *field = f;
+    return rc;
+}
+
+int bn_validate(const bn_config *cfg, bn_error *err)
+{
+    return bn_check(cfg, NULL, err);
+}
+
+static const char *const weights_names[] = {"old", "new"};
+static const char *const variance_names[] = {"biased", "unbiased"};
+
+static int lookup(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *bn_weights_name(int w)
+{
+    return w >= 0 && w < 2 ? weights_names[w] : NULL;
+}
+
+const char *bn_variance_name(int v)
+{
+    return v >= 0 && v < 2 ? variance_names[v] : NULL;
+}
+
+int bn_weights_parse(const char *s, bn_weights *w)
+{
+    int i = lookup(s, weights_names, 2);
+    if (i >= 0)
+        *w = (bn_weights)i;
+    return i >= 0 ? 0 : -1;
+}
+
+int bn_variance_parse(const char *s, bn_variance *v)
+{
+    int i = lookup(s, variance_names, 2);
+    if (i >= 0)
+        *v = (bn_variance)i;
+    return i >= 0 ? 0 : -1;
+}
+
+
+/* The arrays of a layer of f features, carved from its block. */
+#define BN_ARRAYS 7
+
+static int alloc_layer(bn_layer *layer, size_t f)
+{
+    memset(layer, 0, sizeof *layer);
+    if (f == 0 || f > SIZE_MAX / sizeof(double) / BN_ARRAYS)
+        return -1;
+    layer->block = malloc(BN_ARRAYS * f * sizeof *layer->block);
+    if (!layer->block)
+        return -1;
+    double **arrays[BN_ARRAYS] = {&layer->gamma, &layer->beta, &layer->rm,
+                                  &layer->rv,    &layer->acc_m, &layer->acc_v,
+                                  &layer->upd_v};
+    for (size_t a = 0; a < BN_ARRAYS; a++)
+        *arrays[a] = layer->block + a * f;
+    memset(layer->block, 0, BN_ARRAYS * f * sizeof *layer->block);
+    layer->f = f;
+    return 0;
+}
+
+int bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
+{
+    if (alloc_layer(layer, f) != 0)
+        return -1;
+    for (size_t j = 0; j < f; j++) {
+        layer->gamma[j] = cfg->gamma;
+        layer->beta[j] = cfg->beta;
+        layer->rm[j] = 0.0;
+        layer->rv[j] = 1.0;
+    }
+    layer->acc_w = 0.0;
+    layer->eps = cfg->eps;
+    layer->p = cfg->p;
+    layer->keep = cfg->keep;
+    layer->variance = cfg->variance;
+    layer->estimator = cfg->estimator;
+    return 0;
+}
+
+int bn_copy(bn_layer *dst, const bn_layer *src)
+{
+    if (alloc_layer(dst, src->f) != 0)
+        return -1;
+    double *block = dst->block;
+    memcpy(block, src->block, BN_ARRAYS * src->f * sizeof *block);
+    bn_layer arrays = *dst;
+    *dst = *src;
+    dst->gamma = arrays.gamma, dst->beta = arrays.beta;
+    dst->rm = arrays.rm, dst->rv = arrays.rv;
+    dst->acc_m = arrays.acc_m, dst->acc_v = arrays.acc_v;
+    dst->upd_v = arrays.upd_v;
+    dst->block = block;
+    return 0;
+}
+
+void bn_free(bn_layer *layer)
+{
+    free(layer->block);
+    memset(layer, 0, sizeof *layer);
+}
+
+/* The per-feature loops below run over a block of features at a time,
+ * rows outside and features inside, so that memory is read in the order
+ * it is laid out; each feature's sums still run over the rows in order,
+ * so the bits are those of a loop over one column. */
+#define BN_BLOCK 128
+
+static const double *row_at(const double *x, const size_t *rows, size_t i,
+                            size_t f)
+{
+    return x + (rows ? rows[i] : i) * f;
+}
+
+void bn_batch_stats_rows(size_t b, size_t ahead, size_t f, const double *x,
+                         const size_t *rows, const double *shift,
+                         double *mean, double *var)
+{
+    /* Corrected two-pass: the first mean's rounding (large when the mean
+     * dwarfs the spread) is measured by the residuals' sum and removed
+     * from both the mean and the variance. */
+    double s1[BN_BLOCK];
+    for (size_t j0 = 0; j0 < f; j0 += BN_BLOCK) {
+        size_t nj = f - j0 < BN_BLOCK ? f - j0 : BN_BLOCK;
+        double *m = mean + j0, *s2 = var + j0;
+        /* A shift is added where it is read, as if to a moved copy; the
+         * loops without one stay as plain as they were. */
+        const double *sh = shift ? shift + j0 : NULL;
+        for (size_t j = 0; j < nj; j++)
+            m[j] = 0.0;
+        for (size_t i = 0; i < b; i++) {
+            const double *r = row_at(x, rows, i, f) + j0;
+            if (j0 == 0 && i + BN_PREFETCH_ROWS < b + ahead)
+                bn_prefetch(row_at(x, rows, i + BN_PREFETCH_ROWS, f), f);
+            if (sh)
+                for (size_t j = 0; j < nj; j++)
+                    m[j] += r[j] + sh[j];
+            else
+                for (size_t j = 0; j < nj; j++)
+                    m[j] += r[j];
+        }
+        for (size_t j = 0; j < nj; j++) {
+            m[j] /= (double)b;
+            s1[j] = s2[j] = 0.0;
+        }
+        for (size_t i = 0; i < b; i++) {
+            const double *r = row_at(x, rows, i, f) + j0;
+            if (sh)
+                for (size_t j = 0; j < nj; j++) {
+                    double d = (r[j] + sh[j]) - m[j];
+                    s1[j] += d;
+                    s2[j] += d * d;
+                }
+            else
+                for (size_t j = 0; j < nj; j++) {
+                    double d = r[j] - m[j];
+                    s1[j] += d;
+                    s2[j] += d * d;
+                }
+        }
+        for (size_t j = 0; j < nj; j++) {
+            m[j] += s1[j] / (double)b;
+            s2[j] = (s2[j] - s1[j] * s1[j] / (double)b) / (double)b;
+        }
+    }
+}
+
+void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
+                    double *var)
+{
+    bn_batch_stats_rows(b, 0, f, x, NULL, NULL, mean, var);
+}
+
+void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
+                       const size_t *rows, const double *shift,
+                       const double *mean, const double *var, double *y)
+{
+    size_t f = layer->f;
+    double sd[BN_BLOCK];
+    for (size_t j0 = 0; j0 < f; j0 += BN_BLOCK) {
+        size_t nj = f - j0 < BN_BLOCK ? f - j0 : BN_BLOCK;
+        const double *m = mean + j0, *g = layer->gamma + j0,
+                     *be = layer->beta + j0;
+        for (size_t j = 0; j < nj; j++)
+            sd[j] = bn_sd(var[j0 + j], layer->eps);
+        for (size_t i = 0; i < b; i++) {
+            const double *r = row_at(x, rows, i, f) + j0;
+            double *out = y + i * f + j0;
+            if (shift)
+                for (size_t j = 0; j < nj; j++)
+                    out[j] = bn_normalize_value(r[j] + shift[j0 + j], m[j],
+                                                sd[j], g[j], be[j]);
+            else
+                for (size_t j = 0; j < nj; j++)
+                    out[j] = bn_normalize_value(r[j], m[j], sd[j], g[j],
+                                                be[j]);
+        }
+    }
+}
+
+void bn_update(bn_layer *l, size_t b, const double *mean,
+               const double *var)
+{
+    l->updates++;
+    l->acc_w = l->keep * l->acc_w + l->p;
+    double *v = l->upd_v;
+    for (size_t j = 0; j < l->f; j++) {
+        v[j] = var[j];
+        if (l->variance == BN_VAR_UNBIASED)
+            v[j] = v[j] * (double)b / (double)(b - 1);
+    }
+    bn_estimator_get(l->estimator)->update(l, mean, v);
+}
+
+void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
+                      double *y, double *mean, double *var)
+{
+    bn_batch_stats(b, layer->f, x, mean, var);
+    bn_normalize_rows(layer, b, x, NULL, NULL, mean, var, y);
+}
+
+void bn_train_forward(bn_layer *layer, size_t b, const double *x, double *y,
+                      double *mean, double *var)
+{
+    bn_batch_forward(layer, b, x, y, mean, var);
+    bn_update(layer, b, mean, var);
+}
+
+void bn_eval_forward(const bn_layer *layer, size_t b, const double *x,
+                     double *y)
+{
+    bn_normalize_rows(layer, b, x, NULL, NULL, layer->rm, layer->rv, y);
+}

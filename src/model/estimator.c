@@ -1,0 +1,207 @@
+/*
+ * The estimator table. The updates are the loops bn.c used to switch
+ * over; the closed-form weights are the recursions expect.c used to run,
+ * in the same order of operations, in double-double (num.h) so that they
+ * round the same on every platform.
+ */
+#include "model/estimator.h"
+
+#include <stdio.h>
+#include <string.h>
+
+
+static void update_ema(bn_layer *l, const double *mean, const double *var)
+{
+    for (size_t j = 0; j < l->f; j++) {
+        l->rm[j] = l->keep * l->rm[j] + l->p * mean[j];
+        l->rv[j] = l->keep * l->rv[j] + l->p * var[j];
+    }
+}
+
+static void update_debiased(bn_layer *l, const double *mean,
+                            const double *var)
+{
+    /* Adam's correction: the average starts from zero and is divided by
+     * the weight the updates have, 1 - keep^t. That weight (l->acc_w) is
+     * summed by the same recursion rather than computed as 1 - keep^t,
+     * which cancels to nothing when p is tiny. */
+    for (size_t j = 0; j < l->f; j++) {
+        l->acc_m[j] = l->keep * l->acc_m[j] + l->p * mean[j];
+        l->acc_v[j] = l->keep * l->acc_v[j] + l->p * var[j];
+        l->rm[j] = l->acc_m[j] / l->acc_w;
+        l->rv[j] = l->acc_v[j] / l->acc_w;
+    }
+}
+
+static void update_cumulative(bn_layer *l, const double *mean,
+                              const double *var)
+{
+    /* PyTorch's momentum=None: factor 1/t, so the first update replaces
+     * the initial values outright. */
+    double a = 1.0 / (double)l->updates;
+    for (size_t j = 0; j < l->f; j++) {
+        l->rm[j] = (1.0 - a) * l->rm[j] + a * mean[j];
+        l->rv[j] = (1.0 - a) * l->rv[j] + a * var[j];
+    }
+}
+
+/* Never updated: the buffers keep the initial 0 and 1, as a checkpoint
+ * loaded without its buffers (or evaluated before any training step)
+ * has them. */
+static void update_none(bn_layer *l, const double *mean, const double *var)
+{
+    (void)l, (void)mean, (void)var;
+}
+
+static double init_weight_all(double keep, size_t updates)
+{
+    (void)keep, (void)updates;
+    return 1.0;
+}
+
+/* keep^T by T multiplications, as the updates apply it: libm's pow is
+ * not the same bits everywhere. */
+static double init_weight_ema(double keep, size_t updates)
+{
+    double w = 1.0;
+    for (size_t t = 0; w != 0.0 && t < updates; t++)
+        w *= keep;
+    return w;
+}
+
+/* The weights of a recursive estimator: run its update on coefficients,
+ * batch cur = (t - 1) mod nb at update t, with (keep_t, p_t) from step;
+ * and on the drift's fractions when there are any. */
+static void recursive_weights(const bn_weights_in *in, num_dd *w,
+                              num_dd *shifted, int cumulative, int debiased)
+{
+    const num_dd one = num_dd_make(1.0);
+    num_dd d = num_dd_make(0.0);
+    for (size_t t = 1; t <= in->updates; t++) {
+        size_t cur = (t - 1) % in->nb;
+        num_dd keep_now = num_dd_make(in->keep), p_now = num_dd_make(in->p);
+        if (cumulative) {
+            p_now = num_dd_div(one, num_dd_make((double)t));
+            keep_now = num_dd_sub(one, p_now);
+        }
+        for (size_t i = 0; i < in->nb; i++)
+            w[i] = num_dd_mul(w[i], keep_now);
+        w[cur] = num_dd_add(w[cur], p_now);
+        if (in->frac)
+            d = num_dd_add(num_dd_mul(keep_now, d),
+                           num_dd_mul(p_now, num_dd_make(in->frac[t - 1])));
+    }
+    /* Debiasing divides by the weights' own sum, 1 - keep^T. */
+    num_dd wsum = num_dd_make(0.0);
+    for (size_t i = 0; i < in->nb; i++)
+        wsum = num_dd_add(wsum, w[i]);
+    if (debiased) {
+        for (size_t i = 0; i < in->nb; i++)
+            w[i] = num_dd_div(w[i], wsum);
+        d = num_dd_div(d, wsum);
+    }
+    if (in->frac)
+        *shifted = d;
+}
+
+static void weights_ema(const bn_weights_in *in, num_dd *w, num_dd *shifted)
+{
+    recursive_weights(in, w, shifted, 0, 0);
+}
+
+static void weights_debiased(const bn_weights_in *in, num_dd *w,
+                             num_dd *shifted)
+{
+    recursive_weights(in, w, shifted, 0, 1);
+}
+
+static void weights_cumulative(const bn_weights_in *in, num_dd *w,
+                               num_dd *shifted)
+{
+    recursive_weights(in, w, shifted, 1, 0);
+}
+
+/* One pooled sample of the first K batches' rows. */
+static void weights_pooled(const bn_weights_in *in, num_dd *w,
+                           num_dd *shifted)
+{
+    if (in->frac)
+        *shifted = num_dd_make(0.0);
+    size_t k = in->pooled_batches, b = in->b, n = in->n;
+    size_t rows = k * b < n ? k * b : n;
+    for (size_t i = 0; i < k; i++) {
+        size_t bi = i * b + b <= n ? b : n - i * b;
+        w[i] = num_dd_div(num_dd_make((double)bi), num_dd_make((double)rows));
+    }
+}
+
+/* The initial 0 carries all the weight: every W_b is 0, and nothing
+ * follows the drift. */
+static void weights_none(const bn_weights_in *in, num_dd *w, num_dd *shifted)
+{
+    (void)w;
+    if (in->frac)
+        *shifted = num_dd_make(0.0);
+}
+
+static int validate_debiased(const bn_config *cfg, bn_error *err)
+{
+    if (!(cfg->p > 0.0))
+        return bn_fail(err, "ema-debiased needs a new-value weight above 0 "
+                            "(momentum 1 old never updates, and 0/0 is no "
+                            "estimate)");
+    return 0;
+}
+
+static const bn_estimator_def table[BN_EST_COUNT] = {
+    [BN_EST_EMA] = {"ema", "the frameworks' exponential moving average",
+                    update_ema, init_weight_ema, 0, 0, weights_ema, NULL},
+    [BN_EST_EMA_DEBIASED] = {"ema-debiased",
+                             "the same average from zero, divided by "
+                             "1 - (1-p)^t as Adam does",
+                             update_debiased, NULL, 0, 0, weights_debiased,
+                             validate_debiased},
+    [BN_EST_CUMULATIVE] = {"cumulative",
+                           "equal weights, factor 1/t (PyTorch's "
+                           "momentum=None)",
+                           update_cumulative, NULL, 0, 0, weights_cumulative,
+                           NULL},
+    /* Trains like ema; the buffers are replaced after training. */
+    [BN_EST_PRECISE] = {"precise",
+                        "after training, the pooled mean and variance of "
+                        "the first precise_batches batches (0 all)",
+                        update_ema, NULL, 1, 0, weights_pooled, NULL},
+    [BN_EST_INITIAL] = {"initial",
+                        "never updated: the initial 0 and 1, as a "
+                        "checkpoint loaded without its buffers has them",
+                        update_none, init_weight_all, 0, 0, weights_none,
+                        NULL},
+    /* Trains like ema; the buffers are replaced after training. No
+     * closed form over orderings: the result does not depend on one. */
+    [BN_EST_ADAPTIVE] = {"adaptive",
+                         "after training, the mean and variance of the "
+                         "rows evaluation sees (adaptive batch norm)",
+                         update_ema, NULL, 0, 1, NULL, NULL},
+};
+
+const bn_estimator_def *bn_estimator_get(bn_estimator e)
+{
+    return &table[e];
+}
+
+const char *bn_estimator_name(bn_estimator e) { return table[e].name; }
+
+int bn_estimator_parse(const char *s, bn_estimator *e)
+{
+    for (int i = 0; i < BN_EST_COUNT; i++)
+        if (strcmp(s, table[i].name) == 0) {
+            *e = (bn_estimator)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *bn_estimator_name_at(int i)
+{
+    return i >= 0 && i < BN_EST_COUNT ? table[i].name : NULL;
+}

@@ -1,0 +1,258 @@
+/*
+ * A run as a pipeline: check the configuration, take the rows it trains
+ * and is evaluated on (the population stage: the classifier's evaluation
+ * rows shifted as [evaluation] says), make the order's permutation, hand
+ * it to the model, and refuse scores that overflowed. The models are the
+ * rows of the table below; layer.c is the batch-norm layer's,
+ * classifier.c the classifier's.
+ */
+#include "model/run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/classifier.h"
+#include "pop/evalpop.h"
+#include "model/keyid.h"
+#include "model/layer.h"
+#include "model/score.h"
+
+static const run_model models[RUN_MODEL_COUNT] = {
+    [RUN_MODEL_LAYER] = {"layer",
+                         "one batch-norm layer and its running statistics",
+                         layer_run, layer_check, 0,
+                         "order batch_size updates stats_err "
+                         "train_eval_rmse batch_mean_err init_weight",
+                         NULL, layer_bytes, layer_row_work},
+    [RUN_MODEL_CLASSIFIER] = {"classifier",
+                              "Linear, batch norm, ReLU, Linear, trained by "
+                              "SGD and scored in both modes",
+                              classifier_run, classifier_check, 1,
+                              "order batch_size epochs acc_train_mode "
+                              "acc_eval_mode stats_err_rel",
+                              classifier_uses, classifier_bytes,
+                              classifier_row_work},
+};
+
+const run_model *run_model_get(run_model_id m) { return &models[m]; }
+
+const char *run_model_name(int i)
+{
+    return i >= 0 && i < RUN_MODEL_COUNT ? models[i].name : NULL;
+}
+
+const pop_t *run_train_pop(const run_pops *p, const run_config *cfg)
+{
+    return models[cfg->model].held_out ? p->train : p->pop;
+}
+
+run_config run_in_rows(const run_config *cfg, const pop_t *pop)
+{
+    run_config c = *cfg;
+    if (pop->sample_rows > 1)
+        c.batch_size *= pop->sample_rows;
+    return c;
+}
+
+int run_eval_pop(const run_pops *p, const run_config *cfg, pop_t *made,
+                 const pop_t **eval, bn_error *err)
+{
+    memset(made, 0, sizeof *made);
+    const pop_t *train = run_train_pop(p, cfg), *base = train;
+    double shift = cfg->eval.shift;
+    if (models[cfg->model].held_out) {
+        if (!p->held_out)
+            return bn_fail(err, "the %s needs held-out rows to be evaluated "
+                                "on, and the population has none",
+                           models[cfg->model].name);
+        base = p->held_out;
+    } else if (p->eval_file) {
+        base = p->eval_file;
+    } else if (cfg->drift.profile.kind != DRIFT_NONE) {
+        /* The stream at the last update: the training rows moved by that
+         * update's share of the drift, in the same units as shift. */
+        run_config rows = run_in_rows(cfg, train);
+        size_t t = cfg->epochs * run_batches_per_epoch(
+                                     train->n, rows.batch_size, cfg->partial);
+        shift += drift_fraction(&cfg->drift.profile, t) * cfg->drift.size;
+    }
+    *eval = base;
+    if (shift == 0.0 && cfg->eval.scale == 1.0 && cfg->eval.offset == 0.0)
+        return 0;
+    if (evalpop_shift(base, shift, cfg->eval.scale, cfg->eval.offset, made,
+                      err) != 0)
+        return -1;
+    *eval = made;
+    return 0;
+}
+
+static int blamed(int *blame, int k0, int k1)
+{
+    if (blame) {
+        blame[0] = k0;
+        blame[1] = k1;
+    }
+    return -1;
+}
+
+/* A feature-map population's own checks: the batch size counts whole
+ * samples, and the order must keep each sample's rows together. */
+static int check_maps(const run_config *cfg, const pop_t *pop, int *blame,
+                      bn_error *err)
+{
+    size_t hw = pop->sample_rows, m = pop->n / hw;
+    if (cfg->batch_size < 1 || cfg->batch_size > m ||
+        cfg->batch_size * hw < 2)
+        return bn_fail(err,
+                       "batch size counts whole feature maps here: it must "
+                       "be from %d to the population's %zu samples, got %zu",
+                       hw < 2 ? 2 : 1, m, cfg->batch_size),
+               blamed(blame, KEY_BATCH_SIZE, KEY_MAPS_SAMPLES);
+    if (cfg->partial == RUN_PARTIAL_KEEP && hw == 1 &&
+        m % cfg->batch_size == 1)
+        return bn_fail(err,
+                       "partial keep with batch size %zu leaves a last "
+                       "batch of one value, whose variance is undefined",
+                       cfg->batch_size),
+               blamed(blame, KEY_PARTIAL, KEY_BATCH_SIZE);
+    if (cfg->order.def && !cfg->order.def->whole_samples)
+        return bn_fail(err,
+                       "order '%s' would cut feature maps apart: a batch of "
+                       "feature maps holds whole samples (as-is or "
+                       "shuffled-samples)",
+                       cfg->order.name),
+               blamed(blame, KEY_ORDER, -1);
+    if (cfg->model != RUN_MODEL_LAYER)
+        return bn_fail(err, "a population of feature maps is the layer's "
+                            "(BatchNorm2d); the %s takes plain rows",
+                       models[cfg->model].name),
+               blamed(blame, KEY_MODEL, KEY_MAPS_IMAGE);
+    return 0;
+}
+
+int run_check(const run_config *cfg, const pop_t *pop, int *blame,
+              bn_error *err)
+{
+    if (pop->sample_rows > 1) {
+        if (check_maps(cfg, pop, blame, err) != 0)
+            return -1;
+    } else if (cfg->batch_size < 2 || cfg->batch_size > pop->n) {
+        return bn_fail(err,
+                       "batch size must be from 2 to the population's %zu "
+                       "rows, got %zu",
+                       pop->n, cfg->batch_size),
+               blamed(blame, KEY_BATCH_SIZE, KEY_ROWS);
+    } else if (cfg->partial == RUN_PARTIAL_KEEP &&
+               pop->n % cfg->batch_size == 1) {
+        return bn_fail(err,
+                       "partial keep with batch size %zu leaves a last "
+                       "batch of one row, whose variance is undefined",
+                       cfg->batch_size),
+               blamed(blame, KEY_PARTIAL, KEY_BATCH_SIZE);
+    }
+    if (cfg->epochs < 1)
+        return bn_fail(err, "epochs must be at least 1"),
+               blamed(blame, KEY_EPOCHS, -1);
+    if (cfg->epochs > 1000000)
+        return bn_fail(err, "epochs must be at most 1000000"),
+               blamed(blame, KEY_EPOCHS, -1);
+    if (!cfg->order.def)
+        return bn_fail(err, "no order given"), blamed(blame, KEY_ORDER, -1);
+    /* The order was parsed against every row; a model may train on
+     * fewer (a held-out split). */
+    if (cfg->order.def->arg == ORDER_ARG_COUNT && cfg->order.groups > pop->n)
+        return bn_fail(err,
+                       "order '%s': K must be an integer from 1 to the %zu "
+                       "rows trained on",
+                       cfg->order.name, pop->n),
+               blamed(blame, KEY_ORDER, -1);
+    size_t nb = run_batches_per_epoch(
+        pop->n, run_in_rows(cfg, pop).batch_size, cfg->partial);
+    if (cfg->precise_batches > nb)
+        return bn_fail(err,
+                       "precise batches %zu is more than the %zu batches "
+                       "of an epoch",
+                       cfg->precise_batches, nb),
+               blamed(blame, KEY_PRECISE, KEY_BATCH_SIZE);
+    if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
+        return bn_fail(err, "no model numbered %d", (int)cfg->model),
+               blamed(blame, -1, -1);
+    if (!(cfg->eval.scale > 0.0))
+        return bn_fail(err, "scale must be > 0, got %g", cfg->eval.scale),
+               blamed(blame, KEY_EVAL_SCALE, -1);
+    return models[cfg->model].check(cfg, pop, blame, err);
+}
+
+int run_validate(const run_config *cfg, const pop_t *pop, bn_error *err)
+{
+    return run_check(cfg, pop, NULL, err);
+}
+
+size_t run_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
+{
+    return n * sizeof(size_t) + models[cfg->model].bytes(cfg, n, f, k);
+}
+
+double run_work(const run_config *cfg, size_t n, size_t f, size_t k)
+{
+    return (double)cfg->epochs * (double)n *
+           models[cfg->model].row_work(cfg, f, k);
+}
+
+int run_execute(const pop_t *pop, const run_config *cfg,
+                const run_observer *obs, run_result *res, bn_error *err)
+{
+    run_pops p = {pop, pop, NULL, NULL};
+    return run_execute_blamed(&p, cfg, obs, res, NULL, err);
+}
+
+int run_execute_on(const run_pops *p, const run_config *cfg,
+                   const run_observer *obs, run_result *res, bn_error *err)
+{
+    return run_execute_blamed(p, cfg, obs, res, NULL, err);
+}
+
+int run_execute_blamed(const run_pops *p, const run_config *cfg,
+                       const run_observer *obs, run_result *res, int *blame,
+                       bn_error *err)
+{
+    memset(res, 0, sizeof *res);
+    if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
+        return bn_fail(err, "no model numbered %d", (int)cfg->model);
+    const pop_t *pop = run_train_pop(p, cfg), *eval;
+    if (run_check(cfg, pop, blame, err) != 0)
+        return -1;
+    pop_t shifted;
+    if (run_eval_pop(p, cfg, &shifted, &eval, err) != 0)
+        return -1;
+    /* From here on a batch is rows, whatever the population counts. */
+    run_config rows = run_in_rows(cfg, pop);
+    order_spec ord = rows.order;
+    ord.batch_size = rows.batch_size;
+    size_t *perm = bn_alloc_large(pop->n * sizeof *perm);
+    int rc = perm ? order_make(&ord, pop, cfg->seed, perm, err)
+                  : bn_fail(err, "out of memory");
+    if (rc == 0)
+        rc = models[cfg->model].run(pop, eval, perm, &rows, obs, res, err);
+    free(perm);
+    if (rc != 0) {
+        pop_free(&shifted);
+        run_result_free(res);
+        return -1;
+    }
+    /* Overflow (gamma 1e300, say) must not pass for a measurement: the
+     * message names the settings that scale the score. */
+    const score_def *bad = score_first_not_finite(cfg, res, eval);
+    pop_free(&shifted);
+    if (!bad)
+        return 0;
+    run_result_free(res);
+    if (blame)
+        blame[0] = bad->scale[0], blame[1] = bad->scale[1];
+    return bn_fail(err, "the scores overflowed (%s is not finite): %s "
+                        "out of double range",
+                   bad->name, bad->overflow);
+}
+
