@@ -36,7 +36,7 @@ HDRS    := $(wildcard src/*/*.h tests/*.h)
 DEPFLAGS = -MMD -MP
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-.PHONY: all deps clean test unit-tests sanitize study study-results \
+.PHONY: all deps clean test unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli test-shard fuzz \
@@ -143,6 +143,11 @@ test-faults: $(BIN)
 		build/fault/bnstudy
 	@bash tests/faults.sh ./$(BIN) build/fault/bnstudy
 	@bash tests/shard.sh --walk build/fault/bnstudy
+
+# The include rule of src/ (scripts/check-layers.sh), and the check itself
+# on copies of src/ broken once each way it forbids (tests/layers.sh).
+check-layers:
+	@bash tests/layers.sh
 
 # The command line as an adversarial user meets it (tests/cli.sh): each
 # bad input and fault of docs/errors.md, and what is left on disk.

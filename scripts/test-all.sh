@@ -32,6 +32,7 @@ suite() {
     [ "$rc" -eq 0 ] || status=1
 }
 
+suite "the include rule of src/" make --no-print-directory check-layers
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
 suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
 suite "command line: bad input and faults" make --no-print-directory test-cli
