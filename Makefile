@@ -36,7 +36,7 @@ HDRS    := $(wildcard src/*/*.h tests/*.h)
 DEPFLAGS = -MMD -MP
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-.PHONY: all deps clean test unit-tests check-layers sanitize study study-results \
+.PHONY: all deps clean test unit unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli test-shard fuzz \
@@ -119,8 +119,11 @@ test:
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	@bash scripts/test-all.sh
 
-unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
-	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref $(BUILD)/unit_tests
+# T="GROUP ..." runs those groups only (build/unit_tests --list names
+# them): make unit T=bn.
+T ?=
+unit unit-tests: $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	BNSTUDY=./$(BIN) PCG_REF=$(BUILD)/pcg_ref $(BUILD)/unit_tests $(T)
 
 # The unit tests and the program they drive, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in a build directory of their own. BN_STRICT
