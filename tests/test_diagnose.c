@@ -174,7 +174,7 @@ static void test_every_cause_from_a_run(void **state)
      * values: nothing is off. */
     diagnose(tmpdir,
              "--population rows.csv --batch-size 32 --epochs 3", &r);
-    expect_cause(&r, "ok", "clean");
+    expect_cause(&r, "ok", "healthy");
     test_slurp_free(r.text);
 }
 

@@ -1,31 +1,48 @@
 /*
- * The diagnosis (see diag.h): per feature, the truth of the activations,
- * what the running statistics do to the evaluation output, what the
- * initial values alone would do, how exchangeable the batches were, and
- * the first cause in the table below that applies.
+ * The diagnosis (see diag.h): per feature, the running statistics against
+ * the training data's own and the evaluation data's, what the initial
+ * values alone would do, how exchangeable the batches were, and the first
+ * cause in the table below that applies.
  */
 #include "model/diag.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pop/pop.h"
 
-/* Evaluation moves the output by more than DIAG_OFF of its spread. */
-static int off(double shift, double scale)
+/* Evaluation moves the output by more than `limit` of its spread. */
+static int off(double shift, double scale, double limit)
 {
-    return !(fabs(shift) <= DIAG_OFF && fabs(scale - 1.0) <= DIAG_OFF);
+    return !(fabs(shift) <= limit && fabs(scale - 1.0) <= limit);
 }
 
-static int stats_off(const diag_feature *d)
+static int off_train(const diag_feature *d)
 {
-    return off(d->shift, d->scale);
+    return off(d->shift, d->scale, d->off_train);
+}
+
+static int off_eval(const diag_feature *d)
+{
+    return !isnan(d->eval_shift) &&
+           off(d->eval_shift, d->eval_scale, d->off_eval);
 }
 
 /* The initial values alone would put the statistics off, and they are. */
 static int init_explains(const diag_feature *d)
 {
-    return stats_off(d) && off(d->init_shift, d->init_scale);
+    return off_train(d) && off(d->init_shift, d->init_scale, d->off_train);
+}
+
+static int never_filled(const diag_feature *d)
+{
+    return d->never_filled;
+}
+
+static int frozen(const diag_feature *d)
+{
+    return d->frozen;
 }
 
 static int few_updates(const diag_feature *d)
@@ -33,28 +50,52 @@ static int few_updates(const diag_feature *d)
     return init_explains(d) && d->init_weight > DIAG_INIT_WEIGHT;
 }
 
-static int not_exchangeable(const diag_feature *d)
-{
-    return d->exchange > DIAG_EXCHANGE; /* false for NaN */
-}
-
-static int near_constant(const diag_feature *d)
-{
-    return d->amplification > DIAG_AMPLIFY;
-}
-
 static int far_from_init(const diag_feature *d)
 {
     return init_explains(d) && d->init_weight <= DIAG_INIT_WEIGHT;
 }
 
-/* Only when nothing before applies: flags holds the earlier causes. */
-static int other(const diag_feature *d)
+static int not_exchangeable(const diag_feature *d)
 {
-    return d->flags == 0 && stats_off(d);
+    return d->exchange > DIAG_EXCHANGE; /* false for NaN */
 }
 
-static int clean(const diag_feature *d)
+/* Amplified, and (when there are evaluation data) they move it: a
+ * constant feature that stays constant harms nothing. */
+static int near_constant(const diag_feature *d)
+{
+    return d->amplification > DIAG_AMPLIFY &&
+           (isnan(d->eval_move) ||
+            off(d->eval_move, d->eval_spread, DIAG_OFF));
+}
+
+/* Nothing before applies (flags holds the earlier causes), and the
+ * statistics trail what the final weights give: off against the training
+ * data measured under them, or a recording's trend the average lags. */
+static int lagging(const diag_feature *d)
+{
+    return d->flags == 0 &&
+           ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_train) ||
+            (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
+}
+
+static int shift(const diag_feature *d)
+{
+    return d->flags == 0 && !off_train(d) && off_eval(d);
+}
+
+static int other(const diag_feature *d)
+{
+    return d->flags == 0 && (off_train(d) || off_eval(d));
+}
+
+static int model_only(const diag_feature *d)
+{
+    (void)d;
+    return 0;
+}
+
+static int healthy(const diag_feature *d)
 {
     return d->flags == 0;
 }
@@ -63,38 +104,136 @@ static const struct {
     diag_cause_info info;
     int (*applies)(const diag_feature *d);
 } causes[DIAG_N_CAUSES] = {
-    {{DIAG_FEW_UPDATES, "few-updates",
-      "too few updates for the momentum: the initial running values still "
-      "carry weight (1-p)^T and hold the statistics off",
-      "statistics off, the initial values alone would put them off, and "
-      "(1-p)^T > 0.05"},
+    {{.cause = DIAG_NEVER_FILLED,
+      .name = "never-filled",
+      .words = "buffers never filled or never loaded: the running "
+               "statistics are the initial 0 and 1 (or no batch was "
+               "tracked), whatever the data",
+      .threshold = "num_batches_tracked 0, or every running mean exactly 0 "
+                   "and every running variance exactly 1",
+      .fix = "load the running statistics with the weights (the "
+             "checkpoint's buffers), or recompute them on the training "
+             "data (update_bn)",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+     never_filled},
+    {{.cause = DIAG_FROZEN,
+      .name = "frozen",
+      .words = "statistics frozen while the weights trained: the layer "
+               "tracked far fewer batches than training took (left in "
+               "evaluation mode, or its tracking switched off)",
+      .threshold = "num_batches_tracked below 0.5 of training's steps, or "
+                   "a recording's evaluation-mode calls under autograd "
+                   "outnumbering its training-mode calls",
+      .fix = "recompute the statistics on the training data with the final "
+             "weights (update_bn), and train with the layers in training "
+             "mode",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+     frozen},
+    {{.cause = DIAG_FEW_UPDATES,
+      .name = "few-updates",
+      .words = "too few updates for the momentum: the initial running "
+               "values still carry weight (1-p)^T and hold the statistics "
+               "off",
+      .threshold = "statistics off, the initial values alone would put "
+                   "them off, and (1-p)^T > 0.05",
+      .fix = "recompute the statistics on the training data (update_bn, "
+             "PreciseBN), or train longer or with a larger momentum",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
      few_updates},
-    {{DIAG_NOT_EXCHANGEABLE, "not-exchangeable",
-      "batches that are not exchangeable (sorted or grouped): their means "
-      "spread far more than random batches' would",
-      "batch means spread more than 4 times that of random batches"},
+    {{.cause = DIAG_NOT_EXCHANGEABLE,
+      .name = "not-exchangeable",
+      .words = "batches that are not exchangeable (sorted or grouped): "
+               "their means spread far more than random batches' would, "
+               "and the network learned from batch statistics that "
+               "evaluation never gives",
+      .threshold = "batch means, under fixed weights, spread more than 4 "
+                   "times that of random batches",
+      .fix = "retrain with shuffled batches: no statistics mend a network "
+             "that learned from grouped ones",
+      .fix_id = DIAG_FIX_NONE},
      not_exchangeable},
-    {{DIAG_NEAR_CONSTANT, "near-constant",
-      "a near-constant feature: evaluation amplifies any difference by "
-      "1/sqrt(var + eps)",
-      "1/sqrt(var + eps) > 100"},
+    {{.cause = DIAG_NEAR_CONSTANT,
+      .name = "near-constant",
+      .words = "a near-constant feature: evaluation amplifies any "
+               "difference by 1/sqrt(var + eps)",
+      .threshold = "1/sqrt(var + eps) > 100, and the evaluation data move "
+                   "the feature by more than 0.1 of its training spread",
+      .fix = "raise eps (1e-3 amplifies at most 32 times), or drop or fix "
+             "the constant input",
+      .fix_id = DIAG_FIX_EPS},
      near_constant},
-    {{DIAG_FAR_FROM_INIT, "far-from-init",
-      "a scale far from the initial 1 (or a mean far from the initial 0): "
-      "even the little weight the initial values keep holds the "
-      "statistics off",
-      "statistics off, the initial values alone would put them off, and "
-      "(1-p)^T <= 0.05"},
+    {{.cause = DIAG_FAR_FROM_INIT,
+      .name = "far-from-init",
+      .words = "a scale far from the initial 1 (or a mean far from the "
+               "initial 0): even the little weight the initial values "
+               "keep holds the statistics off",
+      .threshold = "statistics off, the initial values alone would put "
+                   "them off, and (1-p)^T <= 0.05",
+      .fix = "recompute the statistics on the training data (update_bn), "
+             "or start the buffers from the data's own statistics",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
      far_from_init},
-    {{DIAG_OTHER, "other",
-      "off for a reason not in this table: the noise of small batches, "
-      "drift during training, or statistics taken on other data",
-      "statistics off and none of the causes above"},
+    {{.cause = DIAG_LAGGING,
+      .name = "lagging",
+      .words = "statistics lagging the weights: the activations moved "
+               "during training faster than the momentum follows, so the "
+               "buffers describe earlier weights",
+      .threshold = "off against the training data under the final weights "
+                   "with none of the above, or a recording whose trend the "
+                   "average lags by more than the off threshold "
+                   "(s (1-p)/p for a trend s per update)",
+      .fix = "recompute the statistics with the final weights (update_bn, "
+             "PreciseBN), or a larger momentum",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+     lagging},
+    {{.cause = DIAG_SHIFT,
+      .name = "shift",
+      .words = "evaluation data that differ from the training data: the "
+               "running statistics match the training inputs but not the "
+               "evaluation inputs; the data differ, not the buffers",
+      .threshold = "not off against the training data, off against the "
+                   "evaluation data",
+      .fix = "adapt the statistics to the evaluation data (recompute them "
+             "there), or fix the data",
+      .fix_id = DIAG_FIX_ADAPT_EVAL},
+     shift},
+    {{.cause = DIAG_OTHER,
+      .name = "other",
+      .words = "off for a reason not in this table: the noise of small "
+               "batches, drift during training, or statistics taken on "
+               "other data",
+      .threshold = "statistics off and none of the causes above",
+      .fix = "recompute the statistics on the training data (update_bn) "
+             "and compare again",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
      other},
-    {{DIAG_CLEAN, "clean",
-      "clean: the running statistics describe the activations",
-      "none of the causes above"},
-     clean},
+    {{.cause = DIAG_BATCH_DEPENDENCE,
+      .name = "batch-dependence",
+      .words = "training-mode outputs that depend on the batch: a row's "
+               "prediction moves with its batch neighbours, so training "
+               "mode's score belongs to the batching, not the model",
+      .threshold = "the statistics are right, and more than 0.03 of the "
+                   "evaluation rows change their training-mode prediction "
+                   "when batched in another order",
+      .fix = "ship and score in evaluation mode; training mode's number is "
+             "not one to reach",
+      .fix_id = DIAG_FIX_NONE},
+     model_only},
+    {{.cause = DIAG_HEALTHY,
+      .name = "healthy",
+      .words = "healthy: the running statistics describe the activations",
+      .threshold = "none of the causes above",
+      .fix = "nothing to fix",
+      .fix_id = DIAG_FIX_NONE},
+     healthy},
+};
+
+static const char *const fix_names[DIAG_N_FIXES] = {
+    [DIAG_FIX_NONE] = "none",
+    [DIAG_FIX_RECOMPUTE_TRAIN] = "recompute-train",
+    [DIAG_FIX_ADAPT_EVAL] = "adapt-eval",
+    [DIAG_FIX_RELOAD] = "reload",
+    [DIAG_FIX_EPS] = "eps",
 };
 
 const diag_cause_info *diag_cause_get(diag_cause c)
@@ -102,27 +241,39 @@ const diag_cause_info *diag_cause_get(diag_cause c)
     return c < DIAG_N_CAUSES ? &causes[c].info : NULL;
 }
 
-static int validate(const diag_input *in, bn_error *err)
+const char *diag_fix_name(diag_fix f)
 {
-    if (in->n < 2)
-        return bn_fail(err, "diagnose: %zu rows; at least 2 are needed",
-                       in->n);
+    return f < DIAG_N_FIXES ? fix_names[f] : NULL;
+}
+
+double diag_off_train(double p, int cumulative, size_t batch_samples)
+{
+    if (cumulative || batch_samples == 0)
+        return DIAG_OFF;
+    double sd = sqrt(p / ((2.0 - p) * (double)batch_samples));
+    return fmax(DIAG_OFF, DIAG_NOISE_SD * sd);
+}
+
+double diag_off_eval(size_t train_samples, size_t eval_samples)
+{
+    if (!train_samples || !eval_samples)
+        return DIAG_OFF;
+    double sd = sqrt(1.0 / (double)train_samples + 1.0 / (double)eval_samples);
+    return fmax(DIAG_OFF, DIAG_NOISE_SD * sd);
+}
+
+static int finite_stats(const double *m, const double *v, size_t f)
+{
+    for (size_t j = 0; m && j < f; j++)
+        if (!isfinite(m[j]) || !isfinite(v[j]) || v[j] < 0.0)
+            return 0;
+    return 1;
+}
+
+static int validate_layer(const diag_layer *in, bn_error *err)
+{
     if (in->f < 1)
         return bn_fail(err, "diagnose: no features");
-    if (in->batch_rows) {
-        size_t total = 0;
-        for (size_t k = 0; k < in->n_batches; k++) {
-            if (in->batch_rows[k] < 1)
-                return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
-            total += in->batch_rows[k];
-        }
-        if (total != in->n)
-            return bn_fail(err,
-                           "diagnose: the batches hold %zu rows, the "
-                           "activations %zu",
-                           total, in->n);
-    } else if (in->batch < 1)
-        return bn_fail(err, "diagnose: the batch size must be at least 1");
     if (!(in->p > 0.0 && in->p <= 1.0))
         return bn_fail(err,
                        "diagnose: the new value's weight p must be in (0, "
@@ -131,26 +282,26 @@ static int validate(const diag_input *in, bn_error *err)
     if (!(in->eps >= 0.0 && isfinite(in->eps)))
         return bn_fail(err, "diagnose: eps must be finite and >= 0, got %.17g",
                        in->eps);
-    for (size_t j = 0; j < in->f; j++) {
-        double v0 = in->init_var ? in->init_var[j] : 1.0;
-        double m0 = in->init_mean ? in->init_mean[j] : 0.0;
-        if (!isfinite(in->running_mean[j]) || !isfinite(in->running_var[j]) ||
-            in->running_var[j] < 0.0)
-            return bn_fail(err,
-                           "diagnose: feature %zu: the running mean and "
-                           "variance must be finite and the variance >= 0",
-                           j + 1);
-        if (!isfinite(m0) || !isfinite(v0) || v0 < 0.0)
-            return bn_fail(err,
-                           "diagnose: feature %zu: the initial mean and "
-                           "variance must be finite and the variance >= 0",
-                           j + 1);
+    if (!finite_stats(in->running_mean, in->running_var, in->f))
+        return bn_fail(err, "diagnose: the running mean and variance must "
+                            "be finite and the variance >= 0");
+    if (!finite_stats(in->init_mean, in->init_var, in->f))
+        return bn_fail(err, "diagnose: the initial mean and variance must "
+                            "be finite and the variance >= 0");
+    if (!in->train_mean ||
+        !finite_stats(in->train_mean, in->train_var, in->f) ||
+        !finite_stats(in->eval_mean, in->eval_var, in->f))
+        return bn_fail(err, "diagnose: the data's mean and variance must be "
+                            "finite and the variance >= 0");
+    size_t total = 0;
+    for (size_t k = 0; in->batch_means && k < in->n_batches; k++) {
+        if (in->batch_units[k] < 1)
+            return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
+        total += in->batch_units[k];
     }
-    for (size_t k = 0; k < in->n * in->f; k++)
-        if (!isfinite(in->x[k]))
-            return bn_fail(err,
-                           "diagnose: row %zu, feature %zu is not finite",
-                           k / in->f + 1, k % in->f + 1);
+    if (in->batch_means && total != in->units)
+        return bn_fail(err, "diagnose: the batches hold %zu, the data %zu",
+                       total, in->units);
     return 0;
 }
 
@@ -163,61 +314,89 @@ static double root_ratio(double a, double b)
     return sqrt(a / b);
 }
 
-static double spread_ratio(const diag_input *in, size_t j, double mu,
+/* (a - b) / sd, with 0/0 read as 0. */
+static double in_units(double a, double b, double sd)
+{
+    if (sd > 0.0)
+        return (a - b) / sd;
+    return a == b ? 0.0 : copysign(INFINITY, a - b);
+}
+
+static double spread_ratio(const diag_layer *in, size_t j, double mu,
                            double v)
 {
-    size_t n = in->n, f = in->f;
-    double seen = 0.0, random = 0.0;
-    for (size_t start = 0, k = 0; start < n; start += in->batch_rows
-                                                      ? in->batch_rows[k++]
-                                                      : in->batch) {
-        size_t b = in->batch_rows ? in->batch_rows[k]
-                   : n - start < in->batch ? n - start
-                                           : in->batch;
-        double m, s;
-        pop_moments(b, f, in->x + start * f + j, &m, &s);
+    if (!in->batch_means)
+        return NAN;
+    double n = (double)in->units, seen = 0.0, random = 0.0;
+    for (size_t k = 0; k < in->n_batches; k++) {
+        double m = in->batch_means[k * in->f + j];
+        double b = (double)in->batch_units[k];
         seen += (m - mu) * (m - mu);
-        /* A batch of b rows drawn without replacement from the n. */
-        random += v / (double)b * (double)(n - b) / (double)(n - 1);
+        /* A batch of b units drawn without replacement from the n. */
+        random += n > 1 ? v / b * (n - b) / (n - 1) : 0.0;
     }
     return random > 0.0 ? seen / random : NAN;
 }
 
-int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
+static int buffers_initial(const diag_layer *in)
 {
-    if (validate(in, err) != 0)
+    for (size_t j = 0; j < in->f; j++)
+        if (in->running_mean[j] != 0.0 || in->running_var[j] != 1.0)
+            return 0;
+    return 1;
+}
+
+static void measure(const diag_layer *in, size_t j, double w,
+                    diag_feature *d)
+{
+    double mu = in->train_mean[j], v = in->train_var[j];
+    double rm = in->running_mean[j], rv = in->running_var[j];
+    double m0 = in->init_mean ? in->init_mean[j] : 0.0;
+    double v0 = in->init_var ? in->init_var[j] : 1.0;
+    double den = v + in->eps, sd = sqrt(den), rsd = sqrt(rv + in->eps);
+    d->true_mean = mu;
+    d->true_var = v;
+    d->running_mean = rm;
+    d->running_var = rv;
+    d->updates = in->updates;
+    d->init_weight = w;
+    d->shift = in_units(rm, mu, sd);
+    d->init_shift = in_units(w * m0, w * mu, sd);
+    d->scale = root_ratio(den, rv + in->eps);
+    d->init_scale = root_ratio(den, w * v0 + (1.0 - w) * v + in->eps);
+    d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
+    d->eval_shift = d->eval_scale = d->eval_move = d->eval_spread = NAN;
+    if (in->eval_mean) {
+        double me = in->eval_mean[j], ve = in->eval_var[j] + in->eps;
+        d->eval_shift = in_units(rm, me, sqrt(ve));
+        d->eval_scale = root_ratio(ve, rv + in->eps);
+        d->eval_move = in_units(me, rm, rsd);
+        d->eval_spread = d->eval_scale;
+    }
+    d->exchange = spread_ratio(in, j, mu, in->unit_var ? in->unit_var[j] : v);
+    d->trend_lag = in->trend_lag ? in->trend_lag[j] : NAN;
+    d->off_train = in->off_train > 0 ? in->off_train : DIAG_OFF;
+    d->off_eval = in->off_eval > 0 ? in->off_eval : DIAG_OFF;
+}
+
+int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
+{
+    if (validate_layer(in, err) != 0)
         return -1;
     /* (1 - p)^T by T multiplications, as the updates apply it. */
     double w = 1.0;
     for (size_t t = 0; w != 0.0 && t < in->updates; t++)
         w *= 1.0 - in->p;
+    int never = in->tracked == 0 || buffers_initial(in);
+    int froze = in->steps > 0 &&
+                (double)in->tracked < DIAG_FROZEN_SHARE * (double)in->steps;
     for (size_t j = 0; j < in->f; j++) {
         diag_feature *d = &out[j];
         memset(d, 0, sizeof *d);
-        double mu, v;
-        pop_moments(in->n, in->f, in->x + j, &mu, &v);
-        double rm = in->running_mean[j], rv = in->running_var[j];
-        double m0 = in->init_mean ? in->init_mean[j] : 0.0;
-        double v0 = in->init_var ? in->init_var[j] : 1.0;
-        double den = v + in->eps, sd = sqrt(den);
-        d->true_mean = mu;
-        d->true_var = v;
-        d->running_mean = rm;
-        d->running_var = rv;
-        d->updates = in->updates;
-        d->init_weight = w;
-        if (sd > 0.0) {
-            d->shift = (rm - mu) / sd;
-            d->init_shift = w * (m0 - mu) / sd;
-        } else {
-            d->shift = rm == mu ? 0.0 : copysign(INFINITY, rm - mu);
-            d->init_shift =
-                w * (m0 - mu) == 0.0 ? 0.0 : copysign(INFINITY, m0 - mu);
-        }
-        d->scale = root_ratio(den, rv + in->eps);
-        d->init_scale = root_ratio(den, w * v0 + (1.0 - w) * v + in->eps);
-        d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
-        d->exchange = spread_ratio(in, j, mu, v);
+        measure(in, j, w, d);
+        d->never_filled = never;
+        d->fresh_fixed = in->fresh_fixed;
+        d->frozen = froze;
         d->cause = DIAG_N_CAUSES;
         for (int c = 0; c < DIAG_N_CAUSES; c++)
             if (causes[c].applies(d)) {
@@ -227,4 +406,96 @@ int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
             }
     }
     return 0;
+}
+
+static int validate_rows(const diag_input *in, bn_error *err)
+{
+    if (in->n < 2)
+        return bn_fail(err, "diagnose: %zu rows; at least 2 are needed",
+                       in->n);
+    if (in->f < 1)
+        return bn_fail(err, "diagnose: no features");
+    if (!in->batch_rows && in->batch < 1)
+        return bn_fail(err, "diagnose: the batch size must be at least 1");
+    size_t total = 0;
+    for (size_t k = 0; in->batch_rows && k < in->n_batches; k++) {
+        if (in->batch_rows[k] < 1)
+            return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
+        total += in->batch_rows[k];
+    }
+    if (in->batch_rows && total != in->n)
+        return bn_fail(err,
+                       "diagnose: the batches hold %zu rows, the "
+                       "activations %zu",
+                       total, in->n);
+    for (size_t k = 0; k < in->n * in->f; k++)
+        if (!isfinite(in->x[k]))
+            return bn_fail(err,
+                           "diagnose: row %zu, feature %zu is not finite",
+                           k / in->f + 1, k % in->f + 1);
+    return 0;
+}
+
+/* The rows' own moments and the batches' means and sizes. */
+static int rows_evidence(const diag_input *in, double *mv, double *bm,
+                         size_t *units)
+{
+    size_t n = in->n, f = in->f, nb = 0;
+    for (size_t j = 0; j < f; j++)
+        pop_moments(n, f, in->x + j, &mv[j], &mv[f + j]);
+    for (size_t start = 0; start < n; nb++) {
+        size_t b = in->batch_rows ? in->batch_rows[nb]
+                   : n - start < in->batch ? n - start
+                                           : in->batch;
+        for (size_t j = 0; j < f; j++) {
+            double s;
+            pop_moments(b, f, in->x + start * f + j, &bm[nb * f + j], &s);
+        }
+        units[nb] = b;
+        start += b;
+    }
+    return (int)nb;
+}
+
+int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
+{
+    if (validate_rows(in, err) != 0)
+        return -1;
+    size_t f = in->f;
+    size_t nb = in->batch_rows ? in->n_batches
+                               : (in->n + in->batch - 1) / in->batch;
+    double *mv = malloc(2 * f * sizeof *mv);
+    double *bm = malloc(nb * f * sizeof *bm);
+    size_t *units = malloc(nb * sizeof *units);
+    int rc = -1;
+    if (!mv || !bm || !units) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    rows_evidence(in, mv, bm, units);
+    diag_layer l = {
+        .f = f,
+        .running_mean = in->running_mean,
+        .running_var = in->running_var,
+        .init_mean = in->init_mean,
+        .init_var = in->init_var,
+        .train_mean = mv,
+        .train_var = mv + f,
+        .batch_means = nb > 1 ? bm : NULL,
+        .batch_units = units,
+        .n_batches = nb,
+        .units = in->n,
+        .updates = in->updates,
+        /* The run and checkpoint forms start counting at the initial
+         * values: a layer that has seen updates was filled. */
+        .tracked = in->updates ? in->updates : 1,
+        .p = in->p,
+        .eps = in->eps,
+    };
+    rc = diag_layer_run(&l, out, err);
+done:
+    free(mv);
+    free(bm);
+    free(units);
+    return rc;
 }

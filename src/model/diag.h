@@ -1,12 +1,12 @@
 /*
- * The diagnosis: why a batch-norm layer's running statistics, from a run or
- * from a real checkpoint, disagree with the activations they should
- * describe, feature by feature, named in words. A pure function: it reads
- * the activations in the order the batches arrived and the layer's state,
- * and fills one record per feature; printing is the caller's.
+ * The diagnosis: why a batch-norm layer's running statistics, from a run,
+ * a real checkpoint or a recording over training, disagree with the
+ * activations they should describe, feature by feature, named in words.
+ * A pure function: it reads one layer's evidence and fills one record per
+ * feature; the model's verdict (verdict.h) and printing are the callers'.
  *
- * The causes, their tests and their thresholds are one table (diag.c);
- * docs/diagnose.md gives the reasons for each number.
+ * The causes, their tests, thresholds, words and fixes are one table
+ * (diag.c); docs/diagnose.md gives the reasons for each number.
  */
 #ifndef BN_DIAG_H
 #define BN_DIAG_H
@@ -17,32 +17,96 @@
 
 /* In the order they are tried: the first that applies is the cause. */
 typedef enum {
+    DIAG_NEVER_FILLED,
+    DIAG_FROZEN,
     DIAG_FEW_UPDATES,
     DIAG_NOT_EXCHANGEABLE,
     DIAG_NEAR_CONSTANT,
     DIAG_FAR_FROM_INIT,
+    DIAG_LAGGING,
+    DIAG_SHIFT,
     DIAG_OTHER,
-    DIAG_CLEAN,
+    DIAG_BATCH_DEPENDENCE, /* the model's: verdict.c tests it */
+    DIAG_HEALTHY,
     DIAG_N_CAUSES
 } diag_cause;
+
+/* The fixes the dump scores on copies of the model (fixes.tsv). */
+typedef enum {
+    DIAG_FIX_NONE,
+    DIAG_FIX_RECOMPUTE_TRAIN,
+    DIAG_FIX_ADAPT_EVAL,
+    DIAG_FIX_RELOAD,
+    DIAG_FIX_EPS,
+    DIAG_N_FIXES
+} diag_fix;
 
 typedef struct {
     diag_cause cause;
     const char *name;      /* one word, for machines: "few-updates" */
     const char *words;     /* the cause in a sentence */
     const char *threshold; /* the test, in words */
+    const char *fix;       /* what to do, in words */
+    diag_fix fix_id;       /* the measured fix that does it, if one */
 } diag_cause_info;
 
 /* The thresholds (docs/diagnose.md). Statistics are "off" when evaluation
  * shifts a feature's output by more than DIAG_OFF of its spread, or
- * scales it by a factor more than DIAG_OFF from 1. */
+ * scales it by a factor more than DIAG_OFF from 1, and by more than
+ * DIAG_NOISE_SD standard deviations of what noise alone gives. */
 #define DIAG_OFF 0.1
+#define DIAG_NOISE_SD 4.0
 #define DIAG_INIT_WEIGHT 0.05 /* too few updates: (1-p)^T above this */
 #define DIAG_EXCHANGE 4.0     /* batch means spread 4x what random would */
 #define DIAG_AMPLIFY 100.0    /* near-constant: 1/sqrt(var + eps) above */
+#define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
+#define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
+#define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
 
 const diag_cause_info *diag_cause_get(diag_cause c);
+const char *diag_fix_name(diag_fix f); /* "recompute-train"; NULL past */
 
+/* One layer's evidence. Fresh statistics are the activations' own
+ * (divisor n); NULL where there are none. */
+typedef struct {
+    size_t f;
+    const double *running_mean, *running_var; /* f each: the checkpoint's */
+    const double *init_mean, *init_var; /* f each, or NULL for 0 and 1 */
+    const double *train_mean, *train_var; /* the training data's, fresh */
+    const double *eval_mean, *eval_var;   /* the evaluation data's, or NULL */
+    /* The training batches: n_batches means (n_batches x f) and how many
+     * units each holds; NULL when not measured under fixed weights (a
+     * recording over training). A unit is what is drawn at random: a row
+     * of an (N, C) input, a whole sample of a feature map, whose rows
+     * are not independent. unit_var (f) is the variance of the units'
+     * means (divisor units), NULL for train_var. */
+    const double *batch_means;
+    const size_t *batch_units;
+    size_t n_batches, units;
+    const double *unit_var;
+    size_t updates;  /* T: updates the running statistics have seen */
+    size_t tracked;  /* num_batches_tracked as saved */
+    size_t steps;    /* training's steps, 0 when unknown */
+    int fresh_fixed; /* train_mean/var measured under the final weights */
+    double p;        /* the new value's weight, in (0, 1]; 1 for a
+                      * cumulative average that started from scratch */
+    double eps;
+    double off_train, off_eval; /* the "off" thresholds (diag_off_*) */
+    /* A recording's trend: the lag the moving average's closed form gives
+     * for the batch means' trend, in units of the spread (f), or NULL. */
+    const double *trend_lag;
+} diag_layer;
+
+/* The per-feature "off" thresholds: DIAG_OFF, or DIAG_NOISE_SD standard
+ * deviations of the noise, whichever is larger. Against the training
+ * data the noise is the moving average's own, sqrt(p / ((2 - p) B)) of
+ * the spread for batches of B samples; against the evaluation data it is
+ * the two data sets' sampling, sqrt(1/n_train + 1/n_eval) in samples. */
+double diag_off_train(double p, int cumulative, size_t batch_samples);
+double diag_off_eval(size_t train_samples, size_t eval_samples);
+
+/* The activations as a run or a checkpoint recorded them, rows in the
+ * order the batches arrived (the checkpoint and run form). */
 typedef struct {
     size_t n, f;
     const double *x;     /* n x f activations, rows in arrival order */
@@ -63,7 +127,7 @@ typedef struct {
 } diag_input;
 
 typedef struct {
-    double true_mean, true_var; /* the activations' own (divisor n) */
+    double true_mean, true_var; /* the training activations' own */
     double running_mean, running_var;
     /* What evaluation does to the feature's output, against training on
      * the whole population: shifts it by `shift` of its spread and scales
@@ -71,6 +135,11 @@ typedef struct {
      *   shift = (rm - mu) / sqrt(v + eps)
      *   scale = sqrt((v + eps) / (rv + eps)) */
     double shift, scale;
+    /* The same against the evaluation data's own (NaN without them), and
+     * the evaluation data's move in the training statistics' units:
+     * (mu_eval - rm) / sqrt(rv + eps) and sqrt((v_eval + eps) / (rv +
+     * eps)). */
+    double eval_shift, eval_scale, eval_move, eval_spread;
     size_t updates;
     double init_weight; /* (1-p)^T */
     /* The same two for running statistics that only the initial values
@@ -79,14 +148,21 @@ typedef struct {
     /* The batch means' spread about mu against random batches of the
      * same sizes from these n rows: sum_k (m_k - mu)^2 over
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
-     * every row, or a constant feature). */
+     * every row, a constant feature, or batches under moving weights). */
     double exchange;
     double amplification; /* 1/sqrt(v + eps) */
+    double trend_lag;     /* a recording's, NaN otherwise */
+    double off_train, off_eval;
+    int never_filled, frozen; /* the layer's tests, copied to each */
+    int fresh_fixed;
     unsigned flags;       /* bit c for every cause c that applies */
     diag_cause cause;     /* the first of them in table order */
 } diag_feature;
 
 /* Fill out[0..f-1]; refuse inconsistent input with a message. */
+int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err);
+/* The run and checkpoint form: the activations' own moments and batch
+ * means are the training data's; there are no evaluation data. */
 int diag_run(const diag_input *in, diag_feature *out, bn_error *err);
 
 #endif
