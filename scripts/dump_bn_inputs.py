@@ -119,10 +119,12 @@ def write_layer(out, name, mod, tr, ev, batch_size):
     c = int(mod.num_features)
     np.save(base + ".train.npy", tr.rows_sample(c))
     np.save(base + ".batchmeans.npy", np.array(tr.means, dtype=np.float64))
-    tsv.write_rows(base + ".batches.tsv", ["batch", "rows"],
-                   list(enumerate(tr.rows)))
+    tsv.write_rows(base + ".batches.tsv", ["batch", "rows", "samples"],
+                   [(k, r, u) for k, (r, u) in enumerate(zip(tr.rows,
+                                                             tr.units))])
     tm, tv = tr.fresh()
     bv = tr.batch_var()
+    uv = tr.unit_var()
     em, evv = ev.fresh() if ev else (None, None)
     if ev:
         np.save(base + ".eval.npy", ev.rows_sample(c))
@@ -132,9 +134,10 @@ def write_layer(out, name, mod, tr, ev, batch_size):
     tsv.write_rows(base + ".stats.tsv",
                    ["feature", "running_mean", "running_var",
                     "num_batches_tracked", "train_mean", "train_var",
-                    "train_batch_var", "eval_mean", "eval_var"],
+                    "train_batch_var", "train_unit_var", "eval_mean",
+                    "eval_var"],
                    [("f%d" % j, float(rm[j]), float(rv[j]), nbt,
-                     float(tm[j]), float(tv[j]), float(bv[j]),
+                     float(tm[j]), float(tv[j]), float(bv[j]), float(uv[j]),
                      None if em is None else float(em[j]),
                      None if em is None else float(evv[j]))
                     for j in range(c)])
@@ -144,6 +147,8 @@ def write_layer(out, name, mod, tr, ev, batch_size):
         ("train_rows", tr.seen),
         ("train_rows_kept", sum(s.shape[0] for s in tr.sample)),
         ("eval_rows", ev.seen if ev else None),
+        ("train_samples", tr.total_samples),
+        ("eval_samples", ev.total_samples if ev else None),
         ("kept", "every %d-th row of each set, channels last" % tr.stride),
         ("inputs_taken", "in evaluation mode, on a copy: no buffer moved"),
     ])

@@ -33,6 +33,8 @@ class LayerPass:
         self.stride = None
         self.seen = 0
         self.rows, self.means, self.vars, self.sample = [], [], [], []
+        self.units = []
+        self.unit_sum = self.unit_sq = 0.0
         self.dtype = np.float64
 
     def add(self, x):
@@ -47,6 +49,13 @@ class LayerPass:
         self.means.append(d.mean(0).numpy())
         self.vars.append(d.var(0, unbiased=True).numpy() if d.shape[0] > 1
                          else np.full(d.shape[1], np.nan))
+        # The units drawn at random are the samples: a feature map's rows
+        # are not independent of each other.
+        u = x.detach().to(torch.float64)
+        u = u if u.dim() == 2 else u.flatten(2).mean(2)
+        self.units.append(u.shape[0])
+        self.unit_sum = self.unit_sum + u.sum(0).numpy()
+        self.unit_sq = self.unit_sq + (u * u).sum(0).numpy()
         first = (-self.seen) % self.stride
         self.sample.append(r[first::self.stride].cpu().numpy()
                            .astype(self.dtype))
@@ -62,6 +71,12 @@ class LayerPass:
         mu = (b * m).sum(0) / n
         ss = ((b - 1) * v + b * (m - mu) ** 2).sum(0)
         return mu, ss / n
+
+    def unit_var(self):
+        """The variance (divisor n) of the samples' means."""
+        n = float(sum(self.units))
+        mu = self.unit_sum / n
+        return np.maximum(self.unit_sq / n - mu * mu, 0.0)
 
     def batch_var(self):
         """The mean of the batches' unbiased variances: what a moving

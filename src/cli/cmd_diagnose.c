@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/diag_report.h"
 #include "model/diag.h"
 #include "study/exp.h"
 #include "model/order.h"
@@ -193,42 +194,6 @@ static int from_run(const exp_t *e, const pop_t *pop, const run_config *cfg,
     return rc;
 }
 
-/* A cell of a TSV that must be a finite number. */
-static int tsv_number(const tsv_table *t, const char *path, size_t row,
-                      int col, double *out, bn_error *err)
-{
-    const char *cell = tsv_cell(t, row, (size_t)col);
-    char *end;
-    double v = strtod(cell, &end);
-    if (end == cell || *end || !isfinite(v))
-        return bn_fail(err, "%s:%zu: column %s: '%s' is not a finite number",
-                       path, row + 2, t->names[col], cell);
-    *out = v;
-    return 0;
-}
-
-static int tsv_count(const tsv_table *t, const char *path, size_t row,
-                     int col, size_t *out, bn_error *err)
-{
-    double v;
-    if (tsv_number(t, path, row, col, &v, err) != 0)
-        return -1;
-    if (v < 0 || v != floor(v) || v > 1e15)
-        return bn_fail(err, "%s:%zu: column %s: '%s' is not a count", path,
-                       row + 2, t->names[col], tsv_cell(t, row, (size_t)col));
-    *out = (size_t)v;
-    return 0;
-}
-
-static int need_column(const tsv_table *t, const char *path,
-                       const char *name, int *col, bn_error *err)
-{
-    *col = tsv_column(t, name);
-    if (*col < 0)
-        return bn_fail(err, "%s: no column '%s'", path, name);
-    return 0;
-}
-
 /* The statistics file: per feature (row), the running statistics, the
  * batches tracked, and optionally the values they started from. */
 static int read_stats(const char *path, subject *s, size_t *t0,
@@ -242,9 +207,9 @@ static int read_stats(const char *path, subject *s, size_t *t0,
     int c_v0 = tsv_column(&t, "initial_var");
     int c_t0 = tsv_column(&t, "initial_batches_tracked");
     int rc = -1;
-    if (need_column(&t, path, "running_mean", &c_rm, err) != 0 ||
-        need_column(&t, path, "running_var", &c_rv, err) != 0 ||
-        need_column(&t, path, "num_batches_tracked", &c_nbt, err) != 0)
+    if (tsv_need_column(&t, path, "running_mean", &c_rm, err) != 0 ||
+        tsv_need_column(&t, path, "running_var", &c_rv, err) != 0 ||
+        tsv_need_column(&t, path, "num_batches_tracked", &c_nbt, err) != 0)
         goto done;
     if (t.nrow < 1) {
         bn_fail(err, "%s: no features", path);
@@ -300,8 +265,8 @@ static int read_batches(const char *path, subject *s, bn_error *err)
     if (tsv_read(path, &t, err) != 0)
         return -1;
     int c_first, c_rows, rc = -1;
-    if (need_column(&t, path, "first_row", &c_first, err) != 0 ||
-        need_column(&t, path, "rows", &c_rows, err) != 0)
+    if (tsv_need_column(&t, path, "first_row", &c_first, err) != 0 ||
+        tsv_need_column(&t, path, "rows", &c_rows, err) != 0)
         goto done;
     s->batch_rows = malloc((t.nrow + 1) * sizeof *s->batch_rows);
     if (!s->batch_rows) {
@@ -340,8 +305,8 @@ static int read_layer(const char *path, bn_config *c, bn_error *err)
         return -1;
     int c_key, c_val, rc = -1;
     int have_m = 0, have_eps = 0;
-    if (need_column(&t, path, "key", &c_key, err) != 0 ||
-        need_column(&t, path, "value", &c_val, err) != 0)
+    if (tsv_need_column(&t, path, "key", &c_key, err) != 0 ||
+        tsv_need_column(&t, path, "value", &c_val, err) != 0)
         goto done;
     c->variance = BN_VAR_UNBIASED;
     c->estimator = BN_EST_EMA;
@@ -516,18 +481,6 @@ static double replay_diff(const subject *s, size_t j)
  * same batches in different orders, a few ulps per update. */
 #define REPLAY_AGREES 1e-9
 
-static void causes_of(unsigned flags, char *buf, size_t cap)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int c = 0; c < DIAG_N_CAUSES && len < cap; c++)
-        if (flags & (1u << c))
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
-                                    len ? "," : "", diag_cause_get(c)->name);
-    if (!len)
-        snprintf(buf, cap, "-");
-}
-
 static void print_tsv(const subject *s, const diag_feature *d)
 {
     fputs("feature\ttrue_mean\ttrue_var\trunning_mean\trunning_var\t"
@@ -537,7 +490,7 @@ static void print_tsv(const subject *s, const diag_feature *d)
           stdout);
     for (size_t j = 0; j < s->f; j++) {
         char all[200];
-        causes_of(d[j].flags, all, sizeof all);
+        diag_causes_of(d[j].flags, all, sizeof all);
         printf("%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
                s->names[j], d[j].true_mean, d[j].true_var, d[j].running_mean,
@@ -608,6 +561,27 @@ static void print_table(const subject *s, const diag_feature *d)
 }
 
 /* ------------------------------------------------------------ command */
+
+static int any_key(const exp_t *e)
+{
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (e->from[k])
+            return 1;
+    return 0;
+}
+
+/* DIR: a dump folder, whose layers carry their own settings; --layer is
+ * then one of its layers' names. */
+static int dump_folder(const char *cmd, const char *dir, const char *layer,
+                       int others, int tsv)
+{
+    if (others)
+        return cli_error(cmd, "%s: a dump folder carries its layers' "
+                              "settings and data: give it alone, with "
+                              "--layer NAME and --tsv",
+                         dir);
+    return diagnose_dir(cmd, dir, layer, tsv);
+}
 
 int cmd_diagnose(int argc, char **argv)
 {
@@ -692,7 +666,14 @@ int cmd_diagnose(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+        if (optind + 1 < argc) {
+            cli_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+            goto done;
+        }
+        rc = dump_folder(cmd, argv[optind], cf.layer,
+                         dump || cf.stats || cf.activations || cf.batches ||
+                             run_only || po.population || any_key(e),
+                         tsv);
         goto done;
     }
     for (int k = 0; k < KEY_COUNT; k++)

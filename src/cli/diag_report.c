@@ -1,0 +1,303 @@
+/*
+ * The report of `bnstudy diagnose DIR` (see diag_report.h): the verdict
+ * comes first because it is what the user asked; the layers, the fixes
+ * measured and the per-feature detail are its evidence.
+ */
+#include "cli/diag_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/dumpdir.h"
+
+void diag_causes_of(unsigned flags, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < DIAG_N_CAUSES && len < cap; c++)
+        if (flags & (1u << c))
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                    len ? "," : "", diag_cause_get(c)->name);
+    if (!len)
+        snprintf(buf, cap, "-");
+}
+
+static void print_acc(FILE *fp, double a)
+{
+    if (isnan(a))
+        fputs("not measured", fp);
+    else
+        fprintf(fp, "%.3f", a);
+}
+
+static void print_fix_line(FILE *fp, const char *what, diag_fix f,
+                           const verdict_model *m, int closes)
+{
+    fprintf(fp, "  %s: %s", what, diag_fix_name(f));
+    if (isnan(m->fix_acc[f])) {
+        fputs(" (not scored: give --eval-labels to the dump)\n", fp);
+        return;
+    }
+    fputs(" gives evaluation mode ", fp);
+    print_acc(fp, m->fix_acc[f]);
+    fprintf(fp, "%s\n", closes == 1 ? ": it closes the gap"
+                        : closes == 0 ? ": it does NOT close the gap"
+                                      : "");
+}
+
+void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
+                        size_t n, const verdict_model *m)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    fprintf(fp, "verdict: %s", c->name);
+    if (v->root < n) {
+        fprintf(fp, ", in %zu of %zu layer%s, first %s", v->with, n,
+                n == 1 ? "" : "s", l[v->root].name);
+        if (v->with > 1) {
+            fputs(" (", fp);
+            for (size_t i = 0, k = 0; i < n; i++)
+                if (l[i].cause == v->cause)
+                    fprintf(fp, "%s%s", k++ ? ", " : "", l[i].name);
+            fputc(')', fp);
+        }
+    }
+    fprintf(fp, "\n  %s.\n", c->words);
+    if (!isnan(m->train_acc) || !isnan(m->eval_acc)) {
+        fputs("  accuracy on the evaluation data: training mode ", fp);
+        print_acc(fp, m->train_acc);
+        fputs(", evaluation mode ", fp);
+        print_acc(fp, m->eval_acc);
+        fputc('\n', fp);
+    }
+    fprintf(fp, "  fix: %s\n", c->fix);
+    if (v->fix != DIAG_FIX_NONE)
+        print_fix_line(fp, "measured", v->fix, m, v->fix_closes);
+    if (!(v->gap > DIAG_FIX_CLOSES))
+        fputs("  evaluation mode is within 0.03 of training mode: no gap "
+              "to close\n", fp);
+    else if (v->best != DIAG_FIX_NONE && v->best != v->fix &&
+             v->fix_closes != 1) {
+        if (v->best_closes == 1)
+            print_fix_line(fp, "closes the gap instead", v->best, m, 1);
+        else if (v->best_closes == 0 && v->gap > DIAG_FIX_CLOSES)
+            fputs("  no measured fix closes the gap\n", fp);
+    }
+    if (v->downstream)
+        fprintf(fp, "  %zu later layer%s with another cause: downstream of "
+                    "%s, whose inputs it changes\n",
+                v->downstream, v->downstream == 1 ? "" : "s",
+                l[v->root].name);
+}
+
+/* ----------------------------------------------------------- the dump */
+
+typedef struct {
+    dump_dir d;
+    diag_feature **feat;
+    verdict_layer *vl;
+    verdict_model m;
+    verdict v;
+} report;
+
+static void report_free(report *r)
+{
+    for (size_t i = 0; r->feat && i < r->d.n; i++)
+        free(r->feat[i]);
+    free(r->feat);
+    free(r->vl);
+    dumpdir_free(&r->d);
+}
+
+static int report_make(const char *dir, report *r, bn_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (dumpdir_read(dir, &r->d, err) != 0)
+        return -1;
+    size_t n = r->d.n;
+    r->feat = calloc(n, sizeof *r->feat);
+    r->vl = calloc(n, sizeof *r->vl);
+    if (!r->feat || !r->vl)
+        return bn_fail(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const dump_layer *l = &r->d.layers[i];
+        diag_layer in;
+        dumpdir_evidence(l, &in);
+        if (!(r->feat[i] = malloc(l->f * sizeof **r->feat)))
+            return bn_fail(err, "out of memory");
+        if (diag_layer_run(&in, r->feat[i], err) != 0) {
+            bn_error sub = *err;
+            return bn_fail(err, "%s/%s: %s", dir, l->name, sub.msg);
+        }
+        r->vl[i] = (verdict_layer){.name = l->name, .f = l->f,
+                                   .d = r->feat[i]};
+        verdict_layer_sum(&r->vl[i]);
+    }
+    r->m.train_acc = r->d.train_acc;
+    r->m.eval_acc = r->d.eval_acc;
+    r->m.batch_dependence = r->d.batch_dependence;
+    memcpy(r->m.fix_acc, r->d.fix_acc, sizeof r->m.fix_acc);
+    verdict_make(r->vl, n, &r->m, &r->v);
+    return 0;
+}
+
+static void print_what(const report *r, const char *dir)
+{
+    const dump_dir *d = &r->d;
+    printf("\n%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
+           d->loaded, d->n, d->n == 1 ? "" : "s");
+    if (strcmp(d->notes, "-"))
+        printf("  %s\n", d->notes);
+    if (d->recording)
+        printf("  a recording over training (BNRecorder): the training-mode "
+               "calls' inputs%s; the statistics are the model's as the "
+               "recording ended\n",
+               d->weights_moved ? ", under weights that moved between "
+                                  "batches (so no exchangeability test)"
+                                : "");
+    else
+        printf("  the statistics diagnosed are the checkpoint's own, as "
+               "saved: the dump took every input in evaluation mode on a "
+               "copy, so nothing was re-trained or replayed; %zu rows of "
+               "training data in batches of %zu%s%s\n",
+               d->train_rows, d->batch_size,
+               d->steps ? "" : ", training's steps not given (--epochs or "
+                               "--steps)",
+               d->eval_rows ? "" : ", no evaluation data");
+}
+
+static void print_layers(const report *r)
+{
+    int w = (int)strlen("layer");
+    for (size_t i = 0; i < r->d.n; i++)
+        if ((int)strlen(r->vl[i].name) > w)
+            w = (int)strlen(r->vl[i].name);
+    printf("\n%-*s  %-12s %8s %8s  %-16s %s\n", w, "layer", "type",
+           "features", "tracked", "cause", "features by cause");
+    for (size_t i = 0; i < r->d.n; i++) {
+        const dump_layer *l = &r->d.layers[i];
+        printf("%-*s  %-12s %8zu %8zu  %-16s", w, l->name, l->type, l->f,
+               l->tracked, diag_cause_get(r->vl[i].cause)->name);
+        for (int c = 0, k = 0; c < DIAG_N_CAUSES; c++)
+            if (r->vl[i].count[c])
+                printf("%s%s %zu", k++ ? ", " : " ",
+                       diag_cause_get(c)->name, r->vl[i].count[c]);
+        putchar('\n');
+    }
+}
+
+static void print_fixes(const report *r)
+{
+    int any = 0;
+    for (int f = 1; f < DIAG_N_FIXES; f++)
+        any |= !isnan(r->m.fix_acc[f]);
+    if (!any)
+        return;
+    printf("\nevaluation-mode accuracy on the evaluation data, each fix on "
+           "a copy (training mode: ");
+    print_acc(stdout, r->m.train_acc);
+    printf(")\n  %-16s ", "as it is");
+    print_acc(stdout, r->m.eval_acc);
+    putchar('\n');
+    for (int f = 1; f < DIAG_N_FIXES; f++)
+        if (!isnan(r->m.fix_acc[f])) {
+            printf("  %-16s ", diag_fix_name(f));
+            print_acc(stdout, r->m.fix_acc[f]);
+            printf("%s\n", verdict_closes(&r->m, f) == 1 ? "  closes the gap"
+                                                         : "");
+        }
+    if (!isnan(r->m.batch_dependence))
+        printf("training mode: %.3f of the evaluation rows change their "
+               "prediction when batched in another order\n",
+               r->m.batch_dependence);
+}
+
+static void print_features_tsv(const dump_layer *l, const diag_feature *d,
+                               int head)
+{
+    if (head)
+        fputs("layer\tfeature\ttrue_mean\ttrue_var\trunning_mean\t"
+              "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
+              "eval_scale\tupdates\tinit_weight\texchange\tamplification\t"
+              "trend_lag\toff_train\toff_eval\tcause\tcauses\n",
+              stdout);
+    for (size_t j = 0; j < l->f; j++) {
+        char all[200];
+        diag_causes_of(d[j].flags, all, sizeof all);
+        printf("%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
+               "%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
+               "%.17g\t%s\t%s\n",
+               l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
+               d[j].running_var, l->em ? l->em[j] : NAN,
+               l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
+               d[j].eval_shift, d[j].eval_scale, d[j].updates,
+               d[j].init_weight, d[j].exchange, d[j].amplification,
+               d[j].trend_lag, d[j].off_train, d[j].off_eval,
+               diag_cause_get(d[j].cause)->name, all);
+    }
+}
+
+static void print_features(const dump_layer *l, const diag_feature *d)
+{
+    printf("\nlayer %s (%s, %zu features): %zu batches tracked, momentum ",
+           l->name, l->type, l->f, l->tracked);
+    if (isnan(l->momentum))
+        printf("None");
+    else
+        printf("%g", l->momentum);
+    printf(", eps %g; off beyond %.3g (training data), %.3g (evaluation "
+           "data)\n",
+           l->eps, d[0].off_train, d[0].off_eval);
+    printf("%-8s %11s %11s %11s %11s  %7s %6s %7s %6s  %8s  %s\n", "feature",
+           "mean", "running", "var", "running", "shift", "scale", "e.shift",
+           "e.scl", "exchange", "cause (and others that apply)");
+    for (size_t j = 0; j < l->f; j++) {
+        printf("f%-7zu %11.4g %11.4g %11.4g %11.4g  %7.3g %6.3g %7.3g %6.3g "
+               " %8.3g  %s",
+               j, d[j].true_mean, d[j].running_mean, d[j].true_var,
+               d[j].running_var, d[j].shift, d[j].scale, d[j].eval_shift,
+               d[j].eval_scale, d[j].exchange,
+               diag_cause_get(d[j].cause)->name);
+        for (int c = d[j].cause + 1; c < DIAG_N_CAUSES; c++)
+            if (d[j].flags & (1u << c))
+                printf(" +%s", diag_cause_get(c)->name);
+        putchar('\n');
+    }
+    printf("\nshift, scale: the running statistics against the training "
+           "data's own; e.shift, e.scl: against the evaluation data's.\n");
+}
+
+int diagnose_dir(const char *cmd, const char *dir, const char *layer,
+                 int tsv)
+{
+    report r;
+    bn_error err;
+    if (report_make(dir, &r, &err) != 0) {
+        report_free(&r);
+        return cli_error(cmd, "%s", err.msg);
+    }
+    const dump_layer *one = layer ? dumpdir_find(&r.d, layer) : NULL;
+    if (layer && !one) {
+        report_free(&r);
+        return cli_error(cmd, "--layer %s: no such layer in %s/layers.tsv",
+                         layer, dir);
+    }
+    if (tsv) {
+        for (size_t i = 0, head = 1; i < r.d.n; i++)
+            if (!one || one == &r.d.layers[i]) {
+                print_features_tsv(&r.d.layers[i], r.feat[i], (int)head);
+                head = 0;
+            }
+    } else {
+        diag_print_verdict(stdout, &r.v, r.vl, r.d.n, &r.m);
+        print_what(&r, dir);
+        print_layers(&r);
+        print_fixes(&r);
+        for (size_t i = 0; one && i < r.d.n; i++)
+            if (one == &r.d.layers[i])
+                print_features(one, r.feat[i]);
+    }
+    report_free(&r);
+    return 0;
+}
