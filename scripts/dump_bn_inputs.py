@@ -114,43 +114,55 @@ def check_args(a):
         raise LoadError("--eval-labels needs --eval-inputs")
 
 
-def write_layer(out, name, mod, tr, ev, batch_size):
+def stats_rows(mod, tr, te, ev):
+    """NAME.stats.tsv: the checkpoint's buffers; the training data's fresh
+    statistics as training fed the layer (training mode), with the mean
+    of the batches' unbiased variances and the variance of the samples'
+    means; the training and evaluation data's in evaluation mode."""
+    c = int(mod.num_features)
+    rm = mod.running_mean.detach().cpu().double().numpy()
+    rv = mod.running_var.detach().cpu().double().numpy()
+    nbt = int(mod.num_batches_tracked)
+    tm, tv = tr.fresh()
+    bv, uv = tr.batch_var(), tr.unit_var()
+    em_t, ev_t = te.fresh()
+    em, evv = ev.fresh() if ev else (None, None)
+    head = ["feature", "running_mean", "running_var", "num_batches_tracked",
+            "train_mean", "train_var", "train_batch_var", "train_unit_var",
+            "train_eval_mode_mean", "train_eval_mode_var", "eval_mean",
+            "eval_var"]
+    rows = [("f%d" % j, float(rm[j]), float(rv[j]), nbt, float(tm[j]),
+             float(tv[j]), float(bv[j]), float(uv[j]), float(em_t[j]),
+             float(ev_t[j]), None if em is None else float(em[j]),
+             None if em is None else float(evv[j])) for j in range(c)]
+    return head, rows
+
+
+def write_layer(out, name, mod, tr, te, ev, batch_size):
     base = os.path.join(out, tsv.safe_name(name))
     c = int(mod.num_features)
     np.save(base + ".train.npy", tr.rows_sample(c))
+    np.save(base + ".train-eval.npy", te.rows_sample(c))
+    if ev:
+        np.save(base + ".eval.npy", ev.rows_sample(c))
     np.save(base + ".batchmeans.npy", np.array(tr.means, dtype=np.float64))
     tsv.write_rows(base + ".batches.tsv", ["batch", "rows", "samples"],
                    [(k, r, u) for k, (r, u) in enumerate(zip(tr.rows,
                                                              tr.units))])
-    tm, tv = tr.fresh()
-    bv = tr.batch_var()
-    uv = tr.unit_var()
-    em, evv = ev.fresh() if ev else (None, None)
-    if ev:
-        np.save(base + ".eval.npy", ev.rows_sample(c))
-    rm = mod.running_mean.detach().cpu().double().numpy()
-    rv = mod.running_var.detach().cpu().double().numpy()
-    nbt = int(mod.num_batches_tracked)
-    tsv.write_rows(base + ".stats.tsv",
-                   ["feature", "running_mean", "running_var",
-                    "num_batches_tracked", "train_mean", "train_var",
-                    "train_batch_var", "train_unit_var", "eval_mean",
-                    "eval_var"],
-                   [("f%d" % j, float(rm[j]), float(rv[j]), nbt,
-                     float(tm[j]), float(tv[j]), float(bv[j]), float(uv[j]),
-                     None if em is None else float(em[j]),
-                     None if em is None else float(evv[j]))
-                    for j in range(c)])
+    tsv.write_rows(base + ".stats.tsv", *stats_rows(mod, tr, te, ev))
     tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod) + [
         ("batch_size", batch_size),
-        ("rows_per_sample", tr.rows[0] // min(batch_size, tr.total_samples)),
+        ("rows_per_sample", tr.rows[0] // tr.units[0]),
         ("train_rows", tr.seen),
-        ("train_rows_kept", sum(s.shape[0] for s in tr.sample)),
-        ("eval_rows", ev.seen if ev else None),
         ("train_samples", tr.total_samples),
+        ("eval_rows", ev.seen if ev else None),
         ("eval_samples", ev.total_samples if ev else None),
-        ("kept", "every %d-th row of each set, channels last" % tr.stride),
-        ("inputs_taken", "in evaluation mode, on a copy: no buffer moved"),
+        ("kept", "every %d-th row of each set, channels last: "
+         "NAME.train.npy as training mode feeds the layer, "
+         "NAME.train-eval.npy and NAME.eval.npy as evaluation mode does"
+         % tr.stride),
+        ("inputs_taken", "on copies of the model with every momentum 0: "
+         "no buffer moved"),
     ])
 
 
@@ -179,16 +191,17 @@ def dump(a):
         (a.epochs * nb if a.epochs is not None else None)
     order = [n for n, _ in layers]
     if not scripted:
-        work = __import__("copy").deepcopy(model)
-        wl = tsv.bn_layers(work)
-        tr, order = passes.run(work, wl, xtr, a.batch_size, a.max_rows,
-                               "training data")
-        ev = passes.run(work, wl, xev, a.batch_size, a.max_rows,
+        tr, order = passes.run(model, xtr, a.batch_size, a.max_rows,
+                               "training data, training mode",
+                               train_mode=True)
+        te = passes.run(model, xtr, a.batch_size, a.max_rows,
+                        "training data, evaluation mode")[0]
+        ev = passes.run(model, xev, a.batch_size, a.max_rows,
                         "evaluation data")[0] if xev is not None else None
         order += [n for n, _ in layers if n not in order]
-        for (name, _), (_, wmod) in zip(layers, wl):
-            write_layer(tmp, name, wmod, tr[name], ev[name] if ev else None,
-                        a.batch_size)
+        for name, mod in layers:
+            write_layer(tmp, name, mod, tr[name], te[name],
+                        ev[name] if ev else None, a.batch_size)
     acc, fx = {}, []
     if xev is not None:
         reload_state = None

@@ -1,17 +1,23 @@
-"""The layers' inputs on a set of data, taken in evaluation mode on a copy
-of the model (so no buffer moves), batched as training batched them:
-per layer the fresh statistics of every row (float64), each batch's rows
-and mean, and a bounded sample of the rows themselves.
+"""The layers' inputs on a set of data, batched as training batched them,
+on a copy of the model: per layer the fresh statistics of every row
+(float64), each batch's rows and mean, and a bounded sample of the rows
+themselves. A pass in evaluation mode moves no buffer; a pass in training
+mode (what training fed each layer: the layers before it normalising with
+their batch's statistics) runs with every momentum set to 0, so that no
+buffer moves there either.
 
 A layer's rows are what it normalises together: an input (N, C) is N
 rows, an input (N, C, *spatial) is moved to channels last and flattened
 to N * prod(spatial) rows, in the order sample, then each spatial axis.
 """
 
+import copy
 import sys
 
 import numpy as np
 import torch
+
+from . import tsv
 
 
 def as_rows(x):
@@ -91,8 +97,15 @@ class LayerPass:
 
 
 def batches(x, batch_size):
-    for i in range(0, x.shape[0], batch_size):
-        yield i, x[i:i + batch_size]
+    """Consecutive batches; a last batch of one sample joins the one
+    before it, since training mode cannot normalise a single row."""
+    n = x.shape[0]
+    starts = list(range(0, n, batch_size))
+    if len(starts) > 1 and n - starts[-1] == 1:
+        starts.pop()
+    for k, i in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else n
+        yield i, x[i:end]
 
 
 def model_dtype(model):
@@ -102,10 +115,14 @@ def model_dtype(model):
     return torch.float32
 
 
-def run(model, layers, x, batch_size, max_rows, what, progress=True):
-    """One evaluation-mode pass of x through model (a copy: the caller's);
-    returns {layer name: LayerPass} and the order the layers were first
-    called in."""
+def run(model, x, batch_size, max_rows, what, train_mode=False,
+        progress=True):
+    """One pass of x through a deep copy of model, in evaluation mode or,
+    with train_mode, in training mode with every momentum 0; returns
+    {layer name: LayerPass} and the order the layers were first called
+    in."""
+    model = copy.deepcopy(model)
+    layers = tsv.bn_layers(model)
     seen = {name: LayerPass(max_rows, x.shape[0]) for name, _ in layers}
     order = []
     handles = []
@@ -118,7 +135,9 @@ def run(model, layers, x, batch_size, max_rows, what, progress=True):
     dtype = model_dtype(model)
     nb = -(-x.shape[0] // batch_size)
     step = max(1, nb // 10)
-    model.eval()
+    model.train(train_mode)
+    for _, mod in layers:
+        mod.momentum = 0.0 if train_mode else mod.momentum
     try:
         with torch.no_grad():
             for k, (i, xb) in enumerate(batches(x, batch_size)):

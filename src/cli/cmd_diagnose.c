@@ -16,6 +16,7 @@
  *
  * A table for people on stdout, or with --tsv one row per feature.
  */
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -95,6 +96,30 @@ static void usage(void)
 
 /* ------------------------------------------------------- what is read */
 
+/* How closely a replay in doubles must give a checkpoint's statistics to
+ * reproduce them, by the dtype of its buffers (a layer file's `dtype`;
+ * float64 when none is given). A float32 buffer rounds every update to
+ * 2^-24 relative, and the moving average carries about 1/p of those
+ * roundings: a few 1e-7 at p = 0.1, far under 1e-5, while statistics
+ * from other data or settings miss by 1e-3 or more. Below the dtype's
+ * smallest normal number a value is rounding too: a denormal running
+ * variance against a replay of 0 is no mismatch. */
+typedef struct {
+    const char *dtype, *words;
+    double agrees, tiny;
+} replay_precision;
+
+static const replay_precision precisions[] = {
+    {.dtype = "float64", .words = "rounding", .agrees = 1e-9,
+     .tiny = DBL_MIN},
+    {.dtype = "float32", .words = "float32 rounding", .agrees = 1e-5,
+     .tiny = FLT_MIN},
+    {.dtype = "float16", .words = "float16 rounding", .agrees = 1e-2,
+     .tiny = 6.103515625e-05},
+    {.dtype = "bfloat16", .words = "bfloat16 rounding", .agrees = 1e-1,
+     .tiny = FLT_MIN},
+};
+
 /* Everything diag_run and the report need, from either input. */
 typedef struct {
     size_t n, f;
@@ -107,6 +132,7 @@ typedef struct {
     size_t updates;
     double p, eps;
     int checkpoint;      /* 1: the statistics came from --stats */
+    const replay_precision *prec; /* the checkpoint's dtype */
     bn_buf what;         /* one line on what was diagnosed: it names
                           * files, so it has the length they need */
 } subject;
@@ -298,7 +324,8 @@ done:
 /* A dump's layer settings: PyTorch's momentum (the new value's weight) or
  * None (the cumulative average), and eps; PyTorch's running variance is
  * the unbiased one. */
-static int read_layer(const char *path, bn_config *c, bn_error *err)
+static int read_layer(const char *path, bn_config *c,
+                      const replay_precision **prec, bn_error *err)
 {
     tsv_table t;
     if (tsv_read(path, &t, err) != 0)
@@ -332,6 +359,17 @@ static int read_layer(const char *path, bn_config *c, bn_error *err)
             have_eps = 1;
             if (tsv_number(&t, path, r, c_val, &c->eps, err) != 0)
                 goto done;
+        } else if (strcmp(k, "dtype") == 0) {
+            size_t i = 0, n = sizeof precisions / sizeof *precisions;
+            while (i < n && strcmp(precisions[i].dtype, v) != 0)
+                i++;
+            if (i == n) {
+                bn_fail(err, "%s:%zu: dtype '%s' is none of float64, "
+                             "float32, float16, bfloat16",
+                        path, r + 2, v);
+                goto done;
+            }
+            *prec = &precisions[i];
         }
     }
     if (!have_m || !have_eps) {
@@ -410,7 +448,8 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
     s->x = pf->x;
     pf->x = NULL;
     s->names = pf->names;
-    if (cf->layer && read_layer(cf->layer, c, err) != 0)
+    s->prec = &precisions[0];
+    if (cf->layer && read_layer(cf->layer, c, &s->prec, err) != 0)
         return -1;
     if (bn_validate(c, err) != 0)
         return -1;
@@ -469,17 +508,16 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
  * checkpoint's spread, the variance relative to itself. */
 static double replay_diff(const subject *s, size_t j)
 {
+    double tiny = s->prec ? s->prec->tiny : DBL_MIN;
     double sd = sqrt(s->rv[j]);
     double dm = fabs(s->replay_m[j] - s->rm[j]);
     double dv = fabs(s->replay_v[j] - s->rv[j]);
+    if (fabs(s->rv[j]) < tiny && fabs(s->replay_v[j]) < tiny)
+        dv = 0.0;
     double a = sd > 0 ? dm / sd : dm == 0 ? 0.0 : INFINITY;
     double b = s->rv[j] > 0 ? dv / s->rv[j] : dv == 0 ? 0.0 : INFINITY;
     return a > b ? a : b;
 }
-
-/* Agreement to this is rounding: the replay and the checkpoint sum the
- * same batches in different orders, a few ulps per update. */
-#define REPLAY_AGREES 1e-9
 
 static void print_tsv(const subject *s, const diag_feature *d)
 {
@@ -510,18 +548,19 @@ static void print_table(const subject *s, const diag_feature *d)
         for (size_t j = 0; j < s->f; j++)
             if (!(replay_diff(s, j) <= worst))
                 worst = replay_diff(s, j);
-        if (worst <= REPLAY_AGREES)
+        if (worst <= s->prec->agrees)
             printf("replay: bnstudy's layer on these batches, from the "
-                   "initial values, gives\nthe checkpoint's statistics "
-                   "(largest difference %.2g of their scale)\n",
-                   worst);
+                   "initial values, gives\nthe checkpoint's own statistics: "
+                   "it reproduces them to %s (largest difference\n%.2g of "
+                   "their scale, %s buffers)\n",
+                   s->prec->words, worst, s->prec->dtype);
         else
             printf("replay: bnstudy's layer on these batches, from the "
                    "initial values, does NOT\ngive the checkpoint's "
-                   "statistics (largest difference %.3g of their scale):\n"
-                   "they were not computed from these activations with "
-                   "these settings\n",
-                   worst);
+                   "statistics (largest difference %.3g of their scale, "
+                   "beyond\n%s): they were not computed from these "
+                   "activations with these settings\n",
+                   worst, s->prec->words);
     }
     putchar('\n');
     int w = (int)strlen("feature");

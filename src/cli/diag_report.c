@@ -219,21 +219,23 @@ static void print_features_tsv(const dump_layer *l, const diag_feature *d,
     if (head)
         fputs("layer\tfeature\ttrue_mean\ttrue_var\trunning_mean\t"
               "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
-              "eval_scale\tupdates\tinit_weight\texchange\tamplification\t"
-              "trend_lag\toff_train\toff_eval\tcause\tcauses\n",
+              "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
+              "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
+              "off_ks\tcause\tcauses\n",
               stdout);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
         diag_causes_of(d[j].flags, all, sizeof all);
         printf("%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
-               "%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
-               "%.17g\t%s\t%s\n",
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
-               d[j].eval_shift, d[j].eval_scale, d[j].updates,
-               d[j].init_weight, d[j].exchange, d[j].amplification,
-               d[j].trend_lag, d[j].off_train, d[j].off_eval,
+               d[j].eval_shift, d[j].eval_scale, d[j].eval_ks, d[j].eval_out,
+               d[j].updates, d[j].init_weight, d[j].exchange,
+               d[j].amplification, d[j].trend_lag, d[j].off_mean,
+               d[j].off_var, d[j].off_ks,
                diag_cause_get(d[j].cause)->name, all);
     }
 }
@@ -246,18 +248,20 @@ static void print_features(const dump_layer *l, const diag_feature *d)
         printf("None");
     else
         printf("%g", l->momentum);
-    printf(", eps %g; off beyond %.3g (training data), %.3g (evaluation "
-           "data)\n",
-           l->eps, d[0].off_train, d[0].off_eval);
-    printf("%-8s %11s %11s %11s %11s  %7s %6s %7s %6s  %8s  %s\n", "feature",
-           "mean", "running", "var", "running", "shift", "scale", "e.shift",
-           "e.scl", "exchange", "cause (and others that apply)");
+    printf(", eps %g; a mean is off beyond %.3g against the training "
+           "data (a scale's limit grows with the kurtosis: --tsv), the "
+           "evaluation data beyond a distance of %.3g\n",
+           l->eps, d[0].off_mean, d[0].off_ks);
+    printf("%-8s %11s %11s %11s %11s  %7s %6s %7s %6s %6s  %8s  %s\n",
+           "feature", "mean", "running", "var", "running", "shift", "scale",
+           "e.shift", "e.scl", "e.dist", "exchange",
+           "cause (and others that apply)");
     for (size_t j = 0; j < l->f; j++) {
         printf("f%-7zu %11.4g %11.4g %11.4g %11.4g  %7.3g %6.3g %7.3g %6.3g "
-               " %8.3g  %s",
+               "%6.3g  %8.3g  %s",
                j, d[j].true_mean, d[j].running_mean, d[j].true_var,
                d[j].running_var, d[j].shift, d[j].scale, d[j].eval_shift,
-               d[j].eval_scale, d[j].exchange,
+               d[j].eval_scale, d[j].eval_ks, d[j].exchange,
                diag_cause_get(d[j].cause)->name);
         for (int c = d[j].cause + 1; c < DIAG_N_CAUSES; c++)
             if (d[j].flags & (1u << c))
@@ -265,7 +269,10 @@ static void print_features(const dump_layer *l, const diag_feature *d)
         putchar('\n');
     }
     printf("\nshift, scale: the running statistics against the training "
-           "data's own; e.shift, e.scl: against the evaluation data's.\n");
+           "data's own; e.shift, e.scl: the evaluation data against the "
+           "training data,\nboth in evaluation mode; e.dist: the share of "
+           "rows on which their distributions disagree most "
+           "(Kolmogorov-Smirnov).\n");
 }
 
 int diagnose_dir(const char *cmd, const char *dir, const char *layer,

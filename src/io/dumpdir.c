@@ -160,6 +160,12 @@ static int read_stats(const char *dir, dump_layer *l, int recording,
                   stats_column(&t, path, "train_var", 1, &l->tv, err) ||
                   stats_column(&t, path, "train_unit_var", 1, &l->uv,
                                err) ||
+                  stats_column(&t, path, "train_batch_var", 1, &l->bv,
+                               err) ||
+                  stats_column(&t, path, "train_eval_mode_mean", 1, &l->tem,
+                               err) ||
+                  stats_column(&t, path, "train_eval_mode_var", 1, &l->tev,
+                               err) ||
                   stats_column(&t, path, "eval_mean", 0, &l->em, err) ||
                   stats_column(&t, path, "eval_var", 0, &l->ev, err))
         goto done;
@@ -220,15 +226,22 @@ static int read_batches(const char *dir, dump_layer *l, int recording,
         bn_fail(err, "out of memory");
         goto done;
     }
+    /* A recording's shape column, N x C x ...: the samples of a batch. */
+    int c_shape = recording ? tsv_column(&t, "shape") : -1;
+    size_t samples = 0;
     for (size_t k = 0; k < t.nrow; k++) {
         if (tsv_count(&t, path, k, c_units, &l->bunits[k], err) != 0)
             goto done;
+        if (c_shape >= 0)
+            samples += strtoul(tsv_cell(&t, k, (size_t)c_shape), NULL, 10);
         if (l->bunits[k] < 1) {
             bn_fail(err, "%s:%zu: a batch of no rows", path, k + 2);
             goto done;
         }
         l->units += l->bunits[k];
     }
+    if (recording && t.nrow)
+        l->batch_size = (c_shape >= 0 ? samples : l->units) / t.nrow;
     rc = 0;
 done:
     tsv_free(&t);
@@ -253,11 +266,48 @@ static int read_batch_means(const char *dir, dump_layer *l, bn_error *err)
     return 0;
 }
 
-/* A recording's evidence from its rows: their moments, the batches'
- * means, and the trend of the last batches against the moving average's
- * lag for it: a trend of s per update leaves an average of new-value
- * weight p behind by s (1 - p) / p (a cumulative average after T updates
- * by s (T - 1) / 2). */
+/* A recording's evidence from its rows: the batches' means, and over
+ * the last w = 3/p of them (three time constants of the moving average;
+ * every batch for a cumulative average) the data as training ended,
+ * their moments and mean unbiased variance, and their trend against the
+ * moving average's lag for it: a trend of s per update leaves an average
+ * of new-value weight p behind by s (1 - p) / p (a cumulative average
+ * after T updates by s (T - 1) / 2). */
+static void recent_moments(dump_layer *l, size_t k0, size_t j)
+{
+    size_t f = l->f, first = 0, n = 0;
+    for (size_t k = 0; k < k0; k++)
+        first += l->bunits[k];
+    n = l->n_rows - first;
+    pop_moments(n, f, l->x + first * f + j, &l->tm[j], &l->tv[j]);
+    double bv = 0.0;
+    for (size_t k = k0, r = first; k < l->n_batches; r += l->bunits[k], k++) {
+        double m, v, b = (double)l->bunits[k];
+        pop_moments(l->bunits[k], f, l->x + r * f + j, &m, &v);
+        bv += (b > 1 ? v * b / (b - 1) : 0.0) / (double)(l->n_batches - k0);
+    }
+    l->bv[j] = bv;
+}
+
+static void trend_lag(dump_layer *l, size_t k0, size_t j)
+{
+    size_t f = l->f, w = l->n_batches - k0;
+    double kb = (double)(w - 1) / 2.0, sxy = 0, sxx = 0, my = 0;
+    for (size_t k = k0; k < l->n_batches; k++)
+        my += l->bm[k * f + j] / (double)w;
+    for (size_t k = k0; k < l->n_batches; k++) {
+        double dx = (double)(k - k0) - kb;
+        sxy += dx * (l->bm[k * f + j] - my);
+        sxx += dx * dx;
+    }
+    double s = sxx > 0 ? sxy / sxx : 0.0;
+    double p = isnan(l->momentum) ? 0.0 : l->momentum;
+    double behind = p > 0 ? s * (1.0 - p) / p
+                          : s * ((double)l->updates - 1.0) / 2.0;
+    double sd = sqrt(l->tv[j] + l->eps);
+    l->lag[j] = sd > 0 ? -behind / sd : 0.0;
+}
+
 static int recording_evidence(const char *dir, dump_layer *l, bn_error *err)
 {
     popfile pf;
@@ -273,16 +323,14 @@ static int recording_evidence(const char *dir, dump_layer *l, bn_error *err)
     l->n_rows = pf.n;
     pf.x = NULL;
     popfile_free(&pf);
-    l->tm = reals(f), l->tv = reals(f), l->lag = reals(f);
+    l->tm = reals(f), l->tv = reals(f), l->bv = reals(f), l->lag = reals(f);
     l->bm = reals(l->n_batches * f);
     l->batch_rows = l->bunits;
-    if (!l->tm || !l->tv || !l->lag || !l->bm)
+    if (!l->tm || !l->tv || !l->bv || !l->lag || !l->bm)
         return bn_fail(err, "out of memory");
     if (l->n_rows < 2 || l->n_batches < 1)
         return bn_fail(err, "%s/%s.npy: fewer than 2 rows recorded", dir,
                        l->name);
-    for (size_t j = 0; j < f; j++)
-        pop_moments(l->n_rows, f, l->x + j, &l->tm[j], &l->tv[j]);
     for (size_t k = 0, first = 0; k < l->n_batches;
          first += l->bunits[k], k++)
         for (size_t j = 0; j < f; j++) {
@@ -294,21 +342,9 @@ static int recording_evidence(const char *dir, dump_layer *l, bn_error *err)
     size_t w = p > 0 ? (size_t)ceil(3.0 / p) : l->n_batches;
     if (w > l->n_batches)
         w = l->n_batches;
-    size_t k0 = l->n_batches - w;
     for (size_t j = 0; j < f; j++) {
-        double kb = (double)(w - 1) / 2.0, sxy = 0, sxx = 0, my = 0;
-        for (size_t k = k0; k < l->n_batches; k++)
-            my += l->bm[k * f + j] / (double)w;
-        for (size_t k = k0; k < l->n_batches; k++) {
-            double dx = (double)(k - k0) - kb;
-            sxy += dx * (l->bm[k * f + j] - my);
-            sxx += dx * dx;
-        }
-        double s = sxx > 0 ? sxy / sxx : 0.0;
-        double behind = p > 0 ? s * (1.0 - p) / p
-                              : s * ((double)l->updates - 1.0) / 2.0;
-        double sd = sqrt(l->tv[j] + l->eps);
-        l->lag[j] = sd > 0 ? -behind / sd : 0.0;
+        recent_moments(l, l->n_batches - w, j);
+        trend_lag(l, l->n_batches - w, j);
     }
     return 0;
 }
@@ -342,6 +378,7 @@ static int read_settings(const char *dir, dump_layer *l, int recording,
     if (kv_real(&kv, "eps", &l->eps, err) != 0 ||
         kv_count(&kv, "num_batches_tracked", 1, &l->tracked, err) != 0 ||
         kv_count(&kv, "batch_size", 0, &l->batch_size, err) != 0 ||
+        kv_count(&kv, "rows_per_sample", 0, &l->rows_per_sample, err) != 0 ||
         kv_count(&kv, "train_samples", 0, &l->train_samples, err) != 0 ||
         kv_count(&kv, "eval_samples", 0, &l->eval_samples, err) != 0 ||
         kv_count(&kv, "training_calls", 0, &calls, err) != 0 ||
@@ -369,6 +406,91 @@ done:
     return rc;
 }
 
+/* The kurtosis of each feature of n x f rows. */
+static void kurtoses(const double *x, size_t n, size_t f, double *k)
+{
+    for (size_t j = 0; j < f; j++) {
+        double m, v, m4 = 0.0;
+        pop_moments(n, f, x + j, &m, &v);
+        for (size_t i = 0; i < n; i++) {
+            double d = x[i * f + j] - m;
+            m4 += d * d * d * d / (double)n;
+        }
+        k[j] = v > 0.0 ? m4 / (v * v) : 3.0;
+    }
+}
+
+/* The evaluation data against the training data, both as evaluation
+ * mode feeds the layer; and the share of evaluation rows normalised
+ * beyond what any training batch can give. */
+static void compare_eval(dump_layer *l, const popfile *te, const popfile *ev,
+                         double *scratch)
+{
+    size_t f = l->f, rows_each = l->batch_size * (l->rows_per_sample
+                                                      ? l->rows_per_sample
+                                                      : 1);
+    double bound = rows_each > 1 ? sqrt((double)(rows_each - 1)) : 0.0;
+    for (size_t j = 0; j < f; j++) {
+        double st = sqrt(l->tev[j]), se = sqrt(l->ev[j]);
+        double dm = l->em[j] - l->tem[j];
+        l->eshift[j] = st > 0 ? dm / st : dm == 0 ? 0.0 : copysign(INFINITY, dm);
+        l->escale[j] = st > 0 ? se / st : se == 0 ? 1.0 : INFINITY;
+        l->eks[j] = diag_ks(te->x, te->n, ev->x, ev->n, f, j, scratch);
+        double rsd = sqrt(l->rv[j] + l->eps);
+        size_t beyond = 0;
+        for (size_t i = 0; i < ev->n; i++)
+            beyond += fabs(ev->x[i * f + j] - l->rm[j]) > bound * rsd;
+        l->eout[j] = (double)beyond / (double)ev->n;
+    }
+}
+
+/* A dump's kept rows: the training rows' kurtosis, and with evaluation
+ * data the comparisons of compare_eval. */
+static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
+{
+    popfile tr, te, ev;
+    size_t f = l->f;
+    int rc = -1;
+    memset(&te, 0, sizeof te);
+    memset(&ev, 0, sizeof ev);
+    if (read_npy(dir, l->name, ".train.npy", f, &tr, err) != 0)
+        return -1;
+    if (!(l->kurt = reals(f))) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    kurtoses(tr.x, tr.n, f, l->kurt);
+    if (!l->em) {
+        rc = 0;
+        goto done;
+    }
+    if (read_npy(dir, l->name, ".train-eval.npy", f, &te, err) != 0 ||
+        read_npy(dir, l->name, ".eval.npy", f, &ev, err) != 0)
+        goto done;
+    double *scratch = reals(te.n + ev.n);
+    l->eshift = reals(f), l->escale = reals(f), l->eks = reals(f);
+    l->eout = reals(f);
+    if (!scratch || !l->eshift || !l->escale || !l->eks || !l->eout) {
+        free(scratch);
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    if (te.n < 2 || ev.n < 2) {
+        free(scratch);
+        bn_fail(err, "%s/%s: fewer than 2 rows kept of a data set", dir,
+                l->name);
+        goto done;
+    }
+    compare_eval(l, &te, &ev, scratch);
+    free(scratch);
+    rc = 0;
+done:
+    popfile_free(&tr);
+    popfile_free(&te);
+    popfile_free(&ev);
+    return rc;
+}
+
 static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
                       bn_error *err)
 {
@@ -383,9 +505,15 @@ static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
             l->steps = d->steps;
         l->updates = l->tracked;
         l->fresh_fixed = 1;
-        return read_batch_means(dir, l, err);
+        return read_batch_means(dir, l, err) ||
+               sample_evidence(dir, l, err);
     }
-    return recording_evidence(dir, l, err);
+    if (recording_evidence(dir, l, err) != 0)
+        return -1;
+    if (!(l->kurt = reals(l->f)))
+        return bn_fail(err, "out of memory");
+    kurtoses(l->x, l->n_rows, l->f, l->kurt);
+    return 0;
 }
 
 /* ------------------------------------------------------- the whole dump */
@@ -543,7 +671,8 @@ static void layer_free(dump_layer *l)
 {
     void *p[] = {l->name, l->type, l->dtype, l->rm, l->rv, l->m0, l->v0,
                  l->tm, l->tv, l->uv, l->em, l->ev, l->bm, l->bunits,
-                 l->lag, l->x};
+                 l->lag, l->x, l->kurt, l->eshift, l->escale, l->eks,
+                 l->eout, l->tem, l->tev, l->bv};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         free(p[i]);
 }
@@ -578,8 +707,7 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->init_var = l->v0;
     in->train_mean = l->tm;
     in->train_var = l->tv;
-    in->eval_mean = l->em;
-    in->eval_var = l->ev;
+    in->target_var = l->bv;
     /* Batch means taken under moving weights are no exchangeable draws. */
     in->batch_means = l->fresh_fixed ? l->bm : NULL;
     in->batch_units = l->bunits;
@@ -591,8 +719,15 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->steps = l->steps;
     in->fresh_fixed = l->fresh_fixed;
     in->p = cumulative ? 1.0 : l->momentum;
+    in->cumulative = cumulative;
     in->eps = l->eps;
     in->trend_lag = l->lag;
-    in->off_train = diag_off_train(in->p, cumulative, l->batch_size);
-    in->off_eval = diag_off_eval(l->train_samples, l->eval_samples);
+    in->batch_samples = l->batch_size;
+    in->train_samples = l->train_samples;
+    in->eval_samples = l->eval_samples;
+    in->kurtosis = l->kurt;
+    in->eval_shift = l->eshift;
+    in->eval_scale = l->escale;
+    in->eval_ks = l->eks;
+    in->eval_out = l->eout;
 }

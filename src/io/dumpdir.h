@@ -20,12 +20,16 @@ typedef struct {
     size_t f;
     double *rm, *rv, *m0, *v0;   /* m0, v0: a recording's start, or NULL */
     double *tm, *tv, *uv;        /* the training data's, fresh */
+    double *bv;                  /* the batches' mean unbiased variance */
     double *em, *ev;             /* the evaluation data's, or NULL */
     double *bm;                  /* n_batches x f batch means, or NULL */
     size_t *bunits, n_batches, units;
     double *lag;                 /* a recording's trend lag, or NULL */
+    /* From the rows kept (diag.h's diag_layer says what each is). */
+    double *kurt, *eshift, *escale, *eks, *eout;
+    double *tem, *tev;           /* the training data's in evaluation mode */
     size_t tracked, updates, steps;
-    size_t batch_size, train_samples, eval_samples;
+    size_t batch_size, rows_per_sample, train_samples, eval_samples;
     double momentum;             /* PyTorch's; NaN for None */
     double eps;
     int training_as_saved, fresh_fixed;

@@ -6,33 +6,49 @@
  */
 #include "model/diag.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pop/pop.h"
 
-/* Evaluation moves the output by more than `limit` of its spread. */
-static int off(double shift, double scale, double limit)
+/* A mean beyond its limit, or a scale beyond DIAG_OFF whose variance v
+ * is also off the target by more than the noise allows: judged on
+ * log(v / target) above the target, on (target - v) / target below it.
+ * A moving average of positive batch variances has a long upper tail,
+ * which the logarithm evens out, and a lower side bounded by 0, which
+ * the logarithm would stretch without end (a sparse feature's average
+ * between its rare values). A feature constant in training has no scale
+ * to be off: evaluation's output x - rm is 0 whatever it divides by. */
+static int off(const diag_feature *d, double shift, double scale, double v)
 {
-    return !(fabs(shift) <= limit && fabs(scale - 1.0) <= limit);
+    if (!(fabs(shift) <= d->off_mean))
+        return 1;
+    if (fabs(scale - 1.0) <= DIAG_OFF || d->target_var == 0.0)
+        return 0;
+    double t = fmax(d->target_var, DBL_MIN);
+    double dev = v > t ? log(v / t) : (t - v) / t;
+    return !(dev <= d->off_var);
 }
 
 static int off_train(const diag_feature *d)
 {
-    return off(d->shift, d->scale, d->off_train);
+    return off(d, d->shift, d->scale, d->running_var);
 }
 
 static int off_eval(const diag_feature *d)
 {
-    return !isnan(d->eval_shift) &&
-           off(d->eval_shift, d->eval_scale, d->off_eval);
+    return d->eval_ks > d->off_ks; /* false for NaN */
 }
 
 /* The initial values alone would put the statistics off, and they are. */
 static int init_explains(const diag_feature *d)
 {
-    return off_train(d) && off(d->init_shift, d->init_scale, d->off_train);
+    double w = d->init_weight;
+    return off_train(d) &&
+           off(d, d->init_shift, d->init_scale,
+               w * d->init_var + (1.0 - w) * d->target_var);
 }
 
 static int never_filled(const diag_feature *d)
@@ -60,13 +76,16 @@ static int not_exchangeable(const diag_feature *d)
     return d->exchange > DIAG_EXCHANGE; /* false for NaN */
 }
 
-/* Amplified, and (when there are evaluation data) they move it: a
- * constant feature that stays constant harms nothing. */
+/* Amplified, and the evaluation data carry more than DIAG_ROWS of the
+ * rows beyond anything training mode gives; without evaluation data,
+ * a feature that varies at all: one exactly constant in training harms
+ * nothing while it stays so, which only evaluation data can deny. */
 static int near_constant(const diag_feature *d)
 {
-    return d->amplification > DIAG_AMPLIFY &&
-           (isnan(d->eval_move) ||
-            off(d->eval_move, d->eval_spread, DIAG_OFF));
+    if (!(d->amplification > DIAG_AMPLIFY))
+        return 0;
+    return isnan(d->eval_out) ? d->true_var > 0.0
+                              : d->eval_out > DIAG_ROWS;
 }
 
 /* Nothing before applies (flags holds the earlier causes), and the
@@ -75,7 +94,7 @@ static int near_constant(const diag_feature *d)
 static int lagging(const diag_feature *d)
 {
     return d->flags == 0 &&
-           ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_train) ||
+           ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_mean) ||
             (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
 }
 
@@ -156,8 +175,9 @@ static const struct {
       .name = "near-constant",
       .words = "a near-constant feature: evaluation amplifies any "
                "difference by 1/sqrt(var + eps)",
-      .threshold = "1/sqrt(var + eps) > 100, and the evaluation data move "
-                   "the feature by more than 0.1 of its training spread",
+      .threshold = "1/sqrt(var + eps) > 100, and more than 0.03 of the "
+                   "evaluation rows normalised beyond sqrt(B - 1), which no "
+                   "training batch of B rows can give",
       .fix = "raise eps (1e-3 amplifies at most 32 times), or drop or fix "
              "the constant input",
       .fix_id = DIAG_FIX_EPS},
@@ -191,8 +211,10 @@ static const struct {
       .words = "evaluation data that differ from the training data: the "
                "running statistics match the training inputs but not the "
                "evaluation inputs; the data differ, not the buffers",
-      .threshold = "not off against the training data, off against the "
-                   "evaluation data",
+      .threshold = "not off against the training data; the evaluation "
+                   "data's distribution apart from the training data's by "
+                   "a Kolmogorov-Smirnov distance above 0.03 and above "
+                   "2.27 sqrt(1/n + 1/m)",
       .fix = "adapt the statistics to the evaluation data (recompute them "
              "there), or fix the data",
       .fix_id = DIAG_FIX_ADAPT_EVAL},
@@ -212,9 +234,10 @@ static const struct {
       .words = "training-mode outputs that depend on the batch: a row's "
                "prediction moves with its batch neighbours, so training "
                "mode's score belongs to the batching, not the model",
-      .threshold = "the statistics are right, and more than 0.03 of the "
-                   "evaluation rows change their training-mode prediction "
-                   "when batched in another order",
+      .threshold = "the statistics are right, the modes' accuracies differ "
+                   "by more than 0.03 (or were not measured), and more than "
+                   "0.03 of the evaluation rows change their training-mode "
+                   "prediction when batched in another order",
       .fix = "ship and score in evaluation mode; training mode's number is "
              "not one to reach",
       .fix_id = DIAG_FIX_NONE},
@@ -246,20 +269,61 @@ const char *diag_fix_name(diag_fix f)
     return f < DIAG_N_FIXES ? fix_names[f] : NULL;
 }
 
-double diag_off_train(double p, int cumulative, size_t batch_samples)
+/* DIAG_NOISE_SD standard deviations of the moving average's own noise:
+ * sqrt(p / ((2 - p) B)) of the spread for the mean over batches of B
+ * samples, sqrt((kurtosis - 1) p / ((2 - p) B)) of itself for the
+ * variance. */
+static void train_limits(const diag_layer *in, double kurt, diag_feature *d)
 {
-    if (cumulative || batch_samples == 0)
-        return DIAG_OFF;
-    double sd = sqrt(p / ((2.0 - p) * (double)batch_samples));
-    return fmax(DIAG_OFF, DIAG_NOISE_SD * sd);
+    d->off_mean = DIAG_OFF;
+    d->off_var = 0.0;
+    if (in->cumulative || !in->batch_samples)
+        return;
+    double q = in->p / ((2.0 - in->p) * (double)in->batch_samples);
+    d->off_mean = fmax(DIAG_OFF, DIAG_NOISE_SD * sqrt(q));
+    d->off_var = DIAG_NOISE_SD * sqrt(fmax(kurt - 1.0, 0.0) * q);
 }
 
-double diag_off_eval(size_t train_samples, size_t eval_samples)
+/* The Kolmogorov-Smirnov distance must exceed DIAG_ROWS and what two
+ * samples of n and m give by chance with probability 6.3e-5. */
+static void eval_limits(const diag_layer *in, diag_feature *d)
 {
-    if (!train_samples || !eval_samples)
-        return DIAG_OFF;
-    double sd = sqrt(1.0 / (double)train_samples + 1.0 / (double)eval_samples);
-    return fmax(DIAG_OFF, DIAG_NOISE_SD * sd);
+    double q = in->train_samples && in->eval_samples
+                   ? 1.0 / (double)in->train_samples +
+                         1.0 / (double)in->eval_samples
+                   : 0.0;
+    d->off_ks = fmax(DIAG_ROWS, DIAG_KS_C * sqrt(q));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double diag_ks(const double *a, size_t n, const double *b, size_t m,
+               size_t f, size_t j, double *scratch)
+{
+    double *sa = scratch, *sb = scratch + n, d = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sa[i] = a[i * f + j];
+    for (size_t i = 0; i < m; i++)
+        sb[i] = b[i * f + j];
+    qsort(sa, n, sizeof *sa, cmp_double);
+    qsort(sb, m, sizeof *sb, cmp_double);
+    /* Walk both in order; at every value passed, ties included, compare
+     * the shares of each at or below it. */
+    for (size_t i = 0, k = 0; i < n || k < m;) {
+        double v = i < n && (k == m || sa[i] <= sb[k]) ? sa[i] : sb[k];
+        while (i < n && sa[i] == v)
+            i++;
+        while (k < m && sb[k] == v)
+            k++;
+        double gap = fabs((double)i / (double)n - (double)k / (double)m);
+        if (gap > d)
+            d = gap;
+    }
+    return d;
 }
 
 static int finite_stats(const double *m, const double *v, size_t f)
@@ -289,8 +353,7 @@ static int validate_layer(const diag_layer *in, bn_error *err)
         return bn_fail(err, "diagnose: the initial mean and variance must "
                             "be finite and the variance >= 0");
     if (!in->train_mean ||
-        !finite_stats(in->train_mean, in->train_var, in->f) ||
-        !finite_stats(in->eval_mean, in->eval_var, in->f))
+        !finite_stats(in->train_mean, in->train_var, in->f))
         return bn_fail(err, "diagnose: the data's mean and variance must be "
                             "finite and the variance >= 0");
     size_t total = 0;
@@ -350,10 +413,11 @@ static void measure(const diag_layer *in, size_t j, double w,
                     diag_feature *d)
 {
     double mu = in->train_mean[j], v = in->train_var[j];
+    double tv = in->target_var ? in->target_var[j] : v;
     double rm = in->running_mean[j], rv = in->running_var[j];
     double m0 = in->init_mean ? in->init_mean[j] : 0.0;
     double v0 = in->init_var ? in->init_var[j] : 1.0;
-    double den = v + in->eps, sd = sqrt(den), rsd = sqrt(rv + in->eps);
+    double den = v + in->eps, sd = sqrt(den);
     d->true_mean = mu;
     d->true_var = v;
     d->running_mean = rm;
@@ -362,21 +426,23 @@ static void measure(const diag_layer *in, size_t j, double w,
     d->init_weight = w;
     d->shift = in_units(rm, mu, sd);
     d->init_shift = in_units(w * m0, w * mu, sd);
-    d->scale = root_ratio(den, rv + in->eps);
-    d->init_scale = root_ratio(den, w * v0 + (1.0 - w) * v + in->eps);
+    d->target_var = tv;
+    d->init_var = v0;
+    d->scale = root_ratio(tv + in->eps, rv + in->eps);
+    d->init_scale = root_ratio(tv + in->eps, w * v0 + (1.0 - w) * tv +
+                                                 in->eps);
     d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
-    d->eval_shift = d->eval_scale = d->eval_move = d->eval_spread = NAN;
-    if (in->eval_mean) {
-        double me = in->eval_mean[j], ve = in->eval_var[j] + in->eps;
-        d->eval_shift = in_units(rm, me, sqrt(ve));
-        d->eval_scale = root_ratio(ve, rv + in->eps);
-        d->eval_move = in_units(me, rm, rsd);
-        d->eval_spread = d->eval_scale;
+    d->eval_shift = d->eval_scale = d->eval_ks = d->eval_out = NAN;
+    if (in->eval_shift) {
+        d->eval_shift = in->eval_shift[j];
+        d->eval_scale = in->eval_scale[j];
+        d->eval_ks = in->eval_ks[j];
+        d->eval_out = in->eval_out[j];
     }
+    train_limits(in, in->kurtosis ? in->kurtosis[j] : 3.0, d);
+    eval_limits(in, d);
     d->exchange = spread_ratio(in, j, mu, in->unit_var ? in->unit_var[j] : v);
     d->trend_lag = in->trend_lag ? in->trend_lag[j] : NAN;
-    d->off_train = in->off_train > 0 ? in->off_train : DIAG_OFF;
-    d->off_eval = in->off_eval > 0 ? in->off_eval : DIAG_OFF;
 }
 
 int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)

@@ -62,6 +62,14 @@ typedef struct {
 #define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
 #define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
 #define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
+/* What moves a share of rows below the accuracy tolerance cannot explain
+ * a gap beyond it: a near-constant feature must carry more evaluation
+ * rows than this out of range, and the evaluation data's distribution
+ * must differ from the training data's by more than this share. */
+#define DIAG_ROWS DIAG_FIX_CLOSES
+/* The two-sample Kolmogorov-Smirnov bound at the tail probability of
+ * DIAG_NOISE_SD standard deviations (6.3e-5): 2 exp(-2 c^2) = 6.3e-5. */
+#define DIAG_KS_C 2.27
 
 const diag_cause_info *diag_cause_get(diag_cause c);
 const char *diag_fix_name(diag_fix f); /* "recompute-train"; NULL past */
@@ -72,8 +80,11 @@ typedef struct {
     size_t f;
     const double *running_mean, *running_var; /* f each: the checkpoint's */
     const double *init_mean, *init_var; /* f each, or NULL for 0 and 1 */
-    const double *train_mean, *train_var; /* the training data's, fresh */
-    const double *eval_mean, *eval_var;   /* the evaluation data's, or NULL */
+    /* The training data's, fresh, as training mode feeds the layer; and
+     * what a moving average of the batches' unbiased variances settles
+     * on, their mean, which the running variance is held to (NULL for
+     * train_var: batches of independent rows). */
+    const double *train_mean, *train_var, *target_var;
     /* The training batches: n_batches means (n_batches x f) and how many
      * units each holds; NULL when not measured under fixed weights (a
      * recording over training). A unit is what is drawn at random: a row
@@ -90,20 +101,32 @@ typedef struct {
     int fresh_fixed; /* train_mean/var measured under the final weights */
     double p;        /* the new value's weight, in (0, 1]; 1 for a
                       * cumulative average that started from scratch */
+    int cumulative;  /* momentum None: no moving average's noise */
     double eps;
-    double off_train, off_eval; /* the "off" thresholds (diag_off_*) */
+    /* For the noise floors: the samples of a training batch, of the
+     * training and the evaluation data (0: unknown, no floor), and the
+     * rows of a training batch (a feature map's positions included). */
+    size_t batch_samples, train_samples, eval_samples, batch_rows_each;
+    const double *kurtosis; /* f: the training rows', NULL for 3 */
+    /* The evaluation data against the training data, both as evaluation
+     * mode feeds the layer: (m_eval - m_train) / sd_train and sd_eval /
+     * sd_train, for the report; the Kolmogorov-Smirnov distance of their
+     * distributions (the largest share of rows on which they disagree),
+     * the test; and the share of evaluation rows whose evaluation-mode
+     * output |x - rm| / sqrt(rv + eps) exceeds sqrt(rows_each - 1), more
+     * than any training batch of rows_each rows can give. NULL without
+     * evaluation data. */
+    const double *eval_shift, *eval_scale, *eval_ks, *eval_out;
     /* A recording's trend: the lag the moving average's closed form gives
      * for the batch means' trend, in units of the spread (f), or NULL. */
     const double *trend_lag;
 } diag_layer;
 
-/* The per-feature "off" thresholds: DIAG_OFF, or DIAG_NOISE_SD standard
- * deviations of the noise, whichever is larger. Against the training
- * data the noise is the moving average's own, sqrt(p / ((2 - p) B)) of
- * the spread for batches of B samples; against the evaluation data it is
- * the two data sets' sampling, sqrt(1/n_train + 1/n_eval) in samples. */
-double diag_off_train(double p, int cumulative, size_t batch_samples);
-double diag_off_eval(size_t train_samples, size_t eval_samples);
+/* The two-sample Kolmogorov-Smirnov distance between column j of an
+ * n x f array and of an m x f array: the largest difference of their
+ * empirical distribution functions. scratch holds n + m doubles. */
+double diag_ks(const double *a, size_t n, const double *b, size_t m,
+               size_t f, size_t j, double *scratch);
 
 /* The activations as a run or a checkpoint recorded them, rows in the
  * order the batches arrived (the checkpoint and run form). */
@@ -135,16 +158,13 @@ typedef struct {
      *   shift = (rm - mu) / sqrt(v + eps)
      *   scale = sqrt((v + eps) / (rv + eps)) */
     double shift, scale;
-    /* The same against the evaluation data's own (NaN without them), and
-     * the evaluation data's move in the training statistics' units:
-     * (mu_eval - rm) / sqrt(rv + eps) and sqrt((v_eval + eps) / (rv +
-     * eps)). */
-    double eval_shift, eval_scale, eval_move, eval_spread;
+    /* diag_layer's comparisons of the evaluation data (NaN without). */
+    double eval_shift, eval_scale, eval_ks, eval_out;
     size_t updates;
     double init_weight; /* (1-p)^T */
     /* The same two for running statistics that only the initial values
      * pull away from the truth: w m0 + (1-w) mu and w v0 + (1-w) v. */
-    double init_shift, init_scale;
+    double init_shift, init_scale, init_var;
     /* The batch means' spread about mu against random batches of the
      * same sizes from these n rows: sum_k (m_k - mu)^2 over
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
@@ -152,7 +172,13 @@ typedef struct {
     double exchange;
     double amplification; /* 1/sqrt(v + eps) */
     double trend_lag;     /* a recording's, NaN otherwise */
-    double off_train, off_eval;
+    /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
+     * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
+     * average's noise, whichever is larger); a scale beyond DIAG_OFF whose
+     * variance is also off its target by more than off_var of it
+     * (DIAG_NOISE_SD standard deviations of the noise, 0 when unknown);
+     * the evaluation data beyond a distance off_ks. */
+    double target_var, off_mean, off_var, off_ks;
     int never_filled, frozen; /* the layer's tests, copied to each */
     int fresh_fixed;
     unsigned flags;       /* bit c for every cause c that applies */

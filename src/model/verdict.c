@@ -11,12 +11,15 @@
 void verdict_layer_sum(verdict_layer *l)
 {
     memset(l->count, 0, sizeof l->count);
-    l->cause = DIAG_HEALTHY;
-    for (size_t j = 0; j < l->f; j++) {
+    for (size_t j = 0; j < l->f; j++)
         l->count[l->d[j].cause]++;
-        if (l->d[j].cause < l->cause)
-            l->cause = l->d[j].cause;
-    }
+    /* The cause most of its unhealthy features share (the first in table
+     * order on a tie): one feature's lesser cause does not outvote it. */
+    l->cause = DIAG_HEALTHY;
+    for (int c = 0; c < DIAG_HEALTHY; c++)
+        if (l->count[c] &&
+            (l->cause == DIAG_HEALTHY || l->count[c] > l->count[l->cause]))
+            l->cause = (diag_cause)c;
 }
 
 int verdict_closes(const verdict_model *m, diag_fix f)
@@ -62,9 +65,12 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
         v->downstream += i > v->root && l[i].cause != v->cause &&
                          l[i].cause != DIAG_HEALTHY;
     }
-    if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP)
-        v->cause = DIAG_BATCH_DEPENDENCE;
     v->gap = m->train_acc - m->eval_acc;
+    /* Statistics that are right leave the batch as what makes the modes
+     * disagree, when they do (or when no accuracy was measured). */
+    if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP &&
+        !(fabs(v->gap) <= DIAG_FIX_CLOSES))
+        v->cause = DIAG_BATCH_DEPENDENCE;
     v->fix = cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
     v->best = best_fix(m);

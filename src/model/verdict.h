@@ -39,7 +39,7 @@ typedef struct {
     double gap;         /* training mode's accuracy less evaluation's */
 } verdict;
 
-/* A layer's cause: the first in table order that any feature has. */
+/* A layer's cause: the one most of its unhealthy features have. */
 void verdict_layer_sum(verdict_layer *l);
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                   verdict *v);
