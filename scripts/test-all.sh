@@ -41,6 +41,7 @@ suite "fault injection under ASan and UBSan" make --no-print-directory test-faul
 suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
 suite "figures (gnuplot)" bash tests/figures.sh
 suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
+suite "diagnosis scenarios (PyTorch models trained here)" make --no-print-directory test-scenarios-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
 suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available

@@ -430,29 +430,76 @@ def run_scenario(c, arch, cause, make, data, tmp, exe, env):
             % (ev, fixed, tr))
 
 
-def float32_recording(c, data, tmp, exe):
-    """A healthy float32 MLP recorded while it trains: the replay of its
-    recording reproduces the checkpoint's statistics to float32
-    rounding."""
+def recorded_lagging(arch, data, rec_dir):
+    """The lagging scenario recorded as it trains (BNRecorder)."""
     xtr, ytr, _, _ = data
-    m = build("mlp")
+    m = build(arch, momentum=0.01)
     rec = BNRecorder(m)
-    train(m, xtr, ytr, 3)
+    train(m, shaped(arch, xtr) * LOW_CONTRAST, ytr, 10, lr=1e-2)
+    train(m, shaped(arch, xtr), ytr, 2, lr=1e-2, seed=1)
     rec.close()
-    out = os.path.join(tmp, "recording")
+    rec.write(rec_dir)
+
+
+def recorded_frozen(arch, data, rec_dir):
+    """The common fine-tuning recipe, recorded: after two epochs every
+    batch-norm layer is put in evaluation mode inside the training loop
+    while the weights go on training."""
+    xtr, ytr, _, _ = data
+    m = build(arch)
+    rec = BNRecorder(m)
+
+    def freeze(e, model):
+        for b in bn_modules(model):
+            b.train(e < 2)
+    train(m, shaped(arch, xtr), ytr, 10, lr=1e-2, at_epoch=freeze)
+    rec.close()
+    rec.write(rec_dir)
+
+
+def recordings(c, data, tmp, exe, only):
+    for cause, make in (("lagging", recorded_lagging),
+                        ("frozen", recorded_frozen)):
+        for arch in ("mlp", "cnn"):
+            if only not in "recording %s %s" % (arch, cause):
+                continue
+            out = os.path.join(tmp, "%s-%s.recording" % (arch, cause))
+            shutil.rmtree(out, ignore_errors=True)
+            make(arch, data, out)
+            rep = subprocess.run([exe, "diagnose", out], capture_output=True,
+                                 text=True)
+            got = verdict_of(rep.stdout)
+            c.check(rep.returncode == 0 and got == cause,
+                    "%s %s recording: the verdict names %s" % (arch, cause,
+                                                               cause),
+                    "got %s %s" % (got, rep.stderr.strip()))
+
+
+def float32_recording(c, arch, data, tmp, exe):
+    """A healthy float32 model recorded while it trains: the replay of
+    every layer's recording reproduces the checkpoint's statistics to
+    float32 rounding, and the folder's verdict is healthy."""
+    xtr, ytr, _, _ = data
+    m = build(arch)
+    rec = BNRecorder(m)
+    train(m, shaped(arch, xtr), ytr, 3)
+    rec.close()
+    out = os.path.join(tmp, "%s-healthy.recording" % arch)
     shutil.rmtree(out, ignore_errors=True)
     rec.write(out)
-    rep = subprocess.run([exe, "diagnose", "--dump",
-                          os.path.join(out, "bn1")], capture_output=True,
-                         text=True)
-    c.check(rep.returncode == 0 and
-            "reproduces them to float32 rounding" in rep.stdout,
-            "float32 recording: the replay reproduces the statistics",
-            (rep.stdout + rep.stderr).splitlines()[1:3])
+    for name in ("inp", "bn1", "bn2"):
+        rep = subprocess.run([exe, "diagnose", "--dump",
+                              os.path.join(out, name)],
+                             capture_output=True, text=True)
+        c.check(rep.returncode == 0 and
+                "reproduces them to float32 rounding" in rep.stdout,
+                "%s float32 recording: %s replays to float32 rounding"
+                % (arch, name),
+                " ".join((rep.stdout + rep.stderr).splitlines()[1:4]))
     rep = subprocess.run([exe, "diagnose", out], capture_output=True,
                          text=True)
     c.check(rep.returncode == 0 and verdict_of(rep.stdout) == "healthy",
-            "float32 recording: the folder's verdict is healthy",
+            "%s float32 recording: the folder's verdict is healthy" % arch,
             verdict_of(rep.stdout))
 
 
@@ -474,8 +521,10 @@ def main():
                 if args.only in "%s %s" % (arch, cause):
                     run_scenario(c, arch, cause, make, data, tmp,
                                  args.bnstudy, env)
-        if args.only in "float32 recording":
-            float32_recording(c, data, tmp, args.bnstudy)
+        recordings(c, data, tmp, args.bnstudy, args.only)
+        for arch in ("mlp", "cnn"):
+            if args.only in "%s float32 recording" % arch:
+                float32_recording(c, arch, data, tmp, args.bnstudy)
     if c.failures:
         print("failed: " + "; ".join(c.failures))
     print("%d passed, %d failed" % (c.passed, c.failed))
