@@ -25,6 +25,7 @@
 
 #include "cli/cli.h"
 #include "cli/diag_report.h"
+#include "io/dumpdir.h"
 #include "model/diag.h"
 #include "study/exp.h"
 #include "model/order.h"
@@ -39,7 +40,8 @@ enum {
     OPT_STATS,
     OPT_ACTIVATIONS,
     OPT_BATCHES,
-    OPT_LAYER
+    OPT_LAYER,
+    OPT_SET
 };
 
 static void usage(void)
@@ -321,65 +323,28 @@ done:
     return rc;
 }
 
-/* A dump's layer settings: PyTorch's momentum (the new value's weight) or
- * None (the cumulative average), and eps; PyTorch's running variance is
- * the unbiased one. */
+/* A dump's layer settings (dumpdir_settings) as the layer's config:
+ * PyTorch's momentum is the new value's weight, None the cumulative
+ * average, and the running variance the unbiased one. */
 static int read_layer(const char *path, bn_config *c,
                       const replay_precision **prec, bn_error *err)
 {
-    tsv_table t;
-    if (tsv_read(path, &t, err) != 0)
+    dump_settings ds;
+    if (dumpdir_settings(path, &ds, err) != 0)
         return -1;
-    int c_key, c_val, rc = -1;
-    int have_m = 0, have_eps = 0;
-    if (tsv_need_column(&t, path, "key", &c_key, err) != 0 ||
-        tsv_need_column(&t, path, "value", &c_val, err) != 0)
-        goto done;
+    size_t i = 0, n = sizeof precisions / sizeof *precisions;
+    while (i < n && strcmp(precisions[i].dtype, ds.dtype) != 0)
+        i++;
+    if (i == n)
+        return bn_fail(err, "%s: dtype '%s' is none of float64, float32, "
+                            "float16, bfloat16",
+                       path, ds.dtype);
+    *prec = &precisions[i];
     c->variance = BN_VAR_UNBIASED;
-    c->estimator = BN_EST_EMA;
-    for (size_t r = 0; r < t.nrow; r++) {
-        const char *k = tsv_cell(&t, r, (size_t)c_key);
-        const char *v = tsv_cell(&t, r, (size_t)c_val);
-        if (strcmp(k, "momentum") == 0) {
-            have_m = 1;
-            if (strcmp(v, "None") == 0) {
-                c->estimator = BN_EST_CUMULATIVE;
-                bn_set_momentum(c, 1.0, BN_WEIGHTS_NEW, NULL);
-                continue;
-            }
-            double m;
-            if (tsv_number(&t, path, r, c_val, &m, err) != 0)
-                goto done;
-            if (bn_set_momentum(c, m, BN_WEIGHTS_NEW, err) != 0) {
-                bn_error sub = *err;
-                bn_fail(err, "%s:%zu: %s", path, r + 2, sub.msg);
-                goto done;
-            }
-        } else if (strcmp(k, "eps") == 0) {
-            have_eps = 1;
-            if (tsv_number(&t, path, r, c_val, &c->eps, err) != 0)
-                goto done;
-        } else if (strcmp(k, "dtype") == 0) {
-            size_t i = 0, n = sizeof precisions / sizeof *precisions;
-            while (i < n && strcmp(precisions[i].dtype, v) != 0)
-                i++;
-            if (i == n) {
-                bn_fail(err, "%s:%zu: dtype '%s' is none of float64, "
-                             "float32, float16, bfloat16",
-                        path, r + 2, v);
-                goto done;
-            }
-            *prec = &precisions[i];
-        }
-    }
-    if (!have_m || !have_eps) {
-        bn_fail(err, "%s: no %s row", path, have_m ? "eps" : "momentum");
-        goto done;
-    }
-    rc = 0;
-done:
-    tsv_free(&t);
-    return rc;
+    c->estimator = isnan(ds.momentum) ? BN_EST_CUMULATIVE : BN_EST_EMA;
+    c->eps = ds.eps;
+    return bn_set_momentum(c, isnan(ds.momentum) ? 1.0 : ds.momentum,
+                           BN_WEIGHTS_NEW, err);
 }
 
 /* bnstudy's layer on the batches, from the checkpoint's initial values
@@ -625,7 +590,7 @@ static int dump_folder(const char *cmd, const char *dir, const char *layer,
 int cmd_diagnose(int argc, char **argv)
 {
     const char *cmd = "diagnose";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 9];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 10];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -636,6 +601,7 @@ int cmd_diagnose(int argc, char **argv)
         {"activations", required_argument, NULL, OPT_ACTIVATIONS},
         {"batches", required_argument, NULL, OPT_BATCHES},
         {"layer", required_argument, NULL, OPT_LAYER},
+        {"set", required_argument, NULL, OPT_SET},
         {"help", no_argument, NULL, OPT_HELP},
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
@@ -655,6 +621,8 @@ int cmd_diagnose(int argc, char **argv)
     popfile pf;
     pop_t tmp;
     diag_feature *d = NULL;
+    char **sets = NULL;
+    size_t n_sets = 0;
     memset(&s, 0, sizeof s);
     memset(&pf, 0, sizeof pf);
     memset(&tmp, 0, sizeof tmp);
@@ -668,7 +636,13 @@ int cmd_diagnose(int argc, char **argv)
                                         KEY_VARIANCE, KEY_ESTIMATOR,
                                         KEY_EPS, KEY_BATCH_SIZE};
     const char *run_only = NULL;
-    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
+    sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (!sets) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
     while ((c = cli_next(&p, &idx)) != -1) {
         const char **file = c == OPT_DUMP          ? &dump
                             : c == OPT_STATS       ? &cf.stats
@@ -682,6 +656,9 @@ int cmd_diagnose(int argc, char **argv)
             goto done;
         } else if (c == OPT_TSV) {
             tsv = 1;
+        } else if (c == OPT_SET) {
+            sets[n_sets++] = optarg;
+            run_only = "set";
         } else if (file) {
             *file = optarg;
         } else if (cli_take_pop_option(c, optarg, &po)) {
@@ -713,6 +690,10 @@ int cmd_diagnose(int argc, char **argv)
                          dump || cf.stats || cf.activations || cf.batches ||
                              run_only || po.population || any_key(e),
                          tsv);
+        goto done;
+    }
+    if (exp_set_overrides(e, sets, n_sets, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
         goto done;
     }
     for (int k = 0; k < KEY_COUNT; k++)
@@ -773,6 +754,10 @@ int cmd_diagnose(int argc, char **argv)
                 }
     } else if (cli_apply_pop_options(cmd, e, &po) != 0) {
         goto done;
+    } else if (!e->popfile.pop && exp_read_population(e, &err) != 0) {
+        /* A file --set population.file names is read as --population's. */
+        cli_error(cmd, "%s", err.msg);
+        goto done;
     }
     /* A checkpoint has no population to check a run against: only the
      * layer's own settings are checked. */
@@ -782,6 +767,10 @@ int cmd_diagnose(int argc, char **argv)
         goto done;
     }
     exp_config(e, 0, &cfg);
+    if (!checkpoint && cfg.model == RUN_MODEL_CLASSIFIER) {
+        rc = diagnose_classifier(cmd, e, &cfg, tsv);
+        goto done;
+    }
     if (checkpoint) {
         cf.batch_size = cfg.batch_size;
         rc = from_checkpoint(&cf, &cfg.layer, &s, &pf, &err);
@@ -816,5 +805,6 @@ done:
         free(dump_paths[i]);
     exp_free(e);
     free(e);
+    free(sets);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "base/buf.h"
 #include "io/dumpdir.h"
 
 void diag_causes_of(unsigned flags, char *buf, size_t cap)
@@ -91,92 +92,58 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
                 l[v->root].name);
 }
 
-/* ----------------------------------------------------------- the dump */
+/* ------------------------------------------------------- the report */
 
 typedef struct {
-    dump_dir d;
+    const report_in *in;
     diag_feature **feat;
     verdict_layer *vl;
-    verdict_model m;
     verdict v;
 } report;
 
 static void report_free(report *r)
 {
-    for (size_t i = 0; r->feat && i < r->d.n; i++)
+    for (size_t i = 0; r->feat && i < r->in->n; i++)
         free(r->feat[i]);
     free(r->feat);
     free(r->vl);
-    dumpdir_free(&r->d);
 }
 
-static int report_make(const char *dir, report *r, bn_error *err)
+static int report_make(const report_in *in, report *r, bn_error *err)
 {
     memset(r, 0, sizeof *r);
-    if (dumpdir_read(dir, &r->d, err) != 0)
-        return -1;
-    size_t n = r->d.n;
+    r->in = in;
+    size_t n = in->n;
     r->feat = calloc(n, sizeof *r->feat);
     r->vl = calloc(n, sizeof *r->vl);
     if (!r->feat || !r->vl)
         return bn_fail(err, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        const dump_layer *l = &r->d.layers[i];
-        diag_layer in;
-        dumpdir_evidence(l, &in);
+        const report_layer *l = &in->layers[i];
         if (!(r->feat[i] = malloc(l->f * sizeof **r->feat)))
             return bn_fail(err, "out of memory");
-        if (diag_layer_run(&in, r->feat[i], err) != 0) {
+        if (diag_layer_run(&l->in, r->feat[i], err) != 0) {
             bn_error sub = *err;
-            return bn_fail(err, "%s/%s: %s", dir, l->name, sub.msg);
+            return bn_fail(err, "%s: %s", l->name, sub.msg);
         }
         r->vl[i] = (verdict_layer){.name = l->name, .f = l->f,
                                    .d = r->feat[i]};
         verdict_layer_sum(&r->vl[i]);
     }
-    r->m.train_acc = r->d.train_acc;
-    r->m.eval_acc = r->d.eval_acc;
-    r->m.batch_dependence = r->d.batch_dependence;
-    memcpy(r->m.fix_acc, r->d.fix_acc, sizeof r->m.fix_acc);
-    verdict_make(r->vl, n, &r->m, &r->v);
+    verdict_make(r->vl, n, &in->m, &r->v);
     return 0;
-}
-
-static void print_what(const report *r, const char *dir)
-{
-    const dump_dir *d = &r->d;
-    printf("\n%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
-           d->loaded, d->n, d->n == 1 ? "" : "s");
-    if (strcmp(d->notes, "-"))
-        printf("  %s\n", d->notes);
-    if (d->recording)
-        printf("  a recording over training (BNRecorder): the training-mode "
-               "calls' inputs%s; the statistics are the model's as the "
-               "recording ended\n",
-               d->weights_moved ? ", under weights that moved between "
-                                  "batches (so no exchangeability test)"
-                                : "");
-    else
-        printf("  the statistics diagnosed are the checkpoint's own, as "
-               "saved: the dump took every input in evaluation mode on a "
-               "copy, so nothing was re-trained or replayed; %zu rows of "
-               "training data in batches of %zu%s%s\n",
-               d->train_rows, d->batch_size,
-               d->steps ? "" : ", training's steps not given (--epochs or "
-                               "--steps)",
-               d->eval_rows ? "" : ", no evaluation data");
 }
 
 static void print_layers(const report *r)
 {
     int w = (int)strlen("layer");
-    for (size_t i = 0; i < r->d.n; i++)
+    for (size_t i = 0; i < r->in->n; i++)
         if ((int)strlen(r->vl[i].name) > w)
             w = (int)strlen(r->vl[i].name);
     printf("\n%-*s  %-12s %8s %8s  %-16s %s\n", w, "layer", "type",
            "features", "tracked", "cause", "features by cause");
-    for (size_t i = 0; i < r->d.n; i++) {
-        const dump_layer *l = &r->d.layers[i];
+    for (size_t i = 0; i < r->in->n; i++) {
+        const report_layer *l = &r->in->layers[i];
         printf("%-*s  %-12s %8zu %8zu  %-16s", w, l->name, l->type, l->f,
                l->tracked, diag_cause_get(r->vl[i].cause)->name);
         for (int c = 0, k = 0; c < DIAG_N_CAUSES; c++)
@@ -189,31 +156,32 @@ static void print_layers(const report *r)
 
 static void print_fixes(const report *r)
 {
+    const verdict_model *m = &r->in->m;
     int any = 0;
     for (int f = 1; f < DIAG_N_FIXES; f++)
-        any |= !isnan(r->m.fix_acc[f]);
+        any |= !isnan(m->fix_acc[f]);
     if (!any)
         return;
     printf("\nevaluation-mode accuracy on the evaluation data, each fix on "
            "a copy (training mode: ");
-    print_acc(stdout, r->m.train_acc);
+    print_acc(stdout, m->train_acc);
     printf(")\n  %-16s ", "as it is");
-    print_acc(stdout, r->m.eval_acc);
+    print_acc(stdout, m->eval_acc);
     putchar('\n');
     for (int f = 1; f < DIAG_N_FIXES; f++)
-        if (!isnan(r->m.fix_acc[f])) {
+        if (!isnan(m->fix_acc[f])) {
             printf("  %-16s ", diag_fix_name(f));
-            print_acc(stdout, r->m.fix_acc[f]);
-            printf("%s\n", verdict_closes(&r->m, f) == 1 ? "  closes the gap"
-                                                         : "");
+            print_acc(stdout, m->fix_acc[f]);
+            printf("%s\n", verdict_closes(m, f) == 1 ? "  closes the gap"
+                                                      : "");
         }
-    if (!isnan(r->m.batch_dependence))
+    if (!isnan(m->batch_dependence))
         printf("training mode: %.3f of the evaluation rows change their "
                "prediction when batched in another order\n",
-               r->m.batch_dependence);
+               m->batch_dependence);
 }
 
-static void print_features_tsv(const dump_layer *l, const diag_feature *d,
+static void print_features_tsv(const report_layer *l, const diag_feature *d,
                                int head)
 {
     if (head)
@@ -240,7 +208,7 @@ static void print_features_tsv(const dump_layer *l, const diag_feature *d,
     }
 }
 
-static void print_features(const dump_layer *l, const diag_feature *d)
+static void print_features(const report_layer *l, const diag_feature *d)
 {
     printf("\nlayer %s (%s, %zu features): %zu batches tracked, momentum ",
            l->name, l->type, l->f, l->tracked);
@@ -275,36 +243,110 @@ static void print_features(const dump_layer *l, const diag_feature *d)
            "(Kolmogorov-Smirnov).\n");
 }
 
-int diagnose_dir(const char *cmd, const char *dir, const char *layer,
-                 int tsv)
+int diag_report(const char *cmd, const report_in *in, const char *layer,
+                int tsv)
 {
     report r;
     bn_error err;
-    if (report_make(dir, &r, &err) != 0) {
+    if (report_make(in, &r, &err) != 0) {
         report_free(&r);
         return cli_error(cmd, "%s", err.msg);
     }
-    const dump_layer *one = layer ? dumpdir_find(&r.d, layer) : NULL;
+    const report_layer *one = NULL;
+    for (size_t i = 0; layer && i < in->n; i++)
+        if (strcmp(in->layers[i].name, layer) == 0)
+            one = &in->layers[i];
     if (layer && !one) {
         report_free(&r);
-        return cli_error(cmd, "--layer %s: no such layer in %s/layers.tsv",
-                         layer, dir);
+        return cli_error(cmd, "--layer %s: no such layer", layer);
     }
     if (tsv) {
-        for (size_t i = 0, head = 1; i < r.d.n; i++)
-            if (!one || one == &r.d.layers[i]) {
-                print_features_tsv(&r.d.layers[i], r.feat[i], (int)head);
+        for (size_t i = 0, head = 1; i < in->n; i++)
+            if (!one || one == &in->layers[i]) {
+                print_features_tsv(&in->layers[i], r.feat[i], (int)head);
                 head = 0;
             }
     } else {
-        diag_print_verdict(stdout, &r.v, r.vl, r.d.n, &r.m);
-        print_what(&r, dir);
+        diag_print_verdict(stdout, &r.v, r.vl, in->n, &in->m);
+        printf("\n%s", in->what);
         print_layers(&r);
         print_fixes(&r);
-        for (size_t i = 0; one && i < r.d.n; i++)
-            if (one == &r.d.layers[i])
+        for (size_t i = 0; one && i < in->n; i++)
+            if (one == &in->layers[i])
                 print_features(one, r.feat[i]);
     }
     report_free(&r);
     return 0;
+}
+
+/* ------------------------------------------------------- a dump folder */
+
+static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
+{
+    buf_printf(b, "%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
+               d->loaded, d->n, d->n == 1 ? "" : "s");
+    if (strcmp(d->notes, "-"))
+        buf_printf(b, "  %s\n", d->notes);
+    if (d->recording)
+        buf_printf(b, "  a recording over training (BNRecorder): the "
+                      "training-mode calls' inputs%s; the statistics are "
+                      "the model's as the recording ended\n",
+                   d->weights_moved ? ", under weights that moved between "
+                                      "batches (so no exchangeability test)"
+                                    : "");
+    else
+        buf_printf(b, "  the statistics diagnosed are the checkpoint's own, "
+                      "as saved: the dump took every input on copies, so "
+                      "nothing was re-trained or replayed; %zu rows of "
+                      "training data in batches of %zu%s%s\n",
+                   d->train_rows, d->batch_size,
+                   d->steps ? "" : ", training's steps not given (--epochs "
+                                   "or --steps)",
+                   d->eval_rows ? "" : ", no evaluation data");
+}
+
+int diagnose_dir(const char *cmd, const char *dir, const char *layer,
+                 int tsv)
+{
+    dump_dir d;
+    bn_error err;
+    if (dumpdir_read(dir, &d, &err) != 0) {
+        dumpdir_free(&d);
+        return cli_error(cmd, "%s", err.msg);
+    }
+    report_layer *rl = calloc(d.n, sizeof *rl);
+    bn_buf what = {0};
+    int rc;
+    if (!rl) {
+        rc = cli_error(cmd, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < d.n; i++) {
+        const dump_layer *l = &d.layers[i];
+        rl[i] = (report_layer){.name = l->name, .type = l->type, .f = l->f,
+                               .tracked = l->tracked,
+                               .momentum = l->momentum, .eps = l->eps,
+                               .em = l->em, .ev = l->ev};
+        dumpdir_evidence(l, &rl[i].in);
+    }
+    dump_what(&d, dir, &what);
+    if (what.failed) {
+        rc = cli_error(cmd, "out of memory");
+        goto done;
+    }
+    report_in in = {.n = d.n, .layers = rl, .what = what.p};
+    in.m.train_acc = d.train_acc;
+    in.m.eval_acc = d.eval_acc;
+    in.m.batch_dependence = d.batch_dependence;
+    memcpy(in.m.fix_acc, d.fix_acc, sizeof in.m.fix_acc);
+    if (layer && !dumpdir_find(&d, layer))
+        rc = cli_error(cmd, "--layer %s: no such layer in %s/layers.tsv",
+                       layer, dir);
+    else
+        rc = diag_report(cmd, &in, layer, tsv);
+done:
+    buf_free(&what);
+    free(rl);
+    dumpdir_free(&d);
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include "io/dumpdir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,38 @@ static int kv_yes(const kv_file *kv, const char *key)
 {
     const char *s = kv_str(kv, key);
     return s && strcmp(s, "yes") == 0;
+}
+
+int dumpdir_settings(const char *path, dump_settings *s, bn_error *err)
+{
+    kv_file kv;
+    if (kv_open(path, &kv, err) != 0)
+        return -1;
+    int rc = -1;
+    const char *m = kv_str(&kv, "momentum"), *dt = kv_str(&kv, "dtype");
+    snprintf(s->dtype, sizeof s->dtype, "%s", dt ? dt : "float64");
+    if (!m || kv_row(&kv, "eps") < 0) {
+        bn_fail(err, "%s: no %s row", path, m ? "eps" : "momentum");
+        goto done;
+    }
+    s->momentum = NAN;
+    if (strcmp(m, "None") != 0 &&
+        kv_real(&kv, "momentum", &s->momentum, err) != 0)
+        goto done;
+    if (kv_real(&kv, "eps", &s->eps, err) != 0)
+        goto done;
+    if (!isnan(s->momentum) && !(s->momentum > 0 && s->momentum <= 1)) {
+        bn_fail(err, "%s: momentum %s is not in (0, 1]", path, m);
+        goto done;
+    }
+    if (!(s->eps >= 0)) {
+        bn_fail(err, "%s: eps must be >= 0", path);
+        goto done;
+    }
+    rc = 0;
+done:
+    tsv_free(&kv.t);
+    return rc;
 }
 
 /* --------------------------------------------------------------- paths */
@@ -406,44 +439,6 @@ done:
     return rc;
 }
 
-/* The kurtosis of each feature of n x f rows. */
-static void kurtoses(const double *x, size_t n, size_t f, double *k)
-{
-    for (size_t j = 0; j < f; j++) {
-        double m, v, m4 = 0.0;
-        pop_moments(n, f, x + j, &m, &v);
-        for (size_t i = 0; i < n; i++) {
-            double d = x[i * f + j] - m;
-            m4 += d * d * d * d / (double)n;
-        }
-        k[j] = v > 0.0 ? m4 / (v * v) : 3.0;
-    }
-}
-
-/* The evaluation data against the training data, both as evaluation
- * mode feeds the layer; and the share of evaluation rows normalised
- * beyond what any training batch can give. */
-static void compare_eval(dump_layer *l, const popfile *te, const popfile *ev,
-                         double *scratch)
-{
-    size_t f = l->f, rows_each = l->batch_size * (l->rows_per_sample
-                                                      ? l->rows_per_sample
-                                                      : 1);
-    double bound = rows_each > 1 ? sqrt((double)(rows_each - 1)) : 0.0;
-    for (size_t j = 0; j < f; j++) {
-        double st = sqrt(l->tev[j]), se = sqrt(l->ev[j]);
-        double dm = l->em[j] - l->tem[j];
-        l->eshift[j] = st > 0 ? dm / st : dm == 0 ? 0.0 : copysign(INFINITY, dm);
-        l->escale[j] = st > 0 ? se / st : se == 0 ? 1.0 : INFINITY;
-        l->eks[j] = diag_ks(te->x, te->n, ev->x, ev->n, f, j, scratch);
-        double rsd = sqrt(l->rv[j] + l->eps);
-        size_t beyond = 0;
-        for (size_t i = 0; i < ev->n; i++)
-            beyond += fabs(ev->x[i * f + j] - l->rm[j]) > bound * rsd;
-        l->eout[j] = (double)beyond / (double)ev->n;
-    }
-}
-
 /* A dump's kept rows: the training rows' kurtosis, and with evaluation
  * data the comparisons of compare_eval. */
 static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
@@ -459,7 +454,7 @@ static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
         bn_fail(err, "out of memory");
         goto done;
     }
-    kurtoses(tr.x, tr.n, f, l->kurt);
+    diag_kurtosis(tr.x, tr.n, f, l->kurt);
     if (!l->em) {
         rc = 0;
         goto done;
@@ -481,7 +476,14 @@ static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
                 l->name);
         goto done;
     }
-    compare_eval(l, &te, &ev, scratch);
+    size_t rows_each = l->batch_size *
+                       (l->rows_per_sample ? l->rows_per_sample : 1);
+    diag_rows rows = {.train = te.x, .n_train = te.n, .eval = ev.x,
+                      .n_eval = ev.n, .f = f, .rm = l->rm, .rv = l->rv,
+                      .eps = l->eps, .rows_each = rows_each,
+                      .train_mean = l->tem, .train_var = l->tev,
+                      .eval_mean = l->em, .eval_var = l->ev};
+    diag_compare(&rows, scratch, l->eshift, l->escale, l->eks, l->eout);
     free(scratch);
     rc = 0;
 done:
@@ -512,7 +514,7 @@ static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
         return -1;
     if (!(l->kurt = reals(l->f)))
         return bn_fail(err, "out of memory");
-    kurtoses(l->x, l->n_rows, l->f, l->kurt);
+    diag_kurtosis(l->x, l->n_rows, l->f, l->kurt);
     return 0;
 }
 

@@ -50,6 +50,17 @@ typedef struct {
 } dump_dir;
 
 int dumpdir_read(const char *dir, dump_dir *d, bn_error *err);
+
+/* A layer's settings file (NAME.layer.tsv, key and value columns):
+ * PyTorch's momentum, the new value's weight (NaN for None, the
+ * cumulative average), eps, and the buffers' dtype ("float64" when the
+ * file has no dtype row); PyTorch's running variance is the unbiased
+ * one. */
+typedef struct {
+    double momentum, eps;
+    char dtype[16];
+} dump_settings;
+int dumpdir_settings(const char *path, dump_settings *s, bn_error *err);
 void dumpdir_free(dump_dir *d);
 /* The layer's evidence for diag_layer_run (pointers into the layer). */
 void dumpdir_evidence(const dump_layer *l, diag_layer *in);

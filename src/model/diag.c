@@ -326,6 +326,41 @@ double diag_ks(const double *a, size_t n, const double *b, size_t m,
     return d;
 }
 
+static double in_units(double a, double b, double sd);
+
+void diag_kurtosis(const double *x, size_t n, size_t f, double *kurtosis)
+{
+    for (size_t j = 0; j < f; j++) {
+        double m, v, m4 = 0.0;
+        pop_moments(n, f, x + j, &m, &v);
+        for (size_t i = 0; i < n; i++) {
+            double d = x[i * f + j] - m;
+            m4 += d * d * d * d / (double)n;
+        }
+        kurtosis[j] = v > 0.0 ? m4 / (v * v) : 3.0;
+    }
+}
+
+/* Samuelson's inequality: in a batch of b rows normalised by its own
+ * mean and biased variance no value lies beyond sqrt(b - 1). */
+void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
+                  double *eval_scale, double *eval_ks, double *eval_out)
+{
+    double bound = r->rows_each > 1 ? sqrt((double)(r->rows_each - 1)) : 0.0;
+    for (size_t j = 0; j < r->f; j++) {
+        double st = sqrt(r->train_var[j]), se = sqrt(r->eval_var[j]);
+        eval_shift[j] = in_units(r->eval_mean[j], r->train_mean[j], st);
+        eval_scale[j] = st > 0 ? se / st : se == 0 ? 1.0 : INFINITY;
+        eval_ks[j] = diag_ks(r->train, r->n_train, r->eval, r->n_eval, r->f, j,
+                             scratch);
+        double rsd = sqrt(r->rv[j] + r->eps);
+        size_t beyond = 0;
+        for (size_t i = 0; i < r->n_eval; i++)
+            beyond += fabs(r->eval[i * r->f + j] - r->rm[j]) > bound * rsd;
+        eval_out[j] = (double)beyond / (double)r->n_eval;
+    }
+}
+
 static int finite_stats(const double *m, const double *v, size_t f)
 {
     for (size_t j = 0; m && j < f; j++)

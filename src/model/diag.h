@@ -128,6 +128,25 @@ typedef struct {
 double diag_ks(const double *a, size_t n, const double *b, size_t m,
                size_t f, size_t j, double *scratch);
 
+/* The kurtosis of each feature of n x f rows (3 for a constant one). */
+void diag_kurtosis(const double *x, size_t n, size_t f, double *kurtosis);
+
+/* The evaluation rows against the training rows, both as evaluation mode
+ * feeds the layer, with their moments (divisor n) and the layer's
+ * buffers: diag_layer's eval_shift, eval_scale, eval_ks and eval_out,
+ * rows_each being the rows of a training batch. scratch holds n_train +
+ * n_eval doubles. */
+typedef struct {
+    const double *train, *eval;
+    size_t n_train, n_eval, f;
+    const double *rm, *rv;
+    double eps;
+    size_t rows_each;
+    const double *train_mean, *train_var, *eval_mean, *eval_var;
+} diag_rows;
+void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
+                  double *eval_scale, double *eval_ks, double *eval_out);
+
 /* The activations as a run or a checkpoint recorded them, rows in the
  * order the batches arrived (the checkpoint and run form). */
 typedef struct {
