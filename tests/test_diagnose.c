@@ -372,12 +372,109 @@ static void test_refusals(void **state)
     expect_refused("--population act.csv --batch-size 600", "512 rows");
 }
 
+/* The first line of diagnose ARGS. */
+static void expect_verdict(const char *args, const char *want)
+{
+    char *out, *err;
+    int rc = test_bnstudy(tmpdir, &out, &err, "diagnose %s", args);
+    if (rc != 0 || strncmp(out, want, strlen(want)) != 0)
+        fail_msg("diagnose %s: status %d, want '%s' first, got '%.120s' "
+                 "(%s)",
+                 args, rc, want, out, err);
+    test_slurp_free(out);
+    test_slurp_free(err);
+}
+
+/* A classifier run diagnosed with the same table: one epoch of 16
+ * batches leaves the initial values 0.99^16 = 0.85 (the default momentum
+ * 0.99, Keras's); frozen after 2 of 20 epochs it tracked 32 of the 320
+ * steps; 40 epochs of batches of 128 leave nothing to name. */
+static void test_classifier(void **state)
+{
+    (void)state;
+    const char *clf = "--type classifier --set population.classes=3 ";
+    char args[200];
+    snprintf(args, sizeof args, "%s--batch-size 32 --epochs 1", clf);
+    expect_verdict(args, "verdict: few-updates, in 1 of 1 layer, first bn\n");
+    snprintf(args, sizeof args, "%s--batch-size 32 --epochs 20 "
+                                "--freeze-after 2", clf);
+    expect_verdict(args, "verdict: frozen, in 1 of 1 layer, first bn\n");
+    char *out, *err;
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err, "diagnose %s", args), 0);
+    assert_non_null(strstr(out, "\nbn     classifier         16       32  "
+                                "frozen"));
+    test_slurp_free(out);
+    test_slurp_free(err);
+    snprintf(args, sizeof args, "%s--batch-size 128 --epochs 40", clf);
+    expect_verdict(args, "verdict: healthy\n");
+}
+
+/* run --layer FILE is the run with the file's settings written out. */
+static void test_run_layer(void **state)
+{
+    (void)state;
+    char path[400];
+    double x[N * F];
+    rows_file("act.csv", x);
+    snprintf(path, sizeof path, "%s/m.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\t0.3\neps\t0.001\n"
+                          "dtype\tfloat32\n");
+    snprintf(path, sizeof path, "%s/none.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\tNone\neps\t1e-05\n");
+    snprintf(path, sizeof path, "%s/noeps.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\t0.3\n");
+    static const char *const pairs[][2] = {
+        {"--layer m.layer.tsv",
+         "--momentum 0.3 --momentum-weights new --variance unbiased "
+         "--eps 0.001"},
+        {"--layer none.layer.tsv",
+         "--estimator cumulative --variance unbiased --eps 1e-05"},
+    };
+    for (size_t k = 0; k < 2; k++) {
+        char *a, *b, *ea, *eb;
+        assert_int_equal(test_bnstudy(tmpdir, &a, &ea,
+                                      "run --population act.csv "
+                                      "--batch-size 32 %s",
+                                      pairs[k][0]),
+                         0);
+        assert_int_equal(test_bnstudy(tmpdir, &b, &eb,
+                                      "run --population act.csv "
+                                      "--batch-size 32 %s",
+                                      pairs[k][1]),
+                         0);
+        assert_string_equal(a, b);
+        test_slurp_free(a);
+        test_slurp_free(b);
+        test_slurp_free(ea);
+        test_slurp_free(eb);
+    }
+    char *out, *err;
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                  "run --population act.csv --layer "
+                                  "m.layer.tsv --momentum 0.5"),
+                     2);
+    assert_non_null(strstr(err, "--momentum: the layer's settings are in "
+                                "m.layer.tsv"));
+    test_slurp_free(out);
+    test_slurp_free(err);
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                  "run --population act.csv --layer "
+                                  "noeps.layer.tsv"),
+                     2);
+    assert_non_null(strstr(err, "noeps.layer.tsv: no eps row"));
+    assert_string_equal(out, "");
+    test_slurp_free(out);
+    test_slurp_free(err);
+}
+
 int test_diagnose_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_cause_from_a_run),
         cmocka_unit_test(test_checkpoint_replay_and_other),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_classifier),
+        cmocka_unit_test(test_run_layer),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("diagnose", tests, group_setup,

@@ -48,6 +48,24 @@ static void print_fix_line(FILE *fp, const char *what, diag_fix f,
                                       : "");
 }
 
+/* Whether there is a gap, and what closes it when the cause's fix does
+ * not. */
+static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
+{
+    if (v->gap < -DIAG_FIX_CLOSES)
+        fputs("  evaluation mode scores above training mode: no gap to "
+              "close\n", fp);
+    else if (!(v->gap > DIAG_FIX_CLOSES))
+        fputs("  evaluation mode is within 0.03 of training mode: no gap "
+              "to close\n", fp);
+    else if (v->fix_closes != 1) {
+        if (v->best_closes == 1 && v->best != v->fix)
+            print_fix_line(fp, "closes the gap instead", v->best, m, 1);
+        else if (v->best_closes == 0)
+            fputs("  no measured fix closes the gap\n", fp);
+    }
+}
+
 void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
                         size_t n, const verdict_model *m)
 {
@@ -75,16 +93,8 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
     fprintf(fp, "  fix: %s\n", c->fix);
     if (v->fix != DIAG_FIX_NONE)
         print_fix_line(fp, "measured", v->fix, m, v->fix_closes);
-    if (!(v->gap > DIAG_FIX_CLOSES))
-        fputs("  evaluation mode is within 0.03 of training mode: no gap "
-              "to close\n", fp);
-    else if (v->best != DIAG_FIX_NONE && v->best != v->fix &&
-             v->fix_closes != 1) {
-        if (v->best_closes == 1)
-            print_fix_line(fp, "closes the gap instead", v->best, m, 1);
-        else if (v->best_closes == 0 && v->gap > DIAG_FIX_CLOSES)
-            fputs("  no measured fix closes the gap\n", fp);
-    }
+    if (!isnan(v->gap))
+        print_gap(fp, v, m);
     if (v->downstream)
         fprintf(fp, "  %zu later layer%s with another cause: downstream of "
                     "%s, whose inputs it changes\n",
