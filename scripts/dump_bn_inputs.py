@@ -138,6 +138,21 @@ def stats_rows(mod, tr, te, ev):
     return head, rows
 
 
+def write_buffers(out, name, mod):
+    """A layer whose inputs cannot be hooked (TorchScript): its settings
+    and buffers alone."""
+    base = os.path.join(out, tsv.safe_name(name))
+    rm = mod.running_mean.detach().cpu().double().numpy()
+    rv = mod.running_var.detach().cpu().double().numpy()
+    nbt = int(mod.num_batches_tracked)
+    tsv.write_rows(base + ".stats.tsv",
+                   ["feature", "running_mean", "running_var",
+                    "num_batches_tracked"],
+                   [("f%d" % j, float(rm[j]), float(rv[j]), nbt)
+                    for j in range(int(mod.num_features))])
+    tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod))
+
+
 def write_layer(out, name, mod, tr, te, ev, batch_size):
     base = os.path.join(out, tsv.safe_name(name))
     c = int(mod.num_features)
@@ -202,15 +217,18 @@ def dump(a):
         for name, mod in layers:
             write_layer(tmp, name, mod, tr[name], te[name],
                         ev[name] if ev else None, a.batch_size)
+    else:
+        for name, mod in layers:
+            write_buffers(tmp, name, mod)
     acc, fx = {}, []
     if xev is not None:
         reload_state = None
         if a.reload:
             r, _, _ = load(a.reload, a.module, a.module_args, a.source)
             reload_state = r.state_dict()
-        acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
-                              a.batch_size, reload_state) if not scripted \
-            else ({}, [])
+        if not scripted:
+            acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
+                                  a.batch_size, reload_state)
     kinds = {n: tsv.layer_kind(m) for n, m in layers}
     feats = {n: int(m.num_features) for n, m in layers}
     tsv.write_rows(os.path.join(tmp, "layers.tsv"),

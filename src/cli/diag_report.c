@@ -38,7 +38,9 @@ static void print_fix_line(FILE *fp, const char *what, diag_fix f,
 {
     fprintf(fp, "  %s: %s", what, diag_fix_name(f));
     if (isnan(m->fix_acc[f])) {
-        fputs(" (not scored: give --eval-labels to the dump)\n", fp);
+        fputs(" (not scored: the dump had no evaluation labels, or could "
+              "not apply it)\n",
+              fp);
         return;
     }
     fputs(" gives evaluation mode ", fp);
@@ -297,7 +299,12 @@ static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
                d->loaded, d->n, d->n == 1 ? "" : "s");
     if (strcmp(d->notes, "-"))
         buf_printf(b, "  %s\n", d->notes);
-    if (d->recording)
+    if (!d->hooked)
+        buf_printf(b, "  no layer's inputs could be taken (a TorchScript "
+                      "module takes no forward hooks): only the buffers' "
+                      "own causes can show; save the model whole or as a "
+                      "state_dict for the full diagnosis\n");
+    else if (d->recording)
         buf_printf(b, "  a recording over training (BNRecorder): the "
                       "training-mode calls' inputs%s; the statistics are "
                       "the model's as the recording ended\n",

@@ -166,8 +166,44 @@ static int stats_column(const tsv_table *t, const char *path,
     return 0;
 }
 
+static int read_stats_file(const char *dir, dump_layer *l, int recording,
+                           int running_only, bn_error *err);
+
+/* A recording's statistics file: where the buffers started. */
+static int recording_columns(const tsv_table *t, const char *path,
+                             dump_layer *l, bn_error *err)
+{
+    return stats_column(t, path, "initial_mean", 1, &l->m0, err) ||
+           stats_column(t, path, "initial_var", 1, &l->v0, err);
+}
+
+/* A dump's: the data's fresh statistics, in both modes. */
+static int dump_columns(const tsv_table *t, const char *path, dump_layer *l,
+                        bn_error *err)
+{
+    return stats_column(t, path, "train_mean", 1, &l->tm, err) ||
+           stats_column(t, path, "train_var", 1, &l->tv, err) ||
+           stats_column(t, path, "train_unit_var", 1, &l->uv, err) ||
+           stats_column(t, path, "train_batch_var", 1, &l->bv, err) ||
+           stats_column(t, path, "train_eval_mode_mean", 1, &l->tem, err) ||
+           stats_column(t, path, "train_eval_mode_var", 1, &l->tev, err) ||
+           stats_column(t, path, "eval_mean", 0, &l->em, err) ||
+           stats_column(t, path, "eval_var", 0, &l->ev, err);
+}
+
 static int read_stats(const char *dir, dump_layer *l, int recording,
                       bn_error *err)
+{
+    return read_stats_file(dir, l, recording, 0, err);
+}
+
+static int read_running(const char *dir, dump_layer *l, bn_error *err)
+{
+    return read_stats_file(dir, l, 0, 1, err);
+}
+
+static int read_stats_file(const char *dir, dump_layer *l, int recording,
+                           int running_only, bn_error *err)
 {
     char *path = path_of(dir, l->name, ".stats.tsv");
     tsv_table t;
@@ -186,21 +222,8 @@ static int read_stats(const char *dir, dump_layer *l, int recording,
     if (stats_column(&t, path, "running_mean", 1, &l->rm, err) ||
         stats_column(&t, path, "running_var", 1, &l->rv, err))
         goto done;
-    if (recording
-            ? stats_column(&t, path, "initial_mean", 1, &l->m0, err) ||
-                  stats_column(&t, path, "initial_var", 1, &l->v0, err)
-            : stats_column(&t, path, "train_mean", 1, &l->tm, err) ||
-                  stats_column(&t, path, "train_var", 1, &l->tv, err) ||
-                  stats_column(&t, path, "train_unit_var", 1, &l->uv,
-                               err) ||
-                  stats_column(&t, path, "train_batch_var", 1, &l->bv,
-                               err) ||
-                  stats_column(&t, path, "train_eval_mode_mean", 1, &l->tem,
-                               err) ||
-                  stats_column(&t, path, "train_eval_mode_var", 1, &l->tev,
-                               err) ||
-                  stats_column(&t, path, "eval_mean", 0, &l->em, err) ||
-                  stats_column(&t, path, "eval_var", 0, &l->ev, err))
+    if (!running_only && (recording ? recording_columns(&t, path, l, err)
+                                    : dump_columns(&t, path, l, err)))
         goto done;
     for (size_t j = 0; j < l->f; j++)
         if (l->rv[j] < 0 || (l->tv && l->tv[j] < 0) ||
@@ -493,9 +516,29 @@ done:
     return rc;
 }
 
+/* A layer whose inputs were not taken (TorchScript takes no hooks): the
+ * buffers are compared with themselves, so that only their own causes,
+ * never filled and frozen, can show. */
+static int buffers_only(dump_layer *l, bn_error *err)
+{
+    l->tm = reals(l->f), l->tv = reals(l->f);
+    if (!l->tm || !l->tv)
+        return bn_fail(err, "out of memory");
+    memcpy(l->tm, l->rm, l->f * sizeof *l->tm);
+    memcpy(l->tv, l->rv, l->f * sizeof *l->tv);
+    l->updates = l->tracked;
+    return 0;
+}
+
 static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
                       bn_error *err)
 {
+    if (!d->hooked) {
+        if (read_settings(dir, l, 0, err) != 0)
+            return -1;
+        l->steps = d->steps;
+        return read_running(dir, l, err) || buffers_only(l, err);
+    }
     if (read_settings(dir, l, d->recording, err) != 0 ||
         read_stats(dir, l, d->recording, err) != 0 ||
         read_batches(dir, l, d->recording, err) != 0)
@@ -548,6 +591,7 @@ static int read_model(const char *dir, dump_dir *d, bn_error *err)
         goto done;
     }
     d->weights_moved = kv_yes(&kv, "weights_moved");
+    d->hooked = d->recording || kv_yes(&kv, "inputs_hooked");
     if (kv_count(&kv, "steps", 0, &d->steps, err) != 0 ||
         kv_count(&kv, "batch_size", 0, &d->batch_size, err) != 0 ||
         kv_count(&kv, "train_rows", 0, &d->train_rows, err) != 0 ||

@@ -40,6 +40,7 @@ typedef struct {
 
 typedef struct {
     int recording;               /* BNRecorder's folder, not a dump */
+    int hooked;                  /* the layers' inputs were taken */
     char *model, *loaded, *notes;
     size_t steps, batch_size, train_rows, eval_rows, max_rows;
     int weights_moved;

@@ -475,6 +475,23 @@ def recordings(c, data, tmp, exe, only):
                     "got %s %s" % (got, rep.stderr.strip()))
 
 
+def torchscript(c, data, tmp, exe, env):
+    """A TorchScript module takes no forward hooks: its dump holds the
+    buffers, whose own causes still show (here buffers never loaded)."""
+    s = never_filled("mlp", data)
+    files, _ = save(s, "mlp", "torchscript", tmp)
+    torch.jit.script(s["model"]).save(files["model"])
+    out = os.path.join(tmp, "mlp-torchscript.dump")
+    shutil.rmtree(out, ignore_errors=True)
+    r = dump(s, files, [], out, env)
+    rep = subprocess.run([exe, "diagnose", out], capture_output=True,
+                         text=True)
+    c.check(r.returncode == 0 and verdict_of(rep.stdout) == "never-filled"
+            and "no layer's inputs could be taken" in rep.stdout,
+            "mlp torchscript: buffers diagnosed, never-filled",
+            (r.stderr + rep.stderr).strip()[-200:])
+
+
 def float32_recording(c, arch, data, tmp, exe):
     """A healthy float32 model recorded while it trains: the replay of
     every layer's recording reproduces the checkpoint's statistics to
@@ -522,6 +539,8 @@ def main():
                     run_scenario(c, arch, cause, make, data, tmp,
                                  args.bnstudy, env)
         recordings(c, data, tmp, args.bnstudy, args.only)
+        if args.only in "mlp torchscript":
+            torchscript(c, data, tmp, args.bnstudy, env)
         for arch in ("mlp", "cnn"):
             if args.only in "%s float32 recording" % arch:
                 float32_recording(c, arch, data, tmp, args.bnstudy)
