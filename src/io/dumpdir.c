@@ -591,7 +591,8 @@ static int read_model(const char *dir, dump_dir *d, bn_error *err)
         goto done;
     }
     d->weights_moved = kv_yes(&kv, "weights_moved");
-    d->hooked = d->recording || kv_yes(&kv, "inputs_hooked");
+    const char *hooked = kv_str(&kv, "inputs_hooked");
+    d->hooked = !hooked || strcmp(hooked, "no") != 0;
     if (kv_count(&kv, "steps", 0, &d->steps, err) != 0 ||
         kv_count(&kv, "batch_size", 0, &d->batch_size, err) != 0 ||
         kv_count(&kv, "train_rows", 0, &d->train_rows, err) != 0 ||

@@ -203,6 +203,7 @@ int clf_diag(const pop_t *train, const pop_t *eval, const size_t *perm,
                             "none): nothing to diagnose");
     net_t net;
     run_result res;
+    memset(&res, 0, sizeof res);
     if (classifier_train(train, eval, perm, cfg, NULL, &net, &res, err))
         return -1;
     size_t b = cfg->batch_size;
