@@ -186,9 +186,18 @@ def dump(a):
     digest = sha256(a.model)
     model, how, notes = load(a.model, a.module, a.module_args, a.source)
     before = buffers(model)
-    layers = [(n, m) for n, m in tsv.bn_layers(model)]
+    layers = [(n, m) for n, m in tsv.bn_layers(model)
+              if m.running_mean is not None]
+    untracked = [n for n, m in tsv.bn_layers(model)
+                 if m.running_mean is None]
+    if untracked:
+        # track_running_stats=False: both modes use the batch's
+        # statistics, there are no buffers to diagnose.
+        notes.append("without running statistics, not diagnosed: %s"
+                     % ", ".join(untracked))
     if not layers:
-        raise LoadError("%s: the model has no batch-norm layer" % a.model)
+        raise LoadError("%s: the model has no batch-norm layer with running "
+                        "statistics" % a.model)
     xtr = load_array(a.train_inputs, "--train-inputs")
     xev = load_array(a.eval_inputs, "--eval-inputs") if a.eval_inputs \
         else None
@@ -213,6 +222,8 @@ def dump(a):
                         "training data, evaluation mode")[0]
         ev = passes.run(model, xev, a.batch_size, a.max_rows,
                         "evaluation data")[0] if xev is not None else None
+        names = {n for n, _ in layers}
+        order = [n for n in order if n in names]
         order += [n for n, _ in layers if n not in order]
         for name, mod in layers:
             write_layer(tmp, name, mod, tr[name], te[name],

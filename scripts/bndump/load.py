@@ -120,6 +120,14 @@ def load(path, module=None, module_args=None, source=()):
         except TypeError:  # a PyTorch before weights_only existed
             obj = torch.load(path, map_location="cpu")
     except AttributeError as e:
+        if "__main__" in str(e):
+            # Pickled from the training script itself: the class lives in
+            # a module no other process can import by that name.
+            raise LoadError("%s: the pickle's class was defined in the "
+                            "training script itself (%s): save its "
+                            "state_dict and give --module module:Class with "
+                            "--source, the folder of a module that defines "
+                            "it" % (path, e))
         raise LoadError("%s: the pickle names a class that cannot be found "
                         "(%s): give --source DIR, the folder of the module "
                         "that defines it, or save a state_dict and give "

@@ -269,6 +269,66 @@ def check_cli(c, tmp, x, exe, env):
                 (out.stdout + out.stderr).splitlines()[:1])
 
 
+def check_refusals(c, tmp, env):
+    """Bad input: status 2, one line naming the file or option, no
+    folder left behind."""
+    src = os.path.join(tmp, "usercode")
+    os.makedirs(src)
+    with open(os.path.join(src, "usermodels.py"), "w") as fp:
+        fp.write("import torch\n\nclass Net(torch.nn.Module):\n"
+                 "    def __init__(self):\n        super().__init__()\n"
+                 "        self.fc = torch.nn.Linear(3, 4)\n"
+                 "        self.bn = torch.nn.BatchNorm1d(4)\n\n"
+                 "    def forward(self, x):\n        return self.bn(self.fc(x))\n")
+    sys.path.insert(0, src)
+    import usermodels  # noqa: E402
+    sys.path.remove(src)
+    net = usermodels.Net().eval()
+    other = os.path.join(tmp, "elsewhere")
+    os.makedirs(other)
+    pickled = os.path.join(other, "net.pt")
+    torch.save(net, pickled)
+    state = os.path.join(other, "net.state.pt")
+    torch.save(net.state_dict(), state)
+    x = os.path.join(other, "x.npy")
+    np.save(x, np.random.default_rng(1).standard_normal((40, 3)))
+    y = os.path.join(other, "y.npy")
+    np.save(y, np.zeros(39, dtype=np.int64))
+    full = os.path.join(tmp, "full")
+    os.makedirs(full)
+    open(os.path.join(full, "f"), "w").close()
+    script = os.path.join(REPO, "scripts", "dump_bn_inputs.py")
+    cases = [
+        ("a pickle whose class is not importable", [pickled], "--source"),
+        ("a state_dict without --module", [state], "--module"),
+        ("labels that do not match", [pickled, "--source", src,
+                                      "--eval-inputs", x, "--eval-labels",
+                                      y], "39 labels for 40 samples"),
+        ("an --out folder that is not empty", [pickled, "--source", src,
+                                               "--out", full], "--out"),
+    ]
+    for what, extra, needle in cases:
+        out = os.path.join(tmp, "refused")
+        args = [sys.executable, script, "--model", extra[0],
+                "--train-inputs", x, "--batch-size", "10"] + extra[1:]
+        if "--out" not in extra:
+            args += ["--out", out]
+        r = subprocess.run(args, capture_output=True, text=True, env=env,
+                           cwd=tmp)
+        lines = r.stderr.strip().splitlines()
+        c.check(r.returncode == 2 and len(lines) == 1 and needle in lines[0]
+                and not os.path.exists(out) and
+                not os.path.exists(out + ".part"),
+                "dump refuses %s" % what, r.stderr.strip()[-160:])
+    r = subprocess.run([sys.executable, script, "--model", pickled,
+                        "--source", src, "--train-inputs", x,
+                        "--batch-size", "10", "--out",
+                        os.path.join(tmp, "usernet")],
+                       capture_output=True, text=True, env=env, cwd=tmp)
+    c.check(r.returncode == 0, "dump loads a user's class with --source",
+            r.stderr.strip()[-160:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
@@ -319,6 +379,7 @@ def main():
                 "BatchNorm2d rows: channels last, sample then h then w")
 
         check_cli(c, tmp, x, args.bnstudy, one_thread)
+        check_refusals(c, tmp, one_thread)
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1
