@@ -93,8 +93,10 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         fputc('\n', fp);
     }
     fprintf(fp, "  fix: %s\n", c->fix);
+    /* "It closes the gap" only where there is one. */
     if (v->fix != DIAG_FIX_NONE)
-        print_fix_line(fp, "measured", v->fix, m, v->fix_closes);
+        print_fix_line(fp, "measured", v->fix, m,
+                       v->gap > DIAG_FIX_CLOSES ? v->fix_closes : -1);
     if (!isnan(v->gap))
         print_gap(fp, v, m);
     if (v->downstream)
