@@ -226,7 +226,13 @@ static void expect_start(const char *args, const char *first,
     test_slurp_free(out);
 }
 
-static layer_t la, lb;
+static int by_first(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static layer_t la, lb, lc;
 
 static void test_causes(void **state)
 {
@@ -268,6 +274,17 @@ static void test_causes(void **state)
     expect_start("instead", "verdict: never-filled",
                  "closes the gap instead: adapt-eval gives evaluation mode "
                  "0.950");
+    /* Sorted by the first feature: its batch means spread about B = 50
+     * times random batches'; no fix the dump scored closes the gap. */
+    make_layer(&lc, "c", 1.0);
+    qsort(lc.tr, N, F * sizeof *lc.tr, by_first);
+    train(&lc);
+    const layer_t *sorted[] = {&lc};
+    write_dump("sorted", sorted, 1, 60, 0.95, 0.60,
+               "recompute-train\t0.70\t-\nadapt-eval\t0.72\t-\n"
+               "eps\t0.60\t-\n");
+    expect_start("sorted", "verdict: not-exchangeable",
+                 "no measured fix closes the gap");
     gsl_rng_free(rng);
 }
 
