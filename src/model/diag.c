@@ -235,9 +235,9 @@ static const struct {
                "prediction moves with its batch neighbours, so training "
                "mode's score belongs to the batching, not the model",
       .threshold = "the statistics are right, the modes' accuracies differ "
-                   "by more than 0.03 (or were not measured), and more than "
-                   "0.03 of the evaluation rows change their training-mode "
-                   "prediction when batched in another order",
+                   "by more than 0.03, and more than 0.03 of the evaluation "
+                   "rows change their training-mode prediction when batched "
+                   "in another order",
       .fix = "ship and score in evaluation mode; training mode's number is "
              "not one to reach",
       .fix_id = DIAG_FIX_NONE},

@@ -67,9 +67,10 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
     }
     v->gap = m->train_acc - m->eval_acc;
     /* Statistics that are right leave the batch as what makes the modes
-     * disagree, when they do (or when no accuracy was measured). */
+     * disagree, when they were measured to: without accuracies there is
+     * no disagreement to explain, however many predictions move. */
     if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP &&
-        !(fabs(v->gap) <= DIAG_FIX_CLOSES))
+        fabs(v->gap) > DIAG_FIX_CLOSES)
         v->cause = DIAG_BATCH_DEPENDENCE;
     v->fix = cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
