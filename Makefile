@@ -32,9 +32,9 @@ TSRCS   := $(wildcard tests/*.c)
 TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
 HDRS    := $(wildcard src/*/*.h tests/*.h)
 # Each object's headers, as the compiler found them (-MMD -MP): touching
-# one header rebuilds only what includes it.
+# one header rebuilds only what includes it (the files are included at the
+# end, so that none of their rules becomes the default goal).
 DEPFLAGS = -MMD -MP
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 .PHONY: all deps clean test unit unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
@@ -363,3 +363,6 @@ bench-memory: $(BIN)
 
 clean:
 	rm -rf build $(BIN) web/bnstudy.js web/bnstudy.wasm
+
+# The headers each object was built from (DEPFLAGS), once it was built.
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
