@@ -268,6 +268,63 @@ static void sweep_equals_run(void **state)
     assert_int_equal(rows, 2 * 2 * 2 * 4 * 3 * 3 * 2 * 2);
 }
 
+/* The build row of a manifest of dir, in buf ("" when absent). */
+static void src_tree_of(const char *dir, char *buf, size_t cap)
+{
+    char path[400], line[512];
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    buf[0] = '\0';
+    while (fgets(line, sizeof line, fp))
+        if (strncmp(line, "build.src_tree\t", 15) == 0)
+            snprintf(buf, cap, "%s", line + 15);
+    fclose(fp);
+}
+
+/* A sweep whose set is the target's, byte for byte but for the manifest's
+ * build rows, keeps the target, manifest and all; any other difference
+ * replaces it. */
+static void unchanged_set_is_kept(void **state)
+{
+    (void)state;
+    const char *bn = test_env("BNSTUDY", "./bnstudy");
+    char dir[300], row[512];
+    snprintf(dir, sizeof dir, "%s/kept/headline", tmpdir);
+    assert_int_equal(shell("%s sweep experiments/headline.ini --out %s/kept",
+                           bn, tmpdir),
+                     0);
+    /* As if an older build, or another compiler, had written it. */
+    assert_int_equal(shell("sed -i 's/^build\\.src_tree\t.*/build.src_tree"
+                           "\tolder/' %s/manifest.tsv",
+                           dir),
+                     0);
+    assert_int_equal(shell("%s sweep experiments/headline.ini --out %s/kept",
+                           bn, tmpdir),
+                     0);
+    src_tree_of(dir, row, sizeof row);
+    assert_string_equal(row, "older\n");
+    /* A result that differs in one byte is no longer the same set. */
+    assert_int_equal(shell("sed -i 's/0\\.8100/0.8101/' %s/table.md", dir),
+                     0);
+    assert_int_equal(shell("%s sweep experiments/headline.ini --out %s/kept",
+                           bn, tmpdir),
+                     0);
+    src_tree_of(dir, row, sizeof row);
+    assert_string_not_equal(row, "older\n");
+    assert_int_equal(shell("grep -q '0\\.8101' %s/table.md", dir), 1);
+    /* Nor is a set missing a file. */
+    assert_int_equal(shell("sed -i 's/^build\\.src_tree\t.*/build.src_tree"
+                           "\tolder/' %s/manifest.tsv && rm %s/features.tsv",
+                           dir, dir),
+                     0);
+    assert_int_equal(shell("%s sweep experiments/headline.ini --out %s/kept",
+                           bn, tmpdir),
+                     0);
+    src_tree_of(dir, row, sizeof row);
+    assert_string_not_equal(row, "older\n");
+}
+
 /* The committed results are what the code makes of experiments/. */
 static void study_reproduces_results(void **state)
 {
@@ -335,6 +392,7 @@ int test_study_run(size_t *ntests)
         cmocka_unit_test(ini_bad),
         cmocka_unit_test(sweep_equals_run),
         cmocka_unit_test(verify_fails_on_doctored_results),
+        cmocka_unit_test(unchanged_set_is_kept),
         cmocka_unit_test(study_reproduces_results),
     };
     *ntests = sizeof tests / sizeof tests[0];
