@@ -36,7 +36,7 @@ HDRS    := $(wildcard src/*/*.h tests/*.h)
 # end, so that none of their rules becomes the default goal).
 DEPFLAGS = -MMD -MP
 
-.PHONY: all deps clean test unit unit-tests check-layers sanitize study study-results \
+.PHONY: all deps clean test test-full unit unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli test-shard fuzz \
@@ -113,11 +113,19 @@ deps:
 	@bash scripts/deps.sh all
 
 # Every suite, each ending with its own "N passed, N failed", then their
-# total as the last line.
+# total as the last line (scripts/test-all.sh). A few minutes on two
+# cores: the sanitizer pass reproduces the quicker part of the study
+# (SAN_EXPERIMENTS). make test-full also runs the whole study under the
+# sanitizers; CI runs test-full.
 test:
 	@bash scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	@bash scripts/test-all.sh
+
+test-full:
+	@bash scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	@TEST_FULL=1 bash scripts/test-all.sh
 
 # T="GROUP ..." runs those groups only (build/unit_tests --list names
 # them): make unit T=bn.
@@ -134,8 +142,13 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 SAN_CFLAGS := $(SAN_FLAGS) -DBN_STRICT
 SAN_BUILD := --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
              CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_FLAGS)"
+# The study's numbers under the sanitizers: every experiment but the five
+# longest classifier sweeps (the plain unit run reproduces those; make
+# test-full runs them all here too, SAN_EXPERIMENTS= empty meaning all).
+SAN_EXPERIMENTS ?= $(filter-out clf-digits clf-shift clf-adaptive \
+                   clf-grouped clf-fixes-grouped,$(EXPERIMENTS))
 sanitize:
-	@$(MAKE) $(SAN_BUILD) unit-tests
+	@BN_STUDY_EXPERIMENTS="$(SAN_EXPERIMENTS)" $(MAKE) $(SAN_BUILD) unit-tests
 
 # Fault injection (src/base/fault.h): the program built with BN_FAULT, under the
 # sanitizers, and tests/faults.sh walking the k-th allocation, the k-th

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make test`: every suite in turn, each printing its own summary, then one
-# last line adding them up. A suite that cannot run prints SKIPPED and why;
+# `make test`: every suite in turn, each printing its own summary and its
+# time, then one last line adding them up. TEST_FULL=1 (make test-full)
+# runs the slow variants too. A suite that cannot run prints SKIPPED and why;
 # a suite that fails makes the whole run fail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +13,10 @@ trap 'rm -f "$log"' EXIT
 suite() {
     local name=$1; shift
     echo "== $name"
+    local start=$SECONDS
     "$@" 2>&1 | tee "$log"
     local rc=${PIPESTATUS[0]}
+    echo "-- $name: $((SECONDS - start)) s"
     # A suite may run several checkers (the peer tests do), each ending
     # with its own summary line: add them all up.
     local counts
@@ -34,7 +37,12 @@ suite() {
 
 suite "the include rule of src/" make --no-print-directory check-layers
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
-suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+if [ "${TEST_FULL:-0}" = 1 ]; then
+    suite "unit tests and the whole study under ASan and UBSan" \
+        make --no-print-directory sanitize SAN_EXPERIMENTS=
+else
+    suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+fi
 suite "command line: bad input and faults" make --no-print-directory test-cli
 suite "sharded sweeps merged" make --no-print-directory test-shard
 suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
