@@ -36,7 +36,7 @@ HDRS    := $(wildcard src/*/*.h tests/*.h)
 # end, so that none of their rules becomes the default goal).
 DEPFLAGS = -MMD -MP
 
-.PHONY: all deps clean test test-full unit unit-tests check-layers sanitize study study-results \
+.PHONY: all deps clean test test-quick test-full unit unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli test-shard fuzz \
@@ -121,6 +121,15 @@ test:
 	@bash scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	@bash scripts/test-all.sh
+
+# A first look in a minute or two, installing no PyTorch (about 2 GB with
+# its libraries) and no browser: the include rule, the unit tests, the
+# command line's bad inputs, the shards, the figures and the README's
+# tables and examples; no sanitizers, no peer or browser test.
+test-quick:
+	@bash scripts/deps.sh quick
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	@TEST_QUICK=1 bash scripts/test-all.sh
 
 test-full:
 	@bash scripts/deps.sh test

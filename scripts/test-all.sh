@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # `make test`: every suite in turn, each printing its own summary and its
 # time, then one last line adding them up. TEST_FULL=1 (make test-full)
-# runs the slow variants too. A suite that cannot run prints SKIPPED and why;
+# runs the slow variants too; TEST_QUICK=1 (make test-quick) leaves out
+# the sanitizers, fault injection, the peer and the browser tests. A suite that cannot run prints SKIPPED and why;
 # a suite that fails makes the whole run fail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# The Python the tests run writes no bytecode into the source tree.
+export PYTHONDONTWRITEBYTECODE=1
 
 total_pass=0 total_fail=0 status=0
 log=$(mktemp)
@@ -35,23 +39,30 @@ suite() {
     [ "$rc" -eq 0 ] || status=1
 }
 
+quick=${TEST_QUICK:-0}
 suite "the include rule of src/" make --no-print-directory check-layers
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
-if [ "${TEST_FULL:-0}" = 1 ]; then
-    suite "unit tests and the whole study under ASan and UBSan" \
-        make --no-print-directory sanitize SAN_EXPERIMENTS=
-else
-    suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+if [ "$quick" != 1 ]; then
+    if [ "${TEST_FULL:-0}" = 1 ]; then
+        suite "unit tests and the whole study under ASan and UBSan" \
+            make --no-print-directory sanitize SAN_EXPERIMENTS=
+    else
+        suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+    fi
 fi
 suite "command line: bad input and faults" make --no-print-directory test-cli
 suite "sharded sweeps merged" make --no-print-directory test-shard
-suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
-suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
+if [ "$quick" != 1 ]; then
+    suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
+    suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
+fi
 suite "figures (gnuplot)" bash tests/figures.sh
-suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
+[ "$quick" = 1 ] ||
+    suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
-suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
+[ "$quick" = 1 ] ||
+    suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
 
 echo
 echo "$total_pass passed, $total_fail failed"
