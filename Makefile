@@ -250,7 +250,8 @@ test-peer-if-available:
 
 # The published study: every experiment into $(RESULTS), the claims checked,
 # the figures drawn, the reading tables printed. With RESULTS=results (the
-# default) the README's tables are refreshed from the new files too.
+# default) the tables of README.md and docs/ are refreshed from the new
+# files too.
 RESULTS     ?= results
 EXPERIMENTS := headline batch-size ordering momentum estimators \
                what-fixes-it precise shuffles real-batch-size real-estimators \
@@ -303,7 +304,7 @@ figures: $(BIN)
 test-figures:
 	bash tests/figures.sh
 
-# The web page (web/, README's "Explore in the browser"): the stages
+# The web page (web/, docs/browser.md): the stages
 # bnstudy runs on, compiled to WebAssembly by Debian's emscripten with the
 # build's own flags (BN_FLAGS: no contraction, no -ffast-math), and
 # web/glue.c, which hands a run to the page's script. The folders above
@@ -336,7 +337,7 @@ web/bnstudy.js: $(WEB_SRCS) $(HDRS)
 # The browser test (tests/web/): the page in headless Chromium against
 # ./bnstudy run, bit for bit. puppeteer-core comes from npm, at the
 # versions tests/web/package-lock.json fixes. The screenshot it takes goes
-# to WEB_SCREENSHOT (WEB_SCREENSHOT=docs/web.png refreshes README's).
+# to WEB_SCREENSHOT (WEB_SCREENSHOT=docs/web.png refreshes the README's).
 WEB_SCREENSHOT ?= $(BUILD)/web/screenshot.png
 test-web: $(BIN) web/bnstudy.js
 	@bash scripts/deps.sh browser
@@ -357,7 +358,7 @@ test-web-if-available:
 		echo "SKIPPED browser test: $$reason"; \
 	fi
 
-# Speed and memory (README, "How fast"): bnstudy beside the bare kernel of
+# Speed and memory (docs/speed.md): bnstudy beside the bare kernel of
 # bench/, numpy and PyTorch, the classifier's epoch beside PyTorch's, the
 # cost per value by size (and its figure, $(BUILD)/bench/scaling.png and
 # .svg, when gnuplot is there); then configurations per second and peak

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One shard of a sweep per task of a Slurm job array (README.md, "Across
+# One shard of a sweep per task of a Slurm job array (docs/commands.md, "Across
 # machines"): task K of an array 1-N runs `bnstudy sweep FILE.ini --shard
 # K/N`, on as many threads as Slurm gave the task. Submit it from the
 # directory that holds bnstudy (or set BNSTUDY), on a file system every

@@ -102,20 +102,21 @@ static void ini_good(void **state)
     free(e);
 }
 
-/* The complete example README.md documents the format with must load. */
+/* The complete example docs/experiment-files.md documents the format
+ * with must load. */
 static void readme_example_loads(void **state)
 {
     (void)state;
     char path[300];
     snprintf(path, sizeof path, "%s/readme-example.ini", tmpdir);
     assert_int_equal(shell("awk '/^```ini$/{f=1;next} /^```$/{f=0} f' "
-                           "README.md > %s && test -s %s",
+                           "docs/experiment-files.md > %s && test -s %s",
                            path, path),
                      0);
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     if (exp_load(e, path, NULL, &err) != 0)
-        fail_msg("README.md's example: %s", err.msg);
+        fail_msg("docs/experiment-files.md's example: %s", err.msg);
     assert_true(exp_count(e) > 1);
     exp_free(e);
     free(e);
