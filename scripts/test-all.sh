@@ -61,6 +61,7 @@ suite "figures (gnuplot)" bash tests/figures.sh
     suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
+suite "links of README.md and docs/" bash scripts/check-links.sh
 [ "$quick" = 1 ] ||
     suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
 
