@@ -155,6 +155,30 @@ verify_merged() {
 }
 case_ "verify passes on the merged shuffles as on the whole sweep" verify_merged
 
+# A job array's tasks start at once, all into the same new --out: each
+# must make or find the directories on its way, never refuse one another
+# made between its look and its mkdir. The window is narrow, so many
+# rounds, on a path of five new directories.
+at_once() {
+    local r k st pids
+    printf '%s\n' '[sweep]' 'batch_size = 8 16 32 64' > t.ini
+    for r in $(seq 150); do
+        rm -rf out
+        pids=()
+        for k in 1 2 3 4; do
+            "$bin" sweep t.ini --out out/a/b/c/d --shard "$k/4" --jobs 1 2>> err &
+            pids+=($!)
+        done
+        st=0
+        for k in "${pids[@]}"; do wait "$k" || st=1; done
+        [ "$st" = 0 ] && [ ! -s err ] ||
+            { echo "round $r: $(sort -u err | head -n 3)"; return 1; }
+    done
+    "$bin" merge t.ini out/a/b/c/d/t.shard-*-of-4 --out merged &&
+        "$bin" sweep t.ini --out full && same full/t merged/t
+}
+case_ "four shards started at once into one new --out directory, 150 times: none refused" at_once
+
 # ---- refusals ----
 
 # refused (tests/case.sh) holds merged/ as it was, every file in it.

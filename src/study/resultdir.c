@@ -88,7 +88,9 @@ static int remove_set(const char *dir)
 /* ---- the steps ---- */
 
 /* mkdir -p out; remembers the first directory it made, so that a failure
- * removes them all again. */
+ * removes them all again. Shards started at once (a job array's tasks)
+ * make the same --out: one that finds a directory made by another between
+ * its stat and its mkdir takes it as there, and not as its own. */
 static int make_out(resultdir *rd, bn_error *err)
 {
     char buf[BN_PATH_MAX];
@@ -102,12 +104,14 @@ static int make_out(resultdir *rd, bn_error *err)
         if (p[-1] != '/' && stat(buf, &st) != 0) {
             if (bn_fault_io() != 0 || mkdir(buf, 0755) != 0) {
                 int e = errno;
-                *p = c;
-                return bn_fail(err, "%s: cannot create: %s", rd->out,
-                               strerror(e));
-            }
-            if (!rd->made++)
+                if (e != EEXIST) {
+                    *p = c;
+                    return bn_fail(err, "%s: cannot create: %s", rd->out,
+                                   strerror(e));
+                }
+            } else if (!rd->made++) {
                 set_path(rd->made_dirs, "%s", buf);
+            }
         }
         *p = c;
         if (c == '\0')
