@@ -39,7 +39,7 @@ DEPFLAGS = -MMD -MP
 .PHONY: all deps clean test test-quick test-full unit unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
         test-peer test-peer-if-available figures test-figures \
-        check-portable libs tests-libs test-faults test-cli test-shard fuzz \
+        check-portable libs tests-libs test-faults test-cli test-shard test-slurm fuzz \
         fuzz-replay FORCE web test-web \
         test-web-if-available
 
@@ -184,6 +184,14 @@ test-cli: $(BIN)
 # and Slurm recipes.
 test-shard: $(BIN)
 	@bash tests/shard.sh ./$(BIN)
+
+# The Slurm recipe of docs/commands.md submitted to a real one-node Slurm
+# on localhost (tests/slurm.sh): as root on Debian it installs slurm-wlm
+# and munge when missing, keeps the cluster's files in a temporary
+# directory and stops its daemons by pid. Not part of `make test`, which
+# installs no daemons; CI runs it.
+test-slurm: $(BIN)
+	@bash tests/slurm.sh ./$(BIN)
 
 # Fuzzing the experiment-file and --set paths (tests/fuzz/): libFuzzer from
 # clang for FUZZ_SECONDS, seeded with tests/fuzz/corpus and experiments/;

@@ -18,6 +18,8 @@
 #                    for aarch64 a cross compiler, qemu-user and the arm64
 #                    libraries (Debian only: it adds the arm64 architecture
 #                    to dpkg)
+#   deps.sh slurm    Slurm (slurm-wlm) and munge, for make test-slurm's
+#                    one-node cluster (Debian only)
 #   deps.sh --check GROUP   install nothing: print one line naming what is
 #                    missing and how to install it, exit 2 if anything is
 #
@@ -41,9 +43,31 @@ fi
 group=${1:-all}
 case "$group" in
     build | unit | study | quick | test | all | fuzz | web | browser) ;;
-    portable) ;;
-    *) echo "deps.sh: unknown group '$group' (build, unit, study, quick, test, all, fuzz, web, browser, portable)" >&2; exit 2 ;;
+    portable | slurm) ;;
+    *) echo "deps.sh: unknown group '$group' (build, unit, study, quick, test, all, fuzz, web, browser, portable, slurm)" >&2; exit 2 ;;
 esac
+
+# debian_only WHAT PKG...: packages of a group that only Debian's names
+# are known for, installed with apt-get (through sudo when not root), or
+# named in one line with the command to run as root, and exit 2.
+debian_only() {
+    local what=$1 sudo="" arch=""
+    shift
+    [ "$group" != portable ] || arch="dpkg --add-architecture arm64 && "
+    if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1 ||
+       { [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; }; then
+        echo "bnstudy: $what need $* (Debian packages; as root: ${arch}apt-get update && apt-get install $*)" >&2
+        exit 2
+    fi
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing: $*" >&2
+    [ -z "$arch" ] || dpkg --print-foreign-architectures | grep -qx arm64 ||
+        $sudo dpkg --add-architecture arm64
+    $sudo apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            --no-install-recommends "$@" >&2
+    exit
+}
 
 if [ "$group" = portable ]; then
     arm=(libinih-dev:arm64 nettle-dev:arm64)
@@ -54,19 +78,18 @@ if [ "$group" = portable ]; then
             missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && exit 0
-    if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1 ||
-       { [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; }; then
-        echo "bnstudy: check-portable's variants need ${missing[*]} (Debian packages; as root: dpkg --add-architecture arm64 && apt-get update && apt-get install ${missing[*]})" >&2
-        exit 2
-    fi
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "installing: ${missing[*]}" >&2
-    dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64
-    $sudo apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-            --no-install-recommends "${missing[@]}" >&2
-    exit
+    debian_only "check-portable's variants" "${missing[@]}"
+fi
+
+# tests/slurm.sh's one-node cluster: the daemons, the clients the recipe
+# calls, and munge, found on PATH or in the sbin directories a user that
+# is not root may not have on it.
+if [ "$group" = slurm ]; then
+    for t in sbatch squeue sinfo scontrol scancel slurmctld slurmd munged; do
+        PATH=$PATH:/usr/sbin:/sbin command -v "$t" >/dev/null 2>&1 ||
+            debian_only "the Slurm test's cluster and its recipe" slurm-wlm munge
+    done
+    exit 0
 fi
 
 # The package manager, and each component's package name under it (one

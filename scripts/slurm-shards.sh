@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One shard of a sweep per task of a Slurm job array (docs/commands.md, "Across
-# machines"): task K of an array 1-N runs `bnstudy sweep FILE.ini --shard
+# One shard of a sweep per task of a Slurm job array (docs/commands.md,
+# sharded sweeps): task K of an array 1-N runs `bnstudy sweep FILE.ini --shard
 # K/N`, on as many threads as Slurm gave the task. Submit it from the
 # directory that holds bnstudy (or set BNSTUDY), on a file system every
 # node shares; each task's log is bnstudy-shard-JOB-K.log there:

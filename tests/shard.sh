@@ -27,17 +27,6 @@ run=$work/run
 # shellcheck source=tests/case.sh
 . "$repo/tests/case.sh"
 
-# same DIR_A DIR_B: the same file names, each the same bytes.
-same() {
-    local a=$1 b=$2
-    [ "$(ls -A "$a")" = "$(ls -A "$b")" ] ||
-        { echo "files differ: $(ls -A "$a" | tr '\n' ' ') / $(ls -A "$b" | tr '\n' ' ')"; return 1; }
-    [ -n "$(ls -A "$a")" ] || { echo "$a is empty"; return 1; }
-    for f in "$a"/*; do
-        cmp "$f" "$b/${f##*/}" || return 1
-    done
-}
-
 # split INI N [OPTIONS...]: the sweep whole into full/, in N shards into
 # shards/, merged into merged/; the two result sets compared.
 split_merge() {
