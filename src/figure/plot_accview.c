@@ -114,23 +114,17 @@ static int cmp_cell(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The x categories, then each row's place. */
-int cv_build(cview *v, bn_error *err)
+/* The x categories (a curve's epochs: those of the rows kept), and
+ * where each is drawn: a number at itself, a category at its rank, a K
+ * at K (shuffled at 1) and any other order K_STEP further past the last
+ * K each, unjoined. */
+static void cv_places(cview *v, int xci)
 {
     const tsv_table *t = &v->tb->t;
-    size_t n = t->nrow ? t->nrow : 1;
-    int xci = column(v->tb, v->xcol), ec = column(v->tb, "epochs");
-    v->xc = malloc(n * sizeof *v->xc);
-    v->xp = malloc(n * sizeof *v->xp);
-    v->xj = malloc(n * sizeof *v->xj);
-    v->at = malloc(n * sizeof *v->at);
-    bn_buf k = {0};
-    if (!v->xc || !v->xp || !v->xj || !v->at || xci < 0)
-        goto oom;
     if (v->x) {
         v->nx = v->x->n;
         memcpy(v->xc, v->x->val, v->nx * sizeof *v->xc);
-    } else { /* a curve's epochs: those of the rows kept */
+    } else {
         for (size_t r = 0; r < t->nrow; r++) {
             const char *c = tsv_cell(t, r, (size_t)xci);
             if (str_index(v->xc, v->nx, c) == v->nx && cv_kept(v, r))
@@ -158,30 +152,42 @@ int cv_build(cview *v, bn_error *err)
             v->xj[i] = 0;
         }
     }
-    /* Panels, then series, in the order their first rows come; a
-     * curve's panel keeps its longest run. at[] holds a row's panel
-     * until its series are known. */
+}
+
+/* The panels, in the order their first rows come, into at[] (a row's
+ * panel, SIZE_MAX for a row not kept); a curve's panel keeps its longest
+ * run (epochs column ec). -1 when out of memory. */
+static int cv_panels(cview *v, int ec, bn_buf *k)
+{
+    const tsv_table *t = &v->tb->t;
     for (size_t r = 0; r < t->nrow; r++) {
         v->at[r] = SIZE_MAX;
         if (!cv_kept(v, r))
             continue;
-        cv_key(t, r, v->pa, v->npa, &k);
-        size_t p = sl_find(&v->pk, sb_str(&k));
+        cv_key(t, r, v->pa, v->npa, k);
+        size_t p = sl_find(&v->pk, sb_str(k));
         const char *e = ec >= 0 ? tsv_cell(t, r, (size_t)ec) : "";
         if (p == v->pk.n) {
-            sl_push(&v->pk, sb_str(&k));
+            sl_push(&v->pk, sb_str(k));
             sl_push(&v->pe, v->longest ? e : "");
         } else if (v->longest && p < v->pe.n && num(e) > num(v->pe.v[p])) {
             char *c = strdup(e);
             if (!c)
-                goto oom;
+                return -1;
             free(v->pe.v[p]);
             v->pe.v[p] = c;
         }
         v->at[r] = p;
     }
-    if (k.failed || v->pk.oom || v->pe.oom)
-        goto oom;
+    return k->failed || v->pk.oom || v->pe.oom ? -1 : 0;
+}
+
+/* The series, in the order their first rows come, then each row's place
+ * (p ns + s) nx + xi in at[] (a run shorter than its panel's longest is
+ * not kept). -1 when out of memory. */
+static int cv_series(cview *v, int xci, int ec, bn_buf *k)
+{
+    const tsv_table *t = &v->tb->t;
     for (int pass = 0; pass < 2; pass++)
         for (size_t r = 0; r < t->nrow; r++) {
             size_t p = v->at[r];
@@ -192,11 +198,11 @@ int cv_build(cview *v, bn_error *err)
                 v->at[r] = SIZE_MAX;
                 continue;
             }
-            cv_key(t, r, v->sa, v->nsa, &k);
-            size_t s = sl_find(&v->sk, sb_str(&k));
+            cv_key(t, r, v->sa, v->nsa, k);
+            size_t s = sl_find(&v->sk, sb_str(k));
             if (pass == 0) {
                 if (s == v->sk.n)
-                    sl_push(&v->sk, sb_str(&k));
+                    sl_push(&v->sk, sb_str(k));
                 continue;
             }
             const char *c = tsv_cell(t, r, (size_t)xci);
@@ -204,13 +210,29 @@ int cv_build(cview *v, bn_error *err)
             v->at[r] = xi < v->nx ? (p * v->sk.n + s) * v->nx + xi
                                   : SIZE_MAX;
         }
-    if (k.failed || v->sk.oom)
-        goto oom;
+    return k->failed || v->sk.oom ? -1 : 0;
+}
+
+/* The x categories, then each row's place. */
+int cv_build(cview *v, bn_error *err)
+{
+    const tsv_table *t = &v->tb->t;
+    size_t n = t->nrow ? t->nrow : 1;
+    int xci = column(v->tb, v->xcol), ec = column(v->tb, "epochs");
+    v->xc = malloc(n * sizeof *v->xc);
+    v->xp = malloc(n * sizeof *v->xp);
+    v->xj = malloc(n * sizeof *v->xj);
+    v->at = malloc(n * sizeof *v->at);
+    bn_buf k = {0};
+    int rc = -1;
+    if (v->xc && v->xp && v->xj && v->at && xci >= 0) {
+        cv_places(v, xci);
+        rc = cv_panels(v, ec, &k) == 0 && cv_series(v, xci, ec, &k) == 0
+                 ? 0
+                 : -1;
+    }
     buf_free(&k);
-    return 0;
-oom:
-    buf_free(&k);
-    return bn_fail(err, "%s: out of memory", v->tb->path);
+    return rc == 0 ? 0 : bn_fail(err, "%s: out of memory", v->tb->path);
 }
 
 /* Column col by panel, series and x: y[(p ns + s) nx + xi], NaN where no

@@ -143,79 +143,72 @@ static int best_p_grows(const grid_t *g)
     return last > first;
 }
 
-/* Scores against the x axis: one figure per kind, scores[] its panels'
- * rows, series and panels by the roles; the published look of
- * batch-size, momentum, ordering and estimators for their experiments. */
-static int curves(const plot_exp *x, figure_out *o, const char *const *want,
-                  size_t nwant, const char *kind_words, bn_error *err)
-{
-    const table_t *tb = &x->sum;
-    const char *scores[2];
-    size_t nsc = 0;
-    for (size_t i = 0; i < nwant; i++)
-        if (column(tb, want[i]) >= 0)
-            scores[nsc++] = want[i];
-    if (!tb->ok || nsc == 0 || !one_seed(tb))
-        return 0;
+/* One figure of scores against the x axis, as curves() builds it. */
+typedef struct {
+    const plot_exp *x;
+    const table_t *tb;
     roles_t r;
-    roles_of(tb, 1, nsc, &r);
-    if (!r.x)
-        return 0;
-    grid_t g[2];
-    memset(g, 0, sizeof g);
-    int rc = -1;
-    bn_buf t = {0}, u = {0};
-    strlist st = {0}, lab = {0};
-    for (size_t k = 0; k < 2; k++)
-        if (grid_make(tb, &r, scores[k < nsc ? k : 0], NULL, NULL, &g[k],
-                      err) != 0)
-            goto done;
-    size_t ns = g[0].ns, np = g[0].np, nx = g[0].nx;
-    bn_buf *a = &o->assign;
-    int single = ns == 1 && np == 1 && nsc == 1;
-    int by_b = r.x->key == KEY_BATCH_SIZE;
+    const char *scores[2];
+    size_t nsc, ns, np, nx;
+    grid_t g[2]; /* each score's values (a score alone is in both) */
+    grid_t gc;   /* batch_mean_err beside a single stats_err line */
+    int single;  /* one line of one score */
+    int by_b;    /* against the batch size */
+    int comp;    /* batch_mean_err drawn beside it */
+} curves_t;
 
-    /* The data and the axes. */
-    as_str(a, "f", tb->path);
-    as_str(a, "xcol", r.x->col);
-    x_axis(a, r.x);
-    x_label(&t, x, tb, &r, x_is_log(r.x));
-    as_str(a, "xlabel", sb_str(&t));
-
-    /* The update count over each batch size, when the batch size alone
-     * sets it (one epoch count, one partial rule). */
-    buf_clear(&t);
+/* The update count over each batch size, when the batch size alone sets
+ * it (one epoch count, one partial rule): gnuplot's x2tics, or nothing. */
+static void update_tics(const curves_t *c, bn_buf *t)
+{
+    const table_t *tb = c->tb;
+    const axis_t *ax = c->r.x;
     int uc = column(tb, "updates");
-    if (by_b && np * nsc == 1 && uc >= 0) {
-        double *T = malloc(nx * sizeof *T);
-        int ok = T != NULL;
-        for (size_t i = 0; ok && i < nx; i++)
-            T[i] = NAN;
-        for (size_t row = 0; ok && row < tb->t.nrow; row++) {
-            size_t xi = val_index(r.x, cell_of(&tb->t, row, r.x));
-            double v = cell_num(tb, row, uc);
-            if (!isnan(T[xi]) && T[xi] != v)
-                ok = 0;
-            T[xi] = v;
-        }
-        for (size_t i = 0; ok && i < nx; i++)
-            buf_printf(&t, "%s\"%g\" %s", i ? ", " : "", T[i], r.x->val[i]);
-        if (!ok)
-            buf_clear(&t);
-        free(T);
+    if (!c->by_b || c->np * c->nsc != 1 || uc < 0)
+        return;
+    double *T = malloc(c->nx * sizeof *T);
+    int ok = T != NULL;
+    for (size_t i = 0; ok && i < c->nx; i++)
+        T[i] = NAN;
+    for (size_t row = 0; ok && row < tb->t.nrow; row++) {
+        size_t xi = val_index(ax, cell_of(&tb->t, row, ax));
+        double v = cell_num(tb, row, uc);
+        if (!isnan(T[xi]) && T[xi] != v)
+            ok = 0;
+        T[xi] = v;
     }
-    as_str(a, "x2tics", sb_str(&t));
+    for (size_t i = 0; ok && i < c->nx; i++)
+        buf_printf(t, "%s\"%g\" %s", i ? ", " : "", T[i], ax->val[i]);
+    if (!ok)
+        buf_clear(t);
+    free(T);
+}
 
-    /* The scores, their axes and their scales. */
+/* The data and the axes. */
+static void as_x(const curves_t *c, bn_buf *a, bn_buf *t)
+{
+    as_str(a, "f", c->tb->path);
+    as_str(a, "xcol", c->r.x->col);
+    x_axis(a, c->r.x);
+    x_label(t, c->x, c->tb, &c->r, x_is_log(c->r.x));
+    as_str(a, "xlabel", sb_str(t));
+    buf_clear(t);
+    update_tics(c, t);
+    as_str(a, "x2tics", sb_str(t));
+}
+
+/* The scores, their axes and their scales. */
+static void as_scores(const curves_t *c, bn_buf *a)
+{
     char *sc[2], *yl[2], *ys[2];
     double ylog[2], ylo[2], yhi[2], yzero[2];
     bn_buf ylb[2] = {{0}, {0}}, ysb[2] = {{0}, {0}};
-    for (size_t k = 0; k < nsc; k++) {
-        sc[k] = (char *)scores[k];
-        tx(&ylb[k], score_words[score_word(scores[k])].axis);
-        y_scale yk = y_scale_of(g[k].y, np * ns * nx);
+    for (size_t k = 0; k < c->nsc; k++) {
+        sc[k] = (char *)c->scores[k];
+        tx(&ylb[k], score_words[score_word(c->scores[k])].axis);
+        y_scale yk = y_scale_of(c->g[k].y, c->np * c->ns * c->nx);
         ylog[k] = yk.log;
-        tx(&ysb[k], scores[k]);
+        tx(&ysb[k], c->scores[k]);
         if (ylog[k]) {
             tx(&ylb[k], " (log scale)");
             tx(&ysb[k], " (log scale)");
@@ -226,166 +219,268 @@ static int curves(const plot_exp *x, figure_out *o, const char *const *want,
         yl[k] = (char *)sb_str(&ylb[k]);
         ys[k] = (char *)sb_str(&ysb[k]);
     }
-    as_num(a, "nsc", (double)nsc);
-    as_strs(a, "sc", sc, nsc);
-    as_strs(a, "yl", yl, nsc);
-    as_strs(a, "ys", ys, nsc);
-    as_nums(a, "ylog", ylog, nsc);
-    as_nums(a, "ylo", ylo, nsc);
-    as_nums(a, "yhi", yhi, nsc);
-    as_nums(a, "yzero", yzero, nsc);
-    for (size_t k = 0; k < nsc; k++) {
+    as_num(a, "nsc", (double)c->nsc);
+    as_strs(a, "sc", sc, c->nsc);
+    as_strs(a, "yl", yl, c->nsc);
+    as_strs(a, "ys", ys, c->nsc);
+    as_nums(a, "ylog", ylog, c->nsc);
+    as_nums(a, "ylo", ylo, c->nsc);
+    as_nums(a, "yhi", yhi, c->nsc);
+    as_nums(a, "yzero", yzero, c->nsc);
+    for (size_t k = 0; k < c->nsc; k++) {
         buf_free(&ylb[k]);
         buf_free(&ysb[k]);
     }
+}
 
-    /* The panels and the series. */
-    as_num(a, "np", (double)np);
-    buf_printf(a, "pkey(d) = %s; ", r.panel ? "strcol(pcol)" : "\"\"");
-    as_str(a, "pcol", r.panel ? r.panel->col : "");
-    as_strs(a, "pv", r.panel ? (char *const *)r.panel->val : NULL,
-            r.panel ? np : 0);
-    const grid_t *gs[2] = {&g[0], &g[1]};
-    if (as_series(a, x, tb, &r, &g[0], gs, nsc, NULL) != 0) {
-        bn_fail(err, "out of memory");
-        goto done;
-    }
+/* The panels and the series; -1 when out of memory. */
+static int as_panels(const curves_t *c, bn_buf *a)
+{
+    const axis_t *pa = c->r.panel;
+    as_num(a, "np", (double)c->np);
+    buf_printf(a, "pkey(d) = %s; ", pa ? "strcol(pcol)" : "\"\"");
+    as_str(a, "pcol", pa ? pa->col : "");
+    as_strs(a, "pv", pa ? (char *const *)pa->val : NULL, pa ? c->np : 0);
+    const grid_t *gs[2] = {&c->g[0], &c->g[1]};
+    return as_series(a, c->x, c->tb, &c->r, &c->g[0], gs, c->nsc, NULL);
+}
 
-    /* One line of one score alone: the published batch-size figure draws
-     * one batch's mean error beside it, a finding only if both move as
-     * the published claim says. */
-    int comp = single && by_b && strcmp(scores[0], "stats_err") == 0 &&
-               column(tb, "batch_mean_err") >= 0;
-    grid_t gc = {0};
-    if (comp && grid_make(tb, &r, "batch_mean_err", NULL, NULL, &gc, err))
-        goto done;
-    as_str(a, "comp", comp ? "batch_mean_err" : "");
-    buf_clear(&t);
-    tx(&t, "one batch's mean: batch_mean_err (used in train)");
-    as_str(a, "comptitle", sb_str(&t));
-    buf_clear(&t);
-    tx(&t, "running statistics after training: stats_err (used in eval)");
-    as_str(a, "mtitle", comp ? sb_str(&t) : "");
+/* One line of one score alone: the published batch-size figure draws
+ * one batch's mean error beside it, a finding only if both move as the
+ * published claim says. */
+static void as_companion(const curves_t *c, bn_buf *a, bn_buf *t)
+{
+    as_str(a, "comp", c->comp ? "batch_mean_err" : "");
+    buf_clear(t);
+    tx(t, "one batch's mean: batch_mean_err (used in train)");
+    as_str(a, "comptitle", sb_str(t));
+    buf_clear(t);
+    tx(t, "running statistics after training: stats_err (used in eval)");
+    as_str(a, "mtitle", c->comp ? sb_str(t) : "");
+}
 
-    /* Rings on the lowest series at each x, when the series are the
-     * values of one number. */
-    int best = r.nsa == 1 && r.series[0]->numeric && ns > 1;
-    as_num(a, "best", best);
-    buf_clear(&t);
-    txf(&t, "lowest at this %s", x_words[x_word(r.x->key)].noun);
-    as_str(a, "bestlabel", sb_str(&t));
+/* Rings on the lowest series at each x, when the series are the values
+ * of one number. */
+static void as_best(const curves_t *c, bn_buf *a, bn_buf *t)
+{
+    as_num(a, "best", c->r.nsa == 1 && c->r.series[0]->numeric && c->ns > 1);
+    buf_clear(t);
+    txf(t, "lowest at this %s", x_words[x_word(c->r.x->key)].noun);
+    as_str(a, "bestlabel", sb_str(t));
+}
 
-    /* Labels over each order's points: its ratio to shuffled batches at
-     * the same x. */
-    size_t base = r.nsa == 1 && r.series[0]->key == KEY_ORDER
-                      ? sl_find(&g[0].skey, "shuffled")
+/* Labels over each order's points: its ratio to shuffled batches at the
+ * same x. -1 when out of memory. */
+static int as_ratios(const curves_t *c, bn_buf *a, bn_buf *t)
+{
+    size_t ns = c->ns;
+    size_t base = c->r.nsa == 1 && c->r.series[0]->key == KEY_ORDER
+                      ? sl_find(&c->g[0].skey, "shuffled")
                       : ns;
+    strlist lab = {0};
     as_num(a, "base", base < ns && ns > 1 ? (double)(base + 1) : 0);
-    for (size_t k = 0; k < nsc; k++)
-        for (size_t p = 0; p < np; p++)
+    for (size_t k = 0; k < c->nsc; k++)
+        for (size_t p = 0; p < c->np; p++)
             for (size_t s = 0; s < ns; s++)
-                for (size_t xi = 0; xi < nx; xi++) {
-                    double y = gy(&g[k], p, s, xi);
-                    double yb = base < ns ? gy(&g[k], p, base, xi) : NAN;
-                    buf_clear(&t);
+                for (size_t xi = 0; xi < c->nx; xi++) {
+                    double y = gy(&c->g[k], p, s, xi);
+                    double yb = base < ns ? gy(&c->g[k], p, base, xi) : NAN;
+                    buf_clear(t);
                     if (base < ns && s != base && yb >= EXACT && y >= EXACT)
-                        buf_printf(&t, "×%.1f", y / yb);
-                    sl_push(&lab, sb_str(&t));
+                        buf_printf(t, "×%.1f", y / yb);
+                    sl_push(&lab, sb_str(t));
                 }
     as_strs(a, "lab", lab.v, lab.n);
-    buf_clear(&t);
+    buf_clear(t);
     if (base < ns && ns > 1)
-        txf(&t, "labels: each order ÷ shuffled batches at the same %s",
-            x_words[x_word(r.x->key)].sym);
-    as_str(a, "labnote", sb_str(&t));
+        txf(t, "labels: each order ÷ shuffled batches at the same %s",
+            x_words[x_word(c->r.x->key)].sym);
+    as_str(a, "labnote", sb_str(t));
+    int oom = lab.oom;
+    sl_free(&lab);
+    return oom ? -1 : 0;
+}
 
-    /* The title, the panels' titles and the note: findings where the
-     * numbers bear them out. */
-    buf_clear(&t);
-    buf_clear(&u);
-    const char *xnoun = x_words[x_word(r.x->key)].noun;
-    if (comp) {
-        double m0 = gy(&gc, 0, 0, 0), m1 = gy(&gc, 0, 0, nx - 1);
-        double s0 = gy(&g[0], 0, 0, 0), s1 = gy(&g[0], 0, 0, nx - 1);
+/* The title's finding, where the numbers bear one out, and the note on a
+ * single line's two ends. */
+static void finding(const curves_t *c, bn_buf *t, bn_buf *u)
+{
+    const roles_t *r = &c->r;
+    const char *xnoun = x_words[x_word(r->x->key)].noun;
+    if (c->comp) {
+        double m0 = gy(&c->gc, 0, 0, 0), m1 = gy(&c->gc, 0, 0, c->nx - 1);
+        double s0 = gy(&c->g[0], 0, 0, 0), s1 = gy(&c->g[0], 0, 0, c->nx - 1);
         if (m1 < m0 && s1 > s0)
-            buf_printf(&t, "Bigger batches estimate better, yet eval-mode "
-                           "statistics get worse");
+            buf_printf(t, "Bigger batches estimate better, yet eval-mode "
+                          "statistics get worse");
         else
-            tx(&t, "stats_err and batch_mean_err against batch size");
-        ends_note(&u, &r, &g[0], 0, scores[0]);
-    } else if (single) {
-        tx(&t, scores[0]);
-        buf_printf(&t, " against %s", xnoun);
-        ends_note(&u, &r, &g[0], 0, scores[0]);
-    } else if (np * nsc == 1) {
-        if (r.nsa == 1 && r.series[0]->key == KEY_NEW_WEIGHT && by_b &&
-            strcmp(scores[0], "stats_err") == 0 && best_p_grows(&g[0]))
-            buf_printf(&t, "Fewer updates need a larger EMA weight p");
+            tx(t, "stats_err and batch_mean_err against batch size");
+        ends_note(u, r, &c->g[0], 0, c->scores[0]);
+    } else if (c->single) {
+        tx(t, c->scores[0]);
+        buf_printf(t, " against %s", xnoun);
+        ends_note(u, r, &c->g[0], 0, c->scores[0]);
+    } else if (c->np * c->nsc == 1) {
+        if (r->nsa == 1 && r->series[0]->key == KEY_NEW_WEIGHT && c->by_b &&
+            strcmp(c->scores[0], "stats_err") == 0 && best_p_grows(&c->g[0]))
+            buf_printf(t, "Fewer updates need a larger EMA weight p");
         else
-            panel_finding(&t, x, &r, &g[0], 0, scores[0], 0);
-        if (t.len)
-            capitalise(&t, 0);
+            panel_finding(t, c->x, r, &c->g[0], 0, c->scores[0], 0);
+        if (t->len)
+            capitalise(t, 0);
     }
-    if (!t.len) {
-        for (size_t k = 0; k < nsc; k++) {
-            buf_printf(&t, k ? " and " : "");
-            tx(&t, scores[k]);
-        }
-        buf_printf(&t, " against %s", xnoun);
-        if (r.nsa) {
-            buf_printf(&t, ", by ");
-            for (size_t i = 0; i < r.nsa; i++) {
-                buf_printf(&t, i ? " and " : "");
-                tx(&t, axis_noun(r.series[i]));
-            }
-        }
-        if (r.panel) {
-            buf_printf(&t, ", a panel per ");
-            tx(&t, axis_noun(r.panel));
+}
+
+/* What the figure draws, when no finding makes its title: "stats_err
+ * against batch size, by estimator, a panel per order". */
+static void description(const curves_t *c, bn_buf *t)
+{
+    const roles_t *r = &c->r;
+    for (size_t k = 0; k < c->nsc; k++) {
+        buf_printf(t, k ? " and " : "");
+        tx(t, c->scores[k]);
+    }
+    buf_printf(t, " against %s", x_words[x_word(r->x->key)].noun);
+    if (r->nsa) {
+        buf_printf(t, ", by ");
+        for (size_t i = 0; i < r->nsa; i++) {
+            buf_printf(t, i ? " and " : "");
+            tx(t, axis_noun(r->series[i]));
         }
     }
-    as_str(a, "title", sb_str(&t));
-    as_str(a, "note", sb_str(&u));
-    for (size_t k = 0; k < nsc; k++)
-        for (size_t p = 0; p < np; p++) {
-            buf_clear(&t);
-            if (np * nsc > 1) {
-                buf_printf(&t, "{/:Bold ");
-                if (r.panel)
-                    value_words(&t, x, r.panel, r.panel->val[p], 1);
-                if (r.panel && nsc > 1)
-                    buf_printf(&t, ", ");
-                if (nsc > 1)
-                    tx(&t, scores[k]);
-                buf_printf(&t, "}\n");
-                if (ns > 1)
-                    panel_finding(&t, x, &r, &g[k], p, scores[k], 1);
+    if (r->panel) {
+        buf_printf(t, ", a panel per ");
+        tx(t, axis_noun(r->panel));
+    }
+}
+
+/* Each panel's title, with its findings, when there are two or more
+ * panels; -1 when out of memory. */
+static int as_panel_titles(const curves_t *c, bn_buf *a, bn_buf *t)
+{
+    const roles_t *r = &c->r;
+    strlist st = {0};
+    for (size_t k = 0; k < c->nsc; k++)
+        for (size_t p = 0; p < c->np; p++) {
+            buf_clear(t);
+            if (c->np * c->nsc > 1) {
+                buf_printf(t, "{/:Bold ");
+                if (r->panel)
+                    value_words(t, c->x, r->panel, r->panel->val[p], 1);
+                if (r->panel && c->nsc > 1)
+                    buf_printf(t, ", ");
+                if (c->nsc > 1)
+                    tx(t, c->scores[k]);
+                buf_printf(t, "}\n");
+                if (c->ns > 1)
+                    panel_finding(t, c->x, r, &c->g[k], p, c->scores[k], 1);
                 else
-                    ends_note(&t, &r, &g[k], p, scores[k]);
+                    ends_note(t, r, &c->g[k], p, c->scores[k]);
             }
-            sl_push(&st, sb_str(&t));
+            sl_push(&st, sb_str(t));
         }
     as_strs(a, "st", st.v, st.n);
-
-    buf_printf(&o->what, "%s against %s", kind_words, r.x->col);
-    if (r.nsa) {
-        buf_printf(&o->what, ", a series per");
-        for (size_t i = 0; i < r.nsa; i++)
-            buf_printf(&o->what, "%s %s", i ? " and" : "", r.series[i]->col);
-    }
-    if (r.panel)
-        buf_printf(&o->what, ", a panel per %s", r.panel->col);
-    grid_free(&gc);
-    rc = 1;
-    if (t.failed || u.failed || st.oom || lab.oom)
-        rc = bn_fail(err, "out of memory");
-done:
-    grid_free(&g[0]);
-    grid_free(&g[1]);
-    buf_free(&t);
-    buf_free(&u);
+    int oom = st.oom;
     sl_free(&st);
-    sl_free(&lab);
+    return oom ? -1 : 0;
+}
+
+/* The title, the panels' titles and the note: findings where the
+ * numbers bear them out. -1 when out of memory. */
+static int as_titles(const curves_t *c, bn_buf *a, bn_buf *t)
+{
+    bn_buf u = {0};
+    buf_clear(t);
+    finding(c, t, &u);
+    if (!t->len)
+        description(c, t);
+    as_str(a, "title", sb_str(t));
+    as_str(a, "note", sb_str(&u));
+    int oom = u.failed;
+    buf_free(&u);
+    return as_panel_titles(c, a, t) != 0 || oom ? -1 : 0;
+}
+
+static void what(const curves_t *c, bn_buf *w, const char *kind_words)
+{
+    const roles_t *r = &c->r;
+    buf_printf(w, "%s against %s", kind_words, r->x->col);
+    if (r->nsa) {
+        buf_printf(w, ", a series per");
+        for (size_t i = 0; i < r->nsa; i++)
+            buf_printf(w, "%s %s", i ? " and" : "", r->series[i]->col);
+    }
+    if (r->panel)
+        buf_printf(w, ", a panel per %s", r->panel->col);
+}
+
+/* The scores of want[] in the file, its roles and its grids: 0 when the
+ * file supports no such figure, -1 on a failure. */
+static int curves_make(const plot_exp *x, const char *const *want,
+                       size_t nwant, curves_t *c, bn_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->x = x;
+    c->tb = &x->sum;
+    for (size_t i = 0; i < nwant; i++)
+        if (column(c->tb, want[i]) >= 0)
+            c->scores[c->nsc++] = want[i];
+    if (!c->tb->ok || c->nsc == 0 || !one_seed(c->tb))
+        return 0;
+    roles_of(c->tb, 1, c->nsc, &c->r);
+    if (!c->r.x)
+        return 0;
+    for (size_t k = 0; k < 2; k++)
+        if (grid_make(c->tb, &c->r, c->scores[k < c->nsc ? k : 0], NULL,
+                      NULL, &c->g[k], err) != 0)
+            return -1;
+    c->ns = c->g[0].ns;
+    c->np = c->g[0].np;
+    c->nx = c->g[0].nx;
+    c->single = c->ns == 1 && c->np == 1 && c->nsc == 1;
+    c->by_b = c->r.x->key == KEY_BATCH_SIZE;
+    c->comp = c->single && c->by_b && strcmp(c->scores[0], "stats_err") == 0 &&
+              column(c->tb, "batch_mean_err") >= 0;
+    if (c->comp && grid_make(c->tb, &c->r, "batch_mean_err", NULL, NULL,
+                             &c->gc, err) != 0)
+        return -1;
+    return 1;
+}
+
+static void curves_free(curves_t *c)
+{
+    grid_free(&c->g[0]);
+    grid_free(&c->g[1]);
+    grid_free(&c->gc);
+}
+
+/* Scores against the x axis: one figure per kind, want[] its panels'
+ * rows (those the file has), series and panels by the roles; the
+ * published look of batch-size, momentum, ordering and estimators for
+ * their experiments. */
+static int curves(const plot_exp *x, figure_out *o, const char *const *want,
+                  size_t nwant, const char *kind_words, bn_error *err)
+{
+    curves_t c;
+    int rc = curves_make(x, want, nwant, &c, err);
+    if (rc <= 0) {
+        curves_free(&c);
+        return rc;
+    }
+    bn_buf *a = &o->assign, t = {0};
+    as_x(&c, a, &t);
+    as_scores(&c, a);
+    int oom = as_panels(&c, a) != 0;
+    if (!oom) {
+        as_companion(&c, a, &t);
+        as_best(&c, a, &t);
+        oom = as_ratios(&c, a, &t) != 0;
+        oom |= as_titles(&c, a, &t) != 0;
+        what(&c, &o->what, kind_words);
+    }
+    rc = oom || t.failed ? bn_fail(err, "out of memory") : 1;
+    buf_free(&t);
+    curves_free(&c);
     return rc;
 }
 
