@@ -48,7 +48,7 @@
   const orders = T.orders.filter(o => ['none', 'feature', 'count'].includes(o.arg));
 
   const short = s => String(Number(s));
-  /* A list item as exp.c's tokenizer reads it: quoted when it holds a
+  /* A list item as exp_values.c's tokenizer reads it: quoted when it holds a
    * space, a comma or a quote. */
   const token = s => /[\s,"]/.test(s) || s === '' ? `"${s.replace(/"/g, '""')}"` : s;
   const untoken = s => s.startsWith('"') ? s.slice(1, -1).replace(/""/g, '"') : s;
