@@ -340,143 +340,200 @@ void free_names(char **names, size_t n)
     free(names);
 }
 
+/* An axis's values as they are parsed: the list, and for orders and
+ * drift profiles their specs and the names as written. */
+typedef struct {
+    key_value *v;
+    size_t n, cap;
+    order_spec *orders;
+    drift_spec *drifts;
+    char **names;
+    size_t n_names;
+} value_list;
+
+static void value_list_free(value_list *l)
+{
+    free(l->v);
+    free(l->orders);
+    free(l->drifts);
+    free_names(l->names, l->n_names);
+}
+
+static int list_push(value_list *l, const where *w, key_value x)
+{
+    if (l->n == EXP_MAX_VALUES)
+        return fail(w, "more than %d values", EXP_MAX_VALUES);
+    if (push(&l->v, &l->n, &l->cap, x) != 0)
+        return fail(w, "out of memory");
+    return 0;
+}
+
+static int list_real(value_list *l, const key_def *d, const where *w,
+                     const char *tok)
+{
+    key_value x = {0};
+    char range[64];
+    if (parse_real(tok, &x.r) || !in_range(d, x.r))
+        return fail(w, "'%s' is not %s", tok,
+                    range_text(d, range, sizeof range));
+    return list_push(l, w, x);
+}
+
+/* An integer, or a range A..B of them (value: the whole list, which the
+ * message quotes). */
+static int list_uints(value_list *l, const key_def *d, const where *w,
+                      char *tok, const char *value)
+{
+    uint64_t a, b;
+    char *dots = strstr(tok, "..");
+    if (dots) {
+        *dots = '\0';
+        if (parse_u64(tok, &a) || parse_u64(dots + 2, &b) || b < a)
+            return fail(w, "'%s' is not a range A..B", value);
+    } else if (parse_u64(tok, &a) == 0) {
+        b = a;
+    } else {
+        return fail(w, "'%s' is not an integer", tok);
+    }
+    if (a < d->min || b > d->max)
+        return fail(w, "values must be from %llu to %llu",
+                    (unsigned long long)d->min, (unsigned long long)d->max);
+    for (uint64_t u = a;; u++) {
+        key_value x = {.u = u};
+        if (list_push(l, w, x) != 0)
+            return -1;
+        if (u == b)
+            return 0;
+    }
+}
+
+static int list_choice(value_list *l, const key_def *d, const where *w,
+                       const char *tok)
+{
+    int i = 0;
+    while (d->choice(i) && strcmp(d->choice(i), tok) != 0)
+        i++;
+    if (!d->choice(i)) {
+        char list[256];
+        return fail(w, "unknown value '%s' (%s)", tok,
+                    bn_join(list, sizeof list, ", ", " or ", d->choice));
+    }
+    key_value x = {.i = i};
+    return list_push(l, w, x);
+}
+
+/* A name kept whole, taken from *tok, beside its spec (an order's or a
+ * drift profile's) at index n: the spec arrays grow by one. */
+static int list_name(value_list *l, const where *w, char **tok, int drift)
+{
+    size_t n = l->n;
+    if (drift) {
+        drift_spec *nd = realloc(l->drifts, (n + 1) * sizeof *nd);
+        if (nd)
+            l->drifts = nd;
+        if (!nd)
+            return fail(w, "out of memory");
+    } else {
+        order_spec *no = realloc(l->orders, (n + 1) * sizeof *no);
+        if (no)
+            l->orders = no;
+        if (!no)
+            return fail(w, "out of memory");
+    }
+    char **nn = realloc(l->names, (n + 1) * sizeof *nn);
+    if (!nn)
+        return fail(w, "out of memory");
+    l->names = nn;
+    l->names[l->n_names++] = *tok;
+    *tok = NULL;
+    key_value x = {.i = (int)n};
+    return list_push(l, w, x);
+}
+
+/* An order, parsed against the population in exp_finish, which may come
+ * later in the file: the name is kept whole here. */
+static int list_order(value_list *l, const where *w, char **tok)
+{
+    size_t n = l->n;
+    if (list_name(l, w, tok, 0) != 0)
+        return -1;
+    memset(&l->orders[n], 0, sizeof *l->orders);
+    return 0;
+}
+
+/* A drift profile, parsed now (a profile needs nothing else); its name
+ * kept as written, for the files. */
+static int list_drift(value_list *l, const where *w, char **tok)
+{
+    bn_error sub;
+    drift_spec dspec;
+    if (drift_parse(*tok, &dspec, &sub) != 0)
+        return fail(w, "%s", sub.msg);
+    size_t n = l->n;
+    if (list_name(l, w, tok, 1) != 0)
+        return -1;
+    l->drifts[n] = dspec;
+    return 0;
+}
+
+/* One token of an axis of key d's type into l. */
+static int list_token(value_list *l, const key_def *d, const where *w,
+                      char **tok, const char *value)
+{
+    switch (d->type) {
+    case KT_REALS:
+        return list_real(l, d, w, *tok);
+    case KT_UINTS:
+        return list_uints(l, d, w, *tok, value);
+    case KT_CHOICES:
+        return list_choice(l, d, w, *tok);
+    case KT_ORDERS:
+        return list_order(l, w, tok);
+    case KT_DRIFTS:
+        return list_drift(l, w, tok);
+    default:
+        return fail(w, "not a list");
+    }
+}
+
 /* An axis: a list of values of the key's type. */
 static int set_list(exp_t *e, key_id k, const where *w, const char *value)
 {
     const key_def *d = &keys[k];
-    key_value *v = NULL;
-    size_t n = 0, cap = 0;
-    order_spec *orders = NULL;
-    drift_spec *drifts = NULL;
-    char **names = NULL;
-    size_t n_names = 0;
-    char *tok = NULL, range[64];
+    value_list l = {0};
+    char *tok = NULL;
     int r;
     const char *s = value;
-#define BAD(...)                                                            \
-    do {                                                                    \
-        int rc_ = fail(w, __VA_ARGS__);                                     \
-        free(v);                                                            \
-        free(orders);                                                       \
-        free(drifts);                                                       \
-        free_names(names, n_names);                                         \
-        free(tok);                                                          \
-        return rc_;                                                         \
-    } while (0)
-#define PUSH(x)                                                             \
-    do {                                                                    \
-        if (n == EXP_MAX_VALUES)                                            \
-            BAD("more than %d values", EXP_MAX_VALUES);                     \
-        if (push(&v, &n, &cap, (x)) != 0)                                   \
-            BAD("out of memory");                                           \
-    } while (0)
     while ((r = next_token(&s, &tok)) == 1) {
-        key_value x = {0};
-        switch (d->type) {
-        case KT_REALS:
-            if (parse_real(tok, &x.r) || !in_range(d, x.r))
-                BAD("'%s' is not %s", tok, range_text(d, range, sizeof range));
-            PUSH(x);
-            break;
-        case KT_UINTS: {
-            uint64_t a, b;
-            char *dots = strstr(tok, "..");
-            if (dots) {
-                *dots = '\0';
-                if (parse_u64(tok, &a) || parse_u64(dots + 2, &b) || b < a)
-                    BAD("'%s' is not a range A..B", value);
-            } else if (parse_u64(tok, &a) == 0) {
-                b = a;
-            } else {
-                BAD("'%s' is not an integer", tok);
-            }
-            if (a < d->min || b > d->max)
-                BAD("values must be from %llu to %llu",
-                    (unsigned long long)d->min, (unsigned long long)d->max);
-            for (uint64_t u = a;; u++) {
-                x.u = u;
-                PUSH(x);
-                if (u == b)
-                    break;
-            }
-            break;
-        }
-        case KT_CHOICES: {
-            int i = 0;
-            while (d->choice(i) && strcmp(d->choice(i), tok) != 0)
-                i++;
-            if (!d->choice(i)) {
-                char list[256];
-                BAD("unknown value '%s' (%s)", tok,
-                    bn_join(list, sizeof list, ", ", " or ", d->choice));
-            }
-            x.i = i;
-            PUSH(x);
-            break;
-        }
-        case KT_ORDERS: {
-            /* Parsed against the population in exp_finish, which may come
-             * later in the file; the name is kept whole here. */
-            order_spec *no = realloc(orders, (n + 1) * sizeof *no);
-            if (no)
-                orders = no;
-            char **nn = no ? realloc(names, (n + 1) * sizeof *nn) : NULL;
-            if (!nn)
-                BAD("out of memory");
-            names = nn;
-            memset(&orders[n], 0, sizeof *orders);
-            names[n_names++] = tok;
-            tok = NULL;
-            x.i = (int)n;
-            PUSH(x);
-            break;
-        }
-        case KT_DRIFTS: {
-            /* Parsed now (a profile needs nothing else); its name kept as
-             * written, for the files. */
-            bn_error sub;
-            drift_spec dspec;
-            if (drift_parse(tok, &dspec, &sub) != 0)
-                BAD("%s", sub.msg);
-            drift_spec *nd = realloc(drifts, (n + 1) * sizeof *nd);
-            if (nd)
-                drifts = nd;
-            char **nn = nd ? realloc(names, (n + 1) * sizeof *nn) : NULL;
-            if (!nn)
-                BAD("out of memory");
-            names = nn;
-            drifts[n] = dspec;
-            names[n_names++] = tok;
-            tok = NULL;
-            x.i = (int)n;
-            PUSH(x);
-            break;
-        }
-        default:
-            BAD("not a list");
-        }
+        int bad = list_token(&l, d, w, &tok, value);
         free(tok);
         tok = NULL;
+        if (bad) {
+            value_list_free(&l);
+            return -1;
+        }
     }
-    if (r < 0 || n == 0)
-        BAD("expected a list of values, got '%s'", value);
-#undef PUSH
-#undef BAD
+    if (r < 0 || l.n == 0) {
+        int rc = fail(w, "expected a list of values, got '%s'", value);
+        value_list_free(&l);
+        free(tok);
+        return rc;
+    }
     free(e->v[k]);
-    e->v[k] = v;
-    e->n[k] = n;
+    e->v[k] = l.v;
+    e->n[k] = l.n;
     if (d->type == KT_ORDERS) {
         free(e->orders);
         free_names(e->order_names, e->n_orders);
-        e->orders = orders;
-        e->order_names = names;
-        e->n_orders = n;
+        e->orders = l.orders;
+        e->order_names = l.names;
+        e->n_orders = l.n;
     } else if (d->type == KT_DRIFTS) {
         free(e->drifts);
         free_names(e->drift_names, e->n_drifts);
-        e->drifts = drifts;
-        e->drift_names = names;
-        e->n_drifts = n;
+        e->drifts = l.drifts;
+        e->drift_names = l.names;
+        e->n_drifts = l.n;
     }
     return 0;
 }
