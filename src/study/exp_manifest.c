@@ -72,106 +72,118 @@ static int in_manifest(const exp_t *e, int k)
     }
 }
 
+/* The lines of a key that are not "section.key\tvalue" once: a file's
+ * (its name, SHA-256 and rows), a column's when named, each channel's
+ * and each feature's, a shape's. 0 when key k is not one of them. */
+static int manifest_lines(bn_buf *fp, const exp_t *e, int k)
+{
+    const key_def *d = &keys[k];
+    switch (d->type) {
+    case KT_PATH: {
+        const exp_popfile *pf = k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
+        buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, pf->file);
+        buf_printf(fp, "%s.%s_sha256\t%s\n", d->section, d->name, pf->sha256);
+        /* What the file held, which the experiment does not say:
+         * figures give the rows in their axis labels. */
+        if (pf->pop)
+            buf_printf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
+                       pf->pop->n);
+        return 1;
+    }
+    case KT_COLUMN: {
+        const char *c = k == KEY_POP_LABEL ? e->popfile.label
+                                           : e->popfile.group;
+        if (c)
+            buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, c);
+        return 1;
+    }
+    case KT_CHANNEL:
+        for (size_t j = 0; j < e->maps.n_ch; j++) {
+            const convpop_channel *c = &e->maps.ch[j];
+            buf_printf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
+                       d->name, e->maps.ch_names[j], c->mean, c->sd, c->r);
+        }
+        return 1;
+    case KT_SHAPE: {
+        const size_t *hw =
+            k == KEY_MAPS_IMAGE ? &e->maps.image_h : &e->maps.size_h;
+        buf_printf(fp, "%s.%s\t%zu %zu\n", d->section, d->name, hw[0], hw[1]);
+        return 1;
+    }
+    case KT_FEATURE:
+        for (size_t j = 0; j < e->pop.n_features; j++) {
+            const pop_feature *f = &e->pop.features[j];
+            buf_printf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
+                       d->name, f->name, f->mean, f->sd, f->rho);
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The value of key k as its one line has it. */
+static void manifest_value(bn_buf *fp, const exp_t *e, int k)
+{
+    const key_def *d = &keys[k];
+    switch (d->type) {
+    case KT_TEXT:
+        buf_puts(fp, e->description ? e->description : "");
+        break;
+    case KT_COLUMNS:
+        for (size_t i = 0; i < e->n_table; i++)
+            buf_printf(fp, "%s%s", i ? " " : "", e->table[i]);
+        break;
+    case KT_OUTPUTS:
+        /* The files of the models trained: the rest are never made. */
+        for (int f = 0, first = 1; out_file_get(f); f++)
+            if ((e->outputs & (1u << f)) &&
+                (out_file_get(f)->model < 0 ||
+                 (e->models & RUN_MODEL_BIT(out_file_get(f)->model)))) {
+                buf_printf(fp, "%s%s", first ? "" : " ",
+                           out_file_get(f)->name);
+                first = 0;
+            }
+        break;
+    case KT_UINT:
+        buf_printf(fp, "%llu", (unsigned long long)uint_of(e, (key_id)k));
+        break;
+    case KT_REAL:
+        buf_printf(fp, "%.17g", real_of(e, (key_id)k));
+        break;
+    case KT_REALS:
+        for (size_t i = 0; i < e->n[k]; i++)
+            buf_printf(fp, "%s%.17g", i ? " " : "", e->v[k][i].r);
+        break;
+    case KT_UINTS:
+        print_ints(fp, e->v[k], e->n[k]);
+        break;
+    case KT_CHOICES:
+        for (size_t i = 0; i < e->n[k]; i++)
+            buf_printf(fp, "%s%s", i ? " " : "", d->choice(e->v[k][i].i));
+        break;
+    case KT_ORDERS:
+        for (size_t i = 0; i < e->n[k]; i++)
+            buf_printf(fp, "%s%s", i ? " " : "",
+                       e->orders[e->v[k][i].i].name);
+        break;
+    case KT_DRIFTS:
+        for (size_t i = 0; i < e->n[k]; i++)
+            buf_printf(fp, "%s%s", i ? " " : "",
+                       e->drift_names[e->v[k][i].i]);
+        break;
+    default:
+        break;
+    }
+}
+
 void exp_manifest(bn_buf *fp, const exp_t *e)
 {
     for (int k = 0; k < KEY_COUNT; k++) {
-        const key_def *d = &keys[k];
-        if (!in_manifest(e, k))
+        if (!in_manifest(e, k) || manifest_lines(fp, e, k))
             continue;
-        if (d->type == KT_PATH) {
-            const exp_popfile *pf =
-                k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
-            buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, pf->file);
-            buf_printf(fp, "%s.%s_sha256\t%s\n", d->section, d->name,
-                       pf->sha256);
-            /* What the file held, which the experiment does not say:
-             * figures give the rows in their axis labels. */
-            if (pf->pop)
-                buf_printf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
-                           pf->pop->n);
-            continue;
-        }
-        if (d->type == KT_COLUMN) {
-            const char *c = k == KEY_POP_LABEL ? e->popfile.label
-                                               : e->popfile.group;
-            if (c)
-                buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, c);
-            continue;
-        }
-        if (d->type == KT_CHANNEL) {
-            for (size_t j = 0; j < e->maps.n_ch; j++) {
-                const convpop_channel *c = &e->maps.ch[j];
-                buf_printf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
-                           d->name, e->maps.ch_names[j], c->mean, c->sd,
-                           c->r);
-            }
-            continue;
-        }
-        if (d->type == KT_SHAPE) {
-            const size_t *hw =
-                k == KEY_MAPS_IMAGE ? &e->maps.image_h : &e->maps.size_h;
-            buf_printf(fp, "%s.%s\t%zu %zu\n", d->section, d->name, hw[0],
-                       hw[1]);
-            continue;
-        }
-        if (d->type == KT_FEATURE) {
-            for (size_t j = 0; j < e->pop.n_features; j++) {
-                const pop_feature *f = &e->pop.features[j];
-                buf_printf(fp, "%s.%s\t%s %.17g %.17g %.17g\n", d->section,
-                        d->name, f->name, f->mean, f->sd, f->rho);
-            }
-            continue;
-        }
-        buf_printf(fp, "%s.%s\t", d->section, d->name);
-        switch (d->type) {
-        case KT_TEXT:
-            buf_puts(fp, e->description ? e->description : "");
-            break;
-        case KT_COLUMNS:
-            for (size_t i = 0; i < e->n_table; i++)
-                buf_printf(fp, "%s%s", i ? " " : "", e->table[i]);
-            break;
-        case KT_OUTPUTS:
-            /* The files of the models trained: the rest are never made. */
-            for (int f = 0, first = 1; out_file_get(f); f++)
-                if ((e->outputs & (1u << f)) &&
-                    (out_file_get(f)->model < 0 ||
-                     (e->models & RUN_MODEL_BIT(out_file_get(f)->model)))) {
-                    buf_printf(fp, "%s%s", first ? "" : " ",
-                            out_file_get(f)->name);
-                    first = 0;
-                }
-            break;
-        case KT_UINT:
-            buf_printf(fp, "%llu", (unsigned long long)uint_of(e, (key_id)k));
-            break;
-        case KT_REAL:
-            buf_printf(fp, "%.17g", real_of(e, (key_id)k));
-            break;
-        case KT_REALS:
-            for (size_t i = 0; i < e->n[k]; i++)
-                buf_printf(fp, "%s%.17g", i ? " " : "", e->v[k][i].r);
-            break;
-        case KT_UINTS:
-            print_ints(fp, e->v[k], e->n[k]);
-            break;
-        case KT_CHOICES:
-            for (size_t i = 0; i < e->n[k]; i++)
-                buf_printf(fp, "%s%s", i ? " " : "", d->choice(e->v[k][i].i));
-            break;
-        case KT_ORDERS:
-            for (size_t i = 0; i < e->n[k]; i++)
-                buf_printf(fp, "%s%s", i ? " " : "",
-                        e->orders[e->v[k][i].i].name);
-            break;
-        case KT_DRIFTS:
-            for (size_t i = 0; i < e->n[k]; i++)
-                buf_printf(fp, "%s%s", i ? " " : "",
-                           e->drift_names[e->v[k][i].i]);
-            break;
-        default:
-            break;
-        }
+        buf_printf(fp, "%s.%s\t", keys[k].section, keys[k].name);
+        manifest_value(fp, e, k);
         buf_putc(fp, '\n');
     }
 }
