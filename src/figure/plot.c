@@ -381,13 +381,17 @@ static const int x_keys[] = {KEY_BATCH_SIZE, KEY_EPOCHS, KEY_PRECISE,
 
 /* How each x axis is named and drawn. */
 const x_word_row x_words[] = {
-    {KEY_BATCH_SIZE, "batch size", "B", "batch size B"},
-    {KEY_EPOCHS, "number of epochs", "E", "epochs E"},
-    {KEY_PRECISE, "number of pooled batches", "K", "pooled batches K"},
-    {KEY_NEW_WEIGHT, "new-value weight", "p", "new-value weight p"},
-    {KEY_EPS, "eps", "eps", "eps"},
-    {KEY_GAMMA, "gamma", "gamma", "gamma"},
-    {KEY_BETA, "beta", "beta", "beta"},
+    {.key = KEY_BATCH_SIZE, .noun = "batch size", .sym = "B",
+     .label = "batch size B"},
+    {.key = KEY_EPOCHS, .noun = "number of epochs", .sym = "E",
+     .label = "epochs E"},
+    {.key = KEY_PRECISE, .noun = "number of pooled batches", .sym = "K",
+     .label = "pooled batches K"},
+    {.key = KEY_NEW_WEIGHT, .noun = "new-value weight", .sym = "p",
+     .label = "new-value weight p"},
+    {.key = KEY_EPS, .noun = "eps", .sym = "eps", .label = "eps"},
+    {.key = KEY_GAMMA, .noun = "gamma", .sym = "gamma", .label = "gamma"},
+    {.key = KEY_BETA, .noun = "beta", .sym = "beta", .label = "beta"},
 };
 
 size_t x_word(int key)
@@ -535,15 +539,18 @@ static const char *series_cell(const grid_t *g, size_t s, size_t i,
 
 /* The scores the figures draw, as they name them. */
 const score_word_row score_words[] = {
-    {"stats_err", "running statistics vs truth, stats_err",
-     "worsen the running statistics", {"reaches the truth", "reach the truth"}},
-    {"stats_err_rel", "in each feature's own scale, stats_err_rel",
-     "worsen the running statistics", {"reaches the truth", "reach the truth"}},
-    {"train_eval_rmse", "train/eval gap, train_eval_rmse",
-     "widen the train/eval gap",
-     {"makes train and eval agree", "make train and eval agree"}},
-    {"batch_mean_err", "one batch's mean vs truth, batch_mean_err", NULL,
-     {NULL, NULL}},
+    {.name = "stats_err", .axis = "running statistics vs truth, stats_err",
+     .worse = "worsen the running statistics",
+     .zero = {"reaches the truth", "reach the truth"}},
+    {.name = "stats_err_rel",
+     .axis = "in each feature's own scale, stats_err_rel",
+     .worse = "worsen the running statistics",
+     .zero = {"reaches the truth", "reach the truth"}},
+    {.name = "train_eval_rmse", .axis = "train/eval gap, train_eval_rmse",
+     .worse = "widen the train/eval gap",
+     .zero = {"makes train and eval agree", "make train and eval agree"}},
+    {.name = "batch_mean_err",
+     .axis = "one batch's mean vs truth, batch_mean_err"},
 };
 
 size_t score_word(const char *name)
@@ -873,73 +880,86 @@ static const struct {
     plot_kind k;
     kind_fn make;
 } kinds[] = {
-    {{"stats-err", "curves.gp",
-      "summary.tsv with stats_err and not a classifier's accuracies; an x "
-      "axis that varies (batch_size, else epochs, precise_batches, the "
-      "momentum, eps, gamma or beta); one seed",
-      "stats_err against the x axis, a series per value of the other "
-      "varying axes (a panel per order when two or more vary); beside it "
-      "stats_err_rel when the features' variances span more than 100x; "
-      "one batch's mean error too when nothing else varies"},
-     kind_stats_err},
-    {{"train-eval", "curves.gp",
-      "summary.tsv with train_eval_rmse; an x axis that varies; one seed",
-      "train_eval_rmse against the x axis, series and panels as stats-err; "
-      "each order's ratio to shuffled batches over its points"},
-     kind_train_eval},
-    {{"features", "features.gp",
-      "features.tsv with true_var and running_var, at most 100 features",
-      "per feature, the true variance and the running variance at the "
-      "smallest and the largest batch size, of the first value of every "
-      "other varying axis; as running / true on a log axis when the "
-      "variances span more than 100x"},
-     kind_features},
-    {{"init-weight", "init-weight.gp",
-      "summary.tsv with updates, init_weight and new_weight and not a "
-      "classifier's accuracies; two or more update counts among the ema "
-      "runs",
-      "the initial values' weight (1 - p)^T for each p of the ema runs, "
-      "and their measured init_weight"},
-     kind_init_weight},
-    {{"shuffles", "shuffles.gp",
-      "distribution.tsv or expectation.tsv (many seeds); batch_size varies",
-      "stats_err across the seeds, a band from the 5th to the 95th "
-      "percentile and the median, the first seed's run among them; the "
-      "closed-form expected running-mean error against the seeds"},
-     kind_shuffles},
-    {{"accuracy", "accuracy.gp",
-      "summary.tsv with acc_train_mode and acc_eval_mode (a classifier's); "
-      "a setting that varies; one seed",
-      "both accuracies against the first of batch_size, epochs, the K of "
-      "grouped:K orders, the held-out rows' shift or scale that varies, "
-      "else the estimators (or the first setting that varies) side by "
-      "side; train mode dashed, eval mode solid; a series per value of "
-      "the other settings, at most 4 (the last held at their first value "
-      "past that), a panel per order when two or more vary; stats_err_rel "
-      "under it when it changes along the x axis"},
-     kind_accuracy},
-    {{"fit-accuracy", "accuracy.gp",
-      "summary.tsv with fit_acc_train_mode and fit_acc_eval_mode (a "
-      "classifier's); a setting that varies; one seed",
-      "the accuracy figure's panels and series for the rows trained on, "
-      "without stats_err_rel"},
-     kind_fit_accuracy},
-    {{"curve", "accuracy.gp",
-      "curve.tsv with epoch, acc_train_mode and acc_eval_mode; two or more "
-      "epochs; one seed",
-      "both accuracies after every epoch of each configuration's longest "
-      "run, a panel per configuration, at most 9 (the last settings held "
-      "at their first value past that)"},
-     kind_curve},
-    {{"effective", "effective.gp",
-      "effective.tsv with n_eff, ratio, count and count_fpc (feature maps); "
-      "batch_size varies; at most 8 channels",
-      "per channel, the effective number of values behind a batch mean "
-      "against the batch size, beside the count B H W and the count with "
-      "the finite-population correction (what independent values give), "
-      "of the first value of every other varying axis; each channel's "
-      "ratio to independent values in its key entry"},
-     kind_effective},
+    {.k = {.name = "stats-err", .script = "curves.gp",
+           .needs = "summary.tsv with stats_err and not a classifier's "
+                    "accuracies; an x axis that varies (batch_size, else "
+                    "epochs, precise_batches, the momentum, eps, gamma or "
+                    "beta); one seed",
+           .draws = "stats_err against the x axis, a series per value of the "
+                    "other varying axes (a panel per order when two or more "
+                    "vary); beside it stats_err_rel when the features' "
+                    "variances span more than 100x; one batch's mean error "
+                    "too when nothing else varies"},
+     .make = kind_stats_err},
+    {.k = {.name = "train-eval", .script = "curves.gp",
+           .needs = "summary.tsv with train_eval_rmse; an x axis that "
+                    "varies; one seed",
+           .draws = "train_eval_rmse against the x axis, series and panels "
+                    "as stats-err; each order's ratio to shuffled batches "
+                    "over its points"},
+     .make = kind_train_eval},
+    {.k = {.name = "features", .script = "features.gp",
+           .needs = "features.tsv with true_var and running_var, at most 100 "
+                    "features",
+           .draws = "per feature, the true variance and the running variance "
+                    "at the smallest and the largest batch size, of the "
+                    "first value of every other varying axis; as running / "
+                    "true on a log axis when the variances span more than "
+                    "100x"},
+     .make = kind_features},
+    {.k = {.name = "init-weight", .script = "init-weight.gp",
+           .needs = "summary.tsv with updates, init_weight and new_weight "
+                    "and not a classifier's accuracies; two or more update "
+                    "counts among the ema runs",
+           .draws = "the initial values' weight (1 - p)^T for each p of the "
+                    "ema runs, and their measured init_weight"},
+     .make = kind_init_weight},
+    {.k = {.name = "shuffles", .script = "shuffles.gp",
+           .needs = "distribution.tsv or expectation.tsv (many seeds); "
+                    "batch_size varies",
+           .draws = "stats_err across the seeds, a band from the 5th to the "
+                    "95th percentile and the median, the first seed's run "
+                    "among them; the closed-form expected running-mean error "
+                    "against the seeds"},
+     .make = kind_shuffles},
+    {.k = {.name = "accuracy", .script = "accuracy.gp",
+           .needs = "summary.tsv with acc_train_mode and acc_eval_mode (a "
+                    "classifier's); a setting that varies; one seed",
+           .draws = "both accuracies against the first of batch_size, "
+                    "epochs, the K of grouped:K orders, the held-out rows' "
+                    "shift or scale that varies, else the estimators (or the "
+                    "first setting that varies) side by side; train mode "
+                    "dashed, eval mode solid; a series per value of the "
+                    "other settings, at most 4 (the last held at their first "
+                    "value past that), a panel per order when two or more "
+                    "vary; stats_err_rel under it when it changes along the "
+                    "x axis"},
+     .make = kind_accuracy},
+    {.k = {.name = "fit-accuracy", .script = "accuracy.gp",
+           .needs = "summary.tsv with fit_acc_train_mode and "
+                    "fit_acc_eval_mode (a classifier's); a setting that "
+                    "varies; one seed",
+           .draws = "the accuracy figure's panels and series for the rows "
+                    "trained on, without stats_err_rel"},
+     .make = kind_fit_accuracy},
+    {.k = {.name = "curve", .script = "accuracy.gp",
+           .needs = "curve.tsv with epoch, acc_train_mode and acc_eval_mode; "
+                    "two or more epochs; one seed",
+           .draws = "both accuracies after every epoch of each "
+                    "configuration's longest run, a panel per configuration, "
+                    "at most 9 (the last settings held at their first value "
+                    "past that)"},
+     .make = kind_curve},
+    {.k = {.name = "effective", .script = "effective.gp",
+           .needs = "effective.tsv with n_eff, ratio, count and count_fpc "
+                    "(feature maps); batch_size varies; at most 8 channels",
+           .draws = "per channel, the effective number of values behind a "
+                    "batch mean against the batch size, beside the count B H "
+                    "W and the count with the finite-population correction "
+                    "(what independent values give), of the first value of "
+                    "every other varying axis; each channel's ratio to "
+                    "independent values in its key entry"},
+     .make = kind_effective},
 };
 
 const plot_kind *plot_kind_get(size_t i)

@@ -14,10 +14,14 @@
 
 /* How a classifier's numeric x axes are named and drawn. */
 static const x_word_row clf_x_words[] = {
-    {KEY_BATCH_SIZE, "batch size", "B", "batch size B"},
-    {KEY_EPOCHS, "number of epochs", "E", "epochs E"},
-    {KEY_EVAL_SHIFT, "shift", "shift", "held-out rows' shift, in sd"},
-    {KEY_EVAL_SCALE, "scale", "scale", "held-out rows' spread, × sd"},
+    {.key = KEY_BATCH_SIZE, .noun = "batch size", .sym = "B",
+     .label = "batch size B"},
+    {.key = KEY_EPOCHS, .noun = "number of epochs", .sym = "E",
+     .label = "epochs E"},
+    {.key = KEY_EVAL_SHIFT, .noun = "shift", .sym = "shift",
+     .label = "held-out rows' shift, in sd"},
+    {.key = KEY_EVAL_SCALE, .noun = "scale", .sym = "scale",
+     .label = "held-out rows' spread, × sd"},
 };
 
 void cx_words(const cview *v, const char **noun, const char **sym,
