@@ -261,9 +261,13 @@ static int maps_excludes(const exp_t *e, bn_error *err)
     static const struct {
         key_id k;
         int needs; /* 1 image, 2 size, 3 either */
-    } applies[] = {{KEY_MAPS_FILTERS, 1}, {KEY_MAPS_KERNEL, 1},
-                   {KEY_MAPS_SAMPLES, 2}, {KEY_MAPS_CHANNEL, 2},
-                   {KEY_MAPS_SEED, 3}};
+    } applies[] = {
+        {.k = KEY_MAPS_FILTERS, .needs = 1},
+        {.k = KEY_MAPS_KERNEL, .needs = 1},
+        {.k = KEY_MAPS_SAMPLES, .needs = 2},
+        {.k = KEY_MAPS_CHANNEL, .needs = 2},
+        {.k = KEY_MAPS_SEED, .needs = 3},
+    };
     static const char *const what[] = {
         "", "image (a file's rows through filters)",
         "size (generated maps)", "image or size (feature maps)"};
