@@ -375,11 +375,8 @@ static int exp_open(plot_exp *x, const char *dir, const char *name,
 
 /* ---- the roles of the axes in a figure ---- */
 
-/* The x axis: the first of these that varies. */
-static const int x_keys[] = {KEY_BATCH_SIZE, KEY_EPOCHS, KEY_PRECISE,
-                             KEY_NEW_WEIGHT, KEY_EPS, KEY_GAMMA, KEY_BETA};
-
-/* How each x axis is named and drawn. */
+/* The x axes, the first that varies taken, and how each is named and
+ * drawn. */
 const x_word_row x_words[] = {
     {.key = KEY_BATCH_SIZE, .noun = "batch size", .sym = "B",
      .label = "batch size B"},
@@ -402,19 +399,19 @@ size_t x_word(int key)
     return 0;
 }
 
-/* The x axis is the first of x_keys that varies; of the other varying
+/* The x axis is the first of x_words that varies; of the other varying
  * axes (the seed aside: many seeds are the distribution's), one gives the
  * panels when two or more vary (the order if it does, else the first),
  * and the rest the series. The momentum is shown as its new-value weight
  * p, which says the same whatever its convention. nscores 0: no
  * panels. */
 void roles_of(const table_t *tb, int with_x, size_t nscores,
-                     roles_t *r)
+              roles_t *r)
 {
     memset(r, 0, sizeof *r);
-    for (size_t i = 0; with_x && i < COUNT(x_keys) && !r->x; i++)
-        if (varies(axis_of(tb, x_keys[i])))
-            r->x = axis_of(tb, x_keys[i]);
+    for (size_t i = 0; with_x && i < COUNT(x_words) && !r->x; i++)
+        if (varies(axis_of(tb, x_words[i].key)))
+            r->x = axis_of(tb, x_words[i].key);
     const axis_t *nw = axis_of(tb, KEY_NEW_WEIGHT);
     const axis_t *others[KEY_COUNT];
     size_t no = 0;
@@ -442,7 +439,7 @@ void roles_of(const table_t *tb, int with_x, size_t nscores,
 
 /* A row's series: its cells of the series axes, joined by tabs. */
 void row_series(const tsv_table *t, size_t row, const roles_t *r,
-                       bn_buf *b)
+                bn_buf *b)
 {
     buf_clear(b);
     for (size_t i = 0; i < r->nsa; i++)
@@ -465,8 +462,8 @@ void grid_free(grid_t *g)
 /* Column col of the rows that pass keep (NULL: all) by panel, series and
  * x; the series in the order their first rows come. */
 int grid_make(const table_t *tb, const roles_t *r, const char *col,
-                     int (*keep)(const table_t *, size_t, const void *),
-                     const void *ctx, grid_t *g, bn_error *err)
+              int (*keep)(const table_t *, size_t, const void *),
+              const void *ctx, grid_t *g, bn_error *err)
 {
     memset(g, 0, sizeof *g);
     const tsv_table *t = &tb->t;
@@ -575,7 +572,7 @@ const char *axis_noun(const axis_t *a)
 /* A value of an axis in words: in a sentence ("p = 0.1", "batches sorted
  * by f0"), or as a key entry, which marks the published p. */
 void value_words(bn_buf *b, const plot_exp *x, const axis_t *a,
-                        const char *cell, int sentence)
+                 const char *cell, int sentence)
 {
     char buf[600];
     double v = num(cell);
@@ -598,7 +595,7 @@ void value_words(bn_buf *b, const plot_exp *x, const axis_t *a,
 }
 
 void series_words(bn_buf *b, const plot_exp *x, const roles_t *r,
-                         const grid_t *g, size_t s, int sentence)
+                  const grid_t *g, size_t s, int sentence)
 {
     char buf[600];
     if (r->nsa == 0)
@@ -640,7 +637,7 @@ static const char *series_role(const plot_exp *x, const table_t *tb,
 /* "512 rows, 1 epoch, momentum 0.9 old (p = 0.1)": what the manifest and
  * the file say of the settings no axis of the figure shows. */
 void facts(bn_buf *b, const plot_exp *x, const table_t *tb,
-                  const roles_t *r)
+           const roles_t *r)
 {
     const char *sep = "";
     if (!isnan(x->rows)) {
@@ -697,7 +694,7 @@ void x_axis(bn_buf *a, const axis_t *x)
 }
 
 void x_label(bn_buf *t, const plot_exp *x, const table_t *tb,
-                    const roles_t *r, int log)
+             const roles_t *r, int log)
 {
     buf_clear(t);
     tx(t, x_words[x_word(r->x->key)].label);
@@ -748,8 +745,8 @@ static int series_exact(const grid_t *const *gs, size_t n, size_t s)
  * have it says so in its entry; *published (when given) is the index of
  * the published series, else 0. -1 when out of memory. */
 int as_series(bn_buf *a, const plot_exp *x, const table_t *tb,
-                     const roles_t *r, const grid_t *g,
-                     const grid_t *const *gs, size_t ngs, size_t *published)
+              const roles_t *r, const grid_t *g,
+              const grid_t *const *gs, size_t ngs, size_t *published)
 {
     size_t ns = g->ns;
     as_num(a, "ns", (double)ns);

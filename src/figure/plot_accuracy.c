@@ -505,7 +505,7 @@ int kind_accuracy(const plot_exp *x, figure_out *o, bn_error *err)
  * (the same panels and series) so the two read side by side; the
  * statistics' error is the held-out figure's. */
 int kind_fit_accuracy(const plot_exp *x, figure_out *o,
-                             bn_error *err)
+                      bn_error *err)
 {
     return accuracies(x, o, err, 1);
 }

@@ -39,7 +39,7 @@ static void cv_key(const tsv_table *t, size_t row, const axis_t *const *a,
 
 /* Field i of a key of tab-joined cells. */
 const char *key_field(const char *key, size_t i, char *buf,
-                             size_t cap)
+                      size_t cap)
 {
     for (size_t j = 0; j < i && key; j++) {
         key = strchr(key, '\t');

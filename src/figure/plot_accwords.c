@@ -25,7 +25,7 @@ static const x_word_row clf_x_words[] = {
 };
 
 void cx_words(const cview *v, const char **noun, const char **sym,
-                     const char **label)
+              const char **label)
 {
     *noun = *sym = *label = v->xcol;
     if (!v->x) {
@@ -77,7 +77,7 @@ static void cx_at(bn_buf *b, const plot_exp *x, const cview *v, size_t xi)
 
 /* The values of key (tab-joined cells of axes a) in words. */
 void key_words(bn_buf *b, const plot_exp *x, const axis_t *const *a,
-                      size_t n, const char *key)
+               size_t n, const char *key)
 {
     char buf[600];
     for (size_t i = 0; i < n; i++) {
@@ -88,7 +88,7 @@ void key_words(bn_buf *b, const plot_exp *x, const axis_t *const *a,
 
 /* name(d): a row's cells of axes a joined by tabs, as cv_key joins them. */
 void as_key_fn(bn_buf *b, const char *name, const axis_t *const *a,
-                      size_t n)
+               size_t n)
 {
     buf_printf(b, "%s(d) = ", name);
     for (size_t i = 0; i < n; i++)
@@ -97,7 +97,7 @@ void as_key_fn(bn_buf *b, const char *name, const axis_t *const *a,
 }
 
 gap_t gap_over(const cview *v, const double *tr, const double *ev,
-                      size_t p0, size_t p1)
+               size_t p0, size_t p1)
 {
     gap_t g = {0, 1, -INFINITY, 0, 0, 0};
     size_t ns = v->sk.n, nx = v->nx;
@@ -148,7 +148,7 @@ static void gap_at(bn_buf *b, const plot_exp *x, const cview *v,
  *   else none above 0: "Eval mode at or above train mode at every ...";
  *   else: "Eval mode at most 0.03 below train mode (...)". */
 void gap_words(bn_buf *b, const plot_exp *x, const cview *v,
-                      const gap_t *g, int title)
+               const gap_t *g, int title)
 {
     const char *noun, *sym, *label;
     cx_words(v, &noun, &sym, &label);
@@ -186,7 +186,7 @@ void gap_words(bn_buf *b, const plot_exp *x, const cview *v,
 /* How a curve's gap closes: "within 0.05 from epoch 12 on", when it is
  * wider before and stays within over two epochs or more. */
 void closes_words(bn_buf *b, const cview *v, const double *tr,
-                         const double *ev, size_t p)
+                  const double *ev, size_t p)
 {
     size_t nx = v->nx, from = nx;
     for (size_t xi = nx; xi-- > 0;) {
@@ -205,7 +205,7 @@ void closes_words(bn_buf *b, const cview *v, const double *tr,
 /* "427 rows, 3 epochs, momentum 0.1 new, 142 held out; ema, shift = 0":
  * the settings the figure's axes do not show. */
 void clf_facts(bn_buf *b, const plot_exp *x, const cview *v,
-                      const roles_t *r)
+               const roles_t *r)
 {
     facts(b, x, v->tb, r);
     const char *held = manifest_value(x, "held_out_rows");

@@ -41,7 +41,7 @@ int exp_maps_active(const exp_t *e)
 /* The maps' samples, height, width and channels (a file's samples once it
  * is read); 0 where a kernel does not fit. */
 void maps_shape(const exp_t *e, size_t *m, size_t *h, size_t *w,
-                       size_t *c)
+                size_t *c)
 {
     const exp_maps *mp = &e->maps;
     if (mp->image_h) {
@@ -114,7 +114,7 @@ size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib)
 
 /* Apply the axes' values at index pos[] to cfg. */
 void config_at(const exp_t *e, const key_id *ax, size_t na,
-                      const size_t *pos, run_config *cfg)
+               const size_t *pos, run_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->experiment, sizeof cfg->experiment, "%s", e->stem);
