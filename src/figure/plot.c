@@ -250,11 +250,17 @@ static void table_free(table_t *tb)
     memset(tb, 0, sizeof *tb);
 }
 
-/* dir/file read into tb; tb->ok stays 0 when there is no such file. */
-static int load_table(const char *dir, const char *file, table_t *tb,
+/* Where an experiment's files are: a directory, or texts in memory. */
+typedef struct {
+    const char *dir;
+    const plot_file *files;
+    size_t n;
+} plot_source;
+
+/* dir/file into tb; tb->ok stays 0 when there is no such file. */
+static int read_table(const char *dir, const char *file, table_t *tb,
                       bn_error *err)
 {
-    memset(tb, 0, sizeof *tb);
     snprintf(tb->path, sizeof tb->path, "%s/%s", dir, file);
     FILE *fp = fopen(tb->path, "rb");
     if (!fp)
@@ -265,7 +271,34 @@ static int load_table(const char *dir, const char *file, table_t *tb,
     if (tsv_read(tb->path, &tb->t, err) != 0)
         return -1;
     tb->ok = 1;
-    return find_axes(tb, err);
+    return 0;
+}
+
+/* The text named file among the source's into tb, named so; tb->ok stays
+ * 0 when there is none. */
+static int parse_table(const plot_source *src, const char *file, table_t *tb,
+                       bn_error *err)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        const plot_file *f = &src->files[i];
+        if (strcmp(f->name, file) != 0)
+            continue;
+        snprintf(tb->path, sizeof tb->path, "%s", file);
+        if (tsv_parse(file, f->text, f->len, &tb->t, err) != 0)
+            return -1;
+        tb->ok = 1;
+        return 0;
+    }
+    return 0;
+}
+
+static int load_table(const plot_source *src, const char *file, table_t *tb,
+                      bn_error *err)
+{
+    memset(tb, 0, sizeof *tb);
+    int rc = src->files ? parse_table(src, file, tb, err)
+                        : read_table(src->dir, file, tb, err);
+    return rc != 0 || !tb->ok ? rc : find_axes(tb, err);
 }
 
 const axis_t *axis_of(const table_t *tb, int key)
@@ -343,19 +376,18 @@ static void exp_free_all(plot_exp *x)
     table_free(&x->eff);
 }
 
-static int exp_open(plot_exp *x, const char *dir, const char *name,
+static int exp_open(plot_exp *x, const plot_source *src, const char *name,
                     bn_error *err)
 {
     memset(x, 0, sizeof *x);
-    x->dir = dir;
     x->name = name;
-    if (load_table(dir, "manifest.tsv", &x->manifest, err) != 0 ||
-        load_table(dir, "summary.tsv", &x->sum, err) != 0 ||
-        load_table(dir, "features.tsv", &x->feat, err) != 0 ||
-        load_table(dir, "distribution.tsv", &x->dist, err) != 0 ||
-        load_table(dir, "expectation.tsv", &x->expect, err) != 0 ||
-        load_table(dir, "curve.tsv", &x->curve, err) != 0 ||
-        load_table(dir, "effective.tsv", &x->eff, err) != 0) {
+    if (load_table(src, "manifest.tsv", &x->manifest, err) != 0 ||
+        load_table(src, "summary.tsv", &x->sum, err) != 0 ||
+        load_table(src, "features.tsv", &x->feat, err) != 0 ||
+        load_table(src, "distribution.tsv", &x->dist, err) != 0 ||
+        load_table(src, "expectation.tsv", &x->expect, err) != 0 ||
+        load_table(src, "curve.tsv", &x->curve, err) != 0 ||
+        load_table(src, "effective.tsv", &x->eff, err) != 0) {
         exp_free_all(x);
         return -1;
     }
@@ -988,11 +1020,12 @@ static int push(plot_list *l, const char *experiment, const plot_kind *k,
     return 0;
 }
 
-int plot_experiment(const char *dir, const char *name, plot_list *list,
-                    bn_error *err)
+/* Append the figures the source's files support to list. */
+static int plot_source_figures(const plot_source *src, const char *name,
+                               plot_list *list, bn_error *err)
 {
     plot_exp x;
-    if (exp_open(&x, dir, name, err) != 0)
+    if (exp_open(&x, src, name, err) != 0)
         return -1;
     int added = 0;
     for (size_t i = 0; i < COUNT(kinds); i++) {
@@ -1011,6 +1044,20 @@ int plot_experiment(const char *dir, const char *name, plot_list *list,
     }
     exp_free_all(&x);
     return added;
+}
+
+int plot_experiment(const char *dir, const char *name, plot_list *list,
+                    bn_error *err)
+{
+    plot_source src = {.dir = dir};
+    return plot_source_figures(&src, name, list, err);
+}
+
+int plot_tables(const plot_file *files, size_t n, const char *name,
+                plot_list *list, bn_error *err)
+{
+    plot_source src = {.files = files, .n = n};
+    return plot_source_figures(&src, name, list, err);
 }
 
 void plot_list_free(plot_list *l)

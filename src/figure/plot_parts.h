@@ -84,7 +84,7 @@ typedef struct {
 } table_t;
 
 typedef struct {
-    const char *dir, *name;
+    const char *name;
     table_t sum, feat, dist, expect, manifest, curve, eff;
     double rows;       /* the population's rows, NaN when unknown */
     double published_p; /* the key table's default new-value weight */
