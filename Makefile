@@ -315,7 +315,8 @@ test-figures:
 # The web page (web/, docs/browser.md): the stages
 # bnstudy runs on, compiled to WebAssembly by Debian's emscripten with the
 # build's own flags (BN_FLAGS: no contraction, no -ffast-math), and
-# web/glue.c, which hands a run to the page's script. The folders above
+# web/glue.c, which hands runs and their figures to the page's script
+# (web_tables, web_run, web_figures: EXPORTED_FUNCTIONS). The folders above
 # figure/ are left out: io/ is what needs libinih or nettle or writes
 # result sets, claim/ reads claims files with libinih, cli/ is the
 # command line. The .wasm and its loader are built here, never committed.
@@ -324,7 +325,7 @@ WEB_LAYERS := base pop model study figure
 WEB_SRCS := $(foreach d,$(WEB_LAYERS),$(wildcard src/$(d)/*.c)) web/glue.c
 WEB_LDFLAGS := -sMODULARIZE=1 -sEXPORT_NAME=bnstudyModule \
                -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 \
-               -sEXPORTED_FUNCTIONS=_web_tables,_web_run \
+               -sEXPORTED_FUNCTIONS=_web_tables,_web_run,_web_figures \
                -sEXPORTED_RUNTIME_METHODS=cwrap
 # emcc is a node program; Debian's finds its JavaScript packages in
 # /usr/share/nodejs, where a node not installed by Debian does not look.
