@@ -32,14 +32,14 @@ TSRCS   := $(wildcard tests/*.c)
 TOBJS   := $(TSRCS:tests/%.c=$(BUILD)/tests/%.o)
 HDRS    := $(wildcard src/*/*.h tests/*.h)
 # Each object's headers, as the compiler found them (-MMD -MP): touching
-# one header rebuilds only what includes it.
+# one header rebuilds only what includes it (the files are included at the
+# end, so that none of their rules becomes the default goal).
 DEPFLAGS = -MMD -MP
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-.PHONY: all deps clean test unit unit-tests check-layers sanitize study study-results \
+.PHONY: all deps clean test test-quick test-full unit unit-tests check-layers sanitize study study-results \
         study-numbers bench bench-memory \
         test-peer test-peer-if-available figures test-figures \
-        check-portable libs tests-libs test-faults test-cli test-shard fuzz \
+        check-portable libs tests-libs test-faults test-cli test-shard test-slurm fuzz \
         fuzz-replay FORCE web test-web \
         test-web-if-available test-scenarios test-scenarios-if-available
 
@@ -113,11 +113,28 @@ deps:
 	@bash scripts/deps.sh all
 
 # Every suite, each ending with its own "N passed, N failed", then their
-# total as the last line.
+# total as the last line (scripts/test-all.sh). A few minutes on two
+# cores: the sanitizer pass reproduces the quicker part of the study
+# (SAN_EXPERIMENTS). make test-full also runs the whole study under the
+# sanitizers; CI runs test-full.
 test:
 	@bash scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
 	@bash scripts/test-all.sh
+
+# A first look in a minute or two, installing no PyTorch (about 2 GB with
+# its libraries) and no browser: the include rule, the unit tests, the
+# command line's bad inputs, the shards, the figures and the README's
+# tables and examples; no sanitizers, no peer or browser test.
+test-quick:
+	@bash scripts/deps.sh quick
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	@TEST_QUICK=1 bash scripts/test-all.sh
+
+test-full:
+	@bash scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(BIN) $(BUILD)/unit_tests $(BUILD)/pcg_ref
+	@TEST_FULL=1 bash scripts/test-all.sh
 
 # T="GROUP ..." runs those groups only (build/unit_tests --list names
 # them): make unit T=bn.
@@ -134,8 +151,13 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 SAN_CFLAGS := $(SAN_FLAGS) -DBN_STRICT
 SAN_BUILD := --no-print-directory BUILD=build/san BIN=build/san/bnstudy \
              CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_FLAGS)"
+# The study's numbers under the sanitizers: every experiment but the five
+# longest classifier sweeps (the plain unit run reproduces those; make
+# test-full runs them all here too, SAN_EXPERIMENTS= empty meaning all).
+SAN_EXPERIMENTS ?= $(filter-out clf-digits clf-shift clf-adaptive \
+                   clf-grouped clf-fixes-grouped,$(EXPERIMENTS))
 sanitize:
-	@$(MAKE) $(SAN_BUILD) unit-tests
+	@BN_STUDY_EXPERIMENTS="$(SAN_EXPERIMENTS)" $(MAKE) $(SAN_BUILD) unit-tests
 
 # Fault injection (src/base/fault.h): the program built with BN_FAULT, under the
 # sanitizers, and tests/faults.sh walking the k-th allocation, the k-th
@@ -162,6 +184,14 @@ test-cli: $(BIN)
 # and Slurm recipes.
 test-shard: $(BIN)
 	@bash tests/shard.sh ./$(BIN)
+
+# The Slurm recipe of docs/commands.md submitted to a real one-node Slurm
+# on localhost (tests/slurm.sh): as root on Debian it installs slurm-wlm
+# and munge when missing, keeps the cluster's files in a temporary
+# directory and stops its daemons by pid. Not part of `make test`, which
+# installs no daemons; CI runs it.
+test-slurm: $(BIN)
+	@bash tests/slurm.sh ./$(BIN)
 
 # Fuzzing the experiment-file and --set paths (tests/fuzz/): libFuzzer from
 # clang for FUZZ_SECONDS, seeded with tests/fuzz/corpus and experiments/;
@@ -246,7 +276,8 @@ test-scenarios-if-available:
 
 # The published study: every experiment into $(RESULTS), the claims checked,
 # the figures drawn, the reading tables printed. With RESULTS=results (the
-# default) the README's tables are refreshed from the new files too.
+# default) the tables of README.md and docs/ are refreshed from the new
+# files too.
 RESULTS     ?= results
 EXPERIMENTS := headline batch-size ordering momentum estimators \
                what-fixes-it precise shuffles real-batch-size real-estimators \
@@ -299,10 +330,11 @@ figures: $(BIN)
 test-figures:
 	bash tests/figures.sh
 
-# The web page (web/, README's "Explore in the browser"): the stages
+# The web page (web/, docs/browser.md): the stages
 # bnstudy runs on, compiled to WebAssembly by Debian's emscripten with the
 # build's own flags (BN_FLAGS: no contraction, no -ffast-math), and
-# web/glue.c, which hands a run to the page's script. The folders above
+# web/glue.c, which hands runs and their figures to the page's script
+# (web_tables, web_run, web_figures: EXPORTED_FUNCTIONS). The folders above
 # figure/ are left out: io/ is what needs libinih or nettle or writes
 # result sets, claim/ reads claims files with libinih, cli/ is the
 # command line. The .wasm and its loader are built here, never committed.
@@ -311,7 +343,7 @@ WEB_LAYERS := base pop model study figure
 WEB_SRCS := $(foreach d,$(WEB_LAYERS),$(wildcard src/$(d)/*.c)) web/glue.c
 WEB_LDFLAGS := -sMODULARIZE=1 -sEXPORT_NAME=bnstudyModule \
                -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 \
-               -sEXPORTED_FUNCTIONS=_web_tables,_web_run \
+               -sEXPORTED_FUNCTIONS=_web_tables,_web_run,_web_figures \
                -sEXPORTED_RUNTIME_METHODS=cwrap
 # emcc is a node program; Debian's finds its JavaScript packages in
 # /usr/share/nodejs, where a node not installed by Debian does not look.
@@ -332,7 +364,7 @@ web/bnstudy.js: $(WEB_SRCS) $(HDRS)
 # The browser test (tests/web/): the page in headless Chromium against
 # ./bnstudy run, bit for bit. puppeteer-core comes from npm, at the
 # versions tests/web/package-lock.json fixes. The screenshot it takes goes
-# to WEB_SCREENSHOT (WEB_SCREENSHOT=docs/web.png refreshes README's).
+# to WEB_SCREENSHOT (WEB_SCREENSHOT=docs/web.png refreshes the README's).
 WEB_SCREENSHOT ?= $(BUILD)/web/screenshot.png
 test-web: $(BIN) web/bnstudy.js
 	@bash scripts/deps.sh browser
@@ -353,7 +385,7 @@ test-web-if-available:
 		echo "SKIPPED browser test: $$reason"; \
 	fi
 
-# Speed and memory (README, "How fast"): bnstudy beside the bare kernel of
+# Speed and memory (docs/speed.md): bnstudy beside the bare kernel of
 # bench/, numpy and PyTorch, the classifier's epoch beside PyTorch's, the
 # cost per value by size (and its figure, $(BUILD)/bench/scaling.png and
 # .svg, when gnuplot is there); then configurations per second and peak
@@ -381,3 +413,6 @@ bench-memory: $(BIN)
 
 clean:
 	rm -rf build $(BIN) web/bnstudy.js web/bnstudy.wasm
+
+# The headers each object was built from (DEPFLAGS), once it was built.
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

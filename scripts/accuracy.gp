@@ -7,8 +7,8 @@
 # estimators side by side), with stats_err_rel under them when it changes
 # along that axis; fit-accuracy draws the same of the rows trained on;
 # curve draws them after every epoch of curve.tsv, a panel per
-# configuration. bnstudy plot (src/figure/plot.c) says what to draw and gives
-# every text:
+# configuration. bnstudy plot (src/figure/plot_accuracy.c) says what to
+# draw and gives every text:
 #   f the file; ctrain, ceval its columns of the two modes' accuracies
 #     (held out, or fit-accuracy's of the rows trained on); xcol its x
 #     column; xnum 1 when the column's values are

@@ -2,7 +2,9 @@
 # The include rule of src/: a folder per stage of the data path, and a
 # file includes only headers of its own folder or of the folders below
 # it, named with their folder ("model/bn.h"). Within a folder the modules
-# (a .c and its .h) include each other in no circle. Usage:
+# (a .c and its .h, and the pieces of a module split over files: X_PART.c
+# and X_PART.h where X.c or X.h exists, such as study/exp_values.c and a
+# header private to them) include each other in no circle. Usage:
 #
 #   bash scripts/check-layers.sh [--src DIR] LAYER...
 #
@@ -32,6 +34,17 @@ rank_of() {
     echo -1
 }
 
+# The module a file of folder $1 named $2 (without .c or .h) is part of:
+# "exp_values" is "exp"'s when exp.c or exp.h exists, else its own.
+module_of() {
+    local base=$2 head=${2%%_*}
+    if [ "$head" != "$base" ] &&
+        { [ -f "$src/$1/$head.c" ] || [ -f "$src/$1/$head.h" ]; }; then
+        base=$head
+    fi
+    echo "$1/$base"
+}
+
 bad=0
 broken() {
     echo "$1"
@@ -56,7 +69,7 @@ for layer in "${layers[@]}"; do
     r=$(rank_of "$layer")
     for f in "$src/$layer"/*.[ch]; do
         [ -e "$f" ] || continue
-        mod="$layer/$(basename "${f%.[ch]}")"
+        mod=$(module_of "$layer" "$(basename "${f%.[ch]}")")
         echo "$mod $mod" >> "$edges"
         while IFS=: read -r line inc; do
             # provenance_build.h is the build's own, generated in build/.
@@ -76,7 +89,7 @@ for layer in "${layers[@]}"; do
             elif [ "$tr" -gt "$r" ]; then
                 broken "$f:$line: $layer/ includes \"$inc\", from $to/, a later stage"
             elif [ "$to" = "$layer" ]; then
-                target="${inc%.h}"
+                target=$(module_of "$layer" "$(basename "${inc%.h}")")
                 [ "$target" = "$mod" ] || echo "$mod $target" >> "$edges"
             fi
         done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |

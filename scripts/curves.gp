@@ -5,7 +5,7 @@
 # the published batch-size, momentum, ordering and estimators figures, and
 # the real-data one, for whichever experiment has the axes. Which columns,
 # which series, which panels, and every title, label and annotation come
-# from bnstudy plot (src/figure/plot.c), worded from the numbers:
+# from bnstudy plot (src/figure/plot_curves.c), worded from the numbers:
 #   f the file; xcol, xv, xlog, xlabel, x2tics the x axis;
 #   sc, yl, ys, ylog, ylo, yhi, yzero a row of panels per score (y label,
 #     short label, log scale, the smallest value that is not 0 and the

@@ -9,6 +9,8 @@
 #                    packages it: the peer test runs when it is there; GNU
 #                    parallel too, for the sharding recipe's test)
 #   deps.sh all      the same as test
+#   deps.sh quick    what make test-quick needs: the unit tests' and the
+#                    study's, PCG's header, python3; no PyTorch, no browser
 #   deps.sh fuzz     clang and its libFuzzer, for `make fuzz` (CI runs it)
 #   deps.sh web      the build's and emscripten: make web, the page
 #   deps.sh browser  web's and Chromium, node and npm: the browser test
@@ -16,6 +18,8 @@
 #                    for aarch64 a cross compiler, qemu-user and the arm64
 #                    libraries (Debian only: it adds the arm64 architecture
 #                    to dpkg)
+#   deps.sh slurm    Slurm (slurm-wlm) and munge, for make test-slurm's
+#                    one-node cluster (Debian only)
 #   deps.sh --check GROUP   install nothing: print one line naming what is
 #                    missing and how to install it, exit 2 if anything is
 #
@@ -23,9 +27,12 @@
 # libraries, the compiler for headers, PATH for tools), whatever installed
 # it; when nothing is missing nothing is run. Otherwise the missing
 # packages are installed with apt-get, dnf, pacman or Homebrew, whichever
-# is present (through sudo when not root, except Homebrew). NO_INSTALL=1
-# reports what is missing and stops instead. README.md lists the package
-# names for each system.
+# is present (through sudo when not root, except Homebrew). A plain user
+# without sudo gets the one command to run as root instead, and so does
+# NO_INSTALL=1. docs/building.md lists the package names for each system.
+#
+# Runs under bash 3.2 (macOS's): an empty array is expanded as
+# ${a[@]+"${a[@]}"}, which bash before 4.4 needs under set -u.
 set -uo pipefail
 
 check_only=0
@@ -35,10 +42,32 @@ if [ "${1:-}" = --check ]; then
 fi
 group=${1:-all}
 case "$group" in
-    build | unit | study | test | all | fuzz | web | browser) ;;
-    portable) ;;
-    *) echo "deps.sh: unknown group '$group' (build, unit, study, test, all, fuzz, web, browser, portable)" >&2; exit 2 ;;
+    build | unit | study | quick | test | all | fuzz | web | browser) ;;
+    portable | slurm) ;;
+    *) echo "deps.sh: unknown group '$group' (build, unit, study, quick, test, all, fuzz, web, browser, portable, slurm)" >&2; exit 2 ;;
 esac
+
+# debian_only WHAT PKG...: packages of a group that only Debian's names
+# are known for, installed with apt-get (through sudo when not root), or
+# named in one line with the command to run as root, and exit 2.
+debian_only() {
+    local what=$1 sudo="" arch=""
+    shift
+    [ "$group" != portable ] || arch="dpkg --add-architecture arm64 && "
+    if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1 ||
+       { [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; }; then
+        echo "bnstudy: $what need $* (Debian packages; as root: ${arch}apt-get update && apt-get install $*)" >&2
+        exit 2
+    fi
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing: $*" >&2
+    [ -z "$arch" ] || dpkg --print-foreign-architectures | grep -qx arm64 ||
+        $sudo dpkg --add-architecture arm64
+    $sudo apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+            --no-install-recommends "$@" >&2
+    exit
+}
 
 if [ "$group" = portable ]; then
     arm=(libinih-dev:arm64 nettle-dev:arm64)
@@ -49,18 +78,18 @@ if [ "$group" = portable ]; then
             missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && exit 0
-    if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
-        echo "bnstudy: check-portable's variants need ${missing[*]} (Debian packages)" >&2
-        exit 2
-    fi
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "installing: ${missing[*]}" >&2
-    dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64
-    $sudo apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-            --no-install-recommends "${missing[@]}" >&2
-    exit
+    debian_only "check-portable's variants" "${missing[@]}"
+fi
+
+# tests/slurm.sh's one-node cluster: the daemons, the clients the recipe
+# calls, and munge, found on PATH or in the sbin directories a user that
+# is not root may not have on it.
+if [ "$group" = slurm ]; then
+    for t in sbatch squeue sinfo scontrol scancel slurmctld slurmd munged; do
+        PATH=$PATH:/usr/sbin:/sbin command -v "$t" >/dev/null 2>&1 ||
+            debian_only "the Slurm test's cluster and its recipe" slurm-wlm munge
+    done
+    exit 0
 fi
 
 # The package manager, and each component's package name under it (one
@@ -138,6 +167,7 @@ optional=()
 case "$group" in
     unit) need+=(gsl cmocka) ;;
     study) need+=(gnuplot); optional+=(font) ;;
+    quick) need+=(gnuplot gsl cmocka cxx pcg python3); optional+=(font) ;;
     test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch parallel) ;;
     fuzz) need+=(clang fuzzer) ;;
     web) need+=(emcc) ;;
@@ -146,7 +176,7 @@ esac
 
 missing=() missing_opt=()
 for c in "${need[@]}"; do present "$c" || missing+=("$c"); done
-for c in "${optional[@]}"; do present "$c" || missing_opt+=("$c"); done
+for c in ${optional[@]+"${optional[@]}"}; do present "$c" || missing_opt+=("$c"); done
 [ ${#missing[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ] && exit 0
 
 names() { # the package names of the given components under $pm
@@ -156,22 +186,52 @@ names() { # the package names of the given components under $pm
         [ "$p" = - ] || out+=("$p")
     done
     [ ${#out[@]} -gt 0 ] && printf '%s\n' "${out[@]}" | sort -u | tr '\n' ' ' | sed 's/ $//'
+    return 0
 }
 
-if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || [ "$pm" = none ]; then
+# The one command that installs packages with $pm, as root would type it.
+root_command() {
+    case "$pm" in
+        apt-get) echo "apt-get update && apt-get install -y --no-install-recommends $*" ;;
+        dnf) echo "dnf install -y $*" ;;
+        pacman) echo "pacman -S --needed $*" ;;
+        brew) echo "brew install $*" ;;
+    esac
+}
+
+# Not root, no sudo: nothing can be installed from here, so say exactly
+# what to run as root (optional packages included: they are what the
+# tests would have installed).
+no_sudo=0
+[ "$(id -u)" -ne 0 ] && [ "$pm" != brew ] && [ "$pm" != none ] &&
+    ! command -v sudo >/dev/null 2>&1 && no_sudo=1
+
+if [ "$check_only" = 1 ] || [ "${NO_INSTALL:-0}" = 1 ] || [ "$pm" = none ] ||
+   { [ "$no_sudo" = 1 ] && [ ${#missing[@]} -gt 0 ]; }; then
     [ ${#missing[@]} -eq 0 ] && exit 0
-    how="README.md, Building, names the packages"
+    how="docs/building.md names the packages"
     list=$(names "${missing[@]}")
     deps="make deps"
     case "$group" in web | browser) deps="bash scripts/deps.sh $group" ;; esac
-    [ "$pm" != none ] && [ -n "$list" ] && how="install $list with $pm, or run $deps"
+    if [ "$no_sudo" = 1 ] && [ -n "$list" ]; then
+        all=$(names "${missing[@]}" ${missing_opt[@]+"${missing_opt[@]}"})
+        how="you are not root and there is no sudo; as root, run: $(root_command "$all")"
+    elif [ "$pm" != none ] && [ -n "$list" ]; then
+        how="install $list with $pm, or run $deps"
+    fi
     echo "bnstudy: cannot find ${missing[*]}: $how" >&2
     exit 2
+fi
+# Only optional packages are missing and nothing can install them: go on
+# without them (the suites that need them say SKIPPED and why).
+if [ "$no_sudo" = 1 ]; then
+    echo "bnstudy: not installed (not root, no sudo): $(names "${missing_opt[@]}"); as root: $(root_command "$(names "${missing_opt[@]}")")" >&2
+    exit 0
 fi
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || [ "$pm" = brew ] || sudo="sudo"
-want=$(names "${missing[@]}" "${missing_opt[@]}")
+want=$(names ${missing[@]+"${missing[@]}"} ${missing_opt[@]+"${missing_opt[@]}"})
 [ -z "$want" ] && exit 0
 echo "installing with $pm: $want" >&2
 # Optional packages may not exist on every release: a failure to get them
@@ -189,12 +249,12 @@ install() {
 }
 # shellcheck disable=SC2086
 if ! install $want; then
-    req=$(names "${missing[@]}")
+    req=$(names ${missing[@]+"${missing[@]}"})
     # shellcheck disable=SC2086
     [ -n "$req" ] && ! install $req && {
         echo "deps.sh: could not install $req with $pm" >&2
         exit 2
     }
-    echo "deps.sh: optional packages not installed: $(names "${missing_opt[@]}")" >&2
+    echo "deps.sh: optional packages not installed: $(names ${missing_opt[@]+"${missing_opt[@]}"})" >&2
 fi
 exit 0

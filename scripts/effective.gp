@@ -8,7 +8,8 @@
 # what independent values would give: a channel under that line carries
 # less information than its count, one over it more. On log axes the
 # channels run parallel to it, apart by their ratio (docs/convolution.md).
-# bnstudy plot (src/figure/plot.c) gives what to draw and every text:
+# bnstudy plot (src/figure/plot_effective.c) gives what to draw and every
+# text:
 #   f the file; sel(d) the configuration's rows; nc, cn, cl the channels
 #   (names, key entries with their ratio); xv, xlog the batch sizes;
 #   ylo, yhi the range; title, xlabel.

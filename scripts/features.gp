@@ -7,7 +7,8 @@
 # the features' variances span orders of magnitude (real data), bars of
 # variance would show only the largest, so the figure draws instead each
 # running variance divided by its truth, on a log axis where 1 is exact.
-# bnstudy plot (src/figure/plot.c) gives what to draw and every text:
+# bnstudy plot (src/figure/plot_features.c) gives what to draw and every
+# text:
 #   f the file; sel(d) the configuration's rows; fn, fl the features
 #   (names, and as labels); Blo, Bhi, nb the batch sizes; klo, khi their
 #   key entries; ratio; ylo, yhi the range; worst, worst_true, worst_run,

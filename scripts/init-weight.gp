@@ -4,8 +4,8 @@
 # experiment's ema runs is a curve, the published one thick and black, and
 # the runs' measured init_weight is drawn on them as a check that the runs
 # and the formula agree; the batch size that gives each T is marked along
-# the top when one does. bnstudy plot (src/figure/plot.c) gives what to draw and
-# every text:
+# the top when one does. bnstudy plot (src/figure/plot_initweight.c) gives
+# what to draw and every text:
 #   f the file (the ema rows are drawn); Tmin, Tmax, Ttics the update
 #   counts; x2tics the batch sizes over them; pv, pl, prole the weights,
 #   their key entries and colour roles; p_at, w_at, wlabel the weight left

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run every example in README.md written as an indented "    $ command"
-# followed by its indented output, and compare what the command prints now
-# with what the README shows, so the examples cannot go stale. Prints one
+# Run every example in README.md and docs/*.md written as an indented
+# "    $ command" followed by its indented output, and compare what the
+# command prints now with what the page shows, so the examples cannot go
+# stale. Prints one
 # line per example and "N passed, N failed". The examples run in a scratch
 # directory that sees the program, experiments/ and data/, so files they write
 # land there.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Split README.md into numbered example files: cmd.K and want.K.
+# Split the pages into numbered example files: cmd.K and want.K.
 awk -v dir="$work" '
 /^    \$ / {
     k++
@@ -23,7 +24,7 @@ awk -v dir="$work" '
 }
 inblock && /^    / { sub(/^    /, ""); print > (dir "/want." k); next }
 { inblock = 0 }
-' README.md
+' README.md docs/*.md
 
 pass=0 fail=0
 repo=$(pwd)

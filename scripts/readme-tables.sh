@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Keep README.md's result tables equal to the files in results/. A table in
-# the README sits between two markers:
+# Keep the result tables of README.md and docs/*.md equal to the files in
+# results/. A table sits between two markers:
 #     <!-- begin results/NAME/table.md -->
 #     ...
 #     <!-- end results/NAME/table.md -->
@@ -11,11 +11,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-readme=README.md
-new=$(mktemp "$readme.tmp.XXXXXX")
-trap 'rm -f "$new"' EXIT
-
-awk '
+status=0
+for page in README.md docs/*.md; do
+    grep -q '^<!-- begin ' "$page" || continue
+    new=$(mktemp "$page.tmp.XXXXXX")
+    # shellcheck disable=SC2064
+    trap "rm -f '$new'" EXIT
+    awk '
 /^<!-- begin ((code|script) )?[^ ]+ -->$/ {
     print
     code = $3 == "code"
@@ -37,16 +39,20 @@ awk '
 }
 /^<!-- end ((code|script) )?[^ ]+ -->$/ { skipping = 0 }
 !skipping { print }
-' "$readme" > "$new"
-
-if [ "${1:-}" = --check ]; then
-    if ! cmp -s "$readme" "$new"; then
-        echo "README.md: result tables differ from results/ (run: bash scripts/readme-tables.sh)" >&2
-        diff "$readme" "$new" >&2 || true
-        exit 1
+' "$page" > "$new"
+    if [ "${1:-}" = --check ]; then
+        if ! cmp -s "$page" "$new"; then
+            echo "$page: result tables differ from results/ (run: bash scripts/readme-tables.sh)" >&2
+            diff "$page" "$new" >&2 || true
+            status=1
+        fi
+        rm -f "$new"
+    else
+        chmod --reference="$page" "$new" 2>/dev/null || chmod 644 "$new"
+        mv "$new" "$page"
     fi
-    echo "README.md tables match results/"
-else
-    chmod --reference="$readme" "$new"
-    mv "$new" "$readme"
+done
+if [ "${1:-}" = --check ] && [ "$status" -eq 0 ]; then
+    echo "the tables of README.md and docs/ match results/"
 fi
+exit "$status"

@@ -8,7 +8,8 @@
 # closed-form expectation of the running-mean error over all orderings
 # (docs/expectation.md) as lines, against the root mean square over the
 # seeds as points. Either panel is drawn alone when its file is the only
-# one. bnstudy plot (src/figure/plot.c) gives what to draw and every text:
+# one. bnstudy plot (src/figure/plot_shuffles.c) gives what to draw and
+# every text:
 #   dist, expect, summary the files ("" when absent); score; nseeds;
 #   xv, xlog, xlabel the batch sizes; ns, skey(d), sv, sl, srole, sname the
 #   series; overlay, seed1, one, pct the first seed's run of series one

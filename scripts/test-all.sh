@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# `make test`: every suite in turn, each printing its own summary, then one
-# last line adding them up. A suite that cannot run prints SKIPPED and why;
+# `make test`: every suite in turn, each printing its own summary and its
+# time, then one last line adding them up. TEST_FULL=1 (make test-full)
+# runs the slow variants too; TEST_QUICK=1 (make test-quick) leaves out
+# the sanitizers, fault injection, the peer tests, the diagnosis scenarios
+# and the browser test. A suite that cannot run prints SKIPPED and why;
 # a suite that fails makes the whole run fail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# The Python the tests run writes no bytecode into the source tree.
+export PYTHONDONTWRITEBYTECODE=1
 
 total_pass=0 total_fail=0 status=0
 log=$(mktemp)
@@ -12,8 +18,10 @@ trap 'rm -f "$log"' EXIT
 suite() {
     local name=$1; shift
     echo "== $name"
+    local start=$SECONDS
     "$@" 2>&1 | tee "$log"
     local rc=${PIPESTATUS[0]}
+    echo "-- $name: $((SECONDS - start)) s"
     # A suite may run several checkers (the peer tests do), each ending
     # with its own summary line: add them all up.
     local counts
@@ -32,19 +40,33 @@ suite() {
     [ "$rc" -eq 0 ] || status=1
 }
 
+quick=${TEST_QUICK:-0}
 suite "the include rule of src/" make --no-print-directory check-layers
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
-suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+if [ "$quick" != 1 ]; then
+    if [ "${TEST_FULL:-0}" = 1 ]; then
+        suite "unit tests and the whole study under ASan and UBSan" \
+            make --no-print-directory sanitize SAN_EXPERIMENTS=
+    else
+        suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
+    fi
+fi
 suite "command line: bad input and faults" make --no-print-directory test-cli
 suite "sharded sweeps merged" make --no-print-directory test-shard
-suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
-suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
+if [ "$quick" != 1 ]; then
+    suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
+    suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
+fi
 suite "figures (gnuplot)" bash tests/figures.sh
-suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
-suite "diagnosis scenarios (PyTorch models trained here)" make --no-print-directory test-scenarios-if-available
+[ "$quick" = 1 ] ||
+    suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
+[ "$quick" = 1 ] ||
+    suite "diagnosis scenarios (PyTorch models trained here)" make --no-print-directory test-scenarios-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
-suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
+suite "links of README.md and docs/" bash scripts/check-links.sh
+[ "$quick" = 1 ] ||
+    suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
 
 echo
 echo "$total_pass passed, $total_fail failed"

@@ -1,6 +1,6 @@
-# Sourced by the shell test scripts (tests/cli.sh, tests/shard.sh): one
-# case at a time, each in a fresh scratch directory, counted; and the
-# check of a refusal.
+# Sourced by the shell test scripts (tests/cli.sh, tests/shard.sh,
+# tests/slurm.sh): one case at a time, each in a fresh scratch directory,
+# counted; the check of a refusal; and of two result sets the same.
 # The script sets work (its temporary directory) and run (the scratch
 # directory inside it) before the first case; pass and fail count.
 pass=0 fail=0
@@ -18,6 +18,17 @@ case_() {
         echo "FAIL $name"
         sed 's/^/    /' "$work/log" | head -n 30
     fi
+}
+
+# same DIR_A DIR_B: the same file names, each the same bytes, and not none.
+same() {
+    local a=$1 b=$2 f
+    [ -n "$(ls -A "$a" 2> /dev/null)" ] || { echo "$a is empty or missing"; return 1; }
+    [ "$(ls -A "$a")" = "$(ls -A "$b" 2> /dev/null)" ] ||
+        { echo "files differ: $(ls -A "$a" | tr '\n' ' ') / $(ls -A "$b" 2> /dev/null | tr '\n' ' ')"; return 1; }
+    for f in "$a"/*; do
+        cmp "$f" "$b/${f##*/}" || return 1
+    done
 }
 
 # refused PATTERN COMMAND...: exit status 2, nothing on stdout, one line

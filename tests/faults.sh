@@ -64,14 +64,15 @@ faulty() {
 cp -r "$out" "$work/count-out"
 BN_FAULT_COUNT=$work/count "$fault" sweep "$work/walk.ini" --out "$work/count-out" \
     "${new[@]}" --jobs 1 || exit 2
-declare -A count
-while read -r kind n; do count[$kind]=$n; done < "$work/count"
+# The count of one kind ("alloc", "io"): a lookup in the file, not an
+# associative array, which bash 3.2 (macOS's) does not have.
+count_of() { awk -v k="$1" '$1 == k { print $2 }' "$work/count"; }
 
 # Fail each allocation, or each change, in turn: until the sweep gets
 # through because k is past the last one.
 walk() {
     local kind=$1 jobs=$2 k=0 st problems=0 hits=0 max
-    max=$((2 * ${count[$(echo "$kind" | tr A-Z a-z)]} + 2))
+    max=$((2 * $(count_of "$(echo "$kind" | tr A-Z a-z)") + 2))
     while :; do
         k=$((k + 1))
         if [ "$k" -gt "$max" ]; then
@@ -111,7 +112,7 @@ walk() {
     done
     # On one thread the sweep makes the same allocations and changes every
     # time: each must have failed it.
-    local want=${count[$(echo "$kind" | tr A-Z a-z)]}
+    local want=$(count_of "$(echo "$kind" | tr A-Z a-z)")
     if [ "$jobs" -eq 1 ] && [ -z "${BN_FAULT_NO_EXCHANGE:-}" ] &&
        [ "$hits" -ne "$want" ]; then
         echo "  BN_FAULT_$kind: $hits faults failed the sweep, of $want"
@@ -139,7 +140,7 @@ BN_FAULT_NO_EXCHANGE=1 walk IO 1
 # puts back.
 kill_walk() {
 problems=0 kills=0 k=0
-while [ "$k" -le "$((2 * ${count[io]} + 2))" ]; do
+while [ "$k" -le "$((2 * $(count_of io) + 2))" ]; do
     k=$((k + 1))
     faulty KILL "$k" 1
     st=$?

@@ -125,9 +125,11 @@ while read -r fig; do
 done < "$tmp/named"
 sed 's/$/.png/' "$tmp/named" > "$tmp/wanted"
 sed 's/$/.svg/' "$tmp/named" >> "$tmp/wanted"
+sed 's|/.*$|/inputs.sha256|' "$tmp/named" | sort -u >> "$tmp/wanted"
 sort -o "$tmp/wanted" "$tmp/wanted"
-# Nothing but the figures named: a figure written under a wrong name would
-# otherwise leave its real one stale.
+# Nothing but the figures named (and each experiment's inputs.sha256): a
+# figure written under a wrong name would otherwise leave its real one
+# stale.
 check "figures/ holds exactly the figures plot names" \
     [ "$(listing "$tmp/first/figures")" = "$(cat "$tmp/wanted")" ]
 check "results/figures/ holds exactly the figures plot draws from results/" \
@@ -305,6 +307,26 @@ check "... the figures drawn" is_png "$tmp/warned/figures/batch-size/stats-err.p
 "$bn" plot "$tmp/warned" >/dev/null 2>&1
 tree_sum() { (cd "$1/figures" && find . -type f | sort | xargs cat | cksum; find . -type f | sort); }
 tree_sum "$tmp/warned" > "$tmp/warned.before"
+# A gnuplot that says when it is asked to draw: figures whose inputs did
+# not change are kept, byte for byte, and not drawn again.
+printf '#!/bin/sh\n[ "$1" = --version ] || echo drawn >> "%s"\nexec "%s" "$@"\n' \
+    "$tmp/drawn.log" "$gnuplot" > "$tmp/counts"
+chmod +x "$tmp/counts"
+: > "$tmp/drawn.log"
+check "plot again, nothing changed: exit 0" plots 0 "$tmp/again" "$tmp/warned" --gnuplot "$tmp/counts"
+check "... no figure drawn" [ ! -s "$tmp/drawn.log" ]
+check "... every byte of the figures as it was" \
+    [ "$(tree_sum "$tmp/warned")" = "$(cat "$tmp/warned.before")" ]
+cut -c1-64 "$tmp/warned/figures/batch-size/inputs.sha256" > "$tmp/warned.stamp"
+# One byte of the experiment's files moves (no number of a figure): its
+# figures are drawn again, since the stamp names every byte they read.
+sed -i.bak '1s/$/ /' "$tmp/warned/batch-size/table.md" && rm -f "$tmp/warned/batch-size/table.md.bak"
+check "an input changed: exit 0" plots 0 "$tmp/changed" "$tmp/warned" --gnuplot "$tmp/counts"
+check "... its figures drawn again" [ -s "$tmp/drawn.log" ]
+check "... and stamped anew" \
+    [ "$(cut -c1-64 "$tmp/warned/figures/batch-size/inputs.sha256")" != "$(cat "$tmp/warned.stamp")" ]
+tree_sum "$tmp/warned" > "$tmp/warned.before"
+sed -i.bak '1s/ $//' "$tmp/warned/batch-size/table.md" && rm -f "$tmp/warned/batch-size/table.md.bak"
 check "a gnuplot that fails: exit 2" plots 2 "$tmp/failed" "$tmp/warned" --gnuplot "$tmp/fails"
 check "... and the figures drawn before stay as they were" \
     [ "$(tree_sum "$tmp/warned")" = "$(cat "$tmp/warned.before")" ]

@@ -27,17 +27,6 @@ run=$work/run
 # shellcheck source=tests/case.sh
 . "$repo/tests/case.sh"
 
-# same DIR_A DIR_B: the same file names, each the same bytes.
-same() {
-    local a=$1 b=$2
-    [ "$(ls -A "$a")" = "$(ls -A "$b")" ] ||
-        { echo "files differ: $(ls -A "$a" | tr '\n' ' ') / $(ls -A "$b" | tr '\n' ' ')"; return 1; }
-    [ -n "$(ls -A "$a")" ] || { echo "$a is empty"; return 1; }
-    for f in "$a"/*; do
-        cmp "$f" "$b/${f##*/}" || return 1
-    done
-}
-
 # split INI N [OPTIONS...]: the sweep whole into full/, in N shards into
 # shards/, merged into merged/; the two result sets compared.
 split_merge() {
@@ -154,6 +143,30 @@ verify_merged() {
     [ "$st" -eq 0 ] && cmp merged.txt full.txt && grep -q '^2 passed, 0 failed' merged.txt
 }
 case_ "verify passes on the merged shuffles as on the whole sweep" verify_merged
+
+# A job array's tasks start at once, all into the same new --out: each
+# must make or find the directories on its way, never refuse one another
+# made between its look and its mkdir. The window is narrow, so many
+# rounds, on a path of five new directories.
+at_once() {
+    local r k st pids
+    printf '%s\n' '[sweep]' 'batch_size = 8 16 32 64' > t.ini
+    for r in $(seq 150); do
+        rm -rf out
+        pids=()
+        for k in 1 2 3 4; do
+            "$bin" sweep t.ini --out out/a/b/c/d --shard "$k/4" --jobs 1 2>> err &
+            pids+=($!)
+        done
+        st=0
+        for k in "${pids[@]}"; do wait "$k" || st=1; done
+        [ "$st" = 0 ] && [ ! -s err ] ||
+            { echo "round $r: $(sort -u err | head -n 3)"; return 1; }
+    done
+    "$bin" merge t.ini out/a/b/c/d/t.shard-*-of-4 --out merged &&
+        "$bin" sweep t.ini --out full && same full/t merged/t
+}
+case_ "four shards started at once into one new --out directory, 150 times: none refused" at_once
 
 # ---- refusals ----
 
@@ -289,13 +302,25 @@ else
     echo "SKIPPED GNU parallel recipe: GNU parallel is not installed (bash scripts/deps.sh test installs it)"
 fi
 
-# The Slurm array script, run as Slurm would run its four tasks.
+# The Slurm array script with the variables Slurm would set (tests/slurm.sh
+# submits it to a real Slurm): task K of an array whose numbers run from
+# MIN to MAX, COUNT of them (Slurm 20 on; "-" leaves it out, as older
+# ones do).
+#   task K MIN MAX COUNT [SCRIPT ARGS...]
+task() {
+    local k=$1 min=$2 max=$3 count=$4
+    shift 4
+    local vars=(SLURM_ARRAY_TASK_ID="$k" SLURM_ARRAY_TASK_MIN="$min"
+        SLURM_ARRAY_TASK_MAX="$max" SLURM_ARRAY_TASK_STEP=1 SLURM_CPUS_PER_TASK=1)
+    [ "$count" = - ] || vars+=(SLURM_ARRAY_TASK_COUNT="$count")
+    env "${vars[@]}" bash "$repo/scripts/slurm-shards.sh" "$@"
+}
+
 slurm() {
     cp -r "$repo/experiments" . && ln -s "$bin" bnstudy || return 1
+    local k
     for k in 1 2 3 4; do
-        SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_TASK_COUNT=4 SLURM_CPUS_PER_TASK=1 \
-            bash "$repo/scripts/slurm-shards.sh" experiments/estimators.ini \
-            --out shards || return 1
+        task "$k" 1 4 4 experiments/estimators.ini --out shards || return 1
     done
     ./bnstudy merge experiments/estimators.ini shards/estimators.shard-*-of-4 \
         --out results &&
@@ -303,6 +328,51 @@ slurm() {
         same whole/estimators results/estimators
 }
 case_ "scripts/slurm-shards.sh as an array of four tasks, merged: the same bytes" slurm
+
+# A rerun of task 3 alone (--array=3, --of 4), and an array of Slurm 19,
+# which has no SLURM_ARRAY_TASK_COUNT.
+slurm_rerun_old() {
+    cp -r "$repo/experiments" . && ln -s "$bin" bnstudy || return 1
+    local k
+    for k in 1 2 3 4; do
+        task "$k" 1 4 - experiments/estimators.ini --out shards || return 1
+    done
+    ./bnstudy merge experiments/estimators.ini shards/estimators.shard-*-of-4 \
+        --out whole && rm -r shards/estimators.shard-3-of-4 &&
+        task 3 3 3 1 --of 4 experiments/estimators.ini --out shards &&
+        ./bnstudy merge experiments/estimators.ini shards/estimators.shard-*-of-4 \
+            --out results &&
+        same whole/estimators results/estimators
+}
+case_ "scripts/slurm-shards.sh on Slurm 19, and task 3 rerun alone with --of 4: the same bytes" slurm_rerun_old
+
+# Arrays not numbered 1 to N, and --of misused: the script's own line,
+# status 2, no shard written.
+slurm_refused() {
+    cp -r "$repo/experiments" . && ln -s "$bin" bnstudy || return 1
+    local e=experiments/estimators.ini
+    local not1n="not 1 to N: submit --array=1-N \(any %limit\), or name N with --of N to rerun some tasks of an array 1-N"
+    refused "^slurm-shards.sh: the array has tasks numbered 2 to 5 \(4 in all\), $not1n\$" \
+        task 2 2 5 4 $e --out shards &&
+        refused "^slurm-shards.sh: the array has tasks numbered 0 to 3 \(4 in all\), $not1n" \
+            task 1 0 3 4 $e --out shards &&
+        refused "^slurm-shards.sh: the array has tasks numbered 1 to 3 \(2 in all\), $not1n" \
+            task 1 1 3 2 $e --out shards &&
+        refused "^slurm-shards.sh: the array has tasks numbered 3 to 3 \(1 in all\), $not1n" \
+            task 3 3 3 1 $e --out shards &&
+        refused "^slurm-shards.sh: the array has tasks numbered 1 to 7 in steps of 2, $not1n" \
+            env SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=7 \
+            SLURM_ARRAY_TASK_STEP=2 bash "$repo/scripts/slurm-shards.sh" $e --out shards &&
+        refused "^slurm-shards.sh: task 5 is not one of the 4 shards that --of 4 names\$" \
+            task 5 5 5 1 --of 4 $e --out shards &&
+        refused "^slurm-shards.sh: --of: 'x' is not a number of shards; usage: sbatch --array=1-N" \
+            task 1 1 1 1 --of x $e &&
+        refused "^slurm-shards.sh: no experiment file; usage: " task 1 1 4 4 &&
+        refused "^slurm-shards.sh: not a task of a job array \(no SLURM_ARRAY_TASK_ID\); usage: " \
+            bash "$repo/scripts/slurm-shards.sh" $e &&
+        [ ! -e shards ]
+}
+case_ "scripts/slurm-shards.sh refuses an array not numbered 1-N, and a task past --of N, with its own line" slurm_refused
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -4,14 +4,17 @@
  * WebAssembly). web_run must answer what the library gives for the same
  * settings built here by hand, refuse as exp_finish and exp_set do, and
  * run a product in the sweep's order; web_tables must name every key,
- * order, estimator and score.
+ * order, estimator and score; web_figures must give the figures bnstudy
+ * plot draws of the same sweep's files, worded from the numbers.
  */
 #include "helpers.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "figure/plot.h"
 #include "model/estimator.h"
 #include "study/exp.h"
 #include "model/order.h"
@@ -22,6 +25,8 @@
 
 const char *web_tables(void);
 const char *web_run(const char *sets, int with_features);
+const char *web_figures(const char *sets, const char *summary,
+                        const char *features);
 
 /* What `bnstudy run --write-features -` prints for cfg on pop. */
 static char *expected(const pop_t *pop, const run_config *cfg)
@@ -157,6 +162,161 @@ static void test_web_tables_name_every_row(void **state)
     assert_int_equal(depth, 0);
 }
 
+/* The batch sizes and orders of the figures' tests. */
+static const char figure_sets[] = "sweep.batch_size=8 16 32 64 128 256\n"
+                                  "sweep.order=shuffled sorted";
+
+/* The figures of a sweep's directory (bnstudy sweep's files) as
+ * web_figures words them of web_run's texts: the same, but for the
+ * files' names, which are the directory's there. */
+static void test_web_figures_are_the_sweeps(void **state)
+{
+    const char *root = *state;
+    char dir[4200], ini[4300], files[4400];
+    test_fresh_dir(root, dir, sizeof dir, "figures");
+    snprintf(ini, sizeof ini, "%s/page.ini", dir);
+    test_write_file(ini, "[experiment]\noutputs = summary manifest\n"
+                         "[sweep]\nbatch_size = 8 16 32 64 128 256\n"
+                         "order = shuffled sorted\n");
+    char *out, *err;
+    int st = test_bnstudy(dir, &out, &err, "sweep page.ini --out res");
+    if (st != 0)
+        fail_msg("bnstudy sweep: %s", err);
+    free(out);
+    free(err);
+    snprintf(files, sizeof files, "%s/res/page", dir);
+    plot_list l = {0};
+    bn_error e;
+    assert_true(plot_experiment(files, "page", &l, &e) > 0);
+    bn_buf want = {0};
+    buf_putc(&want, '[');
+    for (size_t i = 0; i < l.n; i++) {
+        buf_printf(&want, i ? "," : "");
+        assert_int_equal(plot_json(&l.fig[i], &want), 0);
+    }
+    buf_putc(&want, ']');
+    plot_list_free(&l);
+    /* "DIR/summary.tsv" is "summary.tsv" in memory. */
+    char prefix[4500];
+    snprintf(prefix, sizeof prefix, "\"%s/", files);
+    bn_buf w = {0};
+    for (const char *c = want.p; *c;) {
+        const char *at = strstr(c, prefix);
+        size_t n = at ? (size_t)(at - c) : strlen(c);
+        buf_add(&w, c, n);
+        if (!at)
+            break;
+        buf_putc(&w, '"');
+        c = at + strlen(prefix);
+    }
+    char *summary = strdup(web_run(figure_sets, 0));
+    assert_non_null(summary);
+    const char *got = web_figures(figure_sets, summary, "");
+    assert_string_equal(got, w.p);
+    free(summary);
+    buf_free(&want);
+    buf_free(&w);
+}
+
+/* The column col of the row of batch size b in summary text t. */
+static double cell_at(char *t, const char *col, const char *b)
+{
+    char *copy = strdup(t), *lines[16], *head[64], *v[64];
+    assert_non_null(copy);
+    size_t nl = test_split(copy, '\n', lines, 16);
+    size_t nh = test_split(lines[0], '\t', head, 64), c = 0, cb = 0;
+    for (size_t i = 0; i < nh; i++) {
+        c = strcmp(head[i], col) == 0 ? i : c;
+        cb = strcmp(head[i], "batch_size") == 0 ? i : cb;
+    }
+    double x = NAN;
+    for (size_t r = 1; r < nl && r < 16; r++)
+        if (test_split(lines[r], '\t', v, 64) == nh && !strcmp(v[cb], b))
+            x = strtod(v[c], NULL);
+    free(copy);
+    return x;
+}
+
+/* The stats-err figure's title and note of one order's sweep, worded as
+ * the numbers read here say: the published finding when batch_mean_err
+ * falls and stats_err rises from B = 8 to 256, else the description; the
+ * ratio of stats_err's two ends in the note. The rows doctored so that
+ * stats_err falls make the title neutral. */
+static void test_web_figures_word_the_numbers(void **state)
+{
+    (void)state;
+    static const char sets[] = "sweep.batch_size=8 16 32 64 128 256";
+    for (int doctored = 0; doctored < 2; doctored++) {
+        char *t = strdup(web_run(sets, 0));
+        assert_non_null(t);
+        double m0 = cell_at(t, "batch_mean_err", "8"),
+               m1 = cell_at(t, "batch_mean_err", "256"),
+               s0 = cell_at(t, "stats_err", "8"),
+               s1 = cell_at(t, "stats_err", "256");
+        assert_false(isnan(m0) || isnan(m1) || isnan(s0) || isnan(s1));
+        if (doctored) { /* every stats_err divided by its batch size */
+            char *lines[16], *v[64], *head[64];
+            bn_buf d = {0};
+            size_t nl = test_split(t, '\n', lines, 16);
+            size_t nh = test_split(lines[0], '\t', head, 64), c = 0, cb = 0;
+            for (size_t i = 0; i < nh; i++) {
+                c = strcmp(head[i], "stats_err") == 0 ? i : c;
+                cb = strcmp(head[i], "batch_size") == 0 ? i : cb;
+            }
+            for (size_t i = 0; i < nh; i++)
+                buf_printf(&d, "%s%s", i ? "\t" : "", head[i]);
+            for (size_t r = 1; r < nl && lines[r][0]; r++) {
+                assert_int_equal(test_split(lines[r], '\t', v, 64), nh);
+                buf_putc(&d, '\n');
+                for (size_t i = 0; i < nh; i++)
+                    if (i == c)
+                        buf_printf(&d, "\t%.17g",
+                                   strtod(v[i], NULL) / strtod(v[cb], NULL));
+                    else
+                        buf_printf(&d, "%s%s", i ? "\t" : "", v[i]);
+            }
+            buf_putc(&d, '\n');
+            free(t);
+            t = d.p;
+            s0 = cell_at(t, "stats_err", "8");
+            s1 = cell_at(t, "stats_err", "256");
+        }
+        const char *got = web_figures(sets, t, NULL);
+        assert_int_equal(got[0], '[');
+        char title[200], note[200];
+        snprintf(title, sizeof title, "\"title\":\"%s\"",
+                 m1 < m0 && s1 > s0
+                     ? "Bigger batches estimate better, yet eval-mode "
+                       "statistics get worse"
+                     : "stats\\\\_err and batch\\\\_mean\\\\_err against "
+                       "batch size");
+        snprintf(note, sizeof note,
+                 "\"note\":\"stats\\\\_err %.1f× %s\\u000aat B = 256 than at B = 8\"",
+                 s1 > s0 ? s1 / s0 : s0 / s1, s1 > s0 ? "higher" : "lower");
+        if (!strstr(got, title) || !strstr(got, note))
+            fail_msg("want %s and %s in %s", title, note, got);
+        free(t);
+    }
+}
+
+/* Settings the page could not run, and tables that are not bnstudy's,
+ * are one refusal each. */
+static void test_web_figures_refuse(void **state)
+{
+    (void)state;
+    const char *got = web_figures("layer.momentum=2", "a\tb\n1\t2\n", "");
+    assert_string_equal(got, "!--set layer.momentum=2: momentum: '2' is "
+                             "not a number in (0, 1]");
+    got = web_figures("", "batch_size\tstats_err\n8", "");
+    assert_string_equal(got, "!summary.tsv: not a TSV file with a header "
+                             "line");
+    got = web_figures("", "batch_size\tstats_err\nx\t1\n", "");
+    assert_string_equal(got, "!summary.tsv:2: batch_size is 'x', not a "
+                             "number");
+    /* Nothing to draw is no figure. */
+    assert_string_equal(web_figures("", "a\tb\n1\t2\n", ""), "[]");
+}
+
 int test_web_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -164,7 +324,11 @@ int test_web_run(size_t *ntests)
         cmocka_unit_test(test_web_run_refuses),
         cmocka_unit_test(test_web_run_runs_a_product),
         cmocka_unit_test(test_web_tables_name_every_row),
+        cmocka_unit_test(test_web_figures_are_the_sweeps),
+        cmocka_unit_test(test_web_figures_word_the_numbers),
+        cmocka_unit_test(test_web_figures_refuse),
     };
     *ntests = sizeof tests / sizeof tests[0];
-    return cmocka_run_group_tests_name("web", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("web", tests, test_tmpdir_setup,
+                                       test_tmpdir_teardown);
 }

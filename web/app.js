@@ -12,7 +12,9 @@
  * exactly what `bnstudy run` prints. Besides the run itself, each change
  * reruns the batch sizes 8 to 256 for the figures, for the order chosen,
  * shuffled and sorted, and for the published setting (every key at its
- * default) on the same population.
+ * default) on the same population. What the figures say (their titles
+ * and findings, labels, axes and series roles) is what bnstudy plot says
+ * of the same rows (web_figures), not words of the page's own.
  */
 'use strict';
 (async function main() {
@@ -48,7 +50,7 @@
   const orders = T.orders.filter(o => ['none', 'feature', 'count'].includes(o.arg));
 
   const short = s => String(Number(s));
-  /* A list item as exp.c's tokenizer reads it: quoted when it holds a
+  /* A list item as exp_values.c's tokenizer reads it: quoted when it holds a
    * space, a comma or a quote. */
   const token = s => /[\s,"]/.test(s) || s === '' ? `"${s.replace(/"/g, '""')}"` : s;
   const untoken = s => s.startsWith('"') ? s.slice(1, -1).replace(/""/g, '"') : s;
@@ -151,7 +153,12 @@
     const published = isPublished();
     if (!published)
       calls.push(sweepCall(publishedOver(), bs, [ORDER.default]));
-    return { id: ++jobs, t0: performance.now(), calls, bs, n, ord: untoken(ord), published,
+    /* The figures bnstudy plot draws of the sweep's rows of the order
+     * chosen, of all its orders, and of the run itself. */
+    const sets = calls[0].sets;
+    const figures = [{ sets, from: 1, order: untoken(ord) }, { sets, from: 1 },
+                     { sets, from: 0, features: true }];
+    return { id: ++jobs, t0: performance.now(), calls, figures, bs, n, ord: untoken(ord), published,
              command: command(), lists: keys.filter(k => k !== FEATURE && /[\s,]/.test(state[kid(k)])) };
   }
 
@@ -177,7 +184,7 @@
         return;
       const job = busy;
       busy = null;
-      show(job, e.data.answers, e.data.runs);
+      show(job, e.data.answers, e.data.runs, e.data.figures);
       if (waiting)
         send();
       window.bnIdle = !busy && !waiting;
@@ -188,7 +195,7 @@
     busy = waiting;
     waiting = null;
     busy.sent = performance.now();
-    worker.postMessage({ id: busy.id, calls: busy.calls });
+    worker.postMessage({ id: busy.id, calls: busy.calls, figures: busy.figures });
     /* Say so when an answer takes long. */
     const id = busy.id;
     setTimeout(() => { if (busy && busy.id === id) $('busy').hidden = false; }, 150);
@@ -211,7 +218,7 @@
   }
 
   window.bnTimings = [];
-  function show(job, answers, runs) {
+  function show(job, answers, runs, figures) {
     const text = answers[0];
     if (text.startsWith('!'))
       return refuse(text.slice(1));
@@ -236,10 +243,12 @@
     const rows = sweepRows(answers[1]);
     const pub = job.published ? null : sweepRows(answers[2]);
     const b = Number(row[BATCH.name]);
-    plotBatch(rows, pub, job.bs, b, job.ord, job.n);
-    plotOrder(rows, job.bs, b, job.ord);
-    plotFeatures(features.rows, row);
-    plotWeight(rows, pub, job.bs, b, job.ord);
+    const [mine, orders, run] = figures.map(f => f.startsWith('!') ? [] : JSON.parse(f));
+    plotBatch(rows, pub, job.bs, b, job.ord, figureOf(mine, 'stats-err'));
+    plotOrder(rows, job.bs, b, figureOf(orders, 'train-eval'));
+    plotFeatures(features.rows, figureOf(run, 'features'));
+    plotWeight(rows, pub, job.bs, b, job.ord, figureOf(mine, 'init-weight'),
+               figureOf(mine, 'stats-err'));
 
     /* Timed from the change to the page laid out anew (reading a size
      * forces the layout), as the browser test reports it. */
@@ -323,10 +332,27 @@
 
   /* ---- the figures ---- */
 
+  /* What each figure says is bnstudy plot's (web_figures): the title and
+   * its finding where the numbers bear one out, the notes, the axes'
+   * labels and scales, and each series' label and colour role, for the
+   * same rows as the page draws. Their texts are gnuplot's enhanced text:
+   * its escapes and bold markup are taken off here. */
+  const figureOf = (list, name) => {
+    const f = list.find(x => x.name === name);
+    return f ? f.values : null;
+  };
+  const plain = s => String(s || '').replace(/\{\/:Bold ([^}]*)\}/g, '$1').replace(/\\(.)/g, '$1');
+  const first = a => plain(Array.isArray(a) ? a[0] : a);
+  /* A log y axis where bnstudy plot draws one, unless it floors values
+   * that are 0 up to rounding there (yzero), which a log axis here would
+   * leave out. */
+  const logScale = v => Boolean(v.ylog && v.ylog[0] && !(v.yzero && v.yzero[0]));
+  /* gnuplot's x2tics, "\"64\" 8, \"32\" 16": the top label by batch size. */
+  const topTics = tics => Object.fromEntries([...String(tics || '').matchAll(/"([^"]*)" ([^,]+)/g)]
+    .map(m => [Number(m[2]), `T=${m[1]}`]));
+
   const points = (rows, order, col) => rows.filter(r => r.order === order)
     .map(r => ({ x: Number(r.batch_size), y: Number(r[col]), text: r[col] }));
-  const updatesAxis = (rows, order) => Object.fromEntries(
-    rows.filter(r => r.order === order).map(r => [r.batch_size, `T=${r.updates}`]));
   const settingText = () =>
     `momentum ${state['layer.momentum']} ${state['layer.momentum_weights']}, ${state['layer.estimator']}`;
 
@@ -337,68 +363,84 @@
     const mine = {
       key: col, colour: pub ? C.vermilion : C.black, shape: 'square',
       width: pub ? bnPlot.LINE : bnPlot.PUBLISHED, points: points(rows, ord, col),
-      label: pub ? `${label} (${settingText()})` : `${label}, the published setting`
+      label: pub ? `${label}\n(${settingText()})` : `${label}\n(the published setting)`
     };
-    return pub ? [{ key: `${col}_published`, label: `${label}, the published setting`,
+    return pub ? [{ key: `${col}_published`, label: `${label}\n(the published setting)`,
                     colour: C.black, width: bnPlot.PUBLISHED, shape: 'circle',
                     points: points(pub, ORDER.default, col) }, mine] : [mine];
   }
 
-  function plotBatch(rows, pub, bs, b, ord, n) {
+  /* stats_err beside one batch's mean error, of the order chosen: the
+   * stats-err figure of its rows. */
+  function plotBatch(rows, pub, bs, b, ord, v) {
+    v = v || {};
     const series = [{
-      key: 'batch_mean_err', label: 'one batch\u2019s mean: batch_mean_err (train)',
+      key: 'batch_mean_err', label: plain(v.comptitle) || 'batch_mean_err',
       colour: C.blue, shape: 'circle', points: points(rows, ord, 'batch_mean_err')
-    }].concat(againstPublished(rows, pub, ord, 'stats_err', 'running statistics: stats_err'));
+    }].concat(againstPublished(rows, pub, ord, 'stats_err', plain(v.mtitle) || 'stats_err'));
     bnPlot.lines($('plot-batch'), {
-      title: 'Bigger batches: a better batch mean, worse running statistics?',
-      xlabel: `batch size B (log\u2082; ${n} rows, ${ord}, ${settingText()})`,
-      ylabel: 'RMS error against the truth', bs, current: b, legend: 'left',
-      x2: updatesAxis(rows, ord), series
+      title: plain(v.title), note: plain(v.note), xlabel: plain(v.xlabel),
+      ylabel: first(v.yl), ylog: logScale(v), bs, current: b,
+      legend: 'left', x2: v.x2tics ? topTics(v.x2tics) : null, series
     });
   }
 
-  function plotOrder(rows, bs, b, ord) {
-    const named = [['shuffled', C.blue, 'circle'], ['sorted', C.vermilion, 'square']];
-    if (!['shuffled', 'sorted'].includes(ord))
-      named.push([ord, C.green, 'diamond']);
-    const series = named.map(([o, colour, shape]) => ({
-      key: `train_eval_rmse:${o}`, label: o === 'sorted' ? 'sorted by the first feature' : o,
-      colour, shape, points: points(rows, o, 'train_eval_rmse')
+  /* train_eval_rmse of every order the sweep ran: the train-eval
+   * figure, a series per order, each labelled over its points with its
+   * ratio to shuffled batches. */
+  function plotOrder(rows, bs, b, v) {
+    v = v || { sv: [], sl: [], srole: [], sname: [], lab: [] };
+    const shapes = ['circle', 'square', 'diamond'];
+    const series = v.sv.map((o, i) => ({
+      key: `train_eval_rmse:${o}`, label: plain(v.sl[i]) || o,
+      colour: bnPlot.seriesColour(v.srole[i], v.sname[i], i + 1, v.sv.length),
+      shape: shapes[i % shapes.length], points: points(rows, o, 'train_eval_rmse')
     }));
-    const base = Object.fromEntries(points(rows, 'shuffled', 'train_eval_rmse').map(p => [p.x, p.y]));
-    const labels = points(rows, 'sorted', 'train_eval_rmse').filter(p => base[p.x] > 0)
-      .map(p => ({ x: p.x, y: p.y, text: `\u00d7${(p.y / base[p.x]).toFixed(1)}`, colour: C.vermilion }));
+    const at = x => v.xv.findIndex(b => b === x);
+    const labels = series.flatMap((s, i) => s.points.map(p => ({
+      x: p.x, y: p.y, colour: s.colour,
+      text: at(p.x) < 0 ? '' : v.lab[i * v.xv.length + at(p.x)]
+    }))).filter(l => l.text);
     bnPlot.lines($('plot-order'), {
-      title: 'Train mode against eval mode, shuffled and sorted batches',
-      xlabel: `batch size B (log\u2082; labels: sorted \u00f7 shuffled)`,
-      ylabel: 'train_eval_rmse (log scale)', ylog: true, bs, current: b,
+      title: plain(v.title), note: plain(v.labnote), xlabel: plain(v.xlabel),
+      ylabel: first(v.yl), ylog: logScale(v), bs, current: b,
       legend: 'right', series, labels
     });
   }
 
-  function plotFeatures(rows, row) {
+  /* The run's means and variances per feature against the truth: the
+   * features figure's title and its worst feature. */
+  function plotFeatures(rows, v) {
+    v = v || {};
     const names = rows.map(r => r.feature);
     const vals = col => rows.map(r => ({ y: Number(r[col]), text: r[col] }));
+    /* The settings the x label gives are the other figures' too, and it
+     * would not fit under a panel a third of the width. */
+    const xlabel = '';
     bnPlot.bars($('plot-features'), {
-      title: `After ${row.updates} updates (B = ${row.batch_size}): running statistics against the truth`,
+      title: plain(v.title), note: plain(v.worst_text),
       panels: [{
-        ylabel: 'mean', names, ref: { y: 0, label: 'initial running values, 0 and 1' },
+        xlabel, ylabel: 'mean', names, ref: { y: 0, label: 'initial running values, 0 and 1' },
         bars: [{ key: 'true_mean', label: 'the population\u2019s truth', colour: C.grey, values: vals('true_mean') },
                { key: 'running_mean', label: 'running mean', colour: C.blue, values: vals('running_mean') }]
       }, {
-        ylabel: 'variance', names, ref: { y: 1, label: 'initial running values, 0 and 1' },
+        xlabel, ylabel: 'variance', names, ref: { y: 1, label: 'initial running values, 0 and 1' },
         bars: [{ key: 'true_var', label: 'the population\u2019s truth', colour: C.grey, values: vals('true_var') },
-               { key: 'running_var', label: 'running variance', colour: C.vermilion, values: vals('running_var') }]
+               { key: 'running_var', label: plain(v.khi) || 'running variance', colour: C.vermilion,
+                 values: vals('running_var') }]
       }]
     });
   }
 
-  function plotWeight(rows, pub, bs, b, ord) {
+  /* init_weight over batch size: the init-weight figure's title and the
+   * weight it reads off (ema's alone: for another estimator, its
+   * definition from the score table). */
+  function plotWeight(rows, pub, bs, b, ord, v, axes) {
+    const def = T.scores.find(x => x.name === 'init_weight').definition;
     bnPlot.lines($('plot-weight'), {
-      title: 'The weight the initial running values still carry',
-      xlabel: 'batch size B (log\u2082; top: the updates T it gives)',
-      ylabel: 'init_weight', bs, current: b, legend: 'right',
-      x2: updatesAxis(rows, ord),
+      title: v ? plain(v.title) : `init_weight: ${def}`, note: v ? plain(v.wlabel) : '',
+      xlabel: axes ? plain(axes.xlabel) : '', ylabel: 'init_weight', bs, current: b,
+      legend: 'right', x2: axes && axes.x2tics ? topTics(axes.x2tics) : null,
       series: againstPublished(rows, pub, ord, 'init_weight', 'init_weight')
     });
   }

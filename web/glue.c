@@ -1,5 +1,5 @@
 /*
- * The web page's way into bnstudy: two functions JavaScript calls on the
+ * The web page's way into bnstudy: three functions JavaScript calls on the
  * modules `bnstudy run` is built from, compiled to WebAssembly by
  * `make web`. web_tables describes the tables the page builds its
  * controls from (the key table, the orders, the estimators, the scores,
@@ -14,6 +14,12 @@
  * command line prints, byte for byte. A refusal is one line starting with
  * '!', the message bnstudy would print.
  *
+ * web_figures reads the figures bnstudy plot would draw of a summary.tsv
+ * and a features.tsv the page holds (web_run's answers, a sweep of
+ * settings), through the same code (plot_tables), and answers with them
+ * as JSON (plot_json): each figure's title, findings, labels, axes and
+ * series roles, which the page shows instead of wording its own.
+ *
  * Each call's answer lives until the next call; the page copies it out at
  * once (emscripten's UTF8ToString).
  */
@@ -24,6 +30,7 @@
 
 #include "base/buf.h"
 #include "base/common.h"
+#include "figure/plot.h"
 #include "model/estimator.h"
 #include "study/exp.h"
 #include "model/order.h"
@@ -54,17 +61,13 @@ static const char *answer_close(FILE *fp)
 /* A JSON string: quotes, backslashes and control characters escaped. */
 static void json_str(FILE *fp, const char *s)
 {
-    fputc('"', fp);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(fp, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(fp, "\\u%04x", c);
-        else
-            fputc(c, fp);
-    }
-    fputc('"', fp);
+    bn_buf b = {0};
+    buf_json_str(&b, s ? s : "", s ? strlen(s) : 0);
+    if (b.failed)
+        fputs("\"\"", fp); /* out of memory: still JSON */
+    else
+        fwrite(b.p, 1, b.len, fp);
+    buf_free(&b);
 }
 
 static void json_field(FILE *fp, const char *name, const char *value,
@@ -384,5 +387,80 @@ done:
         snprintf(refusal, sizeof refusal, "!%s", err.msg);
         return refusal;
     }
+    return answer_close(fp);
+}
+
+/* The experiment's manifest.tsv as the figures read it: the keys as
+ * resolved (population.rows, population.feature, ...). */
+static int manifest_of(const char *sets, bn_buf *m, bn_error *err)
+{
+    exp_t *e = malloc(sizeof *e);
+    if (!e)
+        return bn_fail(err, "out of memory");
+    int rc = exp_init(e, err) != 0 || apply(e, sets, err) != 0 ? -1 : 0;
+    if (rc == 0) {
+        buf_puts(m, "key\tvalue\n");
+        exp_manifest(m, e);
+    }
+    exp_free(e);
+    free(e);
+    return rc;
+}
+
+/* The figures of plot.h that a summary.tsv and a features.tsv (NULL or
+ * "" for none) support, as bnstudy plot draws them of a sweep of the
+ * settings sets: a JSON array of plot_json's objects. */
+static int figures(const char *sets, const char *summary,
+                   const char *features, bn_buf *out, bn_error *err)
+{
+    bn_buf m = {0};
+    plot_list l = {0};
+    int rc = manifest_of(sets, &m, err);
+    if (rc == 0 && m.failed)
+        rc = bn_fail(err, "out of memory");
+    plot_file files[3] = {
+        {.name = "manifest.tsv", .text = m.p, .len = m.len},
+        {.name = "summary.tsv", .text = summary, .len = strlen(summary)},
+        {.name = "features.tsv", .text = features,
+         .len = features ? strlen(features) : 0},
+    };
+    size_t n = features && features[0] ? 3 : 2;
+    if (rc == 0 && plot_tables(files, n, "page", &l, err) < 0)
+        rc = -1;
+    buf_putc(out, '[');
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        if (i)
+            buf_putc(out, ',');
+        if (plot_json(&l.fig[i], out) != 0)
+            rc = bn_fail(err, "out of memory");
+    }
+    buf_putc(out, ']');
+    if (rc == 0 && out->failed)
+        rc = bn_fail(err, "out of memory");
+    plot_list_free(&l);
+    buf_free(&m);
+    return rc;
+}
+
+const char *web_figures(const char *sets, const char *summary,
+                        const char *features)
+{
+    bn_error err;
+    bn_buf b = {0};
+    FILE *fp = answer_open();
+    if (!fp || figures(sets, summary, features, &b, &err) != 0) {
+        if (!fp)
+            snprintf(err.msg, sizeof err.msg, "out of memory");
+        else
+            fclose(fp);
+        buf_free(&b);
+        free(answer);
+        answer = NULL;
+        static char refusal[sizeof err.msg + 2];
+        snprintf(refusal, sizeof refusal, "!%s", err.msg);
+        return refusal;
+    }
+    fwrite(b.p, 1, b.len, fp);
+    buf_free(&b);
     return answer_close(fp);
 }

@@ -29,16 +29,30 @@
     return e;
   }
 
-  function start(svg, title) {
+  /* The canvas, its title and a note under it (each may be several
+   * lines, as bnstudy plot words them); returns the height they take
+   * past the first line. */
+  function start(svg, title, note) {
     while (svg.firstChild)
       svg.removeChild(svg.firstChild);
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
     svg.setAttribute('font-family', '"DejaVu Sans", Verdana, sans-serif');
     svg.setAttribute('font-size', FONT);
     el(svg, 'rect', { width: W, height: H, fill: 'white' });
-    el(svg, 'title', { id: svg.id + '-title' }, title);
-    el(svg, 'text', { x: W / 2, y: 20, 'text-anchor': 'middle',
-                      'font-size': FONT + 2 }, title);
+    el(svg, 'title', { id: svg.id + '-title' },
+       [title, note].filter(t => t).join('. ').replace(/\n/g, ' '));
+    let y = 20;
+    for (const line of (title || '').split('\n')) {
+      el(svg, 'text', { x: W / 2, y, 'text-anchor': 'middle',
+                        'font-size': FONT + 2, class: 'title' }, line);
+      y += FONT + 4;
+    }
+    for (const line of note ? note.split('\n') : []) {
+      el(svg, 'text', { x: W / 2, y, 'text-anchor': 'middle', fill: colours.vermilion,
+                        'font-size': FONT - 1, class: 'note' }, line);
+      y += FONT + 1;
+    }
+    return y - 20 - (FONT + 4);
   }
 
   /* Tics for a linear axis: steps of 1, 2 or 5 times a power of ten. */
@@ -130,35 +144,39 @@
     return m;
   }
 
+  /* A key entry per item, each of its label's lines under the first. */
   function legend(svg, box, items, where) {
     const lineH = FONT * 1.35, x = where === 'right' ? box.x0 + box.w - 8 : box.x0 + 12;
     const g = el(svg, 'g', { class: 'legend' });
-    items.forEach((s, i) => {
-      const y = box.y0 + 14 + i * lineH;
+    let y = box.y0 + 14;
+    for (const s of items) {
       const sx = where === 'right' ? x - 30 : x;
       el(g, 'line', { x1: sx, x2: sx + 30, y1: y, y2: y, stroke: s.colour,
                       'stroke-width': s.width || LINE,
                       'stroke-dasharray': s.dash || 'none' });
-      el(g, 'text', { x: where === 'right' ? sx - 8 : sx + 38, y: y + FONT * 0.35,
-                      'text-anchor': where === 'right' ? 'end' : 'start' }, s.label);
-    });
+      for (const line of s.label.split('\n')) {
+        el(g, 'text', { x: where === 'right' ? sx - 8 : sx + 38, y: y + FONT * 0.35,
+                        'text-anchor': where === 'right' ? 'end' : 'start' }, line);
+        y += lineH;
+      }
+    }
   }
 
   /*
-   * Lines over batch size. spec: title, xlabel, ylabel, ylog, bs (the
+   * Lines over batch size. spec: title, note, xlabel, ylabel, ylog, bs (the
    * batch sizes run), x2 (a top-axis label per batch size, optional),
    * current (the batch size the settings hold), legend ('left' or
    * 'right'), series: [{key, label, colour, width, shape, points: [{x, y,
    * text}]}], labels: [{x, y, text, colour}].
    */
   function lines(svg, spec) {
-    start(svg, spec.title);
-    const box = { x0: 76, y0: spec.x2 ? 62 : 44, w: W - 76 - 18, h: 0 };
+    const head = start(svg, spec.title, spec.note);
+    const box = { x0: 76, y0: (spec.x2 ? 62 : 44) + head, w: W - 76 - 18, h: 0 };
     box.h = H - box.y0 - 64;
     const ys = spec.series.flatMap(s => s.points.map(p => p.y))
       .filter(v => Number.isFinite(v) && (!spec.ylog || v > 0));
-    /* Headroom above the data for the legend, a line per series. */
-    const n = spec.series.length;
+    /* Headroom above the data for the legend, a line per line of it. */
+    const n = spec.series.reduce((k, s) => k + s.label.split('\n').length, 0);
     let ylo = 0, yhi = Math.max(...ys, 0) * (1.1 + 0.11 * n) || 1;
     if (spec.ylog) {
       ylo = Math.min(...ys) / 1.6;
@@ -187,7 +205,7 @@
       for (const p of pts) {
         const m = marker(g, s.shape, X(p.x), Y(p.y), s.colour,
                          { 'data-x': p.x, 'data-value': p.text });
-        el(m, 'title', {}, `B ${p.x}: ${s.label}, ${p.text}`);
+        el(m, 'title', {}, `B ${p.x}: ${s.label.replace(/\n/g, ' ')}, ${p.text}`);
       }
     }
     for (const l of spec.labels || [])
@@ -197,16 +215,16 @@
   }
 
   /*
-   * Grouped bars per feature, in panels side by side. spec: title,
-   * panels: [{ylabel, names, ref: {y, label}, bars: [{key, label,
+   * Grouped bars per feature, in panels side by side. spec: title, note,
+   * panels: [{xlabel, ylabel, names, ref: {y, label}, bars: [{key, label,
    * colour, values: [{y, text}]}]}].
    */
   function bars(svg, spec) {
-    start(svg, spec.title);
+    const head = start(svg, spec.title, spec.note);
     const n = spec.panels.length, gap = 84, x0 = 76;
     const pw = (W - x0 - 18 - gap * (n - 1)) / n;
     spec.panels.forEach((p, i) => {
-      const box = { x0: x0 + i * (pw + gap), y0: 44, w: pw, h: H - 44 - 86 };
+      const box = { x0: x0 + i * (pw + gap), y0: 44 + head, w: pw, h: H - 44 - head - 86 };
       const ys = p.bars.flatMap(b => b.values.map(v => v.y)).concat([p.ref.y]);
       let ylo = Math.min(0, ...ys), yhi = Math.max(0, ...ys);
       const pad = (yhi - ylo) * 0.12 || 1;
@@ -257,5 +275,26 @@
     }
   }
 
-  window.bnPlot = { lines, bars, colours, PUBLISHED, LINE };
+  /* A series' colour by the role bnstudy plot gives it (srole), with its
+   * name (sname) and its place i (1, 2, ...) of n: scripts/style.gp's
+   * series_colour, so a series has the colour it has in the figures. */
+  const cycle = ['blue', 'vermilion', 'green', 'orange', 'sky', 'purple', 'grey']
+    .map(c => colours[c]);
+  const seqStops = ['#0D0887', '#4C02A1', '#7E03A8', '#A92395', '#CC4778', '#E56B5D', '#F89441'];
+  const indexColour = i => cycle[(i - 1) % cycle.length];
+  function seriesColour(role, name, i, n) {
+    if (role === 'published')
+      return colours.black;
+    if (role === 'seq')
+      return seqStops[n < 2 ? 0 : Math.floor((i - 1) * (seqStops.length - 1) / (n - 1) + 0.5)];
+    if (role === 'order')
+      return name === 'shuffled' ? colours.blue
+        : name.startsWith('sorted') ? colours.vermilion : indexColour(i + 2);
+    if (role === 'estimator')
+      return { 'ema-debiased': colours.vermilion, cumulative: colours.blue,
+               precise: colours.green, ema: colours.orange }[name] || indexColour(i + 4);
+    return indexColour(i);
+  }
+
+  window.bnPlot = { lines, bars, colours, seriesColour, PUBLISHED, LINE };
 })();

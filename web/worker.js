@@ -8,7 +8,10 @@
  * settings are refused may name, in `each`, the same settings split into
  * single runs: they are run one by one instead, and the answer is the
  * texts of those that ran. When the first call is refused, nothing after
- * it runs.
+ * it runs. A job's `figures` then name tables of those answers (a call's
+ * summary rows, those of one order only, or the first call's summary and
+ * features), and each is answered with the figures bnstudy plot draws of
+ * them (web_figures' JSON).
  */
 'use strict';
 let core;
@@ -16,6 +19,7 @@ try {
   importScripts('bnstudy.js');
   core = bnstudyModule().then(M => ({
     run: M.cwrap('web_run', 'string', ['string', 'number']),
+    figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string']),
     tables: M.cwrap('web_tables', 'string', [])()
   }));
 } catch (e) {
@@ -24,8 +28,24 @@ try {
 core.then(c => postMessage({ tables: c.tables }),
           e => postMessage({ error: String(e.message || e) }));
 
+/* A call's summary.tsv: its answer's first table, or the one-row tables
+ * of its single runs joined under one header; only the rows of order
+ * when it is given. */
+function summaryOf(answer, order) {
+  if (typeof answer === 'string' && answer.startsWith('!'))
+    return '';
+  const texts = typeof answer === 'string' ? [answer.split('\n\n')[0]] : answer;
+  const lines = texts.flatMap((t, i) => t.split('\n').filter(l => l !== '').slice(i ? 1 : 0));
+  if (lines.length === 0)
+    return '';
+  const col = lines[0].split('\t').indexOf('order');
+  const kept = order === undefined ? lines
+    : lines.filter((l, i) => i === 0 || l.split('\t')[col] === order);
+  return kept.join('\n') + '\n';
+}
+
 onmessage = async e => {
-  const { run } = await core;
+  const { run, figures } = await core;
   const { id, calls } = e.data;
   const answers = [];
   let runs = 0;
@@ -34,7 +54,8 @@ onmessage = async e => {
     runs++;
     if (text.startsWith('!') && i === 0) {
       answers.push(text);
-      break;
+      postMessage({ id, answers, runs, figures: [] });
+      return;
     }
     if (text.startsWith('!') && c.each) {
       text = c.each.map(s => run(s, 0)).filter(t => !t.startsWith('!'));
@@ -42,5 +63,8 @@ onmessage = async e => {
     }
     answers.push(text);
   }
-  postMessage({ id, answers, runs });
+  const figs = (e.data.figures || []).map(f => figures(
+    f.sets, summaryOf(answers[f.from], f.order),
+    f.features ? answers[f.from].split('\n\n')[1] || '' : ''));
+  postMessage({ id, answers, runs, figures: figs });
 };

@@ -88,3 +88,18 @@ void buf_free(bn_buf *b)
     free(b->p);
     memset(b, 0, sizeof *b);
 }
+
+void buf_json_str(bn_buf *b, const char *s, size_t n)
+{
+    buf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            buf_printf(b, "\\u%04x", c);
+        else
+            buf_putc(b, (char)c);
+    }
+    buf_putc(b, '"');
+}

@@ -23,6 +23,9 @@ void buf_printf(bn_buf *b, const char *fmt, ...)
 void buf_puts(bn_buf *b, const char *s);
 void buf_putc(bn_buf *b, char c);
 void buf_add(bn_buf *b, const void *p, size_t n);
+/* s as a JSON string, n bytes of it: quotes, backslashes and control
+ * characters escaped, every other byte as it is (UTF-8 stays UTF-8). */
+void buf_json_str(bn_buf *b, const char *s, size_t n);
 /* n zero bytes, room for a header laid out later. */
 void buf_zeros(bn_buf *b, size_t n);
 /* Forget the text, keep the memory. */

@@ -1,4 +1,5 @@
-/* A TSV reader for files whose every row has the header's column count. */
+/* A TSV reader for files (and texts) whose every row has the header's
+ * column count. */
 #include "base/tsv.h"
 
 #include <errno.h>
@@ -9,13 +10,10 @@
 
 #include "base/input.h"
 
-int tsv_read(const char *path, tsv_table *t, bn_error *err)
+/* The table of the len bytes buf (a NUL after them), which t takes. */
+static int split(const char *path, char *buf, size_t len, tsv_table *t,
+                 bn_error *err)
 {
-    memset(t, 0, sizeof *t);
-    char *buf;
-    size_t len;
-    if (input_read(path, TSV_MAX_BYTES, 1, &buf, &len, err) != 0)
-        return -1;
     t->buf = buf;
 
     size_t lines = 0, tabs = 0;
@@ -67,6 +65,32 @@ int tsv_read(const char *path, tsv_table *t, bn_error *err)
     t->cells = fields + t->ncol;
     t->nrow = lines - 1;
     return 0;
+}
+
+int tsv_read(const char *path, tsv_table *t, bn_error *err)
+{
+    memset(t, 0, sizeof *t);
+    char *buf;
+    size_t len;
+    if (input_read(path, TSV_MAX_BYTES, 1, &buf, &len, err) != 0)
+        return -1;
+    return split(path, buf, len, t, err);
+}
+
+int tsv_parse(const char *name, const char *text, size_t len, tsv_table *t,
+              bn_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (len > TSV_MAX_BYTES)
+        return bn_fail(err, "%s: more than %u bytes", name, TSV_MAX_BYTES);
+    if (memchr(text, '\0', len))
+        return bn_fail(err, "%s: a NUL byte in the text", name);
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return bn_fail(err, "%s: out of memory", name);
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    return split(name, buf, len, t, err);
 }
 
 void tsv_free(tsv_table *t)

@@ -1,7 +1,8 @@
 /*
- * Reading bnstudy's own TSV files back (for the claims verifier): a header
- * row naming the columns, then rows of tab-separated cells, all kept as
- * text so that nothing is rounded on the way in.
+ * Reading bnstudy's own TSV files back (for the claims verifier and the
+ * figures; from memory for the web page's figures): a header row naming
+ * the columns, then rows of tab-separated cells, all kept as text so
+ * that nothing is rounded on the way in.
  */
 #ifndef BN_TSV_H
 #define BN_TSV_H
@@ -23,6 +24,10 @@ typedef struct {
 #define TSV_MAX_FIELD 4096
 
 int tsv_read(const char *path, tsv_table *t, bn_error *err);
+/* The same of len bytes of text held in memory (copied; at most
+ * TSV_MAX_BYTES, no NUL), name standing for the file in messages. */
+int tsv_parse(const char *name, const char *text, size_t len, tsv_table *t,
+              bn_error *err);
 void tsv_free(tsv_table *t);
 /* Column index by name, or -1. */
 int tsv_column(const tsv_table *t, const char *name);

@@ -34,6 +34,23 @@ enum {
     F_TOLERANCE = 1 << 4, F_OVER = 1 << 5, F_AT = 1 << 6, F_EACH = 1 << 7,
     F_FACTOR = 1 << 8, F_BY = 1 << 9,
 };
+/* Their names, in the bits' order. */
+static const struct {
+    const char *name;
+    unsigned bit;
+} claim_keys[] = {
+    {.name = "a", .bit = F_A},
+    {.name = "b", .bit = F_B},
+    {.name = "op", .bit = F_OP},
+    {.name = "value", .bit = F_VALUE},
+    {.name = "tolerance", .bit = F_TOLERANCE},
+    {.name = "over", .bit = F_OVER},
+    {.name = "at", .bit = F_AT},
+    {.name = "each", .bit = F_EACH},
+    {.name = "factor", .bit = F_FACTOR},
+    {.name = "by", .bit = F_BY},
+};
+#define N_CLAIM_KEYS (sizeof claim_keys / sizeof *claim_keys)
 
 struct test_kind;
 
@@ -176,19 +193,10 @@ static int on_key(void *user, const char *section, const char *name,
         return bn_fail(err, "%s:%d: key '%s' outside a [claim] section",
                        s->path, line, name), 0;
     claim *c = &s->c[s->n - 1];
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } fields[] = {
-        {"a", F_A},           {"b", F_B},         {"op", F_OP},
-        {"value", F_VALUE},   {"tolerance", F_TOLERANCE},
-        {"over", F_OVER},     {"at", F_AT},       {"each", F_EACH},
-        {"factor", F_FACTOR}, {"by", F_BY},
-    };
     unsigned bit = 0;
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        if (strcmp(name, fields[i].name) == 0)
-            bit = fields[i].bit;
+    for (size_t i = 0; i < N_CLAIM_KEYS; i++)
+        if (strcmp(name, claim_keys[i].name) == 0)
+            bit = claim_keys[i].bit;
     int ok = 1;
     const char *why = "bad value";
     char list[200], limit[64];
@@ -258,16 +266,14 @@ static int check_claim(const claim *c, bn_error *err)
     unsigned needs = k->needs;
     if (k->needs & F_EACH && c->each == EACH_OP)
         needs |= F_B;
-    static const char *const names[] = {"a",    "b",  "op",     "value",
-                                        "tolerance", "over", "at", "each",
-                                        "factor",    "by"};
-    for (int i = 0; i < 10; i++) {
-        unsigned bit = 1u << i;
+    for (size_t i = 0; i < N_CLAIM_KEYS; i++) {
+        unsigned bit = claim_keys[i].bit;
         if ((needs & bit) && !(c->given & bit))
-            return bn_fail(err, "test %s needs '%s'", k->name, names[i]);
+            return bn_fail(err, "test %s needs '%s'", k->name,
+                           claim_keys[i].name);
         if ((c->given & bit) && !(k->allows & bit))
             return bn_fail(err, "test %s does not read '%s'", k->name,
-                           names[i]);
+                           claim_keys[i].name);
     }
     if ((c->given & F_TOLERANCE) && c->op != OP_EQ)
         return bn_fail(err, "tolerance is for op ==");
@@ -840,21 +846,25 @@ out:
 
 #define ROWS (F_A | F_OVER | F_AT)
 static const test_kind kinds[] = {
-    {"value", F_A | F_OP | F_VALUE, ROWS | F_OP | F_VALUE | F_TOLERANCE,
-     test_value},
-    {"ratio", F_A | F_B | F_OP | F_VALUE,
-     ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE, test_value},
-    {"all", F_A | F_OP | F_VALUE, ROWS | F_OP | F_VALUE | F_TOLERANCE,
-     test_all},
-    {"within", F_A | F_VALUE, ROWS | F_VALUE, test_within},
-    {"increasing", F_A, ROWS, test_trend},
-    {"decreasing", F_A, ROWS, test_trend},
-    {"pairwise", F_A | F_B | F_OP,
-     ROWS | F_B | F_OP | F_TOLERANCE | F_FACTOR, test_pairwise},
-    {"worst-feature", F_A, F_A, test_worst_feature},
-    {"fraction", F_A | F_OP | F_VALUE | F_EACH,
-     ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE | F_EACH | F_FACTOR | F_BY,
-     test_fraction},
+    {.name = "value", .needs = F_A | F_OP | F_VALUE,
+     .allows = ROWS | F_OP | F_VALUE | F_TOLERANCE, .eval = test_value},
+    {.name = "ratio", .needs = F_A | F_B | F_OP | F_VALUE,
+     .allows = ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE, .eval = test_value},
+    {.name = "all", .needs = F_A | F_OP | F_VALUE,
+     .allows = ROWS | F_OP | F_VALUE | F_TOLERANCE, .eval = test_all},
+    {.name = "within", .needs = F_A | F_VALUE, .allows = ROWS | F_VALUE,
+     .eval = test_within},
+    {.name = "increasing", .needs = F_A, .allows = ROWS, .eval = test_trend},
+    {.name = "decreasing", .needs = F_A, .allows = ROWS, .eval = test_trend},
+    {.name = "pairwise", .needs = F_A | F_B | F_OP,
+     .allows = ROWS | F_B | F_OP | F_TOLERANCE | F_FACTOR,
+     .eval = test_pairwise},
+    {.name = "worst-feature", .needs = F_A, .allows = F_A,
+     .eval = test_worst_feature},
+    {.name = "fraction", .needs = F_A | F_OP | F_VALUE | F_EACH,
+     .allows = ROWS | F_B | F_OP | F_VALUE | F_TOLERANCE | F_EACH |
+               F_FACTOR | F_BY,
+     .eval = test_fraction},
 };
 #define N_KINDS (sizeof kinds / sizeof *kinds)
 

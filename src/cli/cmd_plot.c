@@ -19,8 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "cli/cli.h"
 #include "figure/plot.h"
+#include "io/digest.h"
 #include "pop/popfile.h"
 
 extern char **environ;
@@ -273,8 +275,188 @@ static int draw(const char *gnuplot, const char *scripts,
     return rc;
 }
 
+/* ---- figures whose inputs did not change ---- */
+
+/* The file beside an experiment's figures naming what they were drawn
+ * from. */
+#define STAMP_FILE "inputs.sha256"
+
+/* Append the SHA-256 of the file at path (its lines that open with
+ * "build." left out when skip_build: a manifest's build rows name the
+ * build, and no figure reads them) and its name to t. */
+static int stamp_file(bn_buf *t, const char *path, const char *name,
+                      int skip_build)
+{
+    unsigned char *bytes;
+    size_t len;
+    bn_error err;
+    if (popfile_slurp(path, POPFILE_MAX_BYTES, &bytes, &len, &err) != 0)
+        return -1;
+    if (skip_build) {
+        size_t o = 0;
+        for (size_t i = 0; i < len;) {
+            size_t e = i;
+            while (e < len && bytes[e] != '\n')
+                e++;
+            e += e < len;
+            if (e - i < 6 || memcmp(bytes + i, "build.", 6) != 0) {
+                memmove(bytes + o, bytes + i, e - i);
+                o += e - i;
+            }
+            i = e;
+        }
+        len = o;
+    }
+    char hex[65];
+    digest_sha256_hex(bytes, len, hex);
+    free(bytes);
+    buf_printf(t, "%s  %s\n", hex, name);
+    return 0;
+}
+
+/* The regular files of dir whose names end with suffix ("" for all),
+ * sorted, into *names (NULL-terminated, the caller frees). */
+static int files_of(const char *dir, const char *suffix, char ***names,
+                    size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t cap = 0, ls = strlen(suffix);
+    char path[4400];
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || l < ls ||
+            strcmp(e->d_name + l - ls, suffix) != 0 || !exists(path, 0))
+            continue;
+        if (*n + 1 >= cap) {
+            cap = cap ? 2 * cap : 16;
+            char **v = realloc(*names, cap * sizeof *v);
+            if (!v) {
+                rc = -1;
+                break;
+            }
+            *names = v;
+        }
+        if (!((*names)[*n] = strdup(e->d_name)))
+            rc = -1;
+        else
+            (*names)[++*n] = NULL;
+    }
+    closedir(d);
+    if (*n)
+        qsort(*names, *n, sizeof **names, cmp_str);
+    return rc;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* Everything experiment e's figures are drawn from, as one SHA-256: the
+ * bytes of its files (the manifest's build rows aside), of every gnuplot
+ * script, and what plot.c tells each script (with the experiment's own
+ * directory left out of the paths, so the same results anywhere give the
+ * same stamp). Not gnuplot's version: figures drawn from the same inputs
+ * are kept whatever gnuplot would make of them now. -1 when a file cannot
+ * be read (the figures are then drawn). */
+static int stamp(const char *scripts, const char *dir, const char *e,
+                 const plot_list *l, char hex[65])
+{
+    bn_buf t = {0};
+    char edir[4200], path[8700];
+    snprintf(edir, sizeof edir, "%s/%s/", dir, e);
+    size_t le = strlen(edir);
+    char **names;
+    size_t n;
+    int rc = 0;
+    edir[le - 1] = '\0';
+    if (files_of(edir, "", &names, &n) != 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", edir, names[i]);
+        rc = stamp_file(&t, path, names[i], !strcmp(names[i], "manifest.tsv"));
+    }
+    free_names(names, n);
+    edir[le - 1] = '/';
+    if (rc == 0 && files_of(scripts, ".gp", &names, &n) != 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", scripts, names[i]);
+        rc = stamp_file(&t, path, names[i], 0);
+    }
+    if (rc == 0)
+        free_names(names, n);
+    for (size_t i = 0; rc == 0 && i < l->n; i++) {
+        const plot_figure *f = &l->fig[i];
+        if (strcmp(f->experiment, e) != 0)
+            continue;
+        buf_printf(&t, "figure %s %s\n", f->name, f->script);
+        for (const char *a = f->assign; *a;) {
+            const char *hit = strstr(a, edir);
+            size_t k = hit ? (size_t)(hit - a) : strlen(a);
+            buf_printf(&t, "%.*s", (int)k, a);
+            a += k + (hit ? le : 0);
+        }
+        buf_putc(&t, '\n');
+    }
+    if (rc == 0 && t.failed)
+        rc = -1;
+    if (rc == 0)
+        digest_sha256_hex((const unsigned char *)(t.p ? t.p : ""), t.len,
+                          hex);
+    buf_free(&t);
+    return rc;
+}
+
+/* Whether final holds experiment e's figures drawn from these very
+ * inputs: its stamp is hex, and it holds each figure and nothing else. */
+static int still_drawn(const char *final, const char *e, const plot_list *l,
+                       const char *hex)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", final, STAMP_FILE);
+    unsigned char *old;
+    size_t len;
+    bn_error err;
+    if (popfile_slurp(path, 4096, &old, &len, &err) != 0)
+        return 0;
+    int same = len >= 64 && memcmp(old, hex, 64) == 0;
+    free(old);
+    size_t want = 1;
+    for (size_t i = 0; same && i < l->n; i++) {
+        if (strcmp(l->fig[i].experiment, e) != 0)
+            continue;
+        for (int x = 0; x < 2 && same; x++) {
+            snprintf(path, sizeof path, "%s/%s.%s", final, l->fig[i].name,
+                     x ? "svg" : "png");
+            same = exists(path, 0);
+        }
+        want += 2;
+    }
+    char **names;
+    size_t n;
+    if (same && files_of(final, "", &names, &n) == 0) {
+        same = n == want;
+        free_names(names, n);
+    } else {
+        same = 0;
+    }
+    return same;
+}
+
 /* Draw experiment e's figures into a new directory beside figures/E,
- * then put it in E's place. Returns draw's worst status. */
+ * then put it in E's place; when figures/E holds them drawn from the same
+ * inputs already (stamp), leave it as it is. Returns draw's worst
+ * status. */
 static int draw_experiment(const char *gnuplot, const char *scripts,
                            const char *dir, const char *e,
                            const plot_list *l, const char *tables)
@@ -294,6 +476,10 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
         return worst;
     }
     snprintf(final, sizeof final, "%s/figures/%s", dir, e);
+    char hex[65];
+    int stamped = stamp(scripts, dir, e, l, hex) == 0;
+    if (stamped && still_drawn(final, e, l, hex))
+        return 0;
     snprintf(tmp, sizeof tmp, "%s/figures/.%s.XXXXXX", dir, e);
     if (!mkdtemp(tmp))
         return cli_error(cmd, "cannot create a directory in %s/figures: %s",
@@ -308,6 +494,20 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
             int r = draw(gnuplot, scripts, &l->fig[i], tmp, NULL);
             worst = r > worst ? r : worst;
         }
+    /* Figures drawn with a warning are not stamped, so the next plot
+     * draws them again and shows the warning again. */
+    if (worst == 0 && stamped) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", tmp, STAMP_FILE);
+        FILE *fp = fopen(path, "w");
+        if (!fp || fprintf(fp, "%s  the figures' inputs: the experiment's "
+                               "files, the scripts, the settings\n",
+                           hex) < 0 ||
+            fclose(fp) != 0) {
+            cli_error(cmd, "%s: cannot write: %s", path, strerror(errno));
+            worst = 2;
+        }
+    }
     if (worst >= 2) {
         remove_tree(tmp);
         return worst;

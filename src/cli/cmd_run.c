@@ -117,11 +117,18 @@ enum {
 };
 #define N_OUTPUTS 4
 
-/* The models each --write option has rows of: features and outputs are
- * the layer's, the curve and the weights the classifier's. */
-static const run_model_id output_model[N_OUTPUTS] = {
-    RUN_MODEL_LAYER, RUN_MODEL_LAYER, RUN_MODEL_CLASSIFIER,
-    RUN_MODEL_CLASSIFIER};
+/* The --write options, in OPT_FEATURES order, and the model each has
+ * rows of: features and outputs are the layer's, the curve and the
+ * weights the classifier's. */
+static const struct {
+    const char *option;
+    run_model_id model;
+} writes[N_OUTPUTS] = {
+    {.option = "write-features", .model = RUN_MODEL_LAYER},
+    {.option = "write-outputs", .model = RUN_MODEL_LAYER},
+    {.option = "write-curve", .model = RUN_MODEL_CLASSIFIER},
+    {.option = "write-weights", .model = RUN_MODEL_CLASSIFIER},
+};
 
 /* A buffer's text on fp, or an error naming what. */
 static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
@@ -209,6 +216,94 @@ static void output_close(run_output *o)
     memset(o, 0, sizeof *o);
 }
 
+/* The run command's state, from its options to its outputs. */
+typedef struct {
+    exp_t *e;
+    exp_pops pops;
+    sweep_limits limits;
+    run_output outs[N_OUTPUTS];
+    out_file files[N_OUTPUTS];
+    char opt_names[N_OUTPUTS][24];
+    cli_pop_options po;
+    char **sets; /* the --set options, in order */
+    size_t n_sets;
+    const char *layer_file; /* --layer FILE, or NULL */
+    run_config cfg;
+    run_result res;
+} run_cmd;
+
+/* run's options: a key's, the population's, the --write options, the
+ * limits, --set, --layer and --help, into opts (names holds the keys'). */
+static void run_options(struct option *opts, char names[][40])
+{
+    size_t no = cli_key_options(opts, names);
+    no += cli_pop_option_table(opts + no);
+    for (int i = 0; i < N_OUTPUTS; i++)
+        opts[no++] = (struct option){writes[i].option, required_argument,
+                                     NULL, OPT_FEATURES + i};
+    opts[no++] = (struct option){"max-work", required_argument, NULL,
+                                 OPT_MAX_WORK};
+    opts[no++] = (struct option){"max-memory", required_argument, NULL,
+                                 OPT_MAX_MEMORY};
+    opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
+    opts[no++] = (struct option){"layer", required_argument, NULL,
+                                 OPT_LAYER};
+    opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+    opts[no] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* The command line into r: 0 to run, 1 when --help was printed, -1 on
+ * a refusal (said). */
+static int run_args(run_cmd *r, const char *cmd, int argc, char **argv,
+                    struct option *opts)
+{
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
+    int c, idx, taken;
+    while ((c = cli_next(&p, &idx)) != -1) {
+        if (c == OPT_HELP) {
+            run_usage();
+            return 1;
+        } else if (c >= OPT_FEATURES && c < OPT_FEATURES + N_OUTPUTS) {
+            r->outs[c - OPT_FEATURES].path = optarg;
+        } else if (c == OPT_MAX_WORK) {
+            if (cli_parse_count(cmd, "--max-work", optarg, &r->limits.work))
+                return -1;
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_parse_size(cmd, "--max-memory", optarg,
+                               &r->limits.bytes))
+                return -1;
+        } else if (c == OPT_SET) {
+            r->sets[r->n_sets++] = optarg;
+        } else if (c == OPT_LAYER) {
+            r->layer_file = optarg;
+        } else if (cli_take_pop_option(c, optarg, &r->po)) {
+            continue;
+        } else if ((taken = cli_take_key_option(cmd, r->e, c, opts[idx].name,
+                                                optarg)) != 0) {
+            if (taken != 1)
+                return -1;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Two outputs in one file would leave only the one renamed last. */
+static int distinct_outputs(const run_cmd *r, const char *cmd)
+{
+    const run_output *o = r->outs;
+    for (int i = 0; i < N_OUTPUTS; i++)
+        for (int j = i + 1; j < N_OUTPUTS; j++)
+            if (o[i].path && o[j].path && strcmp(o[j].path, "-") != 0 &&
+                out_same_file(o[i].path, o[j].path))
+                return cli_error(cmd, "%s: '%s' is the file %s writes too",
+                                 o[j].opt, o[j].path, o[i].opt),
+                       -1;
+    return 0;
+}
+
 /* --layer FILE: a dump's layer settings (NAME.layer.tsv) as the run's,
  * in the dump's conventions: PyTorch's momentum is the new value's
  * weight, None the cumulative average, the running variance unbiased.
@@ -240,209 +335,156 @@ static int apply_layer_file(const char *cmd, exp_t *e, const char *path)
     return 0;
 }
 
+/* The experiment the options make, checked whole as a file's is, within
+ * the limits; its one configuration, each --write option of its model;
+ * its populations, and every output opened (none may be an input). -1 on
+ * a refusal (said). */
+static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
+{
+    static bn_error err;
+    exp_t *e = r->e;
+    if (exp_set_overrides(e, r->sets, r->n_sets, &err) != 0)
+        return cli_error(cmd, "%s", err.msg), -1;
+    if (r->layer_file && apply_layer_file(cmd, e, r->layer_file) != 0)
+        return -1;
+    if (cli_one_configuration(cmd, e, argc, argv) != 0 ||
+        distinct_outputs(r, cmd) != 0 ||
+        cli_apply_pop_options(cmd, e, &r->po) != 0)
+        return -1;
+    /* A file --set population.file names is read as --population's. */
+    if ((!e->popfile.pop && exp_read_population(e, &err) != 0) ||
+        exp_finish(e, &err) != 0)
+        return cli_error(cmd, "%s", err.msg), -1;
+    sweep_estimate est;
+    sweep_estimate_of(e, 1, 0, &est);
+    if (sweep_check_limits(e, &est, &r->limits, "run", &err) != 0)
+        return cli_error(cmd, "%s", err.msg), -1;
+    exp_config(e, 0, &r->cfg);
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (r->outs[i].path && r->cfg.model != writes[i].model)
+            return cli_error(cmd,
+                             "%s: a file of the %s, and this run trains the "
+                             "%s (--type)",
+                             r->outs[i].opt,
+                             run_model_name((int)writes[i].model),
+                             run_model_name((int)r->cfg.model)),
+                   -1;
+    if (exp_populations(e, exp_held_out_models(e->models), &r->pops, &err) !=
+        0)
+        return cli_error(cmd, "%s", err.msg), -1;
+    out_inputs ins = {0};
+    if (out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
+        out_inputs_add(&ins, e->evalfile.path, &err) != 0)
+        return cli_error(cmd, "%s", err.msg), -1;
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (output_open(&r->outs[i], &r->files[i], &ins, &err) != 0)
+            return cli_error(cmd, "%s", err.msg), -1;
+    return 0;
+}
+
+/* The run, its observer writing the per-row outputs, the curve and the
+ * weights as it goes; then the features. -1 on a failure (said). */
+static int run_run(run_cmd *r, const char *cmd)
+{
+    static bn_error err, sub;
+    run_output *outs = r->outs;
+    const pop_t *pop = r->pops.p.pop;
+    if (outs[2].fp) {
+        bn_buf b = {0};
+        out_curve_header(&b);
+        if (put(outs[2].fp, &b, cmd, outs[2].opt) != 0)
+            return -1;
+    }
+    if (outs[3].fp)
+        fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
+    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &r->cfg};
+    run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
+                        outs[2].path ? write_curve : NULL, &octx,
+                        outs[3].fp};
+    int blame[2] = {-1, -1};
+    if (run_execute_blamed(&r->pops.p, &r->cfg, &obs, &r->res, blame,
+                           &sub) != 0) {
+        exp_blame(r->e, &r->cfg, blame, sub.msg, &err);
+        return cli_error(cmd, "%s", err.msg), -1;
+    }
+    if (outs[0].path) {
+        bn_buf b = {0};
+        out_features_header(&b, 1u << r->cfg.model);
+        out_features_rows(&b, 1u << r->cfg.model, pop, &r->cfg, &r->res);
+        if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The files first, all or none; then the summary, and after it the
+ * tables standard output was given, complete in memory by now. */
+static int run_finish(run_cmd *r, const char *cmd)
+{
+    static bn_error err;
+    const pop_t *pop = r->pops.p.pop;
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (r->outs[i].mem_fp && fflush(r->outs[i].mem_fp) != 0)
+            return cli_error(cmd, "%s: out of memory", r->outs[i].opt), -1;
+    if (out_commit_all(r->files, N_OUTPUTS, &err) != 0)
+        return cli_error(cmd, "%s", err.msg), -1;
+    if (r->cfg.model == RUN_MODEL_LAYER)
+        cli_note_constant(cmd, pop);
+    bn_buf b = {0};
+    out_summary_header(&b, 1u << r->cfg.model);
+    out_summary_row(&b, 1u << r->cfg.model, pop, &r->cfg, &r->res);
+    if (put(stdout, &b, cmd, "standard output") != 0)
+        return -1;
+    for (int i = 0; i < N_OUTPUTS; i++)
+        if (r->outs[i].mem_fp) {
+            fputc('\n', stdout);
+            fwrite(r->outs[i].mem, 1, r->outs[i].mem_len, stdout);
+        }
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
     struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 6];
     char names[KEY_COUNT][40];
-    size_t no = cli_key_options(opts, names);
-    no += cli_pop_option_table(opts + no);
-    static const char *const out_opts[N_OUTPUTS] = {
-        "write-features", "write-outputs", "write-curve", "write-weights"};
-    for (int i = 0; i < N_OUTPUTS; i++)
-        opts[no++] = (struct option){out_opts[i], required_argument, NULL,
-                                     OPT_FEATURES + i};
-    opts[no++] = (struct option){"max-work", required_argument, NULL,
-                                 OPT_MAX_WORK};
-    opts[no++] = (struct option){"max-memory", required_argument, NULL,
-                                 OPT_MAX_MEMORY};
-    opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
-    opts[no++] = (struct option){"layer", required_argument, NULL,
-                                 OPT_LAYER};
-    opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
-    opts[no] = (struct option){NULL, 0, NULL, 0};
-
-    exp_pops pops;
-    memset(&pops, 0, sizeof pops);
-    exp_t *e = malloc(sizeof *e);
-    static bn_error err, sub;
-    if (!e)
+    run_options(opts, names);
+    static bn_error err;
+    run_cmd *r = calloc(1, sizeof *r);
+    if (!r)
         return cli_error(cmd, "out of memory");
-    sweep_limits limits = {SWEEP_MAX_WORK, SWEEP_MAX_MEMORY};
-    run_output outs[N_OUTPUTS];
-    out_file files[N_OUTPUTS];
-    char opt_names[N_OUTPUTS][24];
-    memset(outs, 0, sizeof outs);
-    memset(files, 0, sizeof files);
+    r->limits = (sweep_limits){SWEEP_MAX_WORK, SWEEP_MAX_MEMORY};
     for (int i = 0; i < N_OUTPUTS; i++) {
-        snprintf(opt_names[i], sizeof opt_names[i], "--%s", out_opts[i]);
-        outs[i].opt = opt_names[i];
+        snprintf(r->opt_names[i], sizeof r->opt_names[i], "--%s",
+                 writes[i].option);
+        r->outs[i].opt = r->opt_names[i];
     }
-    cli_pop_options po = {NULL, NULL, NULL};
-    const char *layer_file = NULL;
-    run_result res;
-    memset(&res, 0, sizeof res);
-    int c, idx, taken, rc = CLI_EXIT_USAGE;
-    size_t n_sets = 0;
-    char **sets = calloc((size_t)argc + 1, sizeof *sets);
-    if (exp_init(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    if (!sets) {
+    int rc = CLI_EXIT_USAGE, args = -1;
+    r->e = malloc(sizeof *r->e);
+    r->sets = calloc((size_t)argc + 1, sizeof *r->sets);
+    if (!r->e) {
         cli_error(cmd, "out of memory");
-        goto done;
-    }
-    static const char *const repeatable[] = {"set", NULL};
-    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
-    while ((c = cli_next(&p, &idx)) != -1) {
-        if (c == OPT_HELP) {
-            run_usage();
-            rc = 0;
-            goto done;
-        } else if (c >= OPT_FEATURES && c < OPT_FEATURES + N_OUTPUTS) {
-            outs[c - OPT_FEATURES].path = optarg;
-        } else if (c == OPT_MAX_WORK) {
-            if (cli_parse_count(cmd, "--max-work", optarg, &limits.work))
-                goto done;
-        } else if (c == OPT_MAX_MEMORY) {
-            if (cli_parse_size(cmd, "--max-memory", optarg, &limits.bytes))
-                goto done;
-        } else if (c == OPT_SET) {
-            sets[n_sets++] = optarg;
-        } else if (c == OPT_LAYER) {
-            layer_file = optarg;
-        } else if (cli_take_pop_option(c, optarg, &po)) {
-            continue;
-        } else if ((taken = cli_take_key_option(cmd, e, c, opts[idx].name,
-                                                optarg)) != 0) {
-            if (taken != 1)
-                goto done;
-        } else {
-            goto done;
-        }
-    }
-    if (exp_set_overrides(e, sets, n_sets, &err) != 0) {
+    } else if (exp_init(r->e, &err) != 0) {
         cli_error(cmd, "%s", err.msg);
-        goto done;
+    } else if (!r->sets) {
+        cli_error(cmd, "out of memory");
+    } else if ((args = run_args(r, cmd, argc, argv, opts)) == 1) {
+        rc = 0;
+    } else if (args == 0 && run_prepare(r, cmd, argc, argv) == 0 &&
+               run_run(r, cmd) == 0 && run_finish(r, cmd) == 0) {
+        rc = 0;
     }
-    if (layer_file && apply_layer_file(cmd, e, layer_file) != 0)
-        goto done;
-    if (cli_one_configuration(cmd, e, argc, argv) != 0)
-        goto done;
-    /* Two outputs in one file would leave only the one renamed last. */
-    for (int i = 0; i < N_OUTPUTS; i++)
-        for (int j = i + 1; j < N_OUTPUTS; j++)
-            if (outs[i].path && outs[j].path &&
-                strcmp(outs[j].path, "-") != 0 &&
-                out_same_file(outs[i].path, outs[j].path)) {
-                cli_error(cmd, "%s: '%s' is the file %s writes too",
-                          outs[j].opt, outs[j].path, outs[i].opt);
-                goto done;
-            }
-    if (cli_apply_pop_options(cmd, e, &po) != 0)
-        goto done;
-    /* A file --set population.file names is read as --population's. */
-    if (!e->popfile.pop && exp_read_population(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    if (exp_finish(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    sweep_estimate est;
-    sweep_estimate_of(e, 1, 0, &est);
-    if (sweep_check_limits(e, &est, &limits, "run", &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    run_config cfg;
-    exp_config(e, 0, &cfg);
-    for (int i = 0; i < N_OUTPUTS; i++)
-        if (outs[i].path && cfg.model != output_model[i]) {
-            cli_error(cmd, "%s: a file of the %s, and this run trains the %s "
-                           "(--type)",
-                      outs[i].opt, run_model_name((int)output_model[i]),
-                      run_model_name((int)cfg.model));
-            goto done;
-        }
-    if (exp_populations(e, exp_held_out_models(e->models), &pops, &err) !=
-        0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    const pop_t *pop = pops.p.pop;
-    out_inputs ins = {0};
-    if (out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
-        out_inputs_add(&ins, e->evalfile.path, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    for (int i = 0; i < N_OUTPUTS; i++)
-        if (output_open(&outs[i], &files[i], &ins, &err) != 0) {
-            cli_error(cmd, "%s", err.msg);
-            goto done;
-        }
-    if (outs[2].fp) {
-        bn_buf b = {0};
-        out_curve_header(&b);
-        if (put(outs[2].fp, &b, cmd, outs[2].opt) != 0)
-            goto done;
-    }
-    if (outs[3].fp)
-        fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
-    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &cfg};
-    run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
-                        outs[2].path ? write_curve : NULL, &octx,
-                        outs[3].fp};
-    int blame[2] = {-1, -1};
-    if (run_execute_blamed(&pops.p, &cfg, &obs, &res, blame, &sub) != 0) {
-        exp_blame(e, &cfg, blame, sub.msg, &err);
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    if (outs[0].path) {
-        bn_buf b = {0};
-        out_features_header(&b, 1u << cfg.model);
-        out_features_rows(&b, 1u << cfg.model, pop, &cfg, &res);
-        if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
-            goto done;
-    }
-    /* The files first, all or none; standard output's tables are complete
-     * in memory by now. */
-    for (int i = 0; i < N_OUTPUTS; i++)
-        if (outs[i].mem_fp && fflush(outs[i].mem_fp) != 0) {
-            cli_error(cmd, "%s: out of memory", outs[i].opt);
-            goto done;
-        }
-    if (out_commit_all(files, N_OUTPUTS, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    if (cfg.model == RUN_MODEL_LAYER)
-        cli_note_constant(cmd, pop);
-    bn_buf b = {0};
-    out_summary_header(&b, 1u << cfg.model);
-    out_summary_row(&b, 1u << cfg.model, pop, &cfg, &res);
-    if (put(stdout, &b, cmd, "standard output") != 0)
-        goto done;
-    for (int i = 0; i < N_OUTPUTS; i++)
-        if (outs[i].mem_fp) {
-            fputc('\n', stdout);
-            fwrite(outs[i].mem, 1, outs[i].mem_len, stdout);
-        }
-    rc = 0;
-done:
     for (int i = 0; i < N_OUTPUTS; i++) {
-        out_abort(&files[i]);
-        output_close(&outs[i]);
+        out_abort(&r->files[i]);
+        output_close(&r->outs[i]);
     }
-    run_result_free(&res);
-    exp_pops_free(&pops);
-    exp_free(e);
-    free(e);
-    free(sets);
+    run_result_free(&r->res);
+    exp_pops_free(&r->pops);
+    if (r->e)
+        exp_free(r->e);
+    free(r->e);
+    free(r->sets);
+    free(r);
     return rc;
 }
 

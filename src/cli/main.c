@@ -34,13 +34,13 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-    {"run", cmd_run},
-    {"population", cmd_population},
-    {"sweep", cmd_sweep},
-    {"merge", cmd_merge},
-    {"verify", cmd_verify},
-    {"diagnose", cmd_diagnose},
-    {"plot", cmd_plot},
+    {.name = "run", .fn = cmd_run},
+    {.name = "population", .fn = cmd_population},
+    {.name = "sweep", .fn = cmd_sweep},
+    {.name = "merge", .fn = cmd_merge},
+    {.name = "verify", .fn = cmd_verify},
+    {.name = "diagnose", .fn = cmd_diagnose},
+    {.name = "plot", .fn = cmd_plot},
 };
 
 /* A full disk or a closed pipe must not pass for success. */

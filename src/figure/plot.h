@@ -9,13 +9,16 @@
  * that tell it what to draw: the files, the columns, the series and the
  * panels, and every title, label and annotation, worded from the numbers
  * (a title states a finding only when the numbers bear it out).
- * cmd_plot.c runs gnuplot on them. Reads files; never prints or exits.
+ * cmd_plot.c runs gnuplot on them; the web page reads the same figures
+ * of tables it holds in memory (plot_tables, plot_json). Reads files;
+ * never prints or exits.
  */
 #ifndef BN_PLOT_H
 #define BN_PLOT_H
 
 #include <stddef.h>
 
+#include "base/buf.h"
 #include "base/common.h"
 
 typedef struct {
@@ -50,6 +53,23 @@ const plot_kind *plot_kind_get(size_t i);
  * that cannot be read or is not what bnstudy writes). */
 int plot_experiment(const char *dir, const char *name, plot_list *list,
                     bn_error *err);
+/* An experiment's file held in memory: its name in the directory
+ * ("summary.tsv") and its len bytes. */
+typedef struct {
+    const char *name;
+    const char *text;
+    size_t len;
+} plot_file;
+/* The same for the n files of an experiment held in memory (the web
+ * page's tables): a file not among them is one the experiment did not
+ * write, and each figure names its files as they are named here. */
+int plot_tables(const plot_file *files, size_t n, const char *name,
+                plot_list *list, bn_error *err);
 void plot_list_free(plot_list *list);
+/* Figure f as a JSON object appended to out (plot_json.c): "name",
+ * "script", "what", and "values", each assignment its script reads by
+ * its name. -1 when the assignments are not plot.c's writing, or out of
+ * memory. */
+int plot_json(const plot_figure *f, bn_buf *out);
 
 #endif

@@ -20,13 +20,13 @@
 #endif
 
 static const provenance_row rows[] = {
-    {"bnstudy_version", BNSTUDY_VERSION},
-    {"build.src_tree", BN_BUILD_SRC_TREE},
-    {"build.makefile_blob", BN_BUILD_MAKEFILE},
-    {"build.uncommitted_changes", BN_BUILD_DIRTY},
-    {"build.compiler", BN_BUILD_COMPILER},
-    {"build.cflags", BN_BUILD_CFLAGS},
-    {"build.platform", BN_BUILD_PLATFORM},
+    {.key = "bnstudy_version", .value = BNSTUDY_VERSION},
+    {.key = "build.src_tree", .value = BN_BUILD_SRC_TREE},
+    {.key = "build.makefile_blob", .value = BN_BUILD_MAKEFILE},
+    {.key = "build.uncommitted_changes", .value = BN_BUILD_DIRTY},
+    {.key = "build.compiler", .value = BN_BUILD_COMPILER},
+    {.key = "build.cflags", .value = BN_BUILD_CFLAGS},
+    {.key = "build.platform", .value = BN_BUILD_PLATFORM},
 };
 
 const provenance_row *provenance_rows(size_t *n)

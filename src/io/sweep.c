@@ -618,6 +618,120 @@ static int open_files(sweep_work *w, const resultdir *rd,
     return rc;
 }
 
+/* The sweep's state before anything runs: the configurations it makes
+ * (a shard's every opt->shards-th, and only the rows merge reads back
+ * and the manifest that names the shard: what is made across
+ * configurations is the merge's), the files it writes, and stem, the
+ * result set's name (cap bytes). */
+static void work_init(sweep_work *w, const exp_t *e, const sweep_options *opt,
+                      const sweep_estimate *est, char *stem, size_t cap)
+{
+    memset(w, 0, sizeof *w);
+    w->e = e;
+    w->n = exp_count(e);
+    w->stride = 1;
+    w->models = e->models;
+    w->many = e->n[KEY_SEED] > 1;
+    w->wanted = e->outputs;
+    snprintf(stem, cap, "%s", e->stem);
+    if (opt->shards) {
+        w->first = opt->shard - 1;
+        w->stride = opt->shards;
+        w->n = w->n > w->first ? (w->n - w->first - 1) / w->stride + 1 : 0;
+        w->wanted = (e->outputs & SHARD_ROWS) | (1u << OUT_SUMMARY) |
+                    (1u << OUT_MANIFEST);
+        w->many = 0;
+        snprintf(stem, cap, "%s.shard-%u-of-%u", e->stem, opt->shard,
+                 opt->shards);
+    }
+    w->rows_done = w->n == 0; /* a shard past the last configuration */
+    w->progress = opt->progress;
+    w->window = est->window;
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        w->files[i].fd = -1;
+    for (size_t c = 0; c < e->n_table; c++)
+        exp_column_find(e->table[c], &w->cols[c]);
+    clock_gettime(CLOCK_MONOTONIC, &w->start);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+}
+
+/* A merge's shards, opened and checked against the experiment before
+ * anything is made: which shards belong is settled first. */
+static int open_shards(sweep_work *w, const sweep_options *opt,
+                       bn_error *err)
+{
+    bn_buf want = {0};
+    manifest(&want, w->e, opt, exp_count(w->e));
+    unsigned rows = 0;
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if ((SHARD_ROWS >> i & 1) && writes(w, i))
+            rows |= 1u << i;
+    int rc = want.failed ? bn_fail(err, "out of memory")
+                         : shard_open(&w->shards, opt->merge, opt->n_merge,
+                                      &want, rows, w->models, err);
+    buf_free(&want);
+    return rc;
+}
+
+/* The rows, from the shards or run on threads (this one among them). */
+static void make_rows(sweep_work *w, unsigned threads)
+{
+    if (w->shards) {
+        if (merge_rows(w, &w->err) != 0)
+            w->failed = 1;
+        return;
+    }
+    pthread_t th[64];
+    unsigned started = 0;
+    for (; started + 1 < threads; started++)
+        if (pthread_create(&th[started], NULL, worker, w) != 0)
+            break;
+    worker(w);
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+}
+
+static void work_free(sweep_work *w)
+{
+    for (int i = 0; i < OUT_FILE_COUNT; i++) {
+        if (w->files[i].fd >= 0)
+            close(w->files[i].fd);
+        buf_free(&w->files[i].pending);
+    }
+    for (size_t i = 0; w->slots && i < w->window; i++) {
+        run_result_free(&w->slots[i].res);
+        for (int t = 0; t < TEXTS; t++)
+            buf_free(&w->slots[i].text[t]);
+    }
+    for (int i = 0; i < 3; i++)
+        buf_free(&w->dist_text[i]);
+    free(w->slots);
+    dist_free(w->dist);
+    shard_close(w->shards);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->cond);
+}
+
+/* The populations, the window's slots, the many-seed summaries (held
+ * only for the files that show them) and the files, opened. */
+static int work_begin(sweep_work *w, const resultdir *rd, exp_pops *pops,
+                      const sweep_options *opt, bn_error *err)
+{
+    const exp_t *e = w->e;
+    if (exp_populations(e, exp_held_out_models(e->models), pops, err) != 0)
+        return -1;
+    w->pop = pops->p.pop;
+    w->pops = &pops->p;
+    if (opt->on_population)
+        opt->on_population(w->pop);
+    int summaries = w->many && (w->wanted & SUMMARIES);
+    w->slots = calloc(w->window, sizeof *w->slots);
+    if (!w->slots || (summaries && !(w->dist = dist_new(e, w->models, w->pop))))
+        return bn_fail(err, "out of memory");
+    return open_files(w, rd, opt, err);
+}
+
 int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
 {
     unsigned jobs = opt->jobs < 1 ? 1 : opt->jobs > 64 ? 64 : opt->jobs;
@@ -631,41 +745,8 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         return -1;
 
     sweep_work w;
-    memset(&w, 0, sizeof w);
-    w.e = e;
-    w.n = exp_count(e);
-    w.stride = 1;
-    w.models = e->models;
-    w.many = e->n[KEY_SEED] > 1;
-    w.wanted = e->outputs;
     char stem[sizeof e->stem + 32];
-    snprintf(stem, sizeof stem, "%s", e->stem);
-    if (opt->shards) {
-        /* The rows merge reads back, and the manifest that names the
-         * shard; what is made across configurations is the merge's. */
-        w.first = opt->shard - 1;
-        w.stride = opt->shards;
-        w.n = w.n > w.first ? (w.n - w.first - 1) / w.stride + 1 : 0;
-        w.wanted = (e->outputs & SHARD_ROWS) | (1u << OUT_SUMMARY) |
-                   (1u << OUT_MANIFEST);
-        w.many = 0;
-        snprintf(stem, sizeof stem, "%s.shard-%u-of-%u", e->stem, opt->shard,
-                 opt->shards);
-    }
-    /* The summaries across seeds are held only for the files that show
-     * them. */
-    int summaries = w.many && (w.wanted & SUMMARIES);
-    w.rows_done = w.n == 0; /* a shard past the last configuration */
-    w.progress = opt->progress;
-    w.window = est.window;
-    for (int i = 0; i < OUT_FILE_COUNT; i++)
-        w.files[i].fd = -1;
-    for (size_t c = 0; c < e->n_table; c++)
-        exp_column_find(e->table[c], &w.cols[c]);
-    clock_gettime(CLOCK_MONOTONIC, &w.start);
-    pthread_mutex_init(&w.lock, NULL);
-    pthread_cond_init(&w.cond, NULL);
-
+    work_init(&w, e, opt, &est, stem, sizeof stem);
     resultdir rd;
     exp_pops pops;
     memset(&pops, 0, sizeof pops);
@@ -676,53 +757,14 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
                 e->source, stem, sizeof rd.stem - 1);
         goto done;
     }
-    if (opt->n_merge) {
-        /* Which shards belong is settled before anything is made. */
-        bn_buf want = {0};
-        manifest(&want, e, opt, exp_count(e));
-        unsigned rows = 0;
-        for (int i = 0; i < OUT_FILE_COUNT; i++)
-            if ((SHARD_ROWS >> i & 1) && writes(&w, i))
-                rows |= 1u << i;
-        rc = want.failed ? bn_fail(err, "out of memory")
-                         : shard_open(&w.shards, opt->merge, opt->n_merge,
-                                      &want, rows, w.models, err);
-        buf_free(&want);
-        if (rc != 0)
-            goto done;
-        rc = -1;
-    }
+    if (opt->n_merge && open_shards(&w, opt, err) != 0)
+        goto done;
     if (resultdir_begin(&rd, opt->out_dir, stem, opt->inputs, err) != 0)
         goto done;
     begun = 1;
-    if (exp_populations(e, exp_held_out_models(e->models), &pops, err) != 0)
+    if (work_begin(&w, &rd, &pops, opt, err) != 0)
         goto done;
-    w.pop = pops.p.pop;
-    w.pops = &pops.p;
-    if (opt->on_population)
-        opt->on_population(w.pop);
-    w.slots = calloc(w.window, sizeof *w.slots);
-    if (!w.slots ||
-        (summaries && !(w.dist = dist_new(e, w.models, w.pop)))) {
-        bn_fail(err, "out of memory");
-        goto done;
-    }
-    if (open_files(&w, &rd, opt, err) != 0)
-        goto done;
-
-    if (w.shards) {
-        if (merge_rows(&w, &w.err) != 0)
-            w.failed = 1;
-    } else {
-        pthread_t th[64];
-        unsigned started = 0;
-        for (; started + 1 < est.threads; started++)
-            if (pthread_create(&th[started], NULL, worker, &w) != 0)
-                break;
-        worker(&w);
-        for (unsigned t = 0; t < started; t++)
-            pthread_join(th[t], NULL);
-    }
+    make_rows(&w, est.threads);
     if (w.shown)
         fputs("\r\033[K", stderr);
     if (w.failed) {
@@ -736,25 +778,15 @@ int sweep_run(const exp_t *e, const sweep_options *opt, bn_error *err)
         goto done;
     rc = 0;
 done:
-    for (int i = 0; i < OUT_FILE_COUNT; i++) {
-        if (w.files[i].fd >= 0)
+    /* The files closed before the set they were in is removed. */
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if (w.files[i].fd >= 0) {
             close(w.files[i].fd);
-        buf_free(&w.files[i].pending);
-    }
+            w.files[i].fd = -1;
+        }
     if (rc != 0 && begun)
         resultdir_abort(&rd);
-    for (size_t i = 0; w.slots && i < w.window; i++) {
-        run_result_free(&w.slots[i].res);
-        for (int t = 0; t < TEXTS; t++)
-            buf_free(&w.slots[i].text[t]);
-    }
-    for (int i = 0; i < 3; i++)
-        buf_free(&w.dist_text[i]);
-    free(w.slots);
-    dist_free(w.dist);
-    shard_close(w.shards);
-    pthread_mutex_destroy(&w.lock);
-    pthread_cond_destroy(&w.cond);
+    work_free(&w);
     exp_pops_free(&pops);
     return rc;
 }

@@ -69,21 +69,39 @@ static double init_weight_ema(double keep, size_t updates)
     return w;
 }
 
-/* The weights of a recursive estimator: run its update on coefficients,
- * batch cur = (t - 1) mod nb at update t, with (keep_t, p_t) from step;
- * and on the drift's fractions when there are any. */
-static void recursive_weights(const bn_weights_in *in, num_dd *w,
-                              num_dd *shifted, int cumulative, int debiased)
+/* The steps of the recursive estimators: the weights (keep_t, p_t) update
+ * t = 1, 2, ... gives the old value and the new, in double-double, as
+ * the estimator's update applies them. */
+
+/* The same weights at every update: the frameworks' moving average. */
+static void step_fixed(size_t t, const bn_weights_in *in, num_dd *keep_t,
+                       num_dd *p_t)
 {
-    const num_dd one = num_dd_make(1.0);
+    (void)t;
+    *keep_t = num_dd_make(in->keep);
+    *p_t = num_dd_make(in->p);
+}
+
+/* Factor 1/t: every batch the same weight. */
+static void step_cumulative(size_t t, const bn_weights_in *in,
+                            num_dd *keep_t, num_dd *p_t)
+{
+    (void)in;
+    *p_t = num_dd_div(num_dd_make(1.0), num_dd_make((double)t));
+    *keep_t = num_dd_sub(num_dd_make(1.0), *p_t);
+}
+
+/* The weights of a recursive estimator: its step run on coefficients,
+ * batch cur = (t - 1) mod nb at update t; and on the drift's fractions
+ * when there are any. */
+static void recursive_weights(const bn_weights_in *in, bn_step_fn step,
+                              num_dd *w, num_dd *shifted)
+{
     num_dd d = num_dd_make(0.0);
     for (size_t t = 1; t <= in->updates; t++) {
         size_t cur = (t - 1) % in->nb;
-        num_dd keep_now = num_dd_make(in->keep), p_now = num_dd_make(in->p);
-        if (cumulative) {
-            p_now = num_dd_div(one, num_dd_make((double)t));
-            keep_now = num_dd_sub(one, p_now);
-        }
+        num_dd keep_now, p_now;
+        step(t, in, &keep_now, &p_now);
         for (size_t i = 0; i < in->nb; i++)
             w[i] = num_dd_mul(w[i], keep_now);
         w[cur] = num_dd_add(w[cur], p_now);
@@ -91,34 +109,24 @@ static void recursive_weights(const bn_weights_in *in, num_dd *w,
             d = num_dd_add(num_dd_mul(keep_now, d),
                            num_dd_mul(p_now, num_dd_make(in->frac[t - 1])));
     }
-    /* Debiasing divides by the weights' own sum, 1 - keep^T. */
-    num_dd wsum = num_dd_make(0.0);
-    for (size_t i = 0; i < in->nb; i++)
-        wsum = num_dd_add(wsum, w[i]);
-    if (debiased) {
-        for (size_t i = 0; i < in->nb; i++)
-            w[i] = num_dd_div(w[i], wsum);
-        d = num_dd_div(d, wsum);
-    }
     if (in->frac)
         *shifted = d;
 }
 
-static void weights_ema(const bn_weights_in *in, num_dd *w, num_dd *shifted)
-{
-    recursive_weights(in, w, shifted, 0, 0);
-}
-
+/* The moving average from zero, divided by the weights' own sum,
+ * 1 - keep^T, as the debiased update divides by acc_w. */
 static void weights_debiased(const bn_weights_in *in, num_dd *w,
                              num_dd *shifted)
 {
-    recursive_weights(in, w, shifted, 0, 1);
-}
-
-static void weights_cumulative(const bn_weights_in *in, num_dd *w,
-                               num_dd *shifted)
-{
-    recursive_weights(in, w, shifted, 1, 0);
+    num_dd d = num_dd_make(0.0);
+    recursive_weights(in, step_fixed, w, in->frac ? &d : NULL);
+    num_dd wsum = num_dd_make(0.0);
+    for (size_t i = 0; i < in->nb; i++)
+        wsum = num_dd_add(wsum, w[i]);
+    for (size_t i = 0; i < in->nb; i++)
+        w[i] = num_dd_div(w[i], wsum);
+    if (in->frac)
+        *shifted = num_dd_div(d, wsum);
 }
 
 /* One pooled sample of the first K batches' rows. */
@@ -153,40 +161,65 @@ static int validate_debiased(const bn_config *cfg, bn_error *err)
     return 0;
 }
 
+/* The estimators' rows: a recursive one (its buffers follow each update
+ * and nothing after) is its update and the step its closed form runs;
+ * the others say how the buffers are made after training (pools,
+ * adapts) and give their closed form's weights, if any. */
 static const bn_estimator_def table[BN_EST_COUNT] = {
-    [BN_EST_EMA] = {"ema", "the frameworks' exponential moving average",
-                    update_ema, init_weight_ema, 0, 0, weights_ema, NULL},
-    [BN_EST_EMA_DEBIASED] = {"ema-debiased",
-                             "the same average from zero, divided by "
-                             "1 - (1-p)^t as Adam does",
-                             update_debiased, NULL, 0, 0, weights_debiased,
-                             validate_debiased},
-    [BN_EST_CUMULATIVE] = {"cumulative",
-                           "equal weights, factor 1/t (PyTorch's "
-                           "momentum=None)",
-                           update_cumulative, NULL, 0, 0, weights_cumulative,
-                           NULL},
+    [BN_EST_EMA] = {.name = "ema",
+                    .help = "the frameworks' exponential moving average",
+                    .update = update_ema, .step = step_fixed,
+                    .init_weight = init_weight_ema},
+    [BN_EST_EMA_DEBIASED] = {.name = "ema-debiased",
+                             .help = "the same average from zero, divided "
+                                     "by 1 - (1-p)^t as Adam does",
+                             .update = update_debiased,
+                             .weights = weights_debiased,
+                             .validate = validate_debiased},
+    [BN_EST_CUMULATIVE] = {.name = "cumulative",
+                           .help = "equal weights, factor 1/t (PyTorch's "
+                                   "momentum=None)",
+                           .update = update_cumulative,
+                           .step = step_cumulative},
     /* Trains like ema; the buffers are replaced after training. */
-    [BN_EST_PRECISE] = {"precise",
-                        "after training, the pooled mean and variance of "
-                        "the first precise_batches batches (0 all)",
-                        update_ema, NULL, 1, 0, weights_pooled, NULL},
-    [BN_EST_INITIAL] = {"initial",
-                        "never updated: the initial 0 and 1, as a "
-                        "checkpoint loaded without its buffers has them",
-                        update_none, init_weight_all, 0, 0, weights_none,
-                        NULL},
+    [BN_EST_PRECISE] = {.name = "precise",
+                        .help = "after training, the pooled mean and "
+                                "variance of the first precise_batches "
+                                "batches (0 all)",
+                        .update = update_ema, .pools = 1,
+                        .weights = weights_pooled},
+    [BN_EST_INITIAL] = {.name = "initial",
+                        .help = "never updated: the initial 0 and 1, as a "
+                                "checkpoint loaded without its buffers has "
+                                "them",
+                        .update = update_none, .init_weight = init_weight_all,
+                        .weights = weights_none},
     /* Trains like ema; the buffers are replaced after training. No
      * closed form over orderings: the result does not depend on one. */
-    [BN_EST_ADAPTIVE] = {"adaptive",
-                         "after training, the mean and variance of the "
-                         "rows evaluation sees (adaptive batch norm)",
-                         update_ema, NULL, 0, 1, NULL, NULL},
+    [BN_EST_ADAPTIVE] = {.name = "adaptive",
+                         .help = "after training, the mean and variance of "
+                                 "the rows evaluation sees (adaptive batch "
+                                 "norm)",
+                         .update = update_ema, .adapts = 1},
 };
 
 const bn_estimator_def *bn_estimator_get(bn_estimator e)
 {
     return &table[e];
+}
+
+int bn_estimator_closed_form(const bn_estimator_def *est)
+{
+    return est->weights || est->step;
+}
+
+void bn_estimator_weights(const bn_estimator_def *est, const bn_weights_in *in,
+                          num_dd *w, num_dd *shifted)
+{
+    if (est->weights)
+        est->weights(in, w, shifted);
+    else
+        recursive_weights(in, est->step, w, shifted);
 }
 
 const char *bn_estimator_name(bn_estimator e) { return table[e].name; }

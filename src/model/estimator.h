@@ -6,8 +6,10 @@
  * text, its update, the weight the initial values 0 and 1 keep, whether
  * it recomputes the buffers after training, what the closed form of
  * expect.h needs, and the settings it refuses. Adding an estimator is one
- * enum value in bnlayer.h and one row in estimator.c; the experiment keys, the command
- * line, the sweep, the writers and expect.c read the table.
+ * enum value in bnlayer.h and one row in estimator.c (a recursive one:
+ * its update and its step, which the closed form runs); the experiment
+ * keys, the command line, the sweep, the writers and expect.c read the
+ * table.
  *
  * This module depends on libm and num.c only (no GSL, libinih or
  * nettle), so that a build without them (the web page) has the same
@@ -38,6 +40,14 @@ typedef struct {
     const double *frac;
 } bn_weights_in;
 
+/* A recursive estimator's step: the weights (*keep_t, *p_t) that update
+ * t = 1, 2, ... gives the old value and the new, in double-double, from
+ * in->keep and in->p. The update applies the same weights in double
+ * (update_ema's keep and p, update_cumulative's 1 - 1/t and 1/t): the
+ * closed form runs the step on the batches' coefficients. */
+typedef void (*bn_step_fn)(size_t t, const bn_weights_in *in, num_dd *keep_t,
+                           num_dd *p_t);
+
 typedef struct {
     const char *name;
     const char *help; /* one line, for --help and the docs */
@@ -45,6 +55,10 @@ typedef struct {
      * variance (already biased or unbiased as configured), after
      * l->updates and l->acc_w have counted it. */
     void (*update)(bn_layer *l, const double *mean, const double *var);
+    /* A recursive estimator's step (its buffers are the recursion's
+     * after the last update, and its closed form's weights follow from
+     * the step); NULL for the others. */
+    bn_step_fn step;
     /* The weight the initial values 0 and 1 keep after T updates with
      * old-value weight keep; NULL when they keep none. */
     double (*init_weight)(double keep, size_t updates);
@@ -57,11 +71,12 @@ typedef struct {
      * training did: statistics recomputed on the data evaluation sees. */
     int adapts;
     /* The closed form's weights w[0..nb-1] (all zero on entry), in
-     * double-double: the final running mean is sum_b w_b m_b plus
-     * (1 - sum w) times the initial 0. NULL: no closed form is known, and
-     * expect.c refuses the estimator. shifted is written when in->frac is
-     * set; a pooling estimator, recomputed after training, leaves it at
-     * 0. */
+     * double-double, when they are not a step's recursion (that of
+     * bn_estimator_weights): the final running mean is sum_b w_b m_b
+     * plus (1 - sum w) times the initial 0. shifted is written when
+     * in->frac is set; a pooling estimator, recomputed after training,
+     * leaves it at 0. Without weights or a step no closed form is known,
+     * and expect.c refuses the estimator. */
     void (*weights)(const bn_weights_in *in, num_dd *w, num_dd *shifted);
     /* Settings the estimator cannot work with; NULL accepts all. */
     int (*validate)(const bn_config *cfg, bn_error *err);
@@ -69,6 +84,12 @@ typedef struct {
 
 /* The row of estimator e (e < BN_EST_COUNT). */
 const bn_estimator_def *bn_estimator_get(bn_estimator e);
+/* Whether est has a closed form (weights, or a step). */
+int bn_estimator_closed_form(const bn_estimator_def *est);
+/* Its closed form's weights: its weights function's, else its step's
+ * recursion (est must have one, bn_estimator_closed_form). */
+void bn_estimator_weights(const bn_estimator_def *est, const bn_weights_in *in,
+                          num_dd *w, num_dd *shifted);
 const char *bn_estimator_name(bn_estimator e);
 /* 0 and *e set when s names an estimator, else -1. */
 int bn_estimator_parse(const char *s, bn_estimator *e);

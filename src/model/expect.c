@@ -17,7 +17,7 @@ int expect_applies(const run_config *cfg, const pop_t *pop)
 {
     return cfg->model == RUN_MODEL_LAYER && cfg->order.def->uniform &&
            pop->sample_rows <= 1 &&
-           bn_estimator_get(cfg->layer.estimator)->weights != NULL &&
+           bn_estimator_closed_form(bn_estimator_get(cfg->layer.estimator)) &&
            (cfg->drift.profile.kind == DRIFT_NONE ||
             !bn_estimator_get(cfg->layer.estimator)->pools) &&
            cfg->eval.shift == 0.0 && cfg->eval.scale == 1.0 &&
@@ -43,7 +43,7 @@ static const bn_estimator_def *closed_form_estimator(const pop_t *pop,
                             "and batches of whole feature maps are not "
                             "that (convpop_effective is theirs)"), NULL;
     const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);
-    if (!est->weights)
+    if (!bn_estimator_closed_form(est))
         return bn_fail(err, "estimator %s has no closed form", est->name),
                NULL;
     return est;
@@ -66,7 +66,7 @@ static num_dd *batch_weights(const bn_estimator_def *est, const pop_t *pop,
                             ? nb
                             : cfg->precise_batches,
                         cfg->layer.p, cfg->layer.keep, frac};
-    est->weights(&in, w, shifted);
+    bn_estimator_weights(est, &in, w, shifted);
     *nb_out = nb;
     return w;
 }

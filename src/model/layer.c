@@ -173,178 +173,252 @@ static int eval_order(const pop_t *pop, const pop_t *eval, const size_t *perm,
     return 0;
 }
 
-int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
-              const run_config *cfg, const run_observer *obs,
-              run_result *res, bn_error *err)
-{
-    size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
-    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
-    const bn_estimator_def *est = bn_estimator_get(cfg->layer.estimator);
-    int drifting = cfg->drift.profile.kind != DRIFT_NONE &&
-                   cfg->drift.size != 0.0;
+/* One run of the layer, as layer_run makes it. */
+typedef struct {
+    const pop_t *pop, *eval;
+    const size_t *perm;
+    const run_config *cfg;
+    const run_observer *obs;
+    size_t n, f, bmax, nb; /* rows, features, batch size, batches an epoch */
+    int drifting;          /* the rows move as training goes */
     /* Evaluated on the rows trained on, as the last epoch saw them, or on
      * rows of its own, in batches of their own. */
-    int own = eval == pop;
-    int watch = obs && obs->on_batch, outputs = obs && obs->on_outputs;
-    /* Nothing of N x F: the rows are read where they are, and the outputs
-     * compared are made once the final buffers exist, batch by batch, from
-     * each batch's statistics (the last epoch's, kept). A batch's outputs
-     * are held only for an observer and for the determinism check. */
-    double *stats = malloc((2 * nb * f + nb) * sizeof *stats);
-    double *work = malloc(9 * f * sizeof *work);
-    double *y = malloc((bmax * f + 1) * sizeof *y);
-    double *e = malloc(bmax * f * sizeof *e);
-    double *x = watch ? malloc(bmax * f * sizeof *x) : NULL;
-    size_t *erows = own ? NULL : malloc(eval->n * sizeof *erows);
+    int own;
+    int watch, outputs;    /* an observer of the batches, of the outputs */
     bn_layer layer;
-    int rc = -1, have_layer = bn_init(&layer, f, &cfg->layer) == 0;
+    int have_layer;
+    /* Nothing of N x F: the rows are read where they are, and the outputs
+     * compared are made once the final buffers exist, batch by batch,
+     * from each batch's statistics (the last epoch's, kept in stats,
+     * their drift shares in fracs). A batch's outputs (y, e) are held
+     * only for an observer and for the determinism check; x holds its
+     * inputs for an observer of the batches. */
+    double *stats, *fracs, *work, *y, *e, *x;
+    size_t *erows;         /* the evaluation rows' order, when not own */
+    batch_work w;
+    double *delta, *shift, *emean, *evar;
+    double sum_dm, sum_dv; /* the last epoch's batch statistics' errors */
+    double frac;           /* the drift's share at the last update */
+    size_t pass;           /* self-checks passed */
+    /* The comparison: the rows (ex, in order), the sum of squared gaps,
+     * the rows compared, the last batch's size and move. */
+    const double *ex, *last_sh;
+    const size_t *order;
+    double sq;
+    size_t kept, b;
+} layer_state;
+
+static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
+                       const size_t *perm, const run_config *cfg,
+                       const run_observer *obs, run_result *res,
+                       bn_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->pop = pop, s->eval = eval, s->perm = perm, s->cfg = cfg, s->obs = obs;
+    size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
+    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
+    s->n = n, s->f = f, s->bmax = bmax, s->nb = nb;
+    s->drifting = cfg->drift.profile.kind != DRIFT_NONE &&
+                  cfg->drift.size != 0.0;
+    s->own = eval == pop;
+    s->watch = obs && obs->on_batch;
+    s->outputs = obs && obs->on_outputs;
+    s->stats = malloc((2 * nb * f + nb) * sizeof *s->stats);
+    s->work = malloc(9 * f * sizeof *s->work);
+    s->y = malloc((bmax * f + 1) * sizeof *s->y);
+    s->e = malloc(bmax * f * sizeof *s->e);
+    s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
+    s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
+    s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
     res->running_mean = malloc(6 * f * sizeof *res->running_mean);
-    if (!stats || !work || !y || !e || (watch && !x) || (!own && !erows) ||
-        !have_layer || !res->running_mean) {
-        bn_fail(err, "out of memory");
-        goto done;
-    }
+    if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
+        (!s->own && !s->erows) || !s->have_layer || !res->running_mean)
+        return bn_fail(err, "out of memory");
     res->running_var = res->running_mean + f;
     res->true_mean = res->running_mean + 2 * f;
     res->true_var = res->running_mean + 3 * f;
     res->train_eval = res->running_mean + 4 * f;
     res->batch_mean_sq = res->running_mean + 5 * f;
-    double *fracs = stats + 2 * nb * f; /* the last epoch's drift shares */
-    batch_work w = {work, work + f, work + 2 * f, work + 3 * f, work + 4 * f};
-    double *delta = work + 5 * f, *shift = work + 6 * f;
-    double *emean = work + 7 * f, *evar = work + 8 * f;
+    s->fracs = s->stats + 2 * nb * f;
+    double *work = s->work;
+    s->w = (batch_work){work, work + f, work + 2 * f, work + 3 * f,
+                        work + 4 * f};
+    s->delta = work + 5 * f, s->shift = work + 6 * f;
+    s->emean = work + 7 * f, s->evar = work + 8 * f;
     for (size_t j = 0; j < f; j++) {
         /* The drift's full move of each feature, in its own units. */
-        delta[j] = drifting ? cfg->drift.size * sqrt(pop->var[j]) : 0.0;
+        s->delta[j] = s->drifting ? cfg->drift.size * sqrt(pop->var[j]) : 0.0;
         res->batch_mean_sq[j] = 0.0;
-        w.sq[j] = 0.0;
+        s->w.sq[j] = 0.0;
     }
-    double sum_dm = 0.0, sum_dv = 0.0, frac = 0.0;
-    size_t pass = 0, t = 0;
-    for (size_t ep = 0; ep < cfg->epochs; ep++) {
-        int last = ep + 1 == cfg->epochs;
-        for (size_t k = 0; k < nb; k++) {
-            size_t start = k * bmax;
-            size_t b = start + bmax <= n ? bmax : n - start;
-            const size_t *rows = &perm[start];
-            double *mean = stats + 2 * k * f, *var = mean + f;
-            const double *sh = NULL; /* this update's move of the rows */
-            if (drifting) {
-                frac = drift_fraction(&cfg->drift.profile, ++t);
-                sh = moved(frac, delta, f, shift);
-            }
-            bn_batch_stats_rows(b, n - start - b, f, pop->x, rows, sh, mean,
-                                var);
-            bn_update(&layer, b, mean, var);
-            if (last) {
-                fracs[k] = sh ? frac : 0.0;
-                for (size_t j = 0; j < f; j++) {
-                    /* Against the stream's mean at this update. */
-                    double mu = drifting ? pop->mean[j] + frac * delta[j]
-                                         : pop->mean[j];
-                    double dm = mean[j] - mu;
-                    double dv = var[j] - pop->var[j];
-                    sum_dm += dm * dm;
-                    sum_dv += dv * dv;
-                    res->batch_mean_sq[j] += dm * dm;
-                }
-            }
-            if (!last || !own) {
-                /* The last epoch's outputs are checked below as they are
-                 * compared, when they are; the others' here. */
-                batch_outputs(&layer, b, n - start - b, pop->x, rows, sh,
-                              mean, var, &w, NULL, NULL, NULL);
-                pass += score_checks(&layer, b, w.s1, w.s2, var);
-            }
-            if (watch) {
-                for (size_t i = 0; i < b; i++)
-                    for (size_t j = 0; j < f; j++)
-                        x[i * f + j] = sh ? pop->x[rows[i] * f + j] + sh[j]
-                                          : pop->x[rows[i] * f + j];
-                bn_normalize_rows(&layer, b, x, NULL, NULL, mean, var, y);
-                run_batch rb = {ep, k, b, f, rows, x, y, mean, var, &layer};
-                obs->on_batch(obs->ctx, &rb);
-            }
+    return 0;
+}
+
+static void layer_free(layer_state *s)
+{
+    free(s->stats);
+    free(s->work);
+    free(s->y);
+    free(s->e);
+    free(s->x);
+    free(s->erows);
+    if (s->have_layer)
+        bn_free(&s->layer);
+}
+
+/* Batch k of epoch ep, update t: its statistics (those of the last
+ * epoch kept, and their errors against the stream's truth at this
+ * update), the buffers' update, the self-checks of its outputs (the last
+ * epoch's are checked as they are compared, when they are) and what an
+ * observer of the batches sees. */
+static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
+                        run_result *res)
+{
+    const pop_t *pop = s->pop;
+    size_t n = s->n, f = s->f, start = k * s->bmax;
+    size_t b = start + s->bmax <= n ? s->bmax : n - start;
+    int last = ep + 1 == s->cfg->epochs;
+    const size_t *rows = &s->perm[start];
+    double *mean = s->stats + 2 * k * f, *var = mean + f;
+    const double *sh = NULL; /* this update's move of the rows */
+    if (s->drifting) {
+        s->frac = drift_fraction(&s->cfg->drift.profile, t);
+        sh = moved(s->frac, s->delta, f, s->shift);
+    }
+    bn_batch_stats_rows(b, n - start - b, f, pop->x, rows, sh, mean, var);
+    bn_update(&s->layer, b, mean, var);
+    if (last) {
+        s->fracs[k] = sh ? s->frac : 0.0;
+        for (size_t j = 0; j < f; j++) {
+            double mu = s->drifting ? pop->mean[j] + s->frac * s->delta[j]
+                                    : pop->mean[j];
+            double dm = mean[j] - mu;
+            double dv = var[j] - pop->var[j];
+            s->sum_dm += dm * dm;
+            s->sum_dv += dv * dv;
+            res->batch_mean_sq[j] += dm * dm;
         }
     }
-    if (est->pools) {
-        for (size_t j = 0; j < f; j++)
-            shift[j] = delta[j] * frac; /* the stream at the last update */
-        recompute_pooled(&layer, pop, perm, bmax, nb, cfg->precise_batches,
-                         drifting ? shift : NULL);
+    if (!last || !s->own) {
+        batch_outputs(&s->layer, b, n - start - b, pop->x, rows, sh, mean,
+                      var, &s->w, NULL, NULL, NULL);
+        s->pass += score_checks(&s->layer, b, s->w.s1, s->w.s2, var);
     }
-    /* Adaptive batch norm: the statistics of the rows evaluation sees. */
-    if (est->adapts)
-        set_buffers(&layer, eval->n, eval->x, NULL);
+    if (s->watch) {
+        double *x = s->x;
+        for (size_t i = 0; i < b; i++)
+            for (size_t j = 0; j < f; j++)
+                x[i * f + j] = sh ? pop->x[rows[i] * f + j] + sh[j]
+                                  : pop->x[rows[i] * f + j];
+        bn_normalize_rows(&s->layer, b, x, NULL, NULL, mean, var, s->y);
+        run_batch rb = {ep, k, b, f, rows, x, s->y, mean, var, &s->layer};
+        s->obs->on_batch(s->obs->ctx, &rb);
+    }
+}
 
-    /* Each row's train-mode output against its eval-mode output under the
-     * final buffers: the last epoch's batches in training order, each as
-     * the drift moved it, or the evaluation rows in batches of their own
-     * (a kept partial batch of one row has no variance and is left out). */
-    const double *ex = pop->x, *last_sh = NULL;
-    const size_t *order = perm;
-    size_t ne = n, nbe = nb;
-    if (!own) {
-        if (eval_order(pop, eval, perm, cfg, erows, err) != 0)
-            goto done;
-        ex = eval->x, order = erows, ne = eval->n;
-        nbe = run_batches_per_epoch(ne, bmax, cfg->partial);
+/* Every epoch's batches, then the estimator's recompute after training:
+ * a pooling one's pooled statistics, and adaptive batch norm's, the
+ * statistics of the rows evaluation sees. */
+static void train(layer_state *s, run_result *res)
+{
+    size_t t = 0;
+    for (size_t ep = 0; ep < s->cfg->epochs; ep++)
+        for (size_t k = 0; k < s->nb; k++)
+            train_batch(s, ep, k, s->drifting ? ++t : t, res);
+    const bn_estimator_def *est = bn_estimator_get(s->cfg->layer.estimator);
+    if (est->pools) {
+        for (size_t j = 0; j < s->f; j++)
+            s->shift[j] = s->delta[j] * s->frac; /* the last update's */
+        recompute_pooled(&s->layer, s->pop, s->perm, s->bmax, s->nb,
+                         s->cfg->precise_batches,
+                         s->drifting ? s->shift : NULL);
+    }
+    if (est->adapts)
+        set_buffers(&s->layer, s->eval->n, s->eval->x, NULL);
+}
+
+/* Each row's train-mode output against its eval-mode output under the
+ * final buffers: the last epoch's batches in training order, each as the
+ * drift moved it, or the evaluation rows in batches of their own (a kept
+ * partial batch of one row has no variance and is left out). */
+static int compare(layer_state *s, bn_error *err)
+{
+    size_t f = s->f, bmax = s->bmax, ne = s->n, nbe = s->nb;
+    s->ex = s->pop->x;
+    s->order = s->perm;
+    if (!s->own) {
+        if (eval_order(s->pop, s->eval, s->perm, s->cfg, s->erows, err) != 0)
+            return -1;
+        s->ex = s->eval->x, s->order = s->erows, ne = s->eval->n;
+        nbe = run_batches_per_epoch(ne, bmax, s->cfg->partial);
     }
     for (size_t j = 0; j < f; j++)
-        w.sd_run[j] = bn_sd(layer.rv[j], layer.eps);
-    double sq = 0.0;
-    size_t kept = 0, b = 0;
+        s->w.sd_run[j] = bn_sd(s->layer.rv[j], s->layer.eps);
     for (size_t k = 0; k < nbe; k++) {
         size_t start = k * bmax;
         size_t bk = start + bmax <= ne ? bmax : ne - start;
-        const size_t *rows = &order[start];
-        const double *sh = NULL, *mean = emean, *var = evar;
-        if (own) {
-            mean = stats + 2 * k * f, var = mean + f;
-            sh = moved(fracs[k], delta, f, shift);
+        const size_t *rows = &s->order[start];
+        const double *sh = NULL, *mean = s->emean, *var = s->evar;
+        if (s->own) {
+            mean = s->stats + 2 * k * f, var = mean + f;
+            sh = moved(s->fracs[k], s->delta, f, s->shift);
         } else {
             if (bk < 2)
                 break;
-            bn_batch_stats_rows(bk, ne - start - bk, f, ex, rows, NULL, emean,
-                                evar);
+            bn_batch_stats_rows(bk, ne - start - bk, f, s->ex, rows, NULL,
+                                s->emean, s->evar);
         }
         /* The eval outputs are kept where an observer or the determinism
-         * check below reads them: the last batch's (or the one before a
-         * partial batch left out). */
-        int keep = outputs || k + 2 >= nbe;
-        batch_outputs(&layer, bk, ne - start - bk, ex, rows, sh, mean, var,
-                      &w, &sq, outputs ? y : NULL, keep ? e : NULL);
-        if (own)
-            pass += score_checks(&layer, bk, w.s1, w.s2, var);
-        if (outputs)
-            obs->on_outputs(obs->ctx, start, bk, f, rows, y, e);
-        kept = start + bk, b = bk, last_sh = sh;
+         * check reads them: the last batch's (or the one before a partial
+         * batch left out). */
+        int keep = s->outputs || k + 2 >= nbe;
+        batch_outputs(&s->layer, bk, ne - start - bk, s->ex, rows, sh, mean,
+                      var, &s->w, &s->sq, s->outputs ? s->y : NULL,
+                      keep ? s->e : NULL);
+        if (s->own)
+            s->pass += score_checks(&s->layer, bk, s->w.s1, s->w.s2, var);
+        if (s->outputs)
+            s->obs->on_outputs(s->obs->ctx, start, bk, f, rows, s->y, s->e);
+        s->kept = start + bk, s->b = bk, s->last_sh = sh;
     }
-    if (outputs && kept == 0)
-        obs->on_outputs(obs->ctx, 0, 0, f, order, y, e);
-    /* The two self-checks that are properties of the code rather than of
-     * a batch's values, made once and counted for every batch and feature
-     * as the others are: the last row compared, evaluated again on its
-     * own, fills exactly its F outputs, with the bits the pass above gave
-     * it. With no row compared they are not made, and so not passed. */
-    size_t counted = cfg->epochs * nb * f;
-    if (kept > 0) {
-        score_mark(y, f);
-        bn_normalize_rows(&layer, 1, ex, &order[kept - 1], last_sh, layer.rm,
-                          layer.rv, y);
-        if (score_written(y, f))
-            pass += counted;
-        if (memcmp(y, &e[(b - 1) * f], f * sizeof *y) == 0)
-            pass += counted;
-    }
-    res->props_pass = pass;
-    res->props_total = 4 * counted;
+    if (s->outputs && s->kept == 0)
+        s->obs->on_outputs(s->obs->ctx, 0, 0, f, s->order, s->y, s->e);
+    return 0;
+}
 
+/* The two self-checks that are properties of the code rather than of a
+ * batch's values, made once and counted for every batch and feature as
+ * the others are: the last row compared, evaluated again on its own,
+ * fills exactly its F outputs, with the bits the pass above gave it.
+ * With no row compared they are not made, and so not passed. */
+static void code_checks(layer_state *s, run_result *res)
+{
+    size_t f = s->f, counted = s->cfg->epochs * s->nb * f;
+    if (s->kept > 0) {
+        score_mark(s->y, f);
+        bn_normalize_rows(&s->layer, 1, s->ex, &s->order[s->kept - 1],
+                          s->last_sh, s->layer.rm, s->layer.rv, s->y);
+        if (score_written(s->y, f))
+            s->pass += counted;
+        if (memcmp(s->y, &s->e[(s->b - 1) * f], f * sizeof *s->y) == 0)
+            s->pass += counted;
+    }
+    res->props_pass = s->pass;
+    res->props_total = 4 * counted;
+}
+
+/* The scores of the final buffers against the evaluation rows' truth,
+ * of the comparison and of the last epoch's batch statistics. */
+static void layer_scores(const layer_state *s, run_result *res)
+{
+    const bn_layer *l = &s->layer;
+    const bn_estimator_def *est = bn_estimator_get(s->cfg->layer.estimator);
+    size_t f = s->f, nb = s->nb;
     score_buffers_t sb;
-    score_buffers(eval, layer.rm, layer.rv, &sb);
-    res->updates = layer.updates;
+    score_buffers(s->eval, l->rm, l->rv, &sb);
+    res->updates = l->updates;
     res->init_weight = est->init_weight
-                           ? est->init_weight(cfg->layer.keep, layer.updates)
+                           ? est->init_weight(s->cfg->layer.keep, l->updates)
                            : 0.0;
     res->stats_err = sb.stats_err;
     res->mean_err = sb.mean_err;
@@ -353,26 +427,33 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
     res->worst_var_feature = sb.worst_var_feature;
     res->stats_err_rel = sb.stats_err_rel;
     res->worst_var_rel = sb.worst_var_rel;
-    res->train_eval_rmse = sqrt(sq / (double)(kept * f));
-    res->batch_mean_err = sqrt(sum_dm / (double)(nb * f));
-    res->batch_var_err = sqrt(sum_dv / (double)(nb * f));
-    memcpy(res->running_mean, layer.rm, f * sizeof(double));
-    memcpy(res->running_var, layer.rv, f * sizeof(double));
-    memcpy(res->true_mean, eval->mean, f * sizeof(double));
-    memcpy(res->true_var, eval->var, f * sizeof(double));
+    res->train_eval_rmse = sqrt(s->sq / (double)(s->kept * f));
+    res->batch_mean_err = sqrt(s->sum_dm / (double)(nb * f));
+    res->batch_var_err = sqrt(s->sum_dv / (double)(nb * f));
+    memcpy(res->running_mean, l->rm, f * sizeof(double));
+    memcpy(res->running_var, l->rv, f * sizeof(double));
+    memcpy(res->true_mean, s->eval->mean, f * sizeof(double));
+    memcpy(res->true_var, s->eval->var, f * sizeof(double));
     for (size_t j = 0; j < f; j++) {
-        res->train_eval[j] = sqrt(w.sq[j] / (double)kept);
+        res->train_eval[j] = sqrt(s->w.sq[j] / (double)s->kept);
         res->batch_mean_sq[j] /= (double)nb;
     }
-    rc = 0;
-done:
-    free(stats);
-    free(work);
-    free(y);
-    free(e);
-    free(x);
-    free(erows);
-    if (have_layer)
-        bn_free(&layer);
+}
+
+int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
+              const run_config *cfg, const run_observer *obs,
+              run_result *res, bn_error *err)
+{
+    layer_state s;
+    int rc = layer_alloc(&s, pop, eval, perm, cfg, obs, res, err);
+    if (rc == 0) {
+        train(&s, res);
+        rc = compare(&s, err);
+    }
+    if (rc == 0) {
+        code_checks(&s, res);
+        layer_scores(&s, res);
+    }
+    layer_free(&s);
     return rc;
 }

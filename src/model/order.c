@@ -196,37 +196,41 @@ static int make_shuffled_samples(const order_spec *o, const pop_t *pop,
 }
 
 static const order_def table[] = {
-    {"as-is", ORDER_ARG_NONE, 0, "the enumerated order", 0, 1, make_as_is,
-     "batches in the enumerated order"},
-    {"shuffled", ORDER_ARG_NONE, 0,
-     "Fisher-Yates from PCG32(seed, 2)", 1, 0, make_shuffled,
-     "shuffled batches"},
-    {"sorted", ORDER_ARG_FEATURE, 1,
-     "stable ascending by feature NAME (the first)", 0, 0, make_sorted,
-     "batches sorted by %s"},
-    {"sorted-desc", ORDER_ARG_FEATURE, 0,
-     "stable descending by feature NAME", 0, 0, make_sorted_desc,
-     "batches sorted by %s, descending"},
-    {"grouped", ORDER_ARG_COUNT, 0,
-     "K contiguous groups of the enumerated order, each shuffled", 0, 0,
-     make_grouped, "batches cut from %s contiguous groups"},
-    {"interleaved", ORDER_ARG_NONE, 0,
-     "batch k takes evenly spaced ranks of the order sorted by the first "
-     "feature",
-     0, 0, make_interleaved, "interleaved batches"},
-    {"by-label", ORDER_ARG_LABEL, 0,
-     "grouped by the label column, classes in index order, each shuffled",
-     0, 0, make_by_label, "batches grouped by class"},
-    {"by-group", ORDER_ARG_GROUP, 0,
-     "grouped by the group column, groups in index order, each shuffled",
-     0, 0, make_by_group, "batches grouped by the group column"},
+    {.name = "as-is", .arg = ORDER_ARG_NONE, .help = "the enumerated order",
+     .whole_samples = 1, .make = make_as_is,
+     .phrase = "batches in the enumerated order"},
+    {.name = "shuffled", .arg = ORDER_ARG_NONE,
+     .help = "Fisher-Yates from PCG32(seed, 2)", .uniform = 1,
+     .make = make_shuffled, .phrase = "shuffled batches"},
+    {.name = "sorted", .arg = ORDER_ARG_FEATURE, .arg_optional = 1,
+     .help = "stable ascending by feature NAME (the first)",
+     .make = make_sorted, .phrase = "batches sorted by %s"},
+    {.name = "sorted-desc", .arg = ORDER_ARG_FEATURE,
+     .help = "stable descending by feature NAME", .make = make_sorted_desc,
+     .phrase = "batches sorted by %s, descending"},
+    {.name = "grouped", .arg = ORDER_ARG_COUNT,
+     .help = "K contiguous groups of the enumerated order, each shuffled",
+     .make = make_grouped, .phrase = "batches cut from %s contiguous groups"},
+    {.name = "interleaved", .arg = ORDER_ARG_NONE,
+     .help = "batch k takes evenly spaced ranks of the order sorted by the "
+             "first feature",
+     .make = make_interleaved, .phrase = "interleaved batches"},
+    {.name = "by-label", .arg = ORDER_ARG_LABEL,
+     .help = "grouped by the label column, classes in index order, each "
+             "shuffled",
+     .make = make_by_label, .phrase = "batches grouped by class"},
+    {.name = "by-group", .arg = ORDER_ARG_GROUP,
+     .help = "grouped by the group column, groups in index order, each "
+             "shuffled",
+     .make = make_by_group, .phrase = "batches grouped by the group column"},
     /* Every order of the samples is equally likely, not every order of
      * the rows: expect.c's closed form is not its (convpop_effective
      * is). */
-    {"shuffled-samples", ORDER_ARG_NONE, 0,
-     "whole samples of feature maps shuffled (PCG32(seed, 2)), each "
-     "sample's rows together",
-     0, 1, make_shuffled_samples, "shuffled batches of whole samples"},
+    {.name = "shuffled-samples", .arg = ORDER_ARG_NONE,
+     .help = "whole samples of feature maps shuffled (PCG32(seed, 2)), each "
+             "sample's rows together",
+     .whole_samples = 1, .make = make_shuffled_samples,
+     .phrase = "shuffled batches of whole samples"},
 };
 #define N_ORDERS (sizeof table / sizeof *table)
 

@@ -20,20 +20,25 @@
 #include "model/score.h"
 
 static const run_model models[RUN_MODEL_COUNT] = {
-    [RUN_MODEL_LAYER] = {"layer",
-                         "one batch-norm layer and its running statistics",
-                         layer_run, layer_check, 0,
-                         "order batch_size updates stats_err "
-                         "train_eval_rmse batch_mean_err init_weight",
-                         NULL, layer_bytes, layer_row_work},
-    [RUN_MODEL_CLASSIFIER] = {"classifier",
-                              "Linear, batch norm, ReLU, Linear, trained by "
-                              "SGD and scored in both modes",
-                              classifier_run, classifier_check, 1,
-                              "order batch_size epochs acc_train_mode "
-                              "acc_eval_mode stats_err_rel",
-                              classifier_uses, classifier_bytes,
-                              classifier_row_work},
+    [RUN_MODEL_LAYER] = {.name = "layer",
+                         .help = "one batch-norm layer and its running "
+                                 "statistics",
+                         .run = layer_run, .check = layer_check,
+                         .table = "order batch_size updates stats_err "
+                                  "train_eval_rmse batch_mean_err init_weight",
+                         .bytes = layer_bytes, .row_work = layer_row_work},
+    [RUN_MODEL_CLASSIFIER] = {.name = "classifier",
+                              .help = "Linear, batch norm, ReLU, Linear, "
+                                      "trained by SGD and scored in both "
+                                      "modes",
+                              .run = classifier_run, .check = classifier_check,
+                              .held_out = 1,
+                              .table = "order batch_size epochs "
+                                       "acc_train_mode acc_eval_mode "
+                                       "stats_err_rel",
+                              .uses = classifier_uses,
+                              .bytes = classifier_bytes,
+                              .row_work = classifier_row_work},
 };
 
 const run_model *run_model_get(run_model_id m) { return &models[m]; }

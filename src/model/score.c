@@ -12,83 +12,125 @@
 /* What puts a score out of range when it overflows: the features'
  * values, gamma and beta for the layer's outputs, the learning rate for
  * the classifier's. */
-#define DATA {KEY_FEATURE, KEY_POP_FILE}, "the features' values put it"
+#define DATA                                                                \
+    .scale = {KEY_FEATURE, KEY_POP_FILE},                                   \
+    .overflow = "the features' values put it"
 #define OUTPUTS                                                             \
-    {KEY_GAMMA, KEY_BETA}, "gamma and beta put the outputs (gamma times "   \
-                           "the normalised value plus beta)"
+    .scale = {KEY_GAMMA, KEY_BETA},                                         \
+    .overflow = "gamma and beta put the outputs (gamma times the "          \
+                "normalised value plus beta)"
 #define TRAINED                                                             \
-    {KEY_LR, KEY_FEATURE}, "the learning rate and the features' values "    \
-                           "put the weights"
+    .scale = {KEY_LR, KEY_FEATURE},                                         \
+    .overflow = "the learning rate and the features' values put the "       \
+                "weights"
 #define L RUN_MODEL_BIT(RUN_MODEL_LAYER)
 #define C RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
-#define LAYER(name, kind, summarised, def)                                  \
-    {#name, def, kind, offsetof(run_result, name), L, summarised, 0, 0, DATA}
-#define LAYER_OUT(name, kind, summarised, def)                              \
-    {#name, def, kind, offsetof(run_result, name), L, summarised, 0, 0,      \
-     OUTPUTS}
-/* A score of the buffers that the classifier's batch norm has too. */
-#define BUFFERS(name, kind, summarised, rel, def)                           \
-    {#name, def, kind, offsetof(run_result, name), L | C, summarised, rel, 1, \
-     DATA}
-#define CLF(name, def)                                                      \
-    {#name, def, SCORE_REAL, offsetof(run_result, name), C, 1, 0, 0, TRAINED}
+/* The value's place in run_result. */
+#define AT(field) offsetof(run_result, field)
 /* In the published study's order, which summary.tsv keeps. */
 static const score_def scores[] = {
-    BUFFERS(updates, SCORE_COUNT, 0, 0, "T, the buffer updates"),
-    BUFFERS(init_weight, SCORE_REAL, 0, 0,
-            "the weight the initial 0 and 1 still carry, (1 - p)^T for "
-            "ema"),
-    BUFFERS(stats_err, SCORE_REAL, 1, 0,
-            "RMS over features (the classifier's hidden units) of the "
-            "running mean's and variance's errors"),
-    LAYER(mean_err, SCORE_REAL, 1, "RMS over features of rm - mu"),
-    LAYER(var_err, SCORE_REAL, 1, "RMS over features of rv - v"),
-    LAYER(worst_var_err, SCORE_REAL, 1, "max over features of |rv - v|"),
-    LAYER(worst_var_feature, SCORE_FEATURE, 0,
-          "the feature of worst_var_err"),
-    LAYER_OUT(train_eval_rmse, SCORE_REAL, 1,
-          "RMS of y_train - y_eval over the last epoch's rows and features"),
-    LAYER(batch_mean_err, SCORE_REAL, 1,
-          "RMS of a batch mean's error over the last epoch's batches"),
-    LAYER(batch_var_err, SCORE_REAL, 1,
-          "RMS of a batch variance's error over the last epoch's batches"),
-    LAYER(props_pass, SCORE_COUNT, 0, "self-checks passed"),
-    LAYER(props_total, SCORE_COUNT, 0, "self-checks made (4 per batch and "
-                                       "feature)"),
+    {.name = "updates", .definition = "T, the buffer updates",
+     .kind = SCORE_COUNT, .offset = AT(updates), .models = L | C, .buffers = 1,
+     DATA},
+    {.name = "init_weight",
+     .definition = "the weight the initial 0 and 1 still carry, (1 - p)^T "
+                   "for ema",
+     .kind = SCORE_REAL, .offset = AT(init_weight), .models = L | C,
+     .buffers = 1, DATA},
+    {.name = "stats_err",
+     .definition = "RMS over features (the classifier's hidden units) of the "
+                   "running mean's and variance's errors",
+     .kind = SCORE_REAL, .offset = AT(stats_err), .models = L | C,
+     .summarised = 1, .buffers = 1, DATA},
+    {.name = "mean_err", .definition = "RMS over features of rm - mu",
+     .kind = SCORE_REAL, .offset = AT(mean_err), .models = L, .summarised = 1,
+     DATA},
+    {.name = "var_err", .definition = "RMS over features of rv - v",
+     .kind = SCORE_REAL, .offset = AT(var_err), .models = L, .summarised = 1,
+     DATA},
+    {.name = "worst_var_err", .definition = "max over features of |rv - v|",
+     .kind = SCORE_REAL, .offset = AT(worst_var_err), .models = L,
+     .summarised = 1, DATA},
+    {.name = "worst_var_feature", .definition = "the feature of worst_var_err",
+     .kind = SCORE_FEATURE, .offset = AT(worst_var_feature), .models = L,
+     DATA},
+    {.name = "train_eval_rmse",
+     .definition = "RMS of y_train - y_eval over the last epoch's rows and "
+                   "features",
+     .kind = SCORE_REAL, .offset = AT(train_eval_rmse), .models = L,
+     .summarised = 1, OUTPUTS},
+    {.name = "batch_mean_err",
+     .definition = "RMS of a batch mean's error over the last epoch's batches",
+     .kind = SCORE_REAL, .offset = AT(batch_mean_err), .models = L,
+     .summarised = 1, DATA},
+    {.name = "batch_var_err",
+     .definition = "RMS of a batch variance's error over the last epoch's "
+                   "batches",
+     .kind = SCORE_REAL, .offset = AT(batch_var_err), .models = L,
+     .summarised = 1, DATA},
+    {.name = "props_pass", .definition = "self-checks passed",
+     .kind = SCORE_COUNT, .offset = AT(props_pass), .models = L, DATA},
+    {.name = "props_total",
+     .definition = "self-checks made (4 per batch and feature)",
+     .kind = SCORE_COUNT, .offset = AT(props_total), .models = L, DATA},
     /* Beyond the published layout, so it stays a prefix. */
-    BUFFERS(stats_err_rel, SCORE_REAL, 1, 1,
-            "RMS over features of (rm - mu)/sd and (rv - v)/v: stats_err "
-            "in each feature's own scale"),
-    {"worst_var_rel", "max over features of |rv - v| / v", SCORE_REAL,
-     offsetof(run_result, worst_var_rel), L, 1, 1, 0, DATA},
+    {.name = "stats_err_rel",
+     .definition = "RMS over features of (rm - mu)/sd and (rv - v)/v: "
+                   "stats_err in each feature's own scale",
+     .kind = SCORE_REAL, .offset = AT(stats_err_rel), .models = L | C,
+     .summarised = 1, .relative = 1, .buffers = 1, DATA},
+    {.name = "worst_var_rel",
+     .definition = "max over features of |rv - v| / v", .kind = SCORE_REAL,
+     .offset = AT(worst_var_rel), .models = L, .summarised = 1, .relative = 1,
+     DATA},
     /* The classifier's: stats_err_rel's two parts, which act differently
      * on a prediction; then on the evaluation rows, then on the training
      * rows. */
-    {"mean_err_rel",
-     "RMS over the hidden units of (rm - mu)/sd: the offset evaluation "
-     "adds",
-     SCORE_REAL, offsetof(run_result, mean_err_rel), C, 1, 1, 1, DATA},
-    {"var_err_rel",
-     "RMS over the hidden units of (rv - v)/v: the rescaling evaluation "
-     "makes",
-     SCORE_REAL, offsetof(run_result, var_err_rel), C, 1, 1, 1, DATA},
-    CLF(acc_train_mode, "accuracy with each batch's own statistics"),
-    CLF(acc_eval_mode, "accuracy with the running statistics"),
-    CLF(loss_train_mode, "mean cross-entropy with each batch's own "
-                         "statistics"),
-    CLF(loss_eval_mode, "mean cross-entropy with the running statistics"),
-    CLF(agreement, "the share of the rows both modes give the same class"),
-    CLF(fit_acc_train_mode, "acc_train_mode on the training rows"),
-    CLF(fit_acc_eval_mode, "acc_eval_mode on the training rows"),
-    CLF(fit_loss_train_mode, "loss_train_mode on the training rows"),
-    CLF(fit_loss_eval_mode, "loss_eval_mode on the training rows"),
+    {.name = "mean_err_rel",
+     .definition = "RMS over the hidden units of (rm - mu)/sd: the offset "
+                   "evaluation adds",
+     .kind = SCORE_REAL, .offset = AT(mean_err_rel), .models = C,
+     .summarised = 1, .relative = 1, .buffers = 1, DATA},
+    {.name = "var_err_rel",
+     .definition = "RMS over the hidden units of (rv - v)/v: the rescaling "
+                   "evaluation makes",
+     .kind = SCORE_REAL, .offset = AT(var_err_rel), .models = C,
+     .summarised = 1, .relative = 1, .buffers = 1, DATA},
+    {.name = "acc_train_mode",
+     .definition = "accuracy with each batch's own statistics",
+     .kind = SCORE_REAL, .offset = AT(acc_train_mode), .models = C,
+     .summarised = 1, TRAINED},
+    {.name = "acc_eval_mode",
+     .definition = "accuracy with the running statistics", .kind = SCORE_REAL,
+     .offset = AT(acc_eval_mode), .models = C, .summarised = 1, TRAINED},
+    {.name = "loss_train_mode",
+     .definition = "mean cross-entropy with each batch's own statistics",
+     .kind = SCORE_REAL, .offset = AT(loss_train_mode), .models = C,
+     .summarised = 1, TRAINED},
+    {.name = "loss_eval_mode",
+     .definition = "mean cross-entropy with the running statistics",
+     .kind = SCORE_REAL, .offset = AT(loss_eval_mode), .models = C,
+     .summarised = 1, TRAINED},
+    {.name = "agreement",
+     .definition = "the share of the rows both modes give the same class",
+     .kind = SCORE_REAL, .offset = AT(agreement), .models = C, .summarised = 1,
+     TRAINED},
+    {.name = "fit_acc_train_mode",
+     .definition = "acc_train_mode on the training rows", .kind = SCORE_REAL,
+     .offset = AT(fit_acc_train_mode), .models = C, .summarised = 1, TRAINED},
+    {.name = "fit_acc_eval_mode",
+     .definition = "acc_eval_mode on the training rows", .kind = SCORE_REAL,
+     .offset = AT(fit_acc_eval_mode), .models = C, .summarised = 1, TRAINED},
+    {.name = "fit_loss_train_mode",
+     .definition = "loss_train_mode on the training rows", .kind = SCORE_REAL,
+     .offset = AT(fit_loss_train_mode), .models = C, .summarised = 1, TRAINED},
+    {.name = "fit_loss_eval_mode",
+     .definition = "loss_eval_mode on the training rows", .kind = SCORE_REAL,
+     .offset = AT(fit_loss_eval_mode), .models = C, .summarised = 1, TRAINED},
 };
 #undef L
 #undef C
-#undef LAYER
-#undef BUFFERS
-#undef CLF
-#undef LAYER_OUT
+#undef AT
 #undef DATA
 #undef OUTPUTS
 #undef TRAINED

@@ -22,11 +22,15 @@ int pop_default_spec(pop_spec *spec)
         const char *name;
         double mean, sd, rho;
     } def[] = {
-        {"f0", 0.0, 1.00, 1.0},  {"f1", 0.5, 0.80, 0.8},
-        {"f2", -0.5, 1.20, 0.6}, {"f3", 0.3, 0.90, 0.5},
-        {"f4", 0.2, 1.10, 0.3},  {"f5", -0.3, 0.70, 0.2},
+        {.name = "f0", .mean = 0.0, .sd = 1.00, .rho = 1.0},
+        {.name = "f1", .mean = 0.5, .sd = 0.80, .rho = 0.8},
+        {.name = "f2", .mean = -0.5, .sd = 1.20, .rho = 0.6},
+        {.name = "f3", .mean = 0.3, .sd = 0.90, .rho = 0.5},
+        {.name = "f4", .mean = 0.2, .sd = 1.10, .rho = 0.3},
+        {.name = "f5", .mean = -0.3, .sd = 0.70, .rho = 0.2},
         /* variance ~7.6: nowhere near the running variance's initial 1 */
-        {"f6", 0.4, 2.76, 0.4},  {"f7", 0.1, 1.00, 0.0},
+        {.name = "f6", .mean = 0.4, .sd = 2.76, .rho = 0.4},
+        {.name = "f7", .mean = 0.1, .sd = 1.00, .rho = 0.0},
     };
     pop_spec_init(spec);
     spec->n_rows = 512;

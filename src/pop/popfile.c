@@ -474,63 +474,185 @@ static int read_header(text_reader *r, text_state *t, bn_error *err)
     return check_names(r->path, t->names, t->ncol, err);
 }
 
+/* The text after a UTF-8 byte-order mark, into *p; a UTF-16 file and
+ * one of blanks refused. */
+static int text_start(const char *path, const unsigned char *bytes,
+                      size_t len, const unsigned char **p, bn_error *err)
+{
+    const unsigned char *s = bytes;
+    if (len >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
+        s += 3;
+    else if (len >= 2 && ((s[0] == 0xff && s[1] == 0xfe) ||
+                          (s[0] == 0xfe && s[1] == 0xff)))
+        return bn_fail(err, "%s: the file is UTF-16; save it as UTF-8",
+                       path);
+    if (only_blank(s, bytes + len))
+        return bn_fail(err, "%s: empty file", path);
+    *p = s;
+    return 0;
+}
+
+/* The header's columns and their roles: the label's and the group's
+ * columns (*label_col, *group_col) and the features (*f of them, at
+ * least one). */
+static int text_columns(text_reader *r, text_state *t,
+                        const popfile_options *opt, size_t *label_col,
+                        size_t *group_col, size_t *f, bn_error *err)
+{
+    const char *path = r->path;
+    if (r->cur == r->eol)
+        return bn_fail(err, "%s:1: the header line is empty", path);
+    if (read_header(r, t, err) != 0)
+        return -1;
+    t->role = calloc(t->ncol, sizeof *t->role);
+    if (!t->role)
+        return bn_fail(err, "%s: out of memory", path);
+    if (opt->label) {
+        if (find_column(path, t->names, t->ncol, "label", opt->label,
+                        label_col, err) != 0)
+            return -1;
+        t->role[*label_col] = ROLE_LABEL;
+    }
+    if (opt->group) {
+        if (find_column(path, t->names, t->ncol, "group", opt->group,
+                        group_col, err) != 0)
+            return -1;
+        t->role[*group_col] =
+            t->role[*group_col] == ROLE_LABEL ? ROLE_BOTH : ROLE_GROUP;
+    }
+    for (size_t c = 0; c < t->ncol; c++)
+        *f += t->role[c] == ROLE_FEATURE;
+    if (*f == 0)
+        return bn_fail(err, "%s:1: no feature columns: every column is the "
+                            "label or the group",
+                       path);
+    return 0;
+}
+
+/* One data row's cells, the header's number of them: its features into
+ * x, its label and group into the state's values of row. */
+static int text_row(text_reader *r, text_state *t, size_t row, double *x,
+                    bn_error *err)
+{
+    const char *path = r->path;
+    size_t c = 0, j = 0;
+    int more = 1;
+    while (more) {
+        if (c == t->ncol)
+            return bn_fail(err,
+                           "%s:%zu:%zu: more cells than the header's %zu "
+                           "columns",
+                           path, r->line, c + 1, t->ncol);
+        if (next_cell(r, c + 1, &more, err) != 0)
+            return -1;
+        if (r->cell.len == 0) {
+            char nbuf[SHOW_BUF];
+            return bn_fail(err, "%s:%zu:%zu: column '%s': empty cell", path,
+                           r->line, c + 1,
+                           show(nbuf, t->names[c], strlen(t->names[c])));
+        }
+        int rc = 0;
+        switch (t->role[c]) {
+        case ROLE_FEATURE:
+            rc = parse_number(r, c + 1, t->names[c], &x[j++], err);
+            break;
+        case ROLE_LABEL:
+        case ROLE_BOTH:
+            rc = parse_category(r, c + 1, t->names[c], &t->label_vals[row],
+                                err);
+            break;
+        case ROLE_GROUP:
+            rc = parse_category(r, c + 1, t->names[c], &t->group_vals[row],
+                                err);
+            break;
+        }
+        if (rc != 0)
+            return -1;
+        c++;
+    }
+    if (c < t->ncol)
+        return bn_fail(err,
+                       "%s:%zu:%zu: the row ends after %zu cell%s; the "
+                       "header has %zu columns",
+                       path, r->line, c + 1, c, c == 1 ? "" : "s", t->ncol);
+    return 0;
+}
+
+/* Every data row from p to end into x (max_rows rows of f features at
+ * most), *rows of them, at least 2; trailing blank lines end the rows. */
+static int text_rows(text_reader *r, text_state *t, const unsigned char *p,
+                     const unsigned char *end, double *x, size_t f,
+                     size_t *rows, bn_error *err)
+{
+    while (p < end) {
+        const unsigned char *line_start = p;
+        p = line_at(r, p, end);
+        if (r->cur == r->eol) {
+            if (only_blank(line_start, end))
+                break;
+            return bn_fail(err, "%s:%zu: empty line", r->path, r->line);
+        }
+        if (text_row(r, t, *rows, &x[*rows * f], err) != 0)
+            return -1;
+        (*rows)++;
+    }
+    if (*rows < 2)
+        return bn_fail(err, "%s: %zu data row%s; a population needs at least "
+                            "2",
+                       r->path, *rows, *rows == 1 ? "" : "s");
+    return 0;
+}
+
+/* The label and group columns' classes, numbered (a label of two or
+ * more), and the features' names, taken from the state into pf. */
+static int text_finish(const char *path, text_state *t,
+                       const popfile_options *opt, size_t label_col,
+                       size_t group_col, size_t rows, size_t f, popfile *pf,
+                       bn_error *err)
+{
+    if ((opt->label &&
+         factorize(t->names[label_col], t->label_vals, rows, &pf->label) !=
+             0) ||
+        (opt->group &&
+         factorize(t->names[group_col], t->group_vals, rows, &pf->group) !=
+             0))
+        return bn_fail(err, "%s: out of memory", path);
+    if (opt->label && pf->label.n_levels < 2) {
+        char buf[SHOW_BUF], lv[SHOW_BUF];
+        const char *name = t->names[label_col], *level = pf->label.levels[0];
+        return bn_fail(err,
+                       "%s: the label column '%s' has one class ('%s') in "
+                       "all %zu rows; a label needs at least two",
+                       path, show(buf, name, strlen(name)),
+                       show(lv, level, strlen(level)), rows);
+    }
+    pf->names = malloc(f * sizeof *pf->names);
+    if (!pf->names)
+        return bn_fail(err, "%s: out of memory", path);
+    for (size_t c = 0, j = 0; c < t->ncol; c++)
+        if (t->role[c] == ROLE_FEATURE) {
+            pf->names[j++] = t->names[c];
+            t->names[c] = NULL;
+        }
+    return 0;
+}
+
 static int parse_text(const char *path, const unsigned char *bytes,
                       size_t len, char sep, const popfile_options *opt,
                       popfile *pf, bn_error *err)
 {
     const unsigned char *p = bytes, *end = bytes + len;
-    if (len >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
-        p += 3;
-    else if (len >= 2 && ((p[0] == 0xff && p[1] == 0xfe) ||
-                          (p[0] == 0xfe && p[1] == 0xff)))
-        return bn_fail(err, "%s: the file is UTF-16; save it as UTF-8",
-                       path);
-    if (only_blank(p, end))
-        return bn_fail(err, "%s: empty file", path);
-
+    if (text_start(path, bytes, len, &p, err) != 0)
+        return -1;
     text_reader r = {path, sep, 0, NULL, NULL, {NULL, 0, 0}, 0};
     text_state t;
     memset(&t, 0, sizeof t);
-    size_t rows = 0, f = 0, max_rows = 0;
+    size_t rows = 0, f = 0, max_rows = 0, label_col = 0, group_col = 0;
     double *x = NULL;
     int rc = -1;
-
     p = line_at(&r, p, end);
-    if (r.cur == r.eol) {
-        bn_fail(err, "%s:1: the header line is empty", path);
+    if (text_columns(&r, &t, opt, &label_col, &group_col, &f, err) != 0)
         goto done;
-    }
-    if (read_header(&r, &t, err) != 0)
-        goto done;
-
-    t.role = calloc(t.ncol, sizeof *t.role);
-    if (!t.role) {
-        bn_fail(err, "%s: out of memory", path);
-        goto done;
-    }
-    size_t label_col = 0, group_col = 0;
-    if (opt->label) {
-        if (find_column(path, t.names, t.ncol, "label", opt->label,
-                        &label_col, err) != 0)
-            goto done;
-        t.role[label_col] = ROLE_LABEL;
-    }
-    if (opt->group) {
-        if (find_column(path, t.names, t.ncol, "group", opt->group,
-                        &group_col, err) != 0)
-            goto done;
-        t.role[group_col] =
-            t.role[group_col] == ROLE_LABEL ? ROLE_BOTH : ROLE_GROUP;
-    }
-    for (size_t c = 0; c < t.ncol; c++)
-        f += t.role[c] == ROLE_FEATURE;
-    if (f == 0) {
-        bn_fail(err, "%s:1: no feature columns: every column is the label "
-                     "or the group",
-                path);
-        goto done;
-    }
-
     /* Every data row ends at a newline or at the end: that bounds the
      * rows, so the values need one allocation. */
     max_rows = 1;
@@ -553,97 +675,10 @@ static int parse_text(const char *path, const unsigned char *bytes,
                 max_rows, f);
         goto done;
     }
-
-    while (p < end) {
-        const unsigned char *line_start = p;
-        p = line_at(&r, p, end);
-        if (r.cur == r.eol) {
-            if (only_blank(line_start, end))
-                break;
-            bn_fail(err, "%s:%zu: empty line", path, r.line);
-            goto done;
-        }
-        size_t c = 0, j = 0;
-        int more = 1;
-        while (more) {
-            if (c == t.ncol) {
-                bn_fail(err,
-                        "%s:%zu:%zu: more cells than the header's %zu "
-                        "columns",
-                        path, r.line, c + 1, t.ncol);
-                goto done;
-            }
-            if (next_cell(&r, c + 1, &more, err) != 0)
-                goto done;
-            if (r.cell.len == 0) {
-                char nbuf[SHOW_BUF];
-                bn_fail(err, "%s:%zu:%zu: column '%s': empty cell", path,
-                        r.line, c + 1,
-                        show(nbuf, t.names[c], strlen(t.names[c])));
-                goto done;
-            }
-            switch (t.role[c]) {
-            case ROLE_FEATURE:
-                if (parse_number(&r, c + 1, t.names[c], &x[rows * f + j],
-                                 err) != 0)
-                    goto done;
-                j++;
-                break;
-            case ROLE_LABEL:
-            case ROLE_BOTH:
-                if (parse_category(&r, c + 1, t.names[c],
-                                   &t.label_vals[rows], err) != 0)
-                    goto done;
-                break;
-            case ROLE_GROUP:
-                if (parse_category(&r, c + 1, t.names[c],
-                                   &t.group_vals[rows], err) != 0)
-                    goto done;
-                break;
-            }
-            c++;
-        }
-        if (c < t.ncol) {
-            bn_fail(err,
-                    "%s:%zu:%zu: the row ends after %zu cell%s; the header "
-                    "has %zu columns",
-                    path, r.line, c + 1, c, c == 1 ? "" : "s", t.ncol);
-            goto done;
-        }
-        rows++;
-    }
-    if (rows < 2) {
-        bn_fail(err, "%s: %zu data row%s; a population needs at least 2",
-                path, rows, rows == 1 ? "" : "s");
+    if (text_rows(&r, &t, p, end, x, f, &rows, err) != 0 ||
+        text_finish(path, &t, opt, label_col, group_col, rows, f, pf, err) !=
+            0)
         goto done;
-    }
-    if ((opt->label &&
-         factorize(t.names[label_col], t.label_vals, rows, &pf->label) != 0) ||
-        (opt->group &&
-         factorize(t.names[group_col], t.group_vals, rows, &pf->group) != 0)) {
-        bn_fail(err, "%s: out of memory", path);
-        goto done;
-    }
-    if (opt->label && pf->label.n_levels < 2) {
-        char buf[SHOW_BUF], lv[SHOW_BUF];
-        const char *name = t.names[label_col], *level = pf->label.levels[0];
-        bn_fail(err,
-                "%s: the label column '%s' has one class ('%s') in all %zu "
-                "rows; a label needs at least two",
-                path, show(buf, name, strlen(name)),
-                show(lv, level, strlen(level)), rows);
-        goto done;
-    }
-    pf->names = malloc(f * sizeof *pf->names);
-    if (!pf->names) {
-        bn_fail(err, "%s: out of memory", path);
-        goto done;
-    }
-    for (size_t c = 0, j = 0; c < t.ncol; c++)
-        if (t.role[c] == ROLE_FEATURE) {
-            pf->names[j++] = t.names[c];
-            t.names[c] = NULL;
-        }
     pf->n = rows;
     pf->f = f;
     pf->x = x;
@@ -777,6 +812,232 @@ static void npy_shape_text(char *out, size_t size, const size_t *dims,
                  ndim > shown ? ", ..." : ndim == 1 ? "," : "");
 }
 
+/* What a .npy header says: where the header text is, its dtype (descr),
+ * the array's order and shape. */
+typedef struct {
+    size_t hstart, hlen;    /* the header text's start and length */
+    const char *descr;
+    size_t descr_len;
+    size_t dims[3], ndim;   /* the shape (its first 3 dimensions) */
+    int fortran, have_shape; /* fortran -1 until read */
+    int big, size;          /* byte order and bytes per value */
+} npy_info;
+
+/* The version and the header's length, after the magic bytes. */
+static int npy_preamble(const char *path, const unsigned char *b, size_t len,
+                        npy_info *in, bn_error *err)
+{
+    unsigned major = b[6], minor = b[7];
+    if (major == 1) {
+        in->hstart = 10;
+        if (len < in->hstart)
+            return bn_fail(err, "%s: truncated in the .npy header", path);
+        in->hlen = (size_t)b[8] | (size_t)b[9] << 8;
+    } else if (major == 2 || major == 3) {
+        in->hstart = 12;
+        if (len < in->hstart)
+            return bn_fail(err, "%s: truncated in the .npy header", path);
+        in->hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
+                   (size_t)b[11] << 24;
+    } else {
+        return bn_fail(err,
+                       "%s: .npy format version %u.%u; bnstudy reads 1.0, "
+                       "2.0 and 3.0",
+                       path, major, minor);
+    }
+    if (in->hlen > len - in->hstart)
+        return bn_fail(err,
+                       "%s: truncated: the .npy header says it is %zu bytes "
+                       "long, the file has %zu after the header length",
+                       path, in->hlen, len - in->hstart);
+    return 0;
+}
+
+/* One key of the header's dict and its value, each key once. */
+static int npy_entry(npy_header *h, npy_info *in, bn_error *err)
+{
+    const char *key;
+    size_t klen;
+    if (npy_string(h, &key, &klen, err) != 0 || npy_expect(h, ':', err) != 0)
+        return -1;
+    npy_skip_space(h);
+    int is_descr = klen == 5 && memcmp(key, "descr", 5) == 0;
+    int is_fortran = klen == 13 && memcmp(key, "fortran_order", 13) == 0;
+    int is_shape = klen == 5 && memcmp(key, "shape", 5) == 0;
+    if ((is_descr && in->descr) || (is_fortran && in->fortran >= 0) ||
+        (is_shape && in->have_shape) || !(is_descr || is_fortran || is_shape)) {
+        char buf[SHOW_BUF];
+        return bn_fail(err,
+                       "%s: the .npy header has %s key '%s'; it must have "
+                       "descr, fortran_order and shape once each",
+                       h->path,
+                       is_descr || is_fortran || is_shape ? "a second"
+                                                          : "the unknown",
+                       show(buf, key, klen));
+    }
+    if (is_descr) {
+        if (h->i < h->len && h->s[h->i] == '[')
+            return bn_fail(err,
+                           "%s: the .npy array has a structured dtype; save "
+                           "a plain 2-D float64 or float32 array",
+                           h->path);
+        return npy_string(h, &in->descr, &in->descr_len, err);
+    }
+    if (is_fortran) {
+        if (npy_word(h, "True"))
+            in->fortran = 1;
+        else if (npy_word(h, "False"))
+            in->fortran = 0;
+        else
+            return npy_bad(h, "True or False", err);
+        return 0;
+    }
+    if (npy_shape(h, in->dims, &in->ndim, 3, err) != 0)
+        return -1;
+    in->have_shape = 1;
+    return 0;
+}
+
+/* The header's dict: descr, fortran_order and shape, then its dtype. */
+static int npy_dict(const char *path, const unsigned char *b, npy_info *in,
+                    bn_error *err)
+{
+    npy_header h = {path, (const char *)b + in->hstart, in->hlen, 0};
+    in->fortran = -1;
+    if (npy_expect(&h, '{', err) != 0)
+        return -1;
+    for (;;) {
+        npy_skip_space(&h);
+        if (h.i < h.len && h.s[h.i] == '}') {
+            h.i++;
+            break;
+        }
+        if (npy_entry(&h, in, err) != 0)
+            return -1;
+        npy_skip_space(&h);
+        if (h.i < h.len && h.s[h.i] == ',')
+            h.i++;
+        else if (!(h.i < h.len && h.s[h.i] == '}'))
+            return npy_bad(&h, "',' or '}'", err);
+    }
+    npy_skip_space(&h);
+    if (h.i != h.len)
+        return npy_bad(&h, "the end of the header", err);
+    if (!in->descr || in->fortran < 0 || !in->have_shape)
+        return bn_fail(err,
+                       "%s: the .npy header lacks %s; it must have descr, "
+                       "fortran_order and shape",
+                       path,
+                       !in->descr         ? "descr"
+                       : in->fortran < 0 ? "fortran_order"
+                                         : "shape");
+    const char *d = in->descr;
+    if (in->descr_len == 3 && (d[0] == '<' || d[0] == '>') && d[1] == 'f' &&
+        (d[2] == '8' || d[2] == '4')) {
+        in->big = d[0] == '>';
+        in->size = d[2] - '0';
+        return 0;
+    }
+    char buf[SHOW_BUF];
+    return bn_fail(err,
+                   "%s: the .npy dtype is '%s'; bnstudy reads float64 and "
+                   "float32 ('<f8', '>f8', '<f4', '>f4')",
+                   path, show(buf, d, in->descr_len));
+}
+
+/* A 2-D array of rows by features, with exactly its data after the
+ * header. */
+static int npy_check_shape(const char *path, size_t len, const npy_info *in,
+                           bn_error *err)
+{
+    char shape[96];
+    npy_shape_text(shape, sizeof shape, in->dims, in->ndim, 3);
+    if (in->ndim != 2)
+        return bn_fail(err,
+                       "%s: the .npy array is %zu-D, shape %s; bnstudy "
+                       "reads a 2-D array of rows by features%s",
+                       path, in->ndim, shape,
+                       in->ndim > 2 ? " (for convolutional activations, put "
+                                      "the channels last and reshape to "
+                                      "(rows, channels), as "
+                                      "scripts/dump_bn_inputs.py does)"
+                                    : "");
+    size_t n = in->dims[0], f = in->dims[1], size = (size_t)in->size;
+    if (f == 0)
+        return bn_fail(err, "%s: the .npy array, shape %s, has no features",
+                       path, shape);
+    if (n < 2)
+        return bn_fail(err,
+                       "%s: the .npy array, shape %s, has %zu row%s; a "
+                       "population needs at least 2",
+                       path, shape, n, n == 1 ? "" : "s");
+    size_t have = len - (in->hstart + in->hlen);
+    if (n > SIZE_MAX / f / size || n * f * size > have)
+        return bn_fail(err,
+                       "%s: truncated: the .npy shape %s of %s needs "
+                       "%zu x %zu x %d bytes of data, the file has %zu",
+                       path, shape, size == 8 ? "float64" : "float32", n, f,
+                       in->size, have);
+    if (n * f * size < have)
+        return bn_fail(err,
+                       "%s: %zu bytes follow the .npy array's data; a .npy "
+                       "file holds one array",
+                       path, have - n * f * size);
+    return 0;
+}
+
+/* The array's values into x, row by row whatever its order, each
+ * finite. */
+static int npy_values(const char *path, const unsigned char *b,
+                      const npy_info *in, double *x, bn_error *err)
+{
+    size_t n = in->dims[0], f = in->dims[1];
+    int size = in->size;
+    const unsigned char *d = b + in->hstart + in->hlen;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < f; j++) {
+            size_t k = in->fortran ? j * n + i : i * f + j;
+            const unsigned char *e = d + k * (size_t)size;
+            uint64_t u = 0;
+            for (int m = 0; m < size; m++)
+                u |= (uint64_t)e[in->big ? size - 1 - m : m] << (8 * m);
+            double v;
+            if (size == 8) {
+                memcpy(&v, &u, sizeof v);
+            } else {
+                uint32_t u32 = (uint32_t)u;
+                float fv;
+                memcpy(&fv, &u32, sizeof fv);
+                v = fv;
+            }
+            if (!isfinite(v))
+                return bn_fail(err,
+                               "%s: row %zu, column %zu: the value is %s; a "
+                               "population needs every value finite",
+                               path, i + 1, j + 1,
+                               isnan(v) ? "NaN" : "infinite");
+            x[i * f + j] = v;
+        }
+    return 0;
+}
+
+/* The features' names of an array: f0, f1, ...; -1 when out of memory,
+ * with none left allocated. */
+static int npy_names(char **names, size_t f)
+{
+    for (size_t j = 0; j < f; j++) {
+        char nm[32];
+        int l = snprintf(nm, sizeof nm, "f%zu", j);
+        names[j] = memdup0(nm, (size_t)l);
+        if (!names[j]) {
+            for (size_t k = 0; k < j; k++)
+                free(names[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int parse_npy(const char *path, const unsigned char *b, size_t len,
                      const popfile_options *opt, popfile *pf, bn_error *err)
 {
@@ -790,146 +1051,13 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
                        "%s: a .npy array has no named columns, so it cannot "
                        "have a %s column; use a CSV or TSV file",
                        path, opt->label ? "label" : "group");
-    unsigned major = b[6], minor = b[7];
-    size_t hlen, hstart;
-    if (major == 1) {
-        hstart = 10;
-        if (len < hstart)
-            return bn_fail(err, "%s: truncated in the .npy header", path);
-        hlen = (size_t)b[8] | (size_t)b[9] << 8;
-    } else if (major == 2 || major == 3) {
-        hstart = 12;
-        if (len < hstart)
-            return bn_fail(err, "%s: truncated in the .npy header", path);
-        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
-               (size_t)b[11] << 24;
-    } else {
-        return bn_fail(err,
-                       "%s: .npy format version %u.%u; bnstudy reads 1.0, "
-                       "2.0 and 3.0",
-                       path, major, minor);
-    }
-    if (hlen > len - hstart)
-        return bn_fail(err,
-                       "%s: truncated: the .npy header says it is %zu bytes "
-                       "long, the file has %zu after the header length",
-                       path, hlen, len - hstart);
-
-    npy_header h = {path, (const char *)b + hstart, hlen, 0};
-    const char *descr = NULL;
-    size_t descr_len = 0, dims[3], ndim = 0;
-    int fortran = -1, have_shape = 0;
-    if (npy_expect(&h, '{', err) != 0)
+    npy_info in;
+    memset(&in, 0, sizeof in);
+    if (npy_preamble(path, b, len, &in, err) != 0 ||
+        npy_dict(path, b, &in, err) != 0 ||
+        npy_check_shape(path, len, &in, err) != 0)
         return -1;
-    for (;;) {
-        npy_skip_space(&h);
-        if (h.i < h.len && h.s[h.i] == '}') {
-            h.i++;
-            break;
-        }
-        const char *key;
-        size_t klen;
-        if (npy_string(&h, &key, &klen, err) != 0 ||
-            npy_expect(&h, ':', err) != 0)
-            return -1;
-        npy_skip_space(&h);
-        int is_descr = klen == 5 && memcmp(key, "descr", 5) == 0;
-        int is_fortran = klen == 13 && memcmp(key, "fortran_order", 13) == 0;
-        int is_shape = klen == 5 && memcmp(key, "shape", 5) == 0;
-        if ((is_descr && descr) || (is_fortran && fortran >= 0) ||
-            (is_shape && have_shape) || !(is_descr || is_fortran || is_shape)) {
-            char buf[SHOW_BUF];
-            return bn_fail(err,
-                           "%s: the .npy header has %s key '%s'; it must "
-                           "have descr, fortran_order and shape once each",
-                           path,
-                           is_descr || is_fortran || is_shape ? "a second"
-                                                              : "the unknown",
-                           show(buf, key, klen));
-        }
-        if (is_descr) {
-            if (h.i < h.len && h.s[h.i] == '[')
-                return bn_fail(err,
-                               "%s: the .npy array has a structured dtype; "
-                               "save a plain 2-D float64 or float32 array",
-                               path);
-            if (npy_string(&h, &descr, &descr_len, err) != 0)
-                return -1;
-        } else if (is_fortran) {
-            if (npy_word(&h, "True"))
-                fortran = 1;
-            else if (npy_word(&h, "False"))
-                fortran = 0;
-            else
-                return npy_bad(&h, "True or False", err);
-        } else {
-            if (npy_shape(&h, dims, &ndim, 3, err) != 0)
-                return -1;
-            have_shape = 1;
-        }
-        npy_skip_space(&h);
-        if (h.i < h.len && h.s[h.i] == ',')
-            h.i++;
-        else if (!(h.i < h.len && h.s[h.i] == '}'))
-            return npy_bad(&h, "',' or '}'", err);
-    }
-    npy_skip_space(&h);
-    if (h.i != h.len)
-        return npy_bad(&h, "the end of the header", err);
-    if (!descr || fortran < 0 || !have_shape)
-        return bn_fail(err,
-                       "%s: the .npy header lacks %s; it must have descr, "
-                       "fortran_order and shape",
-                       path,
-                       !descr ? "descr" : fortran < 0 ? "fortran_order"
-                                                      : "shape");
-
-    int big, size;
-    if (descr_len == 3 && (descr[0] == '<' || descr[0] == '>') &&
-        descr[1] == 'f' && (descr[2] == '8' || descr[2] == '4')) {
-        big = descr[0] == '>';
-        size = descr[2] - '0';
-    } else {
-        char buf[SHOW_BUF];
-        return bn_fail(err,
-                       "%s: the .npy dtype is '%s'; bnstudy reads float64 "
-                       "and float32 ('<f8', '>f8', '<f4', '>f4')",
-                       path, show(buf, descr, descr_len));
-    }
-    char shape[96];
-    npy_shape_text(shape, sizeof shape, dims, ndim, 3);
-    if (ndim != 2)
-        return bn_fail(err,
-                       "%s: the .npy array is %zu-D, shape %s; bnstudy "
-                       "reads a 2-D array of rows by features%s",
-                       path, ndim, shape,
-                       ndim > 2 ? " (for convolutional activations, put the "
-                                  "channels last and reshape to (rows, "
-                                  "channels), as scripts/dump_bn_inputs.py "
-                                  "does)"
-                                : "");
-    size_t n = dims[0], f = dims[1];
-    if (f == 0)
-        return bn_fail(err, "%s: the .npy array, shape %s, has no features",
-                       path, shape);
-    if (n < 2)
-        return bn_fail(err,
-                       "%s: the .npy array, shape %s, has %zu row%s; a "
-                       "population needs at least 2",
-                       path, shape, n, n == 1 ? "" : "s");
-    size_t data = hstart + hlen, have = len - data;
-    if (n > SIZE_MAX / f / (size_t)size || n * f * (size_t)size > have)
-        return bn_fail(err,
-                       "%s: truncated: the .npy shape %s of %s needs "
-                       "%zu x %zu x %d bytes of data, the file has %zu",
-                       path, shape, size == 8 ? "float64" : "float32", n, f,
-                       size, have);
-    if (n * f * (size_t)size < have)
-        return bn_fail(err,
-                       "%s: %zu bytes follow the .npy array's data; a .npy "
-                       "file holds one array",
-                       path, have - n * f * (size_t)size);
-
+    size_t n = in.dims[0], f = in.dims[1];
     memset(pf, 0, sizeof *pf);
     double *x = bn_alloc_large(n * f * sizeof *x);
     char **names = calloc(f, sizeof *names);
@@ -939,45 +1067,13 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
         return bn_fail(err, "%s: out of memory for %zu x %zu values", path,
                        n, f);
     }
-    const unsigned char *d = b + data;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < f; j++) {
-            size_t k = fortran ? j * n + i : i * f + j;
-            const unsigned char *e = d + k * (size_t)size;
-            uint64_t u = 0;
-            for (int m = 0; m < size; m++)
-                u |= (uint64_t)e[big ? size - 1 - m : m] << (8 * m);
-            double v;
-            if (size == 8) {
-                memcpy(&v, &u, sizeof v);
-            } else {
-                uint32_t u32 = (uint32_t)u;
-                float fv;
-                memcpy(&fv, &u32, sizeof fv);
-                v = fv;
-            }
-            if (!isfinite(v)) {
-                free(x);
-                free(names);
-                return bn_fail(err,
-                               "%s: row %zu, column %zu: the value is %s; a "
-                               "population needs every value finite",
-                               path, i + 1, j + 1,
-                               isnan(v) ? "NaN" : "infinite");
-            }
-            x[i * f + j] = v;
-        }
-    for (size_t j = 0; j < f; j++) {
-        char nm[32];
-        int l = snprintf(nm, sizeof nm, "f%zu", j);
-        names[j] = memdup0(nm, (size_t)l);
-        if (!names[j]) {
-            for (size_t k = 0; k < j; k++)
-                free(names[k]);
-            free(names);
-            free(x);
-            return bn_fail(err, "%s: out of memory", path);
-        }
+    int rc = npy_values(path, b, &in, x, err);
+    if (rc == 0 && npy_names(names, f) != 0)
+        rc = bn_fail(err, "%s: out of memory", path);
+    if (rc != 0) {
+        free(x);
+        free(names);
+        return -1;
     }
     pf->n = n;
     pf->f = f;

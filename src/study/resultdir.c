@@ -88,7 +88,9 @@ static int remove_set(const char *dir)
 /* ---- the steps ---- */
 
 /* mkdir -p out; remembers the first directory it made, so that a failure
- * removes them all again. */
+ * removes them all again. Shards started at once (a job array's tasks)
+ * make the same --out: one that finds a directory made by another between
+ * its stat and its mkdir takes it as there, and not as its own. */
 static int make_out(resultdir *rd, bn_error *err)
 {
     char buf[BN_PATH_MAX];
@@ -102,12 +104,14 @@ static int make_out(resultdir *rd, bn_error *err)
         if (p[-1] != '/' && stat(buf, &st) != 0) {
             if (bn_fault_io() != 0 || mkdir(buf, 0755) != 0) {
                 int e = errno;
-                *p = c;
-                return bn_fail(err, "%s: cannot create: %s", rd->out,
-                               strerror(e));
-            }
-            if (!rd->made++)
+                if (e != EEXIST) {
+                    *p = c;
+                    return bn_fail(err, "%s: cannot create: %s", rd->out,
+                                   strerror(e));
+                }
+            } else if (!rd->made++) {
                 set_path(rd->made_dirs, "%s", buf);
+            }
         }
         *p = c;
         if (c == '\0')
@@ -391,6 +395,98 @@ int resultdir_path(const resultdir *rd, const char *name, char *buf,
     return 0;
 }
 
+/* ---- a set that did not change ---- */
+
+/* Whether files a and b hold the same bytes, read a block at a time. With
+ * skip_build, lines that open with "build." are left out on both sides:
+ * a manifest's provenance rows name the build that wrote the set, not the
+ * results (provenance.h). */
+static int same_file(const char *a, const char *b, int skip_build)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    if (same && skip_build) {
+        /* A manifest is a few KiB; a line longer than this is no row of
+         * one, and the sets are then told apart, never cut short. */
+        char la[4096], lb[4096];
+        for (;;) {
+            char *ra, *rb;
+            while ((ra = fgets(la, sizeof la, fa)) && !strncmp(la, "build.", 6))
+                ;
+            while ((rb = fgets(lb, sizeof lb, fb)) && !strncmp(lb, "build.", 6))
+                ;
+            if (!ra || !rb) {
+                same = !ra && !rb && !ferror(fa) && !ferror(fb);
+                break;
+            }
+            if (strcmp(la, lb) != 0 || !strchr(la, '\n')) {
+                same = 0;
+                break;
+            }
+        }
+    } else if (same) {
+        char ba[1 << 14], bb[1 << 14];
+        for (;;) {
+            size_t na = fread(ba, 1, sizeof ba, fa);
+            size_t nb = fread(bb, 1, sizeof bb, fb);
+            if (na != nb || memcmp(ba, bb, na) != 0) {
+                same = 0;
+                break;
+            }
+            if (na < sizeof ba) {
+                same = feof(fa) && feof(fb) && !ferror(fa) && !ferror(fb);
+                break;
+            }
+        }
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* Whether the new set at rd->tmp is the target's, file for file and byte
+ * for byte but for the manifest's build rows. Then the target is kept,
+ * manifest and all: regenerating results that did not change, with
+ * another compiler or after a change of the source that moved no number,
+ * leaves every byte of them as it was. The new set holds only files of
+ * the output table, so the target must hold exactly those too. */
+static int same_set(const resultdir *rd)
+{
+    char a[BN_PATH_MAX + RESULTDIR_MAX_FILE], b[sizeof a];
+    int files = 0;
+    for (int i = 0; i < OUT_FILE_COUNT; i++) {
+        const char *name = out_file_get(i)->file;
+        struct stat sa, sb;
+        snprintf(a, sizeof a, "%s/%s", rd->tmp, name);
+        snprintf(b, sizeof b, "%s/%s", rd->target, name);
+        int ha = lstat(a, &sa) == 0, hb = lstat(b, &sb) == 0;
+        if (ha != hb || (ha && (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode))))
+            return 0;
+        if (!ha)
+            continue;
+        if (i != OUT_MANIFEST && sa.st_size != sb.st_size)
+            return 0;
+        if (!same_file(a, b, i == OUT_MANIFEST))
+            return 0;
+        files++;
+    }
+    /* Nothing but those files in the target (a user's file would make it
+     * no set of ours; check_target refused that already, but the two
+     * listings must agree for the sets to be the same). */
+    DIR *d = opendir(rd->target);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL)
+        if (strcmp(ent->d_name, ".") && strcmp(ent->d_name, ".."))
+            n++;
+    closedir(d);
+    return n == files;
+}
+
 /* Put the new set at the target and the old one at the temporary path. */
 static int swap(resultdir *rd, int exists)
 {
@@ -436,7 +532,10 @@ int resultdir_commit(resultdir *rd, bn_error *err)
     cleanup_hold(&mask);
     struct stat st;
     int exists = lstat(rd->target, &st) == 0;
-    if (swap(rd, exists) != 0) {
+    rd->unchanged = exists && S_ISDIR(st.st_mode) && same_set(rd);
+    if (rd->unchanged) {
+        /* The old set stays; the new one, the same bytes, goes. */
+    } else if (swap(rd, exists) != 0) {
         int e = errno;
         cleanup_release(&mask);
         return bn_fail(err, "%s: cannot put the new results in place: %s",

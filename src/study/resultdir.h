@@ -16,7 +16,9 @@
  * files of the output table (out.h), or a set of an older version beside
  * its manifest: anything else in it would be deleted, so it is refused
  * instead, and so is a target that holds one of the sweep's own inputs
- * (the swap would delete it). One result directory per process.
+ * (the swap would delete it). A new set that is the old one, byte for
+ * byte but for the manifest's build rows, leaves the old one in place,
+ * manifest and all. One result directory per process.
  */
 #ifndef BN_RESULTDIR_H
 #define BN_RESULTDIR_H
@@ -35,6 +37,7 @@ typedef struct {
     int made;                 /* how many directories of OUT were made */
     char made_dirs[BN_PATH_MAX]; /* the first of them, to remove on failure */
     int cleanup[CLEANUP_MAX]; /* cleanup.h's handles: tmp, lock, files */
+    int unchanged;            /* commit kept the target: the same set */
 } resultdir;
 
 /* The longest name of a file a result set can hold. */
@@ -49,7 +52,10 @@ int resultdir_begin(resultdir *rd, const char *out, const char *stem,
 /* The path of file name in the temporary directory. */
 int resultdir_path(const resultdir *rd, const char *name, char *buf,
                    size_t cap, bn_error *err);
-/* Swap the temporary directory in, remove the old set and the lock. */
+/* Swap the temporary directory in, remove the old set and the lock. When
+ * the new set is the target's, byte for byte but for the manifest's
+ * build rows, the target is kept as it is instead (rd->unchanged), so that
+ * results that did not change keep every byte, the manifest's included. */
 int resultdir_commit(resultdir *rd, bn_error *err);
 /* Remove the temporary directory, the lock and the directories begin
  * made; safe after a failed begin or commit. */
