@@ -364,6 +364,74 @@ static void test_refusals(void **state)
     expect_refused("--population act.csv --batch-size 600", "512 rows");
 }
 
+/* The replay's tolerance follows the buffers' dtype: a feature constant
+ * at 0 whose running variance is a float32 denormal while the replay
+ * gives exactly 0, and a feature of mean 1000 whose running mean carries
+ * one float32 rounding (2^-24 of itself, 6e-5 of its spread), reproduce
+ * the checkpoint to float32 rounding, not to float64's. The replay is
+ * written out here in long double, from initial values 0, 0 and 1000, 1. */
+static void test_replay_precision(void **state)
+{
+    (void)state;
+    enum { R = 256, B = 64 };
+    char path[400];
+    gsl_rng *rng = pcg32_gsl_alloc(4, 1);
+    snprintf(path, sizeof path, "%s/p.csv", tmpdir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("z,big\n", fp);
+    long double xs[R];
+    for (size_t i = 0; i < R; i++) {
+        xs[i] = 1000.0L + (long double)gsl_ran_gaussian(rng, 1.0);
+        fprintf(fp, "0,%.17Lg\n", xs[i]);
+    }
+    assert_int_equal(fclose(fp), 0);
+    gsl_rng_free(rng);
+    /* Read back as the program reads them: doubles. */
+    long double rm = 1000.0L, rv = 1.0L;
+    for (size_t k = 0; k < R / B; k++) {
+        long double m = 0.0L, v = 0.0L;
+        for (size_t i = k * B; i < (k + 1) * B; i++)
+            m += (long double)(double)xs[i] / B;
+        for (size_t i = k * B; i < (k + 1) * B; i++)
+            v += ((double)xs[i] - m) * ((double)xs[i] - m) / (B - 1);
+        rm = 0.9L * rm + 0.1L * m;
+        rv = 0.9L * rv + 0.1L * v;
+    }
+    snprintf(path, sizeof path, "%s/p.stats.tsv", tmpdir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp, "feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+                "initial_mean\tinitial_var\tinitial_batches_tracked\n"
+                "z\t0\t1e-45\t%d\t0\t0\t0\nbig\t%.17Lg\t%.17Lg\t%d\t1000\t"
+                "1\t0\n",
+            R / B, rm * (1.0L + 0x1p-24L), rv, R / B);
+    assert_int_equal(fclose(fp), 0);
+    static const char *const dtypes[2] = {"float32", "float64"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.layer.tsv", tmpdir, dtypes[k]);
+        char text[200];
+        snprintf(text, sizeof text,
+                 "key\tvalue\nmomentum\t0.1\neps\t1e-05\ndtype\t%s\n",
+                 dtypes[k]);
+        test_write_file(path, text);
+        char *out, *err;
+        assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                      "diagnose --stats p.stats.tsv "
+                                      "--activations p.csv --batch-size %d "
+                                      "--layer %s.layer.tsv",
+                                      B, dtypes[k]),
+                         0);
+        if (k == 0)
+            assert_non_null(strstr(out, "reproduces them to float32 "
+                                        "rounding"));
+        else
+            assert_non_null(strstr(out, "does NOT"));
+        test_slurp_free(out);
+        test_slurp_free(err);
+    }
+}
+
 /* The first line of diagnose ARGS. */
 static void expect_verdict(const char *args, const char *want)
 {
@@ -467,6 +535,7 @@ int test_diagnose_run(size_t *ntests)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_classifier),
         cmocka_unit_test(test_run_layer),
+        cmocka_unit_test(test_replay_precision),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("diagnose", tests, group_setup,

@@ -491,6 +491,21 @@ static double replay_diff(const subject *s, size_t j)
     return a > b ? a : b;
 }
 
+/* The replay reproduces feature j to the dtype's rounding: the mean to
+ * `agrees` of its spread plus its own size, since a stored number rounds
+ * relative to itself (a mean of 1000 with a spread of 1 carries float32
+ * rounding of 6e-5 of that spread), the variance to `agrees` of itself. */
+static int replay_agrees(const subject *s, size_t j)
+{
+    double tiny = s->prec->tiny, agrees = s->prec->agrees;
+    double dm = fabs(s->replay_m[j] - s->rm[j]);
+    double dv = fabs(s->replay_v[j] - s->rv[j]);
+    if (fabs(s->rv[j]) < tiny && fabs(s->replay_v[j]) < tiny)
+        dv = 0.0;
+    return dm <= agrees * (sqrt(s->rv[j]) + fabs(s->rm[j])) &&
+           dv <= agrees * s->rv[j];
+}
+
 static void print_tsv(const subject *s, const diag_feature *d)
 {
     fputs("feature\ttrue_mean\ttrue_var\trunning_mean\trunning_var\t"
@@ -517,10 +532,13 @@ static void print_table(const subject *s, const diag_feature *d)
     printf("%s\n", s->what.p ? s->what.p : "");
     if (s->checkpoint) {
         double worst = 0.0;
-        for (size_t j = 0; j < s->f; j++)
+        int agrees = 1;
+        for (size_t j = 0; j < s->f; j++) {
             if (!(replay_diff(s, j) <= worst))
                 worst = replay_diff(s, j);
-        if (worst <= s->prec->agrees)
+            agrees &= replay_agrees(s, j);
+        }
+        if (agrees)
             printf("replay: bnstudy's layer on these batches, from the "
                    "initial values, gives\nthe checkpoint's own statistics: "
                    "it reproduces them to %s (largest difference\n%.2g of "
