@@ -612,9 +612,37 @@ static int dump_folder(const char *cmd, const char *dir, const char *layer,
     return diagnose_dir(cmd, dir, layer, tsv);
 }
 
-int cmd_diagnose(int argc, char **argv)
+/* The checkpoint's settings the options may give: the rest of the keys
+ * describe a run. */
+static const key_id layer_keys[] = {KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
+                                    KEY_ESTIMATOR, KEY_EPS, KEY_BATCH_SIZE};
+#define N_LAYER_KEYS (sizeof layer_keys / sizeof *layer_keys)
+
+/* What the command line says, once parsed. */
+typedef struct {
+    exp_t *e;
+    checkpoint_files cf;
+    cli_pop_options po;
+    const char *dump;     /* --dump STEM */
+    const char *run_only; /* an option that only a run has, or NULL */
+    const char *folder;   /* DIR, or NULL */
+    char **sets;          /* the --set values */
+    size_t n_sets;
+    int tsv, help;
+} diag_args;
+
+static int is_layer_key(key_id k)
 {
-    const char *cmd = "diagnose";
+    for (size_t i = 0; i < N_LAYER_KEYS; i++)
+        if (layer_keys[i] == k)
+            return 1;
+    return 0;
+}
+
+/* The options: every key of the key table as run has them, the
+ * population's, and diagnose's own. 0, or a message printed and -1. */
+static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
+{
     struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 10];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
@@ -632,173 +660,131 @@ int cmd_diagnose(int argc, char **argv)
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         opts[no++] = extra[i];
     opts[no] = (struct option){NULL, 0, NULL, 0};
-
-    exp_t *e = malloc(sizeof *e);
-    if (!e)
-        return cli_error(cmd, "out of memory");
-    bn_error err;
-    int c, idx, rc = CLI_EXIT_USAGE, tsv = 0;
-    const char *dump = NULL;
-    checkpoint_files cf = {NULL, NULL, NULL, NULL, 0};
-    cli_pop_options po = {NULL, NULL, NULL};
-    char *dump_paths[4] = {NULL};
-    subject s;
-    popfile pf;
-    pop_t tmp;
-    diag_feature *d = NULL;
-    char **sets = NULL;
-    size_t n_sets = 0;
-    memset(&s, 0, sizeof s);
-    memset(&pf, 0, sizeof pf);
-    memset(&tmp, 0, sizeof tmp);
-    if (exp_init(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    /* The checkpoint's settings the options may give: the rest of the
-     * keys describe a run. */
-    static const key_id layer_keys[] = {KEY_MOMENTUM, KEY_WEIGHTS,
-                                        KEY_VARIANCE, KEY_ESTIMATOR,
-                                        KEY_EPS, KEY_BATCH_SIZE};
-    const char *run_only = NULL;
-    sets = calloc((size_t)argc + 1, sizeof *sets);
-    if (!sets) {
-        cli_error(cmd, "out of memory");
-        goto done;
-    }
+    if (!(a->sets = calloc((size_t)argc + 1, sizeof *a->sets)))
+        return cli_error(cmd, "out of memory"), -1;
     static const char *const repeatable[] = {"set", NULL};
     cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
+    bn_error err;
+    int c, idx;
     while ((c = cli_next(&p, &idx)) != -1) {
-        const char **file = c == OPT_DUMP          ? &dump
-                            : c == OPT_STATS       ? &cf.stats
-                            : c == OPT_ACTIVATIONS ? &cf.activations
-                            : c == OPT_BATCHES     ? &cf.batches
-                            : c == OPT_LAYER       ? &cf.layer
+        const char **file = c == OPT_DUMP          ? &a->dump
+                            : c == OPT_STATS       ? &a->cf.stats
+                            : c == OPT_ACTIVATIONS ? &a->cf.activations
+                            : c == OPT_BATCHES     ? &a->cf.batches
+                            : c == OPT_LAYER       ? &a->cf.layer
                                                    : NULL;
         if (c == OPT_HELP) {
-            usage();
-            rc = 0;
-            goto done;
+            a->help = 1;
+            return 0;
         } else if (c == OPT_TSV) {
-            tsv = 1;
+            a->tsv = 1;
         } else if (c == OPT_SET) {
-            sets[n_sets++] = optarg;
-            run_only = "set";
+            a->sets[a->n_sets++] = optarg;
+            a->run_only = "set";
         } else if (file) {
             *file = optarg;
-        } else if (cli_take_pop_option(c, optarg, &po)) {
-            run_only = opts[idx].name;
+        } else if (cli_take_pop_option(c, optarg, &a->po)) {
+            a->run_only = opts[idx].name;
         } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
             key_id k = (key_id)(c - CLI_KEY_BASE);
             char origin[64];
             snprintf(origin, sizeof origin, "--%s", opts[idx].name);
-            if (exp_set(e, k, optarg, origin, 0, &err) != 0) {
-                cli_error(cmd, "%s", err.msg);
-                goto done;
-            }
-            int layer_key = 0;
-            for (size_t i = 0; i < sizeof layer_keys / sizeof *layer_keys;
-                 i++)
-                layer_key |= layer_keys[i] == k;
-            if (!layer_key)
-                run_only = opts[idx].name;
+            if (exp_set(a->e, k, optarg, origin, 0, &err) != 0)
+                return cli_error(cmd, "%s", err.msg), -1;
+            if (!is_layer_key(k))
+                a->run_only = opts[idx].name;
         } else {
-            goto done;
+            return -1; /* cli_next said why */
         }
     }
     if (optind < argc) {
-        if (optind + 1 < argc) {
-            cli_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-            goto done;
-        }
-        rc = dump_folder(cmd, argv[optind], cf.layer,
-                         dump || cf.stats || cf.activations || cf.batches ||
-                             run_only || po.population || any_key(e),
-                         tsv);
-        goto done;
+        if (optind + 1 < argc)
+            return cli_error(cmd, "unexpected argument '%s'",
+                             argv[optind + 1]),
+                   -1;
+        a->folder = argv[optind];
     }
-    if (exp_set_overrides(e, sets, n_sets, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
+    return 0;
+}
+
+/* A checkpoint's files: --dump STEM names all four, else --stats and
+ * --activations with --batches or --batch-size, and --layer or the
+ * layer's settings as options. paths receives what --dump made. */
+static int checkpoint_args(const char *cmd, diag_args *a, char *paths[4])
+{
+    checkpoint_files *cf = &a->cf;
+    const exp_t *e = a->e;
+    if (a->dump && (cf->stats || cf->activations || cf->batches || cf->layer))
+        return cli_error(cmd, "--dump names all four files: give it alone "
+                              "or give --stats and --activations"),
+               -1;
+    if (a->run_only)
+        return cli_error(cmd, "--%s describes a run, not a checkpoint's "
+                              "statistics",
+                         a->run_only),
+               -1;
+    if (a->dump) {
+        static const char *const ext[4] = {".stats.tsv", ".npy",
+                                           ".batches.tsv", ".layer.tsv"};
+        const char **dst[4] = {&cf->stats, &cf->activations, &cf->batches,
+                               &cf->layer};
+        for (int i = 0; i < 4; i++) {
+            paths[i] = malloc(strlen(a->dump) + strlen(ext[i]) + 1);
+            if (!paths[i])
+                return cli_error(cmd, "out of memory"), -1;
+            strcat(strcpy(paths[i], a->dump), ext[i]);
+            *dst[i] = paths[i];
+        }
     }
-    for (int k = 0; k < KEY_COUNT; k++)
-        if (e->n[k] > 1) {
-            cli_error(cmd, "%s: one value at a time", e->from[k]);
-            goto done;
-        }
-    int checkpoint = dump || cf.stats || cf.activations || cf.batches ||
-                     cf.layer;
-    if (checkpoint) {
-        if (dump && (cf.stats || cf.activations || cf.batches || cf.layer)) {
-            cli_error(cmd, "--dump names all four files: give it alone or "
-                           "give --stats and --activations");
-            goto done;
-        }
-        if (run_only) {
-            cli_error(cmd, "--%s describes a run, not a checkpoint's "
-                           "statistics",
-                      run_only);
-            goto done;
-        }
-        if (dump) {
-            static const char *const ext[4] = {".stats.tsv", ".npy",
-                                               ".batches.tsv", ".layer.tsv"};
-            const char **dst[4] = {&cf.stats, &cf.activations, &cf.batches,
-                                   &cf.layer};
-            for (int i = 0; i < 4; i++) {
-                dump_paths[i] = malloc(strlen(dump) + strlen(ext[i]) + 1);
-                if (!dump_paths[i]) {
-                    cli_error(cmd, "out of memory");
-                    goto done;
-                }
-                strcat(strcpy(dump_paths[i], dump), ext[i]);
-                *dst[i] = dump_paths[i];
-            }
-        }
-        if (!cf.stats || !cf.activations) {
-            cli_error(cmd, "%s: a checkpoint needs --stats and --activations",
-                      cf.stats ? "--stats" : "--activations");
-            goto done;
-        }
-        if (cf.batches && e->from[KEY_BATCH_SIZE]) {
-            cli_error(cmd, "--batch-size: the batches are in %s", cf.batches);
-            goto done;
-        }
-        if (!cf.batches && !e->from[KEY_BATCH_SIZE]) {
-            cli_error(cmd, "--activations: give --batches or --batch-size "
-                           "to say how the rows were batched");
-            goto done;
-        }
-        if (cf.layer)
-            for (size_t i = 0; i + 1 < sizeof layer_keys / sizeof *layer_keys;
-                 i++)
-                if (e->from[layer_keys[i]]) {
-                    cli_error(cmd, "%s: the layer's settings are in %s",
-                              e->from[layer_keys[i]], cf.layer);
-                    goto done;
-                }
-    } else if (cli_apply_pop_options(cmd, e, &po) != 0) {
-        goto done;
-    } else if (!e->popfile.pop && exp_read_population(e, &err) != 0) {
-        /* A file --set population.file names is read as --population's. */
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
+    if (!cf->stats || !cf->activations)
+        return cli_error(cmd, "%s: a checkpoint needs --stats and "
+                              "--activations",
+                         cf->stats ? "--stats" : "--activations"),
+               -1;
+    if (cf->batches && e->from[KEY_BATCH_SIZE])
+        return cli_error(cmd, "--batch-size: the batches are in %s",
+                         cf->batches),
+               -1;
+    if (!cf->batches && !e->from[KEY_BATCH_SIZE])
+        return cli_error(cmd, "--activations: give --batches or "
+                              "--batch-size to say how the rows were "
+                              "batched"),
+               -1;
+    /* The batch size is the last of layer_keys: a --layer file does not
+     * hold it. */
+    for (size_t i = 0; cf->layer && i + 1 < N_LAYER_KEYS; i++)
+        if (e->from[layer_keys[i]])
+            return cli_error(cmd, "%s: the layer's settings are in %s",
+                             e->from[layer_keys[i]], cf->layer),
+                   -1;
+    return 0;
+}
+
+/* The diagnosis of one layer: a checkpoint's, or a run's of the
+ * options' population; the classifier's through its own report. */
+static int diagnose_one(const char *cmd, diag_args *a, int checkpoint)
+{
+    exp_t *e = a->e;
+    bn_error err;
+    subject s;
+    popfile pf;
+    pop_t tmp;
+    diag_feature *d = NULL;
+    memset(&s, 0, sizeof s);
+    memset(&pf, 0, sizeof pf);
+    memset(&tmp, 0, sizeof tmp);
     /* A checkpoint has no population to check a run against: only the
      * layer's own settings are checked. */
     run_config cfg;
-    if (!checkpoint && exp_finish(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
+    if (!checkpoint && exp_finish(e, &err) != 0)
+        return cli_error(cmd, "%s", err.msg);
     exp_config(e, 0, &cfg);
-    if (!checkpoint && cfg.model == RUN_MODEL_CLASSIFIER) {
-        rc = diagnose_classifier(cmd, e, &cfg, tsv);
-        goto done;
-    }
+    if (!checkpoint && cfg.model == RUN_MODEL_CLASSIFIER)
+        return diagnose_classifier(cmd, e, &cfg, a->tsv);
+    int rc;
     if (checkpoint) {
-        cf.batch_size = cfg.batch_size;
-        rc = from_checkpoint(&cf, &cfg.layer, &s, &pf, &err);
+        a->cf.batch_size = cfg.batch_size;
+        rc = from_checkpoint(&a->cf, &cfg.layer, &s, &pf, &err);
     } else {
         const pop_t *pop = exp_population(e, &tmp, &err);
         rc = pop ? from_run(e, pop, &cfg, &s, &err) : -1;
@@ -816,7 +802,7 @@ int cmd_diagnose(int argc, char **argv)
         cli_error(cmd, "%s", d ? err.msg : "out of memory");
         goto done;
     }
-    if (tsv)
+    if (a->tsv)
         print_tsv(&s, d);
     else
         print_table(&s, d);
@@ -826,10 +812,67 @@ done:
     subject_free(&s);
     popfile_free(&pf);
     pop_free(&tmp);
+    return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+    const char *cmd = "diagnose";
+    diag_args a;
+    memset(&a, 0, sizeof a);
+    char *dump_paths[4] = {NULL};
+    bn_error err;
+    int rc = CLI_EXIT_USAGE;
+    if (!(a.e = malloc(sizeof *a.e)))
+        return cli_error(cmd, "out of memory");
+    if (exp_init(a.e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        free(a.e);
+        return CLI_EXIT_USAGE;
+    }
+    if (parse_args(cmd, argc, argv, &a) != 0)
+        goto done;
+    if (a.help) {
+        usage();
+        rc = 0;
+        goto done;
+    }
+    const checkpoint_files *cf = &a.cf;
+    if (a.folder) {
+        rc = dump_folder(cmd, a.folder, cf->layer,
+                         a.dump || cf->stats || cf->activations ||
+                             cf->batches || a.run_only || a.po.population ||
+                             any_key(a.e),
+                         a.tsv);
+        goto done;
+    }
+    if (exp_set_overrides(a.e, a.sets, a.n_sets, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (a.e->n[k] > 1) {
+            cli_error(cmd, "%s: one value at a time", a.e->from[k]);
+            goto done;
+        }
+    int checkpoint = a.dump || cf->stats || cf->activations || cf->batches ||
+                     cf->layer;
+    if (checkpoint) {
+        if (checkpoint_args(cmd, &a, dump_paths) != 0)
+            goto done;
+    } else if (cli_apply_pop_options(cmd, a.e, &a.po) != 0) {
+        goto done;
+    } else if (!a.e->popfile.pop && exp_read_population(a.e, &err) != 0) {
+        /* A file --set population.file names is read as --population's. */
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    rc = diagnose_one(cmd, &a, checkpoint);
+done:
     for (int i = 0; i < 4; i++)
         free(dump_paths[i]);
-    exp_free(e);
-    free(e);
-    free(sets);
+    exp_free(a.e);
+    free(a.e);
+    free(a.sets);
     return rc;
 }
