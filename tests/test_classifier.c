@@ -331,10 +331,10 @@ static void test_scores_are_the_networks(void **state)
     assert_int_equal(net_train(&net, &cfg, &dt, perm, NULL, &err), 0);
     net_score s;
     int *pt = malloc(ev.n * sizeof *pt), *pe = malloc(ev.n * sizeof *pe);
-    assert_int_equal(net_score_train_mode(&net, &de, evp, &s, pt, &err), 0);
+    assert_int_equal(net_score_train_mode(&net, &de, evp, &s, pt, NULL, &err), 0);
     assert_true(res.acc_train_mode == s.accuracy);
     assert_true(res.loss_train_mode == s.loss);
-    assert_int_equal(net_score_eval_mode(&net, &de, &s, pe, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &de, &s, pe, NULL, &err), 0);
     assert_true(res.acc_eval_mode == s.accuracy);
     assert_true(res.loss_eval_mode == s.loss);
     size_t same = 0, right_t = 0, right_e = 0;
@@ -349,34 +349,37 @@ static void test_scores_are_the_networks(void **state)
     assert_true(res.acc_eval_mode == (double)right_e / (double)ev.n);
     free(pt);
     free(pe);
-    assert_int_equal(net_score_train_mode(&net, &dt, fit, &s, NULL, &err), 0);
+    assert_int_equal(net_score_train_mode(&net, &dt, fit, &s, NULL, NULL, &err), 0);
     assert_true(res.fit_acc_train_mode == s.accuracy);
     assert_true(res.fit_loss_train_mode == s.loss);
-    assert_int_equal(net_score_eval_mode(&net, &dt, &s, NULL, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &dt, &s, NULL, NULL, &err), 0);
     assert_true(res.fit_acc_eval_mode == s.accuracy);
     assert_true(res.fit_loss_eval_mode == s.loss);
     /* The buffers against fc1's moments over the training rows, in long
      * double. */
     long double sm = 0, sv = 0, rm2 = 0, rv2 = 0;
     double *h = malloc(tr->n * sizeof *h);
-    for (size_t j = 0; j < net.h; j++) {
+    size_t hu = net.l[0].out.c;
+    const double *w1 = net.l[0].t[0].p, *b1 = net.l[0].t[1].p;
+    const bn_layer *bn = &net.l[1].bn;
+    for (size_t j = 0; j < hu; j++) {
         for (size_t i = 0; i < tr->n; i++) {
-            long double a = net.b1[j];
+            long double a = b1[j];
             for (size_t c = 0; c < tr->f; c++)
-                a += (long double)net.w1[j * tr->f + c] * tr->x[i * tr->f + c];
+                a += (long double)w1[j * tr->f + c] * tr->x[i * tr->f + c];
             h[i] = (double)a;
         }
         long double m, v;
         ld_moments(tr->n, 1, h, &m, &v);
-        sm += (net.bn.rm[j] - m) * (net.bn.rm[j] - m);
-        sv += (net.bn.rv[j] - v) * (net.bn.rv[j] - v);
-        rm2 += (net.bn.rm[j] - m) * (net.bn.rm[j] - m) / v;
-        rv2 += (net.bn.rv[j] - v) * (net.bn.rv[j] - v) / (v * v);
+        sm += (bn->rm[j] - m) * (bn->rm[j] - m);
+        sv += (bn->rv[j] - v) * (bn->rv[j] - v);
+        rm2 += (bn->rm[j] - m) * (bn->rm[j] - m) / v;
+        rv2 += (bn->rv[j] - v) * (bn->rv[j] - v) / (v * v);
     }
-    assert_rel(res.stats_err, sqrtl((sm + sv) / (2.0L * net.h)), 1e-9);
-    assert_rel(res.mean_err_rel, sqrtl(rm2 / net.h), 1e-9);
-    assert_rel(res.var_err_rel, sqrtl(rv2 / net.h), 1e-9);
-    assert_rel(res.stats_err_rel, sqrtl((rm2 + rv2) / (2.0L * net.h)), 1e-9);
+    assert_rel(res.stats_err, sqrtl((sm + sv) / (2.0L * hu)), 1e-9);
+    assert_rel(res.mean_err_rel, sqrtl(rm2 / hu), 1e-9);
+    assert_rel(res.var_err_rel, sqrtl(rv2 / hu), 1e-9);
+    assert_rel(res.stats_err_rel, sqrtl((rm2 + rv2) / (2.0L * hu)), 1e-9);
     assert_int_equal(res.updates, 2 * (tr->n / 16));
     free(h);
     net_free(&net);
@@ -715,9 +718,9 @@ static void test_run_and_population_commands(void **state)
     assert_non_null(w);
     assert_true(strncmp(w, CLF_WEIGHTS_HEADER, strlen(CLF_WEIGHTS_HEADER)) ==
                 0);
-    assert_non_null(strstr(w, "\ninitial\tfc1.weight\t2\t1\t"));
-    assert_non_null(strstr(w, "\ngrad\tbn.bias\t2\t0\t"));
-    assert_non_null(strstr(w, "\nfinal\tbn.num_batches_tracked\t0\t0\t3\n"));
+    assert_non_null(strstr(w, "\ninitial\t0.weight\t2\t1\t"));
+    assert_non_null(strstr(w, "\ngrad\t1.bias\t2\t0\t"));
+    assert_non_null(strstr(w, "\nfinal\t1.num_batches_tracked\t0\t0\t3\n"));
     free(w);
     st = test_bnstudy(dir, &out, &err,
                       "population --population p.csv --label y "

@@ -47,6 +47,12 @@ double num_dd_value(num_dd a);
 double num_log(double x);
 double num_exp(double x);
 
+/* cos(pi x) for finite x, within 1 ulp (a double-double Taylor series on
+ * [0, 1/4] after exact reductions by the period and the symmetries), the
+ * same bits everywhere, where libm's cos is neither; NaN for a non-finite
+ * x. The classifier's cosine learning-rate schedule needs it. */
+double num_cos_pi(double x);
+
 /* Phi^-1(p), the standard normal quantile, by Wichura's algorithm AS 241
  * (PPND16) with num_log: within 8 ulp of the true quantile (not correctly
  * rounded, but the same bits everywhere); -inf at 0, +inf at 1, NaN

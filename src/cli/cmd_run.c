@@ -146,13 +146,14 @@ typedef struct {
     FILE *fp, *curve;
     const pop_t *pop;
     const run_config *cfg;
+    unsigned models;
 } outputs_ctx;
 
 static void write_curve(void *ctx, unsigned long epoch, const run_result *r)
 {
     outputs_ctx *o = ctx;
     bn_buf b = {0};
-    out_curve_row(&b, o->pop, o->cfg, epoch + 1, r);
+    out_curve_row(&b, o->models, o->pop, o->cfg, epoch + 1, r);
     if (!b.failed && b.len)
         fwrite(b.p, 1, b.len, o->curve);
     buf_free(&b);
@@ -231,6 +232,14 @@ typedef struct {
     run_config cfg;
     run_result res;
 } run_cmd;
+
+/* The columns of the run's files: its model's, and a declared network's
+ * when one of its keys was given. */
+static unsigned run_cmd_models(const run_cmd *r)
+{
+    return RUN_MODEL_BIT(r->cfg.model) | (r->e->models & RUN_NET_EXT);
+}
+
 
 /* run's options: a key's, the population's, the --write options, the
  * limits, --set, --layer and --help, into opts (names holds the keys'). */
@@ -391,13 +400,14 @@ static int run_run(run_cmd *r, const char *cmd)
     const pop_t *pop = r->pops.p.pop;
     if (outs[2].fp) {
         bn_buf b = {0};
-        out_curve_header(&b);
+        out_curve_header(&b, run_cmd_models(r));
         if (put(outs[2].fp, &b, cmd, outs[2].opt) != 0)
             return -1;
     }
     if (outs[3].fp)
         fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
-    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &r->cfg};
+    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &r->cfg,
+                        run_cmd_models(r)};
     run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
                         outs[2].path ? write_curve : NULL, &octx,
                         outs[3].fp};
@@ -409,8 +419,8 @@ static int run_run(run_cmd *r, const char *cmd)
     }
     if (outs[0].path) {
         bn_buf b = {0};
-        out_features_header(&b, 1u << r->cfg.model);
-        out_features_rows(&b, 1u << r->cfg.model, pop, &r->cfg, &r->res);
+        out_features_header(&b, run_cmd_models(r));
+        out_features_rows(&b, run_cmd_models(r), pop, &r->cfg, &r->res);
         if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
             return -1;
     }
@@ -431,8 +441,8 @@ static int run_finish(run_cmd *r, const char *cmd)
     if (r->cfg.model == RUN_MODEL_LAYER)
         cli_note_constant(cmd, pop);
     bn_buf b = {0};
-    out_summary_header(&b, 1u << r->cfg.model);
-    out_summary_row(&b, 1u << r->cfg.model, pop, &r->cfg, &r->res);
+    out_summary_header(&b, run_cmd_models(r));
+    out_summary_row(&b, run_cmd_models(r), pop, &r->cfg, &r->res);
     if (put(stdout, &b, cmd, "standard output") != 0)
         return -1;
     for (int i = 0; i < N_OUTPUTS; i++)
