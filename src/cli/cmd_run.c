@@ -83,7 +83,7 @@ static void pop_usage(void)
     char list[512];
     printf("usage: bnstudy population [--order ORDER] [--seed S] "
            "[--batch-size B]\n"
-           "                          [--part training|held-out]\n"
+           "                          [--part training|held-out] [--classes K]\n"
            "                          [--population FILE [--label COLUMN] "
            "[--group COLUMN]]\n"
            "\n"
@@ -105,7 +105,11 @@ static void pop_usage(void)
            "                         rows (a file's split at the default "
            "holdout, or the\n"
            "                         second draw); `row` is then the "
-           "population's index\n",
+           "population's index\n"
+           "  --classes K            the embedded population with K classes, "
+           "as [population]\n"
+           "                         classes = K makes them (a `label` "
+           "column)\n",
            order_list(", ", list, sizeof list));
     cli_pop_help(stdout);
     puts("  -h, --help             this text");
@@ -501,16 +505,18 @@ int cmd_run(int argc, char **argv)
 int cmd_population(int argc, char **argv)
 {
     const char *cmd = "population", *order_name = NULL, *part = NULL;
+    const char *classes = NULL;
     uint64_t seed = 1, batch_size = 0;
     cli_pop_options po = {NULL, NULL, NULL};
-    struct option opts[5 + CLI_POP_OPTIONS + 1] = {
+    struct option opts[6 + CLI_POP_OPTIONS + 1] = {
         {"order", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},
         {"batch-size", required_argument, NULL, 'b'},
         {"part", required_argument, NULL, 'p'},
+        {"classes", required_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
     };
-    cli_pop_option_table(opts + 5); /* the last entry stays zero */
+    cli_pop_option_table(opts + 6); /* the last entry stays zero */
     int c;
     cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
     while ((c = cli_next(&p, NULL)) != -1) {
@@ -519,6 +525,8 @@ int cmd_population(int argc, char **argv)
             return 0;
         } else if (c == 'o') {
             order_name = optarg;
+        } else if (c == 'k') {
+            classes = optarg;
         } else if (c == 'p') {
             if (strcmp(optarg, "training") != 0 &&
                 strcmp(optarg, "held-out") != 0)
@@ -554,6 +562,16 @@ int cmd_population(int argc, char **argv)
         goto done;
     }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
+        goto done;
+    if (classes && (po.population
+                        ? (cli_error(cmd, "--classes: the generated "
+                                          "population's; a file's labels "
+                                          "are its --label column"),
+                           1)
+                        : exp_set(e, KEY_POP_CLASSES, classes, "--classes",
+                                  0, &err) != 0
+                              ? (cli_error(cmd, "%s", err.msg), 1)
+                              : 0))
         goto done;
     if (exp_populations(e, part != NULL, &pops, &err) != 0) {
         cli_error(cmd, "%s", err.msg);

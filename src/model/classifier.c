@@ -328,7 +328,7 @@ static double weights_norm(const net_t *net)
     for (size_t i = 0; i < net->nl; i++) {
         if (!net_spec_scale_invariant(&net->spec, i))
             continue;
-        const nn_tensor *w = &net->l[i - 1].t[0];
+        const nn_tensor *w = &net->l[net_weighted_before(&net->spec, i)].t[0];
         for (size_t e = 0; e < w->rows * w->cols; e++)
             s += w->p[e] * w->p[e];
     }
@@ -445,8 +445,8 @@ static void on_step(void *ctx, const net_step *st)
     for (size_t i = 0; i < net->nl; i++)
         if (net_spec_scale_invariant(&net->spec, i) &&
             net->l[i].mode != NN_BN_RUNNING)
-            radial_of(&net->l[i - 1], &net->l[i], &s->radial,
-                      &s->radial_excess);
+            radial_of(&net->l[net_weighted_before(&net->spec, i)],
+                      &net->l[i], &s->radial, &s->radial_excess);
 }
 
 /* Every batch-norm layer's buffers into (or, back, from) keep. */

@@ -62,10 +62,19 @@ int net_has_batch(const clf_settings *s)
     return 0;
 }
 
+size_t net_weighted_before(const nn_net_spec *spec, size_t i)
+{
+    if (i >= spec->n || !spec->l[i].kind->running)
+        return spec->n;
+    while (i-- > 0)
+        if (!spec->l[i].kind->identity)
+            return spec->l[i].kind->weighted ? i : spec->n;
+    return spec->n;
+}
+
 int net_spec_scale_invariant(const nn_net_spec *spec, size_t i)
 {
-    return i > 0 && i < spec->n && spec->l[i].kind->running &&
-           spec->l[i - 1].kind->weighted;
+    return net_weighted_before(spec, i) < spec->n;
 }
 
 int net_has_weights_before_bn(const clf_settings *s)

@@ -99,8 +99,11 @@ void net_spec_of(const clf_settings *s, nn_net_spec *spec);
  * conv layer (whose weights' scale it normalises away). */
 int net_has_batch(const clf_settings *s);
 int net_has_weights_before_bn(const clf_settings *s);
-/* Whether layer i of spec is a batch norm right after a weighted layer. */
+/* Whether layer i of spec is a batch norm right after a weighted layer
+ * (none layers between count for nothing), and that layer's index
+ * (spec->n when it is not). */
 int net_spec_scale_invariant(const nn_net_spec *spec, size_t i);
+size_t net_weighted_before(const nn_net_spec *spec, size_t i);
 
 /* Allocate for F inputs, K classes and batches of cfg->batch_size rows,
  * and draw the initial weights: cfg->clf's settings, batch norm's from

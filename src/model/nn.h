@@ -140,6 +140,9 @@ typedef struct nn_kind {
     /* Has weights a following batch norm normalises away the scale of
      * (linear, conv): the weights whose gradient has no radial part. */
     int weighted;
+    /* The identity: a batch norm after it normalises what the layer before
+     * it gives. */
+    int identity;
     /* The output shape for this input (k: the classes), or -1 with a
      * message when the kind cannot take it. */
     int (*shape)(const nn_spec *s, nn_shape in, size_t k, nn_shape *out,

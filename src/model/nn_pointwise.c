@@ -137,6 +137,7 @@ const nn_kind nn_kind_none = {
     .name = "none",
     .arg = NN_ARG_NONE,
     .help = "the identity",
+    .identity = 1,
     .shape = same_shape,
     .init = output_init,
     .forward = none_forward,
