@@ -230,7 +230,7 @@ PEER_PYTHON ?= /usr/bin/python3
 # Test drivers (tests/peer/*.c): small programs the peer scripts call to
 # reach library code bnstudy's commands do not expose yet; not part of
 # bnstudy.
-PEER_DRIVERS := bn2d_driver
+PEER_DRIVERS := bn2d_driver jacobian_driver
 $(BUILD)/%: tests/peer/%.c $(LIBOBJS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ \
@@ -244,7 +244,8 @@ test-peer: $(BIN) $(PEER_DRIVERS:%=$(BUILD)/%)
 	$(PEER_PYTHON) tests/peer/peer_bn2d.py --driver $(BUILD)/bn2d_driver || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_popfile.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_dump.py --bnstudy ./$(BIN) || rc=1; \
-	$(PEER_PYTHON) tests/peer/peer_clf.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_clf.py --bnstudy ./$(BIN) \
+		--jacobian-driver $(BUILD)/jacobian_driver || rc=1; \
 	exit $$rc
 
 # For `make test`: the peer test when its dependencies are there, otherwise a

@@ -1128,6 +1128,69 @@ class _Lazy:
         return self.d[self.key][i]
 
 
+# ------------------------------------------------------------ the Jacobian
+
+JACOBIAN_CASES = [(5, 3, 1, 1, 1e-5), (2, 2, 1, 1, 1e-5), (16, 1, 1, 1, 0.5),
+                  (3, 2, 2, 3, 1e-5), (2, 1, 3, 2, 0.3)]
+
+
+def check_jacobian(driver):
+    """Training-mode batch norm's Jacobian, bnstudy's backward pass and the
+    closed form of docs/definitions.md, against torch.autograd's of
+    F.batch_norm in float64: to 1e-12 of gamma / sd, rounding's size for
+    a handful of operations, where a missing 1/B term is 1/B off."""
+    import torch
+    F_ = torch.nn.functional
+    worst, problems = 0.0, []
+    rng = np.random.default_rng(5)
+    for b, c, h, w, eps in JACOBIAN_CASES:
+        x = 2.0 + rng.standard_normal((b, c, h, w)) * np.arange(1, c + 1)[None, :, None, None]
+        gamma = 0.5 + rng.random(c)
+        p = h * w
+        ours = np.transpose(x, (0, 2, 3, 1)).reshape(-1)  # (b, p, c)
+        text = "%d %d %d %d %r\n%s\n%s\n" % (
+            b, c, h, w, eps, " ".join(repr(float(v)) for v in ours),
+            " ".join(repr(float(v)) for v in gamma))
+        out = subprocess.run([driver], input=text, check=True,
+                             capture_output=True, text=True).stdout
+        t = torch.from_numpy(x)
+        g = torch.from_numpy(gamma)
+
+        def f(inp):
+            shaped = inp if h * w > 1 else inp.reshape(b, c)
+            return F_.batch_norm(shaped, None, None, weight=g, bias=None,
+                                 training=True, eps=eps).reshape(b, c, h, w)
+
+        jac = torch.autograd.functional.jacobian(f, t).numpy()
+        var = x.var(axis=(0, 2, 3))
+        for line in out.splitlines():
+            j, i, k, back, closed = line.split("\t")
+            j, i, k = int(j), int(i), int(k)
+            # Value i of channel j is row i // p, position i % p.
+            bi, pi = divmod(i, p)
+            bk, pk = divmod(k, p)
+            want = jac[bi, j, pi // w, pi % w, bk, j, pk // w, pk % w]
+            scale = gamma[j] / math.sqrt(var[j] + eps)
+            for name, v in (("backward", float(back)), ("closed form", float(closed))):
+                d = abs(v - want) / scale
+                worst = max(worst, d)
+                if not d <= 1e-12:
+                    problems.append("B %d C %d %dx%d eps %g: %s dy%d/dx%d of "
+                                    "channel %d %r, autograd %r"
+                                    % (b, c, h, w, eps, name, i, k, j, v, want))
+        # The channels do not mix.
+        for j in range(c):
+            for j2 in range(c):
+                if j != j2 and np.any(jac[:, j, :, :, :, j2] != 0):
+                    problems.append("autograd mixes channels %d and %d" % (j, j2))
+    print("%s  %-62s jacobian=%.2e" % ("ok  " if not problems else "FAIL",
+                                       "the training-mode Jacobian, %d batches"
+                                       % len(JACOBIAN_CASES), worst))
+    for q in problems[:10]:
+        print("      " + q)
+    return not problems
+
+
 LIMITS = {"grad": TOL64["grad"], "param": TOL64["param"],
           "score_loss": TOL64["loss"], "stats": TOL64["stats"],
           "radial": TOL64["radial"]}
@@ -1139,6 +1202,10 @@ def main():
                     help="the bnstudy binary (make)")
     ap.add_argument("--only", help="run the configurations whose label "
                                    "contains this text")
+    ap.add_argument("--jacobian-driver",
+                    default=os.path.join(REPO, "build", "jacobian_driver"),
+                    help="tests/peer/jacobian_driver.c, built (make "
+                         "build/jacobian_driver)")
     args = ap.parse_args()
     try:
         import torch
@@ -1151,11 +1218,16 @@ def main():
         with tempfile.TemporaryDirectory(prefix="bnstudy-clf-peer-") as tmp:
             return compare(args.bnstudy, cfg, tmp)
 
+    jac_ok = args.only or check_jacobian(args.jacobian_driver)
     cfgs = [c for c in configs() if not args.only or args.only in label(c)]
     print("Differences are in units of float64's bounds: a float32 "
           "configuration's are divided by 2^29, a short float64 one's by its "
           "own tighter bounds (TOL64_SHORT).")
-    return run_checks(cfgs, check, LIMITS, label)
+    rc = run_checks(cfgs, check, LIMITS, label)
+    if not jac_ok:
+        print("the Jacobian check failed")
+        return 1
+    return rc
 
 
 if __name__ == "__main__":
