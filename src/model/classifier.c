@@ -41,6 +41,7 @@ int classifier_uses(const run_config *cfg, int key)
         return bn_estimator_get(cfg->layer.estimator)->pools;
     case KEY_HIDDEN:
     case KEY_NORM:
+    case KEY_DEPTH:
         return s->net.n == 0; /* the default network's shape */
     case KEY_SGD_MOMENTUM:
         return o->momentum;
@@ -84,18 +85,27 @@ static size_t net_doubles(const nn_net_spec *spec, const nn_shape *sh,
     return d;
 }
 
+/* The one network of hidden units the sizes were first written for:
+ * linear:H, batch norm or none, relu, linear:K. */
+static int one_block(const clf_settings *s)
+{
+    return s->net.n == 0 && s->depth <= 1;
+}
+
 size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
 {
     size_t h = cfg->clf.hidden, b = cfg->batch_size < 3 ? 3 : cfg->batch_size;
-    if (cfg->clf.net.n > 0) {
+    if (!one_block(&cfg->clf)) {
+        nn_net_spec spec;
         nn_shape sh[NN_MAX_LAYERS + 1];
         size_t largest;
         bn_error err;
-        if (nn_shapes(&cfg->clf.net, f, k, sh, NULL, &err) != 0)
+        net_spec_of(&cfg->clf, &spec);
+        if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
             return 0; /* the check refuses it */
-        size_t doubles = net_doubles(&cfg->clf.net, sh, b, &largest) +
-                         b * f + 3 * b * k + b + 2 * b * largest +
-                         n * largest + n * f;
+        size_t doubles = net_doubles(&spec, sh, b, &largest) + b * f +
+                         3 * b * k + b + 2 * b * largest + n * largest +
+                         n * f;
         return doubles * sizeof(double) + b * sizeof(int) +
                n * (4 * sizeof(int) + 2 * sizeof(size_t));
     }
@@ -111,21 +121,23 @@ size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
 
 double classifier_row_work(const run_config *cfg, size_t f, size_t k)
 {
-    /* A row's pass through the weights, h (f + k) of them for the default
-     * network, takes about what the layer's pass over a feature does
-     * (both measured: training, the scores after each epoch and the
-     * moments together are about eight multiply-adds a weight); a
-     * declared network counts its linear and conv layers' multiply-adds
-     * the same way. */
-    if (cfg->clf.net.n == 0)
+    /* A row's pass through the weights, h (f + k) of them for the one
+     * block of hidden units, takes about what the layer's pass over a
+     * feature does (both measured: training, the scores after each epoch
+     * and the moments together are about eight multiply-adds a weight);
+     * any other network counts its linear and conv layers' multiply-adds
+     * the same way, and an eighth of a pass for each value of the rest. */
+    if (one_block(&cfg->clf))
         return (double)cfg->clf.hidden * (double)(f + k);
+    nn_net_spec spec;
     nn_shape sh[NN_MAX_LAYERS + 1];
     bn_error err;
-    if (nn_shapes(&cfg->clf.net, f, k, sh, NULL, &err) != 0)
+    net_spec_of(&cfg->clf, &spec);
+    if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
         return 0.0;
     double w = 0.0;
-    for (size_t i = 0; i < cfg->clf.net.n; i++) {
-        const nn_kind *kd = cfg->clf.net.l[i].kind;
+    for (size_t i = 0; i < spec.n; i++) {
+        const nn_kind *kd = spec.l[i].kind;
         if (kd == &nn_kind_conv)
             w += 9.0 * (double)sh[i].c * (double)nn_size(sh[i + 1]);
         else if (kd->weighted)

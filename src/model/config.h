@@ -61,9 +61,11 @@ typedef struct {
     unsigned long freeze_after;
     double lr, sgd_momentum, weight_decay;
     uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
-    /* The layers ([model] layers); n 0: the network of hidden and norm,
-     * linear:H batch relu linear:K (no batch with norm none). */
+    /* The layers ([model] layers); n 0: the network of hidden, norm and
+     * depth, `depth` blocks of linear:H batch relu (no batch with norm
+     * none), then linear:K. */
     nn_net_spec net;
+    size_t depth;
     net_dtype dtype;
     net_optimizer optimizer;
     double beta1, beta2, adam_eps;

@@ -45,10 +45,14 @@ void net_spec_of(const clf_settings *s, nn_net_spec *spec)
         return;
     }
     memset(spec, 0, sizeof *spec);
-    spec->l[spec->n++] = (nn_spec){&nn_kind_linear, s->hidden, 0, 0.0};
-    if (s->norm == CLF_NORM_BATCH)
-        spec->l[spec->n++] = (nn_spec){&nn_kind_batch, 0, 0, 0.0};
-    spec->l[spec->n++] = (nn_spec){&nn_kind_relu, 0, 0, 0.0};
+    size_t depth = s->depth < 1 ? 1 : s->depth > CLF_MAX_DEPTH ? CLF_MAX_DEPTH
+                                                               : s->depth;
+    for (size_t d = 0; d < depth; d++) {
+        spec->l[spec->n++] = (nn_spec){&nn_kind_linear, s->hidden, 0, 0.0};
+        if (s->norm == CLF_NORM_BATCH)
+            spec->l[spec->n++] = (nn_spec){&nn_kind_batch, 0, 0, 0.0};
+        spec->l[spec->n++] = (nn_spec){&nn_kind_relu, 0, 0, 0.0};
+    }
     spec->l[spec->n++] = (nn_spec){&nn_kind_linear, 0, 0, 0.0};
 }
 

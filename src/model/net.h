@@ -31,6 +31,9 @@
 /* A bound on the hidden units that keeps the sizes of the classifier's
  * arrays far from overflow; the batch-norm layer itself has none. */
 #define CLF_MAX_HIDDEN NN_MAX_UNITS
+/* The default network's hidden blocks, at most: 3 layers each and the
+ * last fit NN_MAX_LAYERS. */
+#define CLF_MAX_DEPTH 8
 
 /* Rows to train on or score: n x f features, row-major, and a label in
  * [0, k) per row. */
@@ -91,8 +94,8 @@ typedef struct {
 /* "batch" and "none" by value, NULL past the last. */
 const char *net_norm_name(int n);
 int net_norm_parse(const char *s, net_norm *n);
-/* The layers cfg's network has: [model] layers, or the network of hidden
- * and norm. */
+/* The layers cfg's network has: [model] layers, or the network of hidden,
+ * norm and depth. */
 void net_spec_of(const clf_settings *s, nn_net_spec *spec);
 
 /* Whether s's network has a batch-norm layer; one right after a linear or

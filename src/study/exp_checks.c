@@ -450,7 +450,8 @@ static const char *unused_reason(int k)
         return "precise_batches applies to the estimator precise";
     case KEY_HIDDEN:
     case KEY_NORM:
-        return "hidden and norm shape the default network, and every "
+    case KEY_DEPTH:
+        return "hidden, norm and depth shape the default network, and every "
                "configuration declares its layers";
     case KEY_SGD_MOMENTUM:
         return "sgd_momentum applies to the optimizers sgd and nesterov";
