@@ -286,7 +286,9 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                clf-fixes-few clf-fixes-grouped clf-real-warmup clf-real-fixes \
                clf-digits clf-shift-modes \
                shift clf-adaptive drift drift-momentum collapse initial \
-               clf-initial maps-digits maps-field
+               clf-initial maps-digits maps-field \
+               clf-depth clf-norms clf-adam clf-float32 clf-conv-digits \
+               clf-radial
 
 study:
 	@bash scripts/deps.sh study
