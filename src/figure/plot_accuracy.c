@@ -227,6 +227,17 @@ static int as_clf_series(const clf_fig *c, bn_buf *a, bn_buf *t)
 static void as_clf_y(const clf_fig *c, bn_buf *a, bn_buf *t)
 {
     y_scale ss = y_scale_of(c->se, c->se ? c->np * c->ns * c->nx : 0);
+    /* The series that have stats_err_rel at all (a network without batch
+     * norm has none): the row under the accuracies draws those. */
+    double shas[KEY_COUNT * 8];
+    size_t ns = c->ns < COUNT(shas) ? c->ns : COUNT(shas);
+    for (size_t s = 0; s < ns; s++) {
+        shas[s] = 0.0;
+        for (size_t p = 0; c->se && p < c->np; p++)
+            for (size_t xi = 0; xi < c->nx; xi++)
+                shas[s] = shas[s] || !isnan(c->se[(p * c->ns + s) * c->nx + xi]);
+    }
+    as_nums(a, "shas", shas, ns);
     as_num(a, "slog", ss.log);
     as_num(a, "slo", ss.lo);
     as_num(a, "shi", ss.hi);

@@ -217,6 +217,7 @@ int kind_accuracy(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_fit_accuracy(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_curve(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_effective(const plot_exp *x, figure_out *o, bn_error *err);
+int kind_weight_norm(const plot_exp *x, figure_out *o, bn_error *err);
 
 /* ---- the classifier's figures (plot_accview.c, plot_accwords.c) ---- */
 

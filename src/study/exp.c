@@ -129,15 +129,15 @@ GET(schedule, set_text(out, optim_schedule_name((int)c->clf.schedule)))
 GET(step_epochs, set_int(out, c->clf.step_epochs))
 GET(step_factor, set_real(out, c->clf.step_factor))
 
-/* The network as its canonical text: the declared one, or the one of
- * hidden and norm. */
+/* The declared network as its canonical text; "-" for the one hidden,
+ * norm and depth describe (their columns say it, and a figure takes no
+ * column that follows another for an axis of its own). */
 static void get_layers(const run_config *c, key_cell *out)
 {
-    nn_net_spec spec;
-    net_spec_of(&c->clf, &spec);
     out->kind = CELL_TEXT;
-    out->text = NULL;
-    nn_format(&spec, out->buf, sizeof out->buf);
+    out->text = c->clf.net.n ? NULL : "-";
+    if (c->clf.net.n)
+        nn_format(&c->clf.net, out->buf, sizeof out->buf);
 }
 GET(shift, set_real(out, c->eval.shift))
 GET(scale, set_real(out, c->eval.scale))
