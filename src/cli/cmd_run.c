@@ -502,12 +502,18 @@ int cmd_run(int argc, char **argv)
     return rc;
 }
 
-int cmd_population(int argc, char **argv)
+/* What `bnstudy population` was asked for. */
+typedef struct {
+    const char *order_name, *part, *classes;
+    uint64_t seed, batch_size;
+    cli_pop_options po;
+} pop_args;
+
+/* The options into a; 0 to go on, else the exit status (1 for --help,
+ * which is then printed). */
+static int pop_parse(int argc, char **argv, pop_args *a)
 {
-    const char *cmd = "population", *order_name = NULL, *part = NULL;
-    const char *classes = NULL;
-    uint64_t seed = 1, batch_size = 0;
-    cli_pop_options po = {NULL, NULL, NULL};
+    const char *cmd = "population";
     struct option opts[6 + CLI_POP_OPTIONS + 1] = {
         {"order", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},
@@ -522,32 +528,43 @@ int cmd_population(int argc, char **argv)
     while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
-            return 0;
-        } else if (c == 'o') {
-            order_name = optarg;
-        } else if (c == 'k') {
-            classes = optarg;
+            return -1;
+        } else if (c == 'o' || c == 'k') {
+            *(c == 'o' ? &a->order_name : &a->classes) = optarg;
         } else if (c == 'p') {
             if (strcmp(optarg, "training") != 0 &&
                 strcmp(optarg, "held-out") != 0)
                 return cli_error(cmd, "--part: training or held-out, got "
                                       "'%s'",
                                  optarg);
-            part = optarg;
-        } else if (c == 's') {
-            if (cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, &seed))
+            a->part = optarg;
+        } else if (c == 's' || c == 'b') {
+            /* A batch size is checked against the rows once read. */
+            if (c == 's' ? cli_parse_u64(cmd, "--seed", optarg, 0,
+                                         UINT64_MAX, &a->seed)
+                         : cli_parse_u64(cmd, "--batch-size", optarg, 2,
+                                         100000000, &a->batch_size))
                 return CLI_EXIT_USAGE;
-        } else if (c == 'b') {
-            /* Checked against the rows once they are read. */
-            if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 100000000,
-                              &batch_size))
-                return CLI_EXIT_USAGE;
-        } else if (!cli_take_pop_option(c, optarg, &po)) {
+        } else if (!cli_take_pop_option(c, optarg, &a->po)) {
             return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc)
         return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+int cmd_population(int argc, char **argv)
+{
+    const char *cmd = "population";
+    pop_args a = {.seed = 1};
+    int parsed = pop_parse(argc, argv, &a);
+    if (parsed != 0)
+        return parsed < 0 ? 0 : parsed;
+    const char *order_name = a.order_name, *part = a.part,
+               *classes = a.classes;
+    uint64_t seed = a.seed, batch_size = a.batch_size;
+    cli_pop_options po = a.po;
     exp_t *e = malloc(sizeof *e);
     if (!e)
         return cli_error(cmd, "out of memory");
