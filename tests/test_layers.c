@@ -330,6 +330,19 @@ static void test_linear_flattens(void **state)
     nn_layer_free(&l);
 }
 
+/* Whether the value at row i2, place q2 is normalised with the one at row
+ * i, place q: batch norm's channel over the batch, layer norm's row,
+ * group norm's row and group of channels. */
+static int same_set(const nn_layer *l, size_t i, size_t q, size_t i2,
+                    size_t q2)
+{
+    size_t c = l->in.c, g = l->kind == &nn_kind_group ? l->spec.n : 1;
+    if (l->kind == &nn_kind_batch)
+        return q2 % c == q % c;
+    return i2 == i && (l->kind == &nn_kind_layer ||
+                       q2 % c / (c / g) == q % c / (c / g));
+}
+
 /* The normalisations against their definitions in long double: each set
  * of values (a row for layer, a group of channels for group:G, a
  * channel over B H W for batch) gets (x - mean) / sqrt(var + eps), var
@@ -339,7 +352,6 @@ static void check_norm(const char *text, nn_shape in, size_t b)
     nn_layer l;
     one_layer(&l, text, in, b);
     size_t c = in.c, np = nn_positions(in), n = c * np;
-    size_t g = l.kind == &nn_kind_group ? l.spec.n : 1;
     pcg32_t rng;
     pcg32_seed(&rng, 9, 84);
     double *x = malloc(b * n * sizeof *x);
@@ -359,26 +371,14 @@ static void check_norm(const char *text, nn_shape in, size_t b)
             long double s = 0, ss = 0;
             size_t count = 0;
             for (size_t i2 = 0; i2 < b; i2++)
-                for (size_t q2 = 0; q2 < n; q2++) {
-                    size_t ch2 = q2 % c;
-                    int same = l.kind == &nn_kind_batch
-                                   ? ch2 == ch
-                                   : i2 == i && (l.kind == &nn_kind_layer ||
-                                                 ch2 / (c / g) == ch / (c / g));
-                    if (same)
+                for (size_t q2 = 0; q2 < n; q2++)
+                    if (same_set(&l, i, q, i2, q2))
                         s += x[i2 * n + q2], count++;
-                }
             long double m = s / count;
             for (size_t i2 = 0; i2 < b; i2++)
-                for (size_t q2 = 0; q2 < n; q2++) {
-                    size_t ch2 = q2 % c;
-                    int same = l.kind == &nn_kind_batch
-                                   ? ch2 == ch
-                                   : i2 == i && (l.kind == &nn_kind_layer ||
-                                                 ch2 / (c / g) == ch / (c / g));
-                    if (same)
+                for (size_t q2 = 0; q2 < n; q2++)
+                    if (same_set(&l, i, q, i2, q2))
                         ss += (x[i2 * n + q2] - m) * (x[i2 * n + q2] - m);
-                }
             size_t j = l.kind == &nn_kind_layer ? ch * np + p : ch;
             long double want = l.t[0].p[j] * (x[i * n + q] - m) /
                                    sqrtl(ss / count + eps) +

@@ -530,17 +530,8 @@ int kind_curve(const plot_exp *x, figure_out *o, bn_error *err)
         column(tb, acc_cols[0][1]) < 0 || column(tb, "epoch") < 0 ||
         !one_seed(tb))
         return 0;
-    const axis_t *ax[KEY_COUNT];
-    size_t n = clf_axes(tb, ax);
-    cview v = {0};
-    v.tb = tb;
-    v.kind = CX_NUM;
-    v.xcol = "epoch";
-    v.longest = 1;
-    for (size_t i = 0; i < n; i++)
-        if (ax[i]->key != KEY_EPOCHS)
-            v.pa[v.npa++] = ax[i];
-    cv_hold(&v, v.pa, &v.npa, CURVE_PANELS);
+    cview v;
+    cv_curve_init(&v, tb, 0, CURVE_PANELS);
     int rc = cv_build(&v, err);
     if (rc == 0 && v.nx >= 2) /* one epoch is no curve */
         rc = clf_figure(x, &v, 0,

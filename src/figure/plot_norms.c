@@ -115,17 +115,8 @@ int kind_weight_norm(const plot_exp *x, figure_out *o, bn_error *err)
         column(tb, "w_norm_ratio") < 0 || column(tb, "radial") < 0 ||
         !one_seed(tb) || !varies(axis_of(tb, KEY_WEIGHT_DECAY)))
         return 0;
-    const axis_t *ax[KEY_COUNT];
-    size_t n = clf_axes(tb, ax);
-    cview v = {0};
-    v.tb = tb;
-    v.kind = CX_NUM;
-    v.xcol = "epoch";
-    v.longest = 1;
-    for (size_t i = 0; i < n; i++)
-        if (ax[i]->key != KEY_EPOCHS)
-            v.sa[v.nsa++] = ax[i];
-    cv_hold(&v, v.sa, &v.nsa, NORM_SERIES);
+    cview v;
+    cv_curve_init(&v, tb, 1, NORM_SERIES);
     int rc = cv_build(&v, err);
     double *wn = rc == 0 ? cv_values(&v, "w_norm_ratio") : NULL;
     double *rd = rc == 0 ? cv_values(&v, "radial") : NULL;

@@ -415,6 +415,10 @@ static int adapt(net_t *net, const scoring *s, bn_error *err)
         if (net_layer_moments(net, &s->eval, NULL, s->eval.n, l->index,
                               l->bn.rm, l->bn.rv, err) != 0)
             return -1;
+        for (size_t j = 0; net->f32 && j < l->in.c; j++) {
+            l->bn.rm[j] = nn_r32(l->bn.rm[j]);
+            l->bn.rv[j] = nn_r32(l->bn.rv[j]);
+        }
     }
     return 0;
 }

@@ -58,7 +58,6 @@ static void adam_update(const clf_settings *s, nn_tensor *t, size_t step,
                         double lr, int f32, int decoupled)
 {
     double b1 = s->beta1, b2 = s->beta2;
-    double n = (double)(step + 1);
     double bc1 = 1.0 - optim_power(b1, step + 1);
     double bc2 = 1.0 - optim_power(b2, step + 1);
     double step_size = lr / bc1, bc2_sqrt = sqrt(bc2);
@@ -67,7 +66,6 @@ static void adam_update(const clf_settings *s, nn_tensor *t, size_t step,
     double wd = r(f32, s->weight_decay), eps = r(f32, s->adam_eps);
     double decay = r(f32, 1.0 - lr * s->weight_decay);
     double neg = r(f32, -step_size), bc2s = r(f32, bc2_sqrt);
-    (void)n;
     for (size_t e = 0; e < t->rows * t->cols; e++) {
         double g = t->g[e];
         if (decoupled)
