@@ -35,6 +35,7 @@ static const struct {
     {.name = "diagnose", .run = test_diagnose_run},
     {.name = "web", .run = test_web_run},
     {.name = "bench", .run = test_bench_run},
+    {.name = "batchpass", .run = test_batchpass_run},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 

@@ -12,9 +12,12 @@
 
 static void update_ema(bn_layer *l, const double *mean, const double *var)
 {
+    /* In locals: the buffers' stores would otherwise make the compiler
+     * read the weights again for every feature. */
+    double keep = l->keep, p = l->p, *rm = l->rm, *rv = l->rv;
     for (size_t j = 0; j < l->f; j++) {
-        l->rm[j] = l->keep * l->rm[j] + l->p * mean[j];
-        l->rv[j] = l->keep * l->rv[j] + l->p * var[j];
+        rm[j] = keep * rm[j] + p * mean[j];
+        rv[j] = keep * rv[j] + p * var[j];
     }
 }
 
