@@ -32,5 +32,6 @@ int test_diagnose_run(size_t *ntests);
 int test_web_run(size_t *ntests);
 int test_bench_run(size_t *ntests);
 int test_batchpass_run(size_t *ntests);
+int test_fmt_run(size_t *ntests);
 
 #endif

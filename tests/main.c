@@ -36,6 +36,7 @@ static const struct {
     {.name = "web", .run = test_web_run},
     {.name = "bench", .run = test_bench_run},
     {.name = "batchpass", .run = test_batchpass_run},
+    {.name = "fmt", .run = test_fmt_run},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 

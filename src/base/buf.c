@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/common.h"
+#include "base/fmt.h"
 
 /* Room for n more bytes and a NUL. */
 static int reserve(bn_buf *b, size_t n)
@@ -51,7 +52,13 @@ void buf_zeros(bn_buf *b, size_t n)
 
 void buf_puts(bn_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 
-void buf_putc(bn_buf *b, char c) { buf_add(b, &c, 1); }
+void buf_putc(bn_buf *b, char c)
+{
+    if (reserve(b, 1) == 0) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+    }
+}
 
 void buf_printf(bn_buf *b, const char *fmt, ...)
 {
@@ -74,6 +81,22 @@ void buf_printf(bn_buf *b, const char *fmt, ...)
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+}
+
+void buf_g17(bn_buf *b, double v)
+{
+    if (reserve(b, FMT_G17_MAX) == 0)
+        b->len += fmt_g17(b->p + b->len, v);
+}
+
+void buf_uint(bn_buf *b, unsigned long long v)
+{
+    char s[24];
+    size_t i = sizeof s;
+    do
+        s[--i] = (char)('0' + v % 10);
+    while (v /= 10);
+    buf_add(b, s + i, sizeof s - i);
 }
 
 void buf_clear(bn_buf *b)

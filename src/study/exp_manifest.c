@@ -189,25 +189,27 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
 }
 
 /* The key columns of file, lead or trail, of the models trained, in
- * column order (keys of one column in table order). Called for every row
- * a sweep writes, so one pass over the table and an insertion sort of
- * the few columns found, not a pass per column number. */
+ * column order. Called for every row a sweep writes, so one pass over
+ * the table putting each key at its column (the columns are 1..n, each
+ * once: tests/test_tables.c), then one over the columns. */
 static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
 {
-    size_t n = 0;
+    int at[KEY_COUNT + 1];
+    for (int c = 0; c <= KEY_COUNT; c++)
+        at[c] = -1;
     for (int k = 0; k < KEY_COUNT; k++) {
         int col = keys[k].col;
-        if (col >= 1 && (keys[k].files & file) &&
+        if (col >= 1 && col <= KEY_COUNT && (keys[k].files & file) &&
             (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
             (keys[k].models & models) &&
             /* the study's files are the layer's alone */
-            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER))) {
-            size_t i = n++;
-            for (; i > 0 && keys[out[i - 1]].col > col; i--)
-                out[i] = out[i - 1];
-            out[i] = (key_id)k;
-        }
+            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
+            at[col] = k;
     }
+    size_t n = 0;
+    for (int c = 1; c <= KEY_COUNT; c++)
+        if (at[c] >= 0)
+            out[n++] = (key_id)at[c];
     return n;
 }
 
@@ -238,12 +240,21 @@ const char *exp_column_name(const exp_column *col)
     return col->score ? col->score->name : exp_key((key_id)col->key)->name;
 }
 
+/* Whether fmt is "%.17g" (without a call, for every cell). */
+static int is_g17(const char *f)
+{
+    return f[0] == '%' && f[1] == '.' && f[2] == '1' && f[3] == '7' &&
+           f[4] == 'g' && f[5] == '\0';
+}
+
 void exp_cell_print(bn_buf *fp, const key_cell *c, const char *real_fmt)
 {
     if (c->kind == CELL_TEXT)
         buf_puts(fp, c->text ? c->text : c->buf);
     else if (c->kind == CELL_INT)
-        buf_printf(fp, "%llu", c->u);
+        buf_uint(fp, c->u);
+    else if (is_g17(real_fmt))
+        buf_g17(fp, c->r); /* the same characters, much sooner */
     else
         buf_printf(fp, real_fmt, c->r);
 }
