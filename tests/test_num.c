@@ -9,6 +9,7 @@
  */
 #include "helpers.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,6 +437,52 @@ static void test_sort_and_quantiles(void **state)
     }
 }
 
+/* The total order num_sort keeps, as a comparison: -0 before +0,
+ * numbers before NaN, -NaN before NaN. */
+static int total_order(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    int na = isnan(a), nb = isnan(b);
+    if (na || nb)
+        return na != nb ? na - nb : (signbit(b) != 0) - (signbit(a) != 0);
+    if (a != b)
+        return a < b ? -1 : 1;
+    return (signbit(b) != 0) - (signbit(a) != 0);
+}
+
+/* num_sort (a radix sort from 64 values on) against qsort with that
+ * order, on values with every edge in them and many repeats: the same
+ * bits in the same places, a NaN matching a NaN of its sign. */
+static void test_sort_total_order(void **state)
+{
+    (void)state;
+    static const double edges[] = {0.0, -0.0, 1.0, -1.0, 0x1p-1074,
+                                   -0x1p-1074, DBL_MAX, -DBL_MAX,
+                                   INFINITY, -INFINITY, NAN, -NAN};
+    pcg32_t g;
+    pcg32_seed(&g, 9u, 3u);
+    static double a[3000], b[3000];
+    for (size_t n = 0; n <= 3000; n += n < 130 ? 1 : 997) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k = pcg32_next(&g);
+            uint64_t bits = ((uint64_t)pcg32_next(&g) << 32) | pcg32_next(&g);
+            double r;
+            memcpy(&r, &bits, sizeof r);
+            a[i] = k % 4 == 0   ? edges[k / 4 % 12]
+                   : k % 4 == 1 ? r
+                   : k % 4 == 2 ? (double)(k % 7) - 3.0
+                                : rand_gaussian(&g);
+            b[i] = a[i];
+        }
+        num_sort(a, n);
+        qsort(b, n, sizeof *b, total_order);
+        for (size_t i = 0; i < n; i++)
+            if (!(isnan(a[i]) ? isnan(b[i]) && !signbit(a[i]) == !signbit(b[i])
+                              : same_bits(a[i], b[i])))
+                fail_msg("n %zu, [%zu]: %a, qsort %a", n, i, a[i], b[i]);
+    }
+}
+
 int test_num_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +492,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_exp_special_values),
         cmocka_unit_test(test_double_double_exact),
         cmocka_unit_test(test_norm_inv),
+        cmocka_unit_test(test_sort_total_order),
         cmocka_unit_test(test_gaussian_is_gsl_algorithm),
         cmocka_unit_test(test_shuffle_is_gsl_shuffle),
         cmocka_unit_test(test_moments),

@@ -11,7 +11,22 @@
 
 #include "model/batchpass.h"
 
+static double decimal_complement(double x);
+
 double bn_decimal_complement(double x)
+{
+    /* A sweep sets the momentum of every configuration, nearly always to
+     * the one before's: the last answer is kept, per thread, as the
+     * function has one answer per x. */
+    static _Thread_local double last_x = 0.0, last = 1.0;
+    if (memcmp(&x, &last_x, sizeof x) != 0) {
+        last = decimal_complement(x);
+        last_x = x;
+    }
+    return last;
+}
+
+static double decimal_complement(double x)
 {
     /* A user who writes momentum 0.9 means the decimal 0.9, whose
      * complement is the decimal 0.1; in binary 1 - 0.9 is 0.0999...978,
