@@ -437,6 +437,22 @@ static void test_sort_and_quantiles(void **state)
     }
 }
 
+/* num_exp's table of 1/k! against the divisions it stands for: k! is
+ * exact in double (below 2^53 up to 18!), so 1.0 / k! is the correctly
+ * rounded value, and each entry must be its bits. */
+static void test_exp_factorials(void **state)
+{
+    (void)state;
+    double fk = 120.0;
+    for (int k = 6; k < 6 + NUM_INV_FACT; k++) {
+        fk *= (double)k;
+        double want = 1.0 / fk;
+        if (!same_bits(num_inv_fact[k - 6], want))
+            fail_msg("1/%d!: the table has %a, 1.0 / %.0f is %a", k,
+                     num_inv_fact[k - 6], fk, want);
+    }
+}
+
 /* The total order num_sort keeps, as a comparison: -0 before +0,
  * numbers before NaN, -NaN before NaN. */
 static int total_order(const void *pa, const void *pb)
@@ -493,6 +509,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_double_double_exact),
         cmocka_unit_test(test_norm_inv),
         cmocka_unit_test(test_sort_total_order),
+        cmocka_unit_test(test_exp_factorials),
         cmocka_unit_test(test_gaussian_is_gsl_algorithm),
         cmocka_unit_test(test_shuffle_is_gsl_shuffle),
         cmocka_unit_test(test_moments),

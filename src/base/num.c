@@ -40,33 +40,41 @@ num_dd num_dd_make(double a)
     return (num_dd){a, 0.0};
 }
 
-num_dd num_dd_add(num_dd a, num_dd b)
+/* The operations as inline functions, so that log and exp (the
+ * classifier's softmax calls exp for every class of every row) pay no
+ * call for each; num_dd_add and the rest are the same code. */
+static inline num_dd dd_add(num_dd a, num_dd b)
 {
     num_dd s = two_sum(a.hi, b.hi), t = two_sum(a.lo, b.lo);
     s = fast_two_sum(s.hi, s.lo + t.hi);
     return fast_two_sum(s.hi, s.lo + t.lo);
 }
 
-num_dd num_dd_sub(num_dd a, num_dd b)
+static inline num_dd dd_sub(num_dd a, num_dd b)
 {
-    return num_dd_add(a, (num_dd){-b.hi, -b.lo});
+    return dd_add(a, (num_dd){-b.hi, -b.lo});
 }
 
-num_dd num_dd_mul(num_dd a, num_dd b)
+static inline num_dd dd_mul(num_dd a, num_dd b)
 {
     num_dd p = two_prod(a.hi, b.hi);
     return fast_two_sum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
 }
 
-num_dd num_dd_div(num_dd a, num_dd b)
+static inline num_dd dd_div(num_dd a, num_dd b)
 {
     double q1 = a.hi / b.hi;
-    num_dd r = num_dd_sub(a, num_dd_mul(b, num_dd_make(q1)));
+    num_dd r = dd_sub(a, dd_mul(b, num_dd_make(q1)));
     double q2 = r.hi / b.hi;
-    r = num_dd_sub(r, num_dd_mul(b, num_dd_make(q2)));
+    r = dd_sub(r, dd_mul(b, num_dd_make(q2)));
     double q3 = r.hi / b.hi;
-    return num_dd_add(fast_two_sum(q1, q2), num_dd_make(q3));
+    return dd_add(fast_two_sum(q1, q2), num_dd_make(q3));
 }
+
+num_dd num_dd_add(num_dd a, num_dd b) { return dd_add(a, b); }
+num_dd num_dd_sub(num_dd a, num_dd b) { return dd_sub(a, b); }
+num_dd num_dd_mul(num_dd a, num_dd b) { return dd_mul(a, b); }
+num_dd num_dd_div(num_dd a, num_dd b) { return dd_div(a, b); }
 
 double num_dd_value(num_dd a)
 {
@@ -86,7 +94,7 @@ static const num_dd TWO_7THS = {0x1.2492492492492p-2, 0x1.2492492492492p-56};
 static num_dd k_ln2(int k)
 {
     num_dd p = two_prod((double)k, LN2.hi);
-    return num_dd_add(p, num_dd_make((double)k * LN2.lo));
+    return dd_add(p, num_dd_make((double)k * LN2.lo));
 }
 
 double num_log(double x)
@@ -108,20 +116,20 @@ double num_log(double x)
     double f = m - 1.0;
     num_dd d = two_sum(2.0, f);
     /* log m = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716. */
-    num_dd s = num_dd_div(num_dd_make(f), d);
-    num_dd z = num_dd_mul(s, s);
+    num_dd s = dd_div(num_dd_make(f), d);
+    num_dd z = dd_mul(s, s);
     /* 2 s^3 (1/3 + z/5 + z^2/7 + ...): the terms from z^3 on are under
      * 1e-7 of the result, so plain double is enough for them; z^14 is the
      * last above 2^-70. */
     double zh = z.hi, t = 2.0 / 29.0;
     for (int i = 27; i >= 9; i -= 2)
         t = t * zh + 2.0 / (double)i;
-    num_dd c = num_dd_add(TWO_7THS, num_dd_mul(z, num_dd_make(t)));
-    c = num_dd_add(TWO_5THS, num_dd_mul(z, c));
-    c = num_dd_add(TWO_3RDS, num_dd_mul(z, c));
-    num_dd lm = num_dd_add((num_dd){2.0 * s.hi, 2.0 * s.lo},
-                           num_dd_mul(num_dd_mul(z, s), c));
-    return num_dd_value(num_dd_add(k_ln2(k), lm));
+    num_dd c = dd_add(TWO_7THS, dd_mul(z, num_dd_make(t)));
+    c = dd_add(TWO_5THS, dd_mul(z, c));
+    c = dd_add(TWO_3RDS, dd_mul(z, c));
+    num_dd lm = dd_add((num_dd){2.0 * s.hi, 2.0 * s.lo},
+                           dd_mul(dd_mul(z, s), c));
+    return num_dd_value(dd_add(k_ln2(k), lm));
 }
 
 /* 1/k! for k = 0..5 as double-doubles. */
@@ -134,6 +142,28 @@ static const num_dd INV_FACT[] = {
     {0x1.1111111111111p-7, 0x1.1111111111111p-63},
 };
 
+/* 1/k! for k = 6..17, each the correctly rounded 1.0 / k! (k! is exact
+ * in double up to 18!; tests/test_num.c divides them again). */
+const double num_inv_fact[NUM_INV_FACT] = {
+    0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16,
+    0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26,
+    0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33, 0x1.93974a8c07c9dp-37,
+    0x1.ae7f3e733b81fp-41, 0x1.ae7f3e733b81fp-45, 0x1.952c77030ad4ap-49,
+};
+
+/* v 2^k, as ldexp gives it: a multiplication by 2^k is one correctly
+ * rounded operation, as ldexp's result is, wherever 2^k is a normal
+ * double; ldexp itself elsewhere. */
+static double times_pow2(double v, int k)
+{
+    if (k < -1022 || k > 1023)
+        return ldexp(v, k);
+    uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double p;
+    memcpy(&p, &bits, sizeof p);
+    return v * p;
+}
+
 double num_exp(double x)
 {
     if (isnan(x))
@@ -142,26 +172,24 @@ double num_exp(double x)
         return INFINITY;
     if (x < -745.13321910194122) /* log(2^-1075): rounds to 0 */
         return 0.0;
-    /* x = k ln 2 + r, |r| <= ln 2 / 2 (to rounding), r as a double-double. */
-    double kd = floor(x * 0x1.71547652b82fep+0 + 0.5);
-    int k = (int)kd;
-    num_dd r = num_dd_sub(num_dd_make(x), k_ln2(k));
+    if (x == 0.0)
+        return 1.0; /* what the series below gives; every softmax asks */
+    /* x = k ln 2 + r, |r| <= ln 2 / 2 (to rounding), r as a double-double.
+     * k = floor(y) for |y| < 1100, by conversion: a libm call less. */
+    double y = x * 0x1.71547652b82fep+0 + 0.5;
+    int k = (int)y;
+    k -= (double)k > y;
+    num_dd r = dd_sub(num_dd_make(x), k_ln2(k));
     /* exp r = 1 + r + ... + r^5/120 + r^6 (1/6! + r/7! + ...): the
      * second bracket is under 3e-6 of the result, so double will do; r^17
-     * is the last term above 2^-70. k! is exact in double up to 18!, so
-     * each 1/k! is one correctly rounded division. */
-    double fk = 1.0;
-    for (int i = 2; i <= 17; i++)
-        fk *= (double)i;
+     * is the last term above 2^-70. */
     double qd = 0.0;
-    for (int i = 17; i >= 6; i--) {
-        qd = qd * r.hi + 1.0 / fk;
-        fk /= (double)i;
-    }
+    for (int i = 17; i >= 6; i--)
+        qd = qd * r.hi + num_inv_fact[i - 6];
     num_dd c = num_dd_make(qd);
     for (int i = 5; i >= 0; i--)
-        c = num_dd_add(num_dd_mul(c, r), INV_FACT[i]);
-    return ldexp(num_dd_value(c), k);
+        c = dd_add(dd_mul(c, r), INV_FACT[i]);
+    return times_pow2(num_dd_value(c), k);
 }
 
 /* ---- the normal quantile ---- */

@@ -47,6 +47,11 @@ double num_dd_value(num_dd a);
 double num_log(double x);
 double num_exp(double x);
 
+/* 1/k! for k = 6 .. 5 + NUM_INV_FACT, the tail of num_exp's series,
+ * each the correctly rounded quotient 1 / k!. */
+#define NUM_INV_FACT 12
+extern const double num_inv_fact[NUM_INV_FACT];
+
 /* Phi^-1(p), the standard normal quantile, by Wichura's algorithm AS 241
  * (PPND16) with num_log: within 8 ulp of the true quantile (not correctly
  * rounded, but the same bits everywhere); -inf at 0, +inf at 1, NaN

@@ -15,6 +15,7 @@
 #define PAIR_KIND "sse2"
 typedef __m128d pair_t;
 static inline pair_t pair_load(const double *p) { return _mm_loadu_pd(p); }
+static inline pair_t pair_load_dup(const double *p) { return _mm_load1_pd(p); }
 static inline void pair_store(double *p, pair_t a) { _mm_storeu_pd(p, a); }
 static inline pair_t pair_set(double lo, double hi)
 {
@@ -43,6 +44,7 @@ static inline double pair_hi(pair_t a)
 #define PAIR_KIND "neon"
 typedef float64x2_t pair_t;
 static inline pair_t pair_load(const double *p) { return vld1q_f64(p); }
+static inline pair_t pair_load_dup(const double *p) { return vld1q_dup_f64(p); }
 static inline void pair_store(double *p, pair_t a) { vst1q_f64(p, a); }
 static inline pair_t pair_set(double lo, double hi)
 {
@@ -69,6 +71,10 @@ typedef struct {
 static inline pair_t pair_load(const double *p)
 {
     return (pair_t){p[0], p[1]};
+}
+static inline pair_t pair_load_dup(const double *p)
+{
+    return (pair_t){p[0], p[0]};
 }
 static inline void pair_store(double *p, pair_t a)
 {
