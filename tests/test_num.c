@@ -453,6 +453,19 @@ static void test_exp_factorials(void **state)
     }
 }
 
+/* num_log's table of 2 / i, against the divisions it stands for. */
+static void test_log_quotients(void **state)
+{
+    (void)state;
+    for (int n = 0; n < NUM_TWO_OVER_ODD; n++) {
+        int i = 27 - 2 * n;
+        double want = 2.0 / (double)i;
+        if (!same_bits(num_two_over_odd[n], want))
+            fail_msg("2/%d: the table has %a, the division %a", i,
+                     num_two_over_odd[n], want);
+    }
+}
+
 /* The total order num_sort keeps, as a comparison: -0 before +0,
  * numbers before NaN, -NaN before NaN. */
 static int total_order(const void *pa, const void *pb)
@@ -510,6 +523,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_norm_inv),
         cmocka_unit_test(test_sort_total_order),
         cmocka_unit_test(test_exp_factorials),
+        cmocka_unit_test(test_log_quotients),
         cmocka_unit_test(test_gaussian_is_gsl_algorithm),
         cmocka_unit_test(test_shuffle_is_gsl_shuffle),
         cmocka_unit_test(test_moments),

@@ -97,6 +97,30 @@ static num_dd k_ln2(int k)
     return dd_add(p, num_dd_make((double)k * LN2.lo));
 }
 
+/* 2 / i for i = 27, 25, .. 9: the tail of log's series, each the
+ * correctly rounded quotient (tests/test_num.c divides them again). */
+const double num_two_over_odd[NUM_TWO_OVER_ODD] = {
+    0x1.2f684bda12f68p-4, 0x1.47ae147ae147bp-4, 0x1.642c8590b2164p-4,
+    0x1.8618618618618p-4, 0x1.af286bca1af28p-4, 0x1.e1e1e1e1e1e1ep-4,
+    0x1.1111111111111p-3, 0x1.3b13b13b13b14p-3, 0x1.745d1745d1746p-3,
+    0x1.c71c71c71c71cp-3,
+};
+
+/* frexp, from the bits for a normal x (frexp itself otherwise): x = m
+ * 2^k, m in [1/2, 1), exactly. */
+static double split_exponent(double x, int *k)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int be = (int)(u >> 52 & 0x7ff);
+    if (be == 0 || be == 0x7ff)
+        return frexp(x, k);
+    *k = be - 1022;
+    u = (u & ~(UINT64_C(0x7ff) << 52)) | UINT64_C(1022) << 52;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 double num_log(double x)
 {
     if (isnan(x) || x < 0.0)
@@ -108,7 +132,7 @@ double num_log(double x)
     /* x = 2^k m with m in [sqrt(1/2), sqrt(2)): frexp is exact, and so is
      * f = m - 1 (Sterbenz) and the double-double 2 + f. */
     int k;
-    double m = frexp(x, &k);
+    double m = split_exponent(x, &k);
     if (m < 0x1.6a09e667f3bcdp-1) {
         m *= 2.0;
         k--;
@@ -123,7 +147,7 @@ double num_log(double x)
      * last above 2^-70. */
     double zh = z.hi, t = 2.0 / 29.0;
     for (int i = 27; i >= 9; i -= 2)
-        t = t * zh + 2.0 / (double)i;
+        t = t * zh + num_two_over_odd[(27 - i) / 2];
     num_dd c = dd_add(TWO_7THS, dd_mul(z, num_dd_make(t)));
     c = dd_add(TWO_5THS, dd_mul(z, c));
     c = dd_add(TWO_3RDS, dd_mul(z, c));

@@ -52,6 +52,11 @@ double num_exp(double x);
 #define NUM_INV_FACT 12
 extern const double num_inv_fact[NUM_INV_FACT];
 
+/* 2 / i for i = 27, 25, .. 9, the tail of num_log's series, each the
+ * correctly rounded quotient. */
+#define NUM_TWO_OVER_ODD 10
+extern const double num_two_over_odd[NUM_TWO_OVER_ODD];
+
 /* Phi^-1(p), the standard normal quantile, by Wichura's algorithm AS 241
  * (PPND16) with num_log: within 8 ulp of the true quantile (not correctly
  * rounded, but the same bits everywhere); -inf at 0, +inf at 1, NaN
