@@ -25,9 +25,11 @@ static void batch_stats(const double *x, const size_t *rows, size_t b,
     size_t j = 0;
     for (; j + 1 < f; j += 2) {
         pair_t s = pair_dup(0.0), s1 = s, s2 = s;
+        PAIR_UNROLL2
         for (size_t i = 0; i < b; i++)
             s = pair_add(s, pair_load(&x[rows[i] * f + j]));
         pair_t mm = pair_div(s, nb);
+        PAIR_UNROLL2
         for (size_t i = 0; i < b; i++) {
             pair_t d = pair_sub(pair_load(&x[rows[i] * f + j]), mm);
             s1 = pair_add(s1, d);
@@ -64,6 +66,7 @@ static double batch_gaps(const double *x, const size_t *rows, size_t b,
     for (size_t i = 0; i < b; i++) {
         const double *r = &x[rows[i] * f];
         size_t j = 0;
+        PAIR_UNROLL2
         for (; j + 1 < f; j += 2) {
             pair_t v = pair_load(r + j);
             pair_t t = pair_add(

@@ -42,21 +42,24 @@ static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
 {
     size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
     size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
+    const double *x = r->x; /* a local: p's stores could be r's fields */
     if (!r->rows) {
         for (size_t i = 0; i < n; i++)
-            p[i] = r->x + (i0 + i) * f;
+            p[i] = x + (i0 + i) * f;
         return n;
     }
     const size_t *rows = r->rows + i0;
-    if (!r->fetch)
+    if (!r->fetch) {
+        PAIR_UNROLL2
         for (size_t i = 0; i < n; i++)
-            p[i] = r->x + rows[i] * f;
-    else
+            p[i] = x + rows[i] * f;
+    } else {
         for (size_t i = 0; i < n; i++) {
-            p[i] = r->x + rows[i] * f;
+            p[i] = x + rows[i] * f;
             if (i0 + i + ahead < end)
-                bn_prefetch(r->x + rows[i + ahead] * f, f);
+                bn_prefetch(x + rows[i + ahead] * f, f);
         }
+    }
     return n;
 }
 
@@ -169,11 +172,13 @@ PAIR_INLINE void pair_stats(size_t n, const double **p, size_t j,
 {
     pair_t nb = pair_dup((double)n), zero = pair_dup(0.0);
     pair_t s = shifted ? pair_load(sh + j) : zero, acc = zero;
+    PAIR_UNROLL2
     for (size_t i = 0; i < n; i++) {
         pair_t v = pair_load(p[i] + j);
         acc = pair_add(acc, shifted ? pair_add(v, s) : v);
     }
     pair_t m = pair_div(acc, nb), a1 = zero, a2 = zero;
+    PAIR_UNROLL2
     for (size_t i = 0; i < n; i++) {
         pair_t v = pair_load(p[i] + j);
         pair_t d = pair_sub(shifted ? pair_add(v, s) : v, m);
@@ -261,6 +266,7 @@ PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
 {
     pair_t a1 = pair_load(s1 + j), a2 = pair_load(s2 + j);
     pair_t aq = eval ? pair_load(sq + j) : pair_dup(0.0);
+    PAIR_UNROLL2
     for (size_t i = 0; i < n; i++) {
         pair_t in = pair_load(p[i] + j);
         if (shifted)
@@ -317,16 +323,20 @@ PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
         sq[j] = aq;
 }
 
-/* acc + v[0] + v[1] + ... + v[n - 1], left to right: four to a turn of
+/* acc + v[0] + v[1] + ... + v[n - 1], left to right: eight to a turn of
  * the loop, the additions one after another all the same. */
 static double sum_in_order(double acc, size_t n, const double *v)
 {
     size_t k = 0;
-    for (; k + 4 <= n; k += 4) {
+    for (; k + 8 <= n; k += 8) {
         acc += v[k];
         acc += v[k + 1];
         acc += v[k + 2];
         acc += v[k + 3];
+        acc += v[k + 4];
+        acc += v[k + 5];
+        acc += v[k + 6];
+        acc += v[k + 7];
     }
     for (; k < n; k++)
         acc += v[k];

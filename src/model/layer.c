@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pair.h"
 #include "model/batchpass.h"
 #include "model/keyid.h"
 #include "base/num.h"
@@ -255,22 +256,46 @@ static void layer_free(layer_state *s)
 
 /* A last-epoch batch's statistics against the stream's truth at its
  * update: their squared errors added to the run's sums and, per
- * feature, the mean's to sq (in locals: the stores would otherwise make
- * the compiler read the sums and the truth again for every feature). */
-static void batch_errors(layer_state *s, const double *mean,
-                         const double *var, double *sq)
+ * feature, the mean's to sq: two features at a time, the sums over the
+ * features in order. */
+PAIR_INLINE void errors_of(layer_state *s, const double *mean,
+                           const double *var, double *sq, int drifting)
 {
     const double *mu = s->pop->mean, *tv = s->pop->var, *delta = s->delta;
-    double frac = s->drifting ? s->frac : 0.0;
+    double frac = drifting ? s->frac : 0.0;
     double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
-    for (size_t j = 0; j < s->f; j++) {
-        double dm = mean[j] - (s->drifting ? mu[j] + frac * delta[j] : mu[j]);
+    size_t j = 0;
+    for (; j + 1 < s->f; j += 2) {
+        pair_t truth = pair_load(mu + j);
+        if (drifting)
+            truth = pair_add(truth,
+                             pair_mul(pair_dup(frac), pair_load(delta + j)));
+        pair_t dm = pair_sub(pair_load(mean + j), truth);
+        pair_t dv = pair_sub(pair_load(var + j), pair_load(tv + j));
+        pair_t qm = pair_mul(dm, dm), qv = pair_mul(dv, dv);
+        sum_dm += pair_lo(qm);
+        sum_dm += pair_hi(qm);
+        sum_dv += pair_lo(qv);
+        sum_dv += pair_hi(qv);
+        pair_store(sq + j, pair_add(pair_load(sq + j), qm));
+    }
+    for (; j < s->f; j++) {
+        double dm = mean[j] - (drifting ? mu[j] + frac * delta[j] : mu[j]);
         double dv = var[j] - tv[j];
         sum_dm += dm * dm;
         sum_dv += dv * dv;
         sq[j] += dm * dm;
     }
     s->sum_dm = sum_dm, s->sum_dv = sum_dv;
+}
+
+static void batch_errors(layer_state *s, const double *mean,
+                         const double *var, double *sq)
+{
+    if (s->drifting)
+        errors_of(s, mean, var, sq, 1);
+    else
+        errors_of(s, mean, var, sq, 0);
 }
 
 /* Batch k of epoch ep, update t: its statistics (those of the last
