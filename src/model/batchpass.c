@@ -36,12 +36,15 @@ size_t bp_scratch(size_t f)
 }
 
 /* Rows i0 .. i0 + n - 1 of the batch (n at most want) as addresses into
- * p, asking for the rows as far ahead as the chunk is long; returns n. */
+ * p, asking meanwhile (with r->fetch) for the rows as far ahead as the
+ * chunk is long, at least BP_AHEAD: those of the next chunk or batch.
+ * (The requests sit in this loop, beside its stores: GCC 12 takes a
+ * function or loop that only asks for memory for one without effects,
+ * and drops it.) Returns n. */
 static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
                          const double **p)
 {
     size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
-    size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
     const double *x = r->x; /* a local: p's stores could be r's fields */
     if (!r->rows) {
         for (size_t i = 0; i < n; i++)
@@ -49,16 +52,17 @@ static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
         return n;
     }
     const size_t *rows = r->rows + i0;
+    size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
     if (!r->fetch) {
         PAIR_UNROLL2
         for (size_t i = 0; i < n; i++)
             p[i] = x + rows[i] * f;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            p[i] = x + rows[i] * f;
-            if (i0 + i + ahead < end)
-                bn_prefetch(x + rows[i + ahead] * f, f);
-        }
+        return n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p[i] = x + rows[i] * f;
+        if (i0 + i + ahead < end)
+            bn_prefetch(x + rows[i + ahead] * f, f);
     }
     return n;
 }

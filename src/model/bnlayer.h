@@ -70,8 +70,11 @@ static inline double bn_sd(double v, double eps) { return sqrt(v + eps); }
 static inline void bn_prefetch(const double *p, size_t f)
 {
 #if defined(__GNUC__)
-    __builtin_prefetch(p);
-    for (size_t j = 8; j < f && j < 64; j += 8)
+    /* (This shape of the loop: GCC 12 drops the whole caller's requests
+     * for one that starts at 8 with a second bound.) */
+    if (f > 64)
+        f = 64;
+    for (size_t j = 0; j < f; j += 8)
         __builtin_prefetch(p + j);
 #else
     (void)p, (void)f;
