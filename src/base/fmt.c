@@ -50,8 +50,11 @@ static uint64_t scaled(uint64_t m, int e, int s)
     int sh = -t;
     if (sh >= 127)
         return 0; /* below 1: only a sign that s is too small */
-    u128 q = p >> sh, rem = p - (q << sh), half = (u128)1 << (sh - 1);
-    if (rem > half || (rem == half && (q & 1)))
+    /* r's last bit is the first one shifted out; the rest are shifted out
+     * exactly when r shifted back is p. */
+    u128 r = p >> (sh - 1), q = r >> 1;
+    int above = (r << (sh - 1)) != p;
+    if ((r & 1) && (above || (q & 1)))
         q++;
     return q >> 64 ? UINT64_MAX : (uint64_t)q;
 }
@@ -63,19 +66,22 @@ static void put8(char *d, uint32_t v)
                               "25262728293031323334353637383940414243444546474849"
                               "50515253545556575859606162636465666768697071727374"
                               "75767778798081828384858687888990919293949596979899";
-    for (int i = 6; i >= 0; i -= 2) {
-        uint32_t q = v / 100;
-        memcpy(d + i, two + 2 * (v - 100 * q), 2);
-        v = q;
-    }
+    uint32_t hi = v / 10000, lo = v % 10000; /* four digits each */
+    uint32_t a = hi / 100, b = hi % 100, c = lo / 100, e = lo % 100;
+    d[0] = two[2 * a], d[1] = two[2 * a + 1];
+    d[2] = two[2 * b], d[3] = two[2 * b + 1];
+    d[4] = two[2 * c], d[5] = two[2 * c + 1];
+    d[6] = two[2 * e], d[7] = two[2 * e + 1];
 }
 
 /* The %.17g text of the 17 digits n with decimal exponent x (the value
  * is n 10^(x - 16)): %e's layout when x < -4 or x >= 17, %f's otherwise,
- * trailing zeros and a bare point removed either way. */
+ * trailing zeros and a bare point removed either way. The text is made in
+ * t with copies of a fixed 17 bytes (the part past what counts is written
+ * over or left past the end), then FMT_G17_MAX bytes go to out. */
 static size_t layout(char *out, int neg, uint64_t n, int x)
 {
-    char d[17];
+    char d[34] = {0}, t[64];
     uint64_t hi = n / 100000000u; /* below 10^9 */
     d[0] = (char)('0' + hi / 100000000u);
     put8(d + 1, (uint32_t)(hi % 100000000u));
@@ -85,38 +91,37 @@ static size_t layout(char *out, int neg, uint64_t n, int x)
         last--;
     size_t len = 0;
     if (neg)
-        out[len++] = '-';
+        t[len++] = '-';
     if (x < -4 || x >= 17) {
-        out[len++] = d[0];
+        t[len++] = d[0];
         if (last > 0) {
-            out[len++] = '.';
-            memcpy(out + len, d + 1, (size_t)last);
+            t[len++] = '.';
+            memcpy(t + len, d + 1, 17);
             len += (size_t)last;
         }
         int ax = x < 0 ? -x : x;
-        out[len++] = 'e';
-        out[len++] = x < 0 ? '-' : '+';
+        t[len++] = 'e';
+        t[len++] = x < 0 ? '-' : '+';
         if (ax >= 100)
-            out[len++] = (char)('0' + ax / 100);
-        out[len++] = (char)('0' + ax / 10 % 10);
-        out[len++] = (char)('0' + ax % 10);
+            t[len++] = (char)('0' + ax / 100);
+        t[len++] = (char)('0' + ax / 10 % 10);
+        t[len++] = (char)('0' + ax % 10);
     } else if (x >= 0) {
-        memcpy(out + len, d, (size_t)x + 1);
+        memcpy(t + len, d, 17);
         len += (size_t)x + 1;
         if (last > x) {
-            out[len++] = '.';
-            memcpy(out + len, d + x + 1, (size_t)(last - x));
+            t[len++] = '.';
+            memcpy(t + len, d + x + 1, 17);
             len += (size_t)(last - x);
         }
     } else {
-        out[len++] = '0';
-        out[len++] = '.';
-        for (int z = -1; z > x; z--)
-            out[len++] = '0';
-        memcpy(out + len, d, (size_t)last + 1);
+        memcpy(t + len, "0.000000", 8);
+        len += 1 - (size_t)x; /* "0." and -x - 1 zeros */
+        memcpy(t + len, d, 17);
         len += (size_t)last + 1;
     }
-    out[len] = '\0';
+    t[len] = '\0';
+    memcpy(out, t, FMT_G17_MAX);
     return len;
 }
 

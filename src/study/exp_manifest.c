@@ -192,7 +192,8 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
  * column order. Called for every row a sweep writes, so one pass over
  * the table putting each key at its column (the columns are 1..n, each
  * once: tests/test_tables.c), then one over the columns. */
-static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
+static size_t find_columns(unsigned file, int lead, unsigned models,
+                           key_id *out)
 {
     int at[KEY_COUNT + 1];
     for (int c = 0; c <= KEY_COUNT; c++)
@@ -238,6 +239,27 @@ int exp_column_find(const char *name, exp_column *col)
 const char *exp_column_name(const exp_column *col)
 {
     return col->score ? col->score->name : exp_key((key_id)col->key)->name;
+}
+
+/* find_columns, whose answer depends on the key table alone: a row asks
+ * for its lead columns and then its trailing ones, and every row of a
+ * file the same, so the last answer for each is kept, per thread. */
+static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
+{
+    static _Thread_local struct {
+        unsigned file, models;
+        int valid;
+        size_t n;
+        key_id col[KEY_COUNT];
+    } last[2];
+    int w = lead != 0;
+    if (!last[w].valid || last[w].file != file ||
+        last[w].models != models) {
+        last[w].n = find_columns(file, lead, models, last[w].col);
+        last[w].file = file, last[w].models = models, last[w].valid = 1;
+    }
+    memcpy(out, last[w].col, last[w].n * sizeof *out);
+    return last[w].n;
 }
 
 /* Whether fmt is "%.17g" (without a call, for every cell). */

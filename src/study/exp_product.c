@@ -14,9 +14,8 @@
 /* ---- the product ---- */
 
 /* The axes, slowest first: each axis's rank is its place (the ranks are
- * 1..n, each once: tests/test_tables.c). One pass, as every
- * configuration's decoding asks for them. */
-size_t axes(key_id *out)
+ * 1..n, each once: tests/test_tables.c). */
+static size_t find_axes(key_id *out)
 {
     int at[KEY_COUNT + 1];
     for (int r = 0; r <= KEY_COUNT; r++)
@@ -28,6 +27,18 @@ size_t axes(key_id *out)
     for (int r = 1; r <= KEY_COUNT; r++)
         if (at[r] >= 0)
             out[n++] = (key_id)at[r];
+    return n;
+}
+
+/* find_axes, whose answer is the key table's: every configuration's
+ * decoding asks, so it is found once per thread. */
+size_t axes(key_id *out)
+{
+    static _Thread_local size_t n;
+    static _Thread_local key_id found[KEY_COUNT];
+    if (n == 0)
+        n = find_axes(found);
+    memcpy(out, found, n * sizeof *out);
     return n;
 }
 
