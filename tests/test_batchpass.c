@@ -84,7 +84,7 @@ static void expect_side(const double *want, const double *got, size_t f,
                                where);
     if (eval)
         expect_same_values(got + 5 * f, want + 5 * f, 1, "gap", where);
-    if (keep)
+    if (keep) /* the last pass's (b - 1 rows), over the passes' before */
         expect_same_values(got + 5 * f + 1, want + 5 * f + 1, 2 * b * f,
                            "outputs", where);
 }
@@ -163,7 +163,7 @@ static void ref_stats(const bp_rows *r, double *mean, double *var)
 }
 
 static void ref_outputs(const bp_rows *r, const bp_layer *l,
-                        const bp_sums *s)
+                        const bp_sums *s, double *gap)
 {
     size_t f = r->f;
     for (size_t j = 0; j < f; j++)
@@ -178,7 +178,7 @@ static void ref_outputs(const bp_rows *r, const bp_layer *l,
                 continue;
             double v = g * ((in - l->rm[j]) / l->sd_run[j]) + be;
             s->sq[j] += (t - v) * (t - v);
-            *s->gap += (t - v) * (t - v);
+            *gap += (t - v) * (t - v);
             if (s->y && s->e)
                 s->y[i * f + j] = t, s->e[i * f + j] = v;
         }
@@ -210,13 +210,25 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
                       k + 4 * f, k + 5 * f};
         for (size_t j = 0; j < f; j++)
             sq[j] = (double)j; /* added to, as the layer's are */
-        *gap = 0.5;
-        bp_sums s = {o + 2 * f, o + 3 * f, sq, gap, keep ? y : NULL,
+        bp_gap g = {0.5, 0, 0};
+        bp_sums s = {o + 2 * f, o + 3 * f, sq, &g, keep ? y : NULL,
                      keep ? y + b * f : NULL, y + 2 * b * f};
-        if (packed < 0)
-            ref_outputs(&r, &l, &s);
-        else
-            bp_outputs(&r, &l, packed, &s);
+        /* Three passes into one total, as the layer's batches go: the
+         * second the first's size (its gaps added as it goes), the third
+         * a row fewer (added before it); the last pass's sums and
+         * outputs are compared. */
+        for (size_t pass = 0; pass < 3; pass++) {
+            bp_rows rp = r;
+            if (pass == 2 && b > 1)
+                rp.b = b - 1, rp.ahead = c->n - rp.b;
+            if (packed < 0)
+                ref_outputs(&rp, &l, &s, &g.sum);
+            else
+                bp_outputs(&rp, &l, packed, &s);
+        }
+        if (packed >= 0)
+            bp_gap_flush(&g, s.dd, f);
+        *gap = g.sum;
     }
     for (int side_k = 1; side_k < 3; side_k++)
         expect_side(c->out, c->out + (size_t)side_k * side, f, b, eval,

@@ -16,9 +16,11 @@
 #define BP_CHUNK 256
 /* Features a block of the statistics: the first sums' stack scratch. */
 #define BP_BLOCK 128
-/* The comparison's squared gaps of a chunk, summed in order once the
- * chunk is done: about this many, and at least a row's. */
-#define BP_DD 4096
+/* Rows a chunk of the comparison: its squared gaps are summed in order
+ * as the next chunk is made, but the last chunk's after everything, so
+ * the chunk is short; long enough that a feature pair's constants and
+ * sums, loaded and stored once a chunk, cost little a row. */
+#define BP_GAP_ROWS 32
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 
@@ -32,7 +34,7 @@ int bp_fetch(size_t n, size_t f)
 
 size_t bp_scratch(size_t f)
 {
-    return f > BP_DD ? f : BP_DD;
+    return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
 }
 
 /* Rows i0 .. i0 + n - 1 of the batch (n at most want) as addresses into
@@ -266,12 +268,18 @@ PAIR_INLINE pair_consts pair_of(const bp_layer *l, const double *shift,
 PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
                               size_t f, const pair_consts *c, int shifted,
                               int eval, int keep, double *s1, double *s2,
-                              double *sq, double *dd, double *y, double *e)
+                              double *sq, double *dd, double *y, double *e,
+                              int lag, const double *pend, double *total)
 {
     pair_t a1 = pair_load(s1 + j), a2 = pair_load(s2 + j);
     pair_t aq = eval ? pair_load(sq + j) : pair_dup(0.0);
+    double tot = eval ? *total : 0.0;
     PAIR_UNROLL2
     for (size_t i = 0; i < n; i++) {
+        if (lag) { /* two of the last chunk's gaps, in their order */
+            tot += pend[2 * i];
+            tot += pend[2 * i + 1];
+        }
         pair_t in = pair_load(p[i] + j);
         if (shifted)
             in = pair_add(in, c->sh);
@@ -294,20 +302,24 @@ PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
     pair_store(s1 + j, a1);
     pair_store(s2 + j, a2);
     if (eval)
-        pair_store(sq + j, aq);
+        pair_store(sq + j, aq), *total = tot;
 }
 
 PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
                              const bp_layer *l, const double *shift,
                              int shifted, int eval, int keep, double *s1,
                              double *s2, double *sq, double *dd, double *y,
-                             double *e)
+                             double *e, int lag, const double *pend,
+                             double *total)
 {
     double m = l->mean[j], sd = l->sd[j], g = l->gamma[j], be = l->beta[j];
     double rm = eval ? l->rm[j] : 0.0, sdr = eval ? l->sd_run[j] : 0.0;
     double sh = shifted ? shift[j] : 0.0;
     double a1 = s1[j], a2 = s2[j], aq = eval ? sq[j] : 0.0;
+    double tot = eval ? *total : 0.0;
     for (size_t i = 0; i < n; i++) {
+        if (lag)
+            tot += pend[i];
         double in = shifted ? p[i][j] + sh : p[i][j];
         double t = bn_normalize_value(in, m, sd, g, be);
         double d = t - be;
@@ -324,7 +336,7 @@ PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
     }
     s1[j] = a1, s2[j] = a2;
     if (eval)
-        sq[j] = aq;
+        sq[j] = aq, *total = tot;
 }
 
 /* acc + v[0] + v[1] + ... + v[n - 1], left to right: eight to a turn of
@@ -347,26 +359,70 @@ static double sum_in_order(double acc, size_t n, const double *v)
     return acc;
 }
 
-/* Every feature of a chunk, then (eval mode) the chunk's squared gaps
- * added to the total in row order, each row's features in order. */
+/* The scratch's two parts of a width f, each a chunk's squared gaps
+ * (this chunk's, the last one's). */
+static size_t part_of(size_t f)
+{
+    return BP_GAP_ROWS * f;
+}
+
+void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
+{
+    g->sum = sum_in_order(g->sum, g->n, dd + (size_t)g->half * part_of(f));
+    g->n = 0;
+}
+
+/* Every feature of a chunk: pairs, then a last odd feature alone; with
+ * lag, the last chunk's squared gaps (pend) added to *tot as they go, in
+ * their order: two in each turn of a pair's loop and one in an odd
+ * feature's, n f in all. */
+PAIR_INLINE void outputs_features(const bp_rows *r, const bp_layer *l,
+                                  const bp_sums *s, size_t n,
+                                  const double **p, int shifted, int eval,
+                                  int keep, int packed, double *dd,
+                                  double *y, double *e, int lag,
+                                  const double *pend, double *tot)
+{
+    size_t f = r->f, j = 0;
+    for (; packed && j + 1 < f; j += 2) {
+        pair_consts c = pair_of(l, r->shift, j, eval, shifted);
+        pair_outputs(n, p, j, f, &c, shifted, eval, keep, s->s1, s->s2,
+                     s->sq, dd, y, e, lag, lag ? pend + j * n : NULL, tot);
+    }
+    for (; j < f; j++)
+        one_outputs(n, p, j, f, l, r->shift, shifted, eval, keep, s->s1,
+                    s->s2, s->sq, dd, y, e, lag, lag ? pend + j * n : NULL,
+                    tot);
+}
+
+/* A chunk's outputs and, in eval mode, its squared gaps, which the next
+ * chunk adds to the total as it goes, as this one adds the last one's
+ * (when it had as many; else they are added first): the chain of
+ * additions, each after the one before to keep the order, then runs
+ * beside a chunk's divisions rather than after them. */
 PAIR_INLINE void outputs_chunk(const bp_rows *r, const bp_layer *l,
                                const bp_sums *s, size_t i0, size_t n,
                                const double **p, int shifted, int eval,
                                int keep, int packed)
 {
-    size_t f = r->f, j = 0;
+    size_t f = r->f, part = part_of(f);
     double *y = keep ? s->y + i0 * f : NULL, *e = keep ? s->e + i0 * f : NULL;
-    for (; packed && j + 1 < f; j += 2) {
-        pair_consts c = pair_of(l, r->shift, j, eval, shifted);
-        pair_outputs(n, p, j, f, &c, shifted, eval, keep, s->s1, s->s2,
-                     s->sq, s->dd, y, e);
-    }
-    for (; j < f; j++)
-        one_outputs(n, p, j, f, l, r->shift, shifted, eval, keep, s->s1,
-                    s->s2, s->sq, s->dd, y, e);
-    if (!eval)
+    if (!eval) {
+        outputs_features(r, l, s, n, p, shifted, 0, 0, packed, NULL, NULL,
+                         NULL, 0, NULL, NULL);
         return;
-    *s->gap = sum_in_order(*s->gap, n * f, s->dd);
+    }
+    bp_gap *g = s->gap;
+    double *dd = s->dd + (size_t)(1 - g->half) * part;
+    if (g->n == n * f)
+        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
+                         1, s->dd + (size_t)g->half * part, &g->sum);
+    else {
+        bp_gap_flush(g, s->dd, f);
+        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
+                         0, NULL, &g->sum);
+    }
+    g->n = n * f, g->half = 1 - g->half;
 }
 
 PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
@@ -374,8 +430,7 @@ PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
                               int keep, int packed)
 {
     const double *p[BP_CHUNK];
-    size_t f = r->f, rows = eval ? BP_DD / f : BP_CHUNK;
-    rows = rows < 1 ? 1 : rows > BP_CHUNK ? BP_CHUNK : rows;
+    size_t f = r->f, rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     for (size_t j = 0; j < f; j++)
         s->s1[j] = s->s2[j] = 0.0;
     for (size_t i0 = 0, n = 0; i0 < r->b; i0 += n) {

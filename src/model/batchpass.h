@@ -33,15 +33,31 @@ typedef struct {
     const double *mean, *sd, *rm, *sd_run, *gamma, *beta;
 } bp_layer;
 
+/* The comparison's total of (y - e)^2 over the rows and each row's
+ * features in order, across the passes of a run: sum, and the last
+ * chunk's squared gaps not added yet (n of them, in part half of the
+ * scratch), which the next chunk adds as it goes. bp_gap_flush adds
+ * them; call it before reading sum. Start it as {0.0, 0, 0} (or another
+ * sum: not -0). */
+typedef struct {
+    double sum;
+    size_t n;
+    int half;
+} bp_gap;
+
 /* What a pass over the outputs leaves: per feature, the sums of
  * y - beta and of its square (set), and with eval mode the sum of
- * (y - e)^2 (added to sq) and their total over the rows and each row's
- * features in order (added to *gap). With y and e not NULL (eval mode
- * only) the B x F outputs themselves. dd is eval mode's scratch of
- * bp_scratch(f) doubles. */
+ * (y - e)^2 (added to sq) and their total (gap). With y and e not NULL
+ * (eval mode only) the B x F outputs themselves. dd is eval mode's
+ * scratch of bp_scratch(f) doubles, the same from pass to pass while gap
+ * has gaps pending. */
 typedef struct {
-    double *s1, *s2, *sq, *gap, *y, *e, *dd;
+    double *s1, *s2, *sq;
+    bp_gap *gap;
+    double *y, *e, *dd;
 } bp_sums;
+
+void bp_gap_flush(bp_gap *g, const double *dd, size_t f);
 
 /* Whether rows read in a shuffled order from n x f values are worth
  * asking for early: past the caches each is a trip to memory, where the

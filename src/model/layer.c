@@ -107,7 +107,7 @@ typedef struct {
  * sets it against a bare kernel). */
 static void batch_outputs(const bn_layer *l, const bp_rows *r,
                           const double *mean, const double *var,
-                          batch_work *w, double *gap, double *y, double *e)
+                          batch_work *w, bp_gap *gap, double *y, double *e)
 {
     double eps = l->eps, *sd = w->sd;
     for (size_t j = 0; j < l->f; j++)
@@ -191,7 +191,7 @@ typedef struct {
      * the rows compared, the last batch's size and move. */
     const double *ex, *last_sh;
     const size_t *order;
-    double sq;
+    bp_gap sq;
     size_t kept, b;
 } layer_state;
 
@@ -378,6 +378,11 @@ static int compare(layer_state *s, bn_error *err)
     }
     for (size_t j = 0; j < f; j++)
         s->w.sd_run[j] = bn_sd(s->layer.rv[j], s->layer.eps);
+    /* Batches compared: all of them, but that rows of their own stop at
+     * the first batch of fewer than two (the last, or every one at B 1). */
+    size_t ncmp = nbe;
+    if (!s->own && nbe > 0 && (bmax < 2 || ne - (nbe - 1) * bmax < 2))
+        ncmp = bmax < 2 ? 0 : nbe - 1;
     for (size_t k = 0; k < nbe; k++) {
         size_t start = k * bmax;
         size_t bk = start + bmax <= ne ? bmax : ne - start;
@@ -394,9 +399,8 @@ static int compare(layer_state *s, bn_error *err)
         if (!s->own)
             bp_stats(&r, 1, s->emean, s->evar);
         /* The eval outputs are kept where an observer or the determinism
-         * check reads them: the last batch's (or the one before a partial
-         * batch left out). */
-        int keep = s->outputs || k + 2 >= nbe;
+         * check reads them: the last batch compared. */
+        int keep = s->outputs || k + 1 == ncmp;
         batch_outputs(&s->layer, &r, mean, var, &s->w, &s->sq,
                       keep ? s->y : NULL, keep ? s->e : NULL);
         if (s->own)
@@ -405,6 +409,7 @@ static int compare(layer_state *s, bn_error *err)
             s->obs->on_outputs(s->obs->ctx, start, bk, f, rows, s->y, s->e);
         s->kept = start + bk, s->b = bk, s->last_sh = sh;
     }
+    bp_gap_flush(&s->sq, s->w.dd, f);
     if (s->outputs && s->kept == 0)
         s->obs->on_outputs(s->obs->ctx, 0, 0, f, s->order, s->y, s->e);
     return 0;
@@ -451,7 +456,7 @@ static void layer_scores(const layer_state *s, run_result *res)
     res->worst_var_feature = sb.worst_var_feature;
     res->stats_err_rel = sb.stats_err_rel;
     res->worst_var_rel = sb.worst_var_rel;
-    res->train_eval_rmse = sqrt(s->sq / (double)(s->kept * f));
+    res->train_eval_rmse = sqrt(s->sq.sum / (double)(s->kept * f));
     res->batch_mean_err = sqrt(s->sum_dm / (double)(nb * f));
     res->batch_var_err = sqrt(s->sum_dv / (double)(nb * f));
     memcpy(res->running_mean, l->rm, f * sizeof(double));
