@@ -512,6 +512,45 @@ static void test_sort_total_order(void **state)
     }
 }
 
+/* num_quantiles, which selects, against num_sort and
+ * num_quantile_sorted, which sort: the same bits (a NaN its sign) for
+ * every size from 1 to 130 and a few larger, values with edges, repeats
+ * and NaNs in them, the quantiles in order and out of it, and v left as
+ * it was. */
+static void test_quantiles_select_as_sort_does(void **state)
+{
+    (void)state;
+    static const double edges[] = {0.0, -0.0, 1.0, -1.0, 0x1p-1074,
+                                   DBL_MAX, -INFINITY, INFINITY, NAN, -NAN};
+    static const double qs[] = {0.05, 0.5, 0.95, 0.0, 1.0, 0.25, 0.999, 0.1};
+    pcg32_t g;
+    pcg32_seed(&g, 11u, 3u);
+    static double v[3000], w[3000], keep[3000];
+    for (size_t n = 1; n <= 3000; n += n < 130 ? 1 : 719) {
+        for (int rep = 0; rep < 4; rep++) {
+            for (size_t i = 0; i < n; i++) {
+                uint32_t k = pcg32_next(&g);
+                v[i] = rep == 0   ? (double)(k % 5)
+                       : k % 9 == 0 ? edges[k / 9 % 10]
+                                    : rand_gaussian(&g);
+                w[i] = keep[i] = v[i];
+            }
+            double got[8];
+            assert_int_equal(num_quantiles(v, n, qs, 8, got), 0);
+            assert_memory_equal(v, keep, n * sizeof *v);
+            num_sort(w, n);
+            for (int i = 0; i < 8; i++) {
+                double want = num_quantile_sorted(w, n, qs[i]);
+                if (!(isnan(want) ? isnan(got[i]) &&
+                                        !signbit(got[i]) == !signbit(want)
+                                  : same_bits(got[i], want)))
+                    fail_msg("n %zu, rep %d, q %g: %a, sorted %a", n, rep,
+                             qs[i], got[i], want);
+            }
+        }
+    }
+}
+
 int test_num_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +563,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_sort_total_order),
         cmocka_unit_test(test_exp_factorials),
         cmocka_unit_test(test_log_quotients),
+        cmocka_unit_test(test_quantiles_select_as_sort_does),
         cmocka_unit_test(test_gaussian_is_gsl_algorithm),
         cmocka_unit_test(test_shuffle_is_gsl_shuffle),
         cmocka_unit_test(test_moments),

@@ -94,8 +94,12 @@ void buf_printf(bn_buf *b, const char *fmt, ...)
 
 void buf_g17(bn_buf *b, double v)
 {
-    /* A sweep writes the same settings on every row: the last texts are
-     * kept, per thread, by the value's bits (one text per value). */
+    if (reserve(b, FMT_G17_MAX) == 0)
+        b->len += fmt_g17(b->p + b->len, v);
+}
+
+void buf_g17_kept(bn_buf *b, double v)
+{
     enum { WAYS = 16 };
     static _Thread_local struct {
         uint64_t bits;
@@ -107,15 +111,12 @@ void buf_g17(bn_buf *b, double v)
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     unsigned w = (unsigned)((bits ^ bits >> 29 ^ bits >> 47) % WAYS);
-    if (seen[w].valid && seen[w].bits == bits) {
-        memcpy(b->p + b->len, seen[w].text, FMT_G17_MAX);
-        b->len += seen[w].len;
-        return;
+    if (!seen[w].valid || seen[w].bits != bits) {
+        seen[w].len = (unsigned char)fmt_g17(seen[w].text, v);
+        seen[w].bits = bits, seen[w].valid = 1;
     }
-    size_t len = fmt_g17(seen[w].text, v);
-    seen[w].bits = bits, seen[w].len = (unsigned char)len, seen[w].valid = 1;
     memcpy(b->p + b->len, seen[w].text, FMT_G17_MAX);
-    b->len += len;
+    b->len += seen[w].len;
 }
 
 void buf_uint(bn_buf *b, unsigned long long v)

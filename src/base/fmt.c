@@ -138,8 +138,10 @@ size_t fmt_g17(char *out, double v)
     uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | UINT64_C(1) << 52;
     int e = be - 1075; /* v = m 2^e */
     /* floor(log10 v) is this or one more; the digits say which.
-     * 78913 / 2^18 is log10 2 to within 2^-19, enough for |e| < 1100. */
-    int a = (e + 52) * 78913, x = a / 262144 - (a % 262144 < 0);
+     * 78913 / 2^18 is log10 2 to within 2^-19, enough for |e| < 1100;
+     * the floor of the quotient by a shift of the sum made positive. */
+    uint32_t a = (uint32_t)((e + 52) * 78913 + (1 << 30));
+    int x = (int)(a >> 18) - (1 << 12);
     for (int tries = 0; tries < 3; tries++) {
         int s = 16 - x;
         if (s < 0 || s > 32)

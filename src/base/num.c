@@ -417,6 +417,82 @@ void num_sort(double *v, size_t n)
     free(a < b ? a : b);
 }
 
+/* Rearranges a[lo .. hi - 1] so that a[k] holds the key a sort would put
+ * there, none before it greater and none after it smaller (Hoare's
+ * selection, the middle of three as the pivot). */
+static void select_key(uint64_t *a, size_t lo, size_t hi, size_t k)
+{
+    while (hi - lo > 2) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t x = a[lo], y = a[mid], z = a[hi - 1], t;
+        uint64_t pivot = x < y ? (y < z ? y : x < z ? z : x)
+                               : (x < z ? x : y < z ? z : y);
+        size_t i = lo, j = hi - 1;
+        for (;;) { /* a[lo..i) <= pivot <= a(j..hi) */
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i >= j)
+                break;
+            t = a[i], a[i] = a[j], a[j] = t;
+            i++, j--;
+        }
+        if (k <= j)
+            hi = j + 1;
+        else
+            lo = j + 1;
+    }
+    if (hi - lo == 2 && a[lo] > a[lo + 1]) {
+        uint64_t t = a[lo];
+        a[lo] = a[lo + 1], a[lo + 1] = t;
+    }
+}
+
+/* The two order statistics a quantile interpolates between, k and k + 1
+ * (k + 1 < n), selected from a[from .. n - 1] where a[0 .. from - 1]
+ * holds the smaller ones: the second is the least key past the first. */
+static void select_pair(uint64_t *a, size_t from, size_t n, size_t k,
+                        uint64_t *lo, uint64_t *hi)
+{
+    select_key(a, from, n, k);
+    uint64_t m = a[k + 1];
+    for (size_t i = k + 2; i < n; i++)
+        m = a[i] < m ? a[i] : m;
+    *lo = a[k], *hi = m;
+}
+
+int num_quantiles(double *v, size_t n, const double *q, size_t nq,
+                  double *out)
+{
+    uint64_t *a = n > 0 ? malloc(n * sizeof *a) : NULL;
+    if (!a)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        a[i] = sort_key(v[i]);
+    size_t from = 0; /* a[0 .. from - 1]: keys below the last selected */
+    for (size_t i = 0; i < nq; i++) {
+        double index = q[i] * (double)(n - 1);
+        size_t lhs = (size_t)index;
+        if (lhs < from)
+            from = 0; /* a smaller q than the one before */
+        if (lhs >= n - 1) { /* the largest value */
+            size_t top = from;
+            for (size_t j = from; j < n; j++)
+                top = a[j] > a[top] ? j : top;
+            out[i] = key_value(a[top]);
+            continue;
+        }
+        uint64_t kl, kh;
+        select_pair(a, from, n, lhs, &kl, &kh);
+        double delta = index - (double)lhs;
+        out[i] = (1.0 - delta) * key_value(kl) + delta * key_value(kh);
+        from = lhs;
+    }
+    free(a);
+    return 0;
+}
+
 double num_quantile_sorted(const double *v, size_t n, double q)
 {
     double index = q * (double)(n - 1);

@@ -78,6 +78,14 @@ void num_moments_cols(size_t n, size_t nc, size_t stride, const double *v,
 /* Sort ascending (a total order: -0 before +0, NaN last). */
 void num_sort(double *v, size_t n);
 
+/* num_quantile_sorted of each of q[0..nq-1] (ascending is quickest) into
+ * out, of n >= 1 values in any order, without sorting them: each pair of
+ * order statistics a quantile takes is selected in the order num_sort
+ * sorts by, so the results are the bits sort and interpolation give
+ * (a NaN of its sign). v is left as it was. -1 when out of memory. */
+int num_quantiles(double *v, size_t n, const double *q, size_t nq,
+                  double *out);
+
 /* The q-quantile of n >= 1 sorted values by linear interpolation between
  * the order statistics at (n - 1) q, as GSL's
  * gsl_stats_quantile_from_sorted_data defines it, rounded without

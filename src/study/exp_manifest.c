@@ -307,6 +307,9 @@ void exp_key_cells(bn_buf *fp, const run_config *cfg, unsigned file, int lead,
             keys[col[i]].get(cfg, &c);
         if (i > 0 || !first)
             buf_putc(fp, '\t');
-        exp_cell_print(fp, &c, real_fmt);
+        if (c.kind == CELL_REAL && is_g17(real_fmt))
+            buf_g17_kept(fp, c.r); /* a setting: the same on many rows */
+        else
+            exp_cell_print(fp, &c, real_fmt);
     }
 }
