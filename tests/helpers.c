@@ -116,6 +116,16 @@ size_t test_split(char *s, char sep, char **fields, size_t max)
     }
 }
 
+size_t test_column(char *const *header, size_t n, const char *name,
+                   const char *file)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(header[k], name) == 0)
+            return k;
+    fail_msg("%s has no column %s", file, name);
+    return 0;
+}
+
 int test_next_permutation(size_t *a, size_t n)
 {
     size_t i = n - 1;

@@ -77,6 +77,12 @@ int test_bnstudy(const char *dir, char **out, char **err, const char *fmt,
 /* Split s in place at sep into fields (at most max stored); returns how
  * many there are. */
 size_t test_split(char *s, char sep, char **fields, size_t max);
+/* The place of column name among a header's n fields (test_split of its
+ * first line), or failing the test naming file and column: tests read
+ * bnstudy's TSVs by column name, never by position, so a new key or
+ * score column moves nothing they check. */
+size_t test_column(char *const *header, size_t n, const char *name,
+                   const char *file);
 /* Step a[0..n-1] to the next permutation in lexicographic order; 0 after
  * the last one. Starting from the sorted order it visits all n!. */
 int test_next_permutation(size_t *a, size_t n);

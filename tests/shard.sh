@@ -27,6 +27,16 @@ run=$work/run
 # shellcheck source=tests/case.sh
 . "$repo/tests/case.sh"
 
+# one_digit_more FILE LINE COLUMN: FILE with one digit appended to the
+# cell of COLUMN (by its header name, never its place) on LINE, on
+# stdout; status 1 and a line naming it when FILE has no such column.
+one_digit_more() {
+    awk -F '\t' -v OFS='\t' -v line="$2" -v name="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i
+                  if (!c) { print FILENAME ": no column " name > "/dev/stderr"; exit 1 } }
+        NR == line { $c = $c "1" } 1' "$1"
+}
+
 # split INI N [OPTIONS...]: the sweep whole into full/, in N shards into
 # shards/, merged into merged/; the two result sets compared.
 split_merge() {
@@ -231,14 +241,14 @@ damaged() {
     "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     cp -r shards good
     # One digit of one score changed.
-    awk -F '\t' -v OFS='\t' 'NR == 3 { $13 = $13 "1" } 1' good/batch-size.shard-2-of-2/summary.tsv \
-        > $s-2-of-2/summary.tsv
+    one_digit_more good/batch-size.shard-2-of-2/summary.tsv 3 stats_err \
+        > $s-2-of-2/summary.tsv || return 1
     refused "$s-2-of-2/summary.tsv line 3: not configuration 3's row" \
         "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     # A running variance changed in features.tsv.
     cp good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/
-    awk -F '\t' -v OFS='\t' 'NR == 12 { $NF = $NF "1" } 1' good/batch-size.shard-2-of-2/features.tsv \
-        > $s-2-of-2/features.tsv
+    one_digit_more good/batch-size.shard-2-of-2/features.tsv 12 running_var \
+        > $s-2-of-2/features.tsv || return 1
     refused "$s-2-of-2/features.tsv lines [0-9]+ to [0-9]+: not configuration [0-9]+'s rows" \
         "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     # A file cut short, and one with a row too many.
@@ -262,8 +272,8 @@ damaged_curve() {
     done
     cp -r shards good
     # Epoch 2's accuracy in train mode, one digit more.
-    awk -F '\t' -v OFS='\t' 'NR == 3 { $(NF - 12) = $(NF - 12) "1" } 1' \
-        good/clf-batch-size.shard-1-of-2/curve.tsv > $s-1-of-2/curve.tsv
+    one_digit_more good/clf-batch-size.shard-1-of-2/curve.tsv 3 acc_train_mode \
+        > $s-1-of-2/curve.tsv || return 1
     cmp -s good/clf-batch-size.shard-1-of-2/curve.tsv $s-1-of-2/curve.tsv &&
         { echo "the edit changed nothing"; return 1; }
     refused "$s-1-of-2/curve.tsv line 3: not configuration 0's row" \
