@@ -298,6 +298,32 @@ long double ld_running_mean(const pop_t *pop, const run_config *cfg,
     return rm;
 }
 
+double score_ref(score_refs *refs, const run_result *r, const char *name)
+{
+    const score_def *s = score_find(name);
+    if (!s)
+        fail_msg("no score %s in the score table", name);
+    if (refs->n < sizeof refs->names / sizeof *refs->names)
+        refs->names[refs->n++] = name;
+    return score_value(s, r);
+}
+
+void score_refs_all(const score_refs *refs, const run_config *cfg,
+                    const char *where)
+{
+    for (size_t i = 0; score_get(i); i++) {
+        const score_def *s = score_get(i);
+        if (!score_applies(s, cfg))
+            continue;
+        size_t k = 0;
+        while (k < refs->n && strcmp(refs->names[k], s->name) != 0)
+            k++;
+        if (k == refs->n)
+            fail_msg("score %s of the %s has no reference: add one to %s",
+                     s->name, run_model_get(cfg->model)->name, where);
+    }
+}
+
 void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
                const pop_feature *features)
 {

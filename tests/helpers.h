@@ -163,6 +163,21 @@ long double ld_running_mean(const pop_t *pop, const run_config *cfg,
                             const size_t *perm, size_t j,
                             const drift_spec *drift, double offset);
 
+/* The scores a test holds a reference of its own for. score_ref gives
+ * score name of r through the score table (its name and offset; a count
+ * or a feature index as a double), failing when the table has no such
+ * score, and notes that the test checks it; score_refs_all then fails
+ * naming the first score of model m the test holds no reference for and
+ * where (the test's function and file) to add one, so a new row of the
+ * score table fails until it has its reference. */
+typedef struct {
+    size_t n;
+    const char *names[64];
+} score_refs;
+double score_ref(score_refs *refs, const run_result *r, const char *name);
+void score_refs_all(const score_refs *refs, const run_config *cfg,
+                    const char *where);
+
 /* run_execute(pop, cfg, obs, res), or failing the test with its message. */
 void run_or_fail(const pop_t *pop, const run_config *cfg,
                  const run_observer *obs, run_result *res);

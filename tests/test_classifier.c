@@ -333,30 +333,33 @@ static void test_scores_are_the_networks(void **state)
     assert_int_equal(net_train(&net, &cfg, &dt, perm, NULL, &err), 0);
     net_score s;
     int *pt = malloc(ev.n * sizeof *pt), *pe = malloc(ev.n * sizeof *pe);
+    /* Each score read by its name through the score table. */
+    score_refs ck = {0};
+#define REF(name) score_ref(&ck, &res, name)
     assert_int_equal(net_score_train_mode(&net, &de, evp, &s, pt, &err), 0);
-    assert_true(res.acc_train_mode == s.accuracy);
-    assert_true(res.loss_train_mode == s.loss);
+    assert_true(REF("acc_train_mode") == s.accuracy);
+    assert_true(REF("loss_train_mode") == s.loss);
     assert_int_equal(net_score_eval_mode(&net, &de, &s, pe, &err), 0);
-    assert_true(res.acc_eval_mode == s.accuracy);
-    assert_true(res.loss_eval_mode == s.loss);
+    assert_true(REF("acc_eval_mode") == s.accuracy);
+    assert_true(REF("loss_eval_mode") == s.loss);
     size_t same = 0, right_t = 0, right_e = 0;
     for (size_t i = 0; i < ev.n; i++) {
         same += pt[i] == pe[i];
         right_t += pt[i] == le[i];
         right_e += pe[i] == le[i];
     }
-    assert_true(res.agreement == (double)same / (double)ev.n);
+    assert_true(REF("agreement") == (double)same / (double)ev.n);
     /* The rows' classes are the ones the accuracies count. */
-    assert_true(res.acc_train_mode == (double)right_t / (double)ev.n);
-    assert_true(res.acc_eval_mode == (double)right_e / (double)ev.n);
+    assert_true(REF("acc_train_mode") == (double)right_t / (double)ev.n);
+    assert_true(REF("acc_eval_mode") == (double)right_e / (double)ev.n);
     free(pt);
     free(pe);
     assert_int_equal(net_score_train_mode(&net, &dt, fit, &s, NULL, &err), 0);
-    assert_true(res.fit_acc_train_mode == s.accuracy);
-    assert_true(res.fit_loss_train_mode == s.loss);
+    assert_true(REF("fit_acc_train_mode") == s.accuracy);
+    assert_true(REF("fit_loss_train_mode") == s.loss);
     assert_int_equal(net_score_eval_mode(&net, &dt, &s, NULL, &err), 0);
-    assert_true(res.fit_acc_eval_mode == s.accuracy);
-    assert_true(res.fit_loss_eval_mode == s.loss);
+    assert_true(REF("fit_acc_eval_mode") == s.accuracy);
+    assert_true(REF("fit_loss_eval_mode") == s.loss);
     /* The buffers against fc1's moments over the training rows, in long
      * double. */
     long double sm = 0, sv = 0, rm2 = 0, rv2 = 0;
@@ -375,11 +378,17 @@ static void test_scores_are_the_networks(void **state)
         rm2 += (net.bn.rm[j] - m) * (net.bn.rm[j] - m) / v;
         rv2 += (net.bn.rv[j] - v) * (net.bn.rv[j] - v) / (v * v);
     }
-    assert_rel(res.stats_err, sqrtl((sm + sv) / (2.0L * net.h)), 1e-9);
-    assert_rel(res.mean_err_rel, sqrtl(rm2 / net.h), 1e-9);
-    assert_rel(res.var_err_rel, sqrtl(rv2 / net.h), 1e-9);
-    assert_rel(res.stats_err_rel, sqrtl((rm2 + rv2) / (2.0L * net.h)), 1e-9);
-    assert_int_equal(res.updates, 2 * (tr->n / 16));
+    assert_rel(REF("stats_err"), sqrtl((sm + sv) / (2.0L * net.h)), 1e-9);
+    assert_rel(REF("mean_err_rel"), sqrtl(rm2 / net.h), 1e-9);
+    assert_rel(REF("var_err_rel"), sqrtl(rv2 / net.h), 1e-9);
+    assert_rel(REF("stats_err_rel"), sqrtl((rm2 + rv2) / (2.0L * net.h)), 1e-9);
+    assert_true(REF("updates") == (double)(2 * (tr->n / 16)));
+    /* ema: the initial values keep (1 - p)^T. */
+    assert_rel(REF("init_weight"),
+               powl(cfg.layer.keep, (long double)(2 * (tr->n / 16))), 1e-12);
+    score_refs_all(&ck, &cfg,
+                   "test_scores_are_the_networks in tests/test_classifier.c");
+#undef REF
     free(h);
     net_free(&net);
     free(lt);

@@ -304,6 +304,7 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
     run_observer obs = recorder_observer(&rec);
     run_result res;
     run_or_fail(pop, cfg, &obs, &res);
+    score_refs ck = {0};
     const bn_config *l = &cfg->layer;
     size_t n = pop->n, f = pop->f, t_count = rec.n;
     size_t per_epoch = n / cfg->batch_size +
@@ -395,27 +396,31 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
     }
     assert_int_equal(kept, rec.out_n);
 
-    assert_int_equal(res.updates, t_count);
+    /* Each score read by its name through the score table. */
+#define REF(name) score_ref(&ck, &res, name)
+    assert_true(REF("updates") == (double)t_count);
     if (l->estimator == BN_EST_EMA)
-        assert_rel(res.init_weight, powl(l->keep, (long double)t_count),
+        assert_rel(REF("init_weight"), powl(l->keep, (long double)t_count),
                    1e-12);
     else /* the initial values take no part in the other estimators */
-        assert_true(res.init_weight == 0.0);
-    assert_score(res.stats_err, sqrtl((sm + sv) / (2.0L * f)), mag_v);
-    assert_score(res.mean_err, sqrtl(sm / f), mag_m);
-    assert_score(res.var_err, sqrtl(sv / f), mag_v);
-    assert_score(res.worst_var_err, worst, mag_v);
-    assert_int_equal(res.worst_var_feature, worst_j);
-    assert_score(res.stats_err_rel, sqrtl(srel / (2.0L * f)), mag_rel);
-    assert_score(res.worst_var_rel, worst_rel, mag_rel);
-    assert_score(res.train_eval_rmse, sqrtl(dy2 / (long double)(kept * f)),
+        assert_true(REF("init_weight") == 0.0);
+    assert_score(REF("stats_err"), sqrtl((sm + sv) / (2.0L * f)), mag_v);
+    assert_score(REF("mean_err"), sqrtl(sm / f), mag_m);
+    assert_score(REF("var_err"), sqrtl(sv / f), mag_v);
+    assert_score(REF("worst_var_err"), worst, mag_v);
+    assert_true(REF("worst_var_feature") == (double)worst_j);
+    assert_score(REF("stats_err_rel"), sqrtl(srel / (2.0L * f)), mag_rel);
+    assert_score(REF("worst_var_rel"), worst_rel, mag_rel);
+    assert_score(REF("train_eval_rmse"), sqrtl(dy2 / (long double)(kept * f)),
                  fabsl(l->gamma) + fabsl(l->beta));
-    assert_score(res.batch_mean_err, sqrtl(dm2 / (long double)(nb * f)),
+    assert_score(REF("batch_mean_err"), sqrtl(dm2 / (long double)(nb * f)),
                  mag_m);
-    assert_score(res.batch_var_err, sqrtl(dv2 / (long double)(nb * f)),
+    assert_score(REF("batch_var_err"), sqrtl(dv2 / (long double)(nb * f)),
                  mag_v);
-    assert_int_equal(res.props_total, 4 * f * t_count);
-    assert_int_equal(res.props_pass, res.props_total);
+    assert_true(REF("props_total") == (double)(4 * f * t_count));
+    assert_true(REF("props_pass") == (double)(4 * f * t_count));
+#undef REF
+    score_refs_all(&ck, cfg, "check_scores in tests/test_run.c");
     run_result_free(&res);
     free(bm);
     free(bv);
