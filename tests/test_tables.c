@@ -650,6 +650,31 @@ static int run_claims(const char *ini, char *out, size_t cap,
     return rc;
 }
 
+/* The verdicts the claim tests below saw for each kind of claim test (the
+ * first claim of each file), for test_claim_every_kind_has_cases. */
+static struct {
+    char kind[32];
+    int pass, fail;
+} verdicts_seen[32];
+
+static void note_verdict(const char *ini, const char *verdict)
+{
+    const char *t = strstr(ini, "test = ");
+    if (!t)
+        return;
+    char kind[32];
+    size_t len = strcspn(t + 7, "\n");
+    snprintf(kind, sizeof kind, "%.*s", (int)len, t + 7);
+    size_t i = 0, n = sizeof verdicts_seen / sizeof *verdicts_seen;
+    while (i < n && verdicts_seen[i].kind[0] &&
+           strcmp(verdicts_seen[i].kind, kind) != 0)
+        i++;
+    assert_true(i < n);
+    snprintf(verdicts_seen[i].kind, sizeof verdicts_seen[i].kind, "%s", kind);
+    verdicts_seen[i].pass |= strncmp(verdict, "PASS", 4) == 0;
+    verdicts_seen[i].fail |= strncmp(verdict, "FAIL", 4) == 0;
+}
+
 static void expect_verdict(const char *ini, const char *verdict)
 {
     char out[4096];
@@ -658,6 +683,7 @@ static void expect_verdict(const char *ini, const char *verdict)
         fail_msg("error: %s\nfor:\n%s", err.msg, ini);
     if (strncmp(out, verdict, strlen(verdict)) != 0)
         fail_msg("want %s, got:\n%s\nfor:\n%s", verdict, out, ini);
+    note_verdict(ini, verdict);
 }
 
 static void expect_error(const char *ini, const char *says)
@@ -678,13 +704,13 @@ static void make_tiny_results(void)
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/t/summary.tsv", tmpdir);
     /* x rises with b at seeds 1 and 2; ties at seed 3. */
-    write_file(path, "seed\tb\tx\ty\tname\n"
-                     "1\t8\t1\t1\tf1\n"
-                     "1\t16\t2\t1\tf1\n"
-                     "2\t8\t1\t0.5\tf1\n"
-                     "2\t16\t3\t0.5\tf1\n"
-                     "3\t8\t2\t0\tf1\n"
-                     "3\t16\t2\t0\tf1\n");
+    write_file(path, "seed\tb\tx\ty\tname\tfar\n"
+                     "1\t8\t1\t1\tf1\tf2\n"
+                     "1\t16\t2\t1\tf1\tf2\n"
+                     "2\t8\t1\t0.5\tf1\tf2\n"
+                     "2\t16\t3\t0.5\tf1\tf2\n"
+                     "3\t8\t2\t0\tf1\tf2\n"
+                     "3\t16\t2\t0\tf1\tf2\n");
     snprintf(path, sizeof path, "%s/t/features.tsv", tmpdir);
     write_file(path, "feature\ttrue_var\nf0\t1.5\nf1\t-0.6\nf2\t3\n");
     snprintf(path, sizeof path, "%s/t/bad.tsv", tmpdir);
@@ -782,6 +808,7 @@ static void test_claim_pairwise_and_worst_feature(void **state)
                  "over = b\n", "two rows with b 16");
     /* |true_var - 1| largest at f2 (2), not f1 (1.6). */
     expect_verdict("[c]\ntest = worst-feature\na = t: name\n", "FAIL c");
+    expect_verdict("[c]\ntest = worst-feature\na = t: far\n", "PASS c");
 }
 
 static void test_claim_fraction(void **state)
@@ -842,6 +869,24 @@ static void test_claim_files_are_checked(void **state)
                  "value = 1\n", "no column 'nocol'");
     expect_error("[c]\ntest = value\nop = >\nvalue = 1\nop = <\n",
                  "'op' given twice");
+}
+
+/* Every kind of the claim-test table (src/claim/verify.c) met a case that
+ * passes and one that fails in the claim tests above, which run first. */
+static void test_claim_every_kind_has_cases(void **state)
+{
+    (void)state;
+    for (size_t k = 0; verify_kind_name(k); k++) {
+        const char *name = verify_kind_name(k);
+        size_t i = 0, n = sizeof verdicts_seen / sizeof *verdicts_seen;
+        while (i < n && strcmp(verdicts_seen[i].kind, name) != 0)
+            i++;
+        if (i == n || !verdicts_seen[i].pass || !verdicts_seen[i].fail)
+            fail_msg("claim test kind %s has no case that %s: add one to "
+                     "the claim tests of tests/test_tables.c",
+                     name, i < n && verdicts_seen[i].pass ? "fails"
+                                                          : "passes");
+    }
 }
 
 /* ---- every committed experiment's rows are distinct ---- */
@@ -1018,6 +1063,7 @@ int test_tables_run(size_t *ntests)
         cmocka_unit_test(test_claim_pairwise_and_worst_feature),
         cmocka_unit_test(test_claim_fraction),
         cmocka_unit_test(test_claim_files_are_checked),
+        cmocka_unit_test(test_claim_every_kind_has_cases),
         cmocka_unit_test(test_experiment_rows_are_distinct),
         cmocka_unit_test(test_eps_and_conventions_in_one_file),
     };
