@@ -55,8 +55,12 @@ check() { # check DESCRIPTION COMMAND...
     fi
 }
 # Add a content checker's counts to ours.
+# The figure kinds bnstudy draws, its figure-kind table's: each needs a
+# checker in tests/figures_content.py.
+read -r -a kinds <<< "$("$bn" plot --help | sed -n 's|^  \([a-z][a-z-]*\) (scripts/.*$|\1|p' | tr '\n' ' ')"
+check "plot --help lists the figure kinds" [ "${#kinds[@]}" -gt 0 ]
 content() { # content NAME RESULTS TABLES
-    "$python" tests/figures_content.py "$2" "$3" > "$tmp/$1.content.log"
+    "$python" tests/figures_content.py "$2" "$3" "${kinds[@]}" > "$tmp/$1.content.log"
     local rc=$? line
     grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/$1.content.log" | sed "s/^\(not \)\{0,1\}ok - /&$1: /"
     line=$(tail -n 1 "$tmp/$1.content.log")
