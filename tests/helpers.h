@@ -178,6 +178,15 @@ double score_ref(score_refs *refs, const run_result *r, const char *name);
 void score_refs_all(const score_refs *refs, const run_config *cfg,
                     const char *where);
 
+/* The reference each model of the model table is held to, by its name
+ * in test_tables.c's model_refs: a run's every score made anew without
+ * the model's code (score_refs_all names a score left out). The layer's
+ * in long double from the rows its batches report (test_run.c); the
+ * classifier's from net.h's steps by hand (test_classifier.c), in a
+ * fresh directory under root. */
+void ref_layer_scores(const char *root);
+void ref_classifier_scores(const char *root);
+
 /* run_execute(pop, cfg, obs, res), or failing the test with its message. */
 void run_or_fail(const pop_t *pop, const run_config *cfg,
                  const run_observer *obs, run_result *res);

@@ -292,11 +292,10 @@ static int *labels(const pop_t *p)
 /* A run's scores are net.h's on the rows the population stage makes,
  * trained in the order's permutation and scored in `shuffled`'s with the
  * run's seed; the evaluation rows shifted as [evaluation] says. */
-static void test_scores_are_the_networks(void **state)
+void ref_classifier_scores(const char *root)
 {
-    (void)state;
     char dir[300];
-    test_fresh_dir(tmpdir, dir, sizeof dir, "scores");
+    test_fresh_dir(root, dir, sizeof dir, "scores");
     exp_t *e = malloc(sizeof *e);
     assert_non_null(e);
     load(e, dir, "s.ini",
@@ -387,7 +386,7 @@ static void test_scores_are_the_networks(void **state)
     assert_rel(REF("init_weight"),
                powl(cfg.layer.keep, (long double)(2 * (tr->n / 16))), 1e-12);
     score_refs_all(&ck, &cfg,
-                   "test_scores_are_the_networks in tests/test_classifier.c");
+                   "ref_classifier_scores in tests/test_classifier.c");
 #undef REF
     free(h);
     net_free(&net);
@@ -401,6 +400,12 @@ static void test_scores_are_the_networks(void **state)
     exp_pops_free(&pops);
     exp_free(e);
     free(e);
+}
+
+static void test_scores_are_the_networks(void **state)
+{
+    (void)state;
+    ref_classifier_scores(tmpdir);
 }
 
 /* Rows of both models in summary text t: each model's rows read "-" in

@@ -662,6 +662,17 @@ static void test_drift_outputs(void **state)
     pop_free(&pop);
 }
 
+void ref_layer_scores(const char *root)
+{
+    (void)root; /* it writes nothing */
+    pop_t pop;
+    default_pop(&pop);
+    run_config cfg;
+    run_default_config(&cfg);
+    check_scores(&pop, &cfg);
+    pop_free(&pop);
+}
+
 static void test_scores_recomputed(void **state)
 {
     (void)state;

@@ -889,6 +889,34 @@ static void test_claim_every_kind_has_cases(void **state)
     }
 }
 
+/* ---- every model against its reference ---- */
+
+static const struct {
+    const char *model;
+    void (*ref)(const char *dir);
+} model_refs[] = {
+    {"layer", ref_layer_scores},
+    {"classifier", ref_classifier_scores},
+};
+
+/* Every row of the model table (src/model/run.c) runs its reference; a
+ * row without one fails naming it and where to add it. */
+static void test_every_model_against_its_reference(void **state)
+{
+    (void)state;
+    for (int m = 0; run_model_name(m); m++) {
+        size_t k = 0, n = sizeof model_refs / sizeof *model_refs;
+        while (k < n && strcmp(model_refs[k].model, run_model_name(m)) != 0)
+            k++;
+        if (k == n)
+            fail_msg("model %s has no reference: add its function to "
+                     "model_refs in tests/test_tables.c (declared in "
+                     "tests/helpers.h, as ref_layer_scores is)",
+                     run_model_name(m));
+        model_refs[k].ref(tmpdir);
+    }
+}
+
 /* ---- every committed experiment's rows are distinct ---- */
 
 static int strcmp_ptr(const void *a, const void *b)
@@ -1064,6 +1092,7 @@ int test_tables_run(size_t *ntests)
         cmocka_unit_test(test_claim_fraction),
         cmocka_unit_test(test_claim_files_are_checked),
         cmocka_unit_test(test_claim_every_kind_has_cases),
+        cmocka_unit_test(test_every_model_against_its_reference),
         cmocka_unit_test(test_experiment_rows_are_distinct),
         cmocka_unit_test(test_eps_and_conventions_in_one_file),
     };
