@@ -182,57 +182,133 @@ static void test_key_and_score_tables(void **state)
         assert_int_equal(out_file_find(out_file_get(i)->name), i);
 }
 
-/* Two values on every axis: 2^13 configurations, each decoded to its own
- * combination, batch size fastest, then the seed. */
-static void test_every_axis_decodes(void **state)
+/* Two values of every axis of the key table (its rows with a place in the
+ * product), as an experiment file writes them. */
+static const struct {
+    const char *key, *values;
+} axis_values[] = {
+    {"shift", "0 0.5"},          {"scale", "1 2"},
+    {"offset", "0 1"},
+    {"hidden", "4 8"},           {"norm", "batch none"},
+    {"freeze_after", "0 1"},     {"lr", "0.1 0.2"},
+    {"sgd_momentum", "0 0.5"},   {"weight_decay", "0 0.01"},
+    {"init_seed", "1 2"},        {"gamma", "1 2"},
+    {"beta", "0 1"},             {"eps", "1e-5 1e-3"},
+    {"momentum", "0.9 0.5"},     {"momentum_weights", "old new"},
+    {"variance", "biased unbiased"}, {"estimator", "ema precise"},
+    {"batch_size", "8 16"},      {"order", "shuffled sorted"},
+    {"seed", "1 2"},             {"epochs", "1 2"},
+    {"partial", "drop keep"},    {"precise_batches", "0 1"},
+    {"drift", "none step:1"},    {"drift_size", "0 0.5"},
+};
+
+static const char *values_of(const key_def *d)
 {
-    (void)state;
+    for (size_t i = 0; i < sizeof axis_values / sizeof *axis_values; i++)
+        if (strcmp(axis_values[i].key, d->name) == 0)
+            return axis_values[i].values;
+    fail_msg("axis %s has no two values: add them to axis_values in "
+             "tests/test_tables.c",
+             d->name);
+    return NULL;
+}
+
+/* Which of an axis's two values configuration c has, read back through
+ * the key's get; -1 for neither. */
+static int which_value(const key_def *d, const run_config *c)
+{
+    key_cell cell;
+    memset(&cell, 0, sizeof cell);
+    d->get(c, &cell);
+    char vals[64];
+    snprintf(vals, sizeof vals, "%s", values_of(d));
+    char *second = strchr(vals, ' ');
+    *second++ = '\0';
+    const char *v[2] = {vals, second};
+    for (int i = 0; i < 2; i++) {
+        const char *text = cell.text ? cell.text : cell.buf;
+        if ((cell.kind == CELL_TEXT && strcmp(text, v[i]) == 0) ||
+            (cell.kind == CELL_INT && cell.u == strtoull(v[i], NULL, 10)) ||
+            (cell.kind == CELL_REAL && cell.r == strtod(v[i], NULL)))
+            return i;
+    }
+    return -1;
+}
+
+/* Every axis of model m's (the type held at m, and for a model without
+ * the layer's keys the batch size and the seed beside its own) at its two
+ * values: each configuration decodes to its own combination, read back
+ * through each key's get, and the axes vary by their nesting rank, the
+ * highest fastest. */
+static void check_axes_decode(run_model_id m)
+{
+    int axes[KEY_COUNT];
+    size_t na = 0;
+    char text[2048];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "[population]\nclasses = 3\n"
+                                  "[model]\ntype = %s\n",
+                                  run_model_name(m));
+    unsigned own = RUN_MODEL_BIT(m), layer = RUN_MODEL_BIT(RUN_MODEL_LAYER);
+    /* Sections in file order, each axis of the model once. */
+    for (int pass = 0; pass < KEY_COUNT; pass++) {
+        const key_def *d = exp_key((key_id)pass);
+        int mine = (d->models & own) &&
+                   (m == RUN_MODEL_LAYER || !(d->models & layer) ||
+                    pass == KEY_BATCH_SIZE || pass == KEY_SEED);
+        if (!d->nest || pass == KEY_MODEL || !mine)
+            continue;
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "[%s]\n%s = %s\n", d->section, d->name,
+                                values_of(d));
+        axes[na++] = pass;
+    }
+    assert_true(len < sizeof text && na < 8 * sizeof(unsigned));
     char path[300];
     snprintf(path, sizeof path, "%s/all.ini", tmpdir);
-    write_file(path, "[layer]\ngamma = 1 2\nbeta = 0 1\neps = 1e-5 1e-3\n"
-                     "momentum = 0.9 0.5\nmomentum_weights = old new\n"
-                     "variance = biased unbiased\n"
-                     "estimator = ema precise\n"
-                     "[sweep]\nbatch_size = 8 16\norder = shuffled sorted\n"
-                     "seed = 1 2\nepochs = 1 2\npartial = drop keep\n"
-                     "precise_batches = 0 1\n");
+    write_file(path, text);
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     if (exp_load(e, path, NULL, &err) != 0)
-        fail_msg("%s", err.msg);
+        fail_msg("%s\nfor:\n%s", err.msg, text);
     size_t n = exp_count(e);
-    assert_int_equal(n, 1u << 13);
-    unsigned char *seen = calloc(n, 1);
-    assert_non_null(seen);
+    assert_int_equal(n, (size_t)1 << na);
+    /* The place of each axis's bit in k: by nesting rank, fastest 0. */
+    int place[KEY_COUNT];
+    for (size_t a = 0; a < na; a++) {
+        place[a] = 0;
+        for (size_t b = 0; b < na; b++)
+            place[a] += exp_key((key_id)axes[b])->nest >
+                        exp_key((key_id)axes[a])->nest;
+    }
     for (size_t k = 0; k < n; k++) {
         run_config c;
         exp_config(e, k, &c);
-        /* The combination as 13 bits, one per axis. */
-        unsigned code = (c.layer.gamma == 2.0) << 0 |
-                        (c.layer.beta == 1.0) << 1 |
-                        (c.layer.eps == 1e-3) << 2 |
-                        (c.layer.momentum == 0.5) << 3 |
-                        (c.layer.weights == BN_WEIGHTS_NEW) << 4 |
-                        (c.layer.variance == BN_VAR_UNBIASED) << 5 |
-                        (c.layer.estimator == BN_EST_PRECISE) << 6 |
-                        (c.batch_size == 16) << 7 |
-                        (strcmp(c.order.name, "sorted") == 0) << 8 |
-                        (c.seed == 2) << 9 | (c.epochs == 2) << 10 |
-                        (c.partial == RUN_PARTIAL_KEEP) << 11 |
-                        (c.precise_batches == 1) << 12;
-        assert_int_equal(seen[code]++, 0);
-        assert_int_equal(c.batch_size, k % 2 ? 16 : 8);
-        assert_int_equal(c.seed, (k / 2) % 2 ? 2 : 1);
+        for (size_t a = 0; a < na; a++) {
+            const key_def *d = exp_key((key_id)axes[a]);
+            int want = (int)((k >> place[a]) & 1u);
+            if (which_value(d, &c) != want)
+                fail_msg("%s configuration %zu: %s is not its value %d",
+                         run_model_name(m), k, d->name, want);
+        }
+        assert_int_equal(c.model, m);
+        assert_string_equal(c.population,
+                            m == RUN_MODEL_LAYER ? e->pop_id : e->held_id);
         /* p follows momentum and its convention. */
         assert_true(c.layer.p == (c.layer.weights == BN_WEIGHTS_NEW
                                       ? c.layer.momentum
                                       : bn_decimal_complement(
                                             c.layer.momentum)));
-        assert_string_equal(c.population, e->pop_id);
     }
-    free(seen);
     exp_free(e);
     free(e);
+}
+
+static void test_every_axis_decodes(void **state)
+{
+    (void)state;
+    for (int m = 0; run_model_name(m); m++)
+        check_axes_decode((run_model_id)m);
 }
 
 /* ---- validators: the same bounds from a file and from `run` ---- */
