@@ -54,13 +54,22 @@ check() { # check DESCRIPTION COMMAND...
         echo "not ok - $what"
     fi
 }
+# The figure kinds bnstudy draws and its orders, its figure-kind and order
+# tables': each kind needs a checker in tests/figures_content.py, each
+# order its words there.
+tables=() nk=0 no=0
+for k in $("$bn" plot --help | sed -n 's|^  \([a-z][a-z-]*\) (scripts/.*$|\1|p'); do
+    tables+=(--kind "$k") nk=$((nk + 1))
+done
+for o in $("$bn" run --help | sed -n 's|^  --order ORDER  *[^:]*: \(.*\) (shuffled)$|\1|p' |
+           tr ',' '\n' | sed 's/^ *//; s/:.*//' | sort -u); do
+    tables+=(--order "$o") no=$((no + 1))
+done
+check "plot --help and run --help list the figure kinds and the orders" \
+    [ $((nk * no)) -gt 0 ]
 # Add a content checker's counts to ours.
-# The figure kinds bnstudy draws, its figure-kind table's: each needs a
-# checker in tests/figures_content.py.
-read -r -a kinds <<< "$("$bn" plot --help | sed -n 's|^  \([a-z][a-z-]*\) (scripts/.*$|\1|p' | tr '\n' ' ')"
-check "plot --help lists the figure kinds" [ "${#kinds[@]}" -gt 0 ]
 content() { # content NAME RESULTS TABLES
-    "$python" tests/figures_content.py "$2" "$3" "${kinds[@]}" > "$tmp/$1.content.log"
+    "$python" tests/figures_content.py "$2" "$3" "${tables[@]}" > "$tmp/$1.content.log"
     local rc=$? line
     grep -v '^[0-9]* passed, [0-9]* failed$' "$tmp/$1.content.log" | sed "s/^\(not \)\{0,1\}ok - /&$1: /"
     line=$(tail -n 1 "$tmp/$1.content.log")
