@@ -316,7 +316,8 @@ gnu_parallel() {
         --out results &&
         ./bnstudy sweep experiments/shuffles.ini --out whole &&
         same whole/shuffles results/shuffles &&
-        [ "$(ls results/shuffles | wc -l)" -eq "$n_layer_files" ]
+        [ "$(ls results/shuffles | wc -l)" -eq \
+          "$(sed -n 's/^outputs = //p' experiments/shuffles.ini | wc -w)" ]
 }
 if parallel --version 2>/dev/null | grep -q '^GNU parallel'; then
     case_ "GNU parallel, four shards on this machine, merged: the same bytes" gnu_parallel
