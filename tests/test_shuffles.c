@@ -159,7 +159,7 @@ static void test_closed_form_matches_ten_thousand_shuffles(void **state)
     static const size_t sizes[] = {8, 16, 32, 64, 128, 256};
     static const bn_estimator ests[] = {BN_EST_EMA, BN_EST_EMA_DEBIASED};
     const size_t seeds = 10000;
-    for (size_t e = 0; e < 2; e++)
+    for (size_t e = 0; e < sizeof ests / sizeof *ests; e++)
         for (size_t s = 0; s < 6; s++) {
             run_config cfg;
             run_default_config(&cfg);
