@@ -625,6 +625,7 @@ typedef struct {
     cli_pop_options po;
     const char *dump;     /* --dump STEM */
     const char *run_only; /* an option that only a run has, or NULL */
+    char run_only_name[48]; /* its name, kept past the option table */
     const char *folder;   /* DIR, or NULL */
     char **sets;          /* the --set values */
     size_t n_sets;
@@ -637,6 +638,13 @@ static int is_layer_key(key_id k)
         if (layer_keys[i] == k)
             return 1;
     return 0;
+}
+
+/* An option's name, copied: the option table is parse_args's own. */
+static const char *keep_name(diag_args *a, const char *name)
+{
+    snprintf(a->run_only_name, sizeof a->run_only_name, "%s", name);
+    return a->run_only_name;
 }
 
 /* The options: every key of the key table as run has them, the
@@ -684,7 +692,7 @@ static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
         } else if (file) {
             *file = optarg;
         } else if (cli_take_pop_option(c, optarg, &a->po)) {
-            a->run_only = opts[idx].name;
+            a->run_only = keep_name(a, opts[idx].name);
         } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
             key_id k = (key_id)(c - CLI_KEY_BASE);
             char origin[64];
@@ -692,7 +700,7 @@ static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
             if (exp_set(a->e, k, optarg, origin, 0, &err) != 0)
                 return cli_error(cmd, "%s", err.msg), -1;
             if (!is_layer_key(k))
-                a->run_only = opts[idx].name;
+                a->run_only = keep_name(a, opts[idx].name);
         } else {
             return -1; /* cli_next said why */
         }
