@@ -120,8 +120,10 @@ fewer_seeds() {
     [ -e o/s/distribution.tsv ] || { echo "no distribution.tsv"; return 1; }
     small 1 > s.ini
     "$bin" sweep s.ini --out o || return 1
-    [ "$(listing o/s)" = "features.tsv manifest.tsv summary.tsv table.md " ] ||
-        { echo "left: $(listing o/s)"; return 1; }
+    "$bin" sweep s.ini --out fresh || return 1
+    [ "$(listing o/s)" = "$(listing fresh/s)" ] ||
+        { echo "left: $(listing o/s), a fresh sweep: $(listing fresh/s)"; return 1; }
+    [ ! -e o/s/distribution.tsv ] || { echo "distribution.tsv left"; return 1; }
     [ "$(listing o)" = "s " ]
 }
 case_ "a sweep with fewer seeds leaves exactly its own files" fewer_seeds

@@ -27,6 +27,30 @@ run=$work/run
 # shellcheck source=tests/case.sh
 . "$repo/tests/case.sh"
 
+# The output files of the file table (src/study/outfile.c), as bnstudy
+# lists them when refusing one it does not know, but those named: every
+# file a sweep of the kind can write without them.
+outputs_but() {
+    printf '[experiment]\noutputs = no-such-file\n' > "$work/outputs.ini"
+    "$bin" sweep "$work/outputs.ini" --out "$work/no-out" 2>&1 |
+        sed -n 's/.*unknown value .no-such-file. (\(.*\))$/\1/p' | tr -d ',' |
+        tr ' ' '\n' | grep -vxF -f <(printf '%s\n' "$@") | tr '\n' ' '
+}
+# Feature maps alone have effective.tsv; the classifier alone curve.tsv.
+every_file=$(outputs_but effective)
+layer_files=$(outputs_but effective curve)
+[ -n "$layer_files" ] || { echo "no output files listed by $bin" >&2; exit 2; }
+
+# one_digit_more FILE LINE COLUMN: FILE with one digit appended to the
+# cell of COLUMN (by its header name, never its place) on LINE, on
+# stdout; status 1 and a line naming it when FILE has no such column.
+one_digit_more() {
+    awk -F '\t' -v OFS='\t' -v line="$2" -v name="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i
+                  if (!c) { print FILENAME ": no column " name > "/dev/stderr"; exit 1 } }
+        NR == line { $c = $c "1" } 1' "$1"
+}
+
 # split INI N [OPTIONS...]: the sweep whole into full/, in N shards into
 # shards/, merged into merged/; the two result sets compared.
 split_merge() {
@@ -49,7 +73,7 @@ split_merge() {
 fault_walk() {
     local kind n k st problems=0
     printf '%s\n' '[experiment]' \
-        'outputs = summary features table manifest distribution expectation curve' \
+        "outputs = $every_file" \
         '[population]' 'rows = 64' 'classes = 2' \
         '[model]' 'type = layer classifier' \
         '[sweep]' 'batch_size = 8 32' 'order = shuffled sorted' 'seed = 1..3' \
@@ -87,13 +111,14 @@ fi
 
 # Every file a layer sweep can write, many seeds: the distribution, the
 # closed forms, the reading table of means and percentiles.
-SEEDS=(--set 'sweep.seed=1..24' --set 'experiment.outputs=summary features table manifest distribution expectation')
+SEEDS=(--set 'sweep.seed=1..24' --set "experiment.outputs=$layer_files")
+n_layer_files=$(wc -w <<< "$layer_files")
 
 many_seeds() {
     split_merge "$repo/experiments/shuffles.ini" 4 "${SEEDS[@]}" &&
-        [ "$(ls merged/shuffles | wc -l)" -eq 6 ]
+        [ "$(ls merged/shuffles | wc -l)" -eq "$n_layer_files" ]
 }
-case_ "shuffles, 24 seeds, in 4 shards: all six files as the whole sweep's" many_seeds
+case_ "shuffles, 24 seeds, in 4 shards: every layer file as the whole sweep's" many_seeds
 
 uneven() {
     split_merge "$repo/experiments/estimators.ini" 7
@@ -231,14 +256,14 @@ damaged() {
     "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     cp -r shards good
     # One digit of one score changed.
-    awk -F '\t' -v OFS='\t' 'NR == 3 { $13 = $13 "1" } 1' good/batch-size.shard-2-of-2/summary.tsv \
-        > $s-2-of-2/summary.tsv
+    one_digit_more good/batch-size.shard-2-of-2/summary.tsv 3 stats_err \
+        > $s-2-of-2/summary.tsv || return 1
     refused "$s-2-of-2/summary.tsv line 3: not configuration 3's row" \
         "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     # A running variance changed in features.tsv.
     cp good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/
-    awk -F '\t' -v OFS='\t' 'NR == 12 { $NF = $NF "1" } 1' good/batch-size.shard-2-of-2/features.tsv \
-        > $s-2-of-2/features.tsv
+    one_digit_more good/batch-size.shard-2-of-2/features.tsv 12 running_var \
+        > $s-2-of-2/features.tsv || return 1
     refused "$s-2-of-2/features.tsv lines [0-9]+ to [0-9]+: not configuration [0-9]+'s rows" \
         "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     # A file cut short, and one with a row too many.
@@ -262,8 +287,8 @@ damaged_curve() {
     done
     cp -r shards good
     # Epoch 2's accuracy in train mode, one digit more.
-    awk -F '\t' -v OFS='\t' 'NR == 3 { $(NF - 12) = $(NF - 12) "1" } 1' \
-        good/clf-batch-size.shard-1-of-2/curve.tsv > $s-1-of-2/curve.tsv
+    one_digit_more good/clf-batch-size.shard-1-of-2/curve.tsv 3 acc_train_mode \
+        > $s-1-of-2/curve.tsv || return 1
     cmp -s good/clf-batch-size.shard-1-of-2/curve.tsv $s-1-of-2/curve.tsv &&
         { echo "the edit changed nothing"; return 1; }
     refused "$s-1-of-2/curve.tsv line 3: not configuration 0's row" \
@@ -291,7 +316,8 @@ gnu_parallel() {
         --out results &&
         ./bnstudy sweep experiments/shuffles.ini --out whole &&
         same whole/shuffles results/shuffles &&
-        [ "$(ls results/shuffles | wc -l)" -eq 6 ]
+        [ "$(ls results/shuffles | wc -l)" -eq \
+          "$(sed -n 's/^outputs = //p' experiments/shuffles.ini | wc -w)" ]
 }
 if parallel --version 2>/dev/null | grep -q '^GNU parallel'; then
     case_ "GNU parallel, four shards on this machine, merged: the same bytes" gnu_parallel

@@ -884,6 +884,11 @@ static const char *kind_list(char *buf, size_t cap)
     return buf;
 }
 
+const char *verify_kind_name(size_t i)
+{
+    return i < N_KINDS ? kinds[i].name : NULL;
+}
+
 int verify_claims(const char *claims_path, const char *results_dir,
                   FILE *out, verify_counts *counts, bn_error *err)
 {
