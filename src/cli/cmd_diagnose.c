@@ -28,6 +28,7 @@
 #include "model/order.h"
 #include "pop/popfile.h"
 #include "model/run.h"
+#include "base/input.h"
 #include "base/tsv.h"
 
 enum {
@@ -433,7 +434,7 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
                       err) != 0)
         return -1;
     int rc = popfile_parse(cf->activations, bytes, len, NULL, pf, err);
-    free(bytes);
+    input_free((char *)bytes, len);
     if (rc != 0)
         return -1;
     if (pf->f != s->f)

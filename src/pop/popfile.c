@@ -18,6 +18,11 @@
 #include "base/input.h"
 #include "pop/pop.h"
 
+/* What a label or group cell costs while it is read and numbered, for
+ * the reading budget: its pointer, its string's allocation, and its
+ * share of the numbering (factorize). */
+#define CATEGORY_BYTES 64
+
 /* ------------------------------------------------------------ small pieces */
 
 /* A piece of input quoted in a message: printable ASCII as is (a
@@ -648,6 +653,7 @@ static int parse_text(const char *path, const unsigned char *bytes,
     text_state t;
     memset(&t, 0, sizeof t);
     size_t rows = 0, f = 0, max_rows = 0, label_col = 0, group_col = 0;
+    size_t held = 0;
     double *x = NULL;
     int rc = -1;
     p = line_at(&r, p, end);
@@ -658,8 +664,16 @@ static int parse_text(const char *path, const unsigned char *bytes,
     max_rows = 1;
     for (const unsigned char *q = p; q < end; q++)
         max_rows += *q == '\n';
-    if (max_rows > SIZE_MAX / sizeof(double) / f) {
+    if (max_rows > SIZE_MAX / (f * sizeof(double) + 2 * CATEGORY_BYTES)) {
         bn_fail(err, "%s: too many values for memory", path);
+        goto done;
+    }
+    /* The values, and for a label or group column a string a row. */
+    held = max_rows * (f * sizeof *x + ((opt->label != NULL) +
+                                        (opt->group != NULL)) *
+                                           CATEGORY_BYTES);
+    if (input_charge(path, held, "its values", err) != 0) {
+        held = 0;
         goto done;
     }
     x = bn_alloc_large(max_rows * f * sizeof *x);
@@ -682,10 +696,12 @@ static int parse_text(const char *path, const unsigned char *bytes,
     pf->n = rows;
     pf->f = f;
     pf->x = x;
+    pf->held = held;
     x = NULL;
     rc = 0;
 done:
     if (rc != 0) {
+        input_release(held);
         pop_factor_free(&pf->label);
         pop_factor_free(&pf->group);
         free(pf->names);
@@ -1059,11 +1075,15 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
         return -1;
     size_t n = in.dims[0], f = in.dims[1];
     memset(pf, 0, sizeof *pf);
+    /* npy_check_shape bounds n x f by the data's bytes. */
+    if (input_charge(path, n * f * sizeof(double), "its values", err) != 0)
+        return -1;
     double *x = bn_alloc_large(n * f * sizeof *x);
     char **names = calloc(f, sizeof *names);
     if (!x || !names) {
         free(x);
         free(names);
+        input_release(n * f * sizeof(double));
         return bn_fail(err, "%s: out of memory for %zu x %zu values", path,
                        n, f);
     }
@@ -1073,12 +1093,14 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
     if (rc != 0) {
         free(x);
         free(names);
+        input_release(n * f * sizeof(double));
         return -1;
     }
     pf->n = n;
     pf->f = f;
     pf->x = x;
     pf->names = names;
+    pf->held = n * f * sizeof(double);
     return 0;
 }
 
@@ -1158,6 +1180,7 @@ void popfile_free(popfile *pf)
     free(pf->x);
     pop_factor_free(&pf->label);
     pop_factor_free(&pf->group);
+    input_release(pf->held);
     memset(pf, 0, sizeof *pf);
 }
 
