@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "study/exp.h"
-#include "study/shard.h"
+#include "io/shard.h"
 #include "io/sweep.h"
 
 static const char usage[] =
