@@ -200,6 +200,8 @@ static int sweep_command(const char *cmd, int argc, char **argv)
     ov.sets = sets;
     ov.n_sets = n_sets;
     out_inputs ins = {0};
+    ins.dirs = opt.merge;
+    ins.n_dirs = opt.n_merge;
     if (exp_load(e, argv[optind], &ov, &err) != 0 ||
         out_inputs_add(&ins, e->source, &err) != 0 ||
         out_inputs_add(&ins, e->popfile.path, &err) != 0 ||

@@ -40,13 +40,17 @@ void out_abort(out_file *of);
 int out_same_file(const char *a, const char *b);
 
 /* The files a command reads, which no output may replace: known by device
- * and inode, so no spelling of a path (./x, a hard link) gets past. */
+ * and inode, so no spelling of a path (./x, a hard link) gets past; and
+ * the directories it reads (a merge's shards), which no result set may
+ * replace. */
 typedef struct {
     size_t n;
     struct {
         const char *path;
         unsigned long long dev, ino;
     } file[4];
+    char *const *dirs;
+    size_t n_dirs;
 } out_inputs;
 
 /* Add the file at path (NULL is skipped) to ins. */
