@@ -130,21 +130,25 @@ static size_t line_of(const char *text, size_t i)
     return line;
 }
 
-/* More than the file's limit (over_max), or than the budget leaves. */
-static int too_large(const char *path, size_t max, int over_max,
+/* More than the file's limit (over_max), or than the budget leaves
+ * beside what other inputs hold (own: the bytes this read holds). */
+static int too_large(const char *path, size_t max, int over_max, size_t own,
                      bn_error *err)
 {
-    char a[32], b[32], opt[64];
+    char a[32], b[32], c[32], opt[64];
+    size_t others = budget.held > own ? budget.held - own : 0;
     if (over_max)
         return bn_fail(err, "%s: larger than the limit of %s", path,
                        input_size_text(max, a));
-    if (budget.held == 0)
+    if (others == 0)
         return bn_fail(err, "%s: larger than the limit of %s%s", path,
                        input_size_text(budget.limit, a), raises(opt));
     return bn_fail(err, "%s: larger than the %s the limit of %s leaves "
-                        "beside what the inputs hold already%s",
-                   path, input_size_about((double)budget_left(), b),
-                   input_size_text(budget.limit, a), raises(opt));
+                        "beside the %s the inputs hold already%s",
+                   path,
+                   input_size_about((double)(budget.limit - others), b),
+                   input_size_text(budget.limit, a),
+                   input_size_about((double)others, c), raises(opt));
 }
 
 /* ---- whole files ---- */
@@ -161,7 +165,7 @@ static int grow(const char *path, char **buf, size_t *cap, size_t n,
         most = *cap + budget_left();
     size_t ncap = *cap > most / 2 ? most : 2 * *cap;
     if (ncap <= *cap)
-        return too_large(path, max, 0, err);
+        return too_large(path, max, 0, *cap, err);
     char *nb = realloc(*buf, ncap);
     if (!nb)
         return bn_fail(err, "%s: out of memory", path);
@@ -192,7 +196,7 @@ static int read_all(const char *path, int fd, size_t max, int want_text,
                            line_of(*buf, (size_t)(nul - *buf)));
         *n += (size_t)got;
         if (*n > max)
-            return too_large(path, max, 1, err);
+            return too_large(path, max, 1, *cap, err);
     }
 }
 
@@ -320,7 +324,7 @@ static int fill(input_lines *r, bn_error *err)
     r->end += (size_t)got;
     r->got += (size_t)got;
     if (r->got > r->max)
-        return too_large(r->path, r->max, 1, err);
+        return too_large(r->path, r->max, 1, r->cap, err);
     return 0;
 }
 

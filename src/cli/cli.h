@@ -67,6 +67,15 @@ int cli_parse_count(const char *cmd, const char *opt, const char *s,
  * --max-memory. */
 int cli_parse_size(const char *cmd, const char *opt, const char *s,
                    double *out);
+/* --max-memory SIZE: the memory a command may hold, its inputs' reading
+ * budget (base/input.h) among it; main sets the default (2G) before any
+ * command runs. Parsed into *bytes (NULL: not kept) and set as the
+ * budget; -1 after a message when SIZE is not one. */
+#define CLI_MAX_MEMORY_HELP                                                 \
+    "  --max-memory SIZE      refuse inputs that would hold more than SIZE\n" \
+    "                         bytes, K M G T allowed (2G)\n"
+int cli_max_memory(const char *cmd, const char *s, double *bytes);
+void cli_default_budget(void);
 
 /* The options of the experiment keys that are axes (exp.h's table):
  * "--batch-size" for batch_size. Fills opts (room for KEY_COUNT + extra

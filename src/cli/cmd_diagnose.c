@@ -38,7 +38,8 @@ enum {
     OPT_STATS,
     OPT_ACTIVATIONS,
     OPT_BATCHES,
-    OPT_LAYER
+    OPT_LAYER,
+    OPT_MAX_MEMORY
 };
 
 static void usage(void)
@@ -89,6 +90,7 @@ static void usage(void)
           "as key, value\n"
           "  --tsv                  one TSV row per feature instead of the "
           "table\n"
+          CLI_MAX_MEMORY_HELP
           "  -h, --help             this text\n",
           stdout);
 }
@@ -613,7 +615,7 @@ static void print_table(const subject *s, const diag_feature *d)
 int cmd_diagnose(int argc, char **argv)
 {
     const char *cmd = "diagnose";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 9];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 10];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -624,6 +626,7 @@ int cmd_diagnose(int argc, char **argv)
         {"activations", required_argument, NULL, OPT_ACTIVATIONS},
         {"batches", required_argument, NULL, OPT_BATCHES},
         {"layer", required_argument, NULL, OPT_LAYER},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"help", no_argument, NULL, OPT_HELP},
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
@@ -670,6 +673,9 @@ int cmd_diagnose(int argc, char **argv)
             goto done;
         } else if (c == OPT_TSV) {
             tsv = 1;
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_max_memory(cmd, optarg, NULL) != 0)
+                goto done;
         } else if (file) {
             *file = optarg;
         } else if (cli_take_pop_option(c, optarg, &po)) {

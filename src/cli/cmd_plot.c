@@ -30,7 +30,7 @@ extern char **environ;
 
 static const char usage_head[] =
     "usage: bnstudy plot [RESULTS_DIR] [--gnuplot PROG] [--scripts DIR]\n"
-    "                    [--list] [--tables DIR]\n"
+    "                    [--list] [--tables DIR] [--max-memory SIZE]\n"
     "\n"
     "Draw every figure the experiments in RESULTS_DIR (results) support,\n"
     "each experiment being a directory that `bnstudy sweep --out` wrote,\n"
@@ -48,6 +48,8 @@ static const char usage_head[] =
     "                   `set table`) to DIR/<experiment>/NAME.png.tab and\n"
     "                   its texts to NAME.N.set instead of images, for\n"
     "                   tests/figures.sh\n"
+    "  --max-memory SIZE  refuse results that would hold more than SIZE\n"
+    "                   bytes at once, K M G T allowed (2G)\n"
     "  -h, --help       this text\n"
     "\n"
     "figures:\n";
@@ -57,6 +59,7 @@ static const struct option options[] = {
     {"scripts", required_argument, NULL, 's'},
     {"list", no_argument, NULL, 'l'},
     {"tables", required_argument, NULL, 't'},
+    {"max-memory", required_argument, NULL, 'm'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -555,7 +558,7 @@ int cmd_plot(int argc, char **argv)
             list_only = 1;
         else if (c == 't')
             tables = optarg;
-        else
+        else if (c != 'm' || cli_max_memory(cmd, optarg, NULL) != 0)
             return CLI_EXIT_USAGE;
     }
     if (optind < argc)

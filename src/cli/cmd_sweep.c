@@ -158,8 +158,7 @@ static int sweep_command(const char *cmd, int argc, char **argv)
                                 &opt.limits.work) != 0)
                 goto done;
         } else if (c == 'm') {
-            if (cli_parse_size(cmd, "--max-memory", optarg,
-                               &opt.limits.bytes) != 0)
+            if (cli_max_memory(cmd, optarg, &opt.limits.bytes) != 0)
                 goto done;
         } else if (c == 'k') {
             if (parse_shard(cmd, optarg, &opt) != 0)

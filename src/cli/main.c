@@ -69,6 +69,7 @@ int main(int argc, char **argv)
                 printf("%s\t%s\n", rows[i].key, rows[i].value);
         return finish(0);
     }
+    cli_default_budget();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return finish(commands[i].fn(argc - 1, argv + 1));
