@@ -112,6 +112,13 @@ void cli_note_constant(const char *cmd, const pop_t *pop)
                 cmd, pop->names[j]);
 }
 
+void cli_warn_swamped(const char *cmd, const exp_t *e)
+{
+    char why[512];
+    if (exp_swamped(e, why, sizeof why))
+        fprintf(stderr, "bnstudy %s: warning: %s\n", cmd, why);
+}
+
 /* The whole command line against the option table, left to right as
  * getopt_long reads it; seen marks each option met. */
 static int check_args(const cli_parser *p, unsigned char *seen)

@@ -57,6 +57,10 @@ int cli_next(cli_parser *p, int *idx);
  * scores (stats_err_rel, worst_var_rel) are then infinite, which the
  * command says rather than leave to be found in the files. */
 void cli_note_constant(const char *cmd, const pop_t *pop);
+struct exp_s;
+/* A warning on stderr when e's results would mean nothing (exp_swamped:
+ * a beta that swamps the outputs); the command still runs. */
+void cli_warn_swamped(const char *cmd, const struct exp_s *e);
 
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out);

@@ -342,7 +342,7 @@ static int read_layer(const char *path, bn_config *c, bn_error *err)
     if (tsv_read(path, &t, err) != 0)
         return -1;
     int c_key, c_val, rc = -1;
-    int have_m = 0, have_eps = 0;
+    size_t have_m = 0, have_eps = 0; /* the line each was given on */
     if (need_column(&t, path, "key", &c_key, err) != 0 ||
         need_column(&t, path, "value", &c_val, err) != 0)
         goto done;
@@ -351,8 +351,18 @@ static int read_layer(const char *path, bn_config *c, bn_error *err)
     for (size_t r = 0; r < t.nrow; r++) {
         const char *k = tsv_cell(&t, r, (size_t)c_key);
         const char *v = tsv_cell(&t, r, (size_t)c_val);
+        /* A key given twice would leave one of its values unread. */
+        size_t *seen = strcmp(k, "momentum") == 0 ? &have_m
+                       : strcmp(k, "eps") == 0    ? &have_eps
+                                                  : NULL;
+        if (seen && *seen) {
+            bn_fail(err, "%s:%zu: key '%s' already given on line %zu", path,
+                    r + 2, k, *seen);
+            goto done;
+        }
+        if (seen)
+            *seen = r + 2;
         if (strcmp(k, "momentum") == 0) {
-            have_m = 1;
             if (strcmp(v, "None") == 0) {
                 c->estimator = BN_EST_CUMULATIVE;
                 bn_set_momentum(c, 1.0, BN_WEIGHTS_NEW, NULL);
@@ -367,9 +377,13 @@ static int read_layer(const char *path, bn_config *c, bn_error *err)
                 goto done;
             }
         } else if (strcmp(k, "eps") == 0) {
-            have_eps = 1;
             if (tsv_number(&t, path, r, c_val, &c->eps, err) != 0)
                 goto done;
+            if (!(c->eps > 0)) {
+                bn_fail(err, "%s:%zu: eps must be > 0, got %s", path, r + 2,
+                        v);
+                goto done;
+            }
         }
     }
     if (!have_m || !have_eps) {
@@ -461,6 +475,12 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
             return -1;
     } else {
         size_t b = (size_t)cf->batch_size, nb = (s->n + b - 1) / b;
+        /* More than the rows would be one batch of all of them: not the
+         * batching asked for. */
+        if (b > s->n)
+            return bn_fail(err, "--batch-size: %zu is more than the %zu rows "
+                                "of %s",
+                           b, s->n, cf->activations);
         s->batch_rows = malloc(nb * sizeof *s->batch_rows);
         if (!s->batch_rows)
             return bn_fail(err, "out of memory");

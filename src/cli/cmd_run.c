@@ -6,6 +6,7 @@
  * before the run starts, so bad input exits 2 with nothing on stdout and
  * no file; and no output may name an input file.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,10 +127,13 @@ static const struct {
 static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
 {
     int bad = b->failed;
+    errno = 0;
     if (!bad && b->len)
         bad = fwrite(b->p, 1, b->len, fp) != b->len;
     buf_free(b);
-    return bad ? cli_error(cmd, "%s: cannot write", what) : 0;
+    return bad ? cli_error(cmd, "%s: cannot write: %s", what,
+                           errno ? strerror(errno) : "out of memory")
+               : 0;
 }
 
 /* Per-row outputs for --write-outputs: row index, then y_train and y_eval
@@ -312,6 +316,7 @@ static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
     sweep_estimate_of(e, 1, 0, &est);
     if (sweep_check_limits(e, &est, &r->limits, "run", &err) != 0)
         return cli_error(cmd, "%s", err.msg), -1;
+    cli_warn_swamped(cmd, e);
     exp_config(e, 0, &r->cfg);
     for (int i = 0; i < N_OUTPUTS; i++)
         if (r->outs[i].path && r->cfg.model != writes[i].model)

@@ -206,7 +206,8 @@ static int sweep_command(const char *cmd, int argc, char **argv)
         out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
         out_inputs_add(&ins, e->evalfile.path, &err) != 0 ||
         (opt.sets = sets, opt.n_sets = n_sets,
-         opt.progress = isatty(STDERR_FILENO), opt.inputs = &ins,
+         cli_warn_swamped(cmd, e), opt.progress = isatty(STDERR_FILENO),
+         opt.inputs = &ins,
          /* the relative scores are over features for the layer only */
          opt.on_population = e->models & RUN_MODEL_BIT(RUN_MODEL_LAYER)
                                  ? note_constant

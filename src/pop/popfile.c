@@ -23,6 +23,12 @@
  * share of the numbering (factorize). */
 #define CATEGORY_BYTES 64
 
+/* Why a value past POP_MAX_SCALE is refused, as a generated feature's
+ * |mean| + 64 sd is (pop.h). */
+static const char too_large_why[] =
+    "the most a population's value may be (its variances and their "
+    "squared errors would overflow)";
+
 /* ------------------------------------------------------------ small pieces */
 
 /* A piece of input quoted in a message: printable ASCII as is (a
@@ -399,6 +405,12 @@ static int parse_number(const text_reader *r, size_t col, const char *name,
                            "%s:%zu:%zu: column '%s': %s is beyond the range "
                            "of a double",
                            r->path, r->line, col, nbuf, show(vbuf, s, len));
+        if (fabs(v) > POP_MAX_SCALE)
+            return bn_fail(err,
+                           "%s:%zu:%zu: column '%s': %s is beyond %g in "
+                           "magnitude, %s",
+                           r->path, r->line, col, nbuf, show(vbuf, s, len),
+                           POP_MAX_SCALE, too_large_why);
         *out = v;
         return 0;
     }
@@ -1032,6 +1044,12 @@ static int npy_values(const char *path, const unsigned char *b,
                                "population needs every value finite",
                                path, i + 1, j + 1,
                                isnan(v) ? "NaN" : "infinite");
+            if (fabs(v) > POP_MAX_SCALE)
+                return bn_fail(err,
+                               "%s: row %zu, column %zu: %g is beyond %g in "
+                               "magnitude, %s",
+                               path, i + 1, j + 1, v, POP_MAX_SCALE,
+                               too_large_why);
             x[i * f + j] = v;
         }
     return 0;
