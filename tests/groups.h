@@ -31,5 +31,6 @@ int test_filepop_run(size_t *ntests);
 int test_diagnose_run(size_t *ntests);
 int test_web_run(size_t *ntests);
 int test_bench_run(size_t *ntests);
+int test_input_run(size_t *ntests);
 
 #endif
