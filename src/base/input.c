@@ -135,7 +135,7 @@ static size_t line_of(const char *text, size_t i)
 static int too_large(const char *path, size_t max, int over_max, size_t own,
                      bn_error *err)
 {
-    char a[32], b[32], c[32], opt[64];
+    char a[32], c[32], opt[64];
     size_t others = budget.held > own ? budget.held - own : 0;
     if (over_max)
         return bn_fail(err, "%s: larger than the limit of %s", path,
@@ -143,11 +143,9 @@ static int too_large(const char *path, size_t max, int over_max, size_t own,
     if (others == 0)
         return bn_fail(err, "%s: larger than the limit of %s%s", path,
                        input_size_text(budget.limit, a), raises(opt));
-    return bn_fail(err, "%s: larger than the %s the limit of %s leaves "
-                        "beside the %s the inputs hold already%s",
-                   path,
-                   input_size_about((double)(budget.limit - others), b),
-                   input_size_text(budget.limit, a),
+    return bn_fail(err, "%s: larger than the limit of %s, with the %s the "
+                        "inputs read before hold%s",
+                   path, input_size_text(budget.limit, a),
                    input_size_about((double)others, c), raises(opt));
 }
 
