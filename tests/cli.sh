@@ -438,10 +438,17 @@ case_ "progress on stderr only when it is a terminal" progress
 
 # ---- the verifier ----
 
+# claim COLUMN OP VALUE: a claims file of one value claim on COLUMN of
+# r/e/summary.tsv's row at batch_size 256.
+claim() {
+    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: %s @ batch_size=256\nop = %s\nvalue = %s\n' \
+        "$1" "$2" "$3"
+}
+
 verifier() {
     mkdir -p r/e
     printf 'batch_size\tstats_err\n8\t0.10000000000000001\n256\tBROKEN\n' > r/e/summary.tsv
-    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: stats_err @ batch_size=256\nop = >\nvalue = 0\n' > c.ini
+    claim stats_err '>' 0 > c.ini
     refused "r/e/summary.tsv:3: column stats_err: 'BROKEN' is not a number" "$bin" verify r --claims c.ini || return 1
     printf 'batch_size\tstats_err\n8\t0.10000000000000001\n256\t0.2\t9\n' > r/e/summary.tsv
     refused "r/e/summary.tsv:3: 3 fields, the header has 2" "$bin" verify r --claims c.ini
@@ -452,7 +459,7 @@ case_ "verify: a non-numeric cell and a row with an extra column name the file a
 # would take it: bad input (2), not a failed claim (1).
 verifier_strict() {
     mkdir -p r/e
-    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: stats_err @ batch_size=256\nop = >\nvalue = 0\n' > c.ini
+    claim stats_err '>' 0 > c.ini
     local v
     for v in nan NaN inf -inf infinity 1e400 0x10 ' 0.5' '0.5 ' +0.5 0.1 1e-05; do
         printf 'batch_size\tstats_err\n256\t%s\n' "$v" > r/e/summary.tsv
@@ -464,7 +471,7 @@ verifier_strict() {
     "$bin" verify r --claims c.ini > out || return 1
     grep -q '^PASS c' out || return 1
     # inf where a writer writes it: a relative score of a constant feature.
-    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: stats_err_rel @ batch_size=256\nop = <\nvalue = 1\n' > i.ini
+    claim stats_err_rel '<' 1 > i.ini
     printf 'batch_size\tstats_err_rel\n256\tinf\n' > r/e/summary.tsv
     "$bin" verify r --claims i.ini > out
     [ $? -eq 1 ] && grep -q '^FAIL c' out || { echo "inf in a relative score is no failed claim"; return 1; }
@@ -477,7 +484,7 @@ case_ "verify: nan, inf, 1e400, 0x10, ' 0.5', 0.1 in a claim's cell are bad inpu
 verifier_files() {
     mkdir -p r/e
     printf 'batch_size\tstats_err\tstats_err\n256\t1\t2\n' > r/e/summary.tsv
-    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: stats_err @ batch_size=256\nop = >\nvalue = 0\n' > c.ini
+    claim stats_err '>' 0 > c.ini
     refused "r/e/summary.tsv:1: column 'stats_err' named twice \(columns 2 and 3\)" "$bin" verify r --claims c.ini || return 1
     : > empty.ini
     refused "empty.ini: no claims" "$bin" verify r --claims empty.ini || return 1

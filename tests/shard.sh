@@ -221,14 +221,22 @@ bad_shards() {
 }
 case_ "missing, duplicate, other-split, other-setting and other-experiment shards are refused" bad_shards
 
-# A damaged shard is found at its line, after the merge began: the
-# temporary set goes and merged/ keeps the old one.
-damaged() {
-    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
+# two_shards: the batch-size sweep in shards/ as two shards, merged into
+# merged/ (the set every refusal must leave), and ini and s set for the
+# case.
+two_shards() {
+    ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
     for k in 1 2; do
         "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
     done
-    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged
+}
+
+# A damaged shard is found at its line, after the merge began: the
+# temporary set goes and merged/ keeps the old one.
+damaged() {
+    local ini s
+    two_shards || return 1
     cp -r shards good
     # One digit of one score changed.
     awk -F '\t' -v OFS='\t' 'NR == 3 { $13 = $13 "1" } 1' good/batch-size.shard-2-of-2/summary.tsv \
@@ -258,11 +266,8 @@ case_ "a damaged, cut or overlong shard is refused at its line; merged/ keeps it
 # another double) reads back to itself: only the digests the manifest
 # records of the rows find it, at its line.
 edited() {
-    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
-    for k in 1 2; do
-        "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
-    done
-    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    local ini s
+    two_shards || return 1
     cp -r shards good
     grep -c '^rows_sha256	' $s-2-of-2/manifest.tsv | grep -qx 6 || { echo "not 6 digest lines"; return 1; }
     # stats_err of configuration 1, 0.0713 in the study, made 0.14251.
@@ -295,10 +300,8 @@ case_ "a value edited into another %.17g value, or an edited digest, is refused 
 # A merge never destroys what it reads: not a shard renamed to its own
 # target, not a shard it would write into.
 own_inputs() {
-    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
-    for k in 1 2; do
-        "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
-    done
+    local ini s
+    two_shards || return 1
     cp -r shards good
     mv $s-2-of-2 shards/batch-size
     watched() { ls -AlR shards 2>/dev/null | md5sum; }
@@ -317,11 +320,8 @@ case_ "a shard renamed to the merge's target, --out inside a shard: refused, eve
 # What a shard's file may be is bounded as any input is: no NUL, no
 # endless line, and a device behind a name is read no further than that.
 unbounded() {
-    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
-    for k in 1 2; do
-        "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
-    done
-    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    local ini s
+    two_shards || return 1
     cp $s-2-of-2/summary.tsv kept.tsv
     ln -sf /dev/zero $s-2-of-2/summary.tsv
     refused "^bnstudy merge: $s-2-of-2/summary.tsv:1: a NUL byte: not a text file" \

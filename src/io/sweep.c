@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/input.h"
 #include "io/digest.h"
 #include "study/dist.h"
 #include "study/out.h"
@@ -111,17 +112,6 @@ void sweep_estimate_of(const exp_t *e, unsigned jobs, int files,
                  est->writing;
 }
 
-/* "6.4 GiB". */
-static const char *size_text(double b, char buf[32])
-{
-    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4)
-        b /= 1024, u++;
-    snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
-    return buf;
-}
-
 int sweep_check_limits(const exp_t *e, const sweep_estimate *est,
                        const sweep_limits *lim, const char *what,
                        bn_error *err)
@@ -153,12 +143,12 @@ int sweep_check_limits(const exp_t *e, const sweep_estimate *est,
                        "population %s, %u thread%s x %s of run buffers, "
                        "%s for writing), more than the limit of %s; "
                        "--max-memory raises it",
-                       src, sep, what, size_text(est->bytes, all),
-                       size_text(est->population, pop), est->threads,
+                       src, sep, what, input_size_about(est->bytes, all),
+                       input_size_about(est->population, pop), est->threads,
                        est->threads == 1 ? "" : "s",
-                       size_text(est->per_thread, run),
-                       size_text(est->writing, writing),
-                       size_text(lim->bytes, limit));
+                       input_size_about(est->per_thread, run),
+                       input_size_about(est->writing, writing),
+                       input_size_about(lim->bytes, limit));
     }
     return 0;
 }
