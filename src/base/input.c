@@ -229,11 +229,17 @@ int input_read(const char *path, size_t max, int want_text, char **text,
         goto done;
     }
     buf[n] = '\0';
-    /* Only what was read stays held. */
-    char *fit = n + 1 < cap ? realloc(buf, n + 1) : NULL;
-    if (fit)
-        buf = fit;
-    input_release(cap - (fit || n + 1 == cap ? n + 1 : cap));
+    /* Only what was read stays held (a shrink that fails is out of
+     * memory like any other allocation: the budget counts the bytes). */
+    char *fit = n + 1 < cap ? realloc(buf, n + 1) : buf;
+    if (!fit) {
+        free(buf);
+        input_release(cap);
+        bn_fail(err, "%s: out of memory", path);
+        goto done;
+    }
+    input_release(cap - (n + 1));
+    buf = fit;
     *text = buf;
     *len = n;
     rc = 0;
