@@ -41,7 +41,7 @@ DEPFLAGS = -MMD -MP
         test-peer test-peer-if-available figures test-figures \
         check-portable libs tests-libs test-faults test-cli test-shard test-slurm fuzz \
         fuzz-replay FORCE web test-web \
-        test-web-if-available
+        test-web-if-available test-scenarios test-scenarios-if-available
 
 # A half-written target is deleted when its recipe fails, so the next make
 # builds it again instead of trusting it.
@@ -277,6 +277,24 @@ test-peer-if-available:
 		$(MAKE) --no-print-directory test-peer; \
 	else \
 		echo "SKIPPED peer test: $(PEER_PYTHON) cannot import torch and numpy ($$(printf '%s' "$$reason" | tail -n 1))"; \
+	fi
+
+# The scenario suite (tests/scenarios/): `bnstudy diagnose` on small
+# PyTorch models it did not train, an MLP and a CNN on the Digits data,
+# each with one cause injected, dumped and diagnosed as README "Your
+# model, then bnstudy" says; about a minute on one thread.
+test-scenarios: $(BIN)
+	@OMP_NUM_THREADS=1 $(PEER_PYTHON) tests/scenarios/scenarios.py --bnstudy ./$(BIN)
+
+# For `make test`: the scenarios when PyTorch is there; otherwise a line
+# that says why not (a failure with REQUIRE_ALL=1, as CI runs it).
+test-scenarios-if-available:
+	@if reason=$$($(PEER_PYTHON) -c 'import torch, numpy' 2>&1); then \
+		$(MAKE) --no-print-directory test-scenarios; \
+	elif [ "$${REQUIRE_ALL:-0}" = 1 ]; then \
+		echo "scenario suite: $(PEER_PYTHON) cannot import torch and numpy (REQUIRE_ALL=1)"; exit 1; \
+	else \
+		echo "SKIPPED scenario suite: $(PEER_PYTHON) cannot import torch and numpy ($$(printf '%s' "$$reason" | tail -n 1))"; \
 	fi
 
 # The published study: every experiment into $(RESULTS), the claims checked,

@@ -552,8 +552,11 @@ diagnose_files() {
     refused "^bnstudy diagnose: twice.tsv:3: key 'momentum' already given on line 2$" \
         "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer twice.tsv || return 1
     printf 'key\tvalue\nmomentum\t0.1\neps\t-1e-05\n' > neg.tsv
-    refused '^bnstudy diagnose: neg.tsv:3: eps must be > 0, got -1e-05$' \
-        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer neg.tsv
+    refused '^bnstudy diagnose: neg.tsv:3: eps must be >= 0, got -1e-05$' \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer neg.tsv || return 1
+    printf 'key\tvalue\nmomentum\t0.1\neps\t0\n' > zero.tsv
+    refused '^bnstudy diagnose: zero.tsv: eps must be finite and > 0, got 0$' \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer zero.tsv
 }
 case_ "diagnose: --batch-size past the rows, a --layer key twice, a negative eps name the option or file and line" diagnose_files
 

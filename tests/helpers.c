@@ -475,3 +475,18 @@ void test_fresh_dir(const char *root, char *dir, size_t cap, const char *name)
     snprintf(dir, cap, "%s/%s", root, name);
     assert_int_equal(test_shell("rm -rf '%s' && mkdir -p '%s'", dir, dir), 0);
 }
+
+void test_expect_refused(const char *dir, const char *args,
+                         const char *needle)
+{
+    char *out, *err;
+    int rc = test_bnstudy(dir, &out, &err, "%s", args);
+    size_t lines = 0;
+    for (const char *c = err; *c; c++)
+        lines += *c == '\n';
+    if (rc != 2 || out[0] || lines != 1 || !strstr(err, needle))
+        fail_msg("%s: status %d, stdout '%.60s', stderr '%s', want '%s'",
+                 args, rc, out, err, needle);
+    test_slurp_free(out);
+    test_slurp_free(err);
+}

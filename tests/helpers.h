@@ -74,6 +74,10 @@ int test_bnstudy(const char *dir, char **out, char **err, const char *fmt,
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* bnstudy ARGS run in dir must be refused: status 2, nothing on standard
+ * output, one line on standard error containing needle. */
+void test_expect_refused(const char *dir, const char *args,
+                         const char *needle);
 /* Split s in place at sep into fields (at most max stored); returns how
  * many there are. */
 size_t test_split(char *s, char sep, char **fields, size_t max);

@@ -34,6 +34,8 @@ static const struct {
     {.name = "provenance", .run = test_provenance_run},
     {.name = "filepop", .run = test_filepop_run},
     {.name = "diagnose", .run = test_diagnose_run},
+    {.name = "verdict", .run = test_verdict_run},
+    {.name = "dumpdir", .run = test_dumpdir_run},
     {.name = "web", .run = test_web_run},
     {.name = "bench", .run = test_bench_run},
 };

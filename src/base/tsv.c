@@ -3,6 +3,7 @@
 #include "base/tsv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,3 +167,40 @@ const char *tsv_cell(const tsv_table *t, size_t row, size_t col)
 {
     return t->cells[row * t->ncol + col];
 }
+
+/* A cell of a TSV that must be a finite number. */
+int tsv_number(const tsv_table *t, const char *path, size_t row,
+                      int col, double *out, bn_error *err)
+{
+    const char *cell = tsv_cell(t, row, (size_t)col);
+    char *end;
+    double v = strtod(cell, &end);
+    if (end == cell || *end || !isfinite(v))
+        return bn_fail(err, "%s:%zu: column %s: '%s' is not a finite number",
+                       path, row + 2, t->names[col], cell);
+    *out = v;
+    return 0;
+}
+
+int tsv_count(const tsv_table *t, const char *path, size_t row,
+                     int col, size_t *out, bn_error *err)
+{
+    double v;
+    if (tsv_number(t, path, row, col, &v, err) != 0)
+        return -1;
+    if (v < 0 || v != floor(v) || v > 1e15)
+        return bn_fail(err, "%s:%zu: column %s: '%s' is not a count", path,
+                       row + 2, t->names[col], tsv_cell(t, row, (size_t)col));
+    *out = (size_t)v;
+    return 0;
+}
+
+int tsv_need_column(const tsv_table *t, const char *path,
+                       const char *name, int *col, bn_error *err)
+{
+    *col = tsv_column(t, name);
+    if (*col < 0)
+        return bn_fail(err, "%s: no column '%s'", path, name);
+    return 0;
+}
+

@@ -8,12 +8,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/net.h"
 #include "cli/cli.h"
+#include "io/dumpdir.h"
 #include "study/exp.h"
 #include "model/order.h"
 #include "study/out.h"
@@ -43,6 +45,13 @@ static void run_usage(void)
           "                         population.feature=NAME MEAN SD RHO "
           "(the first\n"
           "                         replaces the default eight)\n"
+          "  --layer FILE           a dump's NAME.layer.tsv: its momentum in "
+          "PyTorch's\n"
+          "                         convention (the new value's weight; "
+          "None, the\n"
+          "                         cumulative average), the unbiased "
+          "running variance\n"
+          "                         and its eps\n"
           "  --write-features FILE  also write the features.tsv rows to "
           "FILE (the layer)\n"
           "  --write-outputs FILE   also write each last-epoch row's "
@@ -106,7 +115,7 @@ static void pop_usage(void)
 
 enum {
     OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE,
-    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET
+    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET, OPT_LAYER
 };
 #define N_OUTPUTS 4
 
@@ -223,12 +232,13 @@ typedef struct {
     cli_pop_options po;
     char **sets; /* the --set options, in order */
     size_t n_sets;
+    const char *layer_file; /* --layer FILE, or NULL */
     run_config cfg;
     run_result res;
 } run_cmd;
 
 /* run's options: a key's, the population's, the --write options, the
- * limits, --set and --help, into opts (names holds the keys'). */
+ * limits, --set, --layer and --help, into opts (names holds the keys'). */
 static void run_options(struct option *opts, char names[][40])
 {
     size_t no = cli_key_options(opts, names);
@@ -241,6 +251,8 @@ static void run_options(struct option *opts, char names[][40])
     opts[no++] = (struct option){"max-memory", required_argument, NULL,
                                  OPT_MAX_MEMORY};
     opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
+    opts[no++] = (struct option){"layer", required_argument, NULL,
+                                 OPT_LAYER};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 }
@@ -267,6 +279,8 @@ static int run_args(run_cmd *r, const char *cmd, int argc, char **argv,
                 return -1;
         } else if (c == OPT_SET) {
             r->sets[r->n_sets++] = optarg;
+        } else if (c == OPT_LAYER) {
+            r->layer_file = optarg;
         } else if (cli_take_pop_option(c, optarg, &r->po)) {
             continue;
         } else if ((taken = cli_take_key_option(cmd, r->e, c, opts[idx].name,
@@ -294,6 +308,37 @@ static int distinct_outputs(const run_cmd *r, const char *cmd)
     return 0;
 }
 
+/* --layer FILE: a dump's layer settings (NAME.layer.tsv) as the run's,
+ * in the dump's conventions: PyTorch's momentum is the new value's
+ * weight, None the cumulative average, the running variance unbiased.
+ * Options that set the same keys are refused: one place says the layer. */
+static int apply_layer_file(const char *cmd, exp_t *e, const char *path)
+{
+    static const key_id keys[] = {KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
+                                  KEY_ESTIMATOR, KEY_EPS};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (e->from[keys[i]])
+            return cli_error(cmd, "%s: the layer's settings are in %s",
+                             e->from[keys[i]], path);
+    dump_settings ds;
+    bn_error err;
+    if (dumpdir_settings(path, &ds, &err) != 0)
+        return cli_error(cmd, "--layer: %s", err.msg);
+    char origin[64], m[32], eps[32];
+    snprintf(origin, sizeof origin, "--layer");
+    snprintf(m, sizeof m, "%.17g", ds.momentum);
+    snprintf(eps, sizeof eps, "%.17g", ds.eps);
+    int cumulative = isnan(ds.momentum);
+    if ((!cumulative && (exp_set(e, KEY_MOMENTUM, m, origin, 0, &err) ||
+                         exp_set(e, KEY_WEIGHTS, "new", origin, 0, &err))) ||
+        (cumulative &&
+         exp_set(e, KEY_ESTIMATOR, "cumulative", origin, 0, &err)) ||
+        exp_set(e, KEY_VARIANCE, "unbiased", origin, 0, &err) ||
+        exp_set(e, KEY_EPS, eps, origin, 0, &err))
+        return cli_error(cmd, "%s: %s", path, err.msg);
+    return 0;
+}
+
 /* The experiment the options make, checked whole as a file's is, within
  * the limits; its one configuration, each --write option of its model;
  * its populations, and every output opened (none may be an input). -1 on
@@ -304,6 +349,8 @@ static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
     exp_t *e = r->e;
     if (exp_set_overrides(e, r->sets, r->n_sets, &err) != 0)
         return cli_error(cmd, "%s", err.msg), -1;
+    if (r->layer_file && apply_layer_file(cmd, e, r->layer_file) != 0)
+        return -1;
     if (cli_one_configuration(cmd, e, argc, argv) != 0 ||
         distinct_outputs(r, cmd) != 0 ||
         cli_apply_pop_options(cmd, e, &r->po) != 0)
@@ -404,7 +451,7 @@ static int run_finish(run_cmd *r, const char *cmd)
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 5];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 6];
     char names[KEY_COUNT][40];
     run_options(opts, names);
     static bn_error err;

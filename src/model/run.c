@@ -299,39 +299,59 @@ int run_execute_on(const run_pops *p, const run_config *cfg,
     return run_execute_blamed(p, cfg, obs, res, NULL, err);
 }
 
+int run_setup_make(const run_pops *p, const run_config *cfg, int *blame,
+                   run_setup *s, bn_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
+        return bn_fail(err, "no model numbered %d", (int)cfg->model);
+    s->train = run_train_pop(p, cfg);
+    if (run_check(cfg, s->train, blame, err) != 0 ||
+        check_range(p, cfg, blame, err) != 0)
+        return -1;
+    if (run_eval_pop(p, cfg, &s->shifted, &s->eval, err) != 0)
+        return -1;
+    /* From here on a batch is rows, whatever the population counts. */
+    s->rows = run_in_rows(cfg, s->train);
+    order_spec ord = s->rows.order;
+    ord.batch_size = s->rows.batch_size;
+    s->perm = bn_alloc_large(s->train->n * sizeof *s->perm);
+    if (!s->perm || order_make(&ord, s->train, cfg->seed, s->perm, err)) {
+        if (!s->perm)
+            bn_fail(err, "out of memory");
+        run_setup_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+void run_setup_free(run_setup *s)
+{
+    free(s->perm);
+    pop_free(&s->shifted);
+    memset(s, 0, sizeof *s);
+}
+
 int run_execute_blamed(const run_pops *p, const run_config *cfg,
                        const run_observer *obs, run_result *res, int *blame,
                        bn_error *err)
 {
     memset(res, 0, sizeof *res);
-    if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
-        return bn_fail(err, "no model numbered %d", (int)cfg->model);
-    const pop_t *pop = run_train_pop(p, cfg), *eval;
-    if (run_check(cfg, pop, blame, err) != 0)
+    run_setup s;
+    if (run_setup_make(p, cfg, blame, &s, err) != 0)
         return -1;
-    pop_t shifted;
-    if (check_range(p, cfg, blame, err) != 0 ||
-        run_eval_pop(p, cfg, &shifted, &eval, err) != 0)
-        return -1;
-    /* From here on a batch is rows, whatever the population counts. */
-    run_config rows = run_in_rows(cfg, pop);
-    order_spec ord = rows.order;
-    ord.batch_size = rows.batch_size;
-    size_t *perm = bn_alloc_large(pop->n * sizeof *perm);
-    int rc = perm ? order_make(&ord, pop, cfg->seed, perm, err)
-                  : bn_fail(err, "out of memory");
-    if (rc == 0)
-        rc = models[cfg->model].run(pop, eval, perm, &rows, obs, res, err);
-    free(perm);
+    const pop_t *eval = s.eval;
+    int rc = models[cfg->model].run(s.train, eval, s.perm, &s.rows, obs, res,
+                                    err);
     if (rc != 0) {
-        pop_free(&shifted);
+        run_setup_free(&s);
         run_result_free(res);
         return -1;
     }
     /* Overflow (gamma 1e300, say) must not pass for a measurement: the
      * message names the settings that scale the score. */
     const score_def *bad = score_first_not_finite(cfg, res, eval);
-    pop_free(&shifted);
+    run_setup_free(&s);
     if (!bad)
         return 0;
     run_result_free(res);
