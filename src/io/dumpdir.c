@@ -261,6 +261,15 @@ static int read_stats_file(const char *dir, dump_layer *l, int recording,
     if (!running_only && (recording ? recording_columns(&t, path, l, err)
                                     : dump_columns(&t, path, l, err)))
         goto done;
+    /* The evaluation data's mean and variance come together: the
+     * comparison reads both (the fuzz target found one without the
+     * other read as a null pointer). */
+    if (!l->em != !l->ev) {
+        bn_fail(err, "%s: %s without %s", path,
+                l->em ? "eval_mean" : "eval_var",
+                l->em ? "eval_var" : "eval_mean");
+        goto done;
+    }
     for (size_t j = 0; j < l->f; j++)
         if (l->rv[j] < 0 || (l->tv && l->tv[j] < 0) ||
             (l->ev && l->ev[j] < 0)) {
@@ -707,8 +716,10 @@ static int read_layers(const char *dir, dump_dir *d, bn_error *err)
         bn_fail(err, "out of memory");
         goto done;
     }
-    for (size_t r = 0; r < t.nrow; r++, d->n++) {
-        dump_layer *l = &d->layers[r];
+    for (size_t r = 0; r < t.nrow; r++) {
+        /* Counted before it is filled, so that dumpdir_free frees what a
+         * refusal part way leaves (the fuzz target found the leak). */
+        dump_layer *l = &d->layers[d->n++];
         const char *name = tsv_cell(&t, r, (size_t)c_name);
         const char *type = tsv_cell(&t, r, (size_t)c_type);
         if (!plain_name(name)) {
