@@ -246,14 +246,22 @@ bad_shards() {
 }
 case_ "missing, duplicate, other-split, other-setting and other-experiment shards are refused" bad_shards
 
-# A damaged shard is found at its line, after the merge began: the
-# temporary set goes and merged/ keeps the old one.
-damaged() {
-    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
+# two_shards: the batch-size sweep in shards/ as two shards, merged into
+# merged/ (the set every refusal must leave), and ini and s set for the
+# case.
+two_shards() {
+    ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
     for k in 1 2; do
         "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
     done
-    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged
+}
+
+# A damaged shard is found at its line, after the merge began: the
+# temporary set goes and merged/ keeps the old one.
+damaged() {
+    local ini s
+    two_shards || return 1
     cp -r shards good
     # One digit of one score changed.
     one_digit_more good/batch-size.shard-2-of-2/summary.tsv 3 stats_err \
@@ -278,6 +286,79 @@ damaged() {
     [ -z "$(ls -A merged | grep -v '^batch-size$')" ]
 }
 case_ "a damaged, cut or overlong shard is refused at its line; merged/ keeps its old set" damaged
+
+# A value edited into another the writers would also write (%.17g of
+# another double) reads back to itself: only the digests the manifest
+# records of the rows find it, at its line.
+edited() {
+    local ini s
+    two_shards || return 1
+    cp -r shards good
+    grep -c '^rows_sha256	' $s-2-of-2/manifest.tsv | grep -qx 6 || { echo "not 6 digest lines"; return 1; }
+    # stats_err of configuration 1, 0.0713 in the study, made 0.14251.
+    awk -F '\t' -v OFS='\t' 'NR == 2 { $13 = "0.14251" } 1' good/batch-size.shard-2-of-2/summary.tsv \
+        > $s-2-of-2/summary.tsv
+    cmp -s good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/summary.tsv && { echo "no edit"; return 1; }
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv line 2: not the row the shard's manifest records \(its SHA-256 differs\): an edited or damaged shard$" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # A running variance, written as %.17g writes another one.
+    cp good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/
+    awk -F '\t' -v OFS='\t' 'NR == 12 { $14 = sprintf("%.17g", $14 * 2) } 1' \
+        good/batch-size.shard-2-of-2/features.tsv > $s-2-of-2/features.tsv
+    refused "^bnstudy merge: $s-2-of-2/features.tsv lines 10 to 17: not the rows the shard's manifest records for configurations 3 to 3 \(their SHA-256 differs\)" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # The manifest's digests edited, or gone: the rows are no longer held
+    # to anything, which is refused too.
+    cp good/batch-size.shard-2-of-2/features.tsv $s-2-of-2/
+    sed -i '/^rows_sha256	summary.tsv 3 3 /s/ [0-9a-f]*$/ 0000000000000000000000000000000000000000000000000000000000000000/' \
+        $s-2-of-2/manifest.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv line 3: not the row the shard's manifest records" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    grep -v '^rows_sha256	features.tsv' good/batch-size.shard-2-of-2/manifest.tsv > $s-2-of-2/manifest.tsv
+    refused "^bnstudy merge: $s-2-of-2/manifest.tsv: no digest of features.tsv's rows of configuration 1: written by an older bnstudy, or edited" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # merged/ still holds the merge of before, the whole sweep's bytes.
+    "$bin" sweep "$ini" --out full > /dev/null && same full/batch-size merged/batch-size
+}
+case_ "a value edited into another %.17g value, or an edited digest, is refused at its line; merged/ keeps its old set" edited
+
+# A merge never destroys what it reads: not a shard renamed to its own
+# target, not a shard it would write into.
+own_inputs() {
+    local ini s
+    two_shards || return 1
+    cp -r shards good
+    mv $s-2-of-2 shards/batch-size
+    watched() { ls -AlR shards 2>/dev/null | md5sum; }
+    refused "^bnstudy merge: shards/batch-size is the shard directory shards/batch-size this merge reads: it replaces shards/batch-size as a whole, so it will not" \
+        "$bin" merge "$ini" $s-1-of-2 shards/batch-size --out shards || return 1
+    mv shards/batch-size $s-2-of-2
+    refused "^bnstudy merge: --out $s-1-of-2 is a result set \(it holds manifest.tsv\)" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out $s-1-of-2 || return 1
+    refused "^bnstudy merge: --out $s-1-of-2/sub is inside the result set $s-1-of-2" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out $s-1-of-2/sub || return 1
+    watched() { ls -AlR merged 2>/dev/null | md5sum; }
+    diff -r good shards
+}
+case_ "a shard renamed to the merge's target, --out inside a shard: refused, every shard as it was" own_inputs
+
+# What a shard's file may be is bounded as any input is: no NUL, no
+# endless line, and a device behind a name is read no further than that.
+unbounded() {
+    local ini s
+    two_shards || return 1
+    cp $s-2-of-2/summary.tsv kept.tsv
+    ln -sf /dev/zero $s-2-of-2/summary.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv:1: a NUL byte: not a text file" \
+        timeout 10 "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    rm $s-2-of-2/summary.tsv && truncate -s 600M $s-2-of-2/summary.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv:1: a NUL byte: not a text file" \
+        timeout 10 "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    { head -n 1 kept.tsv; head -c 2000000 /dev/zero | tr '\0' 7; echo; } > $s-2-of-2/summary.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv:2: a line longer than the limit of 1 MiB" \
+        timeout 10 "$bin" merge "$ini" $s-{1,2}-of-2 --out merged
+}
+case_ "a shard's summary.tsv behind /dev/zero, 600 MB of NULs, a line of 2 MB: refused at once" unbounded
 
 damaged_curve() {
     local ini=$repo/experiments/clf-batch-size.ini s=shards/clf-batch-size.shard

@@ -797,7 +797,8 @@ static void make_tiny_results(void)
                      "3\t8\t2\t0\tf1\tf2\n"
                      "3\t16\t2\t0\tf1\tf2\n");
     snprintf(path, sizeof path, "%s/t/features.tsv", tmpdir);
-    write_file(path, "feature\ttrue_var\nf0\t1.5\nf1\t-0.6\nf2\t3\n");
+    write_file(path, "feature\ttrue_var\nf0\t1.5\nf1\t-0.59999999999999998\n"
+                     "f2\t3\n");
     snprintf(path, sizeof path, "%s/t/bad.tsv", tmpdir);
     write_file(path, "seed\tx\n1\t0.5\n2\t0.5x\n");
 }

@@ -310,8 +310,8 @@ static void test_web_figures_refuse(void **state)
     assert_string_equal(got, "!summary.tsv: not a TSV file with a header "
                              "line");
     got = web_figures("", "batch_size\tstats_err\nx\t1\n", "");
-    assert_string_equal(got, "!summary.tsv:2: batch_size is 'x', not a "
-                             "number");
+    assert_string_equal(got, "!summary.tsv:2: column batch_size: 'x' is not "
+                             "a number as bnstudy writes one");
     /* Nothing to draw is no figure. */
     assert_string_equal(web_figures("", "a\tb\n1\t2\n", ""), "[]");
 }
