@@ -1,218 +1,294 @@
 #!/usr/bin/python3
-"""Record what every batch-norm layer of a PyTorch model sees, for bnstudy.
+"""Dump what every batch-norm layer of a PyTorch model holds and sees, for
+`bnstudy diagnose DIR` (docs/diagnose.md, "The dump"). The checkpoint is
+read, never moved: everything runs on deep copies, the layers' inputs are
+taken in evaluation mode, and the dump checks at the end that the file's
+bytes and the loaded buffers are what they were.
 
-A forward hook on each BatchNorm layer (1d, 2d, 3d, sync: every subclass
-of torch.nn.modules.batchnorm._BatchNorm) keeps the layer's input of each
-training-mode call, in the order the batches arrive. write() then puts,
-per layer NAME (the module's path in the model, e.g. `layer1.0.bn1`):
+    dump_bn_inputs.py --model model.pt --train-inputs xtr.npy \\
+        --eval-inputs xte.npy --labels ytr.npy --eval-labels yte.npy \\
+        --batch-size 64 --epochs 20 --out dump
+    bnstudy diagnose dump
 
-  NAME.npy          the inputs, one row per value the layer normalises
-                    together: rows x channels, float64 or float32 as the
-                    layer ran (float16 and bfloat16 widened to float32).
-                    An input (N, C) is its own N rows; an input
-                    (N, C, *spatial) is moved to channels last and
-                    flattened to (N * prod(spatial), C), rows in the order
-                    sample, then each spatial axis (for (N, C, H, W): n,
-                    then h, then w), which is how BatchNorm2d pools them.
-  NAME.stats.tsv    per channel: running_mean, running_var and
-                    num_batches_tracked when write() was called, and the
-                    running statistics when recording began
-                    (initial_mean, initial_var, initial_batches_tracked).
-  NAME.batches.tsv  per recorded call: batch, first_row, rows, shape.
-  NAME.layer.tsv    the layer's settings and the layout above in words
-                    (key, value).
+--train-inputs are the training data in the order training fed them (one
+epoch), batched by --batch-size as training batched them; --epochs (or
+--steps) says how long training ran, which is how a layer frozen part of
+the time shows. A model saved as a state_dict needs --module
+package.module:Class (and --module-args JSON); --source DIR makes the
+user's code importable. With --eval-labels the dump also scores, on
+copies, each candidate fix (bndump/fixes.py).
 
-Every real is written as the shortest decimal that reads back as the same
-double. `bnstudy diagnose --dump OUT/NAME` reads the four files of a layer
-back (docs/diagnose.md). As a library, in your own training script:
-
-    from dump_bn_inputs import BNRecorder
-    rec = BNRecorder(model)          # hooks every batch-norm layer
-    train(model)                     # as usual
-    rec.write("bn-dump")             # then rec.close() to remove the hooks
-
-As a command, for a whole model saved with torch.save(model, FILE) and its
-inputs as one .npy (first axis: samples), in consecutive batches:
-
-    dump_bn_inputs.py --model model.pt --inputs x.npy --batch-size 64 \\
-        --out bn-dump [--epochs 1] [--eval]
-
-which runs the batches through the model in training mode (so the running
-statistics move as in training, without any parameter update), or with
---eval in evaluation mode (the running statistics stay the checkpoint's,
-and the recorded inputs are what evaluation feeds each layer).
-
-Memory: the inputs are kept in memory until write(), one copy per layer.
+In a training script, `from dump_bn_inputs import BNRecorder` records
+every call instead (bndump/record.py).
 """
 
 import argparse
+import hashlib
 import os
+import shutil
 import sys
 
 import numpy as np
 import torch
-from torch.nn.modules.batchnorm import _BatchNorm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bndump import fixes, passes, tsv  # noqa: E402
+from bndump.load import LoadError, load  # noqa: E402
+from bndump.record import BNRecorder  # noqa: E402,F401
+
+MAX_ROWS = 100_000
 
 
-def real(v):
-    return repr(float(v))
+def parse():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="the checkpoint file")
+    ap.add_argument("--module", help="package.module:Class for a state_dict")
+    ap.add_argument("--module-args", help="the constructor's arguments, a "
+                    "JSON list or object")
+    ap.add_argument("--source", action="append", default=[],
+                    help="a folder to import the model's code from")
+    ap.add_argument("--train-inputs", required=True,
+                    help=".npy, first axis the samples, in training's order")
+    ap.add_argument("--eval-inputs", help=".npy of the evaluation data")
+    ap.add_argument("--labels", help=".npy of the training labels")
+    ap.add_argument("--eval-labels", help=".npy of the evaluation labels")
+    ap.add_argument("--batch-size", type=int, required=True)
+    ap.add_argument("--epochs", type=int, help="epochs training ran over "
+                    "--train-inputs")
+    ap.add_argument("--steps", type=int, help="optimiser steps training "
+                    "took (instead of --epochs)")
+    ap.add_argument("--reload", help="a checkpoint whose batch-norm buffers "
+                    "to try as a fix")
+    ap.add_argument("--max-rows", type=int, default=MAX_ROWS,
+                    help="rows a layer keeps of each data set (%d)"
+                    % MAX_ROWS)
+    ap.add_argument("--out", required=True, help="the dump's folder, new")
+    return ap.parse_args()
 
 
-class BNRecorder:
-    """Forward hooks on every batch-norm layer of model.
+def fail(msg):
+    print("dump_bn_inputs: %s" % msg, file=sys.stderr)
+    return 2
 
-    Records the calls made in training mode (the ones that update the
-    running statistics), or with record_eval the calls made in evaluation
-    mode instead. Layers without running statistics
-    (track_running_stats=False) are skipped: there is nothing to compare.
-    """
 
-    def __init__(self, model, record_eval=False):
-        self.record_eval = record_eval
-        self.layers = []
-        self._handles = []
-        for name, mod in model.named_modules():
-            if not isinstance(mod, _BatchNorm) or not mod.track_running_stats:
-                continue
-            entry = {
-                "name": name or "bn",
-                "module": mod,
-                "chunks": [],
-                "shapes": [],
-                "initial": (mod.running_mean.detach().cpu().clone(),
-                            mod.running_var.detach().cpu().clone(),
-                            int(mod.num_batches_tracked)),
-            }
-            self.layers.append(entry)
-            self._handles.append(mod.register_forward_hook(self._hook(entry)))
+def load_array(path, opt, n=None):
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise LoadError("%s %s: %s" % (opt, path, e))
+    if a.ndim < 1 or a.shape[0] < 2:
+        raise LoadError("%s %s: at least 2 samples along the first axis"
+                        % (opt, path))
+    if n is not None and a.shape[0] != n:
+        raise LoadError("%s %s: %d labels for %d samples"
+                        % (opt, path, a.shape[0], n))
+    return a
 
-    def _hook(self, entry):
-        def hook(mod, inputs, output):
-            if mod.training == self.record_eval:
-                return
-            x = inputs[0].detach()
-            c = x.shape[1]
-            rows = x if x.dim() == 2 else x.movedim(1, -1).reshape(-1, c)
-            if rows.dtype not in (torch.float64, torch.float32):
-                rows = rows.to(torch.float32)
-            entry["chunks"].append(rows.cpu().clone())
-            entry["shapes"].append(tuple(x.shape))
-        return hook
 
-    def close(self):
-        for h in self._handles:
-            h.remove()
-        self._handles = []
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as fp:
+        for block in iter(lambda: fp.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
-    def write(self, out_dir):
-        os.makedirs(out_dir, exist_ok=True)
-        for e in self.layers:
-            self._write_layer(out_dir, e)
 
-    def _write_layer(self, out_dir, e):
-        mod = e["module"]
-        base = os.path.join(out_dir, e["name"])
-        c = mod.num_features
-        if e["chunks"]:
-            x = torch.cat(e["chunks"]).numpy()
-        else:
-            x = np.zeros((0, c), dtype=np.float64)
-        np.save(base + ".npy", np.ascontiguousarray(x))
+def buffers(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-        rm = mod.running_mean.detach().cpu()
-        rv = mod.running_var.detach().cpu()
-        nbt = int(mod.num_batches_tracked)
-        im, iv, inbt = e["initial"]
-        with open(base + ".stats.tsv", "w") as fp:
-            fp.write("feature\trunning_mean\trunning_var\tnum_batches_tracked"
-                     "\tinitial_mean\tinitial_var\tinitial_batches_tracked\n")
-            for j in range(c):
-                fp.write("f%d\t%s\t%s\t%d\t%s\t%s\t%d\n" % (
-                    j, real(rm[j]), real(rv[j]), nbt, real(im[j]),
-                    real(iv[j]), inbt))
 
-        with open(base + ".batches.tsv", "w") as fp:
-            fp.write("batch\tfirst_row\trows\tshape\n")
-            first = 0
-            for k, (chunk, shape) in enumerate(zip(e["chunks"], e["shapes"])):
-                fp.write("%d\t%d\t%d\t%s\n" % (
-                    k, first, chunk.shape[0], "x".join(str(s) for s in shape)))
-                first += chunk.shape[0]
+def check_args(a):
+    if a.batch_size < 1 or a.max_rows < 2:
+        raise LoadError("--batch-size must be at least 1, --max-rows 2")
+    if a.epochs is not None and a.steps is not None:
+        raise LoadError("--epochs and --steps: give one")
+    if (a.epochs is not None and a.epochs < 1) or \
+            (a.steps is not None and a.steps < 1):
+        raise LoadError("--epochs and --steps must be at least 1")
+    if os.path.exists(a.out) and (not os.path.isdir(a.out) or
+                                  os.listdir(a.out)):
+        raise LoadError("--out %s: exists and is not an empty folder" % a.out)
+    if a.eval_labels and not a.eval_inputs:
+        raise LoadError("--eval-labels needs --eval-inputs")
 
-        spatial = sorted({len(s) - 2 for s in e["shapes"]}) or [0]
-        if spatial == [0]:
-            rows_are = "one row per sample: the input (N, C) as it is"
-        else:
-            rows_are = ("one row per sample and position: the input (N, C, "
-                        "*spatial) with channels last, rows in the order "
-                        "sample then each spatial axis, as the layer pools "
-                        "them")
-        momentum = mod.momentum
-        settings = [
-            ("layer", e["name"]),
-            ("type", type(mod).__name__),
-            ("features", str(c)),
-            ("rows", str(x.shape[0])),
-            ("rows_are", rows_are),
-            ("recorded", "evaluation-mode calls" if self.record_eval
-             else "training-mode calls, which update the running statistics"),
-            ("batches", str(len(e["chunks"]))),
-            ("dtype", str(x.dtype)),
-            ("momentum", "None" if momentum is None else real(momentum)),
-            ("momentum_means",
-             "cumulative average: the new value's weight is 1/t at update t"
-             if momentum is None else
-             "the new value's weight (PyTorch): running = (1 - momentum) * "
-             "running + momentum * batch"),
-            ("running_var_update",
-             "unbiased: the batch variance times rows/(rows - 1), rows = "
-             "the batch's rows in NAME.npy"),
-            ("eps", real(mod.eps)),
-            ("affine", str(bool(mod.affine))),
-        ]
-        with open(base + ".layer.tsv", "w") as fp:
-            fp.write("key\tvalue\n")
-            for k, v in settings:
-                fp.write("%s\t%s\n" % (k, v))
+
+def stats_rows(mod, tr, te, ev):
+    """NAME.stats.tsv: the checkpoint's buffers; the training data's fresh
+    statistics as training fed the layer (training mode), with the mean
+    of the batches' unbiased variances and the variance of the samples'
+    means; the training and evaluation data's in evaluation mode."""
+    c = int(mod.num_features)
+    rm = mod.running_mean.detach().cpu().double().numpy()
+    rv = mod.running_var.detach().cpu().double().numpy()
+    nbt = int(mod.num_batches_tracked)
+    tm, tv = tr.fresh()
+    bv, uv = tr.batch_var(), tr.unit_var()
+    em_t, ev_t = te.fresh()
+    em, evv = ev.fresh() if ev else (None, None)
+    head = ["feature", "running_mean", "running_var", "num_batches_tracked",
+            "train_mean", "train_var", "train_batch_var", "train_unit_var",
+            "train_eval_mode_mean", "train_eval_mode_var", "eval_mean",
+            "eval_var"]
+    rows = [("f%d" % j, float(rm[j]), float(rv[j]), nbt, float(tm[j]),
+             float(tv[j]), float(bv[j]), float(uv[j]), float(em_t[j]),
+             float(ev_t[j]), None if em is None else float(em[j]),
+             None if em is None else float(evv[j])) for j in range(c)]
+    return head, rows
+
+
+def write_buffers(out, name, mod):
+    """A layer whose inputs cannot be hooked (TorchScript): its settings
+    and buffers alone."""
+    base = os.path.join(out, tsv.safe_name(name))
+    rm = mod.running_mean.detach().cpu().double().numpy()
+    rv = mod.running_var.detach().cpu().double().numpy()
+    nbt = int(mod.num_batches_tracked)
+    tsv.write_rows(base + ".stats.tsv",
+                   ["feature", "running_mean", "running_var",
+                    "num_batches_tracked"],
+                   [("f%d" % j, float(rm[j]), float(rv[j]), nbt)
+                    for j in range(int(mod.num_features))])
+    tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod))
+
+
+def write_layer(out, name, mod, tr, te, ev, batch_size):
+    base = os.path.join(out, tsv.safe_name(name))
+    c = int(mod.num_features)
+    np.save(base + ".train.npy", tr.rows_sample(c))
+    np.save(base + ".train-eval.npy", te.rows_sample(c))
+    if ev:
+        np.save(base + ".eval.npy", ev.rows_sample(c))
+    np.save(base + ".batchmeans.npy", np.array(tr.means, dtype=np.float64))
+    tsv.write_rows(base + ".batches.tsv", ["batch", "rows", "samples"],
+                   [(k, r, u) for k, (r, u) in enumerate(zip(tr.rows,
+                                                             tr.units))])
+    tsv.write_rows(base + ".stats.tsv", *stats_rows(mod, tr, te, ev))
+    tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod) + [
+        ("batch_size", batch_size),
+        ("rows_per_sample", tr.rows[0] // tr.units[0]),
+        ("train_rows", tr.seen),
+        ("train_samples", tr.total_samples),
+        ("eval_rows", ev.seen if ev else None),
+        ("eval_samples", ev.total_samples if ev else None),
+        ("kept", "every %d-th row of each set, channels last: "
+         "NAME.train.npy as training mode feeds the layer, "
+         "NAME.train-eval.npy and NAME.eval.npy as evaluation mode does"
+         % tr.stride),
+        ("inputs_taken", "on copies of the model with every momentum 0: "
+         "no buffer moved"),
+    ])
+
+
+def dump(a):
+    check_args(a)
+    digest = sha256(a.model)
+    model, how, notes = load(a.model, a.module, a.module_args, a.source)
+    before = buffers(model)
+    layers = [(n, m) for n, m in tsv.bn_layers(model)
+              if m.running_mean is not None]
+    untracked = [n for n, m in tsv.bn_layers(model)
+                 if m.running_mean is None]
+    if untracked:
+        # track_running_stats=False: both modes use the batch's
+        # statistics, there are no buffers to diagnose.
+        notes.append("without running statistics, not diagnosed: %s"
+                     % ", ".join(untracked))
+    if not layers:
+        raise LoadError("%s: the model has no batch-norm layer with running "
+                        "statistics" % a.model)
+    xtr = load_array(a.train_inputs, "--train-inputs")
+    xev = load_array(a.eval_inputs, "--eval-inputs") if a.eval_inputs \
+        else None
+    ytr = load_array(a.labels, "--labels", xtr.shape[0]) if a.labels \
+        else None
+    yev = load_array(a.eval_labels, "--eval-labels", xev.shape[0]) \
+        if a.eval_labels else None
+    del ytr  # kept for the user's own checks: the fixes score evaluation
+    scripted = isinstance(model, torch.jit.ScriptModule)
+    tmp = a.out.rstrip(os.sep) + ".part"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    nb = -(-xtr.shape[0] // a.batch_size)
+    steps = a.steps if a.steps is not None else \
+        (a.epochs * nb if a.epochs is not None else None)
+    order = [n for n, _ in layers]
+    if not scripted:
+        tr, order = passes.run(model, xtr, a.batch_size, a.max_rows,
+                               "training data, training mode",
+                               train_mode=True)
+        te = passes.run(model, xtr, a.batch_size, a.max_rows,
+                        "training data, evaluation mode")[0]
+        ev = passes.run(model, xev, a.batch_size, a.max_rows,
+                        "evaluation data")[0] if xev is not None else None
+        names = {n for n, _ in layers}
+        order = [n for n in order if n in names]
+        order += [n for n, _ in layers if n not in order]
+        for name, mod in layers:
+            write_layer(tmp, name, mod, tr[name], te[name],
+                        ev[name] if ev else None, a.batch_size)
+    else:
+        for name, mod in layers:
+            write_buffers(tmp, name, mod)
+    acc, fx = {}, []
+    if xev is not None:
+        reload_state = None
+        if a.reload:
+            r, _, _ = load(a.reload, a.module, a.module_args, a.source)
+            reload_state = r.state_dict()
+        if not scripted:
+            acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
+                                  a.batch_size, reload_state)
+    kinds = {n: tsv.layer_kind(m) for n, m in layers}
+    feats = {n: int(m.num_features) for n, m in layers}
+    tsv.write_rows(os.path.join(tmp, "layers.tsv"),
+                   ["layer", "type", "features"],
+                   [(n, kinds[n], feats[n]) for n in order])
+    tsv.write_rows(os.path.join(tmp, "fixes.tsv"),
+                   ["fix", "eval_mode_accuracy", "what"], fx)
+    tsv.write_keys(os.path.join(tmp, "model.tsv"), [
+        ("format", "bnstudy-dump 2"),
+        ("kind", "dump"),
+        ("model", os.path.basename(a.model)),
+        ("loaded", how),
+        ("notes", "; ".join(notes) or None),
+        ("inputs_hooked", not scripted),
+        ("layers", len(layers)),
+        ("batch_size", a.batch_size),
+        ("train_rows", xtr.shape[0]),
+        ("train_batches", nb),
+        ("eval_rows", xev.shape[0] if xev is not None else None),
+        ("steps", steps),
+        ("max_rows", a.max_rows),
+        ("train_mode_accuracy", acc.get("train_mode_accuracy")),
+        ("eval_mode_accuracy", acc.get("eval_mode_accuracy")),
+        ("batch_dependence", acc.get("batch_dependence")),
+    ])
+    after = buffers(model)
+    if sha256(a.model) != digest or any(
+            not torch.equal(before[k], after[k]) for k in before):
+        raise RuntimeError("the dump moved the checkpoint: a bug")
+    os.makedirs(a.out, exist_ok=True)
+    for f in sorted(os.listdir(tmp)):
+        os.replace(os.path.join(tmp, f), os.path.join(a.out, f))
+    os.rmdir(tmp)
+    print("dump_bn_inputs: %d layers into %s (%s; every layer keeps at most "
+          "%d rows of each data set)" % (len(layers), a.out, how,
+                                         a.max_rows))
+    return 0
 
 
 def main():
-    ap = argparse.ArgumentParser(
-        description="Dump every batch-norm layer's inputs and running "
-                    "statistics for bnstudy (see the module's docstring).")
-    ap.add_argument("--model", required=True,
-                    help="a whole model saved with torch.save(model, FILE)")
-    ap.add_argument("--inputs", required=True,
-                    help="a .npy of inputs, first axis the samples")
-    ap.add_argument("--batch-size", type=int, required=True)
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--eval", action="store_true",
-                    help="record an evaluation pass instead of a training one")
-    ap.add_argument("--out", required=True, help="output folder")
-    args = ap.parse_args()
-    if args.batch_size < 1 or args.epochs < 1:
-        ap.error("--batch-size and --epochs must be at least 1")
-
-    # --model is a whole pickled model (torch.save(model)), which PyTorch
-    # 2.6 and later refuse to unpickle unless asked: the user names a file
-    # they trust.
-    model = torch.load(args.model, map_location="cpu", weights_only=False)
-    x = torch.from_numpy(np.load(args.inputs))
-    rec = BNRecorder(model, record_eval=args.eval)
-    if not rec.layers:
-        print("dump_bn_inputs: the model has no batch-norm layer with "
-              "running statistics", file=sys.stderr)
-        return 2
-    model.train(not args.eval)
-    with torch.no_grad():
-        for _ in range(args.epochs):
-            for i in range(0, x.shape[0], args.batch_size):
-                model(x[i:i + args.batch_size])
-    rec.close()
-    rec.write(args.out)
-    for e in rec.layers:
-        print("%s: %d batches" % (e["name"], len(e["chunks"])))
-    return 0
+    a = parse()
+    try:
+        return dump(a)
+    except LoadError as e:
+        return fail(str(e))
+    finally:
+        # Nothing half-written: the files go into OUT.part and are moved
+        # into OUT only once all are there.
+        shutil.rmtree(a.out.rstrip(os.sep) + ".part", ignore_errors=True)
 
 
 if __name__ == "__main__":

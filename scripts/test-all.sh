@@ -2,7 +2,8 @@
 # `make test`: every suite in turn, each printing its own summary and its
 # time, then one last line adding them up. TEST_FULL=1 (make test-full)
 # runs the slow variants too; TEST_QUICK=1 (make test-quick) leaves out
-# the sanitizers, fault injection, the peer and the browser tests. A suite that cannot run prints SKIPPED and why;
+# the sanitizers, fault injection, the peer tests, the diagnosis scenarios
+# and the browser test. A suite that cannot run prints SKIPPED and why;
 # a suite that fails makes the whole run fail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,8 @@ fi
 suite "figures (gnuplot)" bash tests/figures.sh
 [ "$quick" = 1 ] ||
     suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
+[ "$quick" = 1 ] ||
+    suite "diagnosis scenarios (PyTorch models trained here)" make --no-print-directory test-scenarios-if-available
 suite "README tables against results/" bash scripts/readme-tables.sh --check
 suite "README examples" bash scripts/readme-examples.sh
 suite "links of README.md and docs/" bash scripts/check-links.sh

@@ -29,8 +29,11 @@ int test_num_run(size_t *ntests);
 int test_provenance_run(size_t *ntests);
 int test_filepop_run(size_t *ntests);
 int test_diagnose_run(size_t *ntests);
+int test_verdict_run(size_t *ntests);
+int test_dumpdir_run(size_t *ntests);
 int test_web_run(size_t *ntests);
 int test_bench_run(size_t *ntests);
+int test_input_run(size_t *ntests);
 int test_batchpass_run(size_t *ntests);
 int test_fmt_run(size_t *ntests);
 

@@ -15,6 +15,7 @@ static const struct {
 } groups[] = {
     {.name = "pcg32", .run = test_pcg32_run},
     {.name = "num", .run = test_num_run},
+    {.name = "input", .run = test_input_run},
     {.name = "pop", .run = test_pop_run},
     {.name = "bn", .run = test_bn_run},
     {.name = "run", .run = test_run_run},
@@ -33,6 +34,8 @@ static const struct {
     {.name = "provenance", .run = test_provenance_run},
     {.name = "filepop", .run = test_filepop_run},
     {.name = "diagnose", .run = test_diagnose_run},
+    {.name = "verdict", .run = test_verdict_run},
+    {.name = "dumpdir", .run = test_dumpdir_run},
     {.name = "web", .run = test_web_run},
     {.name = "bench", .run = test_bench_run},
     {.name = "batchpass", .run = test_batchpass_run},

@@ -115,7 +115,7 @@ static void test_clean(void **state)
      * values keep 0.9^64 = 0.0012, the batches are exchangeable and the
      * scales are near 1. */
     rows_t r = gaussian_rows(4096, 3, mean3, sd3, 1);
-    const diag_cause want[] = {DIAG_CLEAN, DIAG_CLEAN, DIAG_CLEAN};
+    const diag_cause want[] = {DIAG_HEALTHY, DIAG_HEALTHY, DIAG_HEALTHY};
     diagnose_trained(&r, 64, 0.1, want, "clean");
     free(r.x);
 }
@@ -139,8 +139,8 @@ static void test_sorted_is_not_exchangeable(void **state)
      * while the other two features, independent of it, stay clean. */
     rows_t r = gaussian_rows(4096, 3, mean3, sd3, 2);
     sort_by_first(&r);
-    const diag_cause want[] = {DIAG_NOT_EXCHANGEABLE, DIAG_CLEAN,
-                               DIAG_CLEAN};
+    const diag_cause want[] = {DIAG_NOT_EXCHANGEABLE, DIAG_HEALTHY,
+                               DIAG_HEALTHY};
     diagnose_trained(&r, 64, 0.1, want, "sorted");
     free(r.x);
 }
@@ -159,7 +159,7 @@ static void test_grouped_is_not_exchangeable(void **state)
         r.x[2 * i + 1] = gsl_ran_gaussian(rng, 1.0);
     }
     gsl_rng_free(rng);
-    const diag_cause want[] = {DIAG_NOT_EXCHANGEABLE, DIAG_CLEAN};
+    const diag_cause want[] = {DIAG_NOT_EXCHANGEABLE, DIAG_HEALTHY};
     diagnose_trained(&r, 64, 0.1, want, "grouped");
     free(r.x);
 }
@@ -172,7 +172,7 @@ static void test_near_constant(void **state)
      * off (the far-from-init flag), but near-constant comes first. */
     static const double mean[] = {0.5, 3.0, -1.0}, sd[] = {1.0, 1e-3, 2.0};
     rows_t r = gaussian_rows(4096, 3, mean, sd, 4);
-    const diag_cause want[] = {DIAG_CLEAN, DIAG_NEAR_CONSTANT, DIAG_CLEAN};
+    const diag_cause want[] = {DIAG_HEALTHY, DIAG_NEAR_CONSTANT, DIAG_HEALTHY};
     diagnose_trained(&r, 64, 0.1, want, "near-constant");
     size_t t;
     double rm[3], rv[3];
@@ -197,7 +197,7 @@ static void test_far_from_init(void **state)
     static const double mean[] = {0.0, 100.0, 0.5}, sd[] = {0.1, 1.0, 1.0};
     rows_t r = gaussian_rows(2560, 3, mean, sd, 5);
     const diag_cause want[] = {DIAG_FAR_FROM_INIT, DIAG_FAR_FROM_INIT,
-                               DIAG_CLEAN};
+                               DIAG_HEALTHY};
     diagnose_trained(&r, 64, 0.1, want, "far from init");
     free(r.x);
 }
@@ -215,8 +215,8 @@ static void test_other(void **state)
                      NULL, t, 0.1, 1e-5, NULL, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
-    assert_int_equal(out[0].cause, DIAG_CLEAN);
-    assert_int_equal(out[1].cause, DIAG_CLEAN);
+    assert_int_equal(out[0].cause, DIAG_HEALTHY);
+    assert_int_equal(out[1].cause, DIAG_HEALTHY);
     assert_int_equal(out[2].cause, DIAG_OTHER);
     assert_int_equal(out[2].flags, 1u << DIAG_OTHER);
     free(r.x);
@@ -263,7 +263,7 @@ static void test_spread_ratio_closed_forms(void **state)
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(isnan(d.exchange));
-    assert_int_equal(d.cause, DIAG_CLEAN);
+    assert_int_equal(d.cause, DIAG_HEALTHY);
 
     /* Batches of given sizes: 3 + 3 is batches of 3; 2 + 4 of 0 0 0 1 1 1
      * have means 0 and 3/4 about 1/2, seen 1/4 + 1/16 = 5/16; random
@@ -343,7 +343,7 @@ static void test_init_weight_edge(void **state)
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(d.init_weight > 0.8);
     assert_close(d.init_shift, 0.0, 1e-15, 1.0);
-    assert_int_equal(d.cause, DIAG_CLEAN);
+    assert_int_equal(d.cause, DIAG_HEALTHY);
     free(r.x);
 }
 
@@ -358,12 +358,12 @@ static void test_off_edge(void **state)
         double rm, rv;
         diag_cause want;
     } cases[] = {
-        {0.1, 1.0, DIAG_CLEAN},
+        {0.1, 1.0, DIAG_HEALTHY},
         {0.1000001, 1.0, DIAG_OTHER},
         {-0.1000001, 1.0, DIAG_OTHER},
-        {0.0, 1.0 / (1.0999 * 1.0999), DIAG_CLEAN},
+        {0.0, 1.0 / (1.0999 * 1.0999), DIAG_HEALTHY},
         {0.0, 1.0 / (1.1001 * 1.1001), DIAG_OTHER},
-        {0.0, 1.0 / (0.9001 * 0.9001), DIAG_CLEAN},
+        {0.0, 1.0 / (0.9001 * 0.9001), DIAG_HEALTHY},
         {0.0, 1.0 / (0.8999 * 0.8999), DIAG_OTHER},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -391,7 +391,7 @@ static void test_amplification_edge(void **state)
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_close(d.amplification, 1.0 / sqrt(1.01e-4), 1e-12, 1.0);
-    assert_int_equal(d.cause, DIAG_CLEAN);
+    assert_int_equal(d.cause, DIAG_HEALTHY);
     in.eps = 7.4e-5;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_close(d.amplification, 1.0 / sqrt(0.99e-4), 1e-12, 1.0);

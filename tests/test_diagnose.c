@@ -174,7 +174,7 @@ static void test_every_cause_from_a_run(void **state)
      * values: nothing is off. */
     diagnose(tmpdir,
              "--population rows.csv --batch-size 32 --epochs 3", &r);
-    expect_cause(&r, "ok", "clean");
+    expect_cause(&r, "ok", "healthy");
     test_slurp_free(r.text);
 }
 
@@ -314,17 +314,9 @@ static void test_checkpoint_replay_and_other(void **state)
 /* A refusal: status 2, one line naming what is wrong, nothing on stdout. */
 static void expect_refused(const char *args, const char *needle)
 {
-    char *out, *err;
-    int rc = test_bnstudy(tmpdir, &out, &err, "diagnose %s", args);
-    size_t lines = 0;
-    for (const char *c = err; *c; c++)
-        lines += *c == '\n';
-    if (rc != 2 || out[0] || lines != 1 || !strstr(err, needle))
-        fail_msg("diagnose %s: status %d, stdout '%.60s', stderr '%s', "
-                 "want '%s'",
-                 args, rc, out, err, needle);
-    test_slurp_free(out);
-    test_slurp_free(err);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "diagnose %s", args);
+    test_expect_refused(tmpdir, cmd, needle);
 }
 
 static void test_refusals(void **state)
@@ -372,12 +364,178 @@ static void test_refusals(void **state)
     expect_refused("--population act.csv --batch-size 600", "512 rows");
 }
 
+/* The replay's tolerance follows the buffers' dtype: a feature constant
+ * at 0 whose running variance is a float32 denormal while the replay
+ * gives exactly 0, and a feature of mean 1000 whose running mean carries
+ * one float32 rounding (2^-24 of itself, 6e-5 of its spread), reproduce
+ * the checkpoint to float32 rounding, not to float64's. The replay is
+ * written out here in long double, from initial values 0, 0 and 1000, 1. */
+static void test_replay_precision(void **state)
+{
+    (void)state;
+    enum { R = 256, B = 64 };
+    char path[400];
+    gsl_rng *rng = pcg32_gsl_alloc(4, 1);
+    snprintf(path, sizeof path, "%s/p.csv", tmpdir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("z,big\n", fp);
+    long double xs[R];
+    for (size_t i = 0; i < R; i++) {
+        xs[i] = 1000.0L + (long double)gsl_ran_gaussian(rng, 1.0);
+        fprintf(fp, "0,%.17Lg\n", xs[i]);
+    }
+    assert_int_equal(fclose(fp), 0);
+    gsl_rng_free(rng);
+    /* Read back as the program reads them: doubles. */
+    long double rm = 1000.0L, rv = 1.0L;
+    for (size_t k = 0; k < R / B; k++) {
+        long double m = 0.0L, v = 0.0L;
+        for (size_t i = k * B; i < (k + 1) * B; i++)
+            m += (long double)(double)xs[i] / B;
+        for (size_t i = k * B; i < (k + 1) * B; i++)
+            v += ((double)xs[i] - m) * ((double)xs[i] - m) / (B - 1);
+        rm = 0.9L * rm + 0.1L * m;
+        rv = 0.9L * rv + 0.1L * v;
+    }
+    snprintf(path, sizeof path, "%s/p.stats.tsv", tmpdir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp, "feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+                "initial_mean\tinitial_var\tinitial_batches_tracked\n"
+                "z\t0\t1e-45\t%d\t0\t0\t0\nbig\t%.17Lg\t%.17Lg\t%d\t1000\t"
+                "1\t0\n",
+            R / B, rm * (1.0L + 0x1p-24L), rv, R / B);
+    assert_int_equal(fclose(fp), 0);
+    static const char *const dtypes[2] = {"float32", "float64"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s.layer.tsv", tmpdir, dtypes[k]);
+        char text[200];
+        snprintf(text, sizeof text,
+                 "key\tvalue\nmomentum\t0.1\neps\t1e-05\ndtype\t%s\n",
+                 dtypes[k]);
+        test_write_file(path, text);
+        char *out, *err;
+        assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                      "diagnose --stats p.stats.tsv "
+                                      "--activations p.csv --batch-size %d "
+                                      "--layer %s.layer.tsv",
+                                      B, dtypes[k]),
+                         0);
+        if (k == 0)
+            assert_non_null(strstr(out, "reproduces them to float32 "
+                                        "rounding"));
+        else
+            assert_non_null(strstr(out, "does NOT"));
+        test_slurp_free(out);
+        test_slurp_free(err);
+    }
+}
+
+/* The first line of diagnose ARGS. */
+static void expect_verdict(const char *args, const char *want)
+{
+    char *out, *err;
+    int rc = test_bnstudy(tmpdir, &out, &err, "diagnose %s", args);
+    if (rc != 0 || strncmp(out, want, strlen(want)) != 0)
+        fail_msg("diagnose %s: status %d, want '%s' first, got '%.120s' "
+                 "(%s)",
+                 args, rc, want, out, err);
+    test_slurp_free(out);
+    test_slurp_free(err);
+}
+
+/* A classifier run diagnosed with the same table: one epoch of 16
+ * batches leaves the initial values 0.99^16 = 0.85 (the default momentum
+ * 0.99, Keras's); frozen after 2 of 20 epochs it tracked 32 of the 320
+ * steps; 40 epochs of batches of 128 leave nothing to name. */
+static void test_classifier(void **state)
+{
+    (void)state;
+    const char *clf = "--type classifier --set population.classes=3 ";
+    char args[200];
+    snprintf(args, sizeof args, "%s--batch-size 32 --epochs 1", clf);
+    expect_verdict(args, "verdict: few-updates, in 1 of 1 layer, first bn\n");
+    snprintf(args, sizeof args, "%s--batch-size 32 --epochs 20 "
+                                "--freeze-after 2", clf);
+    expect_verdict(args, "verdict: frozen, in 1 of 1 layer, first bn\n");
+    char *out, *err;
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err, "diagnose %s", args), 0);
+    assert_non_null(strstr(out, "\nbn     classifier         16       32  "
+                                "frozen"));
+    test_slurp_free(out);
+    test_slurp_free(err);
+    snprintf(args, sizeof args, "%s--batch-size 128 --epochs 40", clf);
+    expect_verdict(args, "verdict: healthy\n");
+}
+
+/* run --layer FILE is the run with the file's settings written out. */
+static void test_run_layer(void **state)
+{
+    (void)state;
+    char path[400];
+    double x[N * F];
+    rows_file("act.csv", x);
+    snprintf(path, sizeof path, "%s/m.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\t0.3\neps\t0.001\n"
+                          "dtype\tfloat32\n");
+    snprintf(path, sizeof path, "%s/none.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\tNone\neps\t1e-05\n");
+    snprintf(path, sizeof path, "%s/noeps.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\t0.3\n");
+    static const char *const pairs[][2] = {
+        {"--layer m.layer.tsv",
+         "--momentum 0.3 --momentum-weights new --variance unbiased "
+         "--eps 0.001"},
+        {"--layer none.layer.tsv",
+         "--estimator cumulative --variance unbiased --eps 1e-05"},
+    };
+    for (size_t k = 0; k < 2; k++) {
+        char *a, *b, *ea, *eb;
+        assert_int_equal(test_bnstudy(tmpdir, &a, &ea,
+                                      "run --population act.csv "
+                                      "--batch-size 32 %s",
+                                      pairs[k][0]),
+                         0);
+        assert_int_equal(test_bnstudy(tmpdir, &b, &eb,
+                                      "run --population act.csv "
+                                      "--batch-size 32 %s",
+                                      pairs[k][1]),
+                         0);
+        assert_string_equal(a, b);
+        test_slurp_free(a);
+        test_slurp_free(b);
+        test_slurp_free(ea);
+        test_slurp_free(eb);
+    }
+    char *out, *err;
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                  "run --population act.csv --layer "
+                                  "m.layer.tsv --momentum 0.5"),
+                     2);
+    assert_non_null(strstr(err, "--momentum: the layer's settings are in "
+                                "m.layer.tsv"));
+    test_slurp_free(out);
+    test_slurp_free(err);
+    assert_int_equal(test_bnstudy(tmpdir, &out, &err,
+                                  "run --population act.csv --layer "
+                                  "noeps.layer.tsv"),
+                     2);
+    assert_non_null(strstr(err, "noeps.layer.tsv: no eps row"));
+    assert_string_equal(out, "");
+    test_slurp_free(out);
+    test_slurp_free(err);
+}
+
 int test_diagnose_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_cause_from_a_run),
         cmocka_unit_test(test_checkpoint_replay_and_other),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_classifier),
+        cmocka_unit_test(test_run_layer),
+        cmocka_unit_test(test_replay_precision),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("diagnose", tests, group_setup,

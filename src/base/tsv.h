@@ -16,10 +16,13 @@ typedef struct {
     char **names;  /* ncol */
     char **cells;  /* nrow x ncol, row-major */
     char *buf;     /* the file's bytes, which names and cells point into */
+    size_t held;   /* bytes of the reading budget (input.h) it holds */
 } tsv_table;
 
 /* The limits of what is read: the file, and one field (messages quote
- * fields whole). */
+ * fields whole). The file and its fields' pointers are held within the
+ * reading budget too (input.h). A column named twice is refused: a reader
+ * by name would see only the first. */
 #define TSV_MAX_BYTES (512u << 20)
 #define TSV_MAX_FIELD 4096
 
@@ -32,5 +35,14 @@ void tsv_free(tsv_table *t);
 /* Column index by name, or -1. */
 int tsv_column(const tsv_table *t, const char *name);
 const char *tsv_cell(const tsv_table *t, size_t row, size_t col);
+/* A cell that must be a finite number, or a count (a whole number from 0
+ * to 1e15); the message names path, the line and the column. */
+int tsv_number(const tsv_table *t, const char *path, size_t row, int col,
+               double *out, bn_error *err);
+int tsv_count(const tsv_table *t, const char *path, size_t row, int col,
+              size_t *out, bn_error *err);
+/* The index of the column name in *col, or a message naming path. */
+int tsv_need_column(const tsv_table *t, const char *path, const char *name,
+                    int *col, bn_error *err);
 
 #endif

@@ -16,6 +16,7 @@
  *
  * A table for people on stdout, or with --tsv one row per feature.
  */
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,11 +24,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/diag_report.h"
+#include "io/dumpdir.h"
 #include "model/diag.h"
 #include "study/exp.h"
 #include "model/order.h"
 #include "pop/popfile.h"
 #include "model/run.h"
+#include "base/input.h"
 #include "base/tsv.h"
 
 enum {
@@ -37,12 +41,16 @@ enum {
     OPT_STATS,
     OPT_ACTIVATIONS,
     OPT_BATCHES,
-    OPT_LAYER
+    OPT_LAYER,
+    OPT_SET,
+    OPT_MAX_MEMORY
 };
 
 static void usage(void)
 {
-    fputs("usage: bnstudy diagnose [RUN OPTIONS] [--tsv]\n"
+    fputs("usage: bnstudy diagnose DIR [--layer NAME] [--tsv]\n"
+          "       bnstudy diagnose [RUN OPTIONS] [--set SECTION.KEY=VALUE] "
+          "[--tsv]\n"
           "       bnstudy diagnose --dump PREFIX [--tsv]\n"
           "       bnstudy diagnose --stats FILE --activations FILE\n"
           "                        [--batches FILE | --batch-size B]\n"
@@ -51,31 +59,35 @@ static void usage(void)
           "                         --variance V --estimator E --eps E] "
           "[--tsv]\n"
           "\n"
-          "Say, feature by feature, how far a batch-norm layer's running "
-          "statistics\n"
-          "are from the activations they should describe, and why "
-          "(docs/diagnose.md):\n"
-          "the statistics against the activations' own, the updates seen, "
-          "the weight\n"
-          "the initial values keep, and the likely cause in words.\n"
+          "Say why a model's evaluation mode disagrees with its training "
+          "mode, and what\nfixes it (docs/diagnose.md). The first lines are "
+          "the verdict: the cause, the\nlayers it is in, the fix and the "
+          "accuracy the fix was measured to give.\n"
           "\n"
-          "With the options of `bnstudy run` (a population and the layer's "
-          "settings),\n"
-          "the layer trains on the rows in that order and is diagnosed. "
-          "With a\n"
-          "checkpoint's statistics and the activations it saw, bnstudy's "
-          "layer also\n"
-          "replays the batches from the initial values and says whether it "
-          "reproduces\n"
-          "the checkpoint (scripts/dump_bn_inputs.py writes every file).\n"
+          "DIR is a folder scripts/dump_bn_inputs.py wrote from a PyTorch "
+          "model (or\nBNRecorder from a training run): every batch-norm "
+          "layer is diagnosed, a line\neach; --layer NAME adds that layer's "
+          "table of features, --tsv prints a row\nper feature instead.\n"
+          "\n"
+          "With the options of `bnstudy run`, the run is trained and "
+          "diagnosed: the\nlayer, feature by feature; the classifier "
+          "(--type classifier, on a\npopulation with classes and held-out "
+          "rows) with the model's verdict, as DIR.\n"
+          "\n"
+          "--dump PREFIX names one layer of a recording; with --stats and "
+          "--activations\nthe files are given one by one. bnstudy's layer "
+          "then also replays the\nbatches from the initial values and says "
+          "whether that reproduces the\ncheckpoint's statistics.\n"
           "\n",
           stdout);
     cli_key_help(stdout);
     cli_pop_help(stdout);
-    fputs("  --dump PREFIX          PREFIX.stats.tsv, PREFIX.npy, "
+    fputs("  --set SECTION.KEY=VALUE  any experiment key, as `run` takes "
+          "it\n"
+          "  --dump PREFIX          PREFIX.stats.tsv, PREFIX.npy, "
           "PREFIX.batches.tsv\n"
-          "                         and PREFIX.layer.tsv, as "
-          "dump_bn_inputs.py names them\n"
+          "                         and PREFIX.layer.tsv, as BNRecorder "
+          "names them\n"
           "  --stats FILE           per feature: running_mean, running_var, "
           "num_batches_tracked\n"
           "                         (and initial_mean, initial_var, "
@@ -84,15 +96,41 @@ static void usage(void)
           "CSV or TSV)\n"
           "  --batches FILE         the rows of each batch (columns "
           "first_row, rows)\n"
-          "  --layer FILE           momentum (PyTorch's, or None) and eps, "
-          "as key, value\n"
+          "  --layer FILE | NAME    momentum (PyTorch's, or None), eps and "
+          "dtype, as key,\n"
+          "                         value; with DIR, the name of a layer\n"
           "  --tsv                  one TSV row per feature instead of the "
-          "table\n"
+          "report\n"
+          CLI_MAX_MEMORY_HELP
           "  -h, --help             this text\n",
           stdout);
 }
 
 /* ------------------------------------------------------- what is read */
+
+/* How closely a replay in doubles must give a checkpoint's statistics to
+ * reproduce them, by the dtype of its buffers (a layer file's `dtype`;
+ * float64 when none is given). A float32 buffer rounds every update to
+ * 2^-24 relative, and the moving average carries about 1/p of those
+ * roundings: a few 1e-7 at p = 0.1, far under 1e-5, while statistics
+ * from other data or settings miss by 1e-3 or more. Below the dtype's
+ * smallest normal number a value is rounding too: a denormal running
+ * variance against a replay of 0 is no mismatch. */
+typedef struct {
+    const char *dtype, *words;
+    double agrees, tiny;
+} replay_precision;
+
+static const replay_precision precisions[] = {
+    {.dtype = "float64", .words = "rounding", .agrees = 1e-9,
+     .tiny = DBL_MIN},
+    {.dtype = "float32", .words = "float32 rounding", .agrees = 1e-5,
+     .tiny = FLT_MIN},
+    {.dtype = "float16", .words = "float16 rounding", .agrees = 1e-2,
+     .tiny = 6.103515625e-05},
+    {.dtype = "bfloat16", .words = "bfloat16 rounding", .agrees = 1e-1,
+     .tiny = FLT_MIN},
+};
 
 /* Everything diag_run and the report need, from either input. */
 typedef struct {
@@ -106,6 +144,7 @@ typedef struct {
     size_t updates;
     double p, eps;
     int checkpoint;      /* 1: the statistics came from --stats */
+    const replay_precision *prec; /* the checkpoint's dtype */
     bn_buf what;         /* one line on what was diagnosed: it names
                           * files, so it has the length they need */
 } subject;
@@ -193,42 +232,6 @@ static int from_run(const exp_t *e, const pop_t *pop, const run_config *cfg,
     return rc;
 }
 
-/* A cell of a TSV that must be a finite number. */
-static int tsv_number(const tsv_table *t, const char *path, size_t row,
-                      int col, double *out, bn_error *err)
-{
-    const char *cell = tsv_cell(t, row, (size_t)col);
-    char *end;
-    double v = strtod(cell, &end);
-    if (end == cell || *end || !isfinite(v))
-        return bn_fail(err, "%s:%zu: column %s: '%s' is not a finite number",
-                       path, row + 2, t->names[col], cell);
-    *out = v;
-    return 0;
-}
-
-static int tsv_count(const tsv_table *t, const char *path, size_t row,
-                     int col, size_t *out, bn_error *err)
-{
-    double v;
-    if (tsv_number(t, path, row, col, &v, err) != 0)
-        return -1;
-    if (v < 0 || v != floor(v) || v > 1e15)
-        return bn_fail(err, "%s:%zu: column %s: '%s' is not a count", path,
-                       row + 2, t->names[col], tsv_cell(t, row, (size_t)col));
-    *out = (size_t)v;
-    return 0;
-}
-
-static int need_column(const tsv_table *t, const char *path,
-                       const char *name, int *col, bn_error *err)
-{
-    *col = tsv_column(t, name);
-    if (*col < 0)
-        return bn_fail(err, "%s: no column '%s'", path, name);
-    return 0;
-}
-
 /* The statistics file: per feature (row), the running statistics, the
  * batches tracked, and optionally the values they started from. */
 static int read_stats(const char *path, subject *s, size_t *t0,
@@ -242,9 +245,9 @@ static int read_stats(const char *path, subject *s, size_t *t0,
     int c_v0 = tsv_column(&t, "initial_var");
     int c_t0 = tsv_column(&t, "initial_batches_tracked");
     int rc = -1;
-    if (need_column(&t, path, "running_mean", &c_rm, err) != 0 ||
-        need_column(&t, path, "running_var", &c_rv, err) != 0 ||
-        need_column(&t, path, "num_batches_tracked", &c_nbt, err) != 0)
+    if (tsv_need_column(&t, path, "running_mean", &c_rm, err) != 0 ||
+        tsv_need_column(&t, path, "running_var", &c_rv, err) != 0 ||
+        tsv_need_column(&t, path, "num_batches_tracked", &c_nbt, err) != 0)
         goto done;
     if (t.nrow < 1) {
         bn_fail(err, "%s: no features", path);
@@ -300,8 +303,8 @@ static int read_batches(const char *path, subject *s, bn_error *err)
     if (tsv_read(path, &t, err) != 0)
         return -1;
     int c_first, c_rows, rc = -1;
-    if (need_column(&t, path, "first_row", &c_first, err) != 0 ||
-        need_column(&t, path, "rows", &c_rows, err) != 0)
+    if (tsv_need_column(&t, path, "first_row", &c_first, err) != 0 ||
+        tsv_need_column(&t, path, "rows", &c_rows, err) != 0)
         goto done;
     s->batch_rows = malloc((t.nrow + 1) * sizeof *s->batch_rows);
     if (!s->batch_rows) {
@@ -330,53 +333,28 @@ done:
     return rc;
 }
 
-/* A dump's layer settings: PyTorch's momentum (the new value's weight) or
- * None (the cumulative average), and eps; PyTorch's running variance is
- * the unbiased one. */
-static int read_layer(const char *path, bn_config *c, bn_error *err)
+/* A dump's layer settings (dumpdir_settings) as the layer's config:
+ * PyTorch's momentum is the new value's weight, None the cumulative
+ * average, and the running variance the unbiased one. */
+static int read_layer(const char *path, bn_config *c,
+                      const replay_precision **prec, bn_error *err)
 {
-    tsv_table t;
-    if (tsv_read(path, &t, err) != 0)
+    dump_settings ds;
+    if (dumpdir_settings(path, &ds, err) != 0)
         return -1;
-    int c_key, c_val, rc = -1;
-    int have_m = 0, have_eps = 0;
-    if (need_column(&t, path, "key", &c_key, err) != 0 ||
-        need_column(&t, path, "value", &c_val, err) != 0)
-        goto done;
+    size_t i = 0, n = sizeof precisions / sizeof *precisions;
+    while (i < n && strcmp(precisions[i].dtype, ds.dtype) != 0)
+        i++;
+    if (i == n)
+        return bn_fail(err, "%s: dtype '%s' is none of float64, float32, "
+                            "float16, bfloat16",
+                       path, ds.dtype);
+    *prec = &precisions[i];
     c->variance = BN_VAR_UNBIASED;
-    c->estimator = BN_EST_EMA;
-    for (size_t r = 0; r < t.nrow; r++) {
-        const char *k = tsv_cell(&t, r, (size_t)c_key);
-        const char *v = tsv_cell(&t, r, (size_t)c_val);
-        if (strcmp(k, "momentum") == 0) {
-            have_m = 1;
-            if (strcmp(v, "None") == 0) {
-                c->estimator = BN_EST_CUMULATIVE;
-                bn_set_momentum(c, 1.0, BN_WEIGHTS_NEW, NULL);
-                continue;
-            }
-            double m;
-            if (tsv_number(&t, path, r, c_val, &m, err) != 0)
-                goto done;
-            if (bn_set_momentum(c, m, BN_WEIGHTS_NEW, err) != 0) {
-                bn_error sub = *err;
-                bn_fail(err, "%s:%zu: %s", path, r + 2, sub.msg);
-                goto done;
-            }
-        } else if (strcmp(k, "eps") == 0) {
-            have_eps = 1;
-            if (tsv_number(&t, path, r, c_val, &c->eps, err) != 0)
-                goto done;
-        }
-    }
-    if (!have_m || !have_eps) {
-        bn_fail(err, "%s: no %s row", path, have_m ? "eps" : "momentum");
-        goto done;
-    }
-    rc = 0;
-done:
-    tsv_free(&t);
-    return rc;
+    c->estimator = isnan(ds.momentum) ? BN_EST_CUMULATIVE : BN_EST_EMA;
+    c->eps = ds.eps;
+    return bn_set_momentum(c, isnan(ds.momentum) ? 1.0 : ds.momentum,
+                           BN_WEIGHTS_NEW, err);
 }
 
 /* bnstudy's layer on the batches, from the checkpoint's initial values
@@ -433,7 +411,7 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
                       err) != 0)
         return -1;
     int rc = popfile_parse(cf->activations, bytes, len, NULL, pf, err);
-    free(bytes);
+    input_free((char *)bytes, len);
     if (rc != 0)
         return -1;
     if (pf->f != s->f)
@@ -445,10 +423,17 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
     s->x = pf->x;
     pf->x = NULL;
     s->names = pf->names;
-    if (cf->layer && read_layer(cf->layer, c, err) != 0)
+    s->prec = &precisions[0];
+    if (cf->layer && read_layer(cf->layer, c, &s->prec, err) != 0)
         return -1;
-    if (bn_validate(c, err) != 0)
+    /* What the layer file gave is its file's to answer for. */
+    if (bn_validate(c, err) != 0) {
+        if (cf->layer) {
+            bn_error sub = *err;
+            return bn_fail(err, "%s: %s", cf->layer, sub.msg);
+        }
         return -1;
+    }
     if (bn_estimator_get(c->estimator)->pools)
         return bn_fail(err, "estimator %s recomputes the statistics after "
                             "training: a checkpoint's follow its batches",
@@ -458,6 +443,12 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
             return -1;
     } else {
         size_t b = (size_t)cf->batch_size, nb = (s->n + b - 1) / b;
+        /* More than the rows would be one batch of all of them: not the
+         * batching asked for. */
+        if (b > s->n)
+            return bn_fail(err, "--batch-size: %zu is more than the %zu rows "
+                                "of %s",
+                           b, s->n, cf->activations);
         s->batch_rows = malloc(nb * sizeof *s->batch_rows);
         if (!s->batch_rows)
             return bn_fail(err, "out of memory");
@@ -504,28 +495,30 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
  * checkpoint's spread, the variance relative to itself. */
 static double replay_diff(const subject *s, size_t j)
 {
+    double tiny = s->prec ? s->prec->tiny : DBL_MIN;
     double sd = sqrt(s->rv[j]);
     double dm = fabs(s->replay_m[j] - s->rm[j]);
     double dv = fabs(s->replay_v[j] - s->rv[j]);
+    if (fabs(s->rv[j]) < tiny && fabs(s->replay_v[j]) < tiny)
+        dv = 0.0;
     double a = sd > 0 ? dm / sd : dm == 0 ? 0.0 : INFINITY;
     double b = s->rv[j] > 0 ? dv / s->rv[j] : dv == 0 ? 0.0 : INFINITY;
     return a > b ? a : b;
 }
 
-/* Agreement to this is rounding: the replay and the checkpoint sum the
- * same batches in different orders, a few ulps per update. */
-#define REPLAY_AGREES 1e-9
-
-static void causes_of(unsigned flags, char *buf, size_t cap)
+/* The replay reproduces feature j to the dtype's rounding: the mean to
+ * `agrees` of its spread plus its own size, since a stored number rounds
+ * relative to itself (a mean of 1000 with a spread of 1 carries float32
+ * rounding of 6e-5 of that spread), the variance to `agrees` of itself. */
+static int replay_agrees(const subject *s, size_t j)
 {
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int c = 0; c < DIAG_N_CAUSES && len < cap; c++)
-        if (flags & (1u << c))
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
-                                    len ? "," : "", diag_cause_get(c)->name);
-    if (!len)
-        snprintf(buf, cap, "-");
+    double tiny = s->prec->tiny, agrees = s->prec->agrees;
+    double dm = fabs(s->replay_m[j] - s->rm[j]);
+    double dv = fabs(s->replay_v[j] - s->rv[j]);
+    if (fabs(s->rv[j]) < tiny && fabs(s->replay_v[j]) < tiny)
+        dv = 0.0;
+    return dm <= agrees * (sqrt(s->rv[j]) + fabs(s->rm[j])) &&
+           dv <= agrees * s->rv[j];
 }
 
 static void print_tsv(const subject *s, const diag_feature *d)
@@ -537,7 +530,7 @@ static void print_tsv(const subject *s, const diag_feature *d)
           stdout);
     for (size_t j = 0; j < s->f; j++) {
         char all[200];
-        causes_of(d[j].flags, all, sizeof all);
+        diag_causes_of(d[j].flags, all, sizeof all);
         printf("%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
                s->names[j], d[j].true_mean, d[j].true_var, d[j].running_mean,
@@ -554,21 +547,25 @@ static void print_table(const subject *s, const diag_feature *d)
     printf("%s\n", s->what.p ? s->what.p : "");
     if (s->checkpoint) {
         double worst = 0.0;
-        for (size_t j = 0; j < s->f; j++)
+        int agrees = 1;
+        for (size_t j = 0; j < s->f; j++) {
             if (!(replay_diff(s, j) <= worst))
                 worst = replay_diff(s, j);
-        if (worst <= REPLAY_AGREES)
+            agrees &= replay_agrees(s, j);
+        }
+        if (agrees)
             printf("replay: bnstudy's layer on these batches, from the "
-                   "initial values, gives\nthe checkpoint's statistics "
-                   "(largest difference %.2g of their scale)\n",
-                   worst);
+                   "initial values, gives\nthe checkpoint's own statistics: "
+                   "it reproduces them to %s (largest difference\n%.2g of "
+                   "their scale, %s buffers)\n",
+                   s->prec->words, worst, s->prec->dtype);
         else
             printf("replay: bnstudy's layer on these batches, from the "
                    "initial values, does NOT\ngive the checkpoint's "
-                   "statistics (largest difference %.3g of their scale):\n"
-                   "they were not computed from these activations with "
-                   "these settings\n",
-                   worst);
+                   "statistics (largest difference %.3g of their scale, "
+                   "beyond\n%s): they were not computed from these "
+                   "activations with these settings\n",
+                   worst, s->prec->words);
     }
     putchar('\n');
     int w = (int)strlen("feature");
@@ -609,10 +606,67 @@ static void print_table(const subject *s, const diag_feature *d)
 
 /* ------------------------------------------------------------ command */
 
-int cmd_diagnose(int argc, char **argv)
+static int any_key(const exp_t *e)
 {
-    const char *cmd = "diagnose";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 9];
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (e->from[k])
+            return 1;
+    return 0;
+}
+
+/* DIR: a dump folder, whose layers carry their own settings; --layer is
+ * then one of its layers' names. */
+static int dump_folder(const char *cmd, const char *dir, const char *layer,
+                       int others, int tsv)
+{
+    if (others)
+        return cli_error(cmd, "%s: a dump folder carries its layers' "
+                              "settings and data: give it alone, with "
+                              "--layer NAME and --tsv",
+                         dir);
+    return diagnose_dir(cmd, dir, layer, tsv);
+}
+
+/* The checkpoint's settings the options may give: the rest of the keys
+ * describe a run. */
+static const key_id layer_keys[] = {KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
+                                    KEY_ESTIMATOR, KEY_EPS, KEY_BATCH_SIZE};
+#define N_LAYER_KEYS (sizeof layer_keys / sizeof *layer_keys)
+
+/* What the command line says, once parsed. */
+typedef struct {
+    exp_t *e;
+    checkpoint_files cf;
+    cli_pop_options po;
+    const char *dump;     /* --dump STEM */
+    const char *run_only; /* an option that only a run has, or NULL */
+    char run_only_name[48]; /* its name, kept past the option table */
+    const char *folder;   /* DIR, or NULL */
+    char **sets;          /* the --set values */
+    size_t n_sets;
+    int tsv, help;
+} diag_args;
+
+static int is_layer_key(key_id k)
+{
+    for (size_t i = 0; i < N_LAYER_KEYS; i++)
+        if (layer_keys[i] == k)
+            return 1;
+    return 0;
+}
+
+/* An option's name, copied: the option table is parse_args's own. */
+static const char *keep_name(diag_args *a, const char *name)
+{
+    snprintf(a->run_only_name, sizeof a->run_only_name, "%s", name);
+    return a->run_only_name;
+}
+
+/* The options: every key of the key table as run has them, the
+ * population's, and diagnose's own. 0, or a message printed and -1. */
+static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
+{
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 11];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -623,21 +677,122 @@ int cmd_diagnose(int argc, char **argv)
         {"activations", required_argument, NULL, OPT_ACTIVATIONS},
         {"batches", required_argument, NULL, OPT_BATCHES},
         {"layer", required_argument, NULL, OPT_LAYER},
+        {"set", required_argument, NULL, OPT_SET},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"help", no_argument, NULL, OPT_HELP},
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         opts[no++] = extra[i];
     opts[no] = (struct option){NULL, 0, NULL, 0};
-
-    exp_t *e = malloc(sizeof *e);
-    if (!e)
-        return cli_error(cmd, "out of memory");
+    if (!(a->sets = calloc((size_t)argc + 1, sizeof *a->sets)))
+        return cli_error(cmd, "out of memory"), -1;
+    static const char *const repeatable[] = {"set", NULL};
+    cli_parser p = {cmd, argc, argv, opts, "h", repeatable, 0};
     bn_error err;
-    int c, idx, rc = CLI_EXIT_USAGE, tsv = 0;
-    const char *dump = NULL;
-    checkpoint_files cf = {NULL, NULL, NULL, NULL, 0};
-    cli_pop_options po = {NULL, NULL, NULL};
-    char *dump_paths[4] = {NULL};
+    int c, idx;
+    while ((c = cli_next(&p, &idx)) != -1) {
+        const char **file = c == OPT_DUMP          ? &a->dump
+                            : c == OPT_STATS       ? &a->cf.stats
+                            : c == OPT_ACTIVATIONS ? &a->cf.activations
+                            : c == OPT_BATCHES     ? &a->cf.batches
+                            : c == OPT_LAYER       ? &a->cf.layer
+                                                   : NULL;
+        if (c == OPT_HELP) {
+            a->help = 1;
+            return 0;
+        } else if (c == OPT_TSV) {
+            a->tsv = 1;
+        } else if (c == OPT_SET) {
+            a->sets[a->n_sets++] = optarg;
+            a->run_only = "set";
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_max_memory(cmd, optarg, NULL) != 0)
+                return -1;
+        } else if (file) {
+            *file = optarg;
+        } else if (cli_take_pop_option(c, optarg, &a->po)) {
+            a->run_only = keep_name(a, opts[idx].name);
+        } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
+            key_id k = (key_id)(c - CLI_KEY_BASE);
+            char origin[64];
+            snprintf(origin, sizeof origin, "--%s", opts[idx].name);
+            if (exp_set(a->e, k, optarg, origin, 0, &err) != 0)
+                return cli_error(cmd, "%s", err.msg), -1;
+            if (!is_layer_key(k))
+                a->run_only = keep_name(a, opts[idx].name);
+        } else {
+            return -1; /* cli_next said why */
+        }
+    }
+    if (optind < argc) {
+        if (optind + 1 < argc)
+            return cli_error(cmd, "unexpected argument '%s'",
+                             argv[optind + 1]),
+                   -1;
+        a->folder = argv[optind];
+    }
+    return 0;
+}
+
+/* A checkpoint's files: --dump STEM names all four, else --stats and
+ * --activations with --batches or --batch-size, and --layer or the
+ * layer's settings as options. paths receives what --dump made. */
+static int checkpoint_args(const char *cmd, diag_args *a, char *paths[4])
+{
+    checkpoint_files *cf = &a->cf;
+    const exp_t *e = a->e;
+    if (a->dump && (cf->stats || cf->activations || cf->batches || cf->layer))
+        return cli_error(cmd, "--dump names all four files: give it alone "
+                              "or give --stats and --activations"),
+               -1;
+    if (a->run_only)
+        return cli_error(cmd, "--%s describes a run, not a checkpoint's "
+                              "statistics",
+                         a->run_only),
+               -1;
+    if (a->dump) {
+        static const char *const ext[4] = {".stats.tsv", ".npy",
+                                           ".batches.tsv", ".layer.tsv"};
+        const char **dst[4] = {&cf->stats, &cf->activations, &cf->batches,
+                               &cf->layer};
+        for (int i = 0; i < 4; i++) {
+            paths[i] = malloc(strlen(a->dump) + strlen(ext[i]) + 1);
+            if (!paths[i])
+                return cli_error(cmd, "out of memory"), -1;
+            strcat(strcpy(paths[i], a->dump), ext[i]);
+            *dst[i] = paths[i];
+        }
+    }
+    if (!cf->stats || !cf->activations)
+        return cli_error(cmd, "%s: a checkpoint needs --stats and "
+                              "--activations",
+                         cf->stats ? "--stats" : "--activations"),
+               -1;
+    if (cf->batches && e->from[KEY_BATCH_SIZE])
+        return cli_error(cmd, "--batch-size: the batches are in %s",
+                         cf->batches),
+               -1;
+    if (!cf->batches && !e->from[KEY_BATCH_SIZE])
+        return cli_error(cmd, "--activations: give --batches or "
+                              "--batch-size to say how the rows were "
+                              "batched"),
+               -1;
+    /* The batch size is the last of layer_keys: a --layer file does not
+     * hold it. */
+    for (size_t i = 0; cf->layer && i + 1 < N_LAYER_KEYS; i++)
+        if (e->from[layer_keys[i]])
+            return cli_error(cmd, "%s: the layer's settings are in %s",
+                             e->from[layer_keys[i]], cf->layer),
+                   -1;
+    return 0;
+}
+
+/* The diagnosis of one layer: a checkpoint's, or a run's of the
+ * options' population; the classifier's through its own report. */
+static int diagnose_one(const char *cmd, diag_args *a, int checkpoint)
+{
+    exp_t *e = a->e;
+    bn_error err;
     subject s;
     popfile pf;
     pop_t tmp;
@@ -645,126 +800,18 @@ int cmd_diagnose(int argc, char **argv)
     memset(&s, 0, sizeof s);
     memset(&pf, 0, sizeof pf);
     memset(&tmp, 0, sizeof tmp);
-    if (exp_init(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
-    /* The checkpoint's settings the options may give: the rest of the
-     * keys describe a run. */
-    static const key_id layer_keys[] = {KEY_MOMENTUM, KEY_WEIGHTS,
-                                        KEY_VARIANCE, KEY_ESTIMATOR,
-                                        KEY_EPS, KEY_BATCH_SIZE};
-    const char *run_only = NULL;
-    cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
-    while ((c = cli_next(&p, &idx)) != -1) {
-        const char **file = c == OPT_DUMP          ? &dump
-                            : c == OPT_STATS       ? &cf.stats
-                            : c == OPT_ACTIVATIONS ? &cf.activations
-                            : c == OPT_BATCHES     ? &cf.batches
-                            : c == OPT_LAYER       ? &cf.layer
-                                                   : NULL;
-        if (c == OPT_HELP) {
-            usage();
-            rc = 0;
-            goto done;
-        } else if (c == OPT_TSV) {
-            tsv = 1;
-        } else if (file) {
-            *file = optarg;
-        } else if (cli_take_pop_option(c, optarg, &po)) {
-            run_only = opts[idx].name;
-        } else if (c >= CLI_KEY_BASE && c < CLI_KEY_BASE + KEY_COUNT) {
-            key_id k = (key_id)(c - CLI_KEY_BASE);
-            char origin[64];
-            snprintf(origin, sizeof origin, "--%s", opts[idx].name);
-            if (exp_set(e, k, optarg, origin, 0, &err) != 0) {
-                cli_error(cmd, "%s", err.msg);
-                goto done;
-            }
-            int layer_key = 0;
-            for (size_t i = 0; i < sizeof layer_keys / sizeof *layer_keys;
-                 i++)
-                layer_key |= layer_keys[i] == k;
-            if (!layer_key)
-                run_only = opts[idx].name;
-        } else {
-            goto done;
-        }
-    }
-    if (optind < argc) {
-        cli_error(cmd, "unexpected argument '%s'", argv[optind]);
-        goto done;
-    }
-    for (int k = 0; k < KEY_COUNT; k++)
-        if (e->n[k] > 1) {
-            cli_error(cmd, "%s: one value at a time", e->from[k]);
-            goto done;
-        }
-    int checkpoint = dump || cf.stats || cf.activations || cf.batches ||
-                     cf.layer;
-    if (checkpoint) {
-        if (dump && (cf.stats || cf.activations || cf.batches || cf.layer)) {
-            cli_error(cmd, "--dump names all four files: give it alone or "
-                           "give --stats and --activations");
-            goto done;
-        }
-        if (run_only) {
-            cli_error(cmd, "--%s describes a run, not a checkpoint's "
-                           "statistics",
-                      run_only);
-            goto done;
-        }
-        if (dump) {
-            static const char *const ext[4] = {".stats.tsv", ".npy",
-                                               ".batches.tsv", ".layer.tsv"};
-            const char **dst[4] = {&cf.stats, &cf.activations, &cf.batches,
-                                   &cf.layer};
-            for (int i = 0; i < 4; i++) {
-                dump_paths[i] = malloc(strlen(dump) + strlen(ext[i]) + 1);
-                if (!dump_paths[i]) {
-                    cli_error(cmd, "out of memory");
-                    goto done;
-                }
-                strcat(strcpy(dump_paths[i], dump), ext[i]);
-                *dst[i] = dump_paths[i];
-            }
-        }
-        if (!cf.stats || !cf.activations) {
-            cli_error(cmd, "%s: a checkpoint needs --stats and --activations",
-                      cf.stats ? "--stats" : "--activations");
-            goto done;
-        }
-        if (cf.batches && e->from[KEY_BATCH_SIZE]) {
-            cli_error(cmd, "--batch-size: the batches are in %s", cf.batches);
-            goto done;
-        }
-        if (!cf.batches && !e->from[KEY_BATCH_SIZE]) {
-            cli_error(cmd, "--activations: give --batches or --batch-size "
-                           "to say how the rows were batched");
-            goto done;
-        }
-        if (cf.layer)
-            for (size_t i = 0; i + 1 < sizeof layer_keys / sizeof *layer_keys;
-                 i++)
-                if (e->from[layer_keys[i]]) {
-                    cli_error(cmd, "%s: the layer's settings are in %s",
-                              e->from[layer_keys[i]], cf.layer);
-                    goto done;
-                }
-    } else if (cli_apply_pop_options(cmd, e, &po) != 0) {
-        goto done;
-    }
     /* A checkpoint has no population to check a run against: only the
      * layer's own settings are checked. */
     run_config cfg;
-    if (!checkpoint && exp_finish(e, &err) != 0) {
-        cli_error(cmd, "%s", err.msg);
-        goto done;
-    }
+    if (!checkpoint && exp_finish(e, &err) != 0)
+        return cli_error(cmd, "%s", err.msg);
     exp_config(e, 0, &cfg);
+    if (!checkpoint && cfg.model == RUN_MODEL_CLASSIFIER)
+        return diagnose_classifier(cmd, e, &cfg, a->tsv);
+    int rc;
     if (checkpoint) {
-        cf.batch_size = cfg.batch_size;
-        rc = from_checkpoint(&cf, &cfg.layer, &s, &pf, &err);
+        a->cf.batch_size = cfg.batch_size;
+        rc = from_checkpoint(&a->cf, &cfg.layer, &s, &pf, &err);
     } else {
         const pop_t *pop = exp_population(e, &tmp, &err);
         rc = pop ? from_run(e, pop, &cfg, &s, &err) : -1;
@@ -782,7 +829,7 @@ int cmd_diagnose(int argc, char **argv)
         cli_error(cmd, "%s", d ? err.msg : "out of memory");
         goto done;
     }
-    if (tsv)
+    if (a->tsv)
         print_tsv(&s, d);
     else
         print_table(&s, d);
@@ -792,9 +839,67 @@ done:
     subject_free(&s);
     popfile_free(&pf);
     pop_free(&tmp);
+    return rc;
+}
+
+int cmd_diagnose(int argc, char **argv)
+{
+    const char *cmd = "diagnose";
+    diag_args a;
+    memset(&a, 0, sizeof a);
+    char *dump_paths[4] = {NULL};
+    bn_error err;
+    int rc = CLI_EXIT_USAGE;
+    if (!(a.e = malloc(sizeof *a.e)))
+        return cli_error(cmd, "out of memory");
+    if (exp_init(a.e, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        free(a.e);
+        return CLI_EXIT_USAGE;
+    }
+    if (parse_args(cmd, argc, argv, &a) != 0)
+        goto done;
+    if (a.help) {
+        usage();
+        rc = 0;
+        goto done;
+    }
+    const checkpoint_files *cf = &a.cf;
+    if (a.folder) {
+        rc = dump_folder(cmd, a.folder, cf->layer,
+                         a.dump || cf->stats || cf->activations ||
+                             cf->batches || a.run_only || a.po.population ||
+                             any_key(a.e),
+                         a.tsv);
+        goto done;
+    }
+    if (exp_set_overrides(a.e, a.sets, a.n_sets, &err) != 0) {
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (a.e->n[k] > 1) {
+            cli_error(cmd, "%s: one value at a time", a.e->from[k]);
+            goto done;
+        }
+    int checkpoint = a.dump || cf->stats || cf->activations || cf->batches ||
+                     cf->layer;
+    if (checkpoint) {
+        if (checkpoint_args(cmd, &a, dump_paths) != 0)
+            goto done;
+    } else if (cli_apply_pop_options(cmd, a.e, &a.po) != 0) {
+        goto done;
+    } else if (!a.e->popfile.pop && exp_read_population(a.e, &err) != 0) {
+        /* A file --set population.file names is read as --population's. */
+        cli_error(cmd, "%s", err.msg);
+        goto done;
+    }
+    rc = diagnose_one(cmd, &a, checkpoint);
+done:
     for (int i = 0; i < 4; i++)
         free(dump_paths[i]);
-    exp_free(e);
-    free(e);
+    exp_free(a.e);
+    free(a.e);
+    free(a.sets);
     return rc;
 }

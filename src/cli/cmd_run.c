@@ -6,13 +6,16 @@
  * before the run starts, so bad input exits 2 with nothing on stdout and
  * no file; and no output may name an input file.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/net.h"
 #include "cli/cli.h"
+#include "io/dumpdir.h"
 #include "study/exp.h"
 #include "model/order.h"
 #include "study/out.h"
@@ -42,6 +45,13 @@ static void run_usage(void)
           "                         population.feature=NAME MEAN SD RHO "
           "(the first\n"
           "                         replaces the default eight)\n"
+          "  --layer FILE           a dump's NAME.layer.tsv: its momentum in "
+          "PyTorch's\n"
+          "                         convention (the new value's weight; "
+          "None, the\n"
+          "                         cumulative average), the unbiased "
+          "running variance\n"
+          "                         and its eps\n"
           "  --write-features FILE  also write the features.tsv rows to "
           "FILE (the layer)\n"
           "  --write-outputs FILE   also write each last-epoch row's "
@@ -74,7 +84,7 @@ static void pop_usage(void)
     char list[512];
     printf("usage: bnstudy population [--order ORDER] [--seed S] "
            "[--batch-size B]\n"
-           "                          [--part training|held-out]\n"
+           "                          [--part training|held-out] [--max-memory SIZE]\n"
            "                          [--population FILE [--label COLUMN] "
            "[--group COLUMN]]\n"
            "\n"
@@ -99,12 +109,13 @@ static void pop_usage(void)
            "population's index\n",
            order_list(", ", list, sizeof list));
     cli_pop_help(stdout);
+    fputs(CLI_MAX_MEMORY_HELP, stdout);
     puts("  -h, --help             this text");
 }
 
 enum {
     OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE,
-    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET
+    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET, OPT_LAYER
 };
 #define N_OUTPUTS 4
 
@@ -125,10 +136,13 @@ static const struct {
 static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
 {
     int bad = b->failed;
+    errno = 0;
     if (!bad && b->len)
         bad = fwrite(b->p, 1, b->len, fp) != b->len;
     buf_free(b);
-    return bad ? cli_error(cmd, "%s: cannot write", what) : 0;
+    return bad ? cli_error(cmd, "%s: cannot write: %s", what,
+                           errno ? strerror(errno) : "out of memory")
+               : 0;
 }
 
 /* Per-row outputs for --write-outputs: row index, then y_train and y_eval
@@ -218,12 +232,13 @@ typedef struct {
     cli_pop_options po;
     char **sets; /* the --set options, in order */
     size_t n_sets;
+    const char *layer_file; /* --layer FILE, or NULL */
     run_config cfg;
     run_result res;
 } run_cmd;
 
 /* run's options: a key's, the population's, the --write options, the
- * limits, --set and --help, into opts (names holds the keys'). */
+ * limits, --set, --layer and --help, into opts (names holds the keys'). */
 static void run_options(struct option *opts, char names[][40])
 {
     size_t no = cli_key_options(opts, names);
@@ -236,6 +251,8 @@ static void run_options(struct option *opts, char names[][40])
     opts[no++] = (struct option){"max-memory", required_argument, NULL,
                                  OPT_MAX_MEMORY};
     opts[no++] = (struct option){"set", required_argument, NULL, OPT_SET};
+    opts[no++] = (struct option){"layer", required_argument, NULL,
+                                 OPT_LAYER};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
 }
@@ -258,11 +275,12 @@ static int run_args(run_cmd *r, const char *cmd, int argc, char **argv,
             if (cli_parse_count(cmd, "--max-work", optarg, &r->limits.work))
                 return -1;
         } else if (c == OPT_MAX_MEMORY) {
-            if (cli_parse_size(cmd, "--max-memory", optarg,
-                               &r->limits.bytes))
+            if (cli_max_memory(cmd, optarg, &r->limits.bytes))
                 return -1;
         } else if (c == OPT_SET) {
             r->sets[r->n_sets++] = optarg;
+        } else if (c == OPT_LAYER) {
+            r->layer_file = optarg;
         } else if (cli_take_pop_option(c, optarg, &r->po)) {
             continue;
         } else if ((taken = cli_take_key_option(cmd, r->e, c, opts[idx].name,
@@ -290,6 +308,37 @@ static int distinct_outputs(const run_cmd *r, const char *cmd)
     return 0;
 }
 
+/* --layer FILE: a dump's layer settings (NAME.layer.tsv) as the run's,
+ * in the dump's conventions: PyTorch's momentum is the new value's
+ * weight, None the cumulative average, the running variance unbiased.
+ * Options that set the same keys are refused: one place says the layer. */
+static int apply_layer_file(const char *cmd, exp_t *e, const char *path)
+{
+    static const key_id keys[] = {KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE,
+                                  KEY_ESTIMATOR, KEY_EPS};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (e->from[keys[i]])
+            return cli_error(cmd, "%s: the layer's settings are in %s",
+                             e->from[keys[i]], path);
+    dump_settings ds;
+    bn_error err;
+    if (dumpdir_settings(path, &ds, &err) != 0)
+        return cli_error(cmd, "--layer: %s", err.msg);
+    char origin[64], m[32], eps[32];
+    snprintf(origin, sizeof origin, "--layer");
+    snprintf(m, sizeof m, "%.17g", ds.momentum);
+    snprintf(eps, sizeof eps, "%.17g", ds.eps);
+    int cumulative = isnan(ds.momentum);
+    if ((!cumulative && (exp_set(e, KEY_MOMENTUM, m, origin, 0, &err) ||
+                         exp_set(e, KEY_WEIGHTS, "new", origin, 0, &err))) ||
+        (cumulative &&
+         exp_set(e, KEY_ESTIMATOR, "cumulative", origin, 0, &err)) ||
+        exp_set(e, KEY_VARIANCE, "unbiased", origin, 0, &err) ||
+        exp_set(e, KEY_EPS, eps, origin, 0, &err))
+        return cli_error(cmd, "%s: %s", path, err.msg);
+    return 0;
+}
+
 /* The experiment the options make, checked whole as a file's is, within
  * the limits; its one configuration, each --write option of its model;
  * its populations, and every output opened (none may be an input). -1 on
@@ -300,6 +349,8 @@ static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
     exp_t *e = r->e;
     if (exp_set_overrides(e, r->sets, r->n_sets, &err) != 0)
         return cli_error(cmd, "%s", err.msg), -1;
+    if (r->layer_file && apply_layer_file(cmd, e, r->layer_file) != 0)
+        return -1;
     if (cli_one_configuration(cmd, e, argc, argv) != 0 ||
         distinct_outputs(r, cmd) != 0 ||
         cli_apply_pop_options(cmd, e, &r->po) != 0)
@@ -312,6 +363,7 @@ static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
     sweep_estimate_of(e, 1, 0, &est);
     if (sweep_check_limits(e, &est, &r->limits, "run", &err) != 0)
         return cli_error(cmd, "%s", err.msg), -1;
+    cli_warn_swamped(cmd, e);
     exp_config(e, 0, &r->cfg);
     for (int i = 0; i < N_OUTPUTS; i++)
         if (r->outs[i].path && r->cfg.model != writes[i].model)
@@ -399,7 +451,7 @@ static int run_finish(run_cmd *r, const char *cmd)
 int cmd_run(int argc, char **argv)
 {
     const char *cmd = "run";
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 5];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + N_OUTPUTS + 6];
     char names[KEY_COUNT][40];
     run_options(opts, names);
     static bn_error err;
@@ -446,14 +498,15 @@ int cmd_population(int argc, char **argv)
     const char *cmd = "population", *order_name = NULL, *part = NULL;
     uint64_t seed = 1, batch_size = 0;
     cli_pop_options po = {NULL, NULL, NULL};
-    struct option opts[5 + CLI_POP_OPTIONS + 1] = {
+    struct option opts[6 + CLI_POP_OPTIONS + 1] = {
         {"order", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},
         {"batch-size", required_argument, NULL, 'b'},
         {"part", required_argument, NULL, 'p'},
+        {"max-memory", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
     };
-    cli_pop_option_table(opts + 5); /* the last entry stays zero */
+    cli_pop_option_table(opts + 6); /* the last entry stays zero */
     int c;
     cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
     while ((c = cli_next(&p, NULL)) != -1) {
@@ -476,6 +529,9 @@ int cmd_population(int argc, char **argv)
             /* Checked against the rows once they are read. */
             if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 100000000,
                               &batch_size))
+                return CLI_EXIT_USAGE;
+        } else if (c == 'm') {
+            if (cli_max_memory(cmd, optarg, NULL) != 0)
                 return CLI_EXIT_USAGE;
         } else if (!cli_take_pop_option(c, optarg, &po)) {
             return CLI_EXIT_USAGE;

@@ -259,9 +259,10 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
         s->last = r, s->have_last = 1;
 }
 
-int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
-                   const run_config *cfg, const run_observer *obs,
-                   run_result *res, bn_error *err)
+int classifier_train(const pop_t *train, const pop_t *eval,
+                     const size_t *perm, const run_config *cfg,
+                     const run_observer *obs, net_t *net, run_result *res,
+                     bn_error *err)
 {
     static const run_observer none = {NULL, NULL, NULL, NULL, NULL};
     size_t f = train->f, k = train->label.n_levels;
@@ -272,8 +273,9 @@ int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
                  .train_perm = perm,
                  .obs = obs ? obs : &none,
                  .err = err};
-    net_t net;
-    memset(&net, 0, sizeof net);
+    memset(net, 0, sizeof *net);
+    memset(res, 0, sizeof *res); /* the scores fill it from zero, whichever
+                                  * of the two ways they are made */
     int rc = -1;
     if (!ltrain || !leval) {
         bn_fail(err, "out of memory");
@@ -281,26 +283,38 @@ int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
     }
     if (shuffled(train, cfg->seed, &s.fit_perm, err) != 0 ||
         shuffled(eval, cfg->seed, &s.eval_perm, err) != 0 ||
-        net_init(&net, cfg, f, k, err) != 0)
+        net_init(net, cfg, f, k, err) != 0)
         goto done;
     if (s.obs->weights)
-        net_write_weights(s.obs->weights, "initial", &net);
+        net_write_weights(s.obs->weights, "initial", net);
     net_observer co = {on_step, on_epoch, &s};
-    if (net_train(&net, cfg, &s.train, perm, &co, err) != 0 || s.failed ||
-        adapt(&net, &s, err) != 0)
+    if (net_train(net, cfg, &s.train, perm, &co, err) != 0 || s.failed ||
+        adapt(net, &s, err) != 0)
         goto done;
     if (s.have_last)
         *res = s.last;
-    else if (score(&net, &s, res, err) != 0)
+    else if (score(net, &s, res, err) != 0)
         goto done;
     if (s.obs->weights)
-        net_write_weights(s.obs->weights, "final", &net);
+        net_write_weights(s.obs->weights, "final", net);
     rc = 0;
 done:
-    net_free(&net);
+    if (rc != 0)
+        net_free(net);
     free(ltrain);
     free(leval);
     free(s.fit_perm);
     free(s.eval_perm);
+    return rc;
+}
+
+int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
+                   const run_config *cfg, const run_observer *obs,
+                   run_result *res, bn_error *err)
+{
+    net_t net;
+    int rc = classifier_train(train, eval, perm, cfg, obs, &net, res, err);
+    if (rc == 0)
+        net_free(&net);
     return rc;
 }

@@ -11,7 +11,14 @@
 #define BN_CLASSIFIER_H
 
 #include "model/config.h"
+#include "model/net.h"
 
+/* classifier_run, keeping the network as trained and scored in *net for
+ * the caller to free with net_free (nothing to free after a failure). */
+int classifier_train(const pop_t *train, const pop_t *eval,
+                     const size_t *perm, const run_config *cfg,
+                     const run_observer *obs, net_t *net, run_result *res,
+                     bn_error *err);
 int classifier_run(const pop_t *train, const pop_t *eval, const size_t *perm,
                    const run_config *cfg, const run_observer *obs,
                    run_result *res, bn_error *err);

@@ -1,31 +1,64 @@
 /*
- * The diagnosis (see diag.h): per feature, the truth of the activations,
- * what the running statistics do to the evaluation output, what the
- * initial values alone would do, how exchangeable the batches were, and
- * the first cause in the table below that applies.
+ * The diagnosis (see diag.h): per feature, the running statistics against
+ * the training data's own and the evaluation data's, what the initial
+ * values alone would do, how exchangeable the batches were, and the first
+ * cause in the table below that applies.
  */
 #include "model/diag.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pop/pop.h"
 
-/* Evaluation moves the output by more than DIAG_OFF of its spread. */
-static int off(double shift, double scale)
+/* A mean beyond its limit, or a scale beyond DIAG_OFF whose variance v
+ * is also off the target by more than the noise allows: judged on
+ * log(v / target) above the target, on (target - v) / target below it.
+ * A moving average of positive batch variances has a long upper tail,
+ * which the logarithm evens out, and a lower side bounded by 0, which
+ * the logarithm would stretch without end (a sparse feature's average
+ * between its rare values). A feature constant in training has no scale
+ * to be off: evaluation's output x - rm is 0 whatever it divides by. */
+static int off(const diag_feature *d, double shift, double scale, double v)
 {
-    return !(fabs(shift) <= DIAG_OFF && fabs(scale - 1.0) <= DIAG_OFF);
+    if (!(fabs(shift) <= d->off_mean))
+        return 1;
+    if (fabs(scale - 1.0) <= DIAG_OFF || d->target_var == 0.0)
+        return 0;
+    double t = fmax(d->target_var, DBL_MIN);
+    double dev = v > t ? log(v / t) : (t - v) / t;
+    return !(dev <= d->off_var);
 }
 
-static int stats_off(const diag_feature *d)
+static int off_train(const diag_feature *d)
 {
-    return off(d->shift, d->scale);
+    return off(d, d->shift, d->scale, d->running_var);
+}
+
+static int off_eval(const diag_feature *d)
+{
+    return d->eval_ks > d->off_ks; /* false for NaN */
 }
 
 /* The initial values alone would put the statistics off, and they are. */
 static int init_explains(const diag_feature *d)
 {
-    return stats_off(d) && off(d->init_shift, d->init_scale);
+    double w = d->init_weight;
+    return off_train(d) &&
+           off(d, d->init_shift, d->init_scale,
+               w * d->init_var + (1.0 - w) * d->target_var);
+}
+
+static int never_filled(const diag_feature *d)
+{
+    return d->never_filled;
+}
+
+static int frozen(const diag_feature *d)
+{
+    return d->frozen;
 }
 
 static int few_updates(const diag_feature *d)
@@ -33,28 +66,55 @@ static int few_updates(const diag_feature *d)
     return init_explains(d) && d->init_weight > DIAG_INIT_WEIGHT;
 }
 
-static int not_exchangeable(const diag_feature *d)
-{
-    return d->exchange > DIAG_EXCHANGE; /* false for NaN */
-}
-
-static int near_constant(const diag_feature *d)
-{
-    return d->amplification > DIAG_AMPLIFY;
-}
-
 static int far_from_init(const diag_feature *d)
 {
     return init_explains(d) && d->init_weight <= DIAG_INIT_WEIGHT;
 }
 
-/* Only when nothing before applies: flags holds the earlier causes. */
-static int other(const diag_feature *d)
+static int not_exchangeable(const diag_feature *d)
 {
-    return d->flags == 0 && stats_off(d);
+    return d->exchange > DIAG_EXCHANGE; /* false for NaN */
 }
 
-static int clean(const diag_feature *d)
+/* Amplified, and the evaluation data carry more than DIAG_ROWS of the
+ * rows beyond anything training mode gives; without evaluation data,
+ * a feature that varies at all: one exactly constant in training harms
+ * nothing while it stays so, which only evaluation data can deny. */
+static int near_constant(const diag_feature *d)
+{
+    if (!(d->amplification > DIAG_AMPLIFY))
+        return 0;
+    return isnan(d->eval_out) ? d->true_var > 0.0
+                              : d->eval_out > DIAG_ROWS;
+}
+
+/* Nothing before applies (flags holds the earlier causes), and the
+ * statistics trail what the final weights give: off against the training
+ * data measured under them, or a recording's trend the average lags. */
+static int lagging(const diag_feature *d)
+{
+    return d->flags == 0 &&
+           ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_mean) ||
+            (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
+}
+
+static int shift(const diag_feature *d)
+{
+    return d->flags == 0 && !off_train(d) && off_eval(d);
+}
+
+static int other(const diag_feature *d)
+{
+    return d->flags == 0 && (off_train(d) || off_eval(d));
+}
+
+static int model_only(const diag_feature *d)
+{
+    (void)d;
+    return 0;
+}
+
+static int healthy(const diag_feature *d)
 {
     return d->flags == 0;
 }
@@ -63,38 +123,140 @@ static const struct {
     diag_cause_info info;
     int (*applies)(const diag_feature *d);
 } causes[DIAG_N_CAUSES] = {
-    {{DIAG_FEW_UPDATES, "few-updates",
-      "too few updates for the momentum: the initial running values still "
-      "carry weight (1-p)^T and hold the statistics off",
-      "statistics off, the initial values alone would put them off, and "
-      "(1-p)^T > 0.05"},
+    {{.cause = DIAG_NEVER_FILLED,
+      .name = "never-filled",
+      .words = "buffers never filled or never loaded: the running "
+               "statistics are the initial 0 and 1 (or no batch was "
+               "tracked), whatever the data",
+      .threshold = "num_batches_tracked 0, or every running mean exactly 0 "
+                   "and every running variance exactly 1",
+      .fix = "load the running statistics with the weights (the "
+             "checkpoint's buffers), or recompute them on the training "
+             "data (update_bn)",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+     never_filled},
+    {{.cause = DIAG_FROZEN,
+      .name = "frozen",
+      .words = "statistics frozen while the weights trained: the layer "
+               "tracked far fewer batches than training took (left in "
+               "evaluation mode, or its tracking switched off)",
+      .threshold = "num_batches_tracked below 0.5 of training's steps, or "
+                   "a recording's evaluation-mode calls under autograd "
+                   "outnumbering its training-mode calls",
+      .fix = "recompute the statistics on the training data with the final "
+             "weights (update_bn), and train with the layers in training "
+             "mode",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+     frozen},
+    {{.cause = DIAG_FEW_UPDATES,
+      .name = "few-updates",
+      .words = "too few updates for the momentum: the initial running "
+               "values still carry weight (1-p)^T and hold the statistics "
+               "off",
+      .threshold = "statistics off, the initial values alone would put "
+                   "them off, and (1-p)^T > 0.05",
+      .fix = "recompute the statistics on the training data (update_bn, "
+             "PreciseBN), or train longer or with a larger momentum",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
      few_updates},
-    {{DIAG_NOT_EXCHANGEABLE, "not-exchangeable",
-      "batches that are not exchangeable (sorted or grouped): their means "
-      "spread far more than random batches' would",
-      "batch means spread more than 4 times that of random batches"},
+    {{.cause = DIAG_NOT_EXCHANGEABLE,
+      .name = "not-exchangeable",
+      .words = "batches that are not exchangeable (sorted or grouped): "
+               "their means spread far more than random batches' would, "
+               "and the network learned from batch statistics that "
+               "evaluation never gives",
+      .threshold = "batch means, under fixed weights, spread more than 4 "
+                   "times that of random batches",
+      .fix = "retrain with shuffled batches: no statistics mend a network "
+             "that learned from grouped ones",
+      .fix_id = DIAG_FIX_NONE},
      not_exchangeable},
-    {{DIAG_NEAR_CONSTANT, "near-constant",
-      "a near-constant feature: evaluation amplifies any difference by "
-      "1/sqrt(var + eps)",
-      "1/sqrt(var + eps) > 100"},
+    {{.cause = DIAG_NEAR_CONSTANT,
+      .name = "near-constant",
+      .words = "a near-constant feature: evaluation amplifies any "
+               "difference by 1/sqrt(var + eps)",
+      .threshold = "1/sqrt(var + eps) > 100, and more than 0.03 of the "
+                   "evaluation rows normalised beyond sqrt(B - 1), which no "
+                   "training batch of B rows can give",
+      .fix = "raise eps (1e-3 amplifies at most 32 times), or drop or fix "
+             "the constant input",
+      .fix_id = DIAG_FIX_EPS},
      near_constant},
-    {{DIAG_FAR_FROM_INIT, "far-from-init",
-      "a scale far from the initial 1 (or a mean far from the initial 0): "
-      "even the little weight the initial values keep holds the "
-      "statistics off",
-      "statistics off, the initial values alone would put them off, and "
-      "(1-p)^T <= 0.05"},
+    {{.cause = DIAG_FAR_FROM_INIT,
+      .name = "far-from-init",
+      .words = "a scale far from the initial 1 (or a mean far from the "
+               "initial 0): even the little weight the initial values "
+               "keep holds the statistics off",
+      .threshold = "statistics off, the initial values alone would put "
+                   "them off, and (1-p)^T <= 0.05",
+      .fix = "recompute the statistics on the training data (update_bn), "
+             "or start the buffers from the data's own statistics",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
      far_from_init},
-    {{DIAG_OTHER, "other",
-      "off for a reason not in this table: the noise of small batches, "
-      "drift during training, or statistics taken on other data",
-      "statistics off and none of the causes above"},
+    {{.cause = DIAG_LAGGING,
+      .name = "lagging",
+      .words = "statistics lagging the weights: the activations moved "
+               "during training faster than the momentum follows, so the "
+               "buffers describe earlier weights",
+      .threshold = "off against the training data under the final weights "
+                   "with none of the above, or a recording whose trend the "
+                   "average lags by more than the off threshold "
+                   "(s (1-p)/p for a trend s per update)",
+      .fix = "recompute the statistics with the final weights (update_bn, "
+             "PreciseBN), or a larger momentum",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+     lagging},
+    {{.cause = DIAG_SHIFT,
+      .name = "shift",
+      .words = "evaluation data that differ from the training data: the "
+               "running statistics match the training inputs but not the "
+               "evaluation inputs; the data differ, not the buffers",
+      .threshold = "not off against the training data; the evaluation "
+                   "data's distribution apart from the training data's by "
+                   "a Kolmogorov-Smirnov distance above 0.03 and above "
+                   "2.27 sqrt(1/n + 1/m)",
+      .fix = "adapt the statistics to the evaluation data (recompute them "
+             "there), or fix the data",
+      .fix_id = DIAG_FIX_ADAPT_EVAL},
+     shift},
+    {{.cause = DIAG_OTHER,
+      .name = "other",
+      .words = "off for a reason not in this table: the noise of small "
+               "batches, drift during training, or statistics taken on "
+               "other data",
+      .threshold = "statistics off and none of the causes above",
+      .fix = "recompute the statistics on the training data (update_bn) "
+             "and compare again",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
      other},
-    {{DIAG_CLEAN, "clean",
-      "clean: the running statistics describe the activations",
-      "none of the causes above"},
-     clean},
+    {{.cause = DIAG_BATCH_DEPENDENCE,
+      .name = "batch-dependence",
+      .words = "training-mode outputs that depend on the batch: a row's "
+               "prediction moves with its batch neighbours, so training "
+               "mode's score belongs to the batching, not the model",
+      .threshold = "the statistics are right, the modes' accuracies differ "
+                   "by more than 0.03, and more than 0.03 of the evaluation "
+                   "rows change their training-mode prediction when batched "
+                   "in another order",
+      .fix = "ship and score in evaluation mode; training mode's number is "
+             "not one to reach",
+      .fix_id = DIAG_FIX_NONE},
+     model_only},
+    {{.cause = DIAG_HEALTHY,
+      .name = "healthy",
+      .words = "healthy: the running statistics describe the activations",
+      .threshold = "none of the causes above",
+      .fix = "nothing to fix",
+      .fix_id = DIAG_FIX_NONE},
+     healthy},
+};
+
+static const char *const fix_names[DIAG_N_FIXES] = {
+    [DIAG_FIX_NONE] = "none",
+    [DIAG_FIX_RECOMPUTE_TRAIN] = "recompute-train",
+    [DIAG_FIX_ADAPT_EVAL] = "adapt-eval",
+    [DIAG_FIX_RELOAD] = "reload",
+    [DIAG_FIX_EPS] = "eps",
 };
 
 const diag_cause_info *diag_cause_get(diag_cause c)
@@ -102,27 +264,115 @@ const diag_cause_info *diag_cause_get(diag_cause c)
     return c < DIAG_N_CAUSES ? &causes[c].info : NULL;
 }
 
-static int validate(const diag_input *in, bn_error *err)
+const char *diag_fix_name(diag_fix f)
 {
-    if (in->n < 2)
-        return bn_fail(err, "diagnose: %zu rows; at least 2 are needed",
-                       in->n);
+    return f < DIAG_N_FIXES ? fix_names[f] : NULL;
+}
+
+/* DIAG_NOISE_SD standard deviations of the moving average's own noise:
+ * sqrt(p / ((2 - p) B)) of the spread for the mean over batches of B
+ * samples, sqrt((kurtosis - 1) p / ((2 - p) B)) of itself for the
+ * variance. */
+static void train_limits(const diag_layer *in, double kurt, diag_feature *d)
+{
+    d->off_mean = DIAG_OFF;
+    d->off_var = 0.0;
+    if (in->cumulative || !in->batch_samples)
+        return;
+    double q = in->p / ((2.0 - in->p) * (double)in->batch_samples);
+    d->off_mean = fmax(DIAG_OFF, DIAG_NOISE_SD * sqrt(q));
+    d->off_var = DIAG_NOISE_SD * sqrt(fmax(kurt - 1.0, 0.0) * q);
+}
+
+/* The Kolmogorov-Smirnov distance must exceed DIAG_ROWS and what two
+ * samples of n and m give by chance with probability 6.3e-5. */
+static void eval_limits(const diag_layer *in, diag_feature *d)
+{
+    double q = in->train_samples && in->eval_samples
+                   ? 1.0 / (double)in->train_samples +
+                         1.0 / (double)in->eval_samples
+                   : 0.0;
+    d->off_ks = fmax(DIAG_ROWS, DIAG_KS_C * sqrt(q));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double diag_ks(const double *a, size_t n, const double *b, size_t m,
+               size_t f, size_t j, double *scratch)
+{
+    double *sa = scratch, *sb = scratch + n, d = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sa[i] = a[i * f + j];
+    for (size_t i = 0; i < m; i++)
+        sb[i] = b[i * f + j];
+    qsort(sa, n, sizeof *sa, cmp_double);
+    qsort(sb, m, sizeof *sb, cmp_double);
+    /* Walk both in order; at every value passed, ties included, compare
+     * the shares of each at or below it. */
+    for (size_t i = 0, k = 0; i < n || k < m;) {
+        double v = i < n && (k == m || sa[i] <= sb[k]) ? sa[i] : sb[k];
+        while (i < n && sa[i] == v)
+            i++;
+        while (k < m && sb[k] == v)
+            k++;
+        double gap = fabs((double)i / (double)n - (double)k / (double)m);
+        if (gap > d)
+            d = gap;
+    }
+    return d;
+}
+
+static double in_units(double a, double b, double sd);
+
+void diag_kurtosis(const double *x, size_t n, size_t f, double *kurtosis)
+{
+    for (size_t j = 0; j < f; j++) {
+        double m, v, m4 = 0.0;
+        pop_moments(n, f, x + j, &m, &v);
+        for (size_t i = 0; i < n; i++) {
+            double d = x[i * f + j] - m;
+            m4 += d * d * d * d / (double)n;
+        }
+        kurtosis[j] = v > 0.0 ? m4 / (v * v) : 3.0;
+    }
+}
+
+/* Samuelson's inequality: in a batch of b rows normalised by its own
+ * mean and biased variance no value lies beyond sqrt(b - 1). */
+void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
+                  double *eval_scale, double *eval_ks, double *eval_out)
+{
+    double bound = r->rows_each > 1 ? sqrt((double)(r->rows_each - 1)) : 0.0;
+    for (size_t j = 0; j < r->f; j++) {
+        double st = sqrt(r->train_var[j]), se = sqrt(r->eval_var[j]);
+        eval_shift[j] = in_units(r->eval_mean[j], r->train_mean[j], st);
+        eval_scale[j] = st > 0 ? se / st : se == 0 ? 1.0 : INFINITY;
+        eval_ks[j] = diag_ks(r->train, r->n_train, r->eval, r->n_eval, r->f, j,
+                             scratch);
+        double rsd = sqrt(r->rv[j] + r->eps);
+        size_t beyond = 0;
+        for (size_t i = 0; i < r->n_eval; i++)
+            beyond += fabs(r->eval[i * r->f + j] - r->rm[j]) > bound * rsd;
+        eval_out[j] = (double)beyond / (double)r->n_eval;
+    }
+}
+
+static int finite_stats(const double *m, const double *v, size_t f)
+{
+    for (size_t j = 0; m && j < f; j++)
+        if (!isfinite(m[j]) || !isfinite(v[j]) || v[j] < 0.0)
+            return 0;
+    return 1;
+}
+
+static int validate_layer(const diag_layer *in, bn_error *err)
+{
     if (in->f < 1)
         return bn_fail(err, "diagnose: no features");
-    if (in->batch_rows) {
-        size_t total = 0;
-        for (size_t k = 0; k < in->n_batches; k++) {
-            if (in->batch_rows[k] < 1)
-                return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
-            total += in->batch_rows[k];
-        }
-        if (total != in->n)
-            return bn_fail(err,
-                           "diagnose: the batches hold %zu rows, the "
-                           "activations %zu",
-                           total, in->n);
-    } else if (in->batch < 1)
-        return bn_fail(err, "diagnose: the batch size must be at least 1");
     if (!(in->p > 0.0 && in->p <= 1.0))
         return bn_fail(err,
                        "diagnose: the new value's weight p must be in (0, "
@@ -131,26 +381,25 @@ static int validate(const diag_input *in, bn_error *err)
     if (!(in->eps >= 0.0 && isfinite(in->eps)))
         return bn_fail(err, "diagnose: eps must be finite and >= 0, got %.17g",
                        in->eps);
-    for (size_t j = 0; j < in->f; j++) {
-        double v0 = in->init_var ? in->init_var[j] : 1.0;
-        double m0 = in->init_mean ? in->init_mean[j] : 0.0;
-        if (!isfinite(in->running_mean[j]) || !isfinite(in->running_var[j]) ||
-            in->running_var[j] < 0.0)
-            return bn_fail(err,
-                           "diagnose: feature %zu: the running mean and "
-                           "variance must be finite and the variance >= 0",
-                           j + 1);
-        if (!isfinite(m0) || !isfinite(v0) || v0 < 0.0)
-            return bn_fail(err,
-                           "diagnose: feature %zu: the initial mean and "
-                           "variance must be finite and the variance >= 0",
-                           j + 1);
+    if (!finite_stats(in->running_mean, in->running_var, in->f))
+        return bn_fail(err, "diagnose: the running mean and variance must "
+                            "be finite and the variance >= 0");
+    if (!finite_stats(in->init_mean, in->init_var, in->f))
+        return bn_fail(err, "diagnose: the initial mean and variance must "
+                            "be finite and the variance >= 0");
+    if (!in->train_mean ||
+        !finite_stats(in->train_mean, in->train_var, in->f))
+        return bn_fail(err, "diagnose: the data's mean and variance must be "
+                            "finite and the variance >= 0");
+    size_t total = 0;
+    for (size_t k = 0; in->batch_means && k < in->n_batches; k++) {
+        if (in->batch_units[k] < 1)
+            return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
+        total += in->batch_units[k];
     }
-    for (size_t k = 0; k < in->n * in->f; k++)
-        if (!isfinite(in->x[k]))
-            return bn_fail(err,
-                           "diagnose: row %zu, feature %zu is not finite",
-                           k / in->f + 1, k % in->f + 1);
+    if (in->batch_means && total != in->units)
+        return bn_fail(err, "diagnose: the batches hold %zu, the data %zu",
+                       total, in->units);
     return 0;
 }
 
@@ -163,61 +412,92 @@ static double root_ratio(double a, double b)
     return sqrt(a / b);
 }
 
-static double spread_ratio(const diag_input *in, size_t j, double mu,
+/* (a - b) / sd, with 0/0 read as 0. */
+static double in_units(double a, double b, double sd)
+{
+    if (sd > 0.0)
+        return (a - b) / sd;
+    return a == b ? 0.0 : copysign(INFINITY, a - b);
+}
+
+static double spread_ratio(const diag_layer *in, size_t j, double mu,
                            double v)
 {
-    size_t n = in->n, f = in->f;
-    double seen = 0.0, random = 0.0;
-    for (size_t start = 0, k = 0; start < n; start += in->batch_rows
-                                                      ? in->batch_rows[k++]
-                                                      : in->batch) {
-        size_t b = in->batch_rows ? in->batch_rows[k]
-                   : n - start < in->batch ? n - start
-                                           : in->batch;
-        double m, s;
-        pop_moments(b, f, in->x + start * f + j, &m, &s);
+    if (!in->batch_means)
+        return NAN;
+    double n = (double)in->units, seen = 0.0, random = 0.0;
+    for (size_t k = 0; k < in->n_batches; k++) {
+        double m = in->batch_means[k * in->f + j];
+        double b = (double)in->batch_units[k];
         seen += (m - mu) * (m - mu);
-        /* A batch of b rows drawn without replacement from the n. */
-        random += v / (double)b * (double)(n - b) / (double)(n - 1);
+        /* A batch of b units drawn without replacement from the n. */
+        random += n > 1 ? v / b * (n - b) / (n - 1) : 0.0;
     }
     return random > 0.0 ? seen / random : NAN;
 }
 
-int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
+static int buffers_initial(const diag_layer *in)
 {
-    if (validate(in, err) != 0)
+    for (size_t j = 0; j < in->f; j++)
+        if (in->running_mean[j] != 0.0 || in->running_var[j] != 1.0)
+            return 0;
+    return 1;
+}
+
+static void measure(const diag_layer *in, size_t j, double w,
+                    diag_feature *d)
+{
+    double mu = in->train_mean[j], v = in->train_var[j];
+    double tv = in->target_var ? in->target_var[j] : v;
+    double rm = in->running_mean[j], rv = in->running_var[j];
+    double m0 = in->init_mean ? in->init_mean[j] : 0.0;
+    double v0 = in->init_var ? in->init_var[j] : 1.0;
+    double den = v + in->eps, sd = sqrt(den);
+    d->true_mean = mu;
+    d->true_var = v;
+    d->running_mean = rm;
+    d->running_var = rv;
+    d->updates = in->updates;
+    d->init_weight = w;
+    d->shift = in_units(rm, mu, sd);
+    d->init_shift = in_units(w * m0, w * mu, sd);
+    d->target_var = tv;
+    d->init_var = v0;
+    d->scale = root_ratio(tv + in->eps, rv + in->eps);
+    d->init_scale = root_ratio(tv + in->eps, w * v0 + (1.0 - w) * tv +
+                                                 in->eps);
+    d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
+    d->eval_shift = d->eval_scale = d->eval_ks = d->eval_out = NAN;
+    if (in->eval_shift) {
+        d->eval_shift = in->eval_shift[j];
+        d->eval_scale = in->eval_scale[j];
+        d->eval_ks = in->eval_ks[j];
+        d->eval_out = in->eval_out[j];
+    }
+    train_limits(in, in->kurtosis ? in->kurtosis[j] : 3.0, d);
+    eval_limits(in, d);
+    d->exchange = spread_ratio(in, j, mu, in->unit_var ? in->unit_var[j] : v);
+    d->trend_lag = in->trend_lag ? in->trend_lag[j] : NAN;
+}
+
+int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
+{
+    if (validate_layer(in, err) != 0)
         return -1;
     /* (1 - p)^T by T multiplications, as the updates apply it. */
     double w = 1.0;
     for (size_t t = 0; w != 0.0 && t < in->updates; t++)
         w *= 1.0 - in->p;
+    int never = in->tracked == 0 || buffers_initial(in);
+    int froze = in->steps > 0 &&
+                (double)in->tracked < DIAG_FROZEN_SHARE * (double)in->steps;
     for (size_t j = 0; j < in->f; j++) {
         diag_feature *d = &out[j];
         memset(d, 0, sizeof *d);
-        double mu, v;
-        pop_moments(in->n, in->f, in->x + j, &mu, &v);
-        double rm = in->running_mean[j], rv = in->running_var[j];
-        double m0 = in->init_mean ? in->init_mean[j] : 0.0;
-        double v0 = in->init_var ? in->init_var[j] : 1.0;
-        double den = v + in->eps, sd = sqrt(den);
-        d->true_mean = mu;
-        d->true_var = v;
-        d->running_mean = rm;
-        d->running_var = rv;
-        d->updates = in->updates;
-        d->init_weight = w;
-        if (sd > 0.0) {
-            d->shift = (rm - mu) / sd;
-            d->init_shift = w * (m0 - mu) / sd;
-        } else {
-            d->shift = rm == mu ? 0.0 : copysign(INFINITY, rm - mu);
-            d->init_shift =
-                w * (m0 - mu) == 0.0 ? 0.0 : copysign(INFINITY, m0 - mu);
-        }
-        d->scale = root_ratio(den, rv + in->eps);
-        d->init_scale = root_ratio(den, w * v0 + (1.0 - w) * v + in->eps);
-        d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
-        d->exchange = spread_ratio(in, j, mu, v);
+        measure(in, j, w, d);
+        d->never_filled = never;
+        d->fresh_fixed = in->fresh_fixed;
+        d->frozen = froze;
         d->cause = DIAG_N_CAUSES;
         for (int c = 0; c < DIAG_N_CAUSES; c++)
             if (causes[c].applies(d)) {
@@ -227,4 +507,96 @@ int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
             }
     }
     return 0;
+}
+
+static int validate_rows(const diag_input *in, bn_error *err)
+{
+    if (in->n < 2)
+        return bn_fail(err, "diagnose: %zu rows; at least 2 are needed",
+                       in->n);
+    if (in->f < 1)
+        return bn_fail(err, "diagnose: no features");
+    if (!in->batch_rows && in->batch < 1)
+        return bn_fail(err, "diagnose: the batch size must be at least 1");
+    size_t total = 0;
+    for (size_t k = 0; in->batch_rows && k < in->n_batches; k++) {
+        if (in->batch_rows[k] < 1)
+            return bn_fail(err, "diagnose: batch %zu has no rows", k + 1);
+        total += in->batch_rows[k];
+    }
+    if (in->batch_rows && total != in->n)
+        return bn_fail(err,
+                       "diagnose: the batches hold %zu rows, the "
+                       "activations %zu",
+                       total, in->n);
+    for (size_t k = 0; k < in->n * in->f; k++)
+        if (!isfinite(in->x[k]))
+            return bn_fail(err,
+                           "diagnose: row %zu, feature %zu is not finite",
+                           k / in->f + 1, k % in->f + 1);
+    return 0;
+}
+
+/* The rows' own moments and the batches' means and sizes. */
+static int rows_evidence(const diag_input *in, double *mv, double *bm,
+                         size_t *units)
+{
+    size_t n = in->n, f = in->f, nb = 0;
+    for (size_t j = 0; j < f; j++)
+        pop_moments(n, f, in->x + j, &mv[j], &mv[f + j]);
+    for (size_t start = 0; start < n; nb++) {
+        size_t b = in->batch_rows ? in->batch_rows[nb]
+                   : n - start < in->batch ? n - start
+                                           : in->batch;
+        for (size_t j = 0; j < f; j++) {
+            double s;
+            pop_moments(b, f, in->x + start * f + j, &bm[nb * f + j], &s);
+        }
+        units[nb] = b;
+        start += b;
+    }
+    return (int)nb;
+}
+
+int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
+{
+    if (validate_rows(in, err) != 0)
+        return -1;
+    size_t f = in->f;
+    size_t nb = in->batch_rows ? in->n_batches
+                               : (in->n + in->batch - 1) / in->batch;
+    double *mv = malloc(2 * f * sizeof *mv);
+    double *bm = malloc(nb * f * sizeof *bm);
+    size_t *units = malloc(nb * sizeof *units);
+    int rc = -1;
+    if (!mv || !bm || !units) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    rows_evidence(in, mv, bm, units);
+    diag_layer l = {
+        .f = f,
+        .running_mean = in->running_mean,
+        .running_var = in->running_var,
+        .init_mean = in->init_mean,
+        .init_var = in->init_var,
+        .train_mean = mv,
+        .train_var = mv + f,
+        .batch_means = nb > 1 ? bm : NULL,
+        .batch_units = units,
+        .n_batches = nb,
+        .units = in->n,
+        .updates = in->updates,
+        /* The run and checkpoint forms start counting at the initial
+         * values: a layer that has seen updates was filled. */
+        .tracked = in->updates ? in->updates : 1,
+        .p = in->p,
+        .eps = in->eps,
+    };
+    rc = diag_layer_run(&l, out, err);
+done:
+    free(mv);
+    free(bm);
+    free(units);
+    return rc;
 }

@@ -1,12 +1,12 @@
 /*
- * The diagnosis: why a batch-norm layer's running statistics, from a run or
- * from a real checkpoint, disagree with the activations they should
- * describe, feature by feature, named in words. A pure function: it reads
- * the activations in the order the batches arrived and the layer's state,
- * and fills one record per feature; printing is the caller's.
+ * The diagnosis: why a batch-norm layer's running statistics, from a run,
+ * a real checkpoint or a recording over training, disagree with the
+ * activations they should describe, feature by feature, named in words.
+ * A pure function: it reads one layer's evidence and fills one record per
+ * feature; the model's verdict (verdict.h) and printing are the callers'.
  *
- * The causes, their tests and their thresholds are one table (diag.c);
- * docs/diagnose.md gives the reasons for each number.
+ * The causes, their tests, thresholds, words and fixes are one table
+ * (diag.c); docs/diagnose.md gives the reasons for each number.
  */
 #ifndef BN_DIAG_H
 #define BN_DIAG_H
@@ -17,32 +17,138 @@
 
 /* In the order they are tried: the first that applies is the cause. */
 typedef enum {
+    DIAG_NEVER_FILLED,
+    DIAG_FROZEN,
     DIAG_FEW_UPDATES,
     DIAG_NOT_EXCHANGEABLE,
     DIAG_NEAR_CONSTANT,
     DIAG_FAR_FROM_INIT,
+    DIAG_LAGGING,
+    DIAG_SHIFT,
     DIAG_OTHER,
-    DIAG_CLEAN,
+    DIAG_BATCH_DEPENDENCE, /* the model's: verdict.c tests it */
+    DIAG_HEALTHY,
     DIAG_N_CAUSES
 } diag_cause;
+
+/* The fixes the dump scores on copies of the model (fixes.tsv). */
+typedef enum {
+    DIAG_FIX_NONE,
+    DIAG_FIX_RECOMPUTE_TRAIN,
+    DIAG_FIX_ADAPT_EVAL,
+    DIAG_FIX_RELOAD,
+    DIAG_FIX_EPS,
+    DIAG_N_FIXES
+} diag_fix;
 
 typedef struct {
     diag_cause cause;
     const char *name;      /* one word, for machines: "few-updates" */
     const char *words;     /* the cause in a sentence */
     const char *threshold; /* the test, in words */
+    const char *fix;       /* what to do, in words */
+    diag_fix fix_id;       /* the measured fix that does it, if one */
 } diag_cause_info;
 
 /* The thresholds (docs/diagnose.md). Statistics are "off" when evaluation
  * shifts a feature's output by more than DIAG_OFF of its spread, or
- * scales it by a factor more than DIAG_OFF from 1. */
+ * scales it by a factor more than DIAG_OFF from 1, and by more than
+ * DIAG_NOISE_SD standard deviations of what noise alone gives. */
 #define DIAG_OFF 0.1
+#define DIAG_NOISE_SD 4.0
 #define DIAG_INIT_WEIGHT 0.05 /* too few updates: (1-p)^T above this */
 #define DIAG_EXCHANGE 4.0     /* batch means spread 4x what random would */
 #define DIAG_AMPLIFY 100.0    /* near-constant: 1/sqrt(var + eps) above */
+#define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
+#define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
+#define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
+/* What moves a share of rows below the accuracy tolerance cannot explain
+ * a gap beyond it: a near-constant feature must carry more evaluation
+ * rows than this out of range, and the evaluation data's distribution
+ * must differ from the training data's by more than this share. */
+#define DIAG_ROWS DIAG_FIX_CLOSES
+/* The two-sample Kolmogorov-Smirnov bound at the tail probability of
+ * DIAG_NOISE_SD standard deviations (6.3e-5): 2 exp(-2 c^2) = 6.3e-5. */
+#define DIAG_KS_C 2.27
 
 const diag_cause_info *diag_cause_get(diag_cause c);
+const char *diag_fix_name(diag_fix f); /* "recompute-train"; NULL past */
 
+/* One layer's evidence. Fresh statistics are the activations' own
+ * (divisor n); NULL where there are none. */
+typedef struct {
+    size_t f;
+    const double *running_mean, *running_var; /* f each: the checkpoint's */
+    const double *init_mean, *init_var; /* f each, or NULL for 0 and 1 */
+    /* The training data's, fresh, as training mode feeds the layer; and
+     * what a moving average of the batches' unbiased variances settles
+     * on, their mean, which the running variance is held to (NULL for
+     * train_var: batches of independent rows). */
+    const double *train_mean, *train_var, *target_var;
+    /* The training batches: n_batches means (n_batches x f) and how many
+     * units each holds; NULL when not measured under fixed weights (a
+     * recording over training). A unit is what is drawn at random: a row
+     * of an (N, C) input, a whole sample of a feature map, whose rows
+     * are not independent. unit_var (f) is the variance of the units'
+     * means (divisor units), NULL for train_var. */
+    const double *batch_means;
+    const size_t *batch_units;
+    size_t n_batches, units;
+    const double *unit_var;
+    size_t updates;  /* T: updates the running statistics have seen */
+    size_t tracked;  /* num_batches_tracked as saved */
+    size_t steps;    /* training's steps, 0 when unknown */
+    int fresh_fixed; /* train_mean/var measured under the final weights */
+    double p;        /* the new value's weight, in (0, 1]; 1 for a
+                      * cumulative average that started from scratch */
+    int cumulative;  /* momentum None: no moving average's noise */
+    double eps;
+    /* For the noise floors: the samples of a training batch, of the
+     * training and the evaluation data (0: unknown, no floor), and the
+     * rows of a training batch (a feature map's positions included). */
+    size_t batch_samples, train_samples, eval_samples, batch_rows_each;
+    const double *kurtosis; /* f: the training rows', NULL for 3 */
+    /* The evaluation data against the training data, both as evaluation
+     * mode feeds the layer: (m_eval - m_train) / sd_train and sd_eval /
+     * sd_train, for the report; the Kolmogorov-Smirnov distance of their
+     * distributions (the largest share of rows on which they disagree),
+     * the test; and the share of evaluation rows whose evaluation-mode
+     * output |x - rm| / sqrt(rv + eps) exceeds sqrt(rows_each - 1), more
+     * than any training batch of rows_each rows can give. NULL without
+     * evaluation data. */
+    const double *eval_shift, *eval_scale, *eval_ks, *eval_out;
+    /* A recording's trend: the lag the moving average's closed form gives
+     * for the batch means' trend, in units of the spread (f), or NULL. */
+    const double *trend_lag;
+} diag_layer;
+
+/* The two-sample Kolmogorov-Smirnov distance between column j of an
+ * n x f array and of an m x f array: the largest difference of their
+ * empirical distribution functions. scratch holds n + m doubles. */
+double diag_ks(const double *a, size_t n, const double *b, size_t m,
+               size_t f, size_t j, double *scratch);
+
+/* The kurtosis of each feature of n x f rows (3 for a constant one). */
+void diag_kurtosis(const double *x, size_t n, size_t f, double *kurtosis);
+
+/* The evaluation rows against the training rows, both as evaluation mode
+ * feeds the layer, with their moments (divisor n) and the layer's
+ * buffers: diag_layer's eval_shift, eval_scale, eval_ks and eval_out,
+ * rows_each being the rows of a training batch. scratch holds n_train +
+ * n_eval doubles. */
+typedef struct {
+    const double *train, *eval;
+    size_t n_train, n_eval, f;
+    const double *rm, *rv;
+    double eps;
+    size_t rows_each;
+    const double *train_mean, *train_var, *eval_mean, *eval_var;
+} diag_rows;
+void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
+                  double *eval_scale, double *eval_ks, double *eval_out);
+
+/* The activations as a run or a checkpoint recorded them, rows in the
+ * order the batches arrived (the checkpoint and run form). */
 typedef struct {
     size_t n, f;
     const double *x;     /* n x f activations, rows in arrival order */
@@ -63,7 +169,7 @@ typedef struct {
 } diag_input;
 
 typedef struct {
-    double true_mean, true_var; /* the activations' own (divisor n) */
+    double true_mean, true_var; /* the training activations' own */
     double running_mean, running_var;
     /* What evaluation does to the feature's output, against training on
      * the whole population: shifts it by `shift` of its spread and scales
@@ -71,22 +177,37 @@ typedef struct {
      *   shift = (rm - mu) / sqrt(v + eps)
      *   scale = sqrt((v + eps) / (rv + eps)) */
     double shift, scale;
+    /* diag_layer's comparisons of the evaluation data (NaN without). */
+    double eval_shift, eval_scale, eval_ks, eval_out;
     size_t updates;
     double init_weight; /* (1-p)^T */
     /* The same two for running statistics that only the initial values
      * pull away from the truth: w m0 + (1-w) mu and w v0 + (1-w) v. */
-    double init_shift, init_scale;
+    double init_shift, init_scale, init_var;
     /* The batch means' spread about mu against random batches of the
      * same sizes from these n rows: sum_k (m_k - mu)^2 over
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
-     * every row, or a constant feature). */
+     * every row, a constant feature, or batches under moving weights). */
     double exchange;
     double amplification; /* 1/sqrt(v + eps) */
+    double trend_lag;     /* a recording's, NaN otherwise */
+    /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
+     * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
+     * average's noise, whichever is larger); a scale beyond DIAG_OFF whose
+     * variance is also off its target by more than off_var of it
+     * (DIAG_NOISE_SD standard deviations of the noise, 0 when unknown);
+     * the evaluation data beyond a distance off_ks. */
+    double target_var, off_mean, off_var, off_ks;
+    int never_filled, frozen; /* the layer's tests, copied to each */
+    int fresh_fixed;
     unsigned flags;       /* bit c for every cause c that applies */
     diag_cause cause;     /* the first of them in table order */
 } diag_feature;
 
 /* Fill out[0..f-1]; refuse inconsistent input with a message. */
+int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err);
+/* The run and checkpoint form: the activations' own moments and batch
+ * means are the training data's; there are no evaluation data. */
 int diag_run(const diag_input *in, diag_feature *out, bn_error *err);
 
 #endif

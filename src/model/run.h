@@ -83,6 +83,19 @@ int run_execute(const pop_t *pop, const run_config *cfg,
                 const run_observer *obs, run_result *res, bn_error *err);
 int run_execute_on(const run_pops *p, const run_config *cfg,
                    const run_observer *obs, run_result *res, bn_error *err);
+/* What a run of cfg trains and is evaluated on, checked: the training
+ * rows, the evaluation rows (eval is train itself or shifted), cfg with
+ * its batch in rows, and the order's permutation of the training rows.
+ * Free with run_setup_free, also after a failure. */
+typedef struct {
+    const pop_t *train, *eval;
+    pop_t shifted;
+    run_config rows;
+    size_t *perm;
+} run_setup;
+int run_setup_make(const run_pops *p, const run_config *cfg, int *blame,
+                   run_setup *s, bn_error *err);
+void run_setup_free(run_setup *s);
 /* run_execute_on, blaming keys as run_check does, also when the scores
  * overflow (the keys whose values scale the score, score.h). */
 int run_execute_blamed(const run_pops *p, const run_config *cfg,

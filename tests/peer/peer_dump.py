@@ -21,12 +21,19 @@ batches of unequal size, with an evaluation pass in between. Then:
     replay of the batches (bnstudy's layer, PyTorch's convention, from the
     dumped initial values) reproduces them to 1e-12 relative, with the
     updates the layer counted;
-  * the command-line form on a model saved with torch.save gives the same.
+  * the command-line form, on a model saved with torch.save and on its
+    state_dict with --module, moves nothing: the file's bytes and the
+    buffers stay, the dumped statistics are the buffers bit for bit, and
+    the fresh statistics are what NumPy computes from the inputs PyTorch
+    feeds each layer in training mode and in evaluation mode (hooked here
+    on a copy of the model);
+  * `bnstudy diagnose DIR` reads that folder and opens with a verdict.
 
 Prints one line per check and `N passed, N failed`; exits 1 on a failure.
 """
 
 import argparse
+import copy
 import math
 import os
 import subprocess
@@ -176,6 +183,152 @@ def check_dump(c, dump, model, names, exe, label):
                 "mean %.2e var %.2e updates %s" % (dm, dv, sorted(updates)))
 
 
+def hooked_rows(model, x, batch, train_mode):
+    """Each batch-norm layer's inputs, as channels-last rows, hooked here
+    on a copy of the model in the given mode (every momentum 0)."""
+    m = copy.deepcopy(model)
+    rows = {}
+    for name, mod in m.named_modules():
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+            mod.momentum = 0.0
+            mod.register_forward_hook(
+                lambda mod, inp, out, name=name: rows.setdefault(
+                    name, []).append(inp[0].movedim(1, -1).reshape(
+                        -1, inp[0].shape[1]).numpy()))
+    m.train(train_mode)
+    with torch.no_grad():
+        for i in range(0, x.shape[0], batch):
+            m(x[i:i + batch])
+    return {k: np.concatenate(v) for k, v in rows.items()}
+
+
+def check_cli(c, tmp, x, exe, env):
+    """The command line on a model saved whole and as a state_dict."""
+    model = build_model()
+    model.train()
+    with torch.no_grad():
+        for i in range(0, 101, 30):
+            model(x[i:i + 30])  # a checkpoint whose buffers have moved
+    model.eval()
+    mpath = os.path.join(tmp, "model.pt")
+    torch.save(model, mpath)
+    spath = os.path.join(tmp, "state.pt")
+    torch.save(model.state_dict(), spath)
+    ipath = os.path.join(tmp, "inputs.npy")
+    np.save(ipath, x.numpy())
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    digest = {p: open(p, "rb").read() for p in (mpath, spath)}
+    want_tr = hooked_rows(model, x, 30, True)
+    want_ev = hooked_rows(model, x, 30, False)
+    for label, extra in (("cli", ["--model", mpath]),
+                         ("cli state_dict", ["--model", spath, "--module",
+                                             "peer_dump:build_model",
+                                             "--source", os.path.dirname(
+                                                 os.path.abspath(__file__))])):
+        dump = os.path.join(tmp, label.replace(" ", "-"))
+        r = subprocess.run([sys.executable,
+                            os.path.join(REPO, "scripts", "dump_bn_inputs.py"),
+                            "--train-inputs", ipath, "--eval-inputs", ipath,
+                            "--batch-size", "30", "--out", dump] + extra,
+                           capture_output=True, text=True, env=env)
+        c.check(r.returncode == 0, "%s: dumped" % label, r.stderr[-200:])
+        if r.returncode != 0:
+            continue
+        c.check(open(extra[1], "rb").read() == digest[extra[1]] and
+                all(torch.equal(before[k], v)
+                    for k, v in model.state_dict().items()),
+                "%s: the checkpoint's file and buffers are as they were"
+                % label)
+        for name, idx in (("1", 1), ("4", 4), ("7", 7)):
+            stats = read_tsv(os.path.join(dump, name + ".stats.tsv"))
+            col = lambda k: np.array([float(r[k]) for r in stats])
+            bn = model[idx]
+            c.check(np.array_equal(col("running_mean"),
+                                   bn.running_mean.numpy()) and
+                    np.array_equal(col("running_var"),
+                                   bn.running_var.numpy()) and
+                    int(stats[0]["num_batches_tracked"]) ==
+                    int(bn.num_batches_tracked),
+                    "%s %s: the dumped buffers are the model's" % (label,
+                                                                   name))
+            tr, ev = want_tr[name], want_ev[name]
+            d = max(rel(col("train_mean"), tr.mean(0), tr.std(0)),
+                    rel(col("train_var"), tr.var(0), 0.0),
+                    rel(col("train_eval_mode_mean"), ev.mean(0), ev.std(0)),
+                    rel(col("train_eval_mode_var"), ev.var(0), 0.0))
+            c.check(d <= TOLERANCE, "%s %s: fresh statistics as NumPy "
+                    "computes them" % (label, name), "%.2e" % d)
+            kept = np.load(os.path.join(dump, name + ".train.npy"))
+            c.check(np.array_equal(kept, tr),
+                    "%s %s: the training-mode rows kept are PyTorch's"
+                    % (label, name))
+        out = subprocess.run([exe, "diagnose", dump], capture_output=True,
+                             text=True)
+        c.check(out.returncode == 0 and out.stdout.startswith("verdict: "),
+                "%s: bnstudy diagnose DIR opens with the verdict" % label,
+                (out.stdout + out.stderr).splitlines()[:1])
+
+
+def check_refusals(c, tmp, env):
+    """Bad input: status 2, one line naming the file or option, no
+    folder left behind."""
+    src = os.path.join(tmp, "usercode")
+    os.makedirs(src)
+    with open(os.path.join(src, "usermodels.py"), "w") as fp:
+        fp.write("import torch\n\nclass Net(torch.nn.Module):\n"
+                 "    def __init__(self):\n        super().__init__()\n"
+                 "        self.fc = torch.nn.Linear(3, 4)\n"
+                 "        self.bn = torch.nn.BatchNorm1d(4)\n\n"
+                 "    def forward(self, x):\n        return self.bn(self.fc(x))\n")
+    sys.path.insert(0, src)
+    import usermodels  # noqa: E402
+    sys.path.remove(src)
+    net = usermodels.Net().eval()
+    other = os.path.join(tmp, "elsewhere")
+    os.makedirs(other)
+    pickled = os.path.join(other, "net.pt")
+    torch.save(net, pickled)
+    state = os.path.join(other, "net.state.pt")
+    torch.save(net.state_dict(), state)
+    x = os.path.join(other, "x.npy")
+    np.save(x, np.random.default_rng(1).standard_normal((40, 3)))
+    y = os.path.join(other, "y.npy")
+    np.save(y, np.zeros(39, dtype=np.int64))
+    full = os.path.join(tmp, "full")
+    os.makedirs(full)
+    open(os.path.join(full, "f"), "w").close()
+    script = os.path.join(REPO, "scripts", "dump_bn_inputs.py")
+    cases = [
+        ("a pickle whose class is not importable", [pickled], "--source"),
+        ("a state_dict without --module", [state], "--module"),
+        ("labels that do not match", [pickled, "--source", src,
+                                      "--eval-inputs", x, "--eval-labels",
+                                      y], "39 labels for 40 samples"),
+        ("an --out folder that is not empty", [pickled, "--source", src,
+                                               "--out", full], "--out"),
+    ]
+    for what, extra, needle in cases:
+        out = os.path.join(tmp, "refused")
+        args = [sys.executable, script, "--model", extra[0],
+                "--train-inputs", x, "--batch-size", "10"] + extra[1:]
+        if "--out" not in extra:
+            args += ["--out", out]
+        r = subprocess.run(args, capture_output=True, text=True, env=env,
+                           cwd=tmp)
+        lines = r.stderr.strip().splitlines()
+        c.check(r.returncode == 2 and len(lines) == 1 and needle in lines[0]
+                and not os.path.exists(out) and
+                not os.path.exists(out + ".part"),
+                "dump refuses %s" % what, r.stderr.strip()[-160:])
+    r = subprocess.run([sys.executable, script, "--model", pickled,
+                        "--source", src, "--train-inputs", x,
+                        "--batch-size", "10", "--out",
+                        os.path.join(tmp, "usernet")],
+                       capture_output=True, text=True, env=env, cwd=tmp)
+    c.check(r.returncode == 0, "dump loads a user's class with --source",
+            r.stderr.strip()[-160:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
@@ -225,26 +378,8 @@ def main():
         c.check(np.array_equal(got, want),
                 "BatchNorm2d rows: channels last, sample then h then w")
 
-        # The command line, on a model saved whole.
-        model = build_model()
-        mpath = os.path.join(tmp, "model.pt")
-        torch.save(model, mpath)
-        ipath = os.path.join(tmp, "inputs.npy")
-        np.save(ipath, x.numpy())
-        dump = os.path.join(tmp, "cli")
-        subprocess.run([sys.executable,
-                        os.path.join(REPO, "scripts", "dump_bn_inputs.py"),
-                        "--model", mpath, "--inputs", ipath,
-                        "--batch-size", "30", "--epochs", "2", "--out", dump],
-                       check=True, capture_output=True, text=True,
-                       env=one_thread)
-        ref = build_model()
-        ref.train()
-        with torch.no_grad():
-            for _ in range(2):
-                for i in range(0, 101, 30):
-                    ref(x[i:i + 30])
-        check_dump(c, dump, ref, layers, args.bnstudy, "cli")
+        check_cli(c, tmp, x, args.bnstudy, one_thread)
+        check_refusals(c, tmp, one_thread)
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1

@@ -1,0 +1,151 @@
+"""The layers' inputs on a set of data, batched as training batched them,
+on a copy of the model: per layer the fresh statistics of every row
+(float64), each batch's rows and mean, and a bounded sample of the rows
+themselves. A pass in evaluation mode moves no buffer; a pass in training
+mode (what training fed each layer: the layers before it normalising with
+their batch's statistics) runs with every momentum set to 0, so that no
+buffer moves there either.
+
+A layer's rows are what it normalises together: an input (N, C) is N
+rows, an input (N, C, *spatial) is moved to channels last and flattened
+to N * prod(spatial) rows, in the order sample, then each spatial axis.
+"""
+
+import copy
+import sys
+
+import numpy as np
+import torch
+
+from . import tsv
+
+
+def as_rows(x):
+    c = x.shape[1]
+    return x if x.dim() == 2 else x.movedim(1, -1).reshape(-1, c)
+
+
+def stored_dtype(t):
+    """float64 stays; float32, float16 and bfloat16 are kept as float32."""
+    return np.float64 if t.dtype == torch.float64 else np.float32
+
+
+class LayerPass:
+    """What one layer saw during one pass."""
+
+    def __init__(self, max_rows, total_samples):
+        self.max_rows = max_rows
+        self.total_samples = total_samples
+        self.stride = None
+        self.seen = 0
+        self.rows, self.means, self.vars, self.sample = [], [], [], []
+        self.units = []
+        self.unit_sum = self.unit_sq = 0.0
+        self.dtype = np.float64
+
+    def add(self, x):
+        r = as_rows(x.detach())
+        if self.stride is None:
+            per_sample = r.shape[0] // max(1, x.shape[0])
+            total = per_sample * self.total_samples
+            self.stride = max(1, -(-total // self.max_rows))
+            self.dtype = stored_dtype(r)
+        d = r.to(torch.float64)
+        self.rows.append(d.shape[0])
+        self.means.append(d.mean(0).numpy())
+        self.vars.append(d.var(0, unbiased=True).numpy() if d.shape[0] > 1
+                         else np.full(d.shape[1], np.nan))
+        # The units drawn at random are the samples: a feature map's rows
+        # are not independent of each other.
+        u = x.detach().to(torch.float64)
+        u = u if u.dim() == 2 else u.flatten(2).mean(2)
+        self.units.append(u.shape[0])
+        self.unit_sum = self.unit_sum + u.sum(0).numpy()
+        self.unit_sq = self.unit_sq + (u * u).sum(0).numpy()
+        first = (-self.seen) % self.stride
+        self.sample.append(r[first::self.stride].cpu().numpy()
+                           .astype(self.dtype))
+        self.seen += d.shape[0]
+
+    def fresh(self):
+        """The mean and variance (divisor n) of every row seen, from each
+        batch's, combined exactly as one pass would give them."""
+        b = np.array(self.rows, dtype=np.float64)[:, None]
+        m = np.array(self.means)
+        v = np.nan_to_num(np.array(self.vars))
+        n = b.sum()
+        mu = (b * m).sum(0) / n
+        ss = ((b - 1) * v + b * (m - mu) ** 2).sum(0)
+        return mu, ss / n
+
+    def unit_var(self):
+        """The variance (divisor n) of the samples' means."""
+        n = float(sum(self.units))
+        mu = self.unit_sum / n
+        return np.maximum(self.unit_sq / n - mu * mu, 0.0)
+
+    def batch_var(self):
+        """The mean of the batches' unbiased variances: what a moving
+        average of them settles on."""
+        v = np.array(self.vars)
+        return np.nanmean(v, 0)
+
+    def rows_sample(self, features):
+        if not self.sample:
+            return np.zeros((0, features), dtype=self.dtype)
+        return np.ascontiguousarray(np.concatenate(self.sample))
+
+
+def batches(x, batch_size):
+    """Consecutive batches; a last batch of one sample joins the one
+    before it, since training mode cannot normalise a single row."""
+    n = x.shape[0]
+    starts = list(range(0, n, batch_size))
+    if len(starts) > 1 and n - starts[-1] == 1:
+        starts.pop()
+    for k, i in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else n
+        yield i, x[i:end]
+
+
+def model_dtype(model):
+    for t in list(model.parameters()) + list(model.buffers()):
+        if t.is_floating_point():
+            return t.dtype
+    return torch.float32
+
+
+def run(model, x, batch_size, max_rows, what, train_mode=False,
+        progress=True):
+    """One pass of x through a deep copy of model, in evaluation mode or,
+    with train_mode, in training mode with every momentum 0; returns
+    {layer name: LayerPass} and the order the layers were first called
+    in."""
+    model = copy.deepcopy(model)
+    layers = tsv.bn_layers(model)
+    seen = {name: LayerPass(max_rows, x.shape[0]) for name, _ in layers}
+    order = []
+    handles = []
+    for name, mod in layers:
+        def hook(m, inputs, output, name=name):
+            if name not in order:
+                order.append(name)
+            seen[name].add(inputs[0])
+        handles.append(mod.register_forward_hook(hook))
+    dtype = model_dtype(model)
+    nb = -(-x.shape[0] // batch_size)
+    step = max(1, nb // 10)
+    model.train(train_mode)
+    for _, mod in layers:
+        mod.momentum = 0.0 if train_mode else mod.momentum
+    try:
+        with torch.no_grad():
+            for k, (i, xb) in enumerate(batches(x, batch_size)):
+                model(torch.as_tensor(np.array(xb)).to(dtype))
+                if progress and nb >= 50 and (k + 1) % step == 0:
+                    print("dump_bn_inputs: %s: %d of %d batches" % (
+                        what, k + 1, nb), file=sys.stderr, flush=True)
+    finally:
+        for h in handles:
+            h.remove()
+    return seen, order

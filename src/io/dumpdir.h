@@ -1,0 +1,71 @@
+/*
+ * Reading a dump folder back (scripts/dump_bn_inputs.py, docs/diagnose.md
+ * "The dump"): the model's keys, its layers in the order they ran, the
+ * fixes it scored, and per layer the checkpoint's buffers and settings
+ * with the fresh statistics of the training and evaluation data; or a
+ * recording over training (BNRecorder), whose layers hold the rows each
+ * training-mode call normalised. Every file is read bounded, and every
+ * refusal names the file and line.
+ */
+#ifndef BN_DUMPDIR_H
+#define BN_DUMPDIR_H
+
+#include <stddef.h>
+
+#include "base/common.h"
+#include "model/diag.h"
+
+typedef struct {
+    char *name, *type, *dtype;
+    size_t f;
+    double *rm, *rv, *m0, *v0;   /* m0, v0: a recording's start, or NULL */
+    double *tm, *tv, *uv;        /* the training data's, fresh */
+    double *bv;                  /* the batches' mean unbiased variance */
+    double *em, *ev;             /* the evaluation data's, or NULL */
+    double *bm;                  /* n_batches x f batch means, or NULL */
+    size_t *bunits, n_batches, units;
+    double *lag;                 /* a recording's trend lag, or NULL */
+    /* From the rows kept (diag.h's diag_layer says what each is). */
+    double *kurt, *eshift, *escale, *eks, *eout;
+    double *tem, *tev;           /* the training data's in evaluation mode */
+    size_t tracked, updates, steps;
+    size_t batch_size, rows_per_sample, train_samples, eval_samples;
+    double momentum;             /* PyTorch's; NaN for None */
+    double eps;
+    int training_as_saved, fresh_fixed;
+    /* A recording: the rows and batches, for the replay. */
+    double *x;
+    size_t n_rows, *batch_rows;
+} dump_layer;
+
+typedef struct {
+    int recording;               /* BNRecorder's folder, not a dump */
+    int hooked;                  /* the layers' inputs were taken */
+    char *model, *loaded, *notes;
+    size_t steps, batch_size, train_rows, eval_rows, max_rows;
+    int weights_moved;
+    double train_acc, eval_acc, batch_dependence;
+    double fix_acc[DIAG_N_FIXES];
+    dump_layer *layers;
+    size_t n;
+} dump_dir;
+
+int dumpdir_read(const char *dir, dump_dir *d, bn_error *err);
+
+/* A layer's settings file (NAME.layer.tsv, key and value columns):
+ * PyTorch's momentum, the new value's weight (NaN for None, the
+ * cumulative average), eps, and the buffers' dtype ("float64" when the
+ * file has no dtype row); PyTorch's running variance is the unbiased
+ * one. */
+typedef struct {
+    double momentum, eps;
+    char dtype[16];
+} dump_settings;
+int dumpdir_settings(const char *path, dump_settings *s, bn_error *err);
+void dumpdir_free(dump_dir *d);
+/* The layer's evidence for diag_layer_run (pointers into the layer). */
+void dumpdir_evidence(const dump_layer *l, diag_layer *in);
+/* The layer named name, or NULL. */
+const dump_layer *dumpdir_find(const dump_dir *d, const char *name);
+
+#endif

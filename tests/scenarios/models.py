@@ -1,0 +1,51 @@
+"""The two models the scenario suite trains: what a researcher would write
+for the Digits data (8 x 8 images, 10 classes). Importable by name, so a
+state_dict of either loads with `--module models:MLP` or `models:CNN`.
+
+Both start with a batch-norm layer on the raw input, the common way to
+standardise inputs, so that a near-constant input is a batch-norm
+channel, as it is in the issue's report.
+"""
+
+import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self, hidden=64, momentum=0.1):
+        super().__init__()
+        self.inp = nn.BatchNorm1d(64, momentum=momentum)
+        self.fc1 = nn.Linear(64, hidden)
+        self.bn1 = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.bn2 = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.out = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        x = self.inp(x.flatten(1))
+        x = torch.relu(self.bn1(self.fc1(x)))
+        x = torch.relu(self.bn2(self.fc2(x)))
+        return self.out(x)
+
+
+class CNN(nn.Module):
+    """channels: 1 for the image, 2 for the image and a validity mask;
+    head_bn: a BatchNorm1d on the pooled features before the classifier,
+    as re-identification networks put one."""
+
+    def __init__(self, channels=1, width=12, momentum=0.1, head_bn=False):
+        super().__init__()
+        self.head = (nn.BatchNorm1d(2 * width * 4 * 4, momentum=momentum)
+                     if head_bn else nn.Identity())
+        self.inp = nn.BatchNorm2d(channels, momentum=momentum)
+        self.conv1 = nn.Conv2d(channels, width, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(width, momentum=momentum)
+        self.conv2 = nn.Conv2d(width, 2 * width, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(2 * width, momentum=momentum)
+        self.out = nn.Linear(2 * width * 4 * 4, 10)
+
+    def forward(self, x):
+        x = self.inp(x)
+        x = torch.relu(self.bn1(self.conv1(x)))
+        x = torch.max_pool2d(torch.relu(self.bn2(self.conv2(x))), 2)
+        return self.out(self.head(x.flatten(1)))

@@ -1,0 +1,362 @@
+/*
+ * `bnstudy diagnose DIR` on dump folders written here, as
+ * scripts/dump_bn_inputs.py writes them (docs/diagnose.md, "The dump"):
+ * Gaussian rows drawn here, the running statistics from this file's own
+ * moving average (PyTorch's rule, in long double), every fresh statistic
+ * from long-double moments; one folder per cause the folder alone can
+ * show, each named in the verdict's first line with the fix the folder's
+ * scores support; and the refusals, one line naming the file.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "base/pcg32.h"
+
+static char tmpdir[256];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return test_tmpdir_make(tmpdir, sizeof tmpdir, "dumpdir");
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return test_tmpdir_remove(tmpdir);
+}
+
+enum { N = 1000, M = 400, F = 3, B = 50 };
+
+typedef struct {
+    const char *name;
+    double tr[N * F], ev[M * F];
+    double rm[F], rv[F];
+    size_t tracked;
+} layer_t;
+
+static gsl_rng *rng;
+
+static void draw(double *x, size_t n, const double *mean, const double *sd)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < F; j++)
+            x[i * F + j] = mean[j] + sd[j] * gsl_ran_gaussian(rng, 1.0);
+}
+
+/* The batch of rows [k B, (k+1) B): its mean and unbiased variance. */
+static void batch_moments(const double *x, size_t k, size_t j, long double *m,
+                          long double *v)
+{
+    ld_moments(B, F, x + k * B * F + j, m, v);
+    *v *= (long double)B / (B - 1);
+}
+
+/* Three epochs of PyTorch's rule from 0 and 1 with momentum 0.1. */
+static void train(layer_t *l)
+{
+    for (size_t j = 0; j < F; j++) {
+        long double rm = 0.0L, rv = 1.0L, m, v;
+        for (int e = 0; e < 3; e++)
+            for (size_t k = 0; k < N / B; k++) {
+                batch_moments(l->tr, k, j, &m, &v);
+                rm = 0.9L * rm + 0.1L * m;
+                rv = 0.9L * rv + 0.1L * v;
+            }
+        l->rm[j] = (double)rm, l->rv[j] = (double)rv;
+    }
+    l->tracked = 3 * N / B;
+}
+
+static void make_layer(layer_t *l, const char *name, double ev_scale)
+{
+    static const double mean[F] = {1.0, -2.0, 5.0}, sd[F] = {1.0, 0.5, 3.0};
+    double evmean[F], evsd[F];
+    for (size_t j = 0; j < F; j++)
+        evmean[j] = mean[j] * ev_scale, evsd[j] = sd[j] * ev_scale;
+    l->name = name;
+    draw(l->tr, N, mean, sd);
+    draw(l->ev, M, evmean, evsd);
+    train(l);
+}
+
+/* A .npy from the format's definition: magic, version 1.0, the header
+ * length, the dictionary padded with spaces to 64 bytes, the doubles. */
+static void npy(const char *path, const double *x, size_t n, size_t f)
+{
+    char head[128];
+    int hl = snprintf(head, sizeof head,
+                      "{'descr': '<f8', 'fortran_order': False, 'shape': "
+                      "(%zu, %zu), }",
+                      n, f);
+    size_t pad = (64 - (10 + (size_t)hl + 1) % 64) % 64, len = hl + pad + 1;
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                             (unsigned char)(len & 0xff),
+                             (unsigned char)(len >> 8)};
+    fwrite(pre, 1, 10, fp);
+    fprintf(fp, "%s%*s\n", head, (int)pad, "");
+    fwrite(x, sizeof *x, n * f, fp); /* little-endian machines only */
+    assert_int_equal(fclose(fp), 0);
+}
+
+static FILE *open_in(const char *dir, const char *name, const char *ext)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    return fp;
+}
+
+static void write_stats(const char *dir, const layer_t *l)
+{
+    FILE *fp = open_in(dir, l->name, ".stats.tsv");
+    fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+          "train_mean\ttrain_var\ttrain_batch_var\ttrain_unit_var\t"
+          "train_eval_mode_mean\ttrain_eval_mode_var\teval_mean\teval_var\n",
+          fp);
+    for (size_t j = 0; j < F; j++) {
+        long double tm, tv, em, ev, m, v, bv = 0.0L;
+        ld_moments(N, F, l->tr + j, &tm, &tv);
+        ld_moments(M, F, l->ev + j, &em, &ev);
+        for (size_t k = 0; k < N / B; k++) {
+            batch_moments(l->tr, k, j, &m, &v);
+            bv += v / (N / B);
+        }
+        fprintf(fp, "f%zu\t%.17g\t%.17g\t%zu\t%.17Lg\t%.17Lg\t%.17Lg\t"
+                    "%.17Lg\t%.17Lg\t%.17Lg\t%.17Lg\t%.17Lg\n",
+                j, l->rm[j], l->rv[j], l->tracked, tm, tv, bv, tv, tm, tv, em,
+                ev);
+    }
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void write_layer(const char *dir, const layer_t *l)
+{
+    char path[600];
+    FILE *fp = open_in(dir, l->name, ".layer.tsv");
+    fprintf(fp, "key\tvalue\nlayer\t%s\ntype\tBatchNorm1d\nfeatures\t%d\n"
+                "momentum\t0.1\neps\t1e-05\nnum_batches_tracked\t%zu\n"
+                "batch_size\t%d\nrows_per_sample\t1\ntrain_samples\t%d\n"
+                "eval_samples\t%d\ndtype\tfloat32\n",
+            l->name, F, l->tracked, B, N, M);
+    assert_int_equal(fclose(fp), 0);
+    write_stats(dir, l);
+    fp = open_in(dir, l->name, ".batches.tsv");
+    fputs("batch\trows\tsamples\n", fp);
+    double means[(N / B) * F];
+    for (size_t k = 0; k < N / B; k++) {
+        fprintf(fp, "%zu\t%d\t%d\n", k, B, B);
+        for (size_t j = 0; j < F; j++) {
+            long double m, v;
+            batch_moments(l->tr, k, j, &m, &v);
+            means[k * F + j] = (double)m;
+        }
+    }
+    assert_int_equal(fclose(fp), 0);
+    static const char *const ext[3] = {".train.npy", ".train-eval.npy",
+                                       ".eval.npy"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s%s", dir, l->name, ext[i]);
+        npy(path, i < 2 ? l->tr : l->ev, i < 2 ? N : M, F);
+    }
+    snprintf(path, sizeof path, "%s/%s.batchmeans.npy", dir, l->name);
+    npy(path, means, N / B, F);
+}
+
+/* The folder: the layers in order, training's steps (0: not given), the
+ * accuracies and the fixes as "name accuracy" lines. */
+static void write_dump(const char *name, const layer_t *const *l, size_t nl,
+                       size_t steps, double tr_acc, double ev_acc,
+                       const char *fixes)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    assert_int_equal(test_shell("mkdir -p '%s'", dir), 0);
+    FILE *fp = open_in(dir, "model", ".tsv");
+    fprintf(fp, "key\tvalue\nformat\tbnstudy-dump 2\nkind\tdump\nmodel\t"
+                "m.pt\nloaded\ta whole pickled model\nnotes\t-\nlayers\t%zu\n"
+                "batch_size\t%d\ntrain_rows\t%d\neval_rows\t%d\n",
+            nl, B, N, M);
+    if (steps)
+        fprintf(fp, "steps\t%zu\n", steps);
+    fprintf(fp, "train_mode_accuracy\t%.17g\neval_mode_accuracy\t%.17g\n"
+                "batch_dependence\t0\n",
+            tr_acc, ev_acc);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, "layers", ".tsv");
+    fputs("layer\ttype\tfeatures\n", fp);
+    for (size_t i = 0; i < nl; i++) {
+        fprintf(fp, "%s\tBatchNorm1d\t%d\n", l[i]->name, F);
+        write_layer(dir, l[i]);
+    }
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, "fixes", ".tsv");
+    fprintf(fp, "fix\teval_mode_accuracy\twhat\n%s", fixes);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* diagnose DIR ARGS: status 0, nothing on stderr; the output. */
+static char *diagnose(const char *args)
+{
+    char *out, *err;
+    int rc = test_bnstudy(tmpdir, &out, &err, "diagnose %s", args);
+    if (rc != 0 || err[0])
+        fail_msg("diagnose %s: status %d: %s", args, rc, err);
+    test_slurp_free(err);
+    return out;
+}
+
+static void expect_start(const char *args, const char *first,
+                         const char *also)
+{
+    char *out = diagnose(args);
+    if (strncmp(out, first, strlen(first)) != 0 ||
+        (also && !strstr(out, also)))
+        fail_msg("diagnose %s: want '%s' first%s%s, got:\n%s", args, first,
+                 also ? " and " : "", also ? also : "", out);
+    test_slurp_free(out);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static layer_t la, lb, lc;
+
+static void test_causes(void **state)
+{
+    (void)state;
+    rng = pcg32_gsl_alloc(11, 5);
+    make_layer(&la, "a", 1.0);
+    const layer_t *one[] = {&la};
+    write_dump("healthy", one, 1, 0, 0.95, 0.95,
+               "recompute-train\t0.95\t-\n");
+    expect_start("healthy", "verdict: healthy\n",
+                 "evaluation mode is within 0.03 of training mode");
+    /* Frozen: tracked 60 of the 600 steps training took. */
+    write_dump("frozen", one, 1, 600, 0.95, 0.80,
+               "recompute-train\t0.94\t-\n");
+    expect_start("frozen", "verdict: frozen, in 1 of 1 layer, first a\n",
+                 "measured: recompute-train gives evaluation mode 0.940: "
+                 "it closes the gap");
+    /* The evaluation data at half the scale: shift, which recomputing on
+     * the training data does not fix and adapting does. */
+    make_layer(&lb, "b", 0.5);
+    const layer_t *two[] = {&la, &lb};
+    write_dump("shift", two, 2, 60, 0.95, 0.60,
+               "recompute-train\t0.61\t-\nadapt-eval\t0.94\t-\n");
+    expect_start("shift", "verdict: shift, in 1 of 2 layers, first b\n",
+                 "measured: adapt-eval gives evaluation mode 0.940: it "
+                 "closes the gap");
+    /* Never filled: the buffers 0 and 1, no batch tracked; the reload
+     * scored, and preferred. */
+    for (size_t j = 0; j < F; j++)
+        lb.rm[j] = 0.0, lb.rv[j] = 1.0;
+    lb.tracked = 0;
+    const layer_t *nf[] = {&lb};
+    write_dump("never", nf, 1, 0, 0.95, 0.40,
+               "recompute-train\t0.93\t-\nreload\t0.95\t-\n");
+    expect_start("never", "verdict: never-filled", "measured: reload gives");
+    /* A cause's own fix that does not close the gap, another that does. */
+    write_dump("instead", nf, 1, 0, 0.95, 0.40,
+               "recompute-train\t0.70\t-\nadapt-eval\t0.95\t-\n");
+    expect_start("instead", "verdict: never-filled",
+                 "closes the gap instead: adapt-eval gives evaluation mode "
+                 "0.950");
+    /* Sorted by the first feature: its batch means spread about B = 50
+     * times random batches'; no fix the dump scored closes the gap. */
+    make_layer(&lc, "c", 1.0);
+    qsort(lc.tr, N, F * sizeof *lc.tr, by_first);
+    train(&lc);
+    const layer_t *sorted[] = {&lc};
+    write_dump("sorted", sorted, 1, 60, 0.95, 0.60,
+               "recompute-train\t0.70\t-\nadapt-eval\t0.72\t-\n"
+               "eps\t0.60\t-\n");
+    expect_start("sorted", "verdict: not-exchangeable",
+                 "no measured fix closes the gap");
+    gsl_rng_free(rng);
+}
+
+static void test_detail(void **state)
+{
+    (void)state;
+    /* --layer adds the layer's table; --tsv prints a row per feature of
+     * the layer named, or of every layer. */
+    char *out = diagnose("shift --layer b");
+    assert_non_null(strstr(out, "\nlayer b (BatchNorm1d, 3 features)"));
+    assert_null(strstr(out, "\nlayer a ("));
+    test_slurp_free(out);
+    out = diagnose("shift --tsv");
+    char *lines[16];
+    size_t n = test_split(out, '\n', lines, 16);
+    assert_int_equal(n, 1 + 2 * F + 1); /* header, rows, the last '' */
+    assert_true(strncmp(lines[0], "layer\tfeature\t", 14) == 0);
+    assert_true(strncmp(lines[1 + F], "b\tf0\t", 5) == 0);
+    test_slurp_free(out);
+    out = diagnose("shift --layer a --tsv");
+    n = test_split(out, '\n', lines, 16);
+    assert_int_equal(n, 1 + F + 1);
+    test_slurp_free(out);
+}
+
+static void expect_refused(const char *args, const char *needle)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "diagnose %s", args);
+    test_expect_refused(tmpdir, cmd, needle);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    expect_refused("nowhere", "nowhere/model.tsv");
+    expect_refused("shift --layer c", "--layer c: no such layer");
+    expect_refused("shift --batch-size 8", "give it alone");
+    expect_refused("shift healthy", "unexpected argument 'healthy'");
+    assert_int_equal(test_shell("cp -r '%s/shift' '%s/bad' && "
+                                "sed -i '3s/^f1\\t[^\\t]*\\t[^\\t]*/f1\\t0\\t-1/' "
+                                "'%s/bad/b.stats.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("bad", "bad/b.stats.tsv:3: a variance below 0");
+    assert_int_equal(test_shell("cp -r '%s/shift' '%s/dots' && "
+                                "printf 'layer\\ttype\\tfeatures\\n../a\\t"
+                                "BatchNorm1d\\t3\\n' > '%s/dots/layers.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("dots", "dots/layers.tsv:2: '../a' is not a layer name");
+    assert_int_equal(test_shell("cp -r '%s/shift' '%s/old' && "
+                                "sed -i 's/bnstudy-dump 2/bnstudy-dump 1/' "
+                                "'%s/old/model.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("old", "old/model.tsv: not a dump");
+    assert_int_equal(test_shell("cp -r '%s/shift' '%s/gone' && rm "
+                                "'%s/gone/a.eval.npy'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("gone", "gone/a.eval.npy");
+}
+
+int test_dumpdir_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_causes),
+        cmocka_unit_test(test_detail),
+        cmocka_unit_test(test_refusals),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("dumpdir", tests, group_setup,
+                                       group_teardown);
+}

@@ -1,0 +1,357 @@
+/*
+ * The diagnosis of a layer's evidence (diag_layer_run) and the model's
+ * verdict (verdict.c): each cause's test at the edge of its threshold,
+ * with the thresholds computed here from their closed forms in long
+ * double (the moving average's noise, the Kolmogorov bound); the
+ * Kolmogorov-Smirnov distance against a brute-force count; and the
+ * verdict's choice of cause, layer and fix.
+ */
+#include "helpers.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "base/pcg32.h"
+#include "model/diag.h"
+#include "model/verdict.h"
+
+/* One feature whose running statistics match its training data, mean 2
+ * and target variance 4, after enough updates that the initial values
+ * keep nothing; batches of 10 samples, p = 0.1. */
+typedef struct {
+    double rm, rv, tm, tv, es, ec, eks, eout, kurt;
+    diag_layer in;
+} one;
+
+static void one_init(one *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rm = o->tm = 2.0;
+    o->rv = o->tv = 4.0;
+    o->kurt = 3.0;
+    o->es = 0.0, o->ec = 1.0, o->eks = 0.0, o->eout = 0.0;
+    o->in = (diag_layer){.f = 1,
+                         .running_mean = &o->rm,
+                         .running_var = &o->rv,
+                         .train_mean = &o->tm,
+                         .train_var = &o->tv,
+                         .updates = 500,
+                         .tracked = 500,
+                         .fresh_fixed = 1,
+                         .p = 0.1,
+                         .eps = 1e-5,
+                         .batch_samples = 10,
+                         .train_samples = 1000,
+                         .eval_samples = 400,
+                         .kurtosis = &o->kurt,
+                         .eval_shift = &o->es,
+                         .eval_scale = &o->ec,
+                         .eval_ks = &o->eks,
+                         .eval_out = &o->eout};
+}
+
+static diag_cause cause_of(one *o)
+{
+    diag_feature d;
+    bn_error err;
+    if (diag_layer_run(&o->in, &d, &err) != 0)
+        fail_msg("%s", err.msg);
+    return d.cause;
+}
+
+static void expect(one *o, diag_cause want, const char *what)
+{
+    diag_cause got = cause_of(o);
+    if (got != want)
+        fail_msg("%s: %s, want %s", what, diag_cause_get(got)->name,
+                 diag_cause_get(want)->name);
+}
+
+/* The moving average's noise at p = 0.1 and B = 10, in closed form. */
+static long double q_noise(void)
+{
+    return 0.1L / ((2.0L - 0.1L) * 10.0L);
+}
+
+static void test_mean_limit(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    expect(&o, DIAG_HEALTHY, "matching statistics");
+    /* DIAG_NOISE_SD = 4 standard deviations of the average's noise. */
+    long double lim = 4.0L * sqrtl(q_noise());
+    long double sd = sqrtl(4.0L + 1e-5L);
+    o.rm = (double)(2.0L + lim * sd * (1.0L - 1e-9L));
+    expect(&o, DIAG_HEALTHY, "a mean inside the noise");
+    o.rm = (double)(2.0L + lim * sd * (1.0L + 1e-9L));
+    expect(&o, DIAG_LAGGING, "a mean beyond the noise, final weights");
+    o.in.fresh_fixed = 0;
+    expect(&o, DIAG_OTHER, "a mean beyond the noise, moving weights");
+    /* With a cumulative average there is no average's noise: DIAG_OFF. */
+    one_init(&o);
+    o.in.cumulative = 1;
+    o.rm = 2.0 + 0.1000001 * (double)sd;
+    expect(&o, DIAG_LAGGING, "cumulative: beyond 0.1");
+    o.rm = 2.0 + 0.0999999 * (double)sd;
+    expect(&o, DIAG_HEALTHY, "cumulative: within 0.1");
+}
+
+static void test_variance_limit(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    /* sqrt((kurtosis - 1) q) relative, 4 times: log above, linear below. */
+    long double lim = 4.0L * sqrtl(2.0L * q_noise());
+    o.rv = (double)(4.0L * expl(lim * (1.0L - 1e-9L)));
+    expect(&o, DIAG_HEALTHY, "above, inside the noise (log)");
+    o.rv = (double)(4.0L * expl(lim * (1.0L + 1e-9L)));
+    expect(&o, DIAG_LAGGING, "above, beyond the noise (log)");
+    o.rv = (double)(4.0L * (1.0L - lim * (1.0L - 1e-9L)));
+    expect(&o, DIAG_HEALTHY, "below, inside the noise (linear)");
+    o.rv = (double)(4.0L * (1.0L - lim * (1.0L + 1e-9L)));
+    expect(&o, DIAG_LAGGING, "below, beyond the noise (linear)");
+    /* A heavier tail widens the limit: kurtosis 9 is twice kurtosis 3's
+     * sqrt(kurtosis - 1). */
+    o.kurt = 9.0;
+    expect(&o, DIAG_HEALTHY, "kurtosis 9");
+    /* A variance near 0 far below its target stays inside a sparse
+     * feature's noise, however large the scale. */
+    o.kurt = 700.0;
+    o.rv = 4e-9;
+    expect(&o, DIAG_HEALTHY, "sparse, variance near 0");
+    /* A feature constant in training has no scale to be off. */
+    one_init(&o);
+    o.tv = 0.0;
+    o.rv = 1e-4;
+    o.es = 0.0;
+    o.eout = 0.0;
+    expect(&o, DIAG_HEALTHY, "constant feature, buffer residue");
+}
+
+static void test_buffer_causes(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    o.in.tracked = 0;
+    expect(&o, DIAG_NEVER_FILLED, "no batch tracked");
+    one_init(&o);
+    o.rm = 0.0, o.rv = 1.0;
+    expect(&o, DIAG_NEVER_FILLED, "buffers exactly 0 and 1");
+    o.rv = 1.0000000000000002;
+    expect(&o, DIAG_LAGGING, "buffers one ulp from 1");
+    one_init(&o);
+    o.in.steps = 1000;
+    o.in.tracked = 499;
+    expect(&o, DIAG_FROZEN, "tracked under half the steps");
+    o.in.tracked = 500;
+    expect(&o, DIAG_HEALTHY, "tracked half the steps");
+    /* Few updates: (1 - 0.1)^T above 0.05 at T = 28, below at T = 29,
+     * for a mean of 20 that the initial 0 pulls down by half a standard
+     * deviation, beyond the noise (0.29). */
+    one_init(&o);
+    o.in.updates = o.in.tracked = 28;
+    long double w = powl(0.9L, 28.0L);
+    o.tm = 20.0;
+    o.rm = (double)((1.0L - w) * 20.0L);
+    o.rv = (double)(w + (1.0L - w) * 4.0L);
+    expect(&o, DIAG_FEW_UPDATES, "0.9^28 = 0.052");
+    o.in.updates = o.in.tracked = 29;
+    expect(&o, DIAG_FAR_FROM_INIT, "0.9^29 = 0.047");
+}
+
+static void test_eval_causes(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    /* 2.27 sqrt(1/1000 + 1/400), computed here. */
+    long double lim = 2.27L * sqrtl(1.0L / 1000.0L + 1.0L / 400.0L);
+    o.eks = (double)(lim * (1.0L - 1e-9L));
+    expect(&o, DIAG_HEALTHY, "distance inside the bound");
+    o.eks = (double)(lim * (1.0L + 1e-9L));
+    expect(&o, DIAG_SHIFT, "distance beyond the bound");
+    /* Off against the training data too: not the data's alone. */
+    o.rm = 3.0;
+    expect(&o, DIAG_LAGGING, "off against training as well");
+    /* The floor: 0.03 of the rows, with many samples. */
+    one_init(&o);
+    o.in.train_samples = o.in.eval_samples = 10000000;
+    o.eks = 0.0299;
+    expect(&o, DIAG_HEALTHY, "0.0299 of the rows");
+    o.eks = 0.0301;
+    expect(&o, DIAG_SHIFT, "0.0301 of the rows");
+    /* Near-constant: amplified over 100 and more than 0.03 of the rows
+     * out of range. */
+    one_init(&o);
+    o.tv = o.rv = 1e-6;
+    o.eout = 0.03;
+    expect(&o, DIAG_HEALTHY, "0.03 of the rows amplified");
+    o.eout = 0.0301;
+    expect(&o, DIAG_NEAR_CONSTANT, "0.0301 of the rows amplified");
+    o.in.eval_out = NULL;
+    o.in.eval_shift = o.in.eval_scale = o.in.eval_ks = NULL;
+    expect(&o, DIAG_NEAR_CONSTANT, "no evaluation data, varies");
+    o.tv = 0.0;
+    expect(&o, DIAG_HEALTHY, "no evaluation data, constant");
+}
+
+/* The distance by counting, for every value of either sample, the
+ * share of each at or below it. */
+static double brute_ks(const double *a, size_t n, const double *b, size_t m)
+{
+    double d = 0.0;
+    for (size_t k = 0; k < n + m; k++) {
+        double v = k < n ? a[k] : b[k - n];
+        size_t ca = 0, cb = 0;
+        for (size_t i = 0; i < n; i++)
+            ca += a[i] <= v;
+        for (size_t i = 0; i < m; i++)
+            cb += b[i] <= v;
+        d = fmax(d, fabs((double)ca / (double)n - (double)cb / (double)m));
+    }
+    return d;
+}
+
+static void test_ks(void **state)
+{
+    (void)state;
+    enum { N = 300, M = 170 };
+    double a[N], b[M], scratch[N + M];
+    gsl_rng *rng = pcg32_gsl_alloc(5, 3);
+    for (int round = 0; round < 4; round++) {
+        for (size_t i = 0; i < N; i++)
+            a[i] = gsl_ran_gaussian(rng, 1.0);
+        for (size_t i = 0; i < M; i++)
+            b[i] = 0.3 * round + gsl_ran_gaussian(rng, 1.0 + 0.2 * round);
+        /* Rounded to whole numbers on the odd rounds: ties across both. */
+        for (size_t i = 0; round % 2 && i < N + M; i++) {
+            double *v = i < N ? &a[i] : &b[i - N];
+            *v = round * 0.0 + floor(*v * 2.0);
+        }
+        double want = brute_ks(a, N, b, M);
+        assert_true(diag_ks(a, N, b, M, 1, 0, scratch) == want);
+    }
+    gsl_rng_free(rng);
+    double lo[3] = {0, 1, 2}, hi[2] = {5, 6};
+    assert_true(diag_ks(lo, 3, hi, 2, 1, 0, scratch) == 1.0);
+    assert_true(diag_ks(lo, 3, lo, 3, 1, 0, scratch) == 0.0);
+}
+
+/* ------------------------------------------------------------ verdict */
+
+static diag_feature feats[4][4];
+
+static verdict_layer layer_of(const char *name, size_t k,
+                              const diag_cause *c, size_t f)
+{
+    for (size_t j = 0; j < f; j++) {
+        memset(&feats[k][j], 0, sizeof feats[k][j]);
+        feats[k][j].cause = c[j];
+    }
+    verdict_layer l = {.name = name, .f = f, .d = feats[k]};
+    verdict_layer_sum(&l);
+    return l;
+}
+
+static verdict_model model_of(double train, double eval, double dep)
+{
+    verdict_model m = {.train_acc = train, .eval_acc = eval,
+                       .batch_dependence = dep};
+    for (int f = 0; f < DIAG_N_FIXES; f++)
+        m.fix_acc[f] = NAN;
+    return m;
+}
+
+static void test_verdict(void **state)
+{
+    (void)state;
+    const diag_cause h4[] = {DIAG_HEALTHY, DIAG_HEALTHY, DIAG_HEALTHY,
+                             DIAG_HEALTHY};
+    const diag_cause mixed[] = {DIAG_NEAR_CONSTANT, DIAG_SHIFT, DIAG_SHIFT,
+                                DIAG_HEALTHY};
+    const diag_cause lag[] = {DIAG_LAGGING, DIAG_HEALTHY, DIAG_HEALTHY,
+                              DIAG_HEALTHY};
+    verdict_layer l[3] = {layer_of("a", 0, h4, 4), layer_of("b", 1, mixed, 4),
+                          layer_of("c", 2, lag, 4)};
+    /* A layer's cause is its features' most common. */
+    assert_int_equal(l[1].cause, DIAG_SHIFT);
+    assert_int_equal(l[1].count[DIAG_NEAR_CONSTANT], 1);
+    verdict_model m = model_of(0.95, 0.60, NAN);
+    m.fix_acc[DIAG_FIX_ADAPT_EVAL] = 0.921;
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.65;
+    verdict v;
+    verdict_make(l, 3, &m, &v);
+    /* The earliest faulty layer's cause; the later one is downstream. */
+    assert_int_equal(v.cause, DIAG_SHIFT);
+    assert_int_equal(v.root, 1);
+    assert_int_equal(v.with, 1);
+    assert_int_equal(v.downstream, 1);
+    assert_int_equal(v.fix, DIAG_FIX_ADAPT_EVAL);
+    assert_int_equal(v.fix_closes, 1); /* 0.921 >= 0.95 - 0.03 */
+    m.fix_acc[DIAG_FIX_ADAPT_EVAL] = 0.919;
+    verdict_make(l, 3, &m, &v);
+    assert_int_equal(v.fix_closes, 0);
+    assert_int_equal(v.best, DIAG_FIX_ADAPT_EVAL);
+    assert_int_equal(v.best_closes, 0);
+    /* Never filled: the checkpoint's buffers when the dump scored them. */
+    const diag_cause nf[] = {DIAG_NEVER_FILLED, DIAG_NEVER_FILLED,
+                             DIAG_NEVER_FILLED, DIAG_NEVER_FILLED};
+    l[0] = layer_of("a", 0, nf, 4);
+    verdict_make(l, 1, &m, &v);
+    assert_int_equal(v.fix, DIAG_FIX_RECOMPUTE_TRAIN);
+    m.fix_acc[DIAG_FIX_RELOAD] = 0.95;
+    verdict_make(l, 1, &m, &v);
+    assert_int_equal(v.fix, DIAG_FIX_RELOAD);
+    /* Healthy layers: the batch, when the modes were measured to disagree
+     * beyond 0.03 and more than 0.03 of the predictions move. */
+    l[0] = layer_of("a", 0, h4, 4);
+    verdict_model b = model_of(0.80, 0.93, 0.0301);
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.cause, DIAG_BATCH_DEPENDENCE);
+    b.batch_dependence = 0.03;
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    b = model_of(0.93, 0.91, 0.2);
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY); /* within 0.03 */
+    b = model_of(NAN, NAN, 0.2);
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY); /* nothing measured to explain */
+}
+
+/* Every cause's row is filled, named once, and says its fix. */
+static void test_table(void **state)
+{
+    (void)state;
+    for (int c = 0; c < DIAG_N_CAUSES; c++) {
+        const diag_cause_info *i = diag_cause_get((diag_cause)c);
+        assert_int_equal(i->cause, c);
+        assert_true(i->name && i->words && i->threshold && i->fix);
+        for (int k = 0; k < c; k++)
+            assert_string_not_equal(diag_cause_get((diag_cause)k)->name,
+                                    i->name);
+    }
+    assert_null(diag_cause_get(DIAG_N_CAUSES));
+    assert_null(diag_fix_name(DIAG_N_FIXES));
+}
+
+int test_verdict_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mean_limit),
+        cmocka_unit_test(test_variance_limit),
+        cmocka_unit_test(test_buffer_causes),
+        cmocka_unit_test(test_eval_causes),
+        cmocka_unit_test(test_ks),
+        cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_table),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
+}
