@@ -408,16 +408,19 @@ test-web-if-available:
 		echo "SKIPPED browser test: $$reason"; \
 	fi
 
-# Speed and memory (docs/speed.md): bnstudy beside the bare kernel of
-# bench/, numpy and PyTorch, the classifier's epoch beside PyTorch's, the
-# cost per value by size (and its figure, $(BUILD)/bench/scaling.png and
-# .svg, when gnuplot is there); then configurations per second and peak
-# memory of the largest published sweep, one thread and all of them. It
-# reports and never fails.
+# Speed and memory (docs/speed.md): instructions first (valgrind, or perf
+# where the machine has counters: they do not move with a neighbour's
+# load), then bnstudy beside the bare kernel of bench/, numpy and
+# PyTorch, the classifier's epoch beside PyTorch's, the cost per value by
+# size (and its figure, $(BUILD)/bench/scaling.png and .svg, when gnuplot
+# is there); then configurations per second and peak memory of the
+# largest published sweep, one thread and all of them, and where make
+# study's CPU time goes (bench/study-split.sh). It reports and never
+# fails.
 bench: $(BIN) $(BUILD)/bench/driver
 	@rm -f $(BUILD)/bench/scaling.tsv
 	@$(PEER_PYTHON) bench/bench.py --driver $(BUILD)/bench/driver \
-		--scale-tsv $(BUILD)/bench/scaling.tsv || \
+		--bnstudy ./$(BIN) --scale-tsv $(BUILD)/bench/scaling.tsv || \
 		echo "bench/bench.py did not finish (exit status $$?)"
 	@if [ -s $(BUILD)/bench/scaling.tsv ]; then \
 		$(GNUPLOT) -e "f = '$(BUILD)/bench/scaling.tsv'; figdir = '$(BUILD)/bench'" \
@@ -425,6 +428,8 @@ bench: $(BIN) $(BUILD)/bench/driver
 		echo "the scaling figure: $(BUILD)/bench/scaling.png" || \
 		echo "scripts/scaling.gp did not draw the scaling figure"; fi
 	@bash scripts/bench.sh ./$(BIN)
+	@echo; echo "Where make study's CPU time goes (bench/study-split.sh):"; echo
+	@EXPERIMENTS="$(EXPERIMENTS)" bash bench/study-split.sh ./$(BIN) $(GNUPLOT)
 
 # Memory flat in the number of configurations (bench/sweep-memory.sh):
 # peak memory of a sweep and of a merge of 10^3 and of 10^5

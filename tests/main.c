@@ -38,6 +38,8 @@ static const struct {
     {.name = "dumpdir", .run = test_dumpdir_run},
     {.name = "web", .run = test_web_run},
     {.name = "bench", .run = test_bench_run},
+    {.name = "batchpass", .run = test_batchpass_run},
+    {.name = "fmt", .run = test_fmt_run},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 

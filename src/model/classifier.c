@@ -35,10 +35,11 @@ size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
     size_t h = cfg->clf.hidden, b = cfg->batch_size < 3 ? 3 : cfg->batch_size;
     /* net_init's one block, its bn_layer, the rows' labels, the scores'
      * orders and classes, fc1's outputs over the rows (net_hidden_moments)
-     * and a shifted copy of the evaluation rows. */
+     * and a shifted copy of the evaluation rows; a weight matrix in pairs,
+     * the net's and the moments'. */
     size_t np = h * f + h + k * h + k;
     size_t doubles = 3 * np + 4 * h + b * f + 5 * b * h + 3 * b * k + b +
-                     3 * h + 8 * h + n * h + n * f;
+                     3 * h + 8 * h + n * h + n * f + 2 * (f > k ? f : k) * h;
     return doubles * sizeof(double) + b * sizeof(int) +
            n * (4 * sizeof(int) + 2 * sizeof(size_t));
 }
@@ -119,6 +120,10 @@ typedef struct {
     const run_observer *obs;
     bn_error *err;
     int failed;
+    /* The scores after the last epoch, for an observer of the epochs:
+     * the run's own, which are then not made a second time. */
+    run_result last;
+    int have_last;
 } scoring;
 
 static int *labels_of(const pop_t *pop)
@@ -244,8 +249,14 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
     memcpy(net->bn.rm, keep, h * sizeof *keep);
     memcpy(net->bn.rv, keep + h, h * sizeof *keep);
     free(keep);
-    if (!s->failed)
-        s->obs->on_epoch(s->obs->ctx, epoch, &r);
+    if (s->failed)
+        return;
+    s->obs->on_epoch(s->obs->ctx, epoch, &r);
+    /* After the last epoch training ends, and net_train's own net_finish
+     * and the run's adapt leave the net as this did: these are the run's
+     * scores (score fills a zeroed result, as the run's is). */
+    if (epoch + 1 == s->cfg->epochs)
+        s->last = r, s->have_last = 1;
 }
 
 int classifier_train(const pop_t *train, const pop_t *eval,
@@ -256,16 +267,15 @@ int classifier_train(const pop_t *train, const pop_t *eval,
     static const run_observer none = {NULL, NULL, NULL, NULL, NULL};
     size_t f = train->f, k = train->label.n_levels;
     int *ltrain = labels_of(train), *leval = labels_of(eval);
-    scoring s = {cfg,
-                 {train->n, f, k, train->x, ltrain},
-                 {eval->n, f, k, eval->x, leval},
-                 perm,
-                 NULL,
-                 NULL,
-                 obs ? obs : &none,
-                 err,
-                 0};
+    scoring s = {.cfg = cfg,
+                 .train = {train->n, f, k, train->x, ltrain},
+                 .eval = {eval->n, f, k, eval->x, leval},
+                 .train_perm = perm,
+                 .obs = obs ? obs : &none,
+                 .err = err};
     memset(net, 0, sizeof *net);
+    memset(res, 0, sizeof *res); /* the scores fill it from zero, whichever
+                                  * of the two ways they are made */
     int rc = -1;
     if (!ltrain || !leval) {
         bn_fail(err, "out of memory");
@@ -279,7 +289,11 @@ int classifier_train(const pop_t *train, const pop_t *eval,
         net_write_weights(s.obs->weights, "initial", net);
     net_observer co = {on_step, on_epoch, &s};
     if (net_train(net, cfg, &s.train, perm, &co, err) != 0 || s.failed ||
-        adapt(net, &s, err) != 0 || score(net, &s, res, err) != 0)
+        adapt(net, &s, err) != 0)
+        goto done;
+    if (s.have_last)
+        *res = s.last;
+    else if (score(net, &s, res, err) != 0)
         goto done;
     if (s.obs->weights)
         net_write_weights(s.obs->weights, "final", net);

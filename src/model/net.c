@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/num.h"
+#include "base/pair.h"
 #include "pop/pop.h"
 
 /* The only exp and log in the classifier: num.h's, correctly rounded and
@@ -115,7 +116,7 @@ int net_init(net_t *net, const run_config *cfg, size_t f, size_t k,
     /* Parameters, gradients and momentum buffers (gamma and beta's two
      * live in bn_layer), then the activations of one batch. */
     size_t total = np + 2 * (np + 2 * h) + b * f + 5 * b * h + 3 * b * k +
-                   b + 3 * h;
+                   b + 3 * h + (f > k ? f : k) * h;
     net->block = malloc(total * sizeof *net->block);
     net->lbuf = malloc(b * sizeof *net->lbuf);
     if (!net->block || !net->lbuf) {
@@ -160,6 +161,7 @@ int net_init(net_t *net, const run_config *cfg, size_t f, size_t k,
     net->mean = carve(&next, h);
     net->var = carve(&next, h);
     net->sd = carve(&next, h);
+    net->wt = carve(&next, h * f > k * h ? h * f : k * h);
     memset(net->block, 0, total * sizeof *net->block);
 
     /* gamma 1, beta 0, rm 0, rv 1 */
@@ -189,21 +191,56 @@ void net_free(net_t *net)
 
 /* ------------------------------------------------------------ layers */
 
-/* y[i][o] = bias[o] + sum_c w[o][c] x[i][c], c in order. */
-static void linear_forward(size_t b, size_t in, size_t out, const double *x,
-                           const double *w, const double *bias, double *y)
+/* w (out x in) with its rows in pairs, for linear_forward: pair q's
+ * values of input c side by side at wt[2 (q in + c)]. */
+static void pair_rows(size_t in, size_t out, const double *w, double *wt)
 {
-    for (size_t i = 0; i < b; i++)
-        for (size_t o = 0; o < out; o++) {
-            double s = bias[o];
-            for (size_t c = 0; c < in; c++)
-                s += w[o * in + c] * x[i * in + c];
-            y[i * out + o] = s;
+    for (size_t q = 0; q < out / 2; q++)
+        for (size_t c = 0; c < in; c++) {
+            wt[2 * (q * in + c)] = w[2 * q * in + c];
+            wt[2 * (q * in + c) + 1] = w[(2 * q + 1) * in + c];
         }
 }
 
+/* y[i][o] = bias[o] + sum_c w[o][c] x[i][c], c in order, for row i of x
+ * at x + rows[i] in (x + i in when rows is NULL): two outputs at a time
+ * (base/pair.h) from wt, w as pair_rows lays it out; an odd last output
+ * alone. Each sum is the same whether its row comes alone or in a batch. */
+static void linear_forward(size_t b, size_t in, size_t out, const double *x,
+                           const size_t *rows, const double *w,
+                           const double *wt, const double *bias, double *y)
+{
+    for (size_t i = 0; i < b; i++) {
+        const double *xi = x + (rows ? rows[i] : i) * in;
+        double *yi = y + i * out;
+        for (size_t q = 0; q < out / 2; q++) {
+            const double *wq = wt + 2 * q * in;
+            pair_t s = pair_load(bias + 2 * q);
+            size_t c = 0;
+            for (; c + 1 < in; c += 2) { /* two turns a loop, in order */
+                s = pair_add(s, pair_mul(pair_load(wq + 2 * c),
+                                         pair_load_dup(xi + c)));
+                s = pair_add(s, pair_mul(pair_load(wq + 2 * c + 2),
+                                         pair_load_dup(xi + c + 1)));
+            }
+            if (c < in)
+                s = pair_add(s, pair_mul(pair_load(wq + 2 * c),
+                                         pair_load_dup(xi + c)));
+            pair_store(yi + 2 * q, s);
+        }
+        if (out % 2) {
+            size_t o = out - 1;
+            double s = bias[o];
+            for (size_t c = 0; c < in; c++)
+                s += w[o * in + c] * xi[c];
+            yi[o] = s;
+        }
+    }
+}
+
 /* dw[o][c] = sum_i dy[i][o] x[i][c], dbias[o] = sum_i dy[i][o], and, when
- * dx is not NULL, dx[i][c] = sum_o dy[i][o] w[o][c]; sums in order. */
+ * dx is not NULL, dx[i][c] = sum_o dy[i][o] w[o][c]; sums in order, two
+ * inputs c at a time. */
 static void linear_backward(size_t b, size_t in, size_t out, const double *x,
                             const double *w, const double *dy, double *dw,
                             double *dbias, double *dx)
@@ -213,7 +250,15 @@ static void linear_backward(size_t b, size_t in, size_t out, const double *x,
         for (size_t i = 0; i < b; i++)
             sb += dy[i * out + o];
         dbias[o] = sb;
-        for (size_t c = 0; c < in; c++) {
+        size_t c = 0;
+        for (; c + 1 < in; c += 2) {
+            pair_t s = pair_dup(0.0);
+            for (size_t i = 0; i < b; i++)
+                s = pair_add(s, pair_mul(pair_load_dup(dy + i * out + o),
+                                         pair_load(x + i * in + c)));
+            pair_store(dw + o * in + c, s);
+        }
+        for (; c < in; c++) {
             double s = 0.0;
             for (size_t i = 0; i < b; i++)
                 s += dy[i * out + o] * x[i * in + c];
@@ -222,13 +267,22 @@ static void linear_backward(size_t b, size_t in, size_t out, const double *x,
     }
     if (!dx)
         return;
-    for (size_t i = 0; i < b; i++)
-        for (size_t c = 0; c < in; c++) {
+    for (size_t i = 0; i < b; i++) {
+        size_t c = 0;
+        for (; c + 1 < in; c += 2) {
+            pair_t s = pair_dup(0.0);
+            for (size_t o = 0; o < out; o++)
+                s = pair_add(s, pair_mul(pair_load_dup(dy + i * out + o),
+                                         pair_load(w + o * in + c)));
+            pair_store(dx + i * in + c, s);
+        }
+        for (; c < in; c++) {
             double s = 0.0;
             for (size_t o = 0; o < out; o++)
                 s += dy[i * out + o] * w[o * in + c];
             dx[i * in + c] = s;
         }
+    }
 }
 
 /* Batch norm's backward pass, per unit j. With the batch's own statistics
@@ -269,9 +323,11 @@ void net_bn_train_backward(size_t b, size_t h, const double *xhat,
 }
 
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
- * and the softmax exp(z_c - m) / sum. */
+ * and, with grads (a backward pass to follow), the softmax
+ * exp(z_c - m) / sum. */
 static void softmax_xent_forward(size_t b, size_t k, const double *z,
-                                 const int *label, double *prob, double *loss)
+                                 const int *label, double *prob, double *loss,
+                                 int grads)
 {
     for (size_t i = 0; i < b; i++) {
         const double *zi = &z[i * k];
@@ -284,7 +340,7 @@ static void softmax_xent_forward(size_t b, size_t k, const double *z,
             prob[i * k + c] = clf_exp(zi[c] - m);
             s += prob[i * k + c];
         }
-        for (size_t c = 0; c < k; c++)
+        for (size_t c = 0; grads && c < k; c++)
             prob[i * k + c] /= s;
         loss[i] = clf_log(s) - (zi[label[i]] - m);
     }
@@ -292,15 +348,18 @@ static void softmax_xent_forward(size_t b, size_t k, const double *z,
 
 /* ------------------------------------------------------------ the net */
 
-double net_forward(net_t *net, size_t b, const double *x, const int *label,
-                   net_bn_mode mode)
+/* net_forward, and with grads 0 (a score, no backward pass to follow)
+ * without what only the backward pass reads: xhat and the softmax. */
+static double forward(net_t *net, size_t b, const double *x,
+                      const int *label, net_bn_mode mode, int grads)
 {
     size_t f = net->f, h = net->h, k = net->k;
     net->b = b;
     net->mode = mode;
     net->x = x;
     net->label = label;
-    linear_forward(b, f, h, x, net->w1, net->b1, net->hpre);
+    pair_rows(f, h, net->w1, net->wt);
+    linear_forward(b, f, h, x, NULL, net->w1, net->wt, net->b1, net->hpre);
 
     if (net->norm == CLF_NORM_NONE) {
         memcpy(net->act, net->hpre, b * h * sizeof *net->act);
@@ -318,7 +377,7 @@ double net_forward(net_t *net, size_t b, const double *x, const int *label,
                              net->var);
         }
         /* xhat as the layer computes it, for the backward pass. */
-        for (size_t j = 0; j < h; j++) {
+        for (size_t j = 0; grads && j < h; j++) {
             net->sd[j] = sqrt(net->var[j] + net->bn.eps);
             for (size_t i = 0; i < b; i++)
                 net->xhat[i * h + j] =
@@ -330,12 +389,20 @@ double net_forward(net_t *net, size_t b, const double *x, const int *label,
         if (net->act[i] < 0.0)
             net->act[i] = 0.0;
 
-    linear_forward(b, h, k, net->act, net->w2, net->b2, net->z);
-    softmax_xent_forward(b, k, net->z, label, net->prob, net->loss);
+    pair_rows(h, k, net->w2, net->wt);
+    linear_forward(b, h, k, net->act, NULL, net->w2, net->wt, net->b2,
+                   net->z);
+    softmax_xent_forward(b, k, net->z, label, net->prob, net->loss, grads);
     double s = 0.0;
     for (size_t i = 0; i < b; i++)
         s += net->loss[i];
     return s / (double)b;
+}
+
+double net_forward(net_t *net, size_t b, const double *x, const int *label,
+                   net_bn_mode mode)
+{
+    return forward(net, b, x, label, mode, 1);
 }
 
 void net_backward(net_t *net)
@@ -406,12 +473,11 @@ int net_hidden_moments(const net_t *net, const net_data *d,
                        double *var, bn_error *err)
 {
     size_t h = net->h, f = net->f;
-    double *hs = malloc(n * h * sizeof *hs);
+    double *hs = malloc((n * h + h * f) * sizeof *hs), *wt = hs + n * h;
     if (!hs)
         return bn_fail(err, "out of memory");
-    for (size_t r = 0; r < n; r++)
-        linear_forward(1, f, h, &d->x[(rows ? rows[r] : r) * f], net->w1,
-                       net->b1, &hs[r * h]);
+    pair_rows(f, h, net->w1, wt);
+    linear_forward(n, f, h, d->x, rows, net->w1, wt, net->b1, hs);
     for (size_t j = 0; j < h; j++)
         pop_moments(n, h, hs + j, &mean[j], &var[j]);
     free(hs);
@@ -527,7 +593,7 @@ int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
         size_t start = net_score_batch_start(d->n, nb, k);
         size_t b = net_score_batch_start(d->n, nb, k + 1) - start;
         gather(net, d, &perm[start], b);
-        net_forward(net, b, net->xbuf, net->lbuf, CLF_BN_BATCH_KEEP);
+        forward(net, b, net->xbuf, net->lbuf, CLF_BN_BATCH_KEEP, 0);
         tally(net, s, &loss_sum, pred, &perm[start], 0);
     }
     finish(s, loss_sum);
@@ -547,8 +613,8 @@ int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
     double loss_sum = 0.0;
     for (size_t start = 0; start < d->n; start += net->cap) {
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
-        net_forward(net, b, &d->x[start * d->f], &d->label[start],
-                    CLF_BN_RUNNING);
+        forward(net, b, &d->x[start * d->f], &d->label[start],
+                CLF_BN_RUNNING, 0);
         tally(net, s, &loss_sum, pred, NULL, start);
     }
     finish(s, loss_sum);

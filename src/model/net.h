@@ -79,6 +79,7 @@ typedef struct {
     double *mean, *var, *sd; /* what batch norm normalised with, H each */
     double *dact, *dh; /* backward scratch, b x H */
     double *dz;        /* b x K */
+    double *wt;        /* a weight matrix in pairs of rows, scratch */
     double *block; /* the one allocation the double arrays live in */
 } net_t;
 

@@ -242,14 +242,15 @@ static void summary_line(bn_buf *fp, unsigned models, const pop_t *pop,
         exp_key_header(fp, COL_SUMMARY, 1, 1, models);
     if (epoch)
         buf_printf(fp, "\t%s", epoch);
-    for (size_t i = 0; score_get(i); i++) {
-        if (!(models & score_get(i)->models))
+    const score_def *sd;
+    for (size_t i = 0; (sd = score_get(i)) != NULL; i++) {
+        if (!(models & sd->models))
             continue;
         if (!cfg) {
-            buf_printf(fp, "\t%s", score_get(i)->name);
+            buf_printf(fp, "\t%s", sd->name);
             continue;
         }
-        exp_column col = {-1, score_get(i)};
+        exp_column col = {-1, sd};
         key_cell c;
         column_cell(&col, pop, cfg, r, &c);
         buf_putc(fp, '\t');
