@@ -2,8 +2,15 @@
 """`make bench`: how fast bnstudy is beside a bare kernel, numpy and PyTorch,
 and how its cost per value and its memory grow with the population.
 
-Three tables, in Markdown, on standard output:
+Instructions first, counted by valgrind (callgrind, only inside the
+function timed) or, where valgrind is missing and the machine has
+counters, by perf stat: they do not move when a neighbour is busy, as
+times do. Then tables, in Markdown, on standard output:
 
+  * instructions per configuration of the default study for bnstudy and
+    the kernel, and per run of the classifier (its epoch and its scores
+    in epochs' worth), and a sweep's instructions per configuration
+    against its runs' alone;
   * one configuration of the default study (512 rows of 8 features,
     shuffled, one epoch, the ema estimator) at B 8, 64 and 256: bnstudy's
     layer, the bare kernel of bench/kernel.c (which computes the same bits;
@@ -20,15 +27,20 @@ Three tables, in Markdown, on standard output:
     memory beside the population's own size (one process per size, so the
     peak is its own), in interleaved rounds.
 
-numpy and PyTorch are timed when this Python has them; the lines say when
-it has not. Numbers depend on the machine and on what else runs on it;
-nothing here fails a test.
+Times are CPU time of the thread (time.thread_time here, the thread's
+clock in the driver), which a busy neighbour disturbs less than the wall
+clock. numpy and PyTorch are timed when this Python has them; the lines
+say when it has not. Numbers depend on the machine and on what else runs
+on it; nothing here fails a test.
 """
 import argparse
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 # One thread everywhere: bnstudy's configuration runs on one.
@@ -70,10 +82,138 @@ class Driver:
 
 
 def per_call(fn, reps):
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for _ in range(reps):
         fn()
-    return (time.perf_counter() - t0) / reps
+    return (time.thread_time() - t0) / reps
+
+
+def counter():
+    """How instructions are counted here: "valgrind", "perf" (a machine
+    with counters) or None."""
+    if shutil.which("valgrind"):
+        return "valgrind"
+    if shutil.which("perf"):
+        out = subprocess.run(["perf", "stat", "-x,", "-e", "instructions:u",
+                              "true"], capture_output=True, text=True)
+        if out.returncode == 0 and "<not" not in out.stderr:
+            return "perf"
+    return None
+
+
+def instructions(how, argv, stdin, fn):
+    """Instructions the program executes: inside fn (and what it calls)
+    with valgrind, the whole process with perf."""
+    if how == "valgrind":
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+               "--collect-atstart=no", f"--toggle-collect={fn}"] + argv
+    else:
+        cmd = ["perf", "stat", "-x,", "-e", "instructions:u"] + argv
+    out = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if how == "valgrind":
+        m = re.search(r"Collected : (\d+)", out.stderr)
+        return int(m.group(1)) if m else None
+    for line in out.stderr.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2].startswith("instructions") and f[0].isdigit():
+            return int(f[0])
+    return None
+
+
+def per_rep(how, driver, cmd, fn, lo=2, hi=6):
+    """Instructions per repetition of a driver command: the difference of
+    two counts, so that the driver's own start (a population made, the
+    first call's lazy binding) does not count."""
+    a = instructions(how, [driver, "serve"], f"{cmd} {lo}\n", fn)
+    b = instructions(how, [driver, "serve"], f"{cmd} {hi}\n", fn)
+    return None if a is None or b is None else (b - a) / (hi - lo)
+
+
+def instruction_tables(driver, bnstudy):
+    how = counter()
+    if how is None:
+        print("(instructions not counted: no valgrind here, and perf has no "
+              "counters on this machine)")
+        return
+    print(f"Instructions per configuration of the default study (512 x 8, "
+          f"shuffled, one epoch), counted by {how}; they do not move with "
+          "the machine's load:")
+    print()
+    print("| B | bnstudy | bare kernel | bnstudy ÷ kernel |")
+    print("|---|---|---|---|")
+    for b in BATCHES:
+        ours = per_rep(how, driver, f"layer {b}", "run_execute")
+        theirs = per_rep(how, driver, f"kernel {b}", "kernel_run")
+        if ours is None or theirs is None:
+            print(f"| {b} | not counted | | |")
+            continue
+        print(f"| {b} | {ours / 1e3:.1f}k | {theirs / 1e3:.1f}k | "
+              f"{ours / theirs:.3f}x |")
+    print()
+    print("The classifier of experiments/clf-batch-size.ini, instructions "
+          "per run (a run of two epochs less a run of one is an epoch; the "
+          "rest of a one-epoch run is its scores):")
+    print()
+    print("| B | one-epoch run | an epoch | the scores, in epochs |")
+    print("|---|---|---|---|")
+    for b in BATCHES:
+        one = per_rep(how, driver, f"clf {b} 1", "run_execute_on", 1, 3)
+        two = per_rep(how, driver, f"clf {b} 2", "run_execute_on", 1, 3)
+        if one is None or two is None:
+            print(f"| {b} | not counted | | |")
+            continue
+        epoch = two - one
+        print(f"| {b} | {one / 1e6:.2f}M | {epoch / 1e6:.2f}M | "
+              f"{(one - epoch) / epoch:.2f} |")
+    if how == "valgrind":
+        sweep_instructions(bnstudy)
+    sys.stdout.flush()
+
+
+def sweep_instructions(bnstudy):
+    """The largest published sweep on one thread under callgrind: its
+    instructions per configuration against those of its runs alone
+    (run_execute_blamed, inclusive), the rest being the decoding of each
+    configuration, the rows' formatting and the summaries."""
+    if not shutil.which("callgrind_annotate"):
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        prof = os.path.join(tmp, "callgrind.out")
+        subprocess.run(["valgrind", "--tool=callgrind",
+                        f"--callgrind-out-file={prof}", bnstudy, "sweep",
+                        "experiments/shuffles.ini", "--out",
+                        os.path.join(tmp, "res"), "--jobs", "1"],
+                       capture_output=True)
+        ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", prof],
+                             capture_output=True, text=True).stdout
+        man = os.path.join(tmp, "res", "shuffles", "manifest.tsv")
+        n = 0
+        if os.path.exists(man):
+            for line in open(man):
+                f = line.rstrip("\n").split("\t")
+                if f[0] == "configurations":
+                    n = int(f[1])
+    total = runs = None
+    for line in ann.splitlines():
+        m = re.match(r"\s*([\d,]+) \(", line)
+        if not m:
+            continue
+        v = int(m.group(1).replace(",", ""))
+        if "PROGRAM TOTALS" in line:
+            total = v
+        elif runs is None and ":run_execute_blamed " in line:
+            runs = v
+    if not (total and runs and n):
+        print("\n(the sweep's instructions were not counted)")
+        return
+    print()
+    print(f"experiments/shuffles.ini on one thread ({n} configurations), "
+          "instructions per configuration (callgrind):")
+    print()
+    print("| the whole sweep | its runs alone | sweep ÷ runs |")
+    print("|---|---|---|")
+    print(f"| {total / n / 1e3:.1f}k | {runs / n / 1e3:.1f}k | "
+          f"{total / runs:.3f}x |")
 
 
 def numpy_config(np, x, mu, var, b, rng):
@@ -299,6 +439,9 @@ def scale_table(driver, sizes, rounds, tsv=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--driver", default="build/bench/driver")
+    ap.add_argument("--bnstudy", default="./bnstudy")
+    ap.add_argument("--no-count", action="store_true",
+                    help="skip the instruction counts (valgrind's runs)")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--no-scale", action="store_true",
                     help="skip the scaling table (the longest part)")
@@ -308,6 +451,9 @@ def main():
                     help="also write the scaling table to FILE, for "
                          "scripts/scaling.gp")
     a = ap.parse_args()
+    if not a.no_count:
+        instruction_tables(a.driver, a.bnstudy)
+        print()
     np = optional("numpy")
     torch = optional("torch")
     drv = Driver(a.driver)

@@ -30,17 +30,20 @@ order = shuffled
 seed = 1..1000
 INI
 
-# peak ARGS...: bnstudy ARGS' peak RSS in KiB (getrusage of the child:
-# the kernel's own high-water mark, no sampling) and its seconds.
+# peak ARGS...: bnstudy ARGS' own peak RSS in KiB and its seconds, as GNU
+# time reports them (the kernel's high-water mark of the process, no
+# sampling). Not a Python parent's getrusage of its children: that counts
+# the forked Python's own pages (about 14 MiB) before the exec, more than
+# bnstudy ever holds.
 peak() {
-    python3 - "$bin" "$@" <<'PY'
-import resource, subprocess, sys, time
-t = time.monotonic()
-subprocess.run(sys.argv[1:], check=True)
-t = time.monotonic() - t
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, f"{t:.1f}")
-PY
+    local t=$out/time
+    /usr/bin/time -f '%M %e' -o "$t" "$bin" "$@" || return 1
+    cat "$t"
 }
+if [ ! -x /usr/bin/time ]; then
+    echo "(sweep and merge memory not measured: no /usr/bin/time here)"
+    exit 0
+fi
 
 # measure NAME MOMENTA: a row for the sweep and one for the merge.
 measure() {

@@ -34,5 +34,8 @@ int test_verdict_run(size_t *ntests);
 int test_dumpdir_run(size_t *ntests);
 int test_web_run(size_t *ntests);
 int test_bench_run(size_t *ntests);
+int test_input_run(size_t *ntests);
+int test_batchpass_run(size_t *ntests);
+int test_fmt_run(size_t *ntests);
 
 #endif

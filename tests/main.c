@@ -15,6 +15,7 @@ static const struct {
 } groups[] = {
     {.name = "pcg32", .run = test_pcg32_run},
     {.name = "num", .run = test_num_run},
+    {.name = "input", .run = test_input_run},
     {.name = "pop", .run = test_pop_run},
     {.name = "bn", .run = test_bn_run},
     {.name = "run", .run = test_run_run},
@@ -38,6 +39,8 @@ static const struct {
     {.name = "dumpdir", .run = test_dumpdir_run},
     {.name = "web", .run = test_web_run},
     {.name = "bench", .run = test_bench_run},
+    {.name = "batchpass", .run = test_batchpass_run},
+    {.name = "fmt", .run = test_fmt_run},
 };
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 

@@ -9,6 +9,7 @@
  */
 #include "helpers.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,6 +461,120 @@ static void test_sort_and_quantiles(void **state)
     }
 }
 
+/* num_exp's table of 1/k! against the divisions it stands for: k! is
+ * exact in double (below 2^53 up to 18!), so 1.0 / k! is the correctly
+ * rounded value, and each entry must be its bits. */
+static void test_exp_factorials(void **state)
+{
+    (void)state;
+    double fk = 120.0;
+    for (int k = 6; k < 6 + NUM_INV_FACT; k++) {
+        fk *= (double)k;
+        double want = 1.0 / fk;
+        if (!same_bits(num_inv_fact[k - 6], want))
+            fail_msg("1/%d!: the table has %a, 1.0 / %.0f is %a", k,
+                     num_inv_fact[k - 6], fk, want);
+    }
+}
+
+/* num_log's table of 2 / i, against the divisions it stands for. */
+static void test_log_quotients(void **state)
+{
+    (void)state;
+    for (int n = 0; n < NUM_TWO_OVER_ODD; n++) {
+        int i = 27 - 2 * n;
+        double want = 2.0 / (double)i;
+        if (!same_bits(num_two_over_odd[n], want))
+            fail_msg("2/%d: the table has %a, the division %a", i,
+                     num_two_over_odd[n], want);
+    }
+}
+
+/* The total order num_sort keeps, as a comparison: -0 before +0,
+ * numbers before NaN, -NaN before NaN. */
+static int total_order(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    int na = isnan(a), nb = isnan(b);
+    if (na || nb)
+        return na != nb ? na - nb : (signbit(b) != 0) - (signbit(a) != 0);
+    if (a != b)
+        return a < b ? -1 : 1;
+    return (signbit(b) != 0) - (signbit(a) != 0);
+}
+
+/* num_sort (a radix sort from 64 values on) against qsort with that
+ * order, on values with every edge in them and many repeats: the same
+ * bits in the same places, a NaN matching a NaN of its sign. */
+static void test_sort_total_order(void **state)
+{
+    (void)state;
+    static const double edges[] = {0.0, -0.0, 1.0, -1.0, 0x1p-1074,
+                                   -0x1p-1074, DBL_MAX, -DBL_MAX,
+                                   INFINITY, -INFINITY, NAN, -NAN};
+    pcg32_t g;
+    pcg32_seed(&g, 9u, 3u);
+    static double a[3000], b[3000];
+    for (size_t n = 0; n <= 3000; n += n < 130 ? 1 : 997) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k = pcg32_next(&g);
+            uint64_t bits = ((uint64_t)pcg32_next(&g) << 32) | pcg32_next(&g);
+            double r;
+            memcpy(&r, &bits, sizeof r);
+            a[i] = k % 4 == 0   ? edges[k / 4 % 12]
+                   : k % 4 == 1 ? r
+                   : k % 4 == 2 ? (double)(k % 7) - 3.0
+                                : rand_gaussian(&g);
+            b[i] = a[i];
+        }
+        num_sort(a, n);
+        qsort(b, n, sizeof *b, total_order);
+        for (size_t i = 0; i < n; i++)
+            if (!(isnan(a[i]) ? isnan(b[i]) && !signbit(a[i]) == !signbit(b[i])
+                              : same_bits(a[i], b[i])))
+                fail_msg("n %zu, [%zu]: %a, qsort %a", n, i, a[i], b[i]);
+    }
+}
+
+/* num_quantiles, which selects, against num_sort and
+ * num_quantile_sorted, which sort: the same bits (a NaN its sign) for
+ * every size from 1 to 130 and a few larger, values with edges, repeats
+ * and NaNs in them, the quantiles in order and out of it, and v left as
+ * it was. */
+static void test_quantiles_select_as_sort_does(void **state)
+{
+    (void)state;
+    static const double edges[] = {0.0, -0.0, 1.0, -1.0, 0x1p-1074,
+                                   DBL_MAX, -INFINITY, INFINITY, NAN, -NAN};
+    static const double qs[] = {0.05, 0.5, 0.95, 0.0, 1.0, 0.25, 0.999, 0.1};
+    pcg32_t g;
+    pcg32_seed(&g, 11u, 3u);
+    static double v[3000], w[3000], keep[3000];
+    for (size_t n = 1; n <= 3000; n += n < 130 ? 1 : 719) {
+        for (int rep = 0; rep < 4; rep++) {
+            for (size_t i = 0; i < n; i++) {
+                uint32_t k = pcg32_next(&g);
+                v[i] = rep == 0   ? (double)(k % 5)
+                       : k % 9 == 0 ? edges[k / 9 % 10]
+                                    : rand_gaussian(&g);
+                w[i] = keep[i] = v[i];
+            }
+            double got[8];
+            assert_int_equal(num_quantiles(v, n, qs, 8, got), 0);
+            assert_memory_equal(v, keep, n * sizeof *v);
+            num_sort(w, n);
+            for (int i = 0; i < 8; i++) {
+                double want = num_quantile_sorted(w, n, qs[i]);
+                if (!(isnan(want) ? isnan(got[i]) &&
+                                        !signbit(got[i]) == !signbit(want)
+                                  : same_bits(got[i], want)))
+                    fail_msg("n %zu, rep %d, q %g: %a, sorted %a", n, rep,
+                             qs[i], got[i], want);
+            }
+        }
+    }
+}
+
 int test_num_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +585,10 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_cos_pi),
         cmocka_unit_test(test_double_double_exact),
         cmocka_unit_test(test_norm_inv),
+        cmocka_unit_test(test_sort_total_order),
+        cmocka_unit_test(test_exp_factorials),
+        cmocka_unit_test(test_log_quotients),
+        cmocka_unit_test(test_quantiles_select_as_sort_does),
         cmocka_unit_test(test_gaussian_is_gsl_algorithm),
         cmocka_unit_test(test_shuffle_is_gsl_shuffle),
         cmocka_unit_test(test_moments),

@@ -2,18 +2,28 @@
 #include "base/buf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/common.h"
+#include "base/fmt.h"
 
-/* Room for n more bytes and a NUL. */
-static int reserve(bn_buf *b, size_t n)
+/* Room for n more bytes and a NUL: the common case inline (every cell
+ * of every row asks), the growth out of line. */
+static int grow(bn_buf *b, size_t n);
+
+static inline int reserve(bn_buf *b, size_t n)
+{
+    if (!b->failed && b->cap - b->len > n)
+        return 0;
+    return grow(b, n);
+}
+
+static int grow(bn_buf *b, size_t n)
 {
     if (b->failed)
         return -1;
-    if (b->cap - b->len > n)
-        return 0;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len <= n) {
         if (cap > ((size_t)-1) / 2) {
@@ -51,7 +61,13 @@ void buf_zeros(bn_buf *b, size_t n)
 
 void buf_puts(bn_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 
-void buf_putc(bn_buf *b, char c) { buf_add(b, &c, 1); }
+void buf_putc(bn_buf *b, char c)
+{
+    if (reserve(b, 1) == 0) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+    }
+}
 
 void buf_printf(bn_buf *b, const char *fmt, ...)
 {
@@ -74,6 +90,43 @@ void buf_printf(bn_buf *b, const char *fmt, ...)
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+}
+
+void buf_g17(bn_buf *b, double v)
+{
+    if (reserve(b, FMT_G17_MAX) == 0)
+        b->len += fmt_g17(b->p + b->len, v);
+}
+
+void buf_g17_kept(bn_buf *b, double v)
+{
+    enum { WAYS = 16 };
+    static _Thread_local struct {
+        uint64_t bits;
+        unsigned char len, valid;
+        char text[FMT_G17_MAX];
+    } seen[WAYS];
+    if (reserve(b, FMT_G17_MAX) != 0)
+        return;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned w = (unsigned)((bits ^ bits >> 29 ^ bits >> 47) % WAYS);
+    if (!seen[w].valid || seen[w].bits != bits) {
+        seen[w].len = (unsigned char)fmt_g17(seen[w].text, v);
+        seen[w].bits = bits, seen[w].valid = 1;
+    }
+    memcpy(b->p + b->len, seen[w].text, FMT_G17_MAX);
+    b->len += seen[w].len;
+}
+
+void buf_uint(bn_buf *b, unsigned long long v)
+{
+    char s[24];
+    size_t i = sizeof s;
+    do
+        s[--i] = (char)('0' + v % 10);
+    while (v /= 10);
+    buf_add(b, s + i, sizeof s - i);
 }
 
 void buf_clear(bn_buf *b)

@@ -20,6 +20,13 @@ void buf_printf(bn_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* v as "%.17g" and as "%llu" write it (base/fmt.h), without printf's
+ * cost: the cells of every result row. buf_g17_kept keeps the last texts
+ * it made, per thread, by the value's bits: for the settings a sweep
+ * writes again on every row. */
+void buf_g17(bn_buf *b, double v);
+void buf_g17_kept(bn_buf *b, double v);
+void buf_uint(bn_buf *b, unsigned long long v);
 void buf_puts(bn_buf *b, const char *s);
 void buf_putc(bn_buf *b, char c);
 void buf_add(bn_buf *b, const void *p, size_t n);

@@ -10,7 +10,9 @@
 #include "base/num.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- double-double (Dekker, Knuth; products through fma) ---- */
 
@@ -38,33 +40,41 @@ num_dd num_dd_make(double a)
     return (num_dd){a, 0.0};
 }
 
-num_dd num_dd_add(num_dd a, num_dd b)
+/* The operations as inline functions, so that log and exp (the
+ * classifier's softmax calls exp for every class of every row) pay no
+ * call for each; num_dd_add and the rest are the same code. */
+static inline num_dd dd_add(num_dd a, num_dd b)
 {
     num_dd s = two_sum(a.hi, b.hi), t = two_sum(a.lo, b.lo);
     s = fast_two_sum(s.hi, s.lo + t.hi);
     return fast_two_sum(s.hi, s.lo + t.lo);
 }
 
-num_dd num_dd_sub(num_dd a, num_dd b)
+static inline num_dd dd_sub(num_dd a, num_dd b)
 {
-    return num_dd_add(a, (num_dd){-b.hi, -b.lo});
+    return dd_add(a, (num_dd){-b.hi, -b.lo});
 }
 
-num_dd num_dd_mul(num_dd a, num_dd b)
+static inline num_dd dd_mul(num_dd a, num_dd b)
 {
     num_dd p = two_prod(a.hi, b.hi);
     return fast_two_sum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
 }
 
-num_dd num_dd_div(num_dd a, num_dd b)
+static inline num_dd dd_div(num_dd a, num_dd b)
 {
     double q1 = a.hi / b.hi;
-    num_dd r = num_dd_sub(a, num_dd_mul(b, num_dd_make(q1)));
+    num_dd r = dd_sub(a, dd_mul(b, num_dd_make(q1)));
     double q2 = r.hi / b.hi;
-    r = num_dd_sub(r, num_dd_mul(b, num_dd_make(q2)));
+    r = dd_sub(r, dd_mul(b, num_dd_make(q2)));
     double q3 = r.hi / b.hi;
-    return num_dd_add(fast_two_sum(q1, q2), num_dd_make(q3));
+    return dd_add(fast_two_sum(q1, q2), num_dd_make(q3));
 }
+
+num_dd num_dd_add(num_dd a, num_dd b) { return dd_add(a, b); }
+num_dd num_dd_sub(num_dd a, num_dd b) { return dd_sub(a, b); }
+num_dd num_dd_mul(num_dd a, num_dd b) { return dd_mul(a, b); }
+num_dd num_dd_div(num_dd a, num_dd b) { return dd_div(a, b); }
 
 double num_dd_value(num_dd a)
 {
@@ -84,7 +94,31 @@ static const num_dd TWO_7THS = {0x1.2492492492492p-2, 0x1.2492492492492p-56};
 static num_dd k_ln2(int k)
 {
     num_dd p = two_prod((double)k, LN2.hi);
-    return num_dd_add(p, num_dd_make((double)k * LN2.lo));
+    return dd_add(p, num_dd_make((double)k * LN2.lo));
+}
+
+/* 2 / i for i = 27, 25, .. 9: the tail of log's series, each the
+ * correctly rounded quotient (tests/test_num.c divides them again). */
+const double num_two_over_odd[NUM_TWO_OVER_ODD] = {
+    0x1.2f684bda12f68p-4, 0x1.47ae147ae147bp-4, 0x1.642c8590b2164p-4,
+    0x1.8618618618618p-4, 0x1.af286bca1af28p-4, 0x1.e1e1e1e1e1e1ep-4,
+    0x1.1111111111111p-3, 0x1.3b13b13b13b14p-3, 0x1.745d1745d1746p-3,
+    0x1.c71c71c71c71cp-3,
+};
+
+/* frexp, from the bits for a normal x (frexp itself otherwise): x = m
+ * 2^k, m in [1/2, 1), exactly. */
+static double split_exponent(double x, int *k)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int be = (int)(u >> 52 & 0x7ff);
+    if (be == 0 || be == 0x7ff)
+        return frexp(x, k);
+    *k = be - 1022;
+    u = (u & ~(UINT64_C(0x7ff) << 52)) | UINT64_C(1022) << 52;
+    memcpy(&x, &u, sizeof x);
+    return x;
 }
 
 double num_log(double x)
@@ -98,7 +132,7 @@ double num_log(double x)
     /* x = 2^k m with m in [sqrt(1/2), sqrt(2)): frexp is exact, and so is
      * f = m - 1 (Sterbenz) and the double-double 2 + f. */
     int k;
-    double m = frexp(x, &k);
+    double m = split_exponent(x, &k);
     if (m < 0x1.6a09e667f3bcdp-1) {
         m *= 2.0;
         k--;
@@ -106,20 +140,20 @@ double num_log(double x)
     double f = m - 1.0;
     num_dd d = two_sum(2.0, f);
     /* log m = 2 atanh(s), s = f / (2 + f), |s| <= 0.1716. */
-    num_dd s = num_dd_div(num_dd_make(f), d);
-    num_dd z = num_dd_mul(s, s);
+    num_dd s = dd_div(num_dd_make(f), d);
+    num_dd z = dd_mul(s, s);
     /* 2 s^3 (1/3 + z/5 + z^2/7 + ...): the terms from z^3 on are under
      * 1e-7 of the result, so plain double is enough for them; z^14 is the
      * last above 2^-70. */
     double zh = z.hi, t = 2.0 / 29.0;
     for (int i = 27; i >= 9; i -= 2)
-        t = t * zh + 2.0 / (double)i;
-    num_dd c = num_dd_add(TWO_7THS, num_dd_mul(z, num_dd_make(t)));
-    c = num_dd_add(TWO_5THS, num_dd_mul(z, c));
-    c = num_dd_add(TWO_3RDS, num_dd_mul(z, c));
-    num_dd lm = num_dd_add((num_dd){2.0 * s.hi, 2.0 * s.lo},
-                           num_dd_mul(num_dd_mul(z, s), c));
-    return num_dd_value(num_dd_add(k_ln2(k), lm));
+        t = t * zh + num_two_over_odd[(27 - i) / 2];
+    num_dd c = dd_add(TWO_7THS, dd_mul(z, num_dd_make(t)));
+    c = dd_add(TWO_5THS, dd_mul(z, c));
+    c = dd_add(TWO_3RDS, dd_mul(z, c));
+    num_dd lm = dd_add((num_dd){2.0 * s.hi, 2.0 * s.lo},
+                           dd_mul(dd_mul(z, s), c));
+    return num_dd_value(dd_add(k_ln2(k), lm));
 }
 
 /* 1/k! for k = 0..5 as double-doubles. */
@@ -132,6 +166,28 @@ static const num_dd INV_FACT[] = {
     {0x1.1111111111111p-7, 0x1.1111111111111p-63},
 };
 
+/* 1/k! for k = 6..17, each the correctly rounded 1.0 / k! (k! is exact
+ * in double up to 18!; tests/test_num.c divides them again). */
+const double num_inv_fact[NUM_INV_FACT] = {
+    0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16,
+    0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26,
+    0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33, 0x1.93974a8c07c9dp-37,
+    0x1.ae7f3e733b81fp-41, 0x1.ae7f3e733b81fp-45, 0x1.952c77030ad4ap-49,
+};
+
+/* v 2^k, as ldexp gives it: a multiplication by 2^k is one correctly
+ * rounded operation, as ldexp's result is, wherever 2^k is a normal
+ * double; ldexp itself elsewhere. */
+static double times_pow2(double v, int k)
+{
+    if (k < -1022 || k > 1023)
+        return ldexp(v, k);
+    uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double p;
+    memcpy(&p, &bits, sizeof p);
+    return v * p;
+}
+
 double num_exp(double x)
 {
     if (isnan(x))
@@ -140,26 +196,24 @@ double num_exp(double x)
         return INFINITY;
     if (x < -745.13321910194122) /* log(2^-1075): rounds to 0 */
         return 0.0;
-    /* x = k ln 2 + r, |r| <= ln 2 / 2 (to rounding), r as a double-double. */
-    double kd = floor(x * 0x1.71547652b82fep+0 + 0.5);
-    int k = (int)kd;
-    num_dd r = num_dd_sub(num_dd_make(x), k_ln2(k));
+    if (x == 0.0)
+        return 1.0; /* what the series below gives; every softmax asks */
+    /* x = k ln 2 + r, |r| <= ln 2 / 2 (to rounding), r as a double-double.
+     * k = floor(y) for |y| < 1100, by conversion: a libm call less. */
+    double y = x * 0x1.71547652b82fep+0 + 0.5;
+    int k = (int)y;
+    k -= (double)k > y;
+    num_dd r = dd_sub(num_dd_make(x), k_ln2(k));
     /* exp r = 1 + r + ... + r^5/120 + r^6 (1/6! + r/7! + ...): the
      * second bracket is under 3e-6 of the result, so double will do; r^17
-     * is the last term above 2^-70. k! is exact in double up to 18!, so
-     * each 1/k! is one correctly rounded division. */
-    double fk = 1.0;
-    for (int i = 2; i <= 17; i++)
-        fk *= (double)i;
+     * is the last term above 2^-70. */
     double qd = 0.0;
-    for (int i = 17; i >= 6; i--) {
-        qd = qd * r.hi + 1.0 / fk;
-        fk /= (double)i;
-    }
+    for (int i = 17; i >= 6; i--)
+        qd = qd * r.hi + num_inv_fact[i - 6];
     num_dd c = num_dd_make(qd);
     for (int i = 5; i >= 0; i--)
-        c = num_dd_add(num_dd_mul(c, r), INV_FACT[i]);
-    return ldexp(num_dd_value(c), k);
+        c = dd_add(dd_mul(c, r), INV_FACT[i]);
+    return times_pow2(num_dd_value(c), k);
 }
 
 /* ---- cos(pi x) ---- */
@@ -337,9 +391,147 @@ static int cmp_double(const void *pa, const void *pb)
     return (signbit(b) != 0) - (signbit(a) != 0);
 }
 
+/* The key whose unsigned order is cmp_double's: a number's bits with the
+ * sign flipped (and, for a negative one, every bit), so that -0 comes
+ * just before +0; a NaN above every number, -NaN before NaN (which NaN
+ * of a sign it was is not kept: no output tells them apart). */
+static uint64_t sort_key(double x)
+{
+    uint64_t u;
+    if (isnan(x))
+        return signbit(x) ? UINT64_MAX - 1 : UINT64_MAX;
+    memcpy(&u, &x, sizeof u);
+    return u >> 63 ? ~u : u ^ UINT64_C(1) << 63;
+}
+
+static double key_value(uint64_t k)
+{
+    if (k >= UINT64_MAX - 1)
+        return k == UINT64_MAX ? NAN : -NAN;
+    uint64_t u = k >> 63 ? k ^ UINT64_C(1) << 63 : ~k;
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* One pass of a least-significant-digit radix sort: a to b by the byte
+ * at shift, keeping the order of equal bytes; 0 when every key has the
+ * same byte there and nothing moved. */
+static int radix_pass(const uint64_t *a, uint64_t *b, size_t n, int shift)
+{
+    size_t count[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        count[a[i] >> shift & 255]++;
+    if (count[a[0] >> shift & 255] == n)
+        return 0;
+    for (size_t d = 0, at = 0; d < 256; d++) {
+        size_t c = count[d];
+        count[d] = at;
+        at += c;
+    }
+    for (size_t i = 0; i < n; i++)
+        b[count[a[i] >> shift & 255]++] = a[i];
+    return 1;
+}
+
 void num_sort(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    /* A summary sorts a score's value over every seed of a group: a radix
+     * sort of their keys is several times quicker than qsort's calls of
+     * the comparison, with the same order (cmp_double's, a total one, so
+     * the result does not depend on the algorithm). */
+    uint64_t *a = n >= 64 ? malloc(2 * n * sizeof *a) : NULL;
+    if (!a) {
+        qsort(v, n, sizeof *v, cmp_double);
+        return;
+    }
+    uint64_t *b = a + n;
+    for (size_t i = 0; i < n; i++)
+        a[i] = sort_key(v[i]);
+    for (int shift = 0; shift < 64; shift += 8)
+        if (radix_pass(a, b, n, shift)) {
+            uint64_t *t = a;
+            a = b, b = t;
+        }
+    for (size_t i = 0; i < n; i++)
+        v[i] = key_value(a[i]);
+    free(a < b ? a : b);
+}
+
+/* Rearranges a[lo .. hi - 1] so that a[k] holds the key a sort would put
+ * there, none before it greater and none after it smaller (Hoare's
+ * selection, the middle of three as the pivot). */
+static void select_key(uint64_t *a, size_t lo, size_t hi, size_t k)
+{
+    while (hi - lo > 2) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t x = a[lo], y = a[mid], z = a[hi - 1], t;
+        uint64_t pivot = x < y ? (y < z ? y : x < z ? z : x)
+                               : (x < z ? x : y < z ? z : y);
+        size_t i = lo, j = hi - 1;
+        for (;;) { /* a[lo..i) <= pivot <= a(j..hi) */
+            while (a[i] < pivot)
+                i++;
+            while (a[j] > pivot)
+                j--;
+            if (i >= j)
+                break;
+            t = a[i], a[i] = a[j], a[j] = t;
+            i++, j--;
+        }
+        if (k <= j)
+            hi = j + 1;
+        else
+            lo = j + 1;
+    }
+    if (hi - lo == 2 && a[lo] > a[lo + 1]) {
+        uint64_t t = a[lo];
+        a[lo] = a[lo + 1], a[lo + 1] = t;
+    }
+}
+
+/* The two order statistics a quantile interpolates between, k and k + 1
+ * (k + 1 < n), selected from a[from .. n - 1] where a[0 .. from - 1]
+ * holds the smaller ones: the second is the least key past the first. */
+static void select_pair(uint64_t *a, size_t from, size_t n, size_t k,
+                        uint64_t *lo, uint64_t *hi)
+{
+    select_key(a, from, n, k);
+    uint64_t m = a[k + 1];
+    for (size_t i = k + 2; i < n; i++)
+        m = a[i] < m ? a[i] : m;
+    *lo = a[k], *hi = m;
+}
+
+int num_quantiles(double *v, size_t n, const double *q, size_t nq,
+                  double *out)
+{
+    uint64_t *a = n > 0 ? malloc(n * sizeof *a) : NULL;
+    if (!a)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        a[i] = sort_key(v[i]);
+    size_t from = 0; /* a[0 .. from - 1]: keys below the last selected */
+    for (size_t i = 0; i < nq; i++) {
+        double index = q[i] * (double)(n - 1);
+        size_t lhs = (size_t)index;
+        if (lhs < from)
+            from = 0; /* a smaller q than the one before */
+        if (lhs >= n - 1) { /* the largest value */
+            size_t top = from;
+            for (size_t j = from; j < n; j++)
+                top = a[j] > a[top] ? j : top;
+            out[i] = key_value(a[top]);
+            continue;
+        }
+        uint64_t kl, kh;
+        select_pair(a, from, n, lhs, &kl, &kh);
+        double delta = index - (double)lhs;
+        out[i] = (1.0 - delta) * key_value(kl) + delta * key_value(kh);
+        from = lhs;
+    }
+    free(a);
+    return 0;
 }
 
 double num_quantile_sorted(const double *v, size_t n, double q)

@@ -53,6 +53,16 @@ double num_exp(double x);
  * x. The classifier's cosine learning-rate schedule needs it. */
 double num_cos_pi(double x);
 
+/* 1/k! for k = 6 .. 5 + NUM_INV_FACT, the tail of num_exp's series,
+ * each the correctly rounded quotient 1 / k!. */
+#define NUM_INV_FACT 12
+extern const double num_inv_fact[NUM_INV_FACT];
+
+/* 2 / i for i = 27, 25, .. 9, the tail of num_log's series, each the
+ * correctly rounded quotient. */
+#define NUM_TWO_OVER_ODD 10
+extern const double num_two_over_odd[NUM_TWO_OVER_ODD];
+
 /* Phi^-1(p), the standard normal quantile, by Wichura's algorithm AS 241
  * (PPND16) with num_log: within 8 ulp of the true quantile (not correctly
  * rounded, but the same bits everywhere); -inf at 0, +inf at 1, NaN
@@ -73,6 +83,14 @@ void num_moments_cols(size_t n, size_t nc, size_t stride, const double *v,
 
 /* Sort ascending (a total order: -0 before +0, NaN last). */
 void num_sort(double *v, size_t n);
+
+/* num_quantile_sorted of each of q[0..nq-1] (ascending is quickest) into
+ * out, of n >= 1 values in any order, without sorting them: each pair of
+ * order statistics a quantile takes is selected in the order num_sort
+ * sorts by, so the results are the bits sort and interpolation give
+ * (a NaN of its sign). v is left as it was. -1 when out of memory. */
+int num_quantiles(double *v, size_t n, const double *q, size_t nq,
+                  double *out);
 
 /* The q-quantile of n >= 1 sorted values by linear interpolation between
  * the order statistics at (n - 1) q, as GSL's

@@ -9,7 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/batchpass.h"
+
+static double decimal_complement(double x);
+
 double bn_decimal_complement(double x)
+{
+    /* A sweep sets the momentum of every configuration, nearly always to
+     * the one before's: the last answer is kept, per thread, as the
+     * function has one answer per x. */
+    static _Thread_local double last_x = 0.0, last = 1.0;
+    if (memcmp(&x, &last_x, sizeof x) != 0) {
+        last = decimal_complement(x);
+        last_x = x;
+    }
+    return last;
+}
+
+static double decimal_complement(double x)
 {
     /* A user who writes momentum 0.9 means the decimal 0.9, whose
      * complement is the decimal 0.1; in binary 1 - 0.9 is 0.0999...978,
@@ -213,51 +230,10 @@ void bn_batch_stats_rows(size_t b, size_t ahead, size_t f, const double *x,
 {
     /* Corrected two-pass: the first mean's rounding (large when the mean
      * dwarfs the spread) is measured by the residuals' sum and removed
-     * from both the mean and the variance. */
-    double s1[BN_BLOCK];
-    for (size_t j0 = 0; j0 < f; j0 += BN_BLOCK) {
-        size_t nj = f - j0 < BN_BLOCK ? f - j0 : BN_BLOCK;
-        double *m = mean + j0, *s2 = var + j0;
-        /* A shift is added where it is read, as if to a moved copy; the
-         * loops without one stay as plain as they were. */
-        const double *sh = shift ? shift + j0 : NULL;
-        for (size_t j = 0; j < nj; j++)
-            m[j] = 0.0;
-        for (size_t i = 0; i < b; i++) {
-            const double *r = row_at(x, rows, i, f) + j0;
-            if (j0 == 0 && i + BN_PREFETCH_ROWS < b + ahead)
-                bn_prefetch(row_at(x, rows, i + BN_PREFETCH_ROWS, f), f);
-            if (sh)
-                for (size_t j = 0; j < nj; j++)
-                    m[j] += r[j] + sh[j];
-            else
-                for (size_t j = 0; j < nj; j++)
-                    m[j] += r[j];
-        }
-        for (size_t j = 0; j < nj; j++) {
-            m[j] /= (double)b;
-            s1[j] = s2[j] = 0.0;
-        }
-        for (size_t i = 0; i < b; i++) {
-            const double *r = row_at(x, rows, i, f) + j0;
-            if (sh)
-                for (size_t j = 0; j < nj; j++) {
-                    double d = (r[j] + sh[j]) - m[j];
-                    s1[j] += d;
-                    s2[j] += d * d;
-                }
-            else
-                for (size_t j = 0; j < nj; j++) {
-                    double d = r[j] - m[j];
-                    s1[j] += d;
-                    s2[j] += d * d;
-                }
-        }
-        for (size_t j = 0; j < nj; j++) {
-            m[j] += s1[j] / (double)b;
-            s2[j] = (s2[j] - s1[j] * s1[j] / (double)b) / (double)b;
-        }
-    }
+     * from both the mean and the variance (batchpass.c, two features at a
+     * time). */
+    bp_rows r = {b, f, ahead, rows && ahead > 0, x, rows, shift};
+    bp_stats(&r, 1, mean, var);
 }
 
 void bn_batch_stats(size_t b, size_t f, const double *x, double *mean,
@@ -298,11 +274,12 @@ void bn_update(bn_layer *l, size_t b, const double *mean,
 {
     l->updates++;
     l->acc_w = l->keep * l->acc_w + l->p;
-    double *v = l->upd_v;
-    for (size_t j = 0; j < l->f; j++) {
-        v[j] = var[j];
-        if (l->variance == BN_VAR_UNBIASED)
-            v[j] = v[j] * (double)b / (double)(b - 1);
+    const double *v = var;
+    if (l->variance == BN_VAR_UNBIASED) {
+        double *u = l->upd_v;
+        for (size_t j = 0; j < l->f; j++)
+            u[j] = var[j] * (double)b / (double)(b - 1);
+        v = u;
     }
     bn_estimator_get(l->estimator)->update(l, mean, v);
 }

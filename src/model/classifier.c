@@ -262,6 +262,10 @@ typedef struct {
     bn_error *err;
     int failed;
     double radial, radial_excess, w_norm0;
+    /* The scores after the last epoch, for an observer of the epochs:
+     * the run's own, which are then not made a second time. */
+    run_result last;
+    int have_last;
 } scoring;
 
 static int *labels_of(const pop_t *pop)
@@ -502,8 +506,14 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
         s->failed = -1;
     buffers_copy(net, keep, 1);
     free(keep);
-    if (!s->failed)
-        s->obs->on_epoch(s->obs->ctx, epoch, &r);
+    if (s->failed)
+        return;
+    s->obs->on_epoch(s->obs->ctx, epoch, &r);
+    /* After the last epoch training ends, and net_train's own net_finish
+     * and the run's adapt leave the net as this did: these are the run's
+     * scores (score fills a zeroed result, as the run's is). */
+    if (epoch + 1 == s->cfg->epochs)
+        s->last = r, s->have_last = 1;
 }
 
 int classifier_train(const pop_t *train, const pop_t *eval,
@@ -521,6 +531,8 @@ int classifier_train(const pop_t *train, const pop_t *eval,
                  .obs = obs ? obs : &none,
                  .err = err};
     memset(net, 0, sizeof *net);
+    memset(res, 0, sizeof *res); /* the scores fill it from zero, whichever
+                                  * of the two ways they are made */
     int rc = -1;
     if (!ltrain || !leval) {
         bn_fail(err, "out of memory");
@@ -535,7 +547,11 @@ int classifier_train(const pop_t *train, const pop_t *eval,
         net_write_weights(s.obs->weights, "initial", net);
     net_observer co = {on_step, on_epoch, &s};
     if (net_train(net, cfg, &s.train, perm, &co, err) != 0 || s.failed ||
-        adapt(net, &s, err) != 0 || score(net, &s, res, err) != 0)
+        adapt(net, &s, err) != 0)
+        goto done;
+    if (s.have_last)
+        *res = s.last;
+    else if (score(net, &s, res, err) != 0)
         goto done;
     if (s.obs->weights)
         net_write_weights(s.obs->weights, "final", net);

@@ -9,12 +9,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/pair.h"
+
 
 static void update_ema(bn_layer *l, const double *mean, const double *var)
 {
-    for (size_t j = 0; j < l->f; j++) {
-        l->rm[j] = l->keep * l->rm[j] + l->p * mean[j];
-        l->rv[j] = l->keep * l->rv[j] + l->p * var[j];
+    double keep = l->keep, p = l->p, *rm = l->rm, *rv = l->rv;
+    pair_t k2 = pair_dup(keep), p2 = pair_dup(p);
+    size_t j = 0;
+    for (; j + 1 < l->f; j += 2) { /* two features at a time, the same bits */
+        pair_store(rm + j, pair_add(pair_mul(k2, pair_load(rm + j)),
+                                    pair_mul(p2, pair_load(mean + j))));
+        pair_store(rv + j, pair_add(pair_mul(k2, pair_load(rv + j)),
+                                    pair_mul(p2, pair_load(var + j))));
+    }
+    for (; j < l->f; j++) {
+        rm[j] = keep * rm[j] + p * mean[j];
+        rv[j] = keep * rv[j] + p * var[j];
     }
 }
 

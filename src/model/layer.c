@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pair.h"
+#include "model/batchpass.h"
 #include "model/keyid.h"
 #include "base/num.h"
 #include "model/order.h"
@@ -42,9 +44,11 @@ size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
     /* layer_run's buffers: a batch's train output (and its guard), its
      * eval output and its inputs for an observer; the statistics of every
      * batch of an epoch and its shares of the drift; nine arrays per
-     * feature and the result's six; the evaluation rows' order. */
+     * feature and the result's six; a pass's scratch; the evaluation
+     * rows' order. */
     size_t b = cfg->batch_size, nb = n / b + 1;
-    return (3 * b * f + 1 + 2 * nb * f + nb + 15 * f) * sizeof(double) +
+    return (3 * b * f + 1 + 2 * nb * f + nb + 15 * f + bp_scratch(f)) *
+               sizeof(double) +
            n * sizeof(size_t);
 }
 
@@ -86,9 +90,10 @@ static void recompute_pooled(bn_layer *layer, const pop_t *pop,
 
 /* What one pass over a batch needs of a feature: its statistics' sd and
  * the buffers', the sums of its train outputs for the self-checks, and
- * the sum of (y_train - y_eval)^2 over the rows compared. */
+ * the sum of (y_train - y_eval)^2 over the rows compared; and the pass's
+ * scratch (bp_scratch). */
 typedef struct {
-    double *sd, *sd_run, *s1, *s2, *sq;
+    double *sd, *sd_run, *s1, *s2, *sq, *dd;
 } batch_work;
 
 /* One batch's train-mode outputs from its own mean and var (rows of x,
@@ -97,49 +102,30 @@ typedef struct {
  * sums of y - beta and (y - beta)^2 per feature for the self-checks,
  * (y - e)^2 added to *gap over the rows and each row's features in order
  * (and to w->sq per feature), and the outputs into y and e when they are
- * not NULL. One loop, so that the study's comparison costs about what
- * the two outputs do (make bench sets it against a bare kernel). */
-static void batch_outputs(const bn_layer *l, size_t b, size_t ahead,
-                          const double *x, const size_t *rows,
-                          const double *shift, const double *mean,
-                          const double *var, batch_work *w, double *gap,
-                          double *y, double *e)
+ * not NULL (batchpass.h, two features at a time). One pass, so that the
+ * study's comparison costs about what the two outputs do (make bench
+ * sets it against a bare kernel). */
+static void batch_outputs(const bn_layer *l, const bp_rows *r,
+                          const double *mean, const double *var,
+                          batch_work *w, bp_gap *gap, double *y, double *e)
 {
-    size_t f = l->f;
-    const double *g = l->gamma, *be = l->beta, *rm = l->rm;
-    for (size_t j = 0; j < f; j++) {
-        w->sd[j] = bn_sd(var[j], l->eps);
-        w->s1[j] = w->s2[j] = 0.0;
-    }
-    double sq = gap ? *gap : 0.0;
-    for (size_t i = 0; i < b; i++) {
-        const double *r = &x[rows[i] * f];
-        /* A shuffled order reads rows at random: the rows 16 ahead are
-         * asked for while these are worked on (bn_prefetch). */
-        if (i + BN_PREFETCH_ROWS < b + ahead)
-            bn_prefetch(&x[rows[i + BN_PREFETCH_ROWS] * f], f);
-        for (size_t j = 0; j < f; j++) {
-            double in = shift ? r[j] + shift[j] : r[j];
-            double t = bn_normalize_value(in, mean[j], w->sd[j], g[j],
-                                          be[j]);
-            double d = t - be[j];
-            w->s1[j] += d;
-            w->s2[j] += d * d;
-            if (y)
-                y[i * f + j] = t;
-            if (gap) {
-                double v = bn_normalize_value(in, rm[j], w->sd_run[j],
-                                              g[j], be[j]);
-                double dd = (t - v) * (t - v);
-                sq += dd;
-                w->sq[j] += dd;
-                if (e)
-                    e[i * f + j] = v;
-            }
-        }
-    }
-    if (gap)
-        *gap = sq;
+    double eps = l->eps, *sd = w->sd;
+    for (size_t j = 0; j < l->f; j++)
+        sd[j] = bn_sd(var[j], eps);
+    bp_layer bl = {mean, w->sd, gap ? l->rm : NULL, w->sd_run, l->gamma,
+                   l->beta};
+    bp_sums s = {w->s1, w->s2, w->sq, gap, y, e, w->dd};
+    bp_outputs(r, &bl, 1, &s);
+}
+
+/* The batch of b rows from start in order (ne entries) of the rows x,
+ * moved by shift, asked for early with fetch (bp_fetch). */
+static bp_rows batch_rows(size_t b, size_t f, const double *x,
+                          const size_t *order, size_t ne, size_t start,
+                          int fetch, const double *shift)
+{
+    bp_rows r = {b, f, ne - start - b, fetch, x, order + start, shift};
+    return r;
 }
 
 /* The rows' move at an update that has come frac of the drift's way
@@ -185,6 +171,7 @@ typedef struct {
      * rows of its own, in batches of their own. */
     int own;
     int watch, outputs;    /* an observer of the batches, of the outputs */
+    int fetch, efetch;     /* the rows trained on, evaluated on: bp_fetch */
     bn_layer layer;
     int have_layer;
     /* Nothing of N x F: the rows are read where they are, and the outputs
@@ -204,7 +191,7 @@ typedef struct {
      * the rows compared, the last batch's size and move. */
     const double *ex, *last_sh;
     const size_t *order;
-    double sq;
+    bp_gap sq;
     size_t kept, b;
 } layer_state;
 
@@ -221,10 +208,11 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->drifting = cfg->drift.profile.kind != DRIFT_NONE &&
                   cfg->drift.size != 0.0;
     s->own = eval == pop;
+    s->fetch = bp_fetch(n, f), s->efetch = bp_fetch(eval->n, f);
     s->watch = obs && obs->on_batch;
     s->outputs = obs && obs->on_outputs;
     s->stats = malloc((2 * nb * f + nb) * sizeof *s->stats);
-    s->work = malloc(9 * f * sizeof *s->work);
+    s->work = malloc((9 * f + bp_scratch(f)) * sizeof *s->work);
     s->y = malloc((bmax * f + 1) * sizeof *s->y);
     s->e = malloc(bmax * f * sizeof *s->e);
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
@@ -241,8 +229,8 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     res->batch_mean_sq = res->running_mean + 5 * f;
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
-    s->w = (batch_work){work, work + f, work + 2 * f, work + 3 * f,
-                        work + 4 * f};
+    s->w = (batch_work){work,         work + f,     work + 2 * f,
+                        work + 3 * f, work + 4 * f, work + 9 * f};
     s->delta = work + 5 * f, s->shift = work + 6 * f;
     s->emean = work + 7 * f, s->evar = work + 8 * f;
     for (size_t j = 0; j < f; j++) {
@@ -266,6 +254,50 @@ static void layer_free(layer_state *s)
         bn_free(&s->layer);
 }
 
+/* A last-epoch batch's statistics against the stream's truth at its
+ * update: their squared errors added to the run's sums and, per
+ * feature, the mean's to sq: two features at a time, the sums over the
+ * features in order. */
+PAIR_INLINE void errors_of(layer_state *s, const double *mean,
+                           const double *var, double *sq, int drifting)
+{
+    const double *mu = s->pop->mean, *tv = s->pop->var, *delta = s->delta;
+    double frac = drifting ? s->frac : 0.0;
+    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    size_t j = 0;
+    for (; j + 1 < s->f; j += 2) {
+        pair_t truth = pair_load(mu + j);
+        if (drifting)
+            truth = pair_add(truth,
+                             pair_mul(pair_dup(frac), pair_load(delta + j)));
+        pair_t dm = pair_sub(pair_load(mean + j), truth);
+        pair_t dv = pair_sub(pair_load(var + j), pair_load(tv + j));
+        pair_t qm = pair_mul(dm, dm), qv = pair_mul(dv, dv);
+        sum_dm += pair_lo(qm);
+        sum_dm += pair_hi(qm);
+        sum_dv += pair_lo(qv);
+        sum_dv += pair_hi(qv);
+        pair_store(sq + j, pair_add(pair_load(sq + j), qm));
+    }
+    for (; j < s->f; j++) {
+        double dm = mean[j] - (drifting ? mu[j] + frac * delta[j] : mu[j]);
+        double dv = var[j] - tv[j];
+        sum_dm += dm * dm;
+        sum_dv += dv * dv;
+        sq[j] += dm * dm;
+    }
+    s->sum_dm = sum_dm, s->sum_dv = sum_dv;
+}
+
+static void batch_errors(layer_state *s, const double *mean,
+                         const double *var, double *sq)
+{
+    if (s->drifting)
+        errors_of(s, mean, var, sq, 1);
+    else
+        errors_of(s, mean, var, sq, 0);
+}
+
 /* Batch k of epoch ep, update t: its statistics (those of the last
  * epoch kept, and their errors against the stream's truth at this
  * update), the buffers' update, the self-checks of its outputs (the last
@@ -285,23 +317,15 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
         s->frac = drift_fraction(&s->cfg->drift.profile, t);
         sh = moved(s->frac, s->delta, f, s->shift);
     }
-    bn_batch_stats_rows(b, n - start - b, f, pop->x, rows, sh, mean, var);
+    bp_rows r = batch_rows(b, f, pop->x, s->perm, n, start, s->fetch, sh);
+    bp_stats(&r, 1, mean, var);
     bn_update(&s->layer, b, mean, var);
     if (last) {
         s->fracs[k] = sh ? s->frac : 0.0;
-        for (size_t j = 0; j < f; j++) {
-            double mu = s->drifting ? pop->mean[j] + s->frac * s->delta[j]
-                                    : pop->mean[j];
-            double dm = mean[j] - mu;
-            double dv = var[j] - pop->var[j];
-            s->sum_dm += dm * dm;
-            s->sum_dv += dv * dv;
-            res->batch_mean_sq[j] += dm * dm;
-        }
+        batch_errors(s, mean, var, res->batch_mean_sq);
     }
     if (!last || !s->own) {
-        batch_outputs(&s->layer, b, n - start - b, pop->x, rows, sh, mean,
-                      var, &s->w, NULL, NULL, NULL);
+        batch_outputs(&s->layer, &r, mean, var, &s->w, NULL, NULL, NULL);
         s->pass += score_checks(&s->layer, b, s->w.s1, s->w.s2, var);
     }
     if (s->watch) {
@@ -354,6 +378,11 @@ static int compare(layer_state *s, bn_error *err)
     }
     for (size_t j = 0; j < f; j++)
         s->w.sd_run[j] = bn_sd(s->layer.rv[j], s->layer.eps);
+    /* Batches compared: all of them, but that rows of their own stop at
+     * the first batch of fewer than two (the last, or every one at B 1). */
+    size_t ncmp = nbe;
+    if (!s->own && nbe > 0 && (bmax < 2 || ne - (nbe - 1) * bmax < 2))
+        ncmp = bmax < 2 ? 0 : nbe - 1;
     for (size_t k = 0; k < nbe; k++) {
         size_t start = k * bmax;
         size_t bk = start + bmax <= ne ? bmax : ne - start;
@@ -362,25 +391,25 @@ static int compare(layer_state *s, bn_error *err)
         if (s->own) {
             mean = s->stats + 2 * k * f, var = mean + f;
             sh = moved(s->fracs[k], s->delta, f, s->shift);
-        } else {
-            if (bk < 2)
-                break;
-            bn_batch_stats_rows(bk, ne - start - bk, f, s->ex, rows, NULL,
-                                s->emean, s->evar);
+        } else if (bk < 2) {
+            break;
         }
+        bp_rows r =
+            batch_rows(bk, f, s->ex, s->order, ne, start, s->efetch, sh);
+        if (!s->own)
+            bp_stats(&r, 1, s->emean, s->evar);
         /* The eval outputs are kept where an observer or the determinism
-         * check reads them: the last batch's (or the one before a partial
-         * batch left out). */
-        int keep = s->outputs || k + 2 >= nbe;
-        batch_outputs(&s->layer, bk, ne - start - bk, s->ex, rows, sh, mean,
-                      var, &s->w, &s->sq, s->outputs ? s->y : NULL,
-                      keep ? s->e : NULL);
+         * check reads them: the last batch compared. */
+        int keep = s->outputs || k + 1 == ncmp;
+        batch_outputs(&s->layer, &r, mean, var, &s->w, &s->sq,
+                      keep ? s->y : NULL, keep ? s->e : NULL);
         if (s->own)
             s->pass += score_checks(&s->layer, bk, s->w.s1, s->w.s2, var);
         if (s->outputs)
             s->obs->on_outputs(s->obs->ctx, start, bk, f, rows, s->y, s->e);
         s->kept = start + bk, s->b = bk, s->last_sh = sh;
     }
+    bp_gap_flush(&s->sq, s->w.dd, f);
     if (s->outputs && s->kept == 0)
         s->obs->on_outputs(s->obs->ctx, 0, 0, f, s->order, s->y, s->e);
     return 0;
@@ -427,7 +456,7 @@ static void layer_scores(const layer_state *s, run_result *res)
     res->worst_var_feature = sb.worst_var_feature;
     res->stats_err_rel = sb.stats_err_rel;
     res->worst_var_rel = sb.worst_var_rel;
-    res->train_eval_rmse = sqrt(s->sq / (double)(s->kept * f));
+    res->train_eval_rmse = sqrt(s->sq.sum / (double)(s->kept * f));
     res->batch_mean_err = sqrt(s->sum_dm / (double)(nb * f));
     res->batch_var_err = sqrt(s->sum_dv / (double)(nb * f));
     memcpy(res->running_mean, l->rm, f * sizeof(double));

@@ -27,8 +27,9 @@ typedef struct {
     double mean, sd, p05, p50, p95;
 } dist_summary;
 
-/* Sort v[0..n-1] and summarise it: the mean, the sd (divisor n - 1, 0 for
- * one value) and GSL's quantiles (linear between order statistics). */
+/* Summarise v[0..n-1]: the mean, the sd (divisor n - 1, 0 for one
+ * value) and GSL's quantiles (linear between order statistics). v may
+ * come back in another order. */
 dist_summary dist_summarise(double *v, size_t n);
 
 /* The summaries of a sweep's configurations, taken in their order (a

@@ -197,25 +197,28 @@ void exp_manifest(bn_buf *fp, const exp_t *e)
 }
 
 /* The key columns of file, lead or trail, of the models trained, in
- * column order (keys of one column in table order). Called for every row
- * a sweep writes, so one pass over the table and an insertion sort of
- * the few columns found, not a pass per column number. */
-static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
+ * column order. Called for every row a sweep writes, so one pass over
+ * the table putting each key at its column (the columns are 1..n, each
+ * once: tests/test_tables.c), then one over the columns. */
+static size_t find_columns(unsigned file, int lead, unsigned models,
+                           key_id *out)
 {
-    size_t n = 0;
+    int at[KEY_COUNT + 1];
+    for (int c = 0; c <= KEY_COUNT; c++)
+        at[c] = -1;
     for (int k = 0; k < KEY_COUNT; k++) {
         int col = keys[k].col;
-        if (col >= 1 && (keys[k].files & file) &&
+        if (col >= 1 && col <= KEY_COUNT && (keys[k].files & file) &&
             (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
             run_models_show(keys[k].models, models) &&
             /* the study's files are the layer's alone */
-            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER))) {
-            size_t i = n++;
-            for (; i > 0 && keys[out[i - 1]].col > col; i--)
-                out[i] = out[i - 1];
-            out[i] = (key_id)k;
-        }
+            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
+            at[col] = k;
     }
+    size_t n = 0;
+    for (int c = 1; c <= KEY_COUNT; c++)
+        if (at[c] >= 0)
+            out[n++] = (key_id)at[c];
     return n;
 }
 
@@ -246,12 +249,42 @@ const char *exp_column_name(const exp_column *col)
     return col->score ? col->score->name : exp_key((key_id)col->key)->name;
 }
 
+/* find_columns, whose answer depends on the key table alone: a row asks
+ * for its lead columns and then its trailing ones, and every row of a
+ * file the same, so the last answer for each is kept, per thread. */
+static size_t columns(unsigned file, int lead, unsigned models, key_id *out)
+{
+    static _Thread_local struct {
+        unsigned file, models;
+        int valid;
+        size_t n;
+        key_id col[KEY_COUNT];
+    } last[2];
+    int w = lead != 0;
+    if (!last[w].valid || last[w].file != file ||
+        last[w].models != models) {
+        last[w].n = find_columns(file, lead, models, last[w].col);
+        last[w].file = file, last[w].models = models, last[w].valid = 1;
+    }
+    memcpy(out, last[w].col, last[w].n * sizeof *out);
+    return last[w].n;
+}
+
+/* Whether fmt is "%.17g" (without a call, for every cell). */
+static int is_g17(const char *f)
+{
+    return f[0] == '%' && f[1] == '.' && f[2] == '1' && f[3] == '7' &&
+           f[4] == 'g' && f[5] == '\0';
+}
+
 void exp_cell_print(bn_buf *fp, const key_cell *c, const char *real_fmt)
 {
     if (c->kind == CELL_TEXT)
         buf_puts(fp, c->text ? c->text : c->buf);
     else if (c->kind == CELL_INT)
-        buf_printf(fp, "%llu", c->u);
+        buf_uint(fp, c->u);
+    else if (is_g17(real_fmt))
+        buf_g17(fp, c->r); /* the same characters, much sooner */
     else
         buf_printf(fp, real_fmt, c->r);
 }
@@ -282,6 +315,9 @@ void exp_key_cells(bn_buf *fp, const run_config *cfg, unsigned file, int lead,
             keys[col[i]].get(cfg, &c);
         if (i > 0 || !first)
             buf_putc(fp, '\t');
-        exp_cell_print(fp, &c, real_fmt);
+        if (c.kind == CELL_REAL && is_g17(real_fmt))
+            buf_g17_kept(fp, c.r); /* a setting: the same on many rows */
+        else
+            exp_cell_print(fp, &c, real_fmt);
     }
 }

@@ -13,14 +13,32 @@
 
 /* ---- the product ---- */
 
-/* The axes, slowest first. */
+/* The axes, slowest first: each axis's rank is its place (the ranks are
+ * 1..n, each once: tests/test_tables.c). */
+static size_t find_axes(key_id *out)
+{
+    int at[KEY_COUNT + 1];
+    for (int r = 0; r <= KEY_COUNT; r++)
+        at[r] = -1;
+    for (int k = 0; k < KEY_COUNT; k++)
+        if (keys[k].nest > 0 && keys[k].nest <= KEY_COUNT)
+            at[keys[k].nest] = k;
+    size_t n = 0;
+    for (int r = 1; r <= KEY_COUNT; r++)
+        if (at[r] >= 0)
+            out[n++] = (key_id)at[r];
+    return n;
+}
+
+/* find_axes, whose answer is the key table's: every configuration's
+ * decoding asks, so it is found once per thread. */
 size_t axes(key_id *out)
 {
-    size_t n = 0;
-    for (int rank = 1; rank <= KEY_COUNT; rank++)
-        for (int k = 0; k < KEY_COUNT; k++)
-            if (keys[k].nest == rank)
-                out[n++] = (key_id)k;
+    static _Thread_local size_t n;
+    static _Thread_local key_id found[KEY_COUNT];
+    if (n == 0)
+        n = find_axes(found);
+    memcpy(out, found, n * sizeof *out);
     return n;
 }
 
@@ -122,7 +140,9 @@ void config_at(const exp_t *e, const key_id *ax, size_t na,
                const size_t *pos, run_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    snprintf(cfg->experiment, sizeof cfg->experiment, "%s", e->stem);
+    /* as snprintf "%s" would, cut to fit, without its cost */
+    memcpy(cfg->experiment, e->stem,
+           strnlen(e->stem, sizeof cfg->experiment - 1));
     cfg->model = RUN_MODEL_LAYER;
     for (size_t i = 0; i < na; i++)
         keys[ax[i]].apply(cfg, e, e->v[ax[i]][pos[i]]);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/numread.h"
 #include "pop/convpop.h"
 #include "study/exp.h"
 #include "study/outfile.h"
@@ -164,6 +165,36 @@ int out_check_not_input(const out_inputs *ins, const char *path,
     return 0;
 }
 
+unsigned out_column_cells(const char *name)
+{
+    /* distribution.tsv's summaries of a score across seeds. */
+    static const char *const across[] = {"mean", "sd", "p05", "p50", "p95"};
+    int k = exp_key_column(name);
+    if (k >= 0) {
+        const key_def *d = exp_key((key_id)k);
+        run_config cfg;
+        key_cell c;
+        run_default_config(&cfg);
+        memset(&c, 0, sizeof c);
+        d->get(&cfg, &c);
+        if (c.kind == CELL_TEXT)
+            return OUT_CELL_TEXT;
+        return d->models != RUN_MODEL_BIT(RUN_MODEL_COUNT) - 1
+                   ? NUMREAD_DASH : 0;
+    }
+    const score_def *s = score_find(name);
+    if (s && s->kind == SCORE_FEATURE)
+        return OUT_CELL_TEXT;
+    if (s)
+        return NUMREAD_DASH | (s->relative ? NUMREAD_INF : 0);
+    if (strcmp(name, "feature") == 0 || strcmp(name, "score") == 0)
+        return OUT_CELL_TEXT;
+    for (size_t i = 0; i < sizeof across / sizeof *across; i++)
+        if (strcmp(name, across[i]) == 0)
+            return NUMREAD_INF;
+    return 0;
+}
+
 static void column_cell(const exp_column *col, const pop_t *pop,
                         const run_config *cfg, const run_result *r,
                         key_cell *c)
@@ -211,14 +242,15 @@ static void summary_line(bn_buf *fp, unsigned models, const pop_t *pop,
         exp_key_header(fp, COL_SUMMARY, 1, 1, models);
     if (epoch)
         buf_printf(fp, "\t%s", epoch);
-    for (size_t i = 0; score_get(i); i++) {
-        if (!run_models_show(score_get(i)->models, models))
+    const score_def *sd;
+    for (size_t i = 0; (sd = score_get(i)) != NULL; i++) {
+        if (!run_models_show(sd->models, models))
             continue;
         if (!cfg) {
-            buf_printf(fp, "\t%s", score_get(i)->name);
+            buf_printf(fp, "\t%s", sd->name);
             continue;
         }
-        exp_column col = {-1, score_get(i)};
+        exp_column col = {-1, sd};
         key_cell c;
         column_cell(&col, pop, cfg, r, &c);
         buf_putc(fp, '\t');

@@ -1,0 +1,139 @@
+/*
+ * Two doubles at a time: the packed arithmetic the layer's passes use,
+ * SSE2 on x86 (divpd, addpd, ...), NEON on aarch64 (fdiv v.2d, ...) and
+ * two plain doubles elsewhere. Each operation is the IEEE operation on
+ * each lane, correctly rounded as the scalar one is, so a pair computes
+ * the bits two scalar expressions compute: a packed division gives what
+ * two divisions give, and no operation here fuses or reorders. Sums that
+ * run across lanes are the caller's to keep in order (pair_lo, pair_hi).
+ */
+#ifndef BN_PAIR_H
+#define BN_PAIR_H
+
+#if defined(__SSE2__) && !defined(BN_PAIR_PLAIN)
+#include <emmintrin.h>
+#define PAIR_KIND "sse2"
+typedef __m128d pair_t;
+static inline pair_t pair_load(const double *p) { return _mm_loadu_pd(p); }
+static inline pair_t pair_load_dup(const double *p) { return _mm_load1_pd(p); }
+static inline void pair_store(double *p, pair_t a) { _mm_storeu_pd(p, a); }
+static inline pair_t pair_set(double lo, double hi)
+{
+    return _mm_set_pd(hi, lo);
+}
+static inline pair_t pair_add(pair_t a, pair_t b) { return _mm_add_pd(a, b); }
+static inline pair_t pair_sub(pair_t a, pair_t b) { return _mm_sub_pd(a, b); }
+static inline pair_t pair_mul(pair_t a, pair_t b) { return _mm_mul_pd(a, b); }
+static inline pair_t pair_div(pair_t a, pair_t b) { return _mm_div_pd(a, b); }
+static inline pair_t pair_abs(pair_t a)
+{
+    return _mm_andnot_pd(_mm_set1_pd(-0.0), a);
+}
+static inline int pair_count_le(pair_t a, pair_t b)
+{
+    int m = _mm_movemask_pd(_mm_cmple_pd(a, b));
+    return (m & 1) + (m >> 1);
+}
+static inline double pair_lo(pair_t a) { return _mm_cvtsd_f64(a); }
+static inline double pair_hi(pair_t a)
+{
+    return _mm_cvtsd_f64(_mm_unpackhi_pd(a, a));
+}
+#elif defined(__aarch64__) && defined(__ARM_NEON) && !defined(BN_PAIR_PLAIN)
+#include <arm_neon.h>
+#define PAIR_KIND "neon"
+typedef float64x2_t pair_t;
+static inline pair_t pair_load(const double *p) { return vld1q_f64(p); }
+static inline pair_t pair_load_dup(const double *p) { return vld1q_dup_f64(p); }
+static inline void pair_store(double *p, pair_t a) { vst1q_f64(p, a); }
+static inline pair_t pair_set(double lo, double hi)
+{
+    return vcombine_f64(vdup_n_f64(lo), vdup_n_f64(hi));
+}
+static inline pair_t pair_add(pair_t a, pair_t b) { return vaddq_f64(a, b); }
+static inline pair_t pair_sub(pair_t a, pair_t b) { return vsubq_f64(a, b); }
+static inline pair_t pair_mul(pair_t a, pair_t b) { return vmulq_f64(a, b); }
+static inline pair_t pair_div(pair_t a, pair_t b) { return vdivq_f64(a, b); }
+static inline pair_t pair_abs(pair_t a) { return vabsq_f64(a); }
+static inline int pair_count_le(pair_t a, pair_t b)
+{
+    uint64x2_t m = vcleq_f64(a, b);
+    return (int)(vgetq_lane_u64(m, 0) & 1) + (int)(vgetq_lane_u64(m, 1) & 1);
+}
+static inline double pair_lo(pair_t a) { return vgetq_lane_f64(a, 0); }
+static inline double pair_hi(pair_t a) { return vgetq_lane_f64(a, 1); }
+#else
+#include <math.h>
+#define PAIR_KIND "plain"
+typedef struct {
+    double lo, hi;
+} pair_t;
+static inline pair_t pair_load(const double *p)
+{
+    return (pair_t){p[0], p[1]};
+}
+static inline pair_t pair_load_dup(const double *p)
+{
+    return (pair_t){p[0], p[0]};
+}
+static inline void pair_store(double *p, pair_t a)
+{
+    p[0] = a.lo, p[1] = a.hi;
+}
+static inline pair_t pair_set(double lo, double hi)
+{
+    return (pair_t){lo, hi};
+}
+static inline pair_t pair_add(pair_t a, pair_t b)
+{
+    return (pair_t){a.lo + b.lo, a.hi + b.hi};
+}
+static inline pair_t pair_sub(pair_t a, pair_t b)
+{
+    return (pair_t){a.lo - b.lo, a.hi - b.hi};
+}
+static inline pair_t pair_mul(pair_t a, pair_t b)
+{
+    return (pair_t){a.lo * b.lo, a.hi * b.hi};
+}
+static inline pair_t pair_div(pair_t a, pair_t b)
+{
+    return (pair_t){a.lo / b.lo, a.hi / b.hi};
+}
+static inline pair_t pair_abs(pair_t a)
+{
+    return (pair_t){fabs(a.lo), fabs(a.hi)};
+}
+static inline int pair_count_le(pair_t a, pair_t b)
+{
+    return (a.lo <= b.lo) + (a.hi <= b.hi);
+}
+static inline double pair_lo(pair_t a) { return a.lo; }
+static inline double pair_hi(pair_t a) { return a.hi; }
+#endif
+
+static inline pair_t pair_dup(double v) { return pair_set(v, v); }
+/* pair_abs is |a| on each lane; pair_count_le counts the lanes where
+ * a <= b (none holds with a NaN). */
+
+/* For the loops that must be copied once per case (a shift or none,
+ * outputs kept or not) so that no case is tested per element: the
+ * compiler inlines these wherever it can. */
+#if defined(__GNUC__)
+#define PAIR_INLINE static inline __attribute__((always_inline))
+#else
+#define PAIR_INLINE static inline
+#endif
+
+/* Before a loop over rows whose body is short: two turns of it a pass,
+ * one after the other, so that the loop's own count and jump are paid
+ * half as often. The order of the operations is the loop's. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PAIR_UNROLL2 _Pragma("GCC unroll 2")
+#elif defined(__clang__)
+#define PAIR_UNROLL2 _Pragma("clang loop unroll_count(2)")
+#else
+#define PAIR_UNROLL2
+#endif
+
+#endif

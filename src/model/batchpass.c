@@ -1,0 +1,455 @@
+/*
+ * The passes of batchpass.h. A batch is taken a chunk of rows at a time,
+ * its rows' addresses first (asking for the rows a chunk ahead meanwhile:
+ * a shuffled order reads them at random), then one column pair at a time
+ * over the chunk, so that a pair's constants and sums stay in registers
+ * instead of being reloaded and stored on every element. Every case (a
+ * shift or none, eval mode or not, outputs kept or not) is its own copy
+ * of the loops, chosen outside them.
+ */
+#include "model/batchpass.h"
+
+#include "base/pair.h"
+#include "model/bnlayer.h"
+
+/* Rows a chunk: their addresses fit on the stack. */
+#define BP_CHUNK 256
+/* Features a block of the statistics: the first sums' stack scratch. */
+#define BP_BLOCK 128
+/* Rows a chunk of the comparison: its squared gaps are summed in order
+ * as the next chunk is made, but the last chunk's after everything, so
+ * the chunk is short; long enough that a feature pair's constants and
+ * sums, loaded and stored once a chunk, cost little a row. */
+#define BP_GAP_ROWS 32
+/* Rows asked for ahead at least, whatever the chunk. */
+#define BP_AHEAD 32
+
+/* Past about this many bytes of rows, asking for them early pays. */
+#define BP_FETCH_BYTES (1u << 20)
+
+int bp_fetch(size_t n, size_t f)
+{
+    return n > BP_FETCH_BYTES / sizeof(double) / (f ? f : 1);
+}
+
+size_t bp_scratch(size_t f)
+{
+    return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
+}
+
+/* Rows i0 .. i0 + n - 1 of the batch (n at most want) as addresses into
+ * p, asking meanwhile (with r->fetch) for the rows as far ahead as the
+ * chunk is long, at least BP_AHEAD: those of the next chunk or batch.
+ * (The requests sit in this loop, beside its stores: GCC 12 takes a
+ * function or loop that only asks for memory for one without effects,
+ * and drops it.) Returns n. */
+static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
+                         const double **p)
+{
+    size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
+    const double *x = r->x; /* a local: p's stores could be r's fields */
+    if (!r->rows) {
+        for (size_t i = 0; i < n; i++)
+            p[i] = x + (i0 + i) * f;
+        return n;
+    }
+    const size_t *rows = r->rows + i0;
+    size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
+    if (!r->fetch) {
+        PAIR_UNROLL2
+        for (size_t i = 0; i < n; i++)
+            p[i] = x + rows[i] * f;
+        return n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p[i] = x + rows[i] * f;
+        if (i0 + i + ahead < end)
+            bn_prefetch(x + rows[i + ahead] * f, f);
+    }
+    return n;
+}
+
+/* ---- the statistics ---- */
+
+/* m[j..j+1] += each row's value (moved by sh), rows in order. */
+PAIR_INLINE void pair_sums(size_t n, const double **p, size_t j,
+                           const double *sh, int shifted, double *m)
+{
+    pair_t acc = pair_load(m), s = shifted ? pair_load(sh) : pair_dup(0.0);
+    for (size_t i = 0; i < n; i++) {
+        pair_t v = pair_load(p[i] + j);
+        acc = pair_add(acc, shifted ? pair_add(v, s) : v);
+    }
+    pair_store(m, acc);
+}
+
+PAIR_INLINE void one_sums(size_t n, const double **p, size_t j,
+                          const double *sh, int shifted, double *m)
+{
+    double acc = *m, s = shifted ? *sh : 0.0;
+    for (size_t i = 0; i < n; i++)
+        acc += shifted ? p[i][j] + s : p[i][j];
+    *m = acc;
+}
+
+/* The residuals' sum (s1) and squares' (s2) about m. */
+PAIR_INLINE void pair_devs(size_t n, const double **p, size_t j,
+                           const double *sh, int shifted, const double *m,
+                           double *s1, double *s2)
+{
+    pair_t a1 = pair_load(s1), a2 = pair_load(s2), mm = pair_load(m);
+    pair_t s = shifted ? pair_load(sh) : pair_dup(0.0);
+    for (size_t i = 0; i < n; i++) {
+        pair_t v = pair_load(p[i] + j);
+        pair_t d = pair_sub(shifted ? pair_add(v, s) : v, mm);
+        a1 = pair_add(a1, d);
+        a2 = pair_add(a2, pair_mul(d, d));
+    }
+    pair_store(s1, a1);
+    pair_store(s2, a2);
+}
+
+PAIR_INLINE void one_devs(size_t n, const double **p, size_t j,
+                          const double *sh, int shifted, const double *m,
+                          double *s1, double *s2)
+{
+    double a1 = *s1, a2 = *s2, mm = *m, s = shifted ? *sh : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (shifted ? p[i][j] + s : p[i][j]) - mm;
+        a1 += d;
+        a2 += d * d;
+    }
+    *s1 = a1, *s2 = a2;
+}
+
+/* One pass (the sums, or with m the residuals) over features j0 .. j0 +
+ * nj - 1 of a chunk: pairs, then a last odd feature alone. */
+PAIR_INLINE void stats_chunk(size_t n, const double **p, size_t j0,
+                             size_t nj, const double *sh, int shifted,
+                             int packed, double *m, double *s1, double *s2,
+                             int devs)
+{
+    size_t j = 0;
+    for (; packed && j + 1 < nj; j += 2)
+        if (devs)
+            pair_devs(n, p, j0 + j, sh + j, shifted, m + j, s1 + j, s2 + j);
+        else
+            pair_sums(n, p, j0 + j, sh + j, shifted, m + j);
+    for (; j < nj; j++)
+        if (devs)
+            one_devs(n, p, j0 + j, sh + j, shifted, m + j, s1 + j, s2 + j);
+        else
+            one_sums(n, p, j0 + j, sh + j, shifted, m + j);
+}
+
+/* A block of features of a batch of more than a chunk: every chunk's
+ * sums, the mean, every chunk's residuals, the correction. */
+PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
+                             int shifted, int packed, double *m, double *s2)
+{
+    const double *p[BP_CHUNK];
+    double s1[BP_BLOCK];
+    const double *sh = shifted ? r->shift + j0 : m; /* m: never read */
+    size_t b = r->b, n = 0;
+    for (size_t j = 0; j < nj; j++)
+        m[j] = s1[j] = s2[j] = 0.0;
+    for (size_t i0 = 0; i0 < b; i0 += n) {
+        n = chunk_rows(r, i0, BP_CHUNK, p);
+        stats_chunk(n, p, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
+    }
+    for (size_t j = 0; j < nj; j++)
+        m[j] /= (double)b;
+    for (size_t i0 = 0; i0 < b; i0 += n) {
+        n = chunk_rows(r, i0, BP_CHUNK, p);
+        stats_chunk(n, p, j0, nj, sh, shifted, packed, m, s1, s2, 1);
+    }
+    for (size_t j = 0; j < nj; j++) {
+        m[j] += s1[j] / (double)b;
+        s2[j] = (s2[j] - s1[j] * s1[j] / (double)b) / (double)b;
+    }
+}
+
+/* A batch of one chunk, feature pair by feature pair with every sum in
+ * registers: the sums, the mean, the residuals and the correction, as
+ * stats_block has them. */
+PAIR_INLINE void pair_stats(size_t n, const double **p, size_t j,
+                            const double *sh, int shifted, double *mean,
+                            double *var)
+{
+    pair_t nb = pair_dup((double)n), zero = pair_dup(0.0);
+    pair_t s = shifted ? pair_load(sh + j) : zero, acc = zero;
+    PAIR_UNROLL2
+    for (size_t i = 0; i < n; i++) {
+        pair_t v = pair_load(p[i] + j);
+        acc = pair_add(acc, shifted ? pair_add(v, s) : v);
+    }
+    pair_t m = pair_div(acc, nb), a1 = zero, a2 = zero;
+    PAIR_UNROLL2
+    for (size_t i = 0; i < n; i++) {
+        pair_t v = pair_load(p[i] + j);
+        pair_t d = pair_sub(shifted ? pair_add(v, s) : v, m);
+        a1 = pair_add(a1, d);
+        a2 = pair_add(a2, pair_mul(d, d));
+    }
+    pair_store(mean + j, pair_add(m, pair_div(a1, nb)));
+    pair_store(var + j,
+               pair_div(pair_sub(a2, pair_div(pair_mul(a1, a1), nb)), nb));
+}
+
+PAIR_INLINE void one_stats(size_t n, const double **p, size_t j,
+                           const double *sh, int shifted, double *mean,
+                           double *var)
+{
+    double s = shifted ? sh[j] : 0.0, acc = 0.0;
+    for (size_t i = 0; i < n; i++)
+        acc += shifted ? p[i][j] + s : p[i][j];
+    double m = acc / (double)n, a1 = 0.0, a2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (shifted ? p[i][j] + s : p[i][j]) - m;
+        a1 += d;
+        a2 += d * d;
+    }
+    mean[j] = m + a1 / (double)n;
+    var[j] = (a2 - a1 * a1 / (double)n) / (double)n;
+}
+
+PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
+                                 double *mean, double *var)
+{
+    const double *p[BP_CHUNK];
+    size_t n = chunk_rows(r, 0, BP_CHUNK, p), j = 0;
+    for (; packed && j + 1 < r->f; j += 2)
+        pair_stats(n, p, j, r->shift, shifted, mean, var);
+    for (; j < r->f; j++)
+        one_stats(n, p, j, r->shift, shifted, mean, var);
+}
+
+void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
+{
+    if (r->b <= BP_CHUNK) {
+        if (r->shift)
+            stats_one_chunk(r, 1, packed, mean, var);
+        else
+            stats_one_chunk(r, 0, packed, mean, var);
+        return;
+    }
+    for (size_t j0 = 0; j0 < r->f; j0 += BP_BLOCK) {
+        size_t nj = r->f - j0 < BP_BLOCK ? r->f - j0 : BP_BLOCK;
+        if (r->shift)
+            stats_block(r, j0, nj, 1, packed, mean + j0, var + j0);
+        else
+            stats_block(r, j0, nj, 0, packed, mean + j0, var + j0);
+    }
+}
+
+/* ---- the outputs ---- */
+
+/* A pair's (or a feature's) constants, in registers for a column. */
+typedef struct {
+    pair_t m, sd, rm, sdr, g, be, sh;
+} pair_consts;
+
+PAIR_INLINE pair_consts pair_of(const bp_layer *l, const double *shift,
+                                size_t j, int eval, int shifted)
+{
+    pair_consts c = {pair_load(l->mean + j), pair_load(l->sd + j),
+                     pair_dup(0.0), pair_dup(0.0), pair_load(l->gamma + j),
+                     pair_load(l->beta + j), pair_dup(0.0)};
+    if (eval)
+        c.rm = pair_load(l->rm + j), c.sdr = pair_load(l->sd_run + j);
+    if (shifted)
+        c.sh = pair_load(shift + j);
+    return c;
+}
+
+/* Column pair j over a chunk: the train outputs' sums into s1 and s2
+ * and, in eval mode, (t - v)^2 into sq and into dd (row i at i f), the
+ * outputs into y and e (row i at i f) when kept. */
+PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
+                              size_t f, const pair_consts *c, int shifted,
+                              int eval, int keep, double *s1, double *s2,
+                              double *sq, double *dd, double *y, double *e,
+                              int lag, const double *pend, double *total)
+{
+    pair_t a1 = pair_load(s1 + j), a2 = pair_load(s2 + j);
+    pair_t aq = eval ? pair_load(sq + j) : pair_dup(0.0);
+    double tot = eval ? *total : 0.0;
+    PAIR_UNROLL2
+    for (size_t i = 0; i < n; i++) {
+        if (lag) { /* two of the last chunk's gaps, in their order */
+            tot += pend[2 * i];
+            tot += pend[2 * i + 1];
+        }
+        pair_t in = pair_load(p[i] + j);
+        if (shifted)
+            in = pair_add(in, c->sh);
+        pair_t t = pair_add(
+            pair_mul(c->g, pair_div(pair_sub(in, c->m), c->sd)), c->be);
+        pair_t d = pair_sub(t, c->be);
+        a1 = pair_add(a1, d);
+        a2 = pair_add(a2, pair_mul(d, d));
+        if (eval) {
+            pair_t v = pair_add(
+                pair_mul(c->g, pair_div(pair_sub(in, c->rm), c->sdr)),
+                c->be);
+            pair_t g = pair_sub(t, v), q = pair_mul(g, g);
+            aq = pair_add(aq, q);
+            pair_store(dd + i * f + j, q);
+            if (keep)
+                pair_store(y + i * f + j, t), pair_store(e + i * f + j, v);
+        }
+    }
+    pair_store(s1 + j, a1);
+    pair_store(s2 + j, a2);
+    if (eval)
+        pair_store(sq + j, aq), *total = tot;
+}
+
+PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
+                             const bp_layer *l, const double *shift,
+                             int shifted, int eval, int keep, double *s1,
+                             double *s2, double *sq, double *dd, double *y,
+                             double *e, int lag, const double *pend,
+                             double *total)
+{
+    double m = l->mean[j], sd = l->sd[j], g = l->gamma[j], be = l->beta[j];
+    double rm = eval ? l->rm[j] : 0.0, sdr = eval ? l->sd_run[j] : 0.0;
+    double sh = shifted ? shift[j] : 0.0;
+    double a1 = s1[j], a2 = s2[j], aq = eval ? sq[j] : 0.0;
+    double tot = eval ? *total : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (lag)
+            tot += pend[i];
+        double in = shifted ? p[i][j] + sh : p[i][j];
+        double t = bn_normalize_value(in, m, sd, g, be);
+        double d = t - be;
+        a1 += d;
+        a2 += d * d;
+        if (eval) {
+            double v = bn_normalize_value(in, rm, sdr, g, be);
+            double q = (t - v) * (t - v);
+            aq += q;
+            dd[i * f + j] = q;
+            if (keep)
+                y[i * f + j] = t, e[i * f + j] = v;
+        }
+    }
+    s1[j] = a1, s2[j] = a2;
+    if (eval)
+        sq[j] = aq, *total = tot;
+}
+
+/* acc + v[0] + v[1] + ... + v[n - 1], left to right: eight to a turn of
+ * the loop, the additions one after another all the same. */
+static double sum_in_order(double acc, size_t n, const double *v)
+{
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        acc += v[k];
+        acc += v[k + 1];
+        acc += v[k + 2];
+        acc += v[k + 3];
+        acc += v[k + 4];
+        acc += v[k + 5];
+        acc += v[k + 6];
+        acc += v[k + 7];
+    }
+    for (; k < n; k++)
+        acc += v[k];
+    return acc;
+}
+
+/* The scratch's two parts of a width f, each a chunk's squared gaps
+ * (this chunk's, the last one's). */
+static size_t part_of(size_t f)
+{
+    return BP_GAP_ROWS * f;
+}
+
+void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
+{
+    g->sum = sum_in_order(g->sum, g->n, dd + (size_t)g->half * part_of(f));
+    g->n = 0;
+}
+
+/* Every feature of a chunk: pairs, then a last odd feature alone; with
+ * lag, the last chunk's squared gaps (pend) added to *tot as they go, in
+ * their order: two in each turn of a pair's loop and one in an odd
+ * feature's, n f in all. */
+PAIR_INLINE void outputs_features(const bp_rows *r, const bp_layer *l,
+                                  const bp_sums *s, size_t n,
+                                  const double **p, int shifted, int eval,
+                                  int keep, int packed, double *dd,
+                                  double *y, double *e, int lag,
+                                  const double *pend, double *tot)
+{
+    size_t f = r->f, j = 0;
+    for (; packed && j + 1 < f; j += 2) {
+        pair_consts c = pair_of(l, r->shift, j, eval, shifted);
+        pair_outputs(n, p, j, f, &c, shifted, eval, keep, s->s1, s->s2,
+                     s->sq, dd, y, e, lag, lag ? pend + j * n : NULL, tot);
+    }
+    for (; j < f; j++)
+        one_outputs(n, p, j, f, l, r->shift, shifted, eval, keep, s->s1,
+                    s->s2, s->sq, dd, y, e, lag, lag ? pend + j * n : NULL,
+                    tot);
+}
+
+/* A chunk's outputs and, in eval mode, its squared gaps, which the next
+ * chunk adds to the total as it goes, as this one adds the last one's
+ * (when it had as many; else they are added first): the chain of
+ * additions, each after the one before to keep the order, then runs
+ * beside a chunk's divisions rather than after them. */
+PAIR_INLINE void outputs_chunk(const bp_rows *r, const bp_layer *l,
+                               const bp_sums *s, size_t i0, size_t n,
+                               const double **p, int shifted, int eval,
+                               int keep, int packed)
+{
+    size_t f = r->f, part = part_of(f);
+    double *y = keep ? s->y + i0 * f : NULL, *e = keep ? s->e + i0 * f : NULL;
+    if (!eval) {
+        outputs_features(r, l, s, n, p, shifted, 0, 0, packed, NULL, NULL,
+                         NULL, 0, NULL, NULL);
+        return;
+    }
+    bp_gap *g = s->gap;
+    double *dd = s->dd + (size_t)(1 - g->half) * part;
+    if (g->n == n * f)
+        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
+                         1, s->dd + (size_t)g->half * part, &g->sum);
+    else {
+        bp_gap_flush(g, s->dd, f);
+        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
+                         0, NULL, &g->sum);
+    }
+    g->n = n * f, g->half = 1 - g->half;
+}
+
+PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
+                              const bp_sums *s, int shifted, int eval,
+                              int keep, int packed)
+{
+    const double *p[BP_CHUNK];
+    size_t f = r->f, rows = eval ? BP_GAP_ROWS : BP_CHUNK;
+    for (size_t j = 0; j < f; j++)
+        s->s1[j] = s->s2[j] = 0.0;
+    for (size_t i0 = 0, n = 0; i0 < r->b; i0 += n) {
+        n = chunk_rows(r, i0, rows, p);
+        outputs_chunk(r, l, s, i0, n, p, shifted, eval, keep, packed);
+    }
+}
+
+void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
+                const bp_sums *s)
+{
+    int eval = l->rm != NULL, keep = eval && s->y && s->e;
+    if (!eval)
+        r->shift ? outputs_case(r, l, s, 1, 0, 0, packed)
+                 : outputs_case(r, l, s, 0, 0, 0, packed);
+    else if (!keep)
+        r->shift ? outputs_case(r, l, s, 1, 1, 0, packed)
+                 : outputs_case(r, l, s, 0, 1, 0, packed);
+    else
+        r->shift ? outputs_case(r, l, s, 1, 1, 1, packed)
+                 : outputs_case(r, l, s, 0, 1, 1, packed);
+}

@@ -1,0 +1,78 @@
+/*
+ * The layer's passes over one batch, where a run spends nearly all its
+ * time: the batch's statistics, and its train-mode (and eval-mode)
+ * outputs with the sums the self-checks and the comparison take. They go
+ * column by column, two features at a time (base/pair.h: one packed
+ * division for two), each feature's sums over the rows in row order and
+ * the comparison's total over each row's features in order, so that the
+ * bits are those of the plain loops bnlayer.h's expression describes.
+ * packed 0 runs the same passes one feature at a time: the scalar path
+ * the tests hold the packed one to, bit for bit.
+ */
+#ifndef BN_BATCHPASS_H
+#define BN_BATCHPASS_H
+
+#include <stddef.h>
+
+/* A batch's rows: row i is x + rows[i] f (x + i f when rows is NULL),
+ * each feature j moved by shift[j] (none when shift is NULL). rows has
+ * ahead more entries past the batch (the next batch's); with fetch set
+ * they are asked for early (bp_fetch). */
+typedef struct {
+    size_t b, f, ahead;
+    int fetch;
+    const double *x;
+    const size_t *rows;
+    const double *shift;
+} bp_rows;
+
+/* What the outputs are made with, per feature: the batch's mean and sd
+ * (train mode), the buffers' mean and sd (eval mode; rm NULL for train
+ * mode alone), gamma and beta. */
+typedef struct {
+    const double *mean, *sd, *rm, *sd_run, *gamma, *beta;
+} bp_layer;
+
+/* The comparison's total of (y - e)^2 over the rows and each row's
+ * features in order, across the passes of a run: sum, and the last
+ * chunk's squared gaps not added yet (n of them, in part half of the
+ * scratch), which the next chunk adds as it goes. bp_gap_flush adds
+ * them; call it before reading sum. Start it as {0.0, 0, 0} (or another
+ * sum: not -0). */
+typedef struct {
+    double sum;
+    size_t n;
+    int half;
+} bp_gap;
+
+/* What a pass over the outputs leaves: per feature, the sums of
+ * y - beta and of its square (set), and with eval mode the sum of
+ * (y - e)^2 (added to sq) and their total (gap). With y and e not NULL
+ * (eval mode only) the B x F outputs themselves. dd is eval mode's
+ * scratch of bp_scratch(f) doubles, the same from pass to pass while gap
+ * has gaps pending. */
+typedef struct {
+    double *s1, *s2, *sq;
+    bp_gap *gap;
+    double *y, *e, *dd;
+} bp_sums;
+
+void bp_gap_flush(bp_gap *g, const double *dd, size_t f);
+
+/* Whether rows read in a shuffled order from n x f values are worth
+ * asking for early: past the caches each is a trip to memory, where the
+ * trips should overlap; within them the asking is work for nothing. */
+int bp_fetch(size_t n, size_t f);
+
+/* The scratch bp_outputs needs in eval mode, in doubles. */
+size_t bp_scratch(size_t f);
+
+/* Mean and biased variance of each feature of the batch, by the
+ * corrected two-pass formula. */
+void bp_stats(const bp_rows *r, int packed, double *mean, double *var);
+
+/* The batch's outputs under l into the sums of s. */
+void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
+                const bp_sums *s);
+
+#endif

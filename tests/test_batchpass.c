@@ -1,0 +1,316 @@
+/*
+ * The packed passes (model/batchpass.h: two features at a time, SSE2,
+ * NEON or plain pairs, whichever this build has) and the scalar ones, one
+ * feature at a time, hold to the plain loops the layer had before them
+ * (rows outside, features inside), bit for bit: on every case the passes
+ * copy (a shift or none, eval mode or not, outputs kept or not, rows
+ * asked for early or not), at odd and even widths, batches of one chunk and of
+ * several, and on values chosen to find a difference where one could
+ * hide: random bit patterns (infinities and NaNs among them), subnormals,
+ * signed zeros, powers of two, the largest and smallest doubles, and the
+ * ordinary values a population has. A NaN matches any NaN (which one an
+ * operation passes on is the compiler's choice of operand order, not an
+ * arithmetic difference).
+ */
+#include "helpers.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "base/pair.h"
+#include "model/batchpass.h"
+
+/* One value of the kind k picks. */
+static double edge_value(pcg32_t *rng, unsigned k)
+{
+    static const double edges[] = {0.0,      -0.0,     DBL_MIN, -DBL_MIN,
+                                   DBL_MAX,  -DBL_MAX, 1.0,     -1.0,
+                                   0x1p-1074, 0x1p-1022, 0x1p+1023, 1e-300};
+    uint64_t bits = ((uint64_t)pcg32_next(rng) << 32) | pcg32_next(rng);
+    double v;
+    switch (k % 6) {
+    case 0: /* any bit pattern */
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    case 1: /* a subnormal */
+        bits &= 0x800fffffffffffffu;
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    case 2: /* a power of two, either sign */
+        return ldexp(bits & 1 ? -1.0 : 1.0, (int)(bits >> 1 & 2047) - 1074);
+    case 3:
+        return edges[bits % (sizeof edges / sizeof edges[0])];
+    default: /* what a population holds */
+        return ((double)(bits >> 11) * 0x1p-53 - 0.5) * 8.0 + 3.0;
+    }
+}
+
+/* n values, of one kind each with probability 1/3 (else ordinary ones),
+ * so that a batch has ordinary sums with edges in them. */
+static void fill(pcg32_t *rng, double *v, size_t n, int edgy)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned k = pcg32_next(rng);
+        v[i] = edge_value(rng, edgy && k % 3 == 0 ? k / 3 : 4);
+    }
+}
+
+static int same(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void expect_same_values(const double *a, const double *b, size_t n,
+                               const char *what, const char *where)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!same(a[i], b[i]))
+            fail_msg("%s: %s[%zu] is %a, the plain loops' %a", where, what,
+                     i, a[i], b[i]);
+}
+
+/* One side's results (got) against the reference's (want). */
+static void expect_side(const double *want, const double *got, size_t f,
+                        size_t b, int eval, int keep, const char *side,
+                        const char *case_name)
+{
+    static const char *const names[] = {"mean", "var", "s1", "s2", "sq"};
+    char where[200];
+    snprintf(where, sizeof where, "%s, %s", side, case_name);
+    for (size_t a = 0; a < 5; a++)
+        if (eval || a < 4)
+            expect_same_values(got + a * f, want + a * f, f, names[a],
+                               where);
+    if (eval)
+        expect_same_values(got + 5 * f, want + 5 * f, 1, "gap", where);
+    if (keep) /* the last pass's (b - 1 rows), over the passes' before */
+        expect_same_values(got + 5 * f + 1, want + 5 * f + 1, 2 * b * f,
+                           "outputs", where);
+}
+
+/* The buffers of one case: the population, its order and each side's
+ * results. */
+typedef struct {
+    size_t n, b, f;
+    double *x, *shift, *consts, *out;
+    size_t *rows;
+} bp_case;
+
+static void case_make(bp_case *c, pcg32_t *rng, size_t b, size_t f,
+                      int edgy)
+{
+    c->b = b, c->f = f, c->n = 2 * b + 5;
+    c->x = malloc(c->n * f * sizeof *c->x);
+    c->shift = malloc(f * sizeof *c->shift);
+    c->consts = malloc(6 * f * sizeof *c->consts);
+    /* per side: mean, var, s1, s2, sq, gap, y, e, dd */
+    size_t side = 5 * f + 1 + 2 * b * f + bp_scratch(f);
+    c->out = malloc(3 * side * sizeof *c->out);
+    c->rows = malloc(c->n * sizeof *c->rows);
+    assert_non_null(c->x && c->shift && c->consts && c->out && c->rows);
+    fill(rng, c->x, c->n * f, edgy);
+    fill(rng, c->shift, f, edgy);
+    fill(rng, c->consts, 6 * f, edgy);
+    for (size_t j = 0; j < 2 * f; j++) /* the two sds: > 0 mostly */
+        c->consts[f + j] = fabs(c->consts[f + j]);
+    for (size_t i = 0; i < c->n; i++)
+        c->rows[i] = i;
+    for (size_t i = c->n; i-- > 1;) {
+        size_t k = pcg32_next(rng) % (i + 1), t = c->rows[i];
+        c->rows[i] = c->rows[k], c->rows[k] = t;
+    }
+}
+
+static void case_free(bp_case *c)
+{
+    free(c->x);
+    free(c->shift);
+    free(c->consts);
+    free(c->out);
+    free(c->rows);
+}
+
+/* The passes as plain loops, rows outside and features inside, the
+ * way the layer computed them before they were packed: the reference
+ * both sides are held to. */
+static const double *ref_row(const bp_rows *r, size_t i)
+{
+    return r->x + (r->rows ? r->rows[i] : i) * r->f;
+}
+
+static double ref_in(const bp_rows *r, size_t i, size_t j)
+{
+    return r->shift ? ref_row(r, i)[j] + r->shift[j] : ref_row(r, i)[j];
+}
+
+static void ref_stats(const bp_rows *r, double *mean, double *var)
+{
+    size_t b = r->b, f = r->f;
+    for (size_t j = 0; j < f; j++) {
+        double m = 0.0, s1 = 0.0, s2 = 0.0;
+        for (size_t i = 0; i < b; i++)
+            m += ref_in(r, i, j);
+        m /= (double)b;
+        for (size_t i = 0; i < b; i++) {
+            double d = ref_in(r, i, j) - m;
+            s1 += d;
+            s2 += d * d;
+        }
+        mean[j] = m + s1 / (double)b;
+        var[j] = (s2 - s1 * s1 / (double)b) / (double)b;
+    }
+}
+
+static void ref_outputs(const bp_rows *r, const bp_layer *l,
+                        const bp_sums *s, double *gap)
+{
+    size_t f = r->f;
+    for (size_t j = 0; j < f; j++)
+        s->s1[j] = s->s2[j] = 0.0;
+    for (size_t i = 0; i < r->b; i++)
+        for (size_t j = 0; j < f; j++) {
+            double in = ref_in(r, i, j), g = l->gamma[j], be = l->beta[j];
+            double t = g * ((in - l->mean[j]) / l->sd[j]) + be;
+            s->s1[j] += t - be;
+            s->s2[j] += (t - be) * (t - be);
+            if (!l->rm)
+                continue;
+            double v = g * ((in - l->rm[j]) / l->sd_run[j]) + be;
+            s->sq[j] += (t - v) * (t - v);
+            *gap += (t - v) * (t - v);
+            if (s->y && s->e)
+                s->y[i * f + j] = t, s->e[i * f + j] = v;
+        }
+}
+
+/* The reference, the scalar side and the packed side of the statistics
+ * and of the outputs, then their bits. */
+static void expect_case(const bp_case *c, int shifted, int eval, int keep,
+                        int fetch, int indexed)
+{
+    size_t b = c->b, f = c->f;
+    size_t side = 5 * f + 1 + 2 * b * f + bp_scratch(f);
+    bp_rows r = {b, f, c->n - b, fetch, c->x, indexed ? c->rows : NULL,
+                 shifted ? c->shift : NULL};
+    const double *k = c->consts;
+    char where[160];
+    snprintf(where, sizeof where,
+             "B %zu, F %zu, shift %d, eval %d, keep %d, fetch %d, rows %d",
+             b, f, shifted, eval, keep, fetch, indexed);
+    for (int side_k = 0; side_k < 3; side_k++) {
+        int packed = side_k - 1; /* -1: the reference */
+        double *o = c->out + (size_t)side_k * side;
+        double *sq = o + 4 * f, *gap = o + 5 * f, *y = gap + 1;
+        if (packed < 0)
+            ref_stats(&r, o, o + f);
+        else
+            bp_stats(&r, packed, o, o + f);
+        bp_layer l = {k, k + f, eval ? k + 2 * f : NULL, k + 3 * f,
+                      k + 4 * f, k + 5 * f};
+        for (size_t j = 0; j < f; j++)
+            sq[j] = (double)j; /* added to, as the layer's are */
+        bp_gap g = {0.5, 0, 0};
+        bp_sums s = {o + 2 * f, o + 3 * f, sq, &g, keep ? y : NULL,
+                     keep ? y + b * f : NULL, y + 2 * b * f};
+        /* Three passes into one total, as the layer's batches go: the
+         * second the first's size (its gaps added as it goes), the third
+         * a row fewer (added before it); the last pass's sums and
+         * outputs are compared. */
+        for (size_t pass = 0; pass < 3; pass++) {
+            bp_rows rp = r;
+            if (pass == 2 && b > 1)
+                rp.b = b - 1, rp.ahead = c->n - rp.b;
+            if (packed < 0)
+                ref_outputs(&rp, &l, &s, &g.sum);
+            else
+                bp_outputs(&rp, &l, packed, &s);
+        }
+        if (packed >= 0)
+            bp_gap_flush(&g, s.dd, f);
+        *gap = g.sum;
+    }
+    for (int side_k = 1; side_k < 3; side_k++)
+        expect_side(c->out, c->out + (size_t)side_k * side, f, b, eval,
+                    keep, side_k == 2 ? "packed" : "scalar", where);
+}
+
+static void expect_every_case(size_t b, size_t f, uint64_t seed, int edgy)
+{
+    pcg32_t rng;
+    pcg32_seed(&rng, seed, 54);
+    bp_case c;
+    case_make(&c, &rng, b, f, edgy);
+    for (int m = 0; m < 32; m++) {
+        int shifted = m & 1, eval = m >> 1 & 1, keep = eval && (m >> 2 & 1);
+        if (!eval && (m >> 2 & 1))
+            continue;
+        expect_case(&c, shifted, eval, keep, m >> 3 & 1, m >> 4 & 1);
+    }
+    case_free(&c);
+}
+
+static void test_packed_is_scalar_on_edges(void **state)
+{
+    (void)state;
+    static const size_t fs[] = {1, 2, 3, 7, 8, 9, 64, 129, 300};
+    static const size_t bs[] = {1, 2, 3, 8, 64, 255, 256, 257, 600};
+    uint64_t seed = 1;
+    for (size_t a = 0; a < sizeof fs / sizeof fs[0]; a++)
+        for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
+            if (fs[a] * bs[i] <= 40000)
+                expect_every_case(bs[i], fs[a], seed++, 1);
+}
+
+/* Many ordinary batches, where the sums are the study's. */
+static void test_packed_is_scalar_on_populations(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 200; seed++)
+        expect_every_case(1 + seed % 70, 1 + seed % 17, 1000 + seed, 0);
+}
+
+/* The lane operations themselves against the scalar ones on each value
+ * pair, the edges included. */
+static void test_pair_operations(void **state)
+{
+    (void)state;
+    pcg32_t rng;
+    pcg32_seed(&rng, 7, 54);
+    for (int i = 0; i < 200000; i++) {
+        double a[2], b[2], r[2];
+        for (int l = 0; l < 2; l++)
+            a[l] = edge_value(&rng, pcg32_next(&rng)),
+            b[l] = edge_value(&rng, pcg32_next(&rng));
+        pair_t pa = pair_load(a), pb = pair_load(b);
+        pair_t got[4] = {pair_add(pa, pb), pair_sub(pa, pb), pair_mul(pa, pb),
+                         pair_div(pa, pb)};
+        for (int op = 0; op < 4; op++) {
+            pair_store(r, got[op]);
+            for (int l = 0; l < 2; l++) {
+                double want = op == 0   ? a[l] + b[l]
+                              : op == 1 ? a[l] - b[l]
+                              : op == 2 ? a[l] * b[l]
+                                        : a[l] / b[l];
+                if (!same(r[l], want))
+                    fail_msg("%s: op %d on %a, %a: %a, scalar %a", PAIR_KIND,
+                             op, a[l], b[l], r[l], want);
+            }
+        }
+        int le = (fabs(a[0]) <= b[0]) + (fabs(a[1]) <= b[1]);
+        assert_int_equal(pair_count_le(pair_abs(pa), pb), le);
+        assert_true(same(pair_lo(pa), a[0]) && same(pair_hi(pa), a[1]));
+    }
+}
+
+int test_batchpass_run(size_t *ntests)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pair_operations),
+        cmocka_unit_test(test_packed_is_scalar_on_edges),
+        cmocka_unit_test(test_packed_is_scalar_on_populations),
+    };
+    *ntests = sizeof tests / sizeof tests[0];
+    return cmocka_run_group_tests_name("packed passes (" PAIR_KIND ")",
+                                       tests, NULL, NULL);
+}
