@@ -38,8 +38,9 @@ static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
 {
     fprintf(fp, "  measured: %s", diag_fix_name(f));
     if (isnan(m->fix_acc[f])) {
-        fputs(" (not scored: the dump had no evaluation labels, or could "
-              "not apply it)\n",
+        fputs(" (not scored: a recording, a dump without evaluation labels, "
+              "or a TorchScript module, whose momentum and eps are "
+              "constants)\n",
               fp);
         return;
     }
@@ -53,26 +54,24 @@ static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
                             : "");
 }
 
-/* Evaluation mode at or above training mode is kept as it is, whatever
- * the cause would otherwise call for: no fix may lower it. */
+/* Evaluation mode at or above training mode is kept as it is: no fix to
+ * the statistics may lower it. */
 static int keep_eval(const verdict *v)
 {
     return !(v->gap > 0.0) && !isnan(v->gap);
 }
 
-/* The fix: the cause's own, or the one measured to close the gap where
- * the cause's own does not, first; then the cause's own as measured. */
+/* The fix: keeping evaluation mode where it needs no statistics fixed;
+ * the cause's own, or the one measured to close the gap where the
+ * cause's own does not, first; then the cause's own as measured. */
 static void print_fix(FILE *fp, const verdict *v, const verdict_model *m)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
-    if (keep_eval(v) && v->cause != DIAG_HEALTHY)
-        fprintf(fp, "  fix: none: evaluation mode scores at or above "
-                    "training mode, so keep it as it is%s (what the cause "
-                    "would otherwise call for: %s)\n",
-                v->cause == DIAG_BATCH_DEPENDENCE
-                    ? ""
-                    : ": the weights may have been trained against these "
-                      "statistics (a fine-tune with batch norm frozen)",
+    if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
+        fprintf(fp, "  fix: none: keep evaluation mode as it is; it scores "
+                    "at or above training mode, as when the weights were "
+                    "trained against these statistics (a fine-tune with "
+                    "batch norm frozen). Not the cause's usual fix: %s\n",
                 c->fix);
     else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
         fprintf(fp, "  fix: %s\n", c->fix);
@@ -97,6 +96,9 @@ static void print_gap(FILE *fp, const verdict *v)
         if (v->cause == DIAG_HEALTHY)
             fputs("  evaluation mode scores at or above training mode: keep "
                   "it as it is\n", fp);
+        else if (v->fix == DIAG_FIX_NONE)
+            fputs("  evaluation mode scores at or above training mode: no "
+                  "gap to close\n", fp);
     } else if (!(v->gap > DIAG_FIX_CLOSES)) {
         fputs("  evaluation mode is within 0.03 of training mode: no gap "
               "to close\n", fp);
