@@ -338,6 +338,13 @@ static void test_refusals(void **state)
     test_write_file(path, "first_row\trows\n0\t100\n101\t411\n");
     snprintf(path, sizeof path, "%s/x.layer.tsv", tmpdir);
     test_write_file(path, "key\tvalue\nmomentum\t0.1\neps\t1e-05\n");
+    snprintf(path, sizeof path, "%s/zero.layer.tsv", tmpdir);
+    test_write_file(path, "key\tvalue\nmomentum\t0.0\neps\t1e-05\n");
+    /* Momentum 0: nothing moves, so nothing to replay; a folder names
+     * such a layer frozen. */
+    expect_refused("--stats five.stats.tsv --activations act.csv "
+                   "--batch-size 8 --layer zero.layer.tsv",
+                   "zero.layer.tsv: momentum 0.0: the buffers never move");
     expect_refused("--stats five.stats.tsv", "--activations");
     expect_refused("--stats five.stats.tsv --activations act.csv",
                    "--batches or --batch-size");

@@ -265,8 +265,8 @@ static void test_causes(void **state)
     write_dump("keep", one, 1, 60, 0.84, 0.976,
                "recompute-train\t0.85\t-\n");
     expect_start("keep", "verdict: frozen",
-                 "  fix: none: keep evaluation mode as it is; it scores at or "
-                 "above training mode");
+                 "  fix: none: keep evaluation mode as it is, since it scores "
+                 "at or above training mode");
     expect_start("keep", "verdict: frozen",
                  "measured: recompute-train gives evaluation mode 0.850: it "
                  "LOWERS evaluation mode\n");

@@ -68,10 +68,11 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
     if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
-        fprintf(fp, "  fix: none: keep evaluation mode as it is; it scores "
-                    "at or above training mode, as when the weights were "
-                    "trained against these statistics (a fine-tune with "
-                    "batch norm frozen). Not the cause's usual fix: %s\n",
+        fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
+                    "scores at or above training mode (a fine-tune's "
+                    "weights may have learned these very statistics, which "
+                    "recomputing them would undo). The cause's usual fix: "
+                    "%s\n",
                 c->fix);
     else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
         fprintf(fp, "  fix: %s\n", c->fix);

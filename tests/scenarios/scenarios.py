@@ -531,6 +531,16 @@ def dumped(c, label, s, files, args, out, env):
     return True
 
 
+def dumped_sizes(out):
+    """The samples of each training batch the dump's first layer saw."""
+    with open(os.path.join(out, "layers.tsv")) as fp:
+        first = fp.read().splitlines()[1].split("\t")[0]
+    with open(os.path.join(out, first + ".batches.tsv")) as fp:
+        rows = [r.split("\t") for r in fp.read().splitlines()]
+    col = rows[0].index("samples")
+    return [int(r[col]) for r in rows[1:]]
+
+
 def check_fix(c, label, cause, s, report, tr, ev):
     """The fix against the suite's own measurement: where evaluation mode
     trails, the one recommended first closes the gap (none for sorted
@@ -596,6 +606,10 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
     if name in CANNOT_TELL:
         c.check(CANNOT_TELL_WORDS in report,
                 "%s: says it cannot tell frozen from lagging" % label)
+    if "sizes" in s:
+        c.check(dumped_sizes(out) == s["sizes"],
+                "%s: the dump batched as training did" % label,
+                "%d batches" % len(s["sizes"]))
     check_fix(c, label, cause, s, report, tr, ev)
 
 
