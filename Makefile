@@ -193,29 +193,52 @@ test-shard: $(BIN)
 test-slurm: $(BIN)
 	@bash tests/slurm.sh ./$(BIN)
 
-# Fuzzing the experiment-file and --set paths (tests/fuzz/): libFuzzer from
-# clang for FUZZ_SECONDS, seeded with tests/fuzz/corpus and experiments/;
-# an input that fails is kept in build/fuzz/ (copy it to tests/fuzz/crashes
-# once fixed). fuzz-replay runs every kept input through the same entry
+# Fuzzing what users feed bnstudy (tests/fuzz/README.md): libFuzzer from
+# clang, one target each for the experiment-file and --set paths (exp),
+# the population-file reader (popfile), the files diagnose reads of a
+# checkpoint (diagnose), a merge's shards (shard) and the result tables
+# verify and plot read (verify). The sources are built once, instrumented,
+# in build/fuzz/obj; `make fuzz` runs each target for FUZZ_SECONDS (60)
+# in turn, seeded with tests/fuzz/corpus* and inputs tests/fuzz/seeds.sh
+# makes with this build; an input that fails is kept as
+# build/fuzz/crashes/TARGET-* (copy it to tests/fuzz/crashes/ once fixed).
+# fuzz-replay runs every kept input of each target through the same entry
 # point under the sanitizers, without clang, for `make test`.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_SRCS := $(filter-out src/cli/main.c,$(SRCS)) tests/fuzz/fuzz_exp.c
-fuzz: $(BUILD)/provenance_build.h
-	@mkdir -p build/fuzz/corpus build/fuzz/crashes
-	$(FUZZ_CC) $(BN_CFLAGS) -O1 -g -DBN_STRICT \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Isrc -I$(BUILD) -o build/fuzz/fuzz_exp $(FUZZ_SRCS) $(LDLIBS)
-	build/fuzz/fuzz_exp -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
-		-rss_limit_mb=2048 -artifact_prefix=build/fuzz/crashes/ \
-		build/fuzz/corpus tests/fuzz/corpus experiments
-fuzz-replay: build/san/fuzz_replay
-	@build/san/fuzz_replay tests/fuzz/corpus/* tests/fuzz/crashes/* \
-		experiments/*.ini
-build/san/fuzz_replay: tests/fuzz/fuzz_exp.c tests/fuzz/replay.c FORCE
+FUZZ_TARGETS := exp popfile diagnose shard verify
+FUZZ_FLAGS := -O1 -g -DBN_STRICT -fsanitize=address,undefined \
+              -fno-sanitize-recover=all
+FUZZ_OBJS := $(filter-out build/fuzz/obj/cli/main.o,$(SRCS:src/%.c=build/fuzz/obj/%.o))
+# Each target's seeds beside its corpus, and its inputs to replay.
+fuzz_seeds = $(if $(filter exp,$(1)),tests/fuzz/corpus experiments,tests/fuzz/corpus-$(1)) \
+             build/fuzz/seeds/$(1)
+fuzz_kept = $(if $(filter exp,$(1)),tests/fuzz/corpus/* experiments/*.ini,tests/fuzz/corpus-$(1)/*) \
+            tests/fuzz/crashes/$(1)-*
+fuzz_run = echo "== fuzz_$(1), $(FUZZ_SECONDS) s" && \
+           mkdir -p build/fuzz/corpus-$(1) && \
+           build/fuzz/fuzz_$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+               -rss_limit_mb=2048 -print_final_stats=1 \
+               -artifact_prefix=build/fuzz/crashes/$(1)- \
+               build/fuzz/corpus-$(1) $(call fuzz_seeds,$(1))
+build/fuzz/obj/%.o: src/%.c | libs
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(BN_CFLAGS) $(DEPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
+		-Isrc -I$(BUILD) -c -o $@ $<
+build/fuzz/obj/io/provenance.o: $(BUILD)/provenance_build.h
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_run.h $(FUZZ_OBJS)
+	$(FUZZ_CC) $(BN_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -Isrc -Itests/fuzz \
+		-o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%) $(BIN)
+	@mkdir -p build/fuzz/crashes
+	@bash tests/fuzz/seeds.sh ./$(BIN) build/fuzz/seeds
+	@$(foreach t,$(FUZZ_TARGETS),$(call fuzz_run,$(t)) &&) true
+fuzz-replay: $(FUZZ_TARGETS:%=build/san/fuzz_replay_%)
+	@$(foreach t,$(FUZZ_TARGETS),build/san/fuzz_replay_$(t) $(call fuzz_kept,$(t)) &&) true
+build/san/fuzz_replay_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_run.h tests/fuzz/replay.c FORCE
 	@$(MAKE) $(SAN_BUILD) build/san/bnstudy
-	$(CC) $(BN_CFLAGS) $(SAN_CFLAGS) -Isrc -o $@ \
-		tests/fuzz/fuzz_exp.c tests/fuzz/replay.c \
+	$(CC) $(BN_CFLAGS) $(SAN_CFLAGS) -Isrc -Itests/fuzz -o $@ \
+		tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
 		$(filter-out build/san/cli/main.o,$(patsubst $(BUILD)/%,build/san/%,$(OBJS))) \
 		$(LDLIBS)
 

@@ -33,9 +33,12 @@ same() {
 
 # refused PATTERN COMMAND...: exit status 2, nothing on stdout, one line
 # on stderr matching PATTERN (grep -E), and what `watched` prints the same
-# before and after: the scratch directory's listing, unless the script
-# defines its own.
-watched() { ls -A; }
+# before and after: every directory and file below the scratch directory,
+# each file with its size and its time of last change (so a file written
+# again, or one made and left, is seen), unless the script defines its
+# own.
+watch_all() { find . \( -type d -printf 'd %p\n' \) -o -printf 'f %p %s %T@\n' | sort; }
+watched() { watch_all; }
 refused() {
     local pattern=$1 before after st
     shift

@@ -22,6 +22,18 @@ small() {
         "$1"
 }
 
+# diagnose's checkpoint files: twelve rows of three features.
+checkpoint() {
+    { echo 'a,b,c'; for i in $(seq 1 12); do echo "0.$i,-$i,$((i % 3))"; done; } > act.csv
+    printf 'running_mean\trunning_var\tnum_batches_tracked\n' > act.stats.tsv
+    printf '0.1\t0.9\t3\n' >> act.stats.tsv
+    printf '0.1\t0.9\t3\n' >> act.stats.tsv
+    printf '0.1\t0.9\t3\n' >> act.stats.tsv
+}
+
+# TEXT as an extended regular expression that matches it literally.
+ere() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'; }
+
 # Every name in DIR, hidden ones included, on one line.
 listing() { ls -A "$1" | tr '\n' ' '; }
 
@@ -120,8 +132,10 @@ fewer_seeds() {
     [ -e o/s/distribution.tsv ] || { echo "no distribution.tsv"; return 1; }
     small 1 > s.ini
     "$bin" sweep s.ini --out o || return 1
-    [ "$(listing o/s)" = "features.tsv manifest.tsv summary.tsv table.md " ] ||
-        { echo "left: $(listing o/s)"; return 1; }
+    "$bin" sweep s.ini --out fresh || return 1
+    [ "$(listing o/s)" = "$(listing fresh/s)" ] ||
+        { echo "left: $(listing o/s), a fresh sweep: $(listing fresh/s)"; return 1; }
+    [ ! -e o/s/distribution.tsv ] || { echo "distribution.tsv left"; return 1; }
     [ "$(listing o)" = "s " ]
 }
 case_ "a sweep with fewer seeds leaves exactly its own files" fewer_seeds
@@ -136,6 +150,39 @@ foreign_target() {
             "$bin" sweep p/s/s.ini --out p
 }
 case_ "a target holding other files, or the experiment file itself, is refused" foreign_target
+
+# A result set holds one sweep's files: no other set in it, no file of
+# the user's, with a manifest or without.
+nested_sets() {
+    small 1 > s.ini
+    "$bin" sweep s.ini --out rs > /dev/null || return 1
+    refused '^bnstudy sweep: --out rs/s is a result set \(it holds manifest.tsv\)' \
+        "$bin" sweep s.ini --out rs/s || return 1
+    refused '^bnstudy sweep: --out rs/s/deeper/still is inside the result set rs/s \(it holds manifest.tsv\)' \
+        "$bin" sweep s.ini --out rs/s/deeper/still || return 1
+    # From inside the set, --out . and a relative --out are in it too.
+    (cd rs/s && refused 'is inside the result set .*/rs/s \(it holds manifest.tsv\)' "$bin" sweep ../../s.ini --out new) ||
+        return 1
+    # A set written without its manifest is a set all the same.
+    printf '[experiment]\noutputs = summary\n' > m.ini
+    small 1 >> m.ini
+    "$bin" sweep m.ini --out bare > /dev/null || return 1
+    refused '^bnstudy sweep: --out bare/m is a result set \(it holds summary.tsv\)' \
+        "$bin" sweep s.ini --out bare/m || return 1
+    # The outer set is still a set a sweep replaces.
+    "$bin" sweep s.ini --out rs > /dev/null
+}
+case_ "sweep --out inside a result set (or one itself) is refused; the outer set is left a set" nested_sets
+
+user_file() {
+    small 1 > s.ini
+    "$bin" sweep s.ini --out o > /dev/null || return 1
+    echo mine > o/s/notes.txt
+    refused "^bnstudy sweep: o/s holds 'notes.txt', which is not a result file of bnstudy" \
+        "$bin" sweep s.ini --out o || return 1
+    [ "$(cat o/s/notes.txt)" = mine ] && [ -e o/s/manifest.tsv ]
+}
+case_ "a user's notes.txt in a result set with a manifest is refused and kept" user_file
 
 # A sweep of about three seconds on one thread.
 slow_ini() {
@@ -158,8 +205,11 @@ concurrent() {
     "$bin" sweep slow.ini --out o --jobs 1 &
     local pid=$!
     wait_for o/.slow.lock || { kill "$pid"; return 1; }
+    # The first sweep writes meanwhile: what it writes is its own.
+    watched() { ls -A o; }
     refused "o/slow: another sweep \(process $pid\) is writing it" \
-        "$bin" sweep slow.ini --out o --jobs 1 || { kill "$pid"; return 1; }
+        "$bin" sweep slow.ini --out o --jobs 1 || { kill "$pid"; watched() { watch_all; }; return 1; }
+    watched() { watch_all; }
     wait "$pid" && [ "$(listing o)" = "slow " ]
 }
 case_ "a second sweep into the same target is refused, naming the first" concurrent
@@ -287,6 +337,69 @@ work_limits() {
 }
 case_ "work and memory are estimated first and refused past their limits" work_limits
 
+# Every command under an address-space cap a little above the limit it
+# is given (--max-memory 64M; the cap 16 MiB more, for the program, its
+# libraries and its stack): each input that would take more is refused
+# with the limit or the estimate, never "out of memory", and reading
+# stops at the limit. Inputs that never end are FIFOs in in/, fed by a
+# process the reader's exit ends.
+CAP_LIMIT=64
+capped() { (ulimit -v $(( (CAP_LIMIT + 16) * 1024 )); exec "$@"); }
+# feed PATH COMMAND...: PATH a FIFO that COMMAND writes into.
+feed() { rm -f "$1" && mkfifo "$1" && { "${@:2}" > "$1" 2> /dev/null & }; }
+memory_cap() {
+    watched() { watch_all | grep -v ' \./in'; }
+    local lim="larger than the limit of 64 MiB(, with the [0-9]+ bytes the inputs read before hold)? \(--max-memory raises it\)$"
+    local m=--max-memory
+    mkdir in
+    feed in/rows.csv yes 1,2
+    refused "in/rows.csv: $lim" capped "$bin" population --population in/rows.csv $m 64M || return 1
+    feed in/rows.csv yes 1,2
+    refused "in/rows.csv: $lim" capped "$bin" run --population in/rows.csv $m 64M || return 1
+    feed in/rows.csv yes 1,2
+    refused "in/rows.csv: $lim" capped "$bin" diagnose --population in/rows.csv $m 64M || return 1
+    feed in/rows.csv yes 1,2
+    printf '[population]\nfile = in/rows.csv\n' > f.ini
+    refused "f.ini:2: in/rows.csv: $lim" capped "$bin" sweep f.ini --out o $m 64M || return 1
+    ln -s /dev/zero in/zero.npy
+    refused "in/zero.npy: $lim" capped "$bin" run --population in/zero.npy $m 64M || return 1
+    # A regular file's size is known first: 1 GiB (sparse) is not read.
+    truncate -s 1G in/big.npy
+    refused "in/big.npy: reading it would hold about 1 GiB, more than the limit of 64 MiB \(--max-memory raises it\)$" \
+        capped "$bin" run --population in/big.npy $m 64M || return 1
+    # What is parsed counts: 2-byte values (4 bytes a pair with its comma
+    # and newline) are 8-byte doubles, 4 times the file.
+    { echo a,b; yes 0,0 | head -c 31457280; } > in/zeros.csv
+    refused "in/zeros.csv: its values would hold about 120 MiB beside the 30 MiB the inputs hold already, more than the limit of 64 MiB" \
+        capped "$bin" run --population in/zeros.csv $m 64M || return 1
+    checkpoint
+    refused "in/zeros.csv: its values would hold about 120 MiB beside the 30 MiB the inputs hold already" \
+        capped "$bin" diagnose --stats act.stats.tsv --activations in/zeros.csv --batch-size 2 $m 64M || return 1
+    # verify and plot: a results table that never ends, one that is all
+    # fields, one too large to read.
+    mkdir -p r/e in/r/e
+    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: b\nop = >\nvalue = 0\n' > c.ini
+    feed in/r/e/summary.tsv yes "1	2"
+    refused "in/r/e/summary.tsv: $lim" capped "$bin" verify in/r --claims c.ini $m 64M || return 1
+    { printf 'a\n'; head -c 41943040 /dev/zero | tr '\0' '\t'; printf '\n'; } > r/e/summary.tsv
+    refused "r/e/summary.tsv: its fields would hold about 320 MiB beside the 40 MiB the inputs hold already" \
+        capped "$bin" verify r --claims c.ini $m 64M || return 1
+    small 1 > s.ini
+    "$bin" sweep s.ini --out pr > /dev/null && truncate -s 100M pr/s/summary.tsv || return 1
+    refused "pr/s/summary.tsv: reading it would hold about 100 MiB( beside the [0-9.]+ KiB the inputs hold already)?, more than the limit of 64 MiB" \
+        capped "$bin" plot pr --gnuplot false $m 64M || return 1
+    # merge: a shard's row that never ends stops at the line's limit.
+    "$bin" sweep s.ini --out sh --shard 1/1 > /dev/null || return 1
+    rm sh/s.shard-1-of-1/summary.tsv
+    mkfifo sh/s.shard-1-of-1/summary.tsv
+    { tr '\0' a < /dev/zero > sh/s.shard-1-of-1/summary.tsv 2> /dev/null & }
+    watched() { watch_all | grep -v ' \./in\| \./sh'; }
+    refused "sh/s.shard-1-of-1/summary.tsv:1: a line longer than the limit of 1 MiB" \
+        capped "$bin" merge s.ini sh/s.shard-1-of-1 --out m $m 64M || return 1
+    watched() { watch_all; }
+}
+case_ "every command under ulimit -v (--max-memory 64M, 16 MiB more): refused with the limit or the estimate" memory_cap
+
 memory_flat() {
     # Ten times the configurations, the same memory: rows are written as
     # they finish. Peak RSS from the kernel's accounting of the child.
@@ -327,15 +440,60 @@ case_ "progress on stderr only when it is a terminal" progress
 
 # ---- the verifier ----
 
+# claim COLUMN OP VALUE: a claims file of one value claim on COLUMN of
+# r/e/summary.tsv's row at batch_size 256.
+claim() {
+    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: %s @ batch_size=256\nop = %s\nvalue = %s\n' \
+        "$1" "$2" "$3"
+}
+
 verifier() {
     mkdir -p r/e
-    printf 'batch_size\tstats_err\n8\t0.1\n256\tBROKEN\n' > r/e/summary.tsv
-    printf '[c]\nclaim = x\npublished = y\ntest = value\na = e: stats_err @ batch_size=256\nop = >\nvalue = 0\n' > c.ini
+    printf 'batch_size\tstats_err\n8\t0.10000000000000001\n256\tBROKEN\n' > r/e/summary.tsv
+    claim stats_err '>' 0 > c.ini
     refused "r/e/summary.tsv:3: column stats_err: 'BROKEN' is not a number" "$bin" verify r --claims c.ini || return 1
-    printf 'batch_size\tstats_err\n8\t0.1\n256\t0.2\t9\n' > r/e/summary.tsv
+    printf 'batch_size\tstats_err\n8\t0.10000000000000001\n256\t0.2\t9\n' > r/e/summary.tsv
     refused "r/e/summary.tsv:3: 3 fields, the header has 2" "$bin" verify r --claims c.ini
 }
 case_ "verify: a non-numeric cell and a row with an extra column name the file and line" verifier
+
+# What %.17g never writes is not bnstudy's, however a reader of decimals
+# would take it: bad input (2), not a failed claim (1).
+verifier_strict() {
+    mkdir -p r/e
+    claim stats_err '>' 0 > c.ini
+    local v
+    for v in nan NaN inf -inf infinity 1e400 0x10 ' 0.5' '0.5 ' +0.5 0.1 1e-05; do
+        printf 'batch_size\tstats_err\n256\t%s\n' "$v" > r/e/summary.tsv
+        refused "r/e/summary.tsv:2: column stats_err: '$(ere "$v")' is not a number as bnstudy writes one" \
+            "$bin" verify r --claims c.ini || { echo "for '$v'"; return 1; }
+    done
+    # What %.17g writes is read: 0.1 is written 0.10000000000000001.
+    printf 'batch_size\tstats_err\n256\t0.10000000000000001\n' > r/e/summary.tsv
+    "$bin" verify r --claims c.ini > out || return 1
+    grep -q '^PASS c' out || return 1
+    # inf where a writer writes it: a relative score of a constant feature.
+    claim stats_err_rel '<' 1 > i.ini
+    printf 'batch_size\tstats_err_rel\n256\tinf\n' > r/e/summary.tsv
+    "$bin" verify r --claims i.ini > out
+    [ $? -eq 1 ] && grep -q '^FAIL c' out || { echo "inf in a relative score is no failed claim"; return 1; }
+    # '-' is a row without the value: a claim cannot read it.
+    printf 'batch_size\tstats_err\n256\t-\n' > r/e/summary.tsv
+    refused "r/e/summary.tsv:2: column stats_err: '-': this row has no value there" "$bin" verify r --claims c.ini
+}
+case_ "verify: nan, inf, 1e400, 0x10, ' 0.5', 0.1 in a claim's cell are bad input (2); inf only in a relative score" verifier_strict
+
+verifier_files() {
+    mkdir -p r/e
+    printf 'batch_size\tstats_err\tstats_err\n256\t1\t2\n' > r/e/summary.tsv
+    claim stats_err '>' 0 > c.ini
+    refused "r/e/summary.tsv:1: column 'stats_err' named twice \(columns 2 and 3\)" "$bin" verify r --claims c.ini || return 1
+    : > empty.ini
+    refused "empty.ini: no claims" "$bin" verify r --claims empty.ini || return 1
+    printf '; only a comment\n' > comment.ini
+    refused "comment.ini: no claims" "$bin" verify r --claims comment.ini
+}
+case_ "verify: a column named twice, an empty claims file are refused" verifier_files
 
 # ---- messages ----
 
@@ -349,6 +507,107 @@ overflow() {
         "$bin" sweep f.ini --out o
 }
 case_ "overflow names the setting and its line (--gamma 1e200, a feature's sd 1e200)" overflow
+
+# A value that would overflow names the option, or the key and its line,
+# or the file: never "the features' values", never two prefixes.
+range_names() {
+    refused '^bnstudy run: --scale: scale 1e\+300 puts feature f0.s evaluation rows at about .*, beyond 1e\+75' \
+        "$bin" run --scale 1e300 || return 1
+    refused '^bnstudy run: --offset: offset 1e\+308 puts feature f0.s evaluation rows' \
+        "$bin" run --offset 1e308 || return 1
+    refused '^bnstudy run: --shift: shift 1e\+300 puts' "$bin" run --shift 1e300 || return 1
+    refused '^bnstudy run: --drift-size: drift_size 1e\+300 puts feature f0.s training rows' \
+        "$bin" run --drift step:1 --drift-size 1e300 || return 1
+    printf '[population]\nrows = 64\n[sweep]\nbatch_size = 8\n[evaluation]\nshift = 1e300\n' > sh.ini
+    refused '^bnstudy sweep: sh.ini:6: shift 1e\+300 puts feature f0.s evaluation rows' \
+        "$bin" sweep sh.ini --out o || return 1
+    # A default blamed is its option, not "run: run:".
+    refused '^bnstudy run: --batch-size: batch size must be from 2 to the population.s 20 rows, got 256$' \
+        "$bin" run --set population.rows=20 --batch-size 256 || return 1
+    refused '^bnstudy run: --set population.rows=20: batch size must be from 2' \
+        "$bin" run --set population.rows=20
+}
+case_ "--scale 1e300, --offset 1e308, --drift-size 1e300, [evaluation] shift = 1e300 name the setting, one prefix" range_names
+
+# A population file's values near 1e300 are refused where they are.
+huge_values() {
+    { echo 'a,b'; for i in $(seq 1 12); do echo "$i.5e200,$i"; done; } > big.csv
+    refused '^bnstudy diagnose: --population: big.csv:2:1: column .a.: 1.5e200 is beyond 1e\+75 in magnitude' \
+        "$bin" diagnose --population big.csv --batch-size 4 || return 1
+    refused '^bnstudy run: --population: big.csv:2:1: column .a.: 1.5e200 is beyond 1e\+75' \
+        "$bin" run --population big.csv --batch-size 4 || return 1
+    printf '[population]\nfile = big.csv\n[sweep]\nbatch_size = 4\n' > f.ini
+    refused '^bnstudy sweep: f.ini:2: big.csv:2:1: column .a.: 1.5e200 is beyond' \
+        "$bin" sweep f.ini --out o
+}
+case_ "diagnose, run and sweep on a population of values near 1e200 name the file, line and column" huge_values
+
+diagnose_files() {
+    checkpoint
+    "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 > /dev/null || return 1
+    refused '^bnstudy diagnose: --batch-size: 13 is more than the 12 rows of act.csv$' \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 13 || return 1
+    printf 'key\tvalue\nmomentum\t0.1\neps\t1e-05\neps\t0.001\n' > twice.tsv
+    refused "^bnstudy diagnose: twice.tsv:4: key 'eps' already given on line 3$" \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer twice.tsv || return 1
+    printf 'key\tvalue\nmomentum\t0.1\nmomentum\tNone\neps\t1e-05\n' > twice.tsv
+    refused "^bnstudy diagnose: twice.tsv:3: key 'momentum' already given on line 2$" \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer twice.tsv || return 1
+    printf 'key\tvalue\nmomentum\t0.1\neps\t-1e-05\n' > neg.tsv
+    refused '^bnstudy diagnose: neg.tsv:3: eps must be >= 0, got -1e-05$' \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer neg.tsv || return 1
+    printf 'key\tvalue\nmomentum\t0.1\neps\t0\n' > zero.tsv
+    refused '^bnstudy diagnose: zero.tsv: eps must be finite and > 0, got 0$' \
+        "$bin" diagnose --stats act.stats.tsv --activations act.csv --batch-size 4 --layer zero.tsv
+}
+case_ "diagnose: --batch-size past the rows, a --layer key twice, a negative eps name the option or file and line" diagnose_files
+
+silent() {
+    printf '[experiment]\noutputs = distribution\n[population]\nrows = 64\n[sweep]\nbatch_size = 8\n' > d.ini
+    refused '^bnstudy sweep: d.ini:2: outputs: distribution summarises the seeds, and seed has one value \(the default\)' \
+        "$bin" sweep d.ini --out o || return 1
+    refused "^bnstudy: --version takes no argument, got 'extra'$" "$bin" --version extra || return 1
+    refused "^bnstudy: --help takes no argument, got 'x'$" "$bin" --help x || return 1
+    # A beta that swamps the outputs runs, and says what it measured.
+    "$bin" run --beta 1e200 > out 2> err || return 1
+    [ "$(wc -l < out)" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] &&
+        grep -q '^bnstudy run: warning: --beta: beta 1e+200 is more than 2^52 times gamma 1: .* train_eval_rmse measures nothing$' err ||
+        { cat err; return 1; }
+    "$bin" run --beta 1e10 > out 2> err && [ ! -s err ] || { echo "beta 1e10 warned"; return 1; }
+}
+case_ "outputs = distribution with one seed, --version extra are refused; --beta 1e200 warns" silent
+
+plot_cells() {
+    small 1 > p.ini
+    "$bin" sweep p.ini --out r > /dev/null || return 1
+    awk -F '\t' -v OFS='\t' 'NR == 2 { $13 = "abc" } 1' r/p/summary.tsv > s && mv s r/p/summary.tsv
+    refused "^bnstudy plot: r/p/summary.tsv:2: column stats_err: 'abc' is not a number as bnstudy writes one$" \
+        "$bin" plot r --gnuplot false
+}
+case_ "plot refuses a figure from a cell holding abc" plot_cells
+
+output_stream() {
+    [ -w /dev/full ] || { echo "SKIPPED: no /dev/full"; return 0; }
+    "$bin" population > /dev/full 2> err
+    local st=$?
+    [ "$st" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] &&
+        grep -q '^bnstudy population: standard output: cannot write: No space left on device$' err ||
+        { echo "status $st:"; cat err; return 1; }
+    "$bin" run > /dev/full 2> err
+    st=$?
+    [ "$st" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] || { echo "status $st:"; cat err; return 1; }
+    # A closed pipe: the Unix convention, the process dies of SIGPIPE
+    # quietly (141 in a shell), as cat and grep do.
+    "$bin" population 2> err | head -c 10 > /dev/null
+    st=${PIPESTATUS[0]}
+    [ "$st" -eq 141 ] && [ ! -s err ] || { echo "closed pipe: status $st"; cat err; return 1; }
+    # Where SIGPIPE is ignored, the write fails: one message, status 2.
+    (trap '' PIPE; "$bin" population 2> err | head -c 10 > /dev/null; exit "${PIPESTATUS[0]}")
+    st=$?
+    [ "$st" -eq 2 ] && [ "$(wc -l < err)" -eq 1 ] &&
+        grep -q 'standard output: cannot write: Broken pipe$' err || { echo "ignored SIGPIPE: status $st"; cat err; return 1; }
+}
+case_ "standard output: /dev/full is one message (2); a closed pipe is SIGPIPE (141), or 2 when it is ignored" output_stream
 
 bad_bytes() {
     printf '[sweep]\nseed = 1\n\n; \0\n' > nul.ini

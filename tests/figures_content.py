@@ -2,7 +2,8 @@
 """Check that each figure draws what the TSVs say, and says only what they
 bear out.
 
-Usage: figures_content.py RESULTS_DIR TABLES_DIR
+Usage: figures_content.py RESULTS_DIR TABLES_DIR [--kind KIND]...
+                           [--order ORDER]...
 
 TABLES_DIR is what `bnstudy plot RESULTS_DIR --tables TABLES_DIR` wrote:
 for each experiment E and each figure NAME it drew, the points gnuplot
@@ -22,7 +23,9 @@ checks:
     finding ("stats_err 11.5x higher at B = 256 than at B = 8", "only
     precise reaches the truth", ...) only where the numbers bear it out.
 Prints one line per check and "N passed, N failed"; exits 1 if any check
-failed.
+failed. Each KIND named (the figure kinds `bnstudy plot --help` lists,
+its figure-kind table's) must have a checker here, and each ORDER (the
+orders `bnstudy run --help` lists, its order table's) its words.
 """
 
 import csv
@@ -54,7 +57,8 @@ ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "grouped": "batches cut from {} contiguous groups",
                "interleaved": "interleaved batches",
                "by-label": "batches grouped by class",
-               "by-group": "batches grouped by the group column"}
+               "by-group": "batches grouped by the group column",
+               "shuffled-samples": "shuffled batches of whole samples"}
 
 
 # ---- reading ----
@@ -1285,11 +1289,25 @@ FIGURES = {
 
 
 def main():
-    if len(sys.argv) != 3:
+    args, kinds, orders = sys.argv[1:], [], []
+    while len(args) > 2 and args[-2] in ("--kind", "--order"):
+        (kinds if args[-2] == "--kind" else orders).insert(0, args[-1])
+        args = args[:-2]
+    if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    res, tabs = Path(sys.argv[1]), Path(sys.argv[2])
+    res, tabs = Path(args[0]), Path(args[1])
     ck = Checker()
+    for kind in kinds:
+        ck.check(f"figure kind {kind} has its checker", kind in FIGURES,
+                 f"bnstudy draws {kind} and this script has no rule for it: "
+                 "add its rule to expected_figures and its checker to "
+                 "FIGURES in tests/figures_content.py")
+    for order in orders:
+        ck.check(f"order {order} has its words", order in ORDER_WORDS,
+                 f"bnstudy has the order {order} and this script does not "
+                 "say it in words: add it to ORDER_WORDS in "
+                 "tests/figures_content.py")
     exps = sorted(d for d in res.iterdir()
                   if d.is_dir() and (d / "manifest.tsv").exists())
     ck.check("the results hold experiments", bool(exps))

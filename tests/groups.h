@@ -33,5 +33,6 @@ int test_verdict_run(size_t *ntests);
 int test_dumpdir_run(size_t *ntests);
 int test_web_run(size_t *ntests);
 int test_bench_run(size_t *ntests);
+int test_input_run(size_t *ntests);
 
 #endif

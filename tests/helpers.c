@@ -116,6 +116,16 @@ size_t test_split(char *s, char sep, char **fields, size_t max)
     }
 }
 
+size_t test_column(char *const *header, size_t n, const char *name,
+                   const char *file)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(header[k], name) == 0)
+            return k;
+    fail_msg("%s has no column %s", file, name);
+    return 0;
+}
+
 int test_next_permutation(size_t *a, size_t n)
 {
     size_t i = n - 1;
@@ -223,6 +233,14 @@ void recorder_free(recorder *rec)
     memset(rec, 0, sizeof *rec);
 }
 
+/* Feature j's mean over the population's rows. */
+static long double ld_mean_of(const pop_t *pop, size_t j)
+{
+    long double mean, var;
+    ld_moments(pop->n, pop->f, pop->x + j, &mean, &var);
+    return mean;
+}
+
 long double ld_running_mean(const pop_t *pop, const run_config *cfg,
                             const size_t *perm, size_t j,
                             const drift_spec *drift, double offset)
@@ -262,12 +280,48 @@ long double ld_running_mean(const pop_t *pop, const run_config *cfg,
                 }
                 rm = pooled_sum / (long double)pooled;
                 break;
+            case BN_EST_INITIAL:
+                break; /* never updated: the initial 0 stays */
+            case BN_EST_ADAPTIVE:
+                /* The mean of the rows evaluation sees: the population
+                 * as the drift leaves it at the last update. */
+                rm = ld_mean_of(pop, j) +
+                     (drift ? (long double)drift_fraction(drift, t) * offset
+                            : 0.0L);
+                break;
             default:
-                fail_msg("no reference for estimator %d",
-                         (int)cfg->layer.estimator);
+                fail_msg("estimator %s has no long-double reference: add its "
+                         "case to ld_running_mean in tests/helpers.c",
+                         bn_estimator_name(cfg->layer.estimator));
             }
         }
     return rm;
+}
+
+double score_ref(score_refs *refs, const run_result *r, const char *name)
+{
+    const score_def *s = score_find(name);
+    if (!s)
+        fail_msg("no score %s in the score table", name);
+    if (refs->n < sizeof refs->names / sizeof *refs->names)
+        refs->names[refs->n++] = name;
+    return score_value(s, r);
+}
+
+void score_refs_all(const score_refs *refs, const run_config *cfg,
+                    const char *where)
+{
+    for (size_t i = 0; score_get(i); i++) {
+        const score_def *s = score_get(i);
+        if (!score_applies(s, cfg))
+            continue;
+        size_t k = 0;
+        while (k < refs->n && strcmp(refs->names[k], s->name) != 0)
+            k++;
+        if (k == refs->n)
+            fail_msg("score %s of the %s has no reference: add one to %s",
+                     s->name, run_model_get(cfg->model)->name, where);
+    }
 }
 
 void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
@@ -329,6 +383,11 @@ void ld_buffers(bn_estimator est, long double p, long double keep,
                 const long double *stat_v, long double *rm, long double *rv,
                 long double *scale_m, long double *scale_v)
 {
+    if (est != BN_EST_EMA && est != BN_EST_EMA_DEBIASED &&
+        est != BN_EST_CUMULATIVE)
+        fail_msg("estimator %s has no closed-form buffers: add them to "
+                 "ld_buffers in tests/helpers.c",
+                 bn_estimator_name(est));
     long double kt = powl(keep, (long double)t_count);
     for (size_t j = 0; j < f; j++) {
         long double sm = 0.0L, sv = 0.0L, am = 0.0L, av = 0.0L;

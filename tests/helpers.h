@@ -81,6 +81,12 @@ void test_expect_refused(const char *dir, const char *args,
 /* Split s in place at sep into fields (at most max stored); returns how
  * many there are. */
 size_t test_split(char *s, char sep, char **fields, size_t max);
+/* The place of column name among a header's n fields (test_split of its
+ * first line), or failing the test naming file and column: tests read
+ * bnstudy's TSVs by column name, never by position, so a new key or
+ * score column moves nothing they check. */
+size_t test_column(char *const *header, size_t n, const char *name,
+                   const char *file);
 /* Step a[0..n-1] to the next permutation in lexicographic order; 0 after
  * the last one. Starting from the sorted order it visits all n!. */
 int test_next_permutation(size_t *a, size_t n);
@@ -160,6 +166,30 @@ void small_pop(pop_t *pop, size_t n, uint64_t seed, size_t f,
 long double ld_running_mean(const pop_t *pop, const run_config *cfg,
                             const size_t *perm, size_t j,
                             const drift_spec *drift, double offset);
+
+/* The scores a test holds a reference of its own for. score_ref gives
+ * score name of r through the score table (its name and offset; a count
+ * or a feature index as a double), failing when the table has no such
+ * score, and notes that the test checks it; score_refs_all then fails
+ * naming the first score of model m the test holds no reference for and
+ * where (the test's function and file) to add one, so a new row of the
+ * score table fails until it has its reference. */
+typedef struct {
+    size_t n;
+    const char *names[64];
+} score_refs;
+double score_ref(score_refs *refs, const run_result *r, const char *name);
+void score_refs_all(const score_refs *refs, const run_config *cfg,
+                    const char *where);
+
+/* The reference each model of the model table is held to, by its name
+ * in test_tables.c's model_refs: a run's every score made anew without
+ * the model's code (score_refs_all names a score left out). The layer's
+ * in long double from the rows its batches report (test_run.c); the
+ * classifier's from net.h's steps by hand (test_classifier.c), in a
+ * fresh directory under root. */
+void ref_layer_scores(const char *root);
+void ref_classifier_scores(const char *root);
 
 /* run_execute(pop, cfg, obs, res), or failing the test with its message. */
 void run_or_fail(const pop_t *pop, const run_config *cfg,

@@ -15,6 +15,7 @@ static const struct {
 } groups[] = {
     {.name = "pcg32", .run = test_pcg32_run},
     {.name = "num", .run = test_num_run},
+    {.name = "input", .run = test_input_run},
     {.name = "pop", .run = test_pop_run},
     {.name = "bn", .run = test_bn_run},
     {.name = "run", .run = test_run_run},

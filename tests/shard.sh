@@ -27,6 +27,30 @@ run=$work/run
 # shellcheck source=tests/case.sh
 . "$repo/tests/case.sh"
 
+# The output files of the file table (src/study/outfile.c), as bnstudy
+# lists them when refusing one it does not know, but those named: every
+# file a sweep of the kind can write without them.
+outputs_but() {
+    printf '[experiment]\noutputs = no-such-file\n' > "$work/outputs.ini"
+    "$bin" sweep "$work/outputs.ini" --out "$work/no-out" 2>&1 |
+        sed -n 's/.*unknown value .no-such-file. (\(.*\))$/\1/p' | tr -d ',' |
+        tr ' ' '\n' | grep -vxF -f <(printf '%s\n' "$@") | tr '\n' ' '
+}
+# Feature maps alone have effective.tsv; the classifier alone curve.tsv.
+every_file=$(outputs_but effective)
+layer_files=$(outputs_but effective curve)
+[ -n "$layer_files" ] || { echo "no output files listed by $bin" >&2; exit 2; }
+
+# one_digit_more FILE LINE COLUMN: FILE with one digit appended to the
+# cell of COLUMN (by its header name, never its place) on LINE, on
+# stdout; status 1 and a line naming it when FILE has no such column.
+one_digit_more() {
+    awk -F '\t' -v OFS='\t' -v line="$2" -v name="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i
+                  if (!c) { print FILENAME ": no column " name > "/dev/stderr"; exit 1 } }
+        NR == line { $c = $c "1" } 1' "$1"
+}
+
 # split INI N [OPTIONS...]: the sweep whole into full/, in N shards into
 # shards/, merged into merged/; the two result sets compared.
 split_merge() {
@@ -49,7 +73,7 @@ split_merge() {
 fault_walk() {
     local kind n k st problems=0
     printf '%s\n' '[experiment]' \
-        'outputs = summary features table manifest distribution expectation curve' \
+        "outputs = $every_file" \
         '[population]' 'rows = 64' 'classes = 2' \
         '[model]' 'type = layer classifier' \
         '[sweep]' 'batch_size = 8 32' 'order = shuffled sorted' 'seed = 1..3' \
@@ -87,13 +111,14 @@ fi
 
 # Every file a layer sweep can write, many seeds: the distribution, the
 # closed forms, the reading table of means and percentiles.
-SEEDS=(--set 'sweep.seed=1..24' --set 'experiment.outputs=summary features table manifest distribution expectation')
+SEEDS=(--set 'sweep.seed=1..24' --set "experiment.outputs=$layer_files")
+n_layer_files=$(wc -w <<< "$layer_files")
 
 many_seeds() {
     split_merge "$repo/experiments/shuffles.ini" 4 "${SEEDS[@]}" &&
-        [ "$(ls merged/shuffles | wc -l)" -eq 6 ]
+        [ "$(ls merged/shuffles | wc -l)" -eq "$n_layer_files" ]
 }
-case_ "shuffles, 24 seeds, in 4 shards: all six files as the whole sweep's" many_seeds
+case_ "shuffles, 24 seeds, in 4 shards: every layer file as the whole sweep's" many_seeds
 
 uneven() {
     split_merge "$repo/experiments/estimators.ini" 7
@@ -221,24 +246,32 @@ bad_shards() {
 }
 case_ "missing, duplicate, other-split, other-setting and other-experiment shards are refused" bad_shards
 
-# A damaged shard is found at its line, after the merge began: the
-# temporary set goes and merged/ keeps the old one.
-damaged() {
-    local ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
+# two_shards: the batch-size sweep in shards/ as two shards, merged into
+# merged/ (the set every refusal must leave), and ini and s set for the
+# case.
+two_shards() {
+    ini=$repo/experiments/batch-size.ini s=shards/batch-size.shard
     for k in 1 2; do
         "$bin" sweep "$ini" --out shards --shard "$k/2" || return 1
     done
-    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    "$bin" merge "$ini" $s-{1,2}-of-2 --out merged
+}
+
+# A damaged shard is found at its line, after the merge began: the
+# temporary set goes and merged/ keeps the old one.
+damaged() {
+    local ini s
+    two_shards || return 1
     cp -r shards good
     # One digit of one score changed.
-    awk -F '\t' -v OFS='\t' 'NR == 3 { $13 = $13 "1" } 1' good/batch-size.shard-2-of-2/summary.tsv \
-        > $s-2-of-2/summary.tsv
+    one_digit_more good/batch-size.shard-2-of-2/summary.tsv 3 stats_err \
+        > $s-2-of-2/summary.tsv || return 1
     refused "$s-2-of-2/summary.tsv line 3: not configuration 3's row" \
         "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     # A running variance changed in features.tsv.
     cp good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/
-    awk -F '\t' -v OFS='\t' 'NR == 12 { $NF = $NF "1" } 1' good/batch-size.shard-2-of-2/features.tsv \
-        > $s-2-of-2/features.tsv
+    one_digit_more good/batch-size.shard-2-of-2/features.tsv 12 running_var \
+        > $s-2-of-2/features.tsv || return 1
     refused "$s-2-of-2/features.tsv lines [0-9]+ to [0-9]+: not configuration [0-9]+'s rows" \
         "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
     # A file cut short, and one with a row too many.
@@ -254,6 +287,79 @@ damaged() {
 }
 case_ "a damaged, cut or overlong shard is refused at its line; merged/ keeps its old set" damaged
 
+# A value edited into another the writers would also write (%.17g of
+# another double) reads back to itself: only the digests the manifest
+# records of the rows find it, at its line.
+edited() {
+    local ini s
+    two_shards || return 1
+    cp -r shards good
+    grep -c '^rows_sha256	' $s-2-of-2/manifest.tsv | grep -qx 6 || { echo "not 6 digest lines"; return 1; }
+    # stats_err of configuration 1, 0.0713 in the study, made 0.14251.
+    awk -F '\t' -v OFS='\t' 'NR == 2 { $13 = "0.14251" } 1' good/batch-size.shard-2-of-2/summary.tsv \
+        > $s-2-of-2/summary.tsv
+    cmp -s good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/summary.tsv && { echo "no edit"; return 1; }
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv line 2: not the row the shard's manifest records \(its SHA-256 differs\): an edited or damaged shard$" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # A running variance, written as %.17g writes another one.
+    cp good/batch-size.shard-2-of-2/summary.tsv $s-2-of-2/
+    awk -F '\t' -v OFS='\t' 'NR == 12 { $14 = sprintf("%.17g", $14 * 2) } 1' \
+        good/batch-size.shard-2-of-2/features.tsv > $s-2-of-2/features.tsv
+    refused "^bnstudy merge: $s-2-of-2/features.tsv lines 10 to 17: not the rows the shard's manifest records for configurations 3 to 3 \(their SHA-256 differs\)" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # The manifest's digests edited, or gone: the rows are no longer held
+    # to anything, which is refused too.
+    cp good/batch-size.shard-2-of-2/features.tsv $s-2-of-2/
+    sed -i '/^rows_sha256	summary.tsv 3 3 /s/ [0-9a-f]*$/ 0000000000000000000000000000000000000000000000000000000000000000/' \
+        $s-2-of-2/manifest.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv line 3: not the row the shard's manifest records" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    grep -v '^rows_sha256	features.tsv' good/batch-size.shard-2-of-2/manifest.tsv > $s-2-of-2/manifest.tsv
+    refused "^bnstudy merge: $s-2-of-2/manifest.tsv: no digest of features.tsv's rows of configuration 1: written by an older bnstudy, or edited" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    # merged/ still holds the merge of before, the whole sweep's bytes.
+    "$bin" sweep "$ini" --out full > /dev/null && same full/batch-size merged/batch-size
+}
+case_ "a value edited into another %.17g value, or an edited digest, is refused at its line; merged/ keeps its old set" edited
+
+# A merge never destroys what it reads: not a shard renamed to its own
+# target, not a shard it would write into.
+own_inputs() {
+    local ini s
+    two_shards || return 1
+    cp -r shards good
+    mv $s-2-of-2 shards/batch-size
+    watched() { ls -AlR shards 2>/dev/null | md5sum; }
+    refused "^bnstudy merge: shards/batch-size is the shard directory shards/batch-size this merge reads: it replaces shards/batch-size as a whole, so it will not" \
+        "$bin" merge "$ini" $s-1-of-2 shards/batch-size --out shards || return 1
+    mv shards/batch-size $s-2-of-2
+    refused "^bnstudy merge: --out $s-1-of-2 is a result set \(it holds manifest.tsv\)" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out $s-1-of-2 || return 1
+    refused "^bnstudy merge: --out $s-1-of-2/sub is inside the result set $s-1-of-2" \
+        "$bin" merge "$ini" $s-{1,2}-of-2 --out $s-1-of-2/sub || return 1
+    watched() { ls -AlR merged 2>/dev/null | md5sum; }
+    diff -r good shards
+}
+case_ "a shard renamed to the merge's target, --out inside a shard: refused, every shard as it was" own_inputs
+
+# What a shard's file may be is bounded as any input is: no NUL, no
+# endless line, and a device behind a name is read no further than that.
+unbounded() {
+    local ini s
+    two_shards || return 1
+    cp $s-2-of-2/summary.tsv kept.tsv
+    ln -sf /dev/zero $s-2-of-2/summary.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv:1: a NUL byte: not a text file" \
+        timeout 10 "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    rm $s-2-of-2/summary.tsv && truncate -s 600M $s-2-of-2/summary.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv:1: a NUL byte: not a text file" \
+        timeout 10 "$bin" merge "$ini" $s-{1,2}-of-2 --out merged || return 1
+    { head -n 1 kept.tsv; head -c 2000000 /dev/zero | tr '\0' 7; echo; } > $s-2-of-2/summary.tsv
+    refused "^bnstudy merge: $s-2-of-2/summary.tsv:2: a line longer than the limit of 1 MiB" \
+        timeout 10 "$bin" merge "$ini" $s-{1,2}-of-2 --out merged
+}
+case_ "a shard's summary.tsv behind /dev/zero, 600 MB of NULs, a line of 2 MB: refused at once" unbounded
+
 damaged_curve() {
     local ini=$repo/experiments/clf-batch-size.ini s=shards/clf-batch-size.shard
     local opts=(--set 'sweep.epochs=2' --set 'sweep.batch_size=32 64')
@@ -262,8 +368,8 @@ damaged_curve() {
     done
     cp -r shards good
     # Epoch 2's accuracy in train mode, one digit more.
-    awk -F '\t' -v OFS='\t' 'NR == 3 { $(NF - 12) = $(NF - 12) "1" } 1' \
-        good/clf-batch-size.shard-1-of-2/curve.tsv > $s-1-of-2/curve.tsv
+    one_digit_more good/clf-batch-size.shard-1-of-2/curve.tsv 3 acc_train_mode \
+        > $s-1-of-2/curve.tsv || return 1
     cmp -s good/clf-batch-size.shard-1-of-2/curve.tsv $s-1-of-2/curve.tsv &&
         { echo "the edit changed nothing"; return 1; }
     refused "$s-1-of-2/curve.tsv line 3: not configuration 0's row" \
@@ -291,7 +397,8 @@ gnu_parallel() {
         --out results &&
         ./bnstudy sweep experiments/shuffles.ini --out whole &&
         same whole/shuffles results/shuffles &&
-        [ "$(ls results/shuffles | wc -l)" -eq 6 ]
+        [ "$(ls results/shuffles | wc -l)" -eq \
+          "$(sed -n 's/^outputs = //p' experiments/shuffles.ini | wc -w)" ]
 }
 if parallel --version 2>/dev/null | grep -q '^GNU parallel'; then
     case_ "GNU parallel, four shards on this machine, merged: the same bytes" gnu_parallel

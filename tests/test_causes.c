@@ -145,7 +145,7 @@ static void test_eval_rows_of_their_own(void **state)
     small_pop(&pop, 64, 3, 2, feats);
     small_pop(&other, 40, 4, 2, moved);
     static const bn_estimator ests[] = {BN_EST_PRECISE, BN_EST_ADAPTIVE};
-    for (size_t e = 0; e < 2; e++) {
+    for (size_t e = 0; e < sizeof ests / sizeof *ests; e++) {
         run_config cfg;
         run_default_config(&cfg);
         cfg.batch_size = 40;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "model/order.h"
+#include "model/score.h"
 #include "pop/popid.h"
 
 #ifndef PATH_MAX
@@ -190,35 +191,65 @@ static size_t study_columns(const char *file, char **cols, size_t max,
     return n;
 }
 
-/* The published study's columns first, in its order, then in summary.tsv
- * bnstudy's own scores, then its other key columns (every axis of an
- * experiment, and the population): docs/definitions.md lists all of them,
- * in that order. */
-static const char *const own_scores[] = {"stats_err_rel", "worst_var_rel"};
-#define N_OWN_SCORES (sizeof own_scores / sizeof *own_scores)
-static const char *const own_features[] = {"train_eval_rmse"};
-#define N_OWN_FEATURES (sizeof own_features / sizeof *own_features)
-static const char *const trailing[] = {
-    "partial", "precise_batches", "eps",   "gamma", "beta",      "population",
-    "shift",   "scale",           "offset", "drift", "drift_size"};
-#define N_TRAILING (sizeof trailing / sizeof *trailing)
+/* The layer's score rows of the score table from *i on: the next one, or
+ * NULL past the last. */
+static const score_def *next_layer_score(size_t *i)
+{
+    for (const score_def *s; (s = score_get(*i)) != NULL;)
+        if (score_get((*i)++)->models & RUN_MODEL_BIT(RUN_MODEL_LAYER))
+            return s;
+    return NULL;
+}
 
-static void assert_header(char *line, const char *file, size_t want_cols)
+/* summary.tsv of the layer alone as the tables make it: its scores are
+ * the score table's rows of the layer, in the table's order, and every
+ * other column is a key column of summary.tsv that the layer has. */
+static void assert_summary_from_tables(char *const *got, size_t ng)
+{
+    size_t next = 0;
+    for (size_t k = 0; k < ng; k++) {
+        const score_def *s = score_find(got[k]);
+        if (s) {
+            const score_def *want = next_layer_score(&next);
+            if (s != want)
+                fail_msg("summary.tsv's column %zu is the score %s; the score "
+                         "table's next layer score is %s",
+                         k + 1, got[k], want ? want->name : "none");
+            continue;
+        }
+        int key = exp_key_column(got[k]);
+        if (key < 0)
+            fail_msg("summary.tsv's column %s is no key column and no score",
+                     got[k]);
+        const key_def *d = exp_key((key_id)key);
+        if (!(d->files & COL_SUMMARY) ||
+            !(d->models & RUN_MODEL_BIT(RUN_MODEL_LAYER)))
+            fail_msg("summary.tsv has %s, a key column it should not have",
+                     got[k]);
+    }
+    const score_def *left = next_layer_score(&next);
+    if (left)
+        fail_msg("the layer's score %s is not in summary.tsv", left->name);
+}
+
+/* A header exactly as docs/definitions.md lists the file's columns (the
+ * published study's first, in its order; a new score or key column is a
+ * word of that line), and for summary.tsv as the tables make it. */
+static void assert_header(char *line, const char *file)
 {
     char *study[64], *got[64], *buf;
     size_t ns = study_columns(file, study, 64, &buf);
     size_t ng = test_split(line, '\t', got, 64);
-    int summary = strcmp(file, "summary.tsv") == 0;
-    size_t own = summary ? N_OWN_SCORES : N_OWN_FEATURES;
-    const char *const *own_cols = summary ? own_scores : own_features;
-    assert_int_equal(ns, want_cols + own + N_TRAILING);
-    assert_int_equal(ng, want_cols + own + N_TRAILING);
-    for (size_t k = 0; k < ns; k++)
-        assert_string_equal(got[k], study[k]);
-    for (size_t k = 0; k < own; k++)
-        assert_string_equal(got[want_cols + k], own_cols[k]);
-    for (size_t k = 0; k < N_TRAILING; k++)
-        assert_string_equal(got[want_cols + own + k], trailing[k]);
+    for (size_t k = 0; k < ns && k < ng; k++)
+        if (strcmp(got[k], study[k]) != 0)
+            fail_msg("%s's column %zu is %s; docs/definitions.md says %s",
+                     file, k + 1, got[k], study[k]);
+    if (ng != ns)
+        fail_msg("%s has %zu columns; docs/definitions.md lists %zu (%s "
+                 "past them)",
+                 file, ng, ns, ng > ns ? got[ns] : study[ng]);
+    if (strcmp(file, "summary.tsv") == 0)
+        assert_summary_from_tables(got, ng);
     test_slurp_free(buf);
 }
 
@@ -230,6 +261,26 @@ static double field_double(const char *s)
     if (end == s || *end != '\0')
         fail_msg("not a number: '%s'", s);
     return v;
+}
+
+/* Every score of the layer in a summary row (header h of n columns, cells
+ * v) is the library's value to the bit: %.17g reads back exactly, a
+ * feature is written by its name. */
+static void assert_scores_are(char *const *h, char *const *v, size_t n,
+                              const run_result *res, const pop_t *pop)
+{
+    size_t next = 0;
+    for (const score_def *s; (s = next_layer_score(&next)) != NULL;) {
+        const char *cell = v[test_column(h, n, s->name, "summary.tsv")];
+        double want = score_value(s, res);
+        if (s->kind == SCORE_FEATURE) {
+            if (strcmp(cell, pop->names[(size_t)want]) != 0)
+                fail_msg("%s: %s, want %s", s->name, cell,
+                         pop->names[(size_t)want]);
+        } else if (field_double(cell) != want) {
+            fail_msg("%s: %s, want %.17g", s->name, cell, want);
+        }
+    }
 }
 
 /* ---- bad input ---- */
@@ -342,10 +393,13 @@ static void test_run_prints_the_summary(void **state)
     char *lines[3];
     assert_int_equal(test_split(r.out, '\n', lines, 3), 3);
     assert_string_equal(lines[2], "");
-    assert_header(lines[0], "summary.tsv", 22);
-    char *v[32];
-    assert_int_equal(test_split(lines[1], '\t', v, 32),
-                     22 + N_OWN_SCORES + N_TRAILING);
+    char head[4096], *h[64], *v[64];
+    snprintf(head, sizeof head, "%s", lines[0]);
+    assert_header(head, "summary.tsv");
+    size_t n = test_split(lines[0], '\t', h, 64);
+    assert_true(n <= 64);
+    assert_int_equal(test_split(lines[1], '\t', v, 64), n);
+#define CELL(name) v[test_column(h, n, name, "summary.tsv")]
 
     /* The row carries the library's numbers to the bit. */
     pop_t pop;
@@ -356,38 +410,33 @@ static void test_run_prints_the_summary(void **state)
     bn_error err;
     if (run_execute(&pop, &cfg, NULL, &res, &err) != 0)
         fail_msg("run_execute: %s", err.msg);
-    assert_string_equal(v[1], "shuffled");
-    assert_string_equal(v[3], "256");
-    assert_true(field_double(v[4]) == 0.9);
-    assert_string_equal(v[5], "old");
-    assert_true(field_double(v[6]) == 0.1);
-    assert_string_equal(v[7], "biased");
-    assert_string_equal(v[9], "ema");
-    assert_string_equal(v[10], "2");
-    assert_true(field_double(v[11]) == res.init_weight);
-    assert_true(field_double(v[12]) == res.stats_err);
-    assert_true(field_double(v[13]) == res.mean_err);
-    assert_true(field_double(v[14]) == res.var_err);
-    assert_true(field_double(v[15]) == res.worst_var_err);
-    assert_string_equal(v[16], pop.names[res.worst_var_feature]);
-    assert_true(field_double(v[17]) == res.train_eval_rmse);
-    assert_true(field_double(v[18]) == res.batch_mean_err);
-    assert_true(field_double(v[19]) == res.batch_var_err);
-    assert_string_equal(v[20], v[21]);
-    assert_true(field_double(v[21]) == (double)res.props_total);
-    assert_true(field_double(v[22]) == res.stats_err_rel);
-    assert_true(field_double(v[23]) == res.worst_var_rel);
-    assert_string_equal(v[24], "drop");
-    assert_string_equal(v[25], "0");
-    assert_true(field_double(v[26]) == 1e-5);
-    assert_true(field_double(v[27]) == 1.0);
-    assert_true(field_double(v[28]) == 0.0);
+    /* The defaults docs/experiment-files.md gives. */
+    assert_string_equal(CELL("order"), "shuffled");
+    assert_string_equal(CELL("batch_size"), "256");
+    assert_true(field_double(CELL("momentum")) == 0.9);
+    assert_string_equal(CELL("momentum_weights"), "old");
+    assert_true(field_double(CELL("new_weight")) == 0.1);
+    assert_string_equal(CELL("variance"), "biased");
+    assert_string_equal(CELL("estimator"), "ema");
+    assert_string_equal(CELL("epochs"), "1");
+    assert_string_equal(CELL("updates"), "2"); /* 512 rows / 256 */
+    assert_string_equal(CELL("partial"), "drop");
+    assert_string_equal(CELL("precise_batches"), "0");
+    assert_true(field_double(CELL("eps")) == 1e-5);
+    assert_true(field_double(CELL("gamma")) == 1.0);
+    assert_true(field_double(CELL("beta")) == 0.0);
+    assert_scores_are(h, v, n, &res, &pop);
+    /* The four self-checks of every batch pass. */
+    assert_string_equal(CELL("props_pass"), CELL("props_total"));
+    assert_true(field_double(CELL("props_total")) ==
+                (double)(4 * pop.f * res.updates));
     char id[17];
     pop_spec spec;
     assert_int_equal(pop_default_spec(&spec), 0);
     pop_id(&spec, id);
     pop_spec_free(&spec);
-    assert_string_equal(v[29], id);
+    assert_string_equal(CELL("population"), id);
+#undef CELL
     run_result_free(&res);
     pop_free(&pop);
     cli_free(&r);
@@ -486,22 +535,32 @@ static void test_run_writes_the_features_file(void **state)
     assert_int_equal(run_execute(&pop, &cfg, NULL, &res, NULL), 0);
     size_t f = pop.f;
     assert_int_equal(count_char(text, '\n'), f + 1);
-    char *line = text, *v[32];
+    char *line = text, *h[64], *v[64];
+    size_t n = 0;
     for (size_t k = 0; k <= f; k++) {
         char *nl = strchr(line, '\n');
         *nl = '\0';
         if (k == 0) {
-            assert_header(line, "features.tsv", 14);
+            char head[4096];
+            snprintf(head, sizeof head, "%s", line);
+            assert_header(head, "features.tsv");
+            n = test_split(line, '\t', h, 64);
+            assert_true(n <= 64);
         } else {
             size_t j = k - 1;
-            assert_int_equal(test_split(line, '\t', v, 32),
-                             14 + N_OWN_FEATURES + N_TRAILING);
-            assert_string_equal(v[3], "128");
-            assert_string_equal(v[9], pop.names[j]);
-            assert_true(field_double(v[10]) == pop.mean[j]);
-            assert_true(field_double(v[11]) == pop.var[j]);
-            assert_true(field_double(v[12]) == res.running_mean[j]);
-            assert_true(field_double(v[13]) == res.running_var[j]);
+            assert_int_equal(test_split(line, '\t', v, 64), n);
+#define CELL(name) v[test_column(h, n, name, "features.tsv")]
+            assert_string_equal(CELL("batch_size"), "128");
+            assert_string_equal(CELL("feature"), pop.names[j]);
+            assert_true(field_double(CELL("true_mean")) == pop.mean[j]);
+            assert_true(field_double(CELL("true_var")) == pop.var[j]);
+            assert_true(field_double(CELL("running_mean")) ==
+                        res.running_mean[j]);
+            assert_true(field_double(CELL("running_var")) ==
+                        res.running_var[j]);
+            assert_true(field_double(CELL("train_eval_rmse")) ==
+                        res.train_eval[j]);
+#undef CELL
         }
         line = nl + 1;
     }
@@ -535,10 +594,12 @@ static void test_run_sets_the_population(void **state)
     cli(dir, args, &r);
     assert_int_equal(r.status, 0);
     assert_int_equal(r.err_len, 0);
-    char *lines[3], *v[32];
+    char *lines[3], *h[64], *v[64];
     assert_int_equal(test_split(r.out, '\n', lines, 3), 3);
-    assert_int_equal(test_split(lines[1], '\t', v, 32),
-                     22 + N_OWN_SCORES + N_TRAILING);
+    size_t n = test_split(lines[0], '\t', h, 64);
+    assert_true(n <= 64);
+    assert_int_equal(test_split(lines[1], '\t', v, 64), n);
+#define CELL(name) v[test_column(h, n, name, "summary.tsv")]
 
     pop_spec spec;
     pop_spec_init(&spec);
@@ -553,14 +614,13 @@ static void test_run_sets_the_population(void **state)
     cfg.batch_size = 32;
     run_result res;
     assert_int_equal(run_execute(&pop, &cfg, NULL, &res, NULL), 0);
-    assert_string_equal(v[3], "32");
-    assert_string_equal(v[10], "9"); /* 300 / 32 updates */
-    assert_true(field_double(v[12]) == res.stats_err);
-    assert_string_equal(v[16], pop.names[res.worst_var_feature]);
-    assert_true(field_double(v[17]) == res.train_eval_rmse);
+    assert_string_equal(CELL("batch_size"), "32");
+    assert_string_equal(CELL("updates"), "9"); /* 300 / 32 updates */
+    assert_scores_are(h, v, n, &res, &pop);
     char id[17];
     pop_id(&spec, id);
-    assert_string_equal(v[29], id);
+    assert_string_equal(CELL("population"), id);
+#undef CELL
     run_result_free(&res);
     pop_free(&pop);
     pop_spec_free(&spec);

@@ -110,7 +110,7 @@ static void test_running_var_and_gain_match_the_layer(void **state)
                                         BN_EST_CUMULATIVE};
     static const double epss[] = {1e-5, 1e-3};
     static const size_t ts[] = {0, 1, 10, 100, 1000};
-    for (size_t e = 0; e < 3; e++)
+    for (size_t e = 0; e < sizeof ests / sizeof *ests; e++)
         for (size_t v = 0; v < 2; v++)
             for (size_t k = 0; k < 2; k++)
                 for (size_t ti = 0; ti < 5; ti++) {
@@ -196,7 +196,7 @@ static void test_whole_run_on_a_constant_feature(void **state)
     assert_true(pop.var[1] == 0.0);
     static const bn_estimator ests[] = {BN_EST_EMA, BN_EST_EMA_DEBIASED,
                                         BN_EST_CUMULATIVE, BN_EST_PRECISE};
-    for (size_t e = 0; e < 4; e++) {
+    for (size_t e = 0; e < sizeof ests / sizeof *ests; e++) {
         run_config cfg;
         run_default_config(&cfg);
         cfg.batch_size = 32;

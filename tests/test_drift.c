@@ -126,7 +126,7 @@ static void test_no_drift_is_the_old_closed_form(void **state)
     drift_spec none = {DRIFT_NONE, 0, 0};
     double delta[pop.f];
     memset(delta, 0, sizeof delta);
-    for (size_t e = 0; e < 3; e++)
+    for (size_t e = 0; e < sizeof ests / sizeof *ests; e++)
         for (size_t b = 8; b <= 256; b *= 4) {
             run_config cfg;
             run_default_config(&cfg);

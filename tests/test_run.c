@@ -86,6 +86,157 @@ static void test_orders_feed_a_permutation_of_the_rows(void **state)
     pop_free(&pop);
 }
 
+/* ---- every order row against a permutation made here ---- */
+
+#define REF_N 24  /* rows: 6 samples of 4 for shuffled-samples */
+
+/* GSL's Fisher-Yates on PCG32(seed, 2), on v[0..n-1]. */
+static void gsl_shuffle(gsl_rng *r, size_t *v, size_t n)
+{
+    gsl_ran_shuffle(r, v, n, sizeof *v);
+}
+
+/* Stable rank of row i by feature j: rows below it, and tied rows before
+ * it; descending counts those above. Counted, not sorted. */
+static size_t stable_rank(const pop_t *pop, size_t j, size_t i, int desc)
+{
+    size_t r = 0;
+    double v = pop->x[i * pop->f + j];
+    for (size_t k = 0; k < pop->n; k++) {
+        double w = pop->x[k * pop->f + j];
+        r += (desc ? w > v : w < v) || (w == v && k < i);
+    }
+    return r;
+}
+
+static void by_rank(const pop_t *pop, size_t j, int desc, size_t *want)
+{
+    for (size_t i = 0; i < pop->n; i++)
+        want[stable_rank(pop, j, i, desc)] = i;
+}
+
+/* The rows by level of fac, each level's in their order, then each
+ * level's rows shuffled in turn from one stream. */
+static void by_levels(const pop_factor *fac, size_t n, gsl_rng *r,
+                      size_t *want)
+{
+    size_t t = 0;
+    for (size_t g = 0; g < fac->n_levels; g++) {
+        size_t lo = t;
+        for (size_t i = 0; i < n; i++)
+            if (fac->of_row[i] == g)
+                want[t++] = i;
+        gsl_shuffle(r, want + lo, t - lo);
+    }
+}
+
+static void ref_order(const char *name, const pop_t *pop,
+                      const order_spec *o, gsl_rng *r, size_t *want)
+{
+    size_t n = pop->n;
+    for (size_t i = 0; i < n; i++)
+        want[i] = i;
+    if (strcmp(name, "shuffled") == 0) {
+        gsl_shuffle(r, want, n);
+    } else if (strcmp(name, "sorted") == 0) {
+        by_rank(pop, o->feature, 0, want);
+    } else if (strcmp(name, "sorted-desc") == 0) {
+        by_rank(pop, o->feature, 1, want);
+    } else if (strcmp(name, "grouped") == 0) {
+        for (size_t g = 0; g < o->groups; g++)
+            gsl_shuffle(r, want + g * n / o->groups,
+                        (g + 1) * n / o->groups - g * n / o->groups);
+    } else if (strcmp(name, "interleaved") == 0) {
+        /* Batch k of nb holds ranks k, k + nb, ... of the first feature,
+         * stretched over all n when a partial batch is left over; the
+         * rest follow in rank order. */
+        size_t b = o->batch_size, nb = n / b, m = nb * b, sorted[REF_N];
+        unsigned char used[REF_N] = {0};
+        by_rank(pop, 0, 0, sorted);
+        for (size_t k = 0; k < nb; k++)
+            for (size_t i = 0; i < b; i++) {
+                size_t pos = (i * nb + k) * n / m;
+                want[k * b + i] = sorted[pos];
+                used[pos] = 1;
+            }
+        for (size_t pos = 0, t = m; pos < n; pos++)
+            if (!used[pos])
+                want[t++] = sorted[pos];
+    } else if (strcmp(name, "by-label") == 0) {
+        by_levels(&pop->label, n, r, want);
+    } else if (strcmp(name, "by-group") == 0) {
+        by_levels(&pop->group, n, r, want);
+    } else if (strcmp(name, "shuffled-samples") == 0) {
+        size_t hw = pop->sample_rows, ids[REF_N];
+        for (size_t q = 0; q < n / hw; q++)
+            ids[q] = q;
+        gsl_shuffle(r, ids, n / hw);
+        for (size_t q = 0; q < n / hw; q++)
+            for (size_t i = 0; i < hw; i++)
+                want[q * hw + i] = ids[q] * hw + i;
+    } else if (strcmp(name, "as-is") != 0) {
+        fail_msg("order %s has no reference permutation: add one to "
+                 "ref_order in tests/test_run.c",
+                 name);
+    }
+}
+
+/* Every row of the order table makes, at two seeds, the permutation
+ * ref_order makes by the order's definition (docs/definitions.md), on 24
+ * rows with tied values, a label and a group column and samples of 4
+ * rows; a row's name with its argument: a feature (the second, tied),
+ * 5 groups, batches of 5. */
+static void test_every_order_against_its_reference(void **state)
+{
+    (void)state;
+    double x[REF_N * 2];
+    size_t lab[REF_N], grp[REF_N];
+    for (size_t i = 0; i < REF_N; i++) {
+        x[i * 2] = (double)((i * 7) % 11) - 0.5 * (double)(i % 3);
+        x[i * 2 + 1] = (double)((i * 5) % 4);
+        lab[i] = (i * 5 + 1) % 3;
+        grp[i] = (i / 3) % 4;
+    }
+    char *names[] = {"a", "b"}, *levels[] = {"l0", "l1", "l2", "l3"};
+    char label[] = "class", group[] = "user";
+    pop_t pop = {.n = REF_N, .f = 2, .x = x, .names = names,
+                 .label = {.column = label, .n_levels = 3, .levels = levels,
+                           .of_row = lab},
+                 .group = {.column = group, .n_levels = 4, .levels = levels,
+                           .of_row = grp},
+                 .sample_rows = 4};
+    for (size_t i = 0; order_get(i); i++) {
+        const order_def *d = order_get(i);
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", d->name,
+                 d->arg == ORDER_ARG_FEATURE ? ":b"
+                 : d->arg == ORDER_ARG_COUNT ? ":5"
+                                             : "");
+        order_spec o;
+        bn_error err;
+        if (order_parse(name, &pop, &o, &err) != 0)
+            fail_msg("%s: %s", name, err.msg);
+        o.batch_size = 5;
+        for (uint64_t seed = 1; seed <= 7; seed += 6) {
+            size_t got[REF_N], want[REF_N];
+            for (size_t k = 0; k < REF_N; k++)
+                got[k] = k;
+            if (order_make(&o, &pop, seed, got, &err) != 0)
+                fail_msg("%s: %s", name, err.msg);
+            gsl_rng *r = pcg32_gsl_alloc(seed, PCG32_INITSEQ_SHUFFLE);
+            assert_non_null(r);
+            ref_order(d->name, &pop, &o, r, want);
+            gsl_rng_free(r);
+            for (size_t k = 0; k < REF_N; k++)
+                if (got[k] != want[k])
+                    fail_msg("%s, seed %llu: position %zu holds row %zu, "
+                             "its reference row %zu",
+                             name, (unsigned long long)seed, k, got[k],
+                             want[k]);
+        }
+    }
+}
+
 /* grouped:K keeps each K-th of the enumerated order together and shuffles
  * inside it; interleaved gives every batch evenly spaced ranks of f0. */
 static void test_grouped_and_interleaved_orders(void **state)
@@ -304,6 +455,7 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
     run_observer obs = recorder_observer(&rec);
     run_result res;
     run_or_fail(pop, cfg, &obs, &res);
+    score_refs ck = {0};
     const bn_config *l = &cfg->layer;
     size_t n = pop->n, f = pop->f, t_count = rec.n;
     size_t per_epoch = n / cfg->batch_size +
@@ -395,27 +547,31 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
     }
     assert_int_equal(kept, rec.out_n);
 
-    assert_int_equal(res.updates, t_count);
+    /* Each score read by its name through the score table. */
+#define REF(name) score_ref(&ck, &res, name)
+    assert_true(REF("updates") == (double)t_count);
     if (l->estimator == BN_EST_EMA)
-        assert_rel(res.init_weight, powl(l->keep, (long double)t_count),
+        assert_rel(REF("init_weight"), powl(l->keep, (long double)t_count),
                    1e-12);
     else /* the initial values take no part in the other estimators */
-        assert_true(res.init_weight == 0.0);
-    assert_score(res.stats_err, sqrtl((sm + sv) / (2.0L * f)), mag_v);
-    assert_score(res.mean_err, sqrtl(sm / f), mag_m);
-    assert_score(res.var_err, sqrtl(sv / f), mag_v);
-    assert_score(res.worst_var_err, worst, mag_v);
-    assert_int_equal(res.worst_var_feature, worst_j);
-    assert_score(res.stats_err_rel, sqrtl(srel / (2.0L * f)), mag_rel);
-    assert_score(res.worst_var_rel, worst_rel, mag_rel);
-    assert_score(res.train_eval_rmse, sqrtl(dy2 / (long double)(kept * f)),
+        assert_true(REF("init_weight") == 0.0);
+    assert_score(REF("stats_err"), sqrtl((sm + sv) / (2.0L * f)), mag_v);
+    assert_score(REF("mean_err"), sqrtl(sm / f), mag_m);
+    assert_score(REF("var_err"), sqrtl(sv / f), mag_v);
+    assert_score(REF("worst_var_err"), worst, mag_v);
+    assert_true(REF("worst_var_feature") == (double)worst_j);
+    assert_score(REF("stats_err_rel"), sqrtl(srel / (2.0L * f)), mag_rel);
+    assert_score(REF("worst_var_rel"), worst_rel, mag_rel);
+    assert_score(REF("train_eval_rmse"), sqrtl(dy2 / (long double)(kept * f)),
                  fabsl(l->gamma) + fabsl(l->beta));
-    assert_score(res.batch_mean_err, sqrtl(dm2 / (long double)(nb * f)),
+    assert_score(REF("batch_mean_err"), sqrtl(dm2 / (long double)(nb * f)),
                  mag_m);
-    assert_score(res.batch_var_err, sqrtl(dv2 / (long double)(nb * f)),
+    assert_score(REF("batch_var_err"), sqrtl(dv2 / (long double)(nb * f)),
                  mag_v);
-    assert_int_equal(res.props_total, 4 * f * t_count);
-    assert_int_equal(res.props_pass, res.props_total);
+    assert_true(REF("props_total") == (double)(4 * f * t_count));
+    assert_true(REF("props_pass") == (double)(4 * f * t_count));
+#undef REF
+    score_refs_all(&ck, cfg, "check_scores in tests/test_run.c");
     run_result_free(&res);
     free(bm);
     free(bv);
@@ -503,6 +659,17 @@ static void test_drift_outputs(void **state)
         run_result_free(&res);
         recorder_free(&rec);
     }
+    pop_free(&pop);
+}
+
+void ref_layer_scores(const char *root)
+{
+    (void)root; /* it writes nothing */
+    pop_t pop;
+    default_pop(&pop);
+    run_config cfg;
+    run_default_config(&cfg);
+    check_scores(&pop, &cfg);
     pop_free(&pop);
 }
 
@@ -663,6 +830,7 @@ int test_run_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_orders_feed_a_permutation_of_the_rows),
+        cmocka_unit_test(test_every_order_against_its_reference),
         cmocka_unit_test(test_sorted_orders_are_sorted),
         cmocka_unit_test(test_grouped_and_interleaved_orders),
         cmocka_unit_test(test_shuffle_depends_on_the_seed),

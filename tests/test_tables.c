@@ -93,7 +93,12 @@ static void test_estimator_and_order_tables(void **state)
             fail_msg("%s: %s", name, err.msg);
         assert_string_equal(o.name, name);
     }
-    assert_int_equal(n, 10);
+    /* A name per row, and one more for a row whose argument is optional
+     * ("sorted" and "sorted:NAME"). */
+    size_t names = 0;
+    for (size_t i = 0; order_get(i); i++)
+        names += 1 + (order_get(i)->arg_optional != 0);
+    assert_int_equal(n, names);
     order_spec o;
     bn_error err;
     assert_int_equal(order_parse("zigzag", &spec, &o, &err), -1);
@@ -177,57 +182,133 @@ static void test_key_and_score_tables(void **state)
         assert_int_equal(out_file_find(out_file_get(i)->name), i);
 }
 
-/* Two values on every axis: 2^13 configurations, each decoded to its own
- * combination, batch size fastest, then the seed. */
-static void test_every_axis_decodes(void **state)
+/* Two values of every axis of the key table (its rows with a place in the
+ * product), as an experiment file writes them. */
+static const struct {
+    const char *key, *values;
+} axis_values[] = {
+    {"shift", "0 0.5"},          {"scale", "1 2"},
+    {"offset", "0 1"},
+    {"hidden", "4 8"},           {"norm", "batch none"},
+    {"freeze_after", "0 1"},     {"lr", "0.1 0.2"},
+    {"sgd_momentum", "0 0.5"},   {"weight_decay", "0 0.01"},
+    {"init_seed", "1 2"},        {"gamma", "1 2"},
+    {"beta", "0 1"},             {"eps", "1e-5 1e-3"},
+    {"momentum", "0.9 0.5"},     {"momentum_weights", "old new"},
+    {"variance", "biased unbiased"}, {"estimator", "ema precise"},
+    {"batch_size", "8 16"},      {"order", "shuffled sorted"},
+    {"seed", "1 2"},             {"epochs", "1 2"},
+    {"partial", "drop keep"},    {"precise_batches", "0 1"},
+    {"drift", "none step:1"},    {"drift_size", "0 0.5"},
+};
+
+static const char *values_of(const key_def *d)
 {
-    (void)state;
+    for (size_t i = 0; i < sizeof axis_values / sizeof *axis_values; i++)
+        if (strcmp(axis_values[i].key, d->name) == 0)
+            return axis_values[i].values;
+    fail_msg("axis %s has no two values: add them to axis_values in "
+             "tests/test_tables.c",
+             d->name);
+    return NULL;
+}
+
+/* Which of an axis's two values configuration c has, read back through
+ * the key's get; -1 for neither. */
+static int which_value(const key_def *d, const run_config *c)
+{
+    key_cell cell;
+    memset(&cell, 0, sizeof cell);
+    d->get(c, &cell);
+    char vals[64];
+    snprintf(vals, sizeof vals, "%s", values_of(d));
+    char *second = strchr(vals, ' ');
+    *second++ = '\0';
+    const char *v[2] = {vals, second};
+    for (int i = 0; i < 2; i++) {
+        const char *text = cell.text ? cell.text : cell.buf;
+        if ((cell.kind == CELL_TEXT && strcmp(text, v[i]) == 0) ||
+            (cell.kind == CELL_INT && cell.u == strtoull(v[i], NULL, 10)) ||
+            (cell.kind == CELL_REAL && cell.r == strtod(v[i], NULL)))
+            return i;
+    }
+    return -1;
+}
+
+/* Every axis of model m's (the type held at m, and for a model without
+ * the layer's keys the batch size and the seed beside its own) at its two
+ * values: each configuration decodes to its own combination, read back
+ * through each key's get, and the axes vary by their nesting rank, the
+ * highest fastest. */
+static void check_axes_decode(run_model_id m)
+{
+    int axes[KEY_COUNT];
+    size_t na = 0;
+    char text[2048];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "[population]\nclasses = 3\n"
+                                  "[model]\ntype = %s\n",
+                                  run_model_name(m));
+    unsigned own = RUN_MODEL_BIT(m), layer = RUN_MODEL_BIT(RUN_MODEL_LAYER);
+    /* Sections in file order, each axis of the model once. */
+    for (int pass = 0; pass < KEY_COUNT; pass++) {
+        const key_def *d = exp_key((key_id)pass);
+        int mine = (d->models & own) &&
+                   (m == RUN_MODEL_LAYER || !(d->models & layer) ||
+                    pass == KEY_BATCH_SIZE || pass == KEY_SEED);
+        if (!d->nest || pass == KEY_MODEL || !mine)
+            continue;
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "[%s]\n%s = %s\n", d->section, d->name,
+                                values_of(d));
+        axes[na++] = pass;
+    }
+    assert_true(len < sizeof text && na < 8 * sizeof(unsigned));
     char path[300];
     snprintf(path, sizeof path, "%s/all.ini", tmpdir);
-    write_file(path, "[layer]\ngamma = 1 2\nbeta = 0 1\neps = 1e-5 1e-3\n"
-                     "momentum = 0.9 0.5\nmomentum_weights = old new\n"
-                     "variance = biased unbiased\n"
-                     "estimator = ema precise\n"
-                     "[sweep]\nbatch_size = 8 16\norder = shuffled sorted\n"
-                     "seed = 1 2\nepochs = 1 2\npartial = drop keep\n"
-                     "precise_batches = 0 1\n");
+    write_file(path, text);
     exp_t *e = malloc(sizeof *e);
     bn_error err;
     if (exp_load(e, path, NULL, &err) != 0)
-        fail_msg("%s", err.msg);
+        fail_msg("%s\nfor:\n%s", err.msg, text);
     size_t n = exp_count(e);
-    assert_int_equal(n, 1u << 13);
-    unsigned char *seen = calloc(n, 1);
-    assert_non_null(seen);
+    assert_int_equal(n, (size_t)1 << na);
+    /* The place of each axis's bit in k: by nesting rank, fastest 0. */
+    int place[KEY_COUNT];
+    for (size_t a = 0; a < na; a++) {
+        place[a] = 0;
+        for (size_t b = 0; b < na; b++)
+            place[a] += exp_key((key_id)axes[b])->nest >
+                        exp_key((key_id)axes[a])->nest;
+    }
     for (size_t k = 0; k < n; k++) {
         run_config c;
         exp_config(e, k, &c);
-        /* The combination as 13 bits, one per axis. */
-        unsigned code = (c.layer.gamma == 2.0) << 0 |
-                        (c.layer.beta == 1.0) << 1 |
-                        (c.layer.eps == 1e-3) << 2 |
-                        (c.layer.momentum == 0.5) << 3 |
-                        (c.layer.weights == BN_WEIGHTS_NEW) << 4 |
-                        (c.layer.variance == BN_VAR_UNBIASED) << 5 |
-                        (c.layer.estimator == BN_EST_PRECISE) << 6 |
-                        (c.batch_size == 16) << 7 |
-                        (strcmp(c.order.name, "sorted") == 0) << 8 |
-                        (c.seed == 2) << 9 | (c.epochs == 2) << 10 |
-                        (c.partial == RUN_PARTIAL_KEEP) << 11 |
-                        (c.precise_batches == 1) << 12;
-        assert_int_equal(seen[code]++, 0);
-        assert_int_equal(c.batch_size, k % 2 ? 16 : 8);
-        assert_int_equal(c.seed, (k / 2) % 2 ? 2 : 1);
+        for (size_t a = 0; a < na; a++) {
+            const key_def *d = exp_key((key_id)axes[a]);
+            int want = (int)((k >> place[a]) & 1u);
+            if (which_value(d, &c) != want)
+                fail_msg("%s configuration %zu: %s is not its value %d",
+                         run_model_name(m), k, d->name, want);
+        }
+        assert_int_equal(c.model, m);
+        assert_string_equal(c.population,
+                            m == RUN_MODEL_LAYER ? e->pop_id : e->held_id);
         /* p follows momentum and its convention. */
         assert_true(c.layer.p == (c.layer.weights == BN_WEIGHTS_NEW
                                       ? c.layer.momentum
                                       : bn_decimal_complement(
                                             c.layer.momentum)));
-        assert_string_equal(c.population, e->pop_id);
     }
-    free(seen);
     exp_free(e);
     free(e);
+}
+
+static void test_every_axis_decodes(void **state)
+{
+    (void)state;
+    for (int m = 0; run_model_name(m); m++)
+        check_axes_decode((run_model_id)m);
 }
 
 /* ---- validators: the same bounds from a file and from `run` ---- */
@@ -241,6 +322,8 @@ typedef struct {
 } bound_case;
 
 #define CLF 1
+/* Stands for the model table's names as a message lists them. */
+#define MODEL_NAMES "(the model table's names)"
 
 static const bound_case bounds[] = {
     {"layer", "momentum", "1", 1, NULL, 0},
@@ -283,7 +366,7 @@ static const bound_case bounds[] = {
     {"sweep", "partial", "keep", 1, NULL, 0},
     {"sweep", "partial", "keeps", 0, "drop or keep", 0},
     {"model", "type", "classifier", 1, NULL, CLF},
-    {"model", "type", "tree", 0, "(layer or classifier)", CLF},
+    {"model", "type", "tree", 0, MODEL_NAMES, CLF},
     {"model", "hidden", "1", 1, NULL, CLF},
     {"model", "hidden", "65536", 1, NULL, CLF},
     {"model", "hidden", "0", 0, "from 1 to 65536", CLF},
@@ -315,7 +398,14 @@ static void test_validator_bounds(void **state)
     const char *bn = test_env("BNSTUDY", "./bnstudy");
     size_t failures = 0;
     for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
-        const bound_case *c = &bounds[i];
+        bound_case copy = bounds[i];
+        const bound_case *c = &copy;
+        char names[256], says[300];
+        if (c->says && strcmp(c->says, MODEL_NAMES) == 0) {
+            bn_join(names, sizeof names, ", ", " or ", run_model_name);
+            snprintf(says, sizeof says, "(%s)", names);
+            copy.says = says;
+        }
         char text[256];
         /* The classifier's keys where it trains: generated classes, and
          * the model unless the case is the model itself. */
@@ -645,6 +735,31 @@ static int run_claims(const char *ini, char *out, size_t cap,
     return rc;
 }
 
+/* The verdicts the claim tests below saw for each kind of claim test (the
+ * first claim of each file), for test_claim_every_kind_has_cases. */
+static struct {
+    char kind[32];
+    int pass, fail;
+} verdicts_seen[32];
+
+static void note_verdict(const char *ini, const char *verdict)
+{
+    const char *t = strstr(ini, "test = ");
+    if (!t)
+        return;
+    char kind[32];
+    size_t len = strcspn(t + 7, "\n");
+    snprintf(kind, sizeof kind, "%.*s", (int)len, t + 7);
+    size_t i = 0, n = sizeof verdicts_seen / sizeof *verdicts_seen;
+    while (i < n && verdicts_seen[i].kind[0] &&
+           strcmp(verdicts_seen[i].kind, kind) != 0)
+        i++;
+    assert_true(i < n);
+    snprintf(verdicts_seen[i].kind, sizeof verdicts_seen[i].kind, "%s", kind);
+    verdicts_seen[i].pass |= strncmp(verdict, "PASS", 4) == 0;
+    verdicts_seen[i].fail |= strncmp(verdict, "FAIL", 4) == 0;
+}
+
 static void expect_verdict(const char *ini, const char *verdict)
 {
     char out[4096];
@@ -653,6 +768,7 @@ static void expect_verdict(const char *ini, const char *verdict)
         fail_msg("error: %s\nfor:\n%s", err.msg, ini);
     if (strncmp(out, verdict, strlen(verdict)) != 0)
         fail_msg("want %s, got:\n%s\nfor:\n%s", verdict, out, ini);
+    note_verdict(ini, verdict);
 }
 
 static void expect_error(const char *ini, const char *says)
@@ -673,15 +789,16 @@ static void make_tiny_results(void)
     mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/t/summary.tsv", tmpdir);
     /* x rises with b at seeds 1 and 2; ties at seed 3. */
-    write_file(path, "seed\tb\tx\ty\tname\n"
-                     "1\t8\t1\t1\tf1\n"
-                     "1\t16\t2\t1\tf1\n"
-                     "2\t8\t1\t0.5\tf1\n"
-                     "2\t16\t3\t0.5\tf1\n"
-                     "3\t8\t2\t0\tf1\n"
-                     "3\t16\t2\t0\tf1\n");
+    write_file(path, "seed\tb\tx\ty\tname\tfar\n"
+                     "1\t8\t1\t1\tf1\tf2\n"
+                     "1\t16\t2\t1\tf1\tf2\n"
+                     "2\t8\t1\t0.5\tf1\tf2\n"
+                     "2\t16\t3\t0.5\tf1\tf2\n"
+                     "3\t8\t2\t0\tf1\tf2\n"
+                     "3\t16\t2\t0\tf1\tf2\n");
     snprintf(path, sizeof path, "%s/t/features.tsv", tmpdir);
-    write_file(path, "feature\ttrue_var\nf0\t1.5\nf1\t-0.6\nf2\t3\n");
+    write_file(path, "feature\ttrue_var\nf0\t1.5\nf1\t-0.59999999999999998\n"
+                     "f2\t3\n");
     snprintf(path, sizeof path, "%s/t/bad.tsv", tmpdir);
     write_file(path, "seed\tx\n1\t0.5\n2\t0.5x\n");
 }
@@ -777,6 +894,7 @@ static void test_claim_pairwise_and_worst_feature(void **state)
                  "over = b\n", "two rows with b 16");
     /* |true_var - 1| largest at f2 (2), not f1 (1.6). */
     expect_verdict("[c]\ntest = worst-feature\na = t: name\n", "FAIL c");
+    expect_verdict("[c]\ntest = worst-feature\na = t: far\n", "PASS c");
 }
 
 static void test_claim_fraction(void **state)
@@ -839,6 +957,52 @@ static void test_claim_files_are_checked(void **state)
                  "'op' given twice");
 }
 
+/* Every kind of the claim-test table (src/claim/verify.c) met a case that
+ * passes and one that fails in the claim tests above, which run first. */
+static void test_claim_every_kind_has_cases(void **state)
+{
+    (void)state;
+    for (size_t k = 0; verify_kind_name(k); k++) {
+        const char *name = verify_kind_name(k);
+        size_t i = 0, n = sizeof verdicts_seen / sizeof *verdicts_seen;
+        while (i < n && strcmp(verdicts_seen[i].kind, name) != 0)
+            i++;
+        if (i == n || !verdicts_seen[i].pass || !verdicts_seen[i].fail)
+            fail_msg("claim test kind %s has no case that %s: add one to "
+                     "the claim tests of tests/test_tables.c",
+                     name, i < n && verdicts_seen[i].pass ? "fails"
+                                                          : "passes");
+    }
+}
+
+/* ---- every model against its reference ---- */
+
+static const struct {
+    const char *model;
+    void (*ref)(const char *dir);
+} model_refs[] = {
+    {"layer", ref_layer_scores},
+    {"classifier", ref_classifier_scores},
+};
+
+/* Every row of the model table (src/model/run.c) runs its reference; a
+ * row without one fails naming it and where to add it. */
+static void test_every_model_against_its_reference(void **state)
+{
+    (void)state;
+    for (int m = 0; run_model_name(m); m++) {
+        size_t k = 0, n = sizeof model_refs / sizeof *model_refs;
+        while (k < n && strcmp(model_refs[k].model, run_model_name(m)) != 0)
+            k++;
+        if (k == n)
+            fail_msg("model %s has no reference: add its function to "
+                     "model_refs in tests/test_tables.c (declared in "
+                     "tests/helpers.h, as ref_layer_scores is)",
+                     run_model_name(m));
+        model_refs[k].ref(tmpdir);
+    }
+}
+
 /* ---- every committed experiment's rows are distinct ---- */
 
 static int strcmp_ptr(const void *a, const void *b)
@@ -895,31 +1059,57 @@ static void test_experiment_rows_are_distinct(void **state)
     snprintf(path, sizeof path, "%s/study", tmpdir);
     DIR *d = opendir(path);
     assert_non_null(d);
+    /* The columns, beside the key columns, that tell apart the rows of
+     * each file of the file table (src/study/outfile.c); rows 0 for a
+     * file of no rows per configuration. */
     static const struct {
         const char *file, *own;
-    } files[] = {{"summary.tsv", NULL},
-                 {"features.tsv", "feature"},
-                 {"effective.tsv", "feature"},
-                 {"distribution.tsv", "score"},
-                 {"expectation.tsv", NULL},
-                 {"curve.tsv", "epoch"}};
+        int rows;
+    } files[] = {{"summary.tsv", NULL, 1},     {"features.tsv", "feature", 1},
+                 {"effective.tsv", "feature", 1},
+                 {"distribution.tsv", "score", 1},
+                 {"expectation.tsv", NULL, 1}, {"curve.tsv", "epoch", 1},
+                 {"table.md", NULL, 0},        {"manifest.tsv", NULL, 0}};
+    size_t of[OUT_FILE_COUNT];
+    for (int i = 0; out_file_get(i); i++) {
+        of[i] = sizeof files / sizeof *files;
+        for (size_t k = 0; k < sizeof files / sizeof *files; k++)
+            if (strcmp(files[k].file, out_file_get(i)->file) == 0)
+                of[i] = k;
+        if (of[i] == sizeof files / sizeof *files)
+            fail_msg("output file %s: no entry in "
+                     "test_experiment_rows_are_distinct's files "
+                     "(tests/test_tables.c) saying which of its columns "
+                     "tell its rows apart",
+                     out_file_get(i)->file);
+    }
     size_t checked = 0, experiments = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.')
             continue;
         experiments++;
-        for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        for (int i = 0; out_file_get(i); i++) {
             snprintf(path, sizeof path, "%s/study/%s/%s", tmpdir, de->d_name,
-                     files[i].file);
-            if (access(path, R_OK) != 0)
+                     files[of[i]].file);
+            if (!files[of[i]].rows || access(path, R_OK) != 0)
                 continue;
-            check_unique(path, files[i].own);
+            check_unique(path, files[of[i]].own);
             checked++;
         }
     }
     closedir(d);
-    assert_int_equal(experiments, 29); /* the Makefile's EXPERIMENTS */
+    /* A result directory per experiment file swept. */
+    size_t inis = 0;
+    DIR *x = opendir("experiments");
+    assert_non_null(x);
+    while ((de = readdir(x)) != NULL) {
+        size_t len = strlen(de->d_name);
+        inis += len > 4 && strcmp(de->d_name + len - 4, ".ini") == 0 &&
+                strcmp(de->d_name, "claims.ini") != 0;
+    }
+    closedir(x);
+    assert_int_equal(experiments, inis);
     assert_true(checked >= 2 * experiments);
 }
 
@@ -987,6 +1177,8 @@ int test_tables_run(size_t *ntests)
         cmocka_unit_test(test_claim_pairwise_and_worst_feature),
         cmocka_unit_test(test_claim_fraction),
         cmocka_unit_test(test_claim_files_are_checked),
+        cmocka_unit_test(test_claim_every_kind_has_cases),
+        cmocka_unit_test(test_every_model_against_its_reference),
         cmocka_unit_test(test_experiment_rows_are_distinct),
         cmocka_unit_test(test_eps_and_conventions_in_one_file),
     };

@@ -111,16 +111,19 @@ static void test_web_run_runs_a_product(void **state)
                                 "sweep.order=shuffled sorted",
                                 0));
     assert_non_null(text);
-    char *lines[8], *v[40];
+    char *lines[8], *h[64], *v[64];
     assert_int_equal(test_split(text, '\n', lines, 8), 6);
     assert_string_equal(lines[5], "");
+    size_t nh = test_split(lines[0], '\t', h, 64);
+    size_t co = test_column(h, nh, "order", "summary.tsv");
+    size_t cb = test_column(h, nh, "batch_size", "summary.tsv");
     static const char *const order[] = {"shuffled", "shuffled", "sorted",
                                         "sorted"};
     static const char *const batch[] = {"8", "16", "8", "16"};
     for (size_t i = 0; i < 4; i++) {
-        assert_true(test_split(lines[i + 1], '\t', v, 40) > 4);
-        assert_string_equal(v[1], order[i]);
-        assert_string_equal(v[3], batch[i]);
+        assert_int_equal(test_split(lines[i + 1], '\t', v, 64), nh);
+        assert_string_equal(v[co], order[i]);
+        assert_string_equal(v[cb], batch[i]);
     }
     free(text);
 }
@@ -224,11 +227,9 @@ static double cell_at(char *t, const char *col, const char *b)
     char *copy = strdup(t), *lines[16], *head[64], *v[64];
     assert_non_null(copy);
     size_t nl = test_split(copy, '\n', lines, 16);
-    size_t nh = test_split(lines[0], '\t', head, 64), c = 0, cb = 0;
-    for (size_t i = 0; i < nh; i++) {
-        c = strcmp(head[i], col) == 0 ? i : c;
-        cb = strcmp(head[i], "batch_size") == 0 ? i : cb;
-    }
+    size_t nh = test_split(lines[0], '\t', head, 64);
+    size_t c = test_column(head, nh, col, "summary.tsv");
+    size_t cb = test_column(head, nh, "batch_size", "summary.tsv");
     double x = NAN;
     for (size_t r = 1; r < nl && r < 16; r++)
         if (test_split(lines[r], '\t', v, 64) == nh && !strcmp(v[cb], b))
@@ -258,11 +259,9 @@ static void test_web_figures_word_the_numbers(void **state)
             char *lines[16], *v[64], *head[64];
             bn_buf d = {0};
             size_t nl = test_split(t, '\n', lines, 16);
-            size_t nh = test_split(lines[0], '\t', head, 64), c = 0, cb = 0;
-            for (size_t i = 0; i < nh; i++) {
-                c = strcmp(head[i], "stats_err") == 0 ? i : c;
-                cb = strcmp(head[i], "batch_size") == 0 ? i : cb;
-            }
+            size_t nh = test_split(lines[0], '\t', head, 64);
+            size_t c = test_column(head, nh, "stats_err", "summary.tsv");
+            size_t cb = test_column(head, nh, "batch_size", "summary.tsv");
             for (size_t i = 0; i < nh; i++)
                 buf_printf(&d, "%s%s", i ? "\t" : "", head[i]);
             for (size_t r = 1; r < nl && lines[r][0]; r++) {
@@ -311,8 +310,8 @@ static void test_web_figures_refuse(void **state)
     assert_string_equal(got, "!summary.tsv: not a TSV file with a header "
                              "line");
     got = web_figures("", "batch_size\tstats_err\nx\t1\n", "");
-    assert_string_equal(got, "!summary.tsv:2: batch_size is 'x', not a "
-                             "number");
+    assert_string_equal(got, "!summary.tsv:2: column batch_size: 'x' is not "
+                             "a number as bnstudy writes one");
     /* Nothing to draw is no figure. */
     assert_string_equal(web_figures("", "a\tb\n1\t2\n", ""), "[]");
 }

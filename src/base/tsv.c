@@ -10,11 +10,51 @@
 
 #include "base/input.h"
 
-/* The table of the len bytes buf (a NUL after them), which t takes. */
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A header's names (split in place) each once: sorted, a name twice
+ * stands beside itself, and the message names both its columns. */
+static int unique_names(const char *path, const tsv_table *t, bn_error *err)
+{
+    size_t bytes = t->ncol * sizeof(char *);
+    if (input_charge(path, bytes, "its header's names", err) != 0)
+        return -1;
+    char **sorted = malloc(bytes);
+    int rc = 0;
+    if (!sorted) {
+        input_release(bytes);
+        return bn_fail(err, "%s: out of memory", path);
+    }
+    memcpy(sorted, t->names, bytes);
+    qsort(sorted, t->ncol, sizeof *sorted, cmp_name);
+    for (size_t i = 1; rc == 0 && i < t->ncol; i++) {
+        if (strcmp(sorted[i], sorted[i - 1]) != 0)
+            continue;
+        size_t first = 0, second;
+        while (strcmp(t->names[first], sorted[i]) != 0)
+            first++;
+        second = first + 1;
+        while (strcmp(t->names[second], sorted[i]) != 0)
+            second++;
+        rc = bn_fail(err, "%s:1: column '%s' named twice (columns %zu and "
+                          "%zu)",
+                     path, sorted[i], first + 1, second + 1);
+    }
+    free(sorted);
+    input_release(bytes);
+    return rc;
+}
+
+/* The table of the len bytes buf (a NUL after them, held by the budget),
+ * which t takes. */
 static int split(const char *path, char *buf, size_t len, tsv_table *t,
                  bn_error *err)
 {
     t->buf = buf;
+    t->held = len + 1;
 
     size_t lines = 0, tabs = 0;
     for (size_t i = 0; i < len; i++) {
@@ -25,7 +65,13 @@ static int split(const char *path, char *buf, size_t len, tsv_table *t,
         tsv_free(t);
         return bn_fail(err, "%s: not a TSV file with a header line", path);
     }
-    char **fields = malloc((lines + tabs) * sizeof *fields);
+    size_t bytes = (lines + tabs) * sizeof(char *);
+    if (input_charge(path, bytes, "its fields", err) != 0) {
+        tsv_free(t);
+        return -1;
+    }
+    t->held += bytes;
+    char **fields = malloc(bytes);
     if (!fields) {
         tsv_free(t);
         return bn_fail(err, "%s: out of memory", path);
@@ -50,9 +96,13 @@ static int split(const char *path, char *buf, size_t len, tsv_table *t,
         start = buf + i + 1;
         in_line++;
         if (eol) {
-            if (line == 0)
+            if (line == 0) {
                 t->ncol = in_line;
-            else if (in_line != t->ncol) {
+                if (unique_names(path, t, err) != 0) {
+                    tsv_free(t);
+                    return -1;
+                }
+            } else if (in_line != t->ncol) {
                 size_t ncol = t->ncol;
                 tsv_free(t);
                 return bn_fail(err, "%s:%zu: %zu fields, the header has %zu",
@@ -85,9 +135,13 @@ int tsv_parse(const char *name, const char *text, size_t len, tsv_table *t,
         return bn_fail(err, "%s: more than %u bytes", name, TSV_MAX_BYTES);
     if (memchr(text, '\0', len))
         return bn_fail(err, "%s: a NUL byte in the text", name);
+    if (input_charge(name, len + 1, "its copy", err) != 0)
+        return -1;
     char *buf = malloc(len + 1);
-    if (!buf)
+    if (!buf) {
+        input_release(len + 1);
         return bn_fail(err, "%s: out of memory", name);
+    }
     memcpy(buf, text, len);
     buf[len] = '\0';
     return split(name, buf, len, t, err);
@@ -97,6 +151,7 @@ void tsv_free(tsv_table *t)
 {
     free(t->names);
     free(t->buf);
+    input_release(t->held);
     memset(t, 0, sizeof *t);
 }
 

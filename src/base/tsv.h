@@ -16,10 +16,13 @@ typedef struct {
     char **names;  /* ncol */
     char **cells;  /* nrow x ncol, row-major */
     char *buf;     /* the file's bytes, which names and cells point into */
+    size_t held;   /* bytes of the reading budget (input.h) it holds */
 } tsv_table;
 
 /* The limits of what is read: the file, and one field (messages quote
- * fields whole). */
+ * fields whole). The file and its fields' pointers are held within the
+ * reading budget too (input.h). A column named twice is refused: a reader
+ * by name would see only the first. */
 #define TSV_MAX_BYTES (512u << 20)
 #define TSV_MAX_FIELD 4096
 

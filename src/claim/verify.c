@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "io/inifile.h"
 #include "base/input.h"
+#include "base/numread.h"
 #include "base/tsv.h"
+#include "io/inifile.h"
+#include "study/out.h"
 
 #define MAX_CLAIMS 256
 #define VERIFY_MAX_CLAIMS_FILE (1u << 20)
@@ -284,14 +286,16 @@ static int check_claim(const claim *c, bn_error *err)
 
 /* ---- selecting rows ---- */
 
-/* Cells match when equal as text or, both being numbers, as numbers. */
+/* Cells match when equal as text or, the cell being a number as
+ * bnstudy writes one and the wanted value a number as a person writes it
+ * (0.9 for 0.90000000000000002), as numbers. */
 static int one_matches(const char *cell, const char *want)
 {
     if (strcmp(cell, want) == 0)
         return 1;
-    char *e1, *e2;
-    double a = strtod(cell, &e1), b = strtod(want, &e2);
-    return e1 != cell && !*e1 && e2 != want && !*e2 && a == b;
+    double a, b;
+    return numread_g17(cell, NUMREAD_INF, &a) == 0 &&
+           parse_number(want, &b) == 0 && a == b;
 }
 
 /* want may list alternatives: "f0|f1|f2". */
@@ -370,13 +374,20 @@ static int num(const selection *s, size_t i, int col, double *x,
                bn_error *err)
 {
     size_t c = (size_t)(col < 0 ? s->col : col);
-    const char *cell = tsv_cell(&s->t, s->rows[i], c);
-    char *end;
-    double v = strtod(cell, &end);
-    if (end == cell || *end != '\0')
-        return bn_fail(err, "%s:%zu: column %s: '%s' is not a number",
-                       s->path, s->rows[i] + 2, s->t.names[c], cell);
-    *x = v;
+    const char *cell = tsv_cell(&s->t, s->rows[i], c), *name = s->t.names[c];
+    unsigned allow = out_column_cells(name);
+    int r = numread_g17(cell, (allow & NUMREAD_INF) | NUMREAD_DASH, x);
+    if (r == 1)
+        return bn_fail(err, "%s:%zu: column %s: '-': this row has no value "
+                            "there (a setting or a score of another model)",
+                       s->path, s->rows[i] + 2, name);
+    if (r != 0)
+        return bn_fail(err, "%s:%zu: column %s: '%s' is not a number as "
+                            "bnstudy writes one (%%.17g%s)",
+                       s->path, s->rows[i] + 2, name, cell,
+                       allow & OUT_CELL_TEXT ? "; the column holds names"
+                       : allow & NUMREAD_INF ? ", or inf"
+                                             : "");
     return 0;
 }
 
@@ -884,6 +895,11 @@ static const char *kind_list(char *buf, size_t cap)
     return buf;
 }
 
+const char *verify_kind_name(size_t i)
+{
+    return i < N_KINDS ? kinds[i].name : NULL;
+}
+
 int verify_claims(const char *claims_path, const char *results_dir,
                   FILE *out, verify_counts *counts, bn_error *err)
 {
@@ -901,7 +917,12 @@ int verify_claims(const char *claims_path, const char *results_dir,
     }
     int rc = inifile_parse(claims_path, text, len, on_key, on_section, s,
                            err);
-    free(text);
+    input_free(text, len);
+    /* A file of no claims checks nothing, which is no pass. */
+    if (rc == 0 && s->n == 0)
+        rc = bn_fail(err, "%s: no claims: a claims file has a [section] "
+                          "per claim",
+                     claims_path);
     bn_error sub;
     /* Every claim well-formed before any is evaluated. */
     for (size_t i = 0; rc == 0 && i < s->n; i++)

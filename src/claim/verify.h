@@ -49,6 +49,10 @@ typedef struct {
 
 /* Print one line per claim to out; -1 when a claim or its results cannot
  * be read (err says which), else 0 with the counts filled. */
+/* The name of claim test kind i (the claims file's `test =`), NULL past
+ * the last: for the tests, which hold each kind to cases of its own. */
+const char *verify_kind_name(size_t i);
+
 int verify_claims(const char *claims_path, const char *results_dir,
                   FILE *out, verify_counts *counts, bn_error *err);
 

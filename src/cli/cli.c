@@ -10,6 +10,8 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include "base/input.h"
+#include "io/sweep.h"
 #include "study/exp.h"
 #include "model/order.h"
 
@@ -108,6 +110,13 @@ void cli_note_constant(const char *cmd, const pop_t *pop)
                 "stats_err_rel and worst_var_rel are inf (see "
                 "docs/definitions.md)\n",
                 cmd, pop->names[j]);
+}
+
+void cli_warn_swamped(const char *cmd, const exp_t *e)
+{
+    char why[512];
+    if (exp_swamped(e, why, sizeof why))
+        fprintf(stderr, "bnstudy %s: warning: %s\n", cmd, why);
 }
 
 /* The whole command line against the option table, left to right as
@@ -220,6 +229,26 @@ int cli_parse_size(const char *cmd, const char *opt, const char *s,
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+/* The budget of size bytes, as a size_t can hold it. */
+static void set_budget(double size)
+{
+    input_budget_set(size >= (double)SIZE_MAX ? SIZE_MAX : (size_t)size,
+                     "--max-memory");
+}
+
+void cli_default_budget(void) { set_budget(SWEEP_MAX_MEMORY); }
+
+int cli_max_memory(const char *cmd, const char *s, double *bytes)
+{
+    double v;
+    if (cli_parse_size(cmd, "--max-memory", s, &v) != 0)
+        return -1;
+    if (bytes)
+        *bytes = v;
+    set_budget(v);
     return 0;
 }
 

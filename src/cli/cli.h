@@ -57,6 +57,10 @@ int cli_next(cli_parser *p, int *idx);
  * scores (stats_err_rel, worst_var_rel) are then infinite, which the
  * command says rather than leave to be found in the files. */
 void cli_note_constant(const char *cmd, const pop_t *pop);
+struct exp_s;
+/* A warning on stderr when e's results would mean nothing (exp_swamped:
+ * a beta that swamps the outputs); the command still runs. */
+void cli_warn_swamped(const char *cmd, const struct exp_s *e);
 
 int cli_parse_u64(const char *cmd, const char *opt, const char *s,
                   uint64_t min, uint64_t max, uint64_t *out);
@@ -67,6 +71,15 @@ int cli_parse_count(const char *cmd, const char *opt, const char *s,
  * --max-memory. */
 int cli_parse_size(const char *cmd, const char *opt, const char *s,
                    double *out);
+/* --max-memory SIZE: the memory a command may hold, its inputs' reading
+ * budget (base/input.h) among it; main sets the default (2G) before any
+ * command runs. Parsed into *bytes (NULL: not kept) and set as the
+ * budget; -1 after a message when SIZE is not one. */
+#define CLI_MAX_MEMORY_HELP                                                 \
+    "  --max-memory SIZE      refuse inputs that would hold more than SIZE\n" \
+    "                         bytes, K M G T allowed (2G)\n"
+int cli_max_memory(const char *cmd, const char *s, double *bytes);
+void cli_default_budget(void);
 
 /* The options of the experiment keys that are axes (exp.h's table):
  * "--batch-size" for batch_size. Fills opts (room for KEY_COUNT + extra

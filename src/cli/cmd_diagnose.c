@@ -31,6 +31,7 @@
 #include "model/order.h"
 #include "pop/popfile.h"
 #include "model/run.h"
+#include "base/input.h"
 #include "base/tsv.h"
 
 enum {
@@ -41,7 +42,8 @@ enum {
     OPT_ACTIVATIONS,
     OPT_BATCHES,
     OPT_LAYER,
-    OPT_SET
+    OPT_SET,
+    OPT_MAX_MEMORY
 };
 
 static void usage(void)
@@ -99,6 +101,7 @@ static void usage(void)
           "                         value; with DIR, the name of a layer\n"
           "  --tsv                  one TSV row per feature instead of the "
           "report\n"
+          CLI_MAX_MEMORY_HELP
           "  -h, --help             this text\n",
           stdout);
 }
@@ -408,7 +411,7 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
                       err) != 0)
         return -1;
     int rc = popfile_parse(cf->activations, bytes, len, NULL, pf, err);
-    free(bytes);
+    input_free((char *)bytes, len);
     if (rc != 0)
         return -1;
     if (pf->f != s->f)
@@ -423,8 +426,14 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
     s->prec = &precisions[0];
     if (cf->layer && read_layer(cf->layer, c, &s->prec, err) != 0)
         return -1;
-    if (bn_validate(c, err) != 0)
+    /* What the layer file gave is its file's to answer for. */
+    if (bn_validate(c, err) != 0) {
+        if (cf->layer) {
+            bn_error sub = *err;
+            return bn_fail(err, "%s: %s", cf->layer, sub.msg);
+        }
         return -1;
+    }
     if (bn_estimator_get(c->estimator)->pools)
         return bn_fail(err, "estimator %s recomputes the statistics after "
                             "training: a checkpoint's follow its batches",
@@ -434,6 +443,12 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
             return -1;
     } else {
         size_t b = (size_t)cf->batch_size, nb = (s->n + b - 1) / b;
+        /* More than the rows would be one batch of all of them: not the
+         * batching asked for. */
+        if (b > s->n)
+            return bn_fail(err, "--batch-size: %zu is more than the %zu rows "
+                                "of %s",
+                           b, s->n, cf->activations);
         s->batch_rows = malloc(nb * sizeof *s->batch_rows);
         if (!s->batch_rows)
             return bn_fail(err, "out of memory");
@@ -651,7 +666,7 @@ static const char *keep_name(diag_args *a, const char *name)
  * population's, and diagnose's own. 0, or a message printed and -1. */
 static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
 {
-    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 10];
+    struct option opts[KEY_COUNT + CLI_POP_OPTIONS + 11];
     char names[KEY_COUNT][40];
     size_t no = cli_key_options(opts, names);
     no += cli_pop_option_table(opts + no);
@@ -663,6 +678,7 @@ static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
         {"batches", required_argument, NULL, OPT_BATCHES},
         {"layer", required_argument, NULL, OPT_LAYER},
         {"set", required_argument, NULL, OPT_SET},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"help", no_argument, NULL, OPT_HELP},
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
@@ -689,6 +705,9 @@ static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
         } else if (c == OPT_SET) {
             a->sets[a->n_sets++] = optarg;
             a->run_only = "set";
+        } else if (c == OPT_MAX_MEMORY) {
+            if (cli_max_memory(cmd, optarg, NULL) != 0)
+                return -1;
         } else if (file) {
             *file = optarg;
         } else if (cli_take_pop_option(c, optarg, &a->po)) {

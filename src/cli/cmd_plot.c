@@ -21,6 +21,7 @@
 
 #include "base/buf.h"
 #include "cli/cli.h"
+#include "base/input.h"
 #include "figure/plot.h"
 #include "io/digest.h"
 #include "pop/popfile.h"
@@ -29,7 +30,7 @@ extern char **environ;
 
 static const char usage_head[] =
     "usage: bnstudy plot [RESULTS_DIR] [--gnuplot PROG] [--scripts DIR]\n"
-    "                    [--list] [--tables DIR]\n"
+    "                    [--list] [--tables DIR] [--max-memory SIZE]\n"
     "\n"
     "Draw every figure the experiments in RESULTS_DIR (results) support,\n"
     "each experiment being a directory that `bnstudy sweep --out` wrote,\n"
@@ -47,6 +48,8 @@ static const char usage_head[] =
     "                   `set table`) to DIR/<experiment>/NAME.png.tab and\n"
     "                   its texts to NAME.N.set instead of images, for\n"
     "                   tests/figures.sh\n"
+    "  --max-memory SIZE  refuse results that would hold more than SIZE\n"
+    "                   bytes at once, K M G T allowed (2G)\n"
     "  -h, --help       this text\n"
     "\n"
     "figures:\n";
@@ -56,6 +59,7 @@ static const struct option options[] = {
     {"scripts", required_argument, NULL, 's'},
     {"list", no_argument, NULL, 'l'},
     {"tables", required_argument, NULL, 't'},
+    {"max-memory", required_argument, NULL, 'm'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -252,10 +256,10 @@ static int draw(const char *gnuplot, const char *scripts,
     snprintf(log, sizeof log, "%s/.%s.log", tables ? tables : figdir, f->name);
     int st = run(argv, log);
     int started = errno;
-    unsigned char *out = NULL;
-    size_t len;
+    char *out = NULL;
+    size_t len = 0;
     bn_error err;
-    if (popfile_slurp(log, (size_t)1 << 20, &out, &len, &err) != 0)
+    if (input_read(log, (size_t)1 << 20, 0, &out, &len, &err) != 0)
         out = NULL;
     unlink(log);
     int rc = 0;
@@ -270,8 +274,9 @@ static int draw(const char *gnuplot, const char *scripts,
         rc = 1;
     }
     if (out && out[0])
-        fputs((char *)out, stderr);
-    free(out), free(qn), free(qd), free(qt), free(assign);
+        fputs(out, stderr);
+    input_free(out, len);
+    free(qn), free(qd), free(qt), free(assign);
     return rc;
 }
 
@@ -287,11 +292,12 @@ static int draw(const char *gnuplot, const char *scripts,
 static int stamp_file(bn_buf *t, const char *path, const char *name,
                       int skip_build)
 {
-    unsigned char *bytes;
+    char *bytes;
     size_t len;
     bn_error err;
-    if (popfile_slurp(path, POPFILE_MAX_BYTES, &bytes, &len, &err) != 0)
+    if (input_read(path, POPFILE_MAX_BYTES, 0, &bytes, &len, &err) != 0)
         return -1;
+    size_t held = len;
     if (skip_build) {
         size_t o = 0;
         for (size_t i = 0; i < len;) {
@@ -308,8 +314,8 @@ static int stamp_file(bn_buf *t, const char *path, const char *name,
         len = o;
     }
     char hex[65];
-    digest_sha256_hex(bytes, len, hex);
-    free(bytes);
+    digest_sha256_hex((const unsigned char *)bytes, len, hex);
+    input_free(bytes, held);
     buf_printf(t, "%s  %s\n", hex, name);
     return 0;
 }
@@ -424,13 +430,13 @@ static int still_drawn(const char *final, const char *e, const plot_list *l,
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", final, STAMP_FILE);
-    unsigned char *old;
+    char *old;
     size_t len;
     bn_error err;
-    if (popfile_slurp(path, 4096, &old, &len, &err) != 0)
+    if (input_read(path, 4096, 0, &old, &len, &err) != 0)
         return 0;
     int same = len >= 64 && memcmp(old, hex, 64) == 0;
-    free(old);
+    input_free(old, len);
     size_t want = 1;
     for (size_t i = 0; same && i < l->n; i++) {
         if (strcmp(l->fig[i].experiment, e) != 0)
@@ -552,7 +558,7 @@ int cmd_plot(int argc, char **argv)
             list_only = 1;
         else if (c == 't')
             tables = optarg;
-        else
+        else if (c != 'm' || cli_max_memory(cmd, optarg, NULL) != 0)
             return CLI_EXIT_USAGE;
     }
     if (optind < argc)

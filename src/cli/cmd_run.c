@@ -6,6 +6,7 @@
  * before the run starts, so bad input exits 2 with nothing on stdout and
  * no file; and no output may name an input file.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -83,7 +84,7 @@ static void pop_usage(void)
     char list[512];
     printf("usage: bnstudy population [--order ORDER] [--seed S] "
            "[--batch-size B]\n"
-           "                          [--part training|held-out]\n"
+           "                          [--part training|held-out] [--max-memory SIZE]\n"
            "                          [--population FILE [--label COLUMN] "
            "[--group COLUMN]]\n"
            "\n"
@@ -108,6 +109,7 @@ static void pop_usage(void)
            "population's index\n",
            order_list(", ", list, sizeof list));
     cli_pop_help(stdout);
+    fputs(CLI_MAX_MEMORY_HELP, stdout);
     puts("  -h, --help             this text");
 }
 
@@ -134,10 +136,13 @@ static const struct {
 static int put(FILE *fp, bn_buf *b, const char *cmd, const char *what)
 {
     int bad = b->failed;
+    errno = 0;
     if (!bad && b->len)
         bad = fwrite(b->p, 1, b->len, fp) != b->len;
     buf_free(b);
-    return bad ? cli_error(cmd, "%s: cannot write", what) : 0;
+    return bad ? cli_error(cmd, "%s: cannot write: %s", what,
+                           errno ? strerror(errno) : "out of memory")
+               : 0;
 }
 
 /* Per-row outputs for --write-outputs: row index, then y_train and y_eval
@@ -270,8 +275,7 @@ static int run_args(run_cmd *r, const char *cmd, int argc, char **argv,
             if (cli_parse_count(cmd, "--max-work", optarg, &r->limits.work))
                 return -1;
         } else if (c == OPT_MAX_MEMORY) {
-            if (cli_parse_size(cmd, "--max-memory", optarg,
-                               &r->limits.bytes))
+            if (cli_max_memory(cmd, optarg, &r->limits.bytes))
                 return -1;
         } else if (c == OPT_SET) {
             r->sets[r->n_sets++] = optarg;
@@ -359,6 +363,7 @@ static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
     sweep_estimate_of(e, 1, 0, &est);
     if (sweep_check_limits(e, &est, &r->limits, "run", &err) != 0)
         return cli_error(cmd, "%s", err.msg), -1;
+    cli_warn_swamped(cmd, e);
     exp_config(e, 0, &r->cfg);
     for (int i = 0; i < N_OUTPUTS; i++)
         if (r->outs[i].path && r->cfg.model != writes[i].model)
@@ -493,14 +498,15 @@ int cmd_population(int argc, char **argv)
     const char *cmd = "population", *order_name = NULL, *part = NULL;
     uint64_t seed = 1, batch_size = 0;
     cli_pop_options po = {NULL, NULL, NULL};
-    struct option opts[5 + CLI_POP_OPTIONS + 1] = {
+    struct option opts[6 + CLI_POP_OPTIONS + 1] = {
         {"order", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},
         {"batch-size", required_argument, NULL, 'b'},
         {"part", required_argument, NULL, 'p'},
+        {"max-memory", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
     };
-    cli_pop_option_table(opts + 5); /* the last entry stays zero */
+    cli_pop_option_table(opts + 6); /* the last entry stays zero */
     int c;
     cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
     while ((c = cli_next(&p, NULL)) != -1) {
@@ -523,6 +529,9 @@ int cmd_population(int argc, char **argv)
             /* Checked against the rows once they are read. */
             if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 100000000,
                               &batch_size))
+                return CLI_EXIT_USAGE;
+        } else if (c == 'm') {
+            if (cli_max_memory(cmd, optarg, NULL) != 0)
                 return CLI_EXIT_USAGE;
         } else if (!cli_take_pop_option(c, optarg, &po)) {
             return CLI_EXIT_USAGE;

@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "study/exp.h"
-#include "study/shard.h"
+#include "io/shard.h"
 #include "io/sweep.h"
 
 static const char usage[] =
@@ -158,8 +158,7 @@ static int sweep_command(const char *cmd, int argc, char **argv)
                                 &opt.limits.work) != 0)
                 goto done;
         } else if (c == 'm') {
-            if (cli_parse_size(cmd, "--max-memory", optarg,
-                               &opt.limits.bytes) != 0)
+            if (cli_max_memory(cmd, optarg, &opt.limits.bytes) != 0)
                 goto done;
         } else if (c == 'k') {
             if (parse_shard(cmd, optarg, &opt) != 0)
@@ -200,12 +199,15 @@ static int sweep_command(const char *cmd, int argc, char **argv)
     ov.sets = sets;
     ov.n_sets = n_sets;
     out_inputs ins = {0};
+    ins.dirs = opt.merge;
+    ins.n_dirs = opt.n_merge;
     if (exp_load(e, argv[optind], &ov, &err) != 0 ||
         out_inputs_add(&ins, e->source, &err) != 0 ||
         out_inputs_add(&ins, e->popfile.path, &err) != 0 ||
         out_inputs_add(&ins, e->evalfile.path, &err) != 0 ||
         (opt.sets = sets, opt.n_sets = n_sets,
-         opt.progress = isatty(STDERR_FILENO), opt.inputs = &ins,
+         cli_warn_swamped(cmd, e), opt.progress = isatty(STDERR_FILENO),
+         opt.inputs = &ins,
          /* the relative scores are over features for the layer only */
          opt.on_population = e->models & RUN_MODEL_BIT(RUN_MODEL_LAYER)
                                  ? note_constant

@@ -11,7 +11,7 @@
 #include "claim/verify.h"
 
 static const char usage[] =
-    "usage: bnstudy verify [RESULTS_DIR] [--claims FILE]\n"
+    "usage: bnstudy verify [RESULTS_DIR] [--claims FILE] [--max-memory SIZE]\n"
     "\n"
     "Evaluate each claim of the claims file against the summary.tsv files in\n"
     "RESULTS_DIR (results), print a line per claim with the measured figure\n"
@@ -19,10 +19,13 @@ static const char usage[] =
     "2 if the claims or results cannot be read.\n"
     "\n"
     "  --claims FILE   the claims (experiments/claims.ini)\n"
+    "  --max-memory SIZE  refuse results that would hold more than SIZE\n"
+    "                  bytes at once, K M G T allowed (2G)\n"
     "  -h, --help      this text\n";
 
 static const struct option options[] = {
     {"claims", required_argument, NULL, 'c'},
+    {"max-memory", required_argument, NULL, 'm'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -38,7 +41,7 @@ int cmd_verify(int argc, char **argv)
             return fputs(usage, stdout), 0;
         if (c == 'c')
             claims = optarg;
-        else
+        else if (c != 'm' || cli_max_memory(cmd, optarg, NULL) != 0)
             return CLI_EXIT_USAGE;
     }
     if (optind < argc)

@@ -2,6 +2,7 @@
  * bnstudy's entry point: dispatch to a command. Library code never exits or
  * prints.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,12 +44,15 @@ static const command commands[] = {
     {.name = "plot", .fn = cmd_plot},
 };
 
-/* A full disk or a closed pipe must not pass for success. */
+/* A full disk or a closed pipe must not pass for success; a command
+ * that failed has said so already, and one fault is one message. */
 static int finish(int rc)
 {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error(NULL, "cannot write standard output");
-        return rc ? rc : CLI_EXIT_USAGE;
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        cli_error(NULL, "standard output: cannot write: %s",
+                  errno ? strerror(errno) : "a write failed");
+        return CLI_EXIT_USAGE;
     }
     return rc;
 }
@@ -57,9 +61,16 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return fputs(usage, stderr), CLI_EXIT_USAGE;
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        if (argc > 2)
+            return cli_error(NULL, "%s takes no argument, got '%s'", argv[1],
+                             argv[2]);
         return fputs(usage, stdout), finish(0);
+    }
     if (strcmp(argv[1], "--version") == 0) {
+        if (argc > 2)
+            return cli_error(NULL, "--version takes no argument, got '%s'",
+                             argv[2]);
         /* The version, then the manifest's build rows. */
         size_t n;
         const provenance_row *rows = provenance_rows(&n);
@@ -69,6 +80,7 @@ int main(int argc, char **argv)
                 printf("%s\t%s\n", rows[i].key, rows[i].value);
         return finish(0);
     }
+    cli_default_budget();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return finish(commands[i].fn(argc - 1, argv + 1));

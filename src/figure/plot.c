@@ -29,10 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/numread.h"
 #include "figure/plot_parts.h"
 #include "model/order.h"
 #include "model/run.h"
 #include "study/exp.h"
+#include "study/out.h"
 
 /* ---- text ---- */
 
@@ -176,9 +178,8 @@ void sl_free(strlist *l)
 
 double num(const char *s)
 {
-    char *end;
-    double v = strtod(s, &end);
-    return end == s || *end ? NAN : v;
+    double v;
+    return numread_g17(s, NUMREAD_DASH | NUMREAD_INF, &v) == 0 ? v : NAN;
 }
 
 int same(double a, double b)
@@ -241,6 +242,28 @@ static int find_axes(table_t *tb, bn_error *err)
     return 0;
 }
 
+/* Every cell of a column of numbers is one as bnstudy writes it (or the
+ * writers' "-" or "inf" where they put one): a figure drawn from a cell
+ * that is not would plot what no run measured. */
+static int check_numbers(const table_t *tb, bn_error *err)
+{
+    const tsv_table *t = &tb->t;
+    for (size_t c = 0; c < t->ncol; c++) {
+        unsigned allow = out_column_cells(t->names[c]);
+        if (allow & OUT_CELL_TEXT)
+            continue;
+        for (size_t r = 0; r < t->nrow; r++) {
+            double v;
+            const char *cell = tsv_cell(t, r, c);
+            if (numread_g17(cell, allow, &v) < 0)
+                return bn_fail(err, "%s:%zu: column %s: '%s' is not a "
+                                    "number as bnstudy writes one",
+                               tb->path, r + 2, t->names[c], cell);
+        }
+    }
+    return 0;
+}
+
 static void table_free(table_t *tb)
 {
     for (size_t i = 0; i < tb->nax; i++)
@@ -298,7 +321,11 @@ static int load_table(const plot_source *src, const char *file, table_t *tb,
     memset(tb, 0, sizeof *tb);
     int rc = src->files ? parse_table(src, file, tb, err)
                         : read_table(src->dir, file, tb, err);
-    return rc != 0 || !tb->ok ? rc : find_axes(tb, err);
+    if (rc != 0 || !tb->ok)
+        return rc;
+    if (strcmp(file, "manifest.tsv") != 0 && check_numbers(tb, err) != 0)
+        return -1;
+    return find_axes(tb, err);
 }
 
 const axis_t *axis_of(const table_t *tb, int key)
@@ -332,6 +359,19 @@ const char *manifest_value(const plot_exp *x, const char *key)
     return NULL;
 }
 
+/* The sd of a manifest's generated feature, "NAME MEAN SD RHO", as the
+ * manifest writes it. */
+static int feature_sd(const char *v, double *sd)
+{
+    char buf[BN_LINE_MAX + 1], *word[4], *save;
+    size_t n = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *w = strtok_r(buf, " ", &save); w && n < 4;
+         w = strtok_r(NULL, " ", &save))
+        word[n++] = w;
+    return n == 4 && numread_g17(word[2], 0, sd) == 0 ? 0 : -1;
+}
+
 /* The true variances' spread: features.tsv's, else the manifest's
  * generated features (sd); a file's population without features.tsv is
  * taken to differ, which only adds the relative score. */
@@ -350,11 +390,9 @@ static int scales_differ(const plot_exp *x)
     } else if (x->manifest.ok) {
         const tsv_table *t = &x->manifest.t;
         for (size_t r = 0; r < t->nrow; r++) {
-            double mean, sd, rho;
-            char name[256];
+            double sd;
             if (strcmp(tsv_cell(t, r, 0), "population.feature") != 0 ||
-                sscanf(tsv_cell(t, r, 1), "%255s %lf %lf %lf", name, &mean,
-                       &sd, &rho) != 4 || !(sd > 0))
+                feature_sd(tsv_cell(t, r, 1), &sd) != 0 || !(sd > 0))
                 continue;
             lo = sd * sd < lo ? sd * sd : lo;
             hi = sd * sd > hi ? sd * sd : hi;

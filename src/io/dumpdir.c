@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/input.h"
 #include "base/tsv.h"
 #include "pop/pop.h"
 #include "pop/popfile.h"
@@ -23,13 +24,47 @@ typedef struct {
     const char *path;
 } kv_file;
 
+/* A row's key, for finding one given twice. */
+typedef struct {
+    const char *key;
+    size_t row;
+} kv_entry;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const kv_entry *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+/* Every key once: a key given twice would leave one of its values
+ * unread (kv_row takes the first). */
+static int kv_unique(const kv_file *kv, bn_error *err)
+{
+    size_t n = kv->t.nrow;
+    kv_entry *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e)
+        return bn_fail(err, "out of memory");
+    for (size_t r = 0; r < n; r++)
+        e[r] = (kv_entry){tsv_cell(&kv->t, r, (size_t)kv->key), r};
+    qsort(e, n, sizeof *e, cmp_entry);
+    int rc = 0;
+    for (size_t i = 1; rc == 0 && i < n; i++)
+        if (strcmp(e[i].key, e[i - 1].key) == 0)
+            rc = bn_fail(err, "%s:%zu: key '%s' already given on line %zu",
+                         kv->path, e[i].row + 2, e[i].key, e[i - 1].row + 2);
+    free(e);
+    return rc;
+}
+
 static int kv_open(const char *path, kv_file *kv, bn_error *err)
 {
     kv->path = path;
     if (tsv_read(path, &kv->t, err) != 0)
         return -1;
     if (tsv_need_column(&kv->t, path, "key", &kv->key, err) != 0 ||
-        tsv_need_column(&kv->t, path, "value", &kv->value, err) != 0) {
+        tsv_need_column(&kv->t, path, "value", &kv->value, err) != 0 ||
+        kv_unique(kv, err) != 0) {
         tsv_free(&kv->t);
         return -1;
     }
@@ -120,7 +155,8 @@ int dumpdir_settings(const char *path, dump_settings *s, bn_error *err)
         goto done;
     }
     if (!(s->eps >= 0)) {
-        bn_fail(err, "%s: eps must be >= 0", path);
+        bn_fail(err, "%s:%ld: eps must be >= 0, got %s", path,
+                kv_row(&kv, "eps") + 2, kv_str(&kv, "eps"));
         goto done;
     }
     rc = 0;
@@ -243,6 +279,15 @@ static int read_stats_file(const char *dir, dump_layer *l, int recording,
     if (!running_only && (recording ? recording_columns(&t, path, l, err)
                                     : dump_columns(&t, path, l, err)))
         goto done;
+    /* The evaluation data's mean and variance come together: the
+     * comparison reads both (the fuzz target found one without the
+     * other read as a null pointer). */
+    if (!l->em != !l->ev) {
+        bn_fail(err, "%s: %s without %s", path,
+                l->em ? "eval_mean" : "eval_var",
+                l->em ? "eval_var" : "eval_mean");
+        goto done;
+    }
     for (size_t j = 0; j < l->f; j++)
         if (l->rv[j] < 0 || (l->tv && l->tv[j] < 0) ||
             (l->ev && l->ev[j] < 0)) {
@@ -268,7 +313,7 @@ static int read_npy(const char *dir, const char *name, const char *ext,
     int rc = popfile_slurp(path, POPFILE_MAX_BYTES, &bytes, &len, err);
     if (rc == 0) {
         rc = popfile_parse(path, bytes, len, NULL, pf, err);
-        free(bytes);
+        input_free((char *)bytes, len);
     }
     if (rc == 0 && pf->f != f)
         rc = bn_fail(err, "%s: %zu columns, the layer has %zu features",
@@ -720,8 +765,10 @@ static int read_layers(const char *dir, dump_dir *d, bn_error *err)
         bn_fail(err, "out of memory");
         goto done;
     }
-    for (size_t r = 0; r < t.nrow; r++, d->n++) {
-        dump_layer *l = &d->layers[r];
+    for (size_t r = 0; r < t.nrow; r++) {
+        /* Counted before it is filled, so that dumpdir_free frees what a
+         * refusal part way leaves (the fuzz target found the leak). */
+        dump_layer *l = &d->layers[d->n++];
         const char *name = tsv_cell(&t, r, (size_t)c_name);
         const char *type = tsv_cell(&t, r, (size_t)c_type);
         if (!plain_name(name)) {

@@ -108,7 +108,7 @@ static int read_file(exp_t *e, const exp_popfile *f, key_id k,
                        sub.msg);
     digest_sha256_hex(bytes, len, sha);
     int rc = parse(e, bytes, len, sha, err);
-    free(bytes);
+    input_free((char *)bytes, len);
     return rc;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/input.h"
 #include "io/digest.h"
 #include "study/dist.h"
 #include "study/out.h"
@@ -27,7 +28,7 @@
 #include "io/provenance.h"
 #include "study/resultdir.h"
 #include "model/run.h"
-#include "study/shard.h"
+#include "io/shard.h"
 
 /* ---- the estimate ---- */
 
@@ -111,17 +112,6 @@ void sweep_estimate_of(const exp_t *e, unsigned jobs, int files,
                  est->writing;
 }
 
-/* "6.4 GiB". */
-static const char *size_text(double b, char buf[32])
-{
-    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4)
-        b /= 1024, u++;
-    snprintf(buf, 32, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
-    return buf;
-}
-
 int sweep_check_limits(const exp_t *e, const sweep_estimate *est,
                        const sweep_limits *lim, const char *what,
                        bn_error *err)
@@ -153,12 +143,12 @@ int sweep_check_limits(const exp_t *e, const sweep_estimate *est,
                        "population %s, %u thread%s x %s of run buffers, "
                        "%s for writing), more than the limit of %s; "
                        "--max-memory raises it",
-                       src, sep, what, size_text(est->bytes, all),
-                       size_text(est->population, pop), est->threads,
+                       src, sep, what, input_size_about(est->bytes, all),
+                       input_size_about(est->population, pop), est->threads,
                        est->threads == 1 ? "" : "s",
-                       size_text(est->per_thread, run),
-                       size_text(est->writing, writing),
-                       size_text(lim->bytes, limit));
+                       input_size_about(est->per_thread, run),
+                       input_size_about(est->writing, writing),
+                       input_size_about(lim->bytes, limit));
     }
     return 0;
 }
@@ -250,6 +240,17 @@ static int sink_open(sink *s, const resultdir *rd, const char *file,
 
 /* ---- the window ---- */
 
+/* A shard's digests of its rows (shard.h): for each file of rows, the
+ * SHA-256 of each block of configurations' rows, of the very bytes handed
+ * to the file, for the manifest to record and the merge to hold the rows
+ * to. */
+typedef struct {
+    size_t block;        /* configurations a block; 0: not a shard */
+    digest_sha256 sha[OUT_FILE_COUNT];
+    char hex[OUT_FILE_COUNT][SHARD_BLOCKS][65];
+    size_t n;            /* blocks done */
+} row_digests;
+
 enum { SLOT_FREE, SLOT_RUNNING, SLOT_DONE };
 enum {
     TEXT_SUMMARY, TEXT_FEATURES, TEXT_TABLE, TEXT_CURVE, TEXT_EFFECTIVE,
@@ -273,6 +274,7 @@ typedef struct {
     unsigned wanted; /* the files to write, bit out_file_id */
     int many; /* many seeds: the table comes from dist */
     shard_set *shards; /* a merge's, or NULL */
+    row_digests digests; /* a shard's */
     exp_column cols[EXP_MAX_COLUMNS];
     sink files[OUT_FILE_COUNT];
     dist_acc *dist;
@@ -368,9 +370,56 @@ static int across_seeds(const sweep_work *w, int file)
     return 0;
 }
 
+/* The files whose rows a shard's manifest records digests of, and the
+ * text of a configuration's rows of each. */
+static const struct {
+    int file, text;
+} digested[] = {
+    {.file = OUT_SUMMARY, .text = TEXT_SUMMARY},
+    {.file = OUT_FEATURES, .text = TEXT_FEATURES},
+    {.file = OUT_CURVE, .text = TEXT_CURVE},
+    {.file = OUT_EFFECTIVE, .text = TEXT_EFFECTIVE},
+};
+#define N_DIGESTED (sizeof digested / sizeof *digested)
+
+/* The k-th configuration's rows of a shard into their files' digests,
+ * and a block's digests taken once its last configuration is in. */
+static void digest_rows(sweep_work *w, size_t k, const slot *s)
+{
+    row_digests *d = &w->digests;
+    for (size_t i = 0; i < N_DIGESTED; i++) {
+        const bn_buf *t = &s->text[digested[i].text];
+        if (w->files[digested[i].file].fd >= 0 && t->len)
+            digest_add(&d->sha[i], t->p, t->len);
+    }
+    if ((k + 1) % d->block != 0 && k + 1 != w->n)
+        return;
+    for (size_t i = 0; i < N_DIGESTED; i++)
+        digest_end(&d->sha[i], d->hex[i][d->n]);
+    d->n++;
+}
+
+/* A shard's digest lines, for its manifest. */
+static void digest_lines(const sweep_work *w, bn_buf *b)
+{
+    const row_digests *d = &w->digests;
+    for (size_t i = 0; i < N_DIGESTED; i++) {
+        if (w->files[digested[i].file].fd < 0)
+            continue;
+        for (size_t j = 0; j < d->n; j++) {
+            size_t lo = j * d->block, hi = (j + 1) * d->block;
+            hi = (hi < w->n ? hi : w->n) - 1;
+            buf_printf(b, "%s\t%s %zu %zu %s\n", SHARD_DIGEST_KEY,
+                       out_file_get(digested[i].file)->file,
+                       w->first + lo * w->stride, w->first + hi * w->stride,
+                       d->hex[i][j]);
+        }
+    }
+}
+
 /* Configuration k's rows into the files that take a row per
  * configuration. Called in configuration order. */
-static int put_rows(sweep_work *w, slot *s, bn_error *err)
+static int put_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
 {
     if (sink_put(&w->files[OUT_SUMMARY], &s->text[TEXT_SUMMARY], err) ||
         sink_put(&w->files[OUT_FEATURES], &s->text[TEXT_FEATURES], err) ||
@@ -379,6 +428,8 @@ static int put_rows(sweep_work *w, slot *s, bn_error *err)
         (!w->many &&
          sink_put(&w->files[OUT_TABLE], &s->text[TEXT_TABLE], err)))
         return -1;
+    if (w->digests.block)
+        digest_rows(w, k, s);
     return 0;
 }
 
@@ -404,12 +455,21 @@ static int put_summaries(sweep_work *w, size_t k, slot *s, bn_error *err)
 
 static int write_rows(sweep_work *w, size_t k, slot *s, bn_error *err)
 {
-    return put_rows(w, s, err) || put_summaries(w, k, s, err) ? -1 : 0;
+    return put_rows(w, k, s, err) || put_summaries(w, k, s, err) ? -1 : 0;
 }
 
-/* Every file but those made across seeds, written and synced. */
+/* Every file but those made across seeds, written and synced; a shard's
+ * manifest ends with its rows' digests, now that the rows are all in. */
 static int close_rows(sweep_work *w, bn_error *err)
 {
+    if (w->digests.block) {
+        bn_buf b = {0};
+        digest_lines(w, &b);
+        int rc = sink_put(&w->files[OUT_MANIFEST], &b, err);
+        buf_free(&b);
+        if (rc != 0)
+            return -1;
+    }
     for (int i = 0; i < OUT_FILE_COUNT; i++)
         if (!across_seeds(w, i) && sink_close(&w->files[i], err) != 0)
             return -1;
@@ -428,7 +488,7 @@ static void drain(sweep_work *w)
         size_t k = w->written;
         pthread_mutex_unlock(&w->lock);
         bn_error err;
-        int rc = put_rows(w, s, &err);
+        int rc = put_rows(w, k, s, &err);
         if (rc == 0 && k + 1 == w->n) {
             /* The last rows are in: a thread out of work may close their
              * files while this one summarises the last group of seeds. */
@@ -643,6 +703,9 @@ static void work_init(sweep_work *w, const exp_t *e, const sweep_options *opt,
         w->many = 0;
         snprintf(stem, cap, "%s.shard-%u-of-%u", e->stem, opt->shard,
                  opt->shards);
+        w->digests.block = shard_block_size(w->n);
+        for (size_t i = 0; i < N_DIGESTED; i++)
+            digest_begin(&w->digests.sha[i]);
     }
     w->rows_done = w->n == 0; /* a shard past the last configuration */
     w->progress = opt->progress;

@@ -7,9 +7,9 @@
  * it recomputes the buffers after training, what the closed form of
  * expect.h needs, and the settings it refuses. Adding an estimator is one
  * enum value in bnlayer.h and one row in estimator.c (a recursive one:
- * its update and its step, which the closed form runs); the experiment
- * keys, the command line, the sweep, the writers and expect.c read the
- * table.
+ * its update and its step, which the closed form runs), and its reference
+ * in the tests (docs/architecture.md, "Recipes"); the experiment keys,
+ * the command line, the sweep, the writers and expect.c read the table.
  *
  * This module depends on libm and num.c only (no GSL, libinih or
  * nettle), so that a build without them (the web page) has the same

@@ -93,6 +93,86 @@ int run_eval_pop(const run_pops *p, const run_config *cfg, pop_t *made,
     return 0;
 }
 
+/* ---- the rows' range ---- */
+
+/* The farthest pop's values of feature j are from its mean. */
+static double spread(const pop_t *pop, size_t j)
+{
+    double r = 0.0;
+    for (size_t i = 0; i < pop->n; i++) {
+        double d = fabs(pop->x[i * pop->f + j] - pop->mean[j]);
+        r = d > r ? d : r;
+    }
+    return r;
+}
+
+/* A setting that moves or scales rows (key, its value v) puts feature j
+ * of pop at about `at`: past POP_MAX_SCALE, the most a population's value
+ * may be (pop.h), it is refused, naming the setting. */
+static int out_of_range(const pop_t *pop, size_t j, int key, const char *name,
+                        double v, const char *rows, double at, int *blame,
+                        bn_error *err)
+{
+    if (!(at > POP_MAX_SCALE))
+        return 0;
+    if (blame)
+        blame[0] = key, blame[1] = -1;
+    return bn_fail(err, "%s %g puts feature %s's %s rows at about %.3g, "
+                        "beyond %g, the most a population's value may be "
+                        "(their variances and squared errors would "
+                        "overflow)",
+                   name, v, pop->names[j], rows, at, POP_MAX_SCALE);
+}
+
+/* The rows a run computes with stay within POP_MAX_SCALE, as the
+ * population's own do: the training rows moved by the drift (by up to
+ * drift_size sd) and the evaluation rows moved and scaled by
+ * [evaluation] (mu + shift sd + scale (x - mu) + offset), each bounded
+ * from the rows' own mean, sd and spread before anything runs, so an
+ * overflow is blamed on the setting that makes it and not on the
+ * features. */
+static int check_range(const run_pops *p, const run_config *cfg,
+                       int *blame, bn_error *err)
+{
+    const pop_t *train = run_train_pop(p, cfg);
+    const pop_t *base = models[cfg->model].held_out ? p->held_out
+                        : p->eval_file              ? p->eval_file
+                                                    : train;
+    int drift = cfg->drift.profile.kind != DRIFT_NONE &&
+                cfg->drift.size != 0.0;
+    int moved = cfg->eval.shift != 0.0 || cfg->eval.scale != 1.0 ||
+                cfg->eval.offset != 0.0;
+    for (size_t j = 0; drift && j < train->f; j++) {
+        double sd = sqrt(train->var[j]);
+        double at = fabs(train->mean[j]) + fabs(cfg->drift.size) * sd +
+                    spread(train, j);
+        if (out_of_range(train, j, KEY_DRIFT_SIZE, "drift_size",
+                         cfg->drift.size, "training", at, blame, err))
+            return -1;
+    }
+    for (size_t j = 0; base && moved && j < base->f; j++) {
+        double sd = sqrt(base->var[j]), r = spread(base, j);
+        double mu = fabs(base->mean[j]);
+        const struct {
+            int key;
+            const char *name;
+            double v, at;
+        } term[] = {
+            {KEY_EVAL_SHIFT, "shift", cfg->eval.shift,
+             mu + fabs(cfg->eval.shift) * sd + r},
+            {KEY_EVAL_SCALE, "scale", cfg->eval.scale,
+             mu + cfg->eval.scale * r},
+            {KEY_EVAL_OFFSET, "offset", cfg->eval.offset,
+             mu + fabs(cfg->eval.offset) + r},
+        };
+        for (size_t t = 0; t < sizeof term / sizeof *term; t++)
+            if (out_of_range(base, j, term[t].key, term[t].name, term[t].v,
+                             "evaluation", term[t].at, blame, err))
+                return -1;
+    }
+    return 0;
+}
+
 static int blamed(int *blame, int k0, int k1)
 {
     if (blame) {
@@ -226,7 +306,8 @@ int run_setup_make(const run_pops *p, const run_config *cfg, int *blame,
     if ((unsigned)cfg->model >= RUN_MODEL_COUNT)
         return bn_fail(err, "no model numbered %d", (int)cfg->model);
     s->train = run_train_pop(p, cfg);
-    if (run_check(cfg, s->train, blame, err) != 0)
+    if (run_check(cfg, s->train, blame, err) != 0 ||
+        check_range(p, cfg, blame, err) != 0)
         return -1;
     if (run_eval_pop(p, cfg, &s->shifted, &s->eval, err) != 0)
         return -1;

@@ -18,6 +18,17 @@
 #include "base/input.h"
 #include "pop/pop.h"
 
+/* What a label or group cell costs while it is read and numbered, for
+ * the reading budget: its pointer, its string's allocation, and its
+ * share of the numbering (factorize). */
+#define CATEGORY_BYTES 64
+
+/* Why a value past POP_MAX_SCALE is refused, as a generated feature's
+ * |mean| + 64 sd is (pop.h). */
+static const char too_large_why[] =
+    "the most a population's value may be (its variances and their "
+    "squared errors would overflow)";
+
 /* ------------------------------------------------------------ small pieces */
 
 /* A piece of input quoted in a message: printable ASCII as is (a
@@ -394,6 +405,12 @@ static int parse_number(const text_reader *r, size_t col, const char *name,
                            "%s:%zu:%zu: column '%s': %s is beyond the range "
                            "of a double",
                            r->path, r->line, col, nbuf, show(vbuf, s, len));
+        if (fabs(v) > POP_MAX_SCALE)
+            return bn_fail(err,
+                           "%s:%zu:%zu: column '%s': %s is beyond %g in "
+                           "magnitude, %s",
+                           r->path, r->line, col, nbuf, show(vbuf, s, len),
+                           POP_MAX_SCALE, too_large_why);
         *out = v;
         return 0;
     }
@@ -648,6 +665,7 @@ static int parse_text(const char *path, const unsigned char *bytes,
     text_state t;
     memset(&t, 0, sizeof t);
     size_t rows = 0, f = 0, max_rows = 0, label_col = 0, group_col = 0;
+    size_t held = 0;
     double *x = NULL;
     int rc = -1;
     p = line_at(&r, p, end);
@@ -658,8 +676,16 @@ static int parse_text(const char *path, const unsigned char *bytes,
     max_rows = 1;
     for (const unsigned char *q = p; q < end; q++)
         max_rows += *q == '\n';
-    if (max_rows > SIZE_MAX / sizeof(double) / f) {
+    if (max_rows > SIZE_MAX / (f * sizeof(double) + 2 * CATEGORY_BYTES)) {
         bn_fail(err, "%s: too many values for memory", path);
+        goto done;
+    }
+    /* The values, and for a label or group column a string a row. */
+    held = max_rows * (f * sizeof *x + ((opt->label != NULL) +
+                                        (opt->group != NULL)) *
+                                           CATEGORY_BYTES);
+    if (input_charge(path, held, "its values", err) != 0) {
+        held = 0;
         goto done;
     }
     x = bn_alloc_large(max_rows * f * sizeof *x);
@@ -682,10 +708,12 @@ static int parse_text(const char *path, const unsigned char *bytes,
     pf->n = rows;
     pf->f = f;
     pf->x = x;
+    pf->held = held;
     x = NULL;
     rc = 0;
 done:
     if (rc != 0) {
+        input_release(held);
         pop_factor_free(&pf->label);
         pop_factor_free(&pf->group);
         free(pf->names);
@@ -1016,6 +1044,12 @@ static int npy_values(const char *path, const unsigned char *b,
                                "population needs every value finite",
                                path, i + 1, j + 1,
                                isnan(v) ? "NaN" : "infinite");
+            if (fabs(v) > POP_MAX_SCALE)
+                return bn_fail(err,
+                               "%s: row %zu, column %zu: %g is beyond %g in "
+                               "magnitude, %s",
+                               path, i + 1, j + 1, v, POP_MAX_SCALE,
+                               too_large_why);
             x[i * f + j] = v;
         }
     return 0;
@@ -1059,11 +1093,15 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
         return -1;
     size_t n = in.dims[0], f = in.dims[1];
     memset(pf, 0, sizeof *pf);
+    /* npy_check_shape bounds n x f by the data's bytes. */
+    if (input_charge(path, n * f * sizeof(double), "its values", err) != 0)
+        return -1;
     double *x = bn_alloc_large(n * f * sizeof *x);
     char **names = calloc(f, sizeof *names);
     if (!x || !names) {
         free(x);
         free(names);
+        input_release(n * f * sizeof(double));
         return bn_fail(err, "%s: out of memory for %zu x %zu values", path,
                        n, f);
     }
@@ -1073,12 +1111,14 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
     if (rc != 0) {
         free(x);
         free(names);
+        input_release(n * f * sizeof(double));
         return -1;
     }
     pf->n = n;
     pf->f = f;
     pf->x = x;
     pf->names = names;
+    pf->held = n * f * sizeof(double);
     return 0;
 }
 
@@ -1158,6 +1198,7 @@ void popfile_free(popfile *pf)
     free(pf->x);
     pop_factor_free(&pf->label);
     pop_factor_free(&pf->group);
+    input_release(pf->held);
     memset(pf, 0, sizeof *pf);
 }
 

@@ -39,14 +39,20 @@ typedef struct {
     double *x;      /* row-major n x f, every value finite */
     char **names;   /* f feature names: the header's, or f0, f1, ... */
     pop_factor label, group;
+    size_t held; /* bytes of the reading budget (input.h) x and the
+                  * columns hold; pop_from_file hands them to the
+                  * population, for the command's life */
 } popfile;
 
 /* The default bound on a file's size for popfile_slurp: 1 GiB. */
 #define POPFILE_MAX_BYTES ((size_t)1 << 30)
 
-/* Read the whole file at path into *bytes (malloc'd, with a NUL after the
- * last byte that *len does not count). A file longer than max_bytes is
- * refused, with the bound in the message, never cut short. */
+/* Read the whole file at path into *bytes (with a NUL after the last byte
+ * that *len does not count; freed with input_free, input.h). A file
+ * longer than max_bytes, or than the reading budget leaves, is refused
+ * with the bound in the message (a regular file before it is read),
+ * never cut short. popfile_parse then holds the values within the budget
+ * too, beside the bytes. */
 int popfile_slurp(const char *path, size_t max_bytes, unsigned char **bytes,
                   size_t *len, bn_error *err);
 

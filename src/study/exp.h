@@ -278,6 +278,14 @@ int exp_read_population(exp_t *e, bn_error *err);
 int exp_blame(const exp_t *e, const run_config *cfg, const int *blame,
               const char *msg, bn_error *err);
 
+/* A result that means nothing, though no rule refuses it: a beta so much
+ * larger than gamma (2^52 times) that the layer's outputs, gamma times
+ * the normalised value plus beta, round to beta, and the scores of the
+ * outputs (the score table's that gamma and beta scale) measure only
+ * that. 1 with the words for a warning in buf, naming where beta was
+ * set; 0 when every configuration means what it says. */
+int exp_swamped(const exp_t *e, char *buf, size_t cap);
+
 struct score_def_s;
 
 /* A column of summary.tsv: a key column (exp.h) or a score (score.h). */

@@ -7,6 +7,7 @@
  */
 #include "study/exp.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,13 +92,74 @@ static const char *model_names(unsigned models, char *buf, size_t cap)
     return buf;
 }
 
+/* Where key k is set on the command line, for a default nothing set:
+ * "--batch-size" for an option, else its --set name, "population.rows". */
+static const char *key_option(int k, char buf[64])
+{
+    const key_def *d = &keys[k];
+    if (!d->nest) {
+        snprintf(buf, 64, "%s.%s", d->section ? d->section : "", d->name);
+        return buf;
+    }
+    snprintf(buf, 64, "--%s", d->name);
+    for (char *c = buf; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+    return buf;
+}
+
+/* Where keys k0 and k1 were set, as origin says, or for a run's options
+ * (no file to name: the command says which command) the option of the
+ * first: NULL when there is none. */
+static const char *where_set(const exp_t *e, int k0, int k1, char buf[64])
+{
+    const char *where = origin(e, k0, k1);
+    if (where != e->source || e->source_is_file)
+        return where;
+    int k = k0 >= 0 ? k0 : k1;
+    return k < 0 ? NULL : key_option(k, buf);
+}
+
 int exp_blame(const exp_t *e, const run_config *cfg, const int *blame,
               const char *msg, bn_error *err)
 {
-    char values[200];
+    char values[200], opt[64];
+    const char *where = where_set(e, blame[0], blame[1], opt);
     blamed_values(e, cfg, blame, values, sizeof values);
-    return bn_fail(err, "%s: %s%s", origin(e, blame[0], blame[1]), values,
-                   msg);
+    if (!where)
+        return bn_fail(err, "%s%s", values, msg);
+    return bn_fail(err, "%s: %s%s", where, values, msg);
+}
+
+int exp_swamped(const exp_t *e, char *buf, size_t cap)
+{
+    if (!(e->models & RUN_MODEL_BIT(RUN_MODEL_LAYER)))
+        return 0;
+    for (size_t i = 0; i < e->n[KEY_GAMMA]; i++)
+        for (size_t j = 0; j < e->n[KEY_BETA]; j++) {
+            double g = e->v[KEY_GAMMA][i].r, b = e->v[KEY_BETA][j].r;
+            if (g == 0.0 || !(fabs(b) > 0x1p52 * fabs(g)))
+                continue;
+            char opt[64];
+            size_t len = (size_t)snprintf(
+                buf, cap, "%s: beta %g is more than 2^52 times gamma %g: the "
+                          "outputs (gamma times the normalised value plus "
+                          "beta) round to beta, so",
+                where_set(e, KEY_BETA, KEY_GAMMA, opt), b, g);
+            const char *sep = " ";
+            int n = 0;
+            for (size_t k = 0; score_get(k) && len < cap; k++)
+                if (score_get(k)->scale[0] == KEY_GAMMA) {
+                    len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                            sep, score_get(k)->name);
+                    sep = ", ";
+                    n++;
+                }
+            if (len < cap)
+                snprintf(buf + len, cap - len, " %s nothing",
+                         n == 1 ? "measures" : "measure");
+            return 1;
+        }
+    return 0;
 }
 
 /* A population read from a file has no rows, seed, feature or classes
@@ -474,6 +536,16 @@ static int model_outputs(exp_t *e, bn_error *err)
     char a[80], b[80];
     for (int f = 0; out_file_get(f); f++) {
         const out_file_def *d = out_file_get(f);
+        /* A file named that the sweep would not write is no file: a
+         * result set without it, and an exit status of 0. */
+        if (was_set(e, KEY_OUTPUTS) && (e->outputs & (1u << f)) &&
+            d->many_seeds && e->n[KEY_SEED] < 2)
+            return bn_fail(err, "%s: outputs: %s summarises the seeds, and "
+                                "seed has one value (%s): the sweep would "
+                                "not write it",
+                           e->from[KEY_OUTPUTS], d->name,
+                           was_set(e, KEY_SEED) ? e->from[KEY_SEED]
+                                                : "the default");
         if (was_set(e, KEY_OUTPUTS) && (e->outputs & (1u << f)) &&
             d->model >= 0 && !(e->models & RUN_MODEL_BIT(d->model)))
             return bn_fail(err, "%s: outputs: %s is a file of %s, and this "

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/numread.h"
 #include "pop/convpop.h"
 #include "study/exp.h"
 #include "study/outfile.h"
@@ -161,6 +162,36 @@ int out_check_not_input(const out_inputs *ins, const char *path,
                            "%s is the input file %s: an output never "
                            "replaces an input",
                            path, ins->file[i].path);
+    return 0;
+}
+
+unsigned out_column_cells(const char *name)
+{
+    /* distribution.tsv's summaries of a score across seeds. */
+    static const char *const across[] = {"mean", "sd", "p05", "p50", "p95"};
+    int k = exp_key_column(name);
+    if (k >= 0) {
+        const key_def *d = exp_key((key_id)k);
+        run_config cfg;
+        key_cell c;
+        run_default_config(&cfg);
+        memset(&c, 0, sizeof c);
+        d->get(&cfg, &c);
+        if (c.kind == CELL_TEXT)
+            return OUT_CELL_TEXT;
+        return d->models != RUN_MODEL_BIT(RUN_MODEL_COUNT) - 1
+                   ? NUMREAD_DASH : 0;
+    }
+    const score_def *s = score_find(name);
+    if (s && s->kind == SCORE_FEATURE)
+        return OUT_CELL_TEXT;
+    if (s)
+        return NUMREAD_DASH | (s->relative ? NUMREAD_INF : 0);
+    if (strcmp(name, "feature") == 0 || strcmp(name, "score") == 0)
+        return OUT_CELL_TEXT;
+    for (size_t i = 0; i < sizeof across / sizeof *across; i++)
+        if (strcmp(name, across[i]) == 0)
+            return NUMREAD_INF;
     return 0;
 }
 

@@ -40,13 +40,17 @@ void out_abort(out_file *of);
 int out_same_file(const char *a, const char *b);
 
 /* The files a command reads, which no output may replace: known by device
- * and inode, so no spelling of a path (./x, a hard link) gets past. */
+ * and inode, so no spelling of a path (./x, a hard link) gets past; and
+ * the directories it reads (a merge's shards), which no result set may
+ * replace. */
 typedef struct {
     size_t n;
     struct {
         const char *path;
         unsigned long long dev, ino;
     } file[4];
+    char *const *dirs;
+    size_t n_dirs;
 } out_inputs;
 
 /* Add the file at path (NULL is skipped) to ins. */
@@ -96,6 +100,16 @@ void out_effective_rows(bn_buf *fp, unsigned models, const pop_t *pop,
  * (summary, features, curve or effective: file is its out_file_id);
  * nothing for the other files, whose first lines are made elsewhere. */
 void out_rows_header(bn_buf *fp, int file, unsigned models);
+/* What the writers put in the column called name of bnstudy's TSV files
+ * (summary, features, curve, effective, distribution, expectation), for
+ * the readers that take numbers back (numread.h): OUT_CELL_TEXT for a
+ * column of names (a text setting, a feature, a score's name), else a
+ * number and the stand-ins the writers may put there instead,
+ * NUMREAD_DASH where a row has no value (a setting or a score of another
+ * model) and NUMREAD_INF where a relative score or its summary across
+ * seeds is infinite. A name no writer writes reads as a number. */
+#define OUT_CELL_TEXT 0x100u
+unsigned out_column_cells(const char *name);
 /* The population's rows in the given order: header `row` then the
  * features, then the label and group columns when the population has them
  * (a column both label and group once), cells their level's name. */

@@ -246,20 +246,6 @@ static void real(const char *p, char out[PATH_MAX])
         out[0] = '\0';
 }
 
-/* Whether the target holds a manifest.tsv bnstudy wrote. */
-static int has_manifest(const resultdir *rd)
-{
-    static const char head[] = "key\tvalue\nbnstudy_version\t";
-    char path[BN_PATH_MAX + RESULTDIR_MAX_FILE], got[sizeof head - 1];
-    snprintf(path, sizeof path, "%s/manifest.tsv", rd->target);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, got, sizeof got);
-    close(fd);
-    return n == (ssize_t)sizeof got && memcmp(got, head, sizeof got) == 0;
-}
-
 /* -1 with a message when path is one of the inputs, by device and
  * inode, so that no spelling of it (a hard link) gets past. */
 static int is_input(const resultdir *rd, const out_inputs *ins,
@@ -275,6 +261,120 @@ static int is_input(const resultdir *rd, const out_inputs *ins,
                                 "replaces %s as a whole, so it will not "
                                 "(move the file out of the way first)",
                            path, ins->file[i].path, rd->target);
+    return 0;
+}
+
+/* The output table's name of the file called name, or NULL when it is
+ * not one of its files. */
+static const char *table_file(const char *name)
+{
+    for (int i = 0; i < OUT_FILE_COUNT; i++)
+        if (strcmp(name, out_file_get(i)->file) == 0)
+            return out_file_get(i)->file;
+    return NULL;
+}
+
+/* Whether dir (a directory) is a result set: it holds a manifest.tsv, or
+ * only files of the output table, a TSV among them (a set written
+ * without its manifest). *file names the file that tells. */
+static int result_set(const char *dir, const char **file)
+{
+    char path[BN_PATH_MAX + RESULTDIR_MAX_FILE];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    *file = "manifest.tsv";
+    if (lstat(path, &st) == 0)
+        return 1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int only_ours = 1, tsv = 0;
+    struct dirent *ent;
+    while (only_ours && (ent = readdir(d)) != NULL) {
+        const char *name = ent->d_name;
+        if (!strcmp(name, ".") || !strcmp(name, ".."))
+            continue;
+        const char *ours = table_file(name);
+        size_t n = strlen(name);
+        only_ours = ours != NULL;
+        if (ours && !tsv && strcmp(name + n - 4, ".tsv") == 0) {
+            tsv = 1;
+            *file = ours;
+        }
+    }
+    closedir(d);
+    return only_ours && tsv;
+}
+
+static int in_result_set(const resultdir *rd, const char *dir,
+                         const char *file, bn_error *err)
+{
+    if (strcmp(dir, rd->out) == 0)
+        return bn_fail(err, "--out %s is a result set (it holds %s): a "
+                            "result set holds the files of one sweep only, "
+                            "so it will not (choose another --out)",
+                       rd->out, file);
+    return bn_fail(err, "--out %s is inside the result set %s (it holds "
+                        "%s): a result set holds the files of one sweep "
+                        "only, so it will not (choose another --out)",
+                   rd->out, dir, file);
+}
+
+/* Whether dir is a directory that is a result set (*file: why). */
+static int result_dir(const char *dir, const char **file)
+{
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+           result_set(dir, file);
+}
+
+/* --out must not be in a result set, nor be one: a set within a set is
+ * a directory the outer set may not hold, so the next sweep there would
+ * be refused, and replacing the outer one would take the inner with it.
+ * Every directory on the way to --out is looked at: as --out spells them,
+ * then, for a relative --out, the current directory and up to /. */
+static int check_out(const resultdir *rd, bn_error *err)
+{
+    char p[BN_PATH_MAX], up[PATH_MAX];
+    const char *file;
+    set_path(p, "%s", rd->out);
+    for (;;) {
+        if (result_dir(p, &file))
+            return in_result_set(rd, p, file, err);
+        char *slash = strrchr(p, '/');
+        if (!slash || strcmp(p, "/") == 0)
+            break;
+        while (slash > p && slash[-1] == '/')
+            slash--;
+        slash[slash == p] = '\0'; /* "/a" goes up to "/" */
+    }
+    if (p[0] == '/' || !realpath(".", up))
+        return 0;
+    for (;;) {
+        if (result_dir(up, &file))
+            return in_result_set(rd, up, file, err);
+        char *slash = strrchr(up, '/');
+        if (!slash || strcmp(up, "/") == 0)
+            return 0;
+        slash[slash == up] = '\0';
+    }
+}
+
+/* The directories the command reads (a merge's shards): none may be the
+ * target, which the swap replaces whole, by any spelling. */
+static int check_input_dirs(const resultdir *rd, const out_inputs *ins,
+                            bn_error *err)
+{
+    struct stat t, st;
+    if (!ins || stat(rd->target, &t) != 0)
+        return 0;
+    for (size_t i = 0; i < ins->n_dirs; i++)
+        if (stat(ins->dirs[i], &st) == 0 && st.st_dev == t.st_dev &&
+            st.st_ino == t.st_ino)
+            return bn_fail(err, "%s is the shard directory %s this merge "
+                                "reads: it replaces %s as a whole, so it "
+                                "will not (merge into another --out)",
+                           rd->target, ins->dirs[i], rd->target);
     return 0;
 }
 
@@ -300,7 +400,7 @@ static int check_target(resultdir *rd, const out_inputs *ins,
         return bn_fail(err, "%s: cannot read: %s", rd->target,
                        strerror(errno));
     struct dirent *ent;
-    int rc = 0, manifest = -1;
+    int rc = 0;
     char path[BN_PATH_MAX + 256], foreign[256] = "";
     while (rc == 0 && (ent = readdir(d)) != NULL) {
         const char *name = ent->d_name;
@@ -309,13 +409,8 @@ static int check_target(resultdir *rd, const out_inputs *ins,
         snprintf(path, sizeof path, "%s/%s", rd->target, name);
         if ((rc = is_input(rd, ins, path, err)) != 0)
             break;
-        int ours = 0;
-        for (int i = 0; i < OUT_FILE_COUNT; i++)
-            ours |= strcmp(name, out_file_get(i)->file) == 0;
-        if (!ours && manifest < 0)
-            manifest = has_manifest(rd);
-        if (!((ours || manifest) && lstat(path, &st) == 0 &&
-              S_ISREG(st.st_mode)) &&
+        int ours = table_file(name) != NULL;
+        if (!(ours && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) &&
             !foreign[0])
             snprintf(foreign, sizeof foreign, "%s", name);
     }
@@ -364,8 +459,10 @@ int resultdir_begin(resultdir *rd, const char *out, const char *stem,
     snprintf(rd->stem, sizeof rd->stem, "%s", stem);
     set_path(rd->target, "%s/%s", rd->out, stem);
     set_path(rd->lock, "%s/.%s.lock", rd->out, stem);
-    if (make_out(rd, err) != 0 || take_lock(rd, err) != 0 ||
-        clean_stale(rd, err) != 0 || check_target(rd, ins, err) != 0)
+    if (check_out(rd, err) != 0 || make_out(rd, err) != 0 ||
+        take_lock(rd, err) != 0 || clean_stale(rd, err) != 0 ||
+        check_input_dirs(rd, ins, err) != 0 ||
+        check_target(rd, ins, err) != 0)
         goto fail;
     set_path(rd->tmp, "%s/.%s.tmp-XXXXXX", rd->out, stem);
     if (bn_fault_io() != 0 || !mkdtemp(rd->tmp)) {

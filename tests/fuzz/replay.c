@@ -1,8 +1,9 @@
 /*
- * The fuzz target without libFuzzer: every file named on the command line
- * through LLVMFuzzerTestOneInput once, so that `make test` replays the
- * corpus and every input that ever crashed with the compiler it has.
- * Prints "N passed, 0 failed"; a failing input aborts with the sanitizers'
+ * A fuzz target without libFuzzer: every file named on the command line
+ * through LLVMFuzzerTestOneInput once (after LLVMFuzzerInitialize, for a
+ * target that has one), so that `make test` replays each target's corpus
+ * and every input that ever crashed it with the compiler it has. Prints
+ * "N passed, 0 failed"; a failing input aborts with the sanitizers'
  * report instead.
  */
 #include <stdint.h>
@@ -10,10 +11,14 @@
 #include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Weak: only some targets set anything up. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 int main(int argc, char **argv)
 {
     size_t n = 0;
+    if (LLVMFuzzerInitialize)
+        LLVMFuzzerInitialize(&argc, &argv);
     for (int i = 1; i < argc; i++) {
         FILE *fp = fopen(argv[i], "rb");
         if (!fp)

@@ -10,8 +10,14 @@
  * rows of shard k mod N, rebuilds the run's result from them and checks
  * that the sweep's writers give those rows back byte for byte, so a shard
  * of another experiment, a damaged line or a row out of place is refused
- * rather than merged. What the sweep then writes from the result is what
- * an unsharded sweep writes.
+ * rather than merged. A value edited into another that the writers would
+ * also write is caught by the digests: the shard's manifest records the
+ * SHA-256 of each file's rows, as they were written, in blocks of
+ * configurations (at most SHARD_BLOCKS a file, so a shard of up to that
+ * many configurations has a block each and an edit is named at its line),
+ * and every block read is held to its digest. What the sweep then writes
+ * from the result is what an unsharded sweep writes. Each file is read a
+ * line at a time through input.h, bounded and NUL-free.
  */
 #ifndef BN_SHARD_H
 #define BN_SHARD_H
@@ -21,9 +27,26 @@
 #include "pop/pop.h"
 #include "model/run.h"
 
-/* The most shards one merge takes: it holds up to three files of each
+/* The most shards one merge takes: it holds up to four files of each
  * open at once. */
 #define SHARD_MAX 256
+
+/* The digests of a shard's rows: for each file of rows, the SHA-256 of
+ * the rows of each block of configurations, one manifest line a block,
+ * `rows_sha256` then `FILE FIRST LAST HEX` (FIRST and LAST the block's
+ * first and last configuration, numbered as the whole sweep numbers
+ * them). */
+#define SHARD_BLOCKS 64
+#define SHARD_DIGEST_KEY "rows_sha256"
+/* The configurations of a block of a shard of n. */
+size_t shard_block_size(size_t n);
+/* The longest line of a shard's files the merge reads (no row a sweep
+ * writes comes near it), and the most bytes of one file (256 GiB: past
+ * any sweep within the limits of configurations and work, and a bound
+ * all the same). The merge holds a line of each file, whatever its
+ * size. */
+#define SHARD_MAX_LINE ((size_t)1 << 20)
+#define SHARD_MAX_FILE ((size_t)1 << 38)
 
 typedef struct shard_set_s shard_set;
 
