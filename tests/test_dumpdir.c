@@ -5,7 +5,8 @@
  * moving average (PyTorch's rule, in long double), every fresh statistic
  * from long-double moments; one folder per cause the folder alone can
  * show, each named in the verdict's first line with the fix the folder's
- * scores support; and the refusals, one line naming the file.
+ * scores support; recordings (BNRecorder's folders) whose counts alone
+ * show a frozen layer; and the refusals, one line naming the file.
  */
 #include "helpers.h"
 
@@ -39,6 +40,7 @@ typedef struct {
     double tr[N * F], ev[M * F];
     double rm[F], rv[F];
     size_t tracked;
+    const char *momentum; /* as the layer file writes it; NULL: 0.1 */
 } layer_t;
 
 static gsl_rng *rng;
@@ -144,10 +146,11 @@ static void write_layer(const char *dir, const layer_t *l)
     char path[600];
     FILE *fp = open_in(dir, l->name, ".layer.tsv");
     fprintf(fp, "key\tvalue\nlayer\t%s\ntype\tBatchNorm1d\nfeatures\t%d\n"
-                "momentum\t0.1\neps\t1e-05\nnum_batches_tracked\t%zu\n"
+                "momentum\t%s\neps\t1e-05\nnum_batches_tracked\t%zu\n"
                 "batch_size\t%d\nrows_per_sample\t1\ntrain_samples\t%d\n"
                 "eval_samples\t%d\ndtype\tfloat32\n",
-            l->name, F, l->tracked, B, N, M);
+            l->name, F, l->momentum ? l->momentum : "0.1", l->tracked, B, N,
+            M);
     assert_int_equal(fclose(fp), 0);
     write_stats(dir, l);
     fp = open_in(dir, l->name, ".batches.tsv");
@@ -240,10 +243,34 @@ static void test_causes(void **state)
     rng = pcg32_gsl_alloc(11, 5);
     make_layer(&la, "a", 1.0);
     const layer_t *one[] = {&la};
-    write_dump("healthy", one, 1, 0, 0.95, 0.95,
+    write_dump("healthy", one, 1, 0, 0.95, 0.94,
                "recompute-train\t0.95\t-\n");
     expect_start("healthy", "verdict: healthy\n",
                  "evaluation mode is within 0.03 of training mode");
+    write_dump("above", one, 1, 0, 0.90, 0.95,
+               "recompute-train\t0.95\t-\n");
+    expect_start("above", "verdict: healthy\n",
+                 "evaluation mode scores at or above training mode: keep "
+                 "it as it is");
+    /* Momentum 0 never moves the buffers: frozen, though every one of
+     * the 60 steps was tracked; and where evaluation mode already scores
+     * above training mode (the weights trained against the frozen
+     * statistics), kept, the fix that would lower it said so. */
+    la.momentum = "0.0";
+    write_dump("momentum0", one, 1, 60, 0.95, 0.80,
+               "recompute-train\t0.94\t-\n");
+    expect_start("momentum0", "verdict: frozen, in 1 of 1 layer, first a\n",
+                 "measured: recompute-train gives evaluation mode 0.940: "
+                 "it closes the gap");
+    write_dump("keep", one, 1, 60, 0.84, 0.976,
+               "recompute-train\t0.85\t-\n");
+    expect_start("keep", "verdict: frozen",
+                 "  fix: none: keep evaluation mode as it is, since it scores "
+                 "at or above training mode");
+    expect_start("keep", "verdict: frozen",
+                 "measured: recompute-train gives evaluation mode 0.850: it "
+                 "LOWERS evaluation mode\n");
+    la.momentum = NULL;
     /* Frozen: tracked 60 of the 600 steps training took. */
     write_dump("frozen", one, 1, 600, 0.95, 0.80,
                "recompute-train\t0.94\t-\n");
@@ -268,12 +295,18 @@ static void test_causes(void **state)
     write_dump("never", nf, 1, 0, 0.95, 0.40,
                "recompute-train\t0.93\t-\nreload\t0.95\t-\n");
     expect_start("never", "verdict: never-filled", "measured: reload gives");
-    /* A cause's own fix that does not close the gap, another that does. */
+    /* A cause's own fix that does not close the gap, another that does:
+     * that one first. */
     write_dump("instead", nf, 1, 0, 0.95, 0.40,
                "recompute-train\t0.70\t-\nadapt-eval\t0.95\t-\n");
     expect_start("instead", "verdict: never-filled",
-                 "closes the gap instead: adapt-eval gives evaluation mode "
-                 "0.950");
+                 "  fix: adapt-eval (the statistics recomputed on the "
+                 "evaluation data): measured to close the gap, where "
+                 "recompute-train, the cause's own, does not\n"
+                 "  measured: adapt-eval gives evaluation mode 0.950: it "
+                 "closes the gap\n"
+                 "  measured: recompute-train gives evaluation mode 0.700: "
+                 "it does NOT close the gap\n");
     /* Sorted by the first feature: its batch means spread about B = 50
      * times random batches'; no fix the dump scored closes the gap. */
     make_layer(&lc, "c", 1.0);
@@ -286,6 +319,79 @@ static void test_causes(void **state)
     expect_start("sorted", "verdict: not-exchangeable",
                  "no measured fix closes the gap");
     gsl_rng_free(rng);
+}
+
+/* A recording of layer l (BNRecorder's files): the first `kept` batches
+ * of its training rows in training-mode calls, `calls` of them in all,
+ * `unmoved` leaving the buffers as they were, `grad` evaluation-mode
+ * calls under autograd; the count `before` when it began and l->tracked
+ * at the end, the buffers l's. */
+static void write_recording(const char *name, const layer_t *l, size_t kept,
+                            size_t calls, size_t unmoved, size_t grad,
+                            size_t before)
+{
+    char dir[400], path[600];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    assert_int_equal(test_shell("mkdir -p '%s'", dir), 0);
+    FILE *fp = open_in(dir, "model", ".tsv");
+    fputs("key\tvalue\nformat\tbnstudy-dump 2\nkind\trecording\nlayers\t1\n"
+          "weights_moved\tyes\n", fp);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, "layers", ".tsv");
+    fprintf(fp, "layer\ttype\tfeatures\n%s\tBatchNorm1d\t%d\n", l->name, F);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, l->name, ".layer.tsv");
+    fprintf(fp, "key\tvalue\nlayer\t%s\nfeatures\t%d\nmomentum\t0.1\n"
+                "eps\t1e-05\nnum_batches_tracked\t%zu\ntraining_calls\t%zu\n"
+                "training_calls_unmoved\t%zu\neval_calls_with_grad\t%zu\n"
+                "eval_calls_without_grad\t0\n",
+            l->name, F, l->tracked, calls, unmoved, grad);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, l->name, ".stats.tsv");
+    fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+          "initial_mean\tinitial_var\tinitial_batches_tracked\n", fp);
+    for (size_t j = 0; j < F; j++)
+        fprintf(fp, "f%zu\t%.17g\t%.17g\t%zu\t0\t1\t%zu\n", j, l->rm[j],
+                l->rv[j], l->tracked, before);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, l->name, ".batches.tsv");
+    fputs("batch\tfirst_row\trows\tshape\tweights\n", fp);
+    for (size_t k = 0; k < kept; k++)
+        fprintf(fp, "%zu\t%zu\t%d\t%dx%d\t%zu\n", k, k * B, B, B, F, k);
+    assert_int_equal(fclose(fp), 0);
+    snprintf(path, sizeof path, "%s/%s.npy", dir, l->name);
+    npy(path, l->tr, kept * B, F);
+}
+
+/* What a recording's counts alone show: a layer frozen in evaluation
+ * mode for the whole recording (no training-mode call, no row kept);
+ * frozen after the first 20 of 80 steps of a fine-tune whose layers had
+ * tracked 120 batches before it began (140 at the end: the lifetime count
+ * would pass); frozen by momentum 0 for 40 of 60 training-mode calls,
+ * set back before the end (every call counted, only 20 moved the
+ * buffers); and the same 60 calls all moving the buffers, healthy. */
+static void test_recordings(void **state)
+{
+    (void)state;
+    static layer_t r;
+    rng = pcg32_gsl_alloc(17, 5);
+    make_layer(&r, "r", 1.0);
+    gsl_rng_free(rng);
+    r.tracked = 120;
+    write_recording("rec-eval", &r, 0, 0, 0, 80, 120);
+    expect_start("rec-eval", "verdict: frozen, in 1 of 1 layer, first r\n",
+                 "  r: 0 training-mode calls (0 left the buffers as they "
+                 "were), 80 in evaluation mode under autograd");
+    r.tracked = 140;
+    write_recording("rec-finetune", &r, 20, 20, 0, 60, 120);
+    expect_start("rec-finetune", "verdict: frozen, in 1 of 1 layer", NULL);
+    /* The buffers are three epochs of these rows' moving average, so
+     * the same counts from scratch are healthy. */
+    r.tracked = 60;
+    write_recording("rec-healthy", &r, 20, 60, 0, 0, 0);
+    expect_start("rec-healthy", "verdict: healthy\n", NULL);
+    write_recording("rec-momentum0", &r, 20, 60, 40, 0, 0);
+    expect_start("rec-momentum0", "verdict: frozen, in 1 of 1 layer", NULL);
 }
 
 static void test_detail(void **state)
@@ -353,6 +459,7 @@ int test_dumpdir_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_causes),
+        cmocka_unit_test(test_recordings),
         cmocka_unit_test(test_detail),
         cmocka_unit_test(test_refusals),
     };

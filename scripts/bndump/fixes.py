@@ -57,9 +57,9 @@ def accuracy(y, labels):
     return float(np.mean(c == np.asarray(labels)))
 
 
-def recompute(model, layers_of, x, batch_size):
+def recompute(model, layers_of, x, batch_size, sizes=None):
     """A copy whose batch-norm statistics are the cumulative average over
-    x in batches (update_bn)."""
+    x in batches (update_bn), of batch_size or of the sizes given."""
     m = copy.deepcopy(model)
     for _, mod in layers_of(m):
         mod.reset_running_stats()
@@ -67,7 +67,7 @@ def recompute(model, layers_of, x, batch_size):
     m.train()
     dtype = model_dtype(m)
     with torch.no_grad():
-        for _, xb in batches(x, batch_size):
+        for _, xb in batches(x, batch_size, sizes):
             m(torch.as_tensor(np.array(xb)).to(dtype))
     return m
 
@@ -102,10 +102,19 @@ def batch_dependence(model, x, batch_size, seed=1):
     return float(np.mean(a != b))
 
 
+SCRIPTED = ("not applied: a TorchScript module's momentum and eps are "
+            "constants; load the model whole or as a state_dict to score it")
+
+
 def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
-          reload_state=None):
+          reload_state=None, sizes=None, scripted=False):
     """(accuracies, fixes): the model as it is in both modes, and a row
-    per candidate fix: (name, evaluation-mode accuracy, what was done)."""
+    per candidate fix: (name, evaluation-mode accuracy, what was done).
+    The training data are batched as training batched them (sizes, or
+    batch_size); the evaluation data in batches of batch_size. A
+    TorchScript module is scored as it is and with --reload's buffers:
+    the recomputed statistics need a momentum of None and eps raised,
+    which its constants refuse."""
     acc = {
         "eval_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
                                                False), eval_y),
@@ -119,15 +128,20 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
     def ev(m):
         return accuracy(outputs(m, eval_x, batch_size, False), eval_y)
 
-    fixes = [
-        ("recompute-train", ev(recompute(model, layers_of, train_x,
-                                         batch_size)),
-         "statistics recomputed on the training data (update_bn)"),
-        ("adapt-eval", ev(recompute(model, layers_of, eval_x, batch_size)),
-         "statistics recomputed on the evaluation data"),
-        ("eps", ev(raised_eps(model, layers_of)),
-         "eps raised to %g in every layer" % FIX_EPS),
-    ]
+    if scripted:
+        fixes = [(name, None, SCRIPTED)
+                 for name in ("recompute-train", "adapt-eval", "eps")]
+    else:
+        fixes = [
+            ("recompute-train", ev(recompute(model, layers_of, train_x,
+                                             batch_size, sizes)),
+             "statistics recomputed on the training data (update_bn)"),
+            ("adapt-eval", ev(recompute(model, layers_of, eval_x,
+                                        batch_size)),
+             "statistics recomputed on the evaluation data"),
+            ("eps", ev(raised_eps(model, layers_of)),
+             "eps raised to %g in every layer" % FIX_EPS),
+        ]
     if reload_state is not None:
         m, done = reloaded(model, layers_of, reload_state)
         fixes.append(("reload", ev(m) if done else None,

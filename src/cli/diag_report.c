@@ -33,43 +33,83 @@ static void print_acc(FILE *fp, double a)
         fprintf(fp, "%.3f", a);
 }
 
-static void print_fix_line(FILE *fp, const char *what, diag_fix f,
-                           const verdict_model *m, int closes)
+/* "  measured: F gives evaluation mode A: <what that does>". */
+static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
 {
-    fprintf(fp, "  %s: %s", what, diag_fix_name(f));
+    fprintf(fp, "  measured: %s", diag_fix_name(f));
     if (isnan(m->fix_acc[f])) {
-        fputs(" (not scored: the dump had no evaluation labels, or could "
-              "not apply it)\n",
+        fputs(" (not scored: a recording, a dump without evaluation labels, "
+              "or a TorchScript module, whose momentum and eps are "
+              "constants)\n",
               fp);
         return;
     }
     fputs(" gives evaluation mode ", fp);
     print_acc(fp, m->fix_acc[f]);
-    fprintf(fp, "%s\n", closes == 1 ? ": it closes the gap"
+    int closes = verdict_closes(m, f);
+    fprintf(fp, "%s\n", closes == 1   ? ": it closes the gap"
                         : closes == 0 ? ": it does NOT close the gap"
-                                      : "");
+                        : verdict_lowers(m, f)
+                            ? ": it LOWERS evaluation mode"
+                            : "");
 }
 
-/* Whether there is a gap, and what closes it when the cause's fix does
- * not. */
-static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
+/* Evaluation mode at or above training mode is kept as it is: no fix to
+ * the statistics may lower it. */
+static int keep_eval(const verdict *v)
 {
-    if (v->gap < -DIAG_FIX_CLOSES)
-        fputs("  evaluation mode scores above training mode: no gap to "
-              "close\n", fp);
-    else if (!(v->gap > DIAG_FIX_CLOSES))
+    return !(v->gap > 0.0) && !isnan(v->gap);
+}
+
+/* The fix: keeping evaluation mode where it needs no statistics fixed;
+ * the cause's own, or the one measured to close the gap where the
+ * cause's own does not, first; then the cause's own as measured. */
+static void print_fix(FILE *fp, const verdict *v, const verdict_model *m)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
+        fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
+                    "scores at or above training mode (a fine-tune's "
+                    "weights may have learned these very statistics, which "
+                    "recomputing them would undo). The cause's usual fix: "
+                    "%s\n",
+                c->fix);
+    else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
+        fprintf(fp, "  fix: %s\n", c->fix);
+    else {
+        fprintf(fp, "  fix: %s (%s): measured to close the gap",
+                diag_fix_name(v->recommended),
+                diag_fix_get(v->recommended)->words);
+        if (v->fix != DIAG_FIX_NONE)
+            fprintf(fp, ", where %s, the cause's own, does not",
+                    diag_fix_name(v->fix));
+        fputc('\n', fp);
+        print_fix_line(fp, v->recommended, m);
+    }
+    if (v->fix != DIAG_FIX_NONE)
+        print_fix_line(fp, v->fix, m);
+}
+
+/* Whether there is a gap, where the fix lines have not said. */
+static void print_gap(FILE *fp, const verdict *v)
+{
+    if (keep_eval(v)) {
+        if (v->cause == DIAG_HEALTHY)
+            fputs("  evaluation mode scores at or above training mode: keep "
+                  "it as it is\n", fp);
+        else if (v->fix == DIAG_FIX_NONE)
+            fputs("  evaluation mode scores at or above training mode: no "
+                  "gap to close\n", fp);
+    } else if (!(v->gap > DIAG_FIX_CLOSES)) {
         fputs("  evaluation mode is within 0.03 of training mode: no gap "
               "to close\n", fp);
-    else if (v->fix_closes != 1) {
-        if (v->best_closes == 1 && v->best != v->fix)
-            print_fix_line(fp, "closes the gap instead", v->best, m, 1);
-        else if (v->best_closes == 0)
-            fputs("  no measured fix closes the gap\n", fp);
+    } else if (v->recommended == DIAG_FIX_NONE && v->best_closes == 0) {
+        fputs("  no measured fix closes the gap\n", fp);
     }
 }
 
 void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
-                        size_t n, const verdict_model *m)
+                        size_t n, const verdict_model *m, const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
     fprintf(fp, "verdict: %s", c->name);
@@ -85,6 +125,8 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         }
     }
     fprintf(fp, "\n  %s.\n", c->words);
+    if (c->alike && alike)
+        fprintf(fp, "  %s; %s.\n", c->alike, alike);
     if (!isnan(m->train_acc) || !isnan(m->eval_acc)) {
         fputs("  accuracy on the evaluation data: training mode ", fp);
         print_acc(fp, m->train_acc);
@@ -92,13 +134,9 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         print_acc(fp, m->eval_acc);
         fputc('\n', fp);
     }
-    fprintf(fp, "  fix: %s\n", c->fix);
-    /* "It closes the gap" only where there is one. */
-    if (v->fix != DIAG_FIX_NONE)
-        print_fix_line(fp, "measured", v->fix, m,
-                       v->gap > DIAG_FIX_CLOSES ? v->fix_closes : -1);
+    print_fix(fp, v, m);
     if (!isnan(v->gap))
-        print_gap(fp, v, m);
+        print_gap(fp, v);
     if (v->downstream)
         fprintf(fp, "  %zu later layer%s with another cause: downstream of "
                     "%s, whose inputs it changes\n",
@@ -142,7 +180,7 @@ static int report_make(const report_in *in, report *r, bn_error *err)
         }
         r->vl[i] = (verdict_layer){.name = l->name, .f = l->f,
                                    .d = r->feat[i]};
-        verdict_layer_sum(&r->vl[i]);
+        verdict_layer_sum(&r->vl[i], &in->m);
     }
     verdict_make(r->vl, n, &in->m, &r->v);
     return 0;
@@ -162,8 +200,11 @@ static void print_layers(const report *r)
                l->tracked, diag_cause_get(r->vl[i].cause)->name);
         for (int c = 0, k = 0; c < DIAG_N_CAUSES; c++)
             if (r->vl[i].count[c])
-                printf("%s%s %zu", k++ ? ", " : " ",
-                       diag_cause_get(c)->name, r->vl[i].count[c]);
+                printf("%s%s %zu%s", k++ ? ", " : " ",
+                       diag_cause_get(c)->name, r->vl[i].count[c],
+                       c == DIAG_HEALTHY || r->vl[i].material & (1u << c)
+                           ? ""
+                           : " (immaterial)");
         putchar('\n');
     }
 }
@@ -187,7 +228,8 @@ static void print_fixes(const report *r)
             printf("  %-16s ", diag_fix_name(f));
             print_acc(stdout, m->fix_acc[f]);
             printf("%s\n", verdict_closes(m, f) == 1 ? "  closes the gap"
-                                                      : "");
+                            : verdict_lowers(m, f) ? "  lowers evaluation mode"
+                                                   : "");
         }
     if (!isnan(m->batch_dependence))
         printf("training mode: %.3f of the evaluation rows change their "
@@ -203,21 +245,22 @@ static void print_features_tsv(const report_layer *l, const diag_feature *d,
               "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
               "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
               "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
-              "off_ks\tcause\tcauses\n",
+              "off_ks\teffect\tcause\tcauses\n",
               stdout);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
         diag_causes_of(d[j].flags, all, sizeof all);
         printf("%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
-               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
+               "%s\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
                d[j].eval_shift, d[j].eval_scale, d[j].eval_ks, d[j].eval_out,
                d[j].updates, d[j].init_weight, d[j].exchange,
                d[j].amplification, d[j].trend_lag, d[j].off_mean,
-               d[j].off_var, d[j].off_ks,
+               d[j].off_var, d[j].off_ks, d[j].effect,
                diag_cause_get(d[j].cause)->name, all);
     }
 }
@@ -281,7 +324,7 @@ int diag_report(const char *cmd, const report_in *in, const char *layer,
                 head = 0;
             }
     } else {
-        diag_print_verdict(stdout, &r.v, r.vl, in->n, &in->m);
+        diag_print_verdict(stdout, &r.v, r.vl, in->n, &in->m, in->alike);
         printf("\n%s", in->what);
         print_layers(&r);
         print_fixes(&r);
@@ -297,8 +340,12 @@ int diag_report(const char *cmd, const report_in *in, const char *layer,
 
 static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
 {
-    buf_printf(b, "%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
-               d->loaded, d->n, d->n == 1 ? "" : "s");
+    if (d->recording)
+        buf_printf(b, "%s: %zu batch-norm layer%s\n", dir, d->n,
+                   d->n == 1 ? "" : "s");
+    else
+        buf_printf(b, "%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
+                   d->loaded, d->n, d->n == 1 ? "" : "s");
     if (strcmp(d->notes, "-"))
         buf_printf(b, "  %s\n", d->notes);
     if (!d->hooked)
@@ -306,22 +353,63 @@ static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
                       "module takes no forward hooks): only the buffers' "
                       "own causes can show; save the model whole or as a "
                       "state_dict for the full diagnosis\n");
-    else if (d->recording)
+    else if (d->recording) {
         buf_printf(b, "  a recording over training (BNRecorder): the "
                       "training-mode calls' inputs%s; the statistics are "
                       "the model's as the recording ended\n",
                    d->weights_moved ? ", under weights that moved between "
-                                      "batches (so no exchangeability test)"
+                                      "calls (so no exchangeability test)"
                                     : "");
-    else
+        for (size_t i = 0; i < d->n; i++) {
+            const dump_layer *l = &d->layers[i];
+            buf_printf(b, "  %s: %zu training-mode calls", l->name,
+                       l->calls);
+            if (l->unmoved_known)
+                buf_printf(b, " (%zu left the buffers as they were)",
+                           l->unmoved);
+            buf_printf(b, ", %zu in evaluation mode under autograd, %zu "
+                          "without; batches tracked %zu -> %zu\n",
+                       l->eval_grad, l->eval_nograd, l->tracked_before,
+                       l->tracked);
+        }
+    } else {
         buf_printf(b, "  the statistics diagnosed are the checkpoint's own, "
                       "as saved: the dump took every input on copies, so "
                       "nothing was re-trained or replayed; %zu rows of "
-                      "training data in batches of %zu%s%s\n",
-                   d->train_rows, d->batch_size,
+                      "training data in ",
+                   d->train_rows);
+        if (strcmp(d->batches_file, "-"))
+            buf_printf(b, "the batches of %s", d->batches_file);
+        else
+            buf_printf(b, "batches of %zu", d->batch_size);
+        buf_printf(b, "%s%s\n",
                    d->steps ? "" : ", training's steps not given (--epochs "
                                    "or --steps)",
                    d->eval_rows ? "" : ", no evaluation data");
+    }
+}
+
+/* Why a checkpoint cannot tell a cause from what the table's `alike`
+ * names: what the count of batches tracked says, and cannot. */
+static void dump_alike(const dump_dir *d, bn_buf *b)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->layers[i].tracked > most)
+            most = d->layers[i].tracked;
+    if (!d->steps)
+        buf_printf(b, "training's steps were not given (--epochs or "
+                      "--steps), so the batches tracked cannot tell either");
+    else if (most > d->steps)
+        buf_printf(b, "here the layers tracked up to %zu batches, more than "
+                      "the %zu steps given: batches tracked before this "
+                      "training (a fine-tune's pretraining), or several "
+                      "passes a step, hide how many of these steps they "
+                      "tracked",
+                   most, d->steps);
+    else
+        buf_printf(b, "num_batches_tracked counts every training-mode "
+                      "pass, at momentum 0 too");
 }
 
 int diagnose_dir(const char *cmd, const char *dir, const char *layer,
@@ -334,7 +422,7 @@ int diagnose_dir(const char *cmd, const char *dir, const char *layer,
         return cli_error(cmd, "%s", err.msg);
     }
     report_layer *rl = calloc(d.n, sizeof *rl);
-    bn_buf what = {0};
+    bn_buf what = {0}, alike = {0};
     int rc;
     if (!rl) {
         rc = cli_error(cmd, "out of memory");
@@ -349,11 +437,14 @@ int diagnose_dir(const char *cmd, const char *dir, const char *layer,
         dumpdir_evidence(l, &rl[i].in);
     }
     dump_what(&d, dir, &what);
-    if (what.failed) {
+    if (!d.recording)
+        dump_alike(&d, &alike);
+    if (what.failed || alike.failed) {
         rc = cli_error(cmd, "out of memory");
         goto done;
     }
-    report_in in = {.n = d.n, .layers = rl, .what = what.p};
+    report_in in = {.n = d.n, .layers = rl, .what = what.p,
+                    .alike = alike.p};
     in.m.train_acc = d.train_acc;
     in.m.eval_acc = d.eval_acc;
     in.m.batch_dependence = d.batch_dependence;
@@ -365,6 +456,7 @@ int diagnose_dir(const char *cmd, const char *dir, const char *layer,
         rc = diag_report(cmd, &in, layer, tsv);
 done:
     buf_free(&what);
+    buf_free(&alike);
     free(rl);
     dumpdir_free(&d);
     return rc;

@@ -143,6 +143,13 @@ int dumpdir_settings(const char *path, dump_settings *s, bn_error *err)
         goto done;
     if (kv_real(&kv, "eps", &s->eps, err) != 0)
         goto done;
+    if (s->momentum == 0) {
+        bn_fail(err, "%s: momentum %s: the buffers never move, so there is "
+                     "nothing to replay or run (bnstudy diagnose DIR names "
+                     "such a layer frozen)",
+                path, m);
+        goto done;
+    }
     if (!isnan(s->momentum) && !(s->momentum > 0 && s->momentum <= 1)) {
         bn_fail(err, "%s: momentum %s is not in (0, 1]", path, m);
         goto done;
@@ -205,12 +212,23 @@ static int stats_column(const tsv_table *t, const char *path,
 static int read_stats_file(const char *dir, dump_layer *l, int recording,
                            int running_only, bn_error *err);
 
-/* A recording's statistics file: where the buffers started. */
+/* A recording's statistics file: where the buffers and the count
+ * started (the count is the layer's, on every line). */
 static int recording_columns(const tsv_table *t, const char *path,
                              dump_layer *l, bn_error *err)
 {
-    return stats_column(t, path, "initial_mean", 1, &l->m0, err) ||
-           stats_column(t, path, "initial_var", 1, &l->v0, err);
+    if (stats_column(t, path, "initial_mean", 1, &l->m0, err) ||
+        stats_column(t, path, "initial_var", 1, &l->v0, err))
+        return -1;
+    int c = tsv_column(t, "initial_batches_tracked");
+    if (c >= 0 && t->nrow &&
+        tsv_count(t, path, 0, c, &l->tracked_before, err) != 0)
+        return -1;
+    if (l->tracked_before > l->tracked)
+        return bn_fail(err, "%s: initial_batches_tracked %zu is more than "
+                            "the %zu batches tracked at the end",
+                       path, l->tracked_before, l->tracked);
+    return 0;
 }
 
 /* A dump's: the data's fresh statistics, in both modes. */
@@ -463,7 +481,7 @@ static int read_settings(const char *dir, dump_layer *l, int recording,
     }
     int rc = -1;
     const char *m = kv_str(&kv, "momentum");
-    size_t calls = 0, frozen_calls = 0;
+    size_t calls = 0, frozen_calls = 0, unmoved = 0;
     if (!m) {
         bn_fail(err, "%s: no 'momentum' row", path);
         goto done;
@@ -472,8 +490,8 @@ static int read_settings(const char *dir, dump_layer *l, int recording,
         l->momentum = NAN;
     else if (kv_real(&kv, "momentum", &l->momentum, err) != 0)
         goto done;
-    else if (!(l->momentum > 0 && l->momentum <= 1)) {
-        bn_fail(err, "%s: momentum %s is not in (0, 1]", path, m);
+    else if (!(l->momentum >= 0 && l->momentum <= 1)) {
+        bn_fail(err, "%s: momentum %s is not in [0, 1]", path, m);
         goto done;
     }
     if (kv_real(&kv, "eps", &l->eps, err) != 0 ||
@@ -483,8 +501,16 @@ static int read_settings(const char *dir, dump_layer *l, int recording,
         kv_count(&kv, "train_samples", 0, &l->train_samples, err) != 0 ||
         kv_count(&kv, "eval_samples", 0, &l->eval_samples, err) != 0 ||
         kv_count(&kv, "training_calls", 0, &calls, err) != 0 ||
-        kv_count(&kv, "eval_calls_with_grad", 0, &frozen_calls, err) != 0)
+        kv_count(&kv, "eval_calls_with_grad", 0, &frozen_calls, err) != 0 ||
+        kv_count(&kv, "training_calls_unmoved", 0, &unmoved, err) != 0 ||
+        kv_count(&kv, "largest_batch", 0, &l->largest_batch, err) != 0)
         goto done;
+    if (unmoved > calls) {
+        bn_fail(err, "%s: training_calls_unmoved %zu is more than the %zu "
+                     "training calls",
+                path, unmoved, calls);
+        goto done;
+    }
     if (!(l->eps >= 0)) {
         bn_fail(err, "%s: no 'eps' row", path);
         goto done;
@@ -498,7 +524,13 @@ static int read_settings(const char *dir, dump_layer *l, int recording,
      * one, and so is each evaluation-mode call made under autograd. */
     if (recording) {
         l->steps = calls + frozen_calls;
-        l->updates = calls;
+        l->calls = calls;
+        l->unmoved = unmoved;
+        l->eval_grad = frozen_calls;
+        l->unmoved_known = kv_row(&kv, "training_calls_unmoved") >= 0;
+        if (kv_count(&kv, "eval_calls_without_grad", 0, &l->eval_nograd,
+                     err) != 0)
+            goto done;
     }
     rc = 0;
 done:
@@ -544,7 +576,9 @@ static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
                 l->name);
         goto done;
     }
-    size_t rows_each = l->batch_size *
+    /* Samuelson's bound grows with the batch: the largest one's, when the
+     * batches were of unequal sizes. */
+    size_t rows_each = (l->largest_batch ? l->largest_batch : l->batch_size) *
                        (l->rows_per_sample ? l->rows_per_sample : 1);
     diag_rows rows = {.train = te.x, .n_train = te.n, .eval = ev.x,
                       .n_eval = ev.n, .f = f, .rm = l->rm, .rv = l->rv,
@@ -572,6 +606,7 @@ static int buffers_only(dump_layer *l, bn_error *err)
     memcpy(l->tm, l->rm, l->f * sizeof *l->tm);
     memcpy(l->tv, l->rv, l->f * sizeof *l->tv);
     l->updates = l->tracked;
+    l->batch_rows = l->bunits; /* a recording's: none kept */
     return 0;
 }
 
@@ -598,6 +633,19 @@ static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
         return read_batch_means(dir, l, err) ||
                sample_evidence(dir, l, err);
     }
+    l->recorded = 1;
+    /* (1 - p)^T counts every batch the buffers ever tracked; the values
+     * the recording began from are their origin only when it began with
+     * none tracked (else the origin is PyTorch's 0 and 1). */
+    l->updates = l->tracked;
+    if (l->tracked_before > 0) {
+        free(l->m0), free(l->v0);
+        l->m0 = l->v0 = NULL;
+    }
+    /* No training-mode call kept (every call in evaluation mode): only
+     * the buffers' own causes can show, frozen above all. */
+    if (l->units == 0)
+        return buffers_only(l, err);
     if (recording_evidence(dir, l, err) != 0)
         return -1;
     if (!(l->kurt = reals(l->f)))
@@ -631,7 +679,8 @@ static int read_model(const char *dir, dump_dir *d, bn_error *err)
     d->model = kv_dup(&kv, "model");
     d->loaded = kv_dup(&kv, "loaded");
     d->notes = kv_dup(&kv, "notes");
-    if (!d->model || !d->loaded || !d->notes) {
+    d->batches_file = kv_dup(&kv, "batches_file");
+    if (!d->model || !d->loaded || !d->notes || !d->batches_file) {
         bn_fail(err, "out of memory");
         goto done;
     }
@@ -779,6 +828,7 @@ void dumpdir_free(dump_dir *d)
     free(d->model);
     free(d->loaded);
     free(d->notes);
+    free(d->batches_file);
     memset(d, 0, sizeof *d);
 }
 
@@ -811,6 +861,13 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->updates = l->updates;
     in->tracked = l->tracked;
     in->steps = l->steps;
+    /* A recording's steps tracked a batch where its count moved and the
+     * buffers did: the rest of the count is not the steps'. */
+    if (l->recorded) {
+        size_t counted = l->tracked - l->tracked_before;
+        size_t moved = l->calls - l->unmoved;
+        in->tracked_before = l->tracked - (moved < counted ? moved : counted);
+    }
     in->fresh_fixed = l->fresh_fixed;
     in->p = cumulative ? 1.0 : l->momentum;
     in->cumulative = cumulative;
