@@ -44,6 +44,9 @@ typedef struct {
 } layer_t;
 
 static gsl_rng *rng;
+/* The training batch of the dumps written: B, or N for full-batch
+ * training (one batch a step). */
+static size_t bsz = B;
 
 static void draw(double *x, size_t n, const double *mean, const double *sd)
 {
@@ -52,12 +55,13 @@ static void draw(double *x, size_t n, const double *mean, const double *sd)
             x[i * F + j] = mean[j] + sd[j] * gsl_ran_gaussian(rng, 1.0);
 }
 
-/* The batch of rows [k B, (k+1) B): its mean and unbiased variance. */
+/* The batch of rows [k bsz, (k+1) bsz): its mean and unbiased
+ * variance. */
 static void batch_moments(const double *x, size_t k, size_t j, long double *m,
                           long double *v)
 {
-    ld_moments(B, F, x + k * B * F + j, m, v);
-    *v *= (long double)B / (B - 1);
+    ld_moments(bsz, F, x + k * bsz * F + j, m, v);
+    *v *= (long double)bsz / (long double)(bsz - 1);
 }
 
 /* Three epochs of PyTorch's rule from 0 and 1 with momentum 0.1. */
@@ -66,14 +70,14 @@ static void train(layer_t *l)
     for (size_t j = 0; j < F; j++) {
         long double rm = 0.0L, rv = 1.0L, m, v;
         for (int e = 0; e < 3; e++)
-            for (size_t k = 0; k < N / B; k++) {
+            for (size_t k = 0; k < N / bsz; k++) {
                 batch_moments(l->tr, k, j, &m, &v);
                 rm = 0.9L * rm + 0.1L * m;
                 rv = 0.9L * rv + 0.1L * v;
             }
         l->rm[j] = (double)rm, l->rv[j] = (double)rv;
     }
-    l->tracked = 3 * N / B;
+    l->tracked = 3 * N / bsz;
 }
 
 static void make_layer(layer_t *l, const char *name, double ev_scale)
@@ -129,9 +133,9 @@ static void write_stats(const char *dir, const layer_t *l)
         long double tm, tv, em, ev, m, v, bv = 0.0L;
         ld_moments(N, F, l->tr + j, &tm, &tv);
         ld_moments(M, F, l->ev + j, &em, &ev);
-        for (size_t k = 0; k < N / B; k++) {
+        for (size_t k = 0; k < N / bsz; k++) {
             batch_moments(l->tr, k, j, &m, &v);
-            bv += v / (N / B);
+            bv += v / (long double)(N / bsz);
         }
         fprintf(fp, "f%zu\t%.17g\t%.17g\t%zu\t%.17Lg\t%.17Lg\t%.17Lg\t"
                     "%.17Lg\t%.17Lg\t%.17Lg\t%.17Lg\t%.17Lg\n",
@@ -147,17 +151,17 @@ static void write_layer(const char *dir, const layer_t *l)
     FILE *fp = open_in(dir, l->name, ".layer.tsv");
     fprintf(fp, "key\tvalue\nlayer\t%s\ntype\tBatchNorm1d\nfeatures\t%d\n"
                 "momentum\t%s\neps\t1e-05\nnum_batches_tracked\t%zu\n"
-                "batch_size\t%d\nrows_per_sample\t1\ntrain_samples\t%d\n"
+                "batch_size\t%zu\nrows_per_sample\t1\ntrain_samples\t%d\n"
                 "eval_samples\t%d\ndtype\tfloat32\n",
-            l->name, F, l->momentum ? l->momentum : "0.1", l->tracked, B, N,
-            M);
+            l->name, F, l->momentum ? l->momentum : "0.1", l->tracked, bsz,
+            N, M);
     assert_int_equal(fclose(fp), 0);
     write_stats(dir, l);
     fp = open_in(dir, l->name, ".batches.tsv");
     fputs("batch\trows\tsamples\n", fp);
     double means[(N / B) * F];
-    for (size_t k = 0; k < N / B; k++) {
-        fprintf(fp, "%zu\t%d\t%d\n", k, B, B);
+    for (size_t k = 0; k < N / bsz; k++) {
+        fprintf(fp, "%zu\t%zu\t%zu\n", k, bsz, bsz);
         for (size_t j = 0; j < F; j++) {
             long double m, v;
             batch_moments(l->tr, k, j, &m, &v);
@@ -172,7 +176,7 @@ static void write_layer(const char *dir, const layer_t *l)
         npy(path, i < 2 ? l->tr : l->ev, i < 2 ? N : M, F);
     }
     snprintf(path, sizeof path, "%s/%s.batchmeans.npy", dir, l->name);
-    npy(path, means, N / B, F);
+    npy(path, means, N / bsz, F);
 }
 
 /* The folder: the layers in order, training's steps (0: not given), the
@@ -187,8 +191,8 @@ static void write_dump(const char *name, const layer_t *const *l, size_t nl,
     FILE *fp = open_in(dir, "model", ".tsv");
     fprintf(fp, "key\tvalue\nformat\tbnstudy-dump 2\nkind\tdump\nmodel\t"
                 "m.pt\nloaded\ta whole pickled model\nnotes\t-\nlayers\t%zu\n"
-                "batch_size\t%d\ntrain_rows\t%d\neval_rows\t%d\n",
-            nl, B, N, M);
+                "batch_size\t%zu\ntrain_rows\t%d\neval_rows\t%d\n",
+            nl, bsz, N, M);
     if (steps)
         fprintf(fp, "steps\t%zu\n", steps);
     fprintf(fp, "train_mode_accuracy\t%.17g\neval_mode_accuracy\t%.17g\n"
@@ -394,6 +398,37 @@ static void test_recordings(void **state)
     expect_start("rec-momentum0", "verdict: frozen, in 1 of 1 layer", NULL);
 }
 
+/* Full-batch training: one batch a step, so each layer's batch means
+ * are one row and the exchange test is undefined (NaN, no verdict);
+ * three steps at momentum 0.1 leave the initial values 0.9^3 = 0.73 of
+ * the buffers: few-updates, named, not refused. */
+static void test_one_batch(void **state)
+{
+    (void)state;
+    static layer_t l;
+    rng = pcg32_gsl_alloc(19, 5);
+    bsz = N;
+    make_layer(&l, "a", 1.0);
+    const layer_t *one[] = {&l};
+    write_dump("fullbatch", one, 1, 3, 0.95, 0.60,
+               "recompute-train\t0.94\t-\n");
+    bsz = B;
+    gsl_rng_free(rng);
+    expect_start("fullbatch",
+                 "verdict: few-updates, in 1 of 1 layer, first a\n",
+                 "measured: recompute-train gives evaluation mode 0.940: "
+                 "it closes the gap");
+    char *out = diagnose("fullbatch --tsv"), *lines[8], *cells[40];
+    assert_int_equal(test_split(out, '\n', lines, 8), 1 + F + 1);
+    size_t nh = test_split(lines[0], '\t', cells, 40);
+    size_t col = test_column(cells, nh, "exchange", "diagnose --tsv");
+    for (size_t j = 0; j < F; j++) {
+        assert_int_equal(test_split(lines[1 + j], '\t', cells, 40), nh);
+        assert_string_equal(cells[col], "nan");
+    }
+    test_slurp_free(out);
+}
+
 static void test_detail(void **state)
 {
     (void)state;
@@ -460,6 +495,7 @@ int test_dumpdir_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_causes),
         cmocka_unit_test(test_recordings),
+        cmocka_unit_test(test_one_batch),
         cmocka_unit_test(test_detail),
         cmocka_unit_test(test_refusals),
     };
