@@ -5,7 +5,10 @@ beside training mode's on the same batches.
 
   recompute-train  every layer's statistics recomputed from the training
                    data as a cumulative average (PreciseBN;
-                   torch.optim.swa_utils.update_bn does the same)
+                   torch.optim.swa_utils.update_bn does the same, with
+                   dropout on: here only the batch-norm layers are in
+                   training mode, as in every training-mode pass, so the
+                   statistics describe the inputs evaluation mode gives)
   adapt-eval       the same from the evaluation data
   reload           the batch-norm buffers taken from --reload FILE, a
                    checkpoint that has them
@@ -23,14 +26,14 @@ import copy
 import numpy as np
 import torch
 
-from .passes import batches, model_dtype
+from .passes import batches, model_dtype, set_mode
 
 FIX_EPS = 1e-3
 
 
 def outputs(model, x, batch_size, train_mode, order=None):
     m = copy.deepcopy(model)
-    m.train(train_mode)
+    set_mode(m, train_mode)
     dtype = model_dtype(m)
     idx = np.arange(x.shape[0]) if order is None else order
     out = []
@@ -64,7 +67,7 @@ def recompute(model, layers_of, x, batch_size, sizes=None):
     for _, mod in layers_of(m):
         mod.reset_running_stats()
         mod.momentum = None
-    m.train()
+    set_mode(m, True)
     dtype = model_dtype(m)
     with torch.no_grad():
         for _, xb in batches(x, batch_size, sizes):
