@@ -233,6 +233,15 @@ static void expect_start(const char *args, const char *first,
     test_slurp_free(out);
 }
 
+static void expect_absent(const char *args, const char *needle)
+{
+    char *out = diagnose(args);
+    if (strstr(out, needle))
+        fail_msg("diagnose %s: '%s' should not be there:\n%s", args, needle,
+                 out);
+    test_slurp_free(out);
+}
+
 static int by_first(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -290,6 +299,13 @@ static void test_causes(void **state)
     expect_start("shift", "verdict: shift, in 1 of 2 layers, first b\n",
                  "measured: adapt-eval gives evaluation mode 0.940: it "
                  "closes the gap");
+    write_dump("shift-above", two, 2, 60, 0.93, 0.95,
+               "recompute-train\t0.61\t-\nadapt-eval\t0.94\t-\n");
+    expect_start("shift-above", "verdict: shift",
+                 "since it scores at or above training mode (the evaluation "
+                 "data differ from the training data where the network does "
+                 "not look");
+    expect_absent("shift-above", "fine-tune");
     /* Never filled: the buffers 0 and 1, no batch tracked; the reload
      * scored, and preferred. */
     for (size_t j = 0; j < F; j++)
@@ -299,6 +315,17 @@ static void test_causes(void **state)
     write_dump("never", nf, 1, 0, 0.95, 0.40,
                "recompute-train\t0.93\t-\nreload\t0.95\t-\n");
     expect_start("never", "verdict: never-filled", "measured: reload gives");
+    /* Evaluation mode kept for the cause's own reason, not a
+     * fine-tune's: never-filled buffers that score above training mode
+     * are weights trained against 0 and 1, or inputs already near them;
+     * a shift that costs nothing is data the network does not look at. */
+    write_dump("never-above", nf, 1, 0, 0.86, 0.97,
+               "recompute-train\t0.95\t-\n");
+    expect_start("never-above", "verdict: never-filled",
+                 "keep evaluation mode as it is, since it scores at or above "
+                 "training mode (the weights may have trained against the "
+                 "initial 0 and 1");
+    expect_absent("never-above", "fine-tune");
     /* A cause's own fix that does not close the gap, another that does:
      * that one first. */
     write_dump("instead", nf, 1, 0, 0.95, 0.40,
@@ -386,6 +413,16 @@ static void test_recordings(void **state)
     expect_start("rec-eval", "verdict: frozen, in 1 of 1 layer, first r\n",
                  "  r: 0 training-mode calls (0 left the buffers as they "
                  "were), 80 in evaluation mode under autograd");
+    /* A recording scores no fix, and recomputing a layer frozen while the
+     * weights trained can lower evaluation mode: nothing is recommended
+     * unmeasured; the report says what to measure. */
+    expect_start("rec-eval", "verdict: frozen",
+                 "  fix: none until measured: keep evaluation mode as it is "
+                 "meanwhile, since recompute-train can lower it (a "
+                 "fine-tune's weights may have learned these very "
+                 "statistics");
+    expect_start("rec-eval", "verdict: frozen", "--eval-labels");
+    expect_absent("rec-eval", "  fix: recompute");
     r.tracked = 140;
     write_recording("rec-finetune", &r, 20, 20, 0, 60, 120);
     expect_start("rec-finetune", "verdict: frozen, in 1 of 1 layer", NULL);
@@ -394,6 +431,7 @@ static void test_recordings(void **state)
     r.tracked = 60;
     write_recording("rec-healthy", &r, 20, 60, 0, 0, 0);
     expect_start("rec-healthy", "verdict: healthy\n", NULL);
+    expect_absent("rec-healthy", "until measured");
     write_recording("rec-momentum0", &r, 20, 60, 40, 0, 0);
     expect_start("rec-momentum0", "verdict: frozen, in 1 of 1 layer", NULL);
 }

@@ -61,18 +61,39 @@ static int keep_eval(const verdict *v)
     return !(v->gap > 0.0) && !isnan(v->gap);
 }
 
-/* The fix: keeping evaluation mode where it needs no statistics fixed;
- * the cause's own, or the one measured to close the gap where the
- * cause's own does not, first; then the cause's own as measured. */
-static void print_fix(FILE *fp, const verdict *v, const verdict_model *m)
+/* A cause whose fix can lower evaluation mode, and it was not measured:
+ * the report names nothing it did not measure (a recording, a dump
+ * without evaluation labels). `alike` is set for a checkpoint's
+ * evidence, where a cause with an alike carries that one's risk. */
+static int unmeasured_risk(const verdict *v, const verdict_model *m,
+                           const char *alike)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    return c->risky && (!c->alike || alike) && v->fix != DIAG_FIX_NONE &&
+           isnan(m->fix_acc[v->fix]);
+}
+
+/* The fix: keeping evaluation mode where it needs no statistics fixed
+ * (for the cause's own reason), or until a fix that can lower it is
+ * measured; the cause's own, or the one measured to close the gap where
+ * the cause's own does not, first; then the cause's own as measured. */
+static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
+                      const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
     if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
         fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
-                    "scores at or above training mode (a fine-tune's "
-                    "weights may have learned these very statistics, which "
-                    "recomputing them would undo). The cause's usual fix: "
-                    "%s\n",
+                    "scores at or above training mode (%s). The cause's "
+                    "usual fix: %s\n",
+                c->keep, c->fix);
+    else if (unmeasured_risk(v, m, alike))
+        fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
+                    "is meanwhile, since %s can lower it (%s). Measure it: "
+                    "dump the final checkpoint with "
+                    "scripts/dump_bn_inputs.py and --eval-inputs, "
+                    "--eval-labels (it scores %s; --reload FILE scores a "
+                    "checkpoint's buffers). The cause's usual fix: %s\n",
+                diag_fix_name(v->fix), c->keep, diag_fix_name(v->fix),
                 c->fix);
     else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
         fprintf(fp, "  fix: %s\n", c->fix);
@@ -134,7 +155,7 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         print_acc(fp, m->eval_acc);
         fputc('\n', fp);
     }
-    print_fix(fp, v, m);
+    print_fix(fp, v, m, alike);
     if (!isnan(v->gap))
         print_gap(fp, v);
     if (v->downstream)

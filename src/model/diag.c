@@ -134,7 +134,10 @@ static const struct {
              "checkpoint's buffers), or recompute them on the training "
              "data (update_bn)",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_LAYER},
+      .material = DIAG_BY_LAYER,
+      .keep = "the weights may have trained against the initial 0 and 1 "
+              "(a model kept in evaluation mode while it trained), or the "
+              "layer's inputs are near mean 0 and variance 1 already"},
      never_filled},
     {{.cause = DIAG_FROZEN,
       .name = "frozen",
@@ -151,7 +154,10 @@ static const struct {
              "weights (update_bn), and train with the layers in training "
              "mode",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_LAYER},
+      .material = DIAG_BY_LAYER,
+      .keep = "a fine-tune's weights may have learned these very "
+              "statistics, which recomputing them would undo",
+      .risky = 1},
      frozen},
     {{.cause = DIAG_FEW_UPDATES,
       .name = "few-updates",
@@ -163,7 +169,9 @@ static const struct {
       .fix = "recompute the statistics on the training data (update_bn, "
              "PreciseBN), or train longer or with a larger momentum",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      few_updates},
     {{.cause = DIAG_NOT_EXCHANGEABLE,
       .name = "not-exchangeable",
@@ -189,7 +197,9 @@ static const struct {
              "statistics to the evaluation data, or drop or fix the "
              "constant input",
       .fix_id = DIAG_FIX_EPS,
-      .material = DIAG_BY_TEST},
+      .material = DIAG_BY_TEST,
+      .keep = "the evaluation rows the feature throws out of range cost "
+              "evaluation mode nothing measured here"},
      near_constant},
     {{.cause = DIAG_FAR_FROM_INIT,
       .name = "far-from-init",
@@ -201,7 +211,9 @@ static const struct {
       .fix = "recompute the statistics on the training data (update_bn), "
              "or start the buffers from the data's own statistics",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      far_from_init},
     {{.cause = DIAG_LAGGING,
       .name = "lagging",
@@ -216,6 +228,11 @@ static const struct {
              "PreciseBN), or a larger momentum",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
       .material = DIAG_BY_EFFECT,
+      .keep = "the lag costs evaluation mode nothing measured; or, where "
+              "the checkpoint cannot tell lagging from frozen, a "
+              "fine-tune's weights learned these statistics with the layer "
+              "frozen",
+      .risky = 1,
       .alike = "frozen or lagging: the checkpoint cannot tell; a recording "
                "can. A layer frozen for part of training (momentum 0, "
                "evaluation mode, tracking switched off) and set back "
@@ -233,7 +250,10 @@ static const struct {
       .fix = "adapt the statistics to the evaluation data (recompute them "
              "there), or fix the data",
       .fix_id = DIAG_FIX_ADAPT_EVAL,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the evaluation data differ from the training data where "
+              "the network does not look, or by too little to cost "
+              "evaluation mode anything measured"},
      shift},
     {{.cause = DIAG_OTHER,
       .name = "other",
@@ -244,7 +264,9 @@ static const struct {
       .fix = "recompute the statistics on the training data (update_bn) "
              "and compare again",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      other},
     {{.cause = DIAG_BATCH_DEPENDENCE,
       .name = "batch-dependence",

@@ -65,6 +65,15 @@ typedef struct {
     /* What else leaves the same evidence in a checkpoint, in words, or
      * NULL: the report says so when the evidence is a checkpoint's. */
     const char *alike;
+    /* Why evaluation mode can score at or above training mode with this
+     * cause, in words: the report's reason for keeping it as it is (NULL
+     * for a cause whose fix touches no statistics). */
+    const char *keep;
+    /* The cause's fix can lower evaluation mode (the weights may have
+     * trained against the statistics it replaces), so it is not
+     * recommended unmeasured; for a cause with `alike`, only where the
+     * evidence is a checkpoint's, which cannot tell it from that. */
+    int risky;
 } diag_cause_info;
 
 /* A fix the dump scores, in words. */
