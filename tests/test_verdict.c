@@ -494,7 +494,8 @@ static void test_closes(void **state)
     assert_int_equal(v.recommended, DIAG_FIX_NONE);
 }
 
-/* Every cause's row is filled, named once, and says its fix. */
+/* Every cause's row is filled, named once, and says its fix (and, with
+ * one, its reason for keeping evaluation mode). */
 static void test_table(void **state)
 {
     (void)state;
@@ -503,6 +504,8 @@ static void test_table(void **state)
         assert_int_equal(i->cause, c);
         assert_true(i->name && i->words && i->threshold && i->fix);
         assert_true(i->material <= DIAG_BY_EFFECT);
+        /* A cause with a fix says why evaluation mode may be kept. */
+        assert_true(i->fix_id == DIAG_FIX_NONE || i->keep);
         for (int k = 0; k < c; k++)
             assert_string_not_equal(diag_cause_get((diag_cause)k)->name,
                                     i->name);
