@@ -146,6 +146,16 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         }
     }
     fprintf(fp, "\n  %s.\n", c->words);
+    if (v->lags_too)
+        fprintf(fp, "  and lagging, in %zu of these layers, first %s: with "
+                    "the initial values' part taken out, the buffers are "
+                    "still off (in %zu of its %zu features, by %.2f of the "
+                    "outputs' spread), so the activations also moved while "
+                    "the average followed them (data that changed during "
+                    "training, or the weights); the same fix mends both.\n",
+                v->lags_too, l[v->lags_first].name,
+                l[v->lags_first].lag_count, l[v->lags_first].f,
+                l[v->lags_first].lag_effect);
     if (c->alike && alike)
         fprintf(fp, "  %s; %s.\n", c->alike, alike);
     if (!isnan(m->train_acc) || !isnan(m->eval_acc)) {

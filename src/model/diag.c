@@ -88,12 +88,24 @@ static int near_constant(const diag_feature *d)
                               : d->eval_out > DIAG_ROWS;
 }
 
-/* Nothing before applies (flags holds the earlier causes), and the
- * statistics trail what the final weights give: off against the training
- * data measured under them, or a recording's trend the average lags. */
+/* Off by what the initial values do not explain: the buffers with the
+ * initial values' part, w (m0 - mu) and w (v0 - t), taken out are still
+ * off, so the activations moved while the average followed them. */
+static int lag_beyond_init(const diag_feature *d)
+{
+    return off(d, d->rest_shift, d->rest_scale, d->rest_var);
+}
+
+/* Nothing before applies (flags holds the earlier causes), or only
+ * few-updates and the buffers are off beyond what the initial values
+ * explain; and the statistics trail what the final weights give: off
+ * against the training data measured under them, or a recording's trend
+ * the average lags. */
 static int lagging(const diag_feature *d)
 {
-    return d->flags == 0 &&
+    int alone = d->flags == 0 ||
+                (d->flags == 1u << DIAG_FEW_UPDATES && lag_beyond_init(d));
+    return alone &&
            ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_mean) ||
             (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
 }
@@ -523,6 +535,11 @@ static void measure(const diag_layer *in, size_t j, double w,
     d->scale = root_ratio(tv + in->eps, rv + in->eps);
     d->init_scale = root_ratio(tv + in->eps, w * v0 + (1.0 - w) * tv +
                                                  in->eps);
+    d->rest_var = rv + w * (tv - v0);
+    d->rest_shift = in_units(rm + w * (mu - m0), mu, sd);
+    d->rest_scale = d->rest_var >= 0.0
+                        ? root_ratio(tv + in->eps, d->rest_var + in->eps)
+                        : INFINITY;
     d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
     d->eval_shift = d->eval_scale = d->eval_ks = d->eval_out = NAN;
     if (in->eval_shift) {
@@ -546,6 +563,16 @@ static void measure(const diag_layer *in, size_t j, double w,
 static double root_sum_sq(double a, double b)
 {
     return sqrt(a * a + b * b); /* sqrt rounds correctly, hypot need not */
+}
+
+/* What the initial values do not explain of a few-updates feature's
+ * error, by effect_of's measure; 0 where it is not off. */
+static double lag_effect_of(const diag_feature *d)
+{
+    if (!(d->flags & 1u << DIAG_LAGGING) || d->cause == DIAG_LAGGING)
+        return 0.0;
+    double stretch = d->target_var == 0.0 ? 0.0 : d->rest_scale - 1.0;
+    return root_sum_sq(d->rest_scale * fabs(d->rest_shift), stretch);
 }
 
 static double effect_of(const diag_feature *d)
@@ -598,6 +625,7 @@ int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
                     d->cause = (diag_cause)c;
             }
         d->effect = effect_of(d);
+        d->lag_effect = lag_effect_of(d);
     }
     return 0;
 }

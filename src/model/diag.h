@@ -230,6 +230,10 @@ typedef struct {
     /* The same two for running statistics that only the initial values
      * pull away from the truth: w m0 + (1-w) mu and w v0 + (1-w) v. */
     double init_shift, init_scale, init_var;
+    /* The buffers with the initial values' part taken out, rm + w (mu -
+     * m0) and rv + w (t - v0), against the same truth: what the initial
+     * values do not explain (a lag behind moving activations). */
+    double rest_shift, rest_scale, rest_var;
     /* The batch means' spread about mu against random batches of the
      * same sizes from these n rows: sum_k (m_k - mu)^2 over
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
@@ -245,6 +249,9 @@ typedef struct {
      * recording's trend lag, when larger). What verdict.c sums over a
      * layer to judge whether its cause is material. */
     double effect;
+    /* For a few-updates feature that lags too (both flags): the effect of
+     * what the initial values do not explain; 0 otherwise. */
+    double lag_effect;
     /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
      * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
      * average's noise, whichever is larger); a scale beyond DIAG_OFF whose

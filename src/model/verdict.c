@@ -50,12 +50,16 @@ static int material(const verdict_layer *l, diag_cause c,
 
 void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
 {
-    double sq[DIAG_N_CAUSES] = {0};
+    double sq[DIAG_N_CAUSES] = {0}, lag_sq = 0.0;
     memset(l->count, 0, sizeof l->count);
+    l->lag_count = 0;
     for (size_t j = 0; j < l->f; j++) {
         l->count[l->d[j].cause]++;
         sq[l->d[j].cause] += l->d[j].effect * l->d[j].effect;
+        l->lag_count += l->d[j].lag_effect > 0.0;
+        lag_sq += l->d[j].lag_effect * l->d[j].lag_effect;
     }
+    l->lag_effect = l->f ? sqrt(lag_sq / (double)l->f) : 0.0;
     l->material = 0;
     l->cause = DIAG_HEALTHY;
     for (int c = 0; c < DIAG_N_CAUSES; c++) {
@@ -68,6 +72,9 @@ void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
                 l->cause = (diag_cause)c;
         }
     }
+    /* The lag beside few-updates is judged as lagging is, by its size. */
+    l->lags_too = l->cause == DIAG_FEW_UPDATES &&
+                  l->lag_effect > DIAG_MATERIAL;
 }
 
 static diag_fix best_fix(const verdict_model *m)
@@ -91,7 +98,13 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
             v->root = i;
             v->cause = l[i].cause;
         }
+    v->lags_first = n;
     for (size_t i = 0; i < n; i++) {
+        if (l[i].cause == v->cause && l[i].lags_too) {
+            v->lags_too++;
+            if (v->lags_first == n)
+                v->lags_first = i;
+        }
         v->with += l[i].cause == v->cause && v->cause != DIAG_HEALTHY;
         v->downstream += i > v->root && l[i].cause != v->cause &&
                          l[i].cause != DIAG_HEALTHY;

@@ -29,6 +29,13 @@ typedef struct {
      * outputs through each cause's features: sqrt(sum effect^2 / f). */
     double effect[DIAG_N_CAUSES];
     unsigned material;              /* bit c: cause c is material here */
+    /* Few-updates features off beyond what the initial values explain
+     * (diag.h's lag_effect): how many, their root mean square effect over
+     * the layer, and whether that is material (DIAG_MATERIAL): the layer
+     * lags as well. */
+    size_t lag_count;
+    double lag_effect;
+    int lags_too;
 } verdict_layer;
 
 typedef struct {
@@ -45,6 +52,9 @@ typedef struct {
      * when none does, or there is no gap. */
     diag_fix recommended;
     double gap;         /* training mode's accuracy less evaluation's */
+    /* Layers whose cause is the verdict's (few-updates) that lag as well,
+     * and the first of them (n when none). */
+    size_t lags_too, lags_first;
 } verdict;
 
 /* A layer's cause: of the causes material in it (m, NULL when nothing
