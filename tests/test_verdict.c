@@ -538,6 +538,30 @@ static void test_few_updates_and_lagging(void **state)
     }
 }
 
+/* Poor in both modes: the better less than half-way from the majority
+ * class's share to 1, (a - r) / (1 - r) < 0.5, i.e. a < (1 + r) / 2: at
+ * r = 0.4 the edge is 0.7, tried a hair either side; with the share not
+ * measured (NaN, or a record's 0) nothing is said. */
+static void test_poor(void **state)
+{
+    (void)state;
+    verdict_model m = {.train_acc = 0.6999, .eval_acc = 0.5,
+                       .batch_dependence = NAN, .majority = 0.4};
+    assert_true(verdict_poor(&m));
+    m.train_acc = 0.7001;
+    assert_false(verdict_poor(&m));
+    m.train_acc = 0.5, m.eval_acc = 0.6999; /* the better of the two */
+    assert_true(verdict_poor(&m));
+    m.eval_acc = 0.7001;
+    assert_false(verdict_poor(&m));
+    m.eval_acc = 0.3, m.majority = NAN;
+    assert_false(verdict_poor(&m));
+    m.majority = 0.0;
+    assert_false(verdict_poor(&m));
+    m.majority = 0.4, m.train_acc = NAN;
+    assert_false(verdict_poor(&m));
+}
+
 /* Every cause's row is filled, named once, and says its fix (and, with
  * one, its reason for keeping evaluation mode). */
 static void test_table(void **state)
@@ -568,6 +592,7 @@ int test_verdict_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mean_limit),
         cmocka_unit_test(test_few_updates_and_lagging),
+        cmocka_unit_test(test_poor),
         cmocka_unit_test(test_variance_limit),
         cmocka_unit_test(test_buffer_causes),
         cmocka_unit_test(test_eval_causes),

@@ -94,6 +94,15 @@ def raised_eps(model, layers_of):
     return m
 
 
+def majority_rate(labels):
+    """The share of the most common class: what always naming it scores,
+    against which a model's accuracy is poor or not."""
+    if labels is None or len(labels) == 0:
+        return None
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
+
+
 def batch_dependence(model, x, batch_size, seed=1):
     """The share of rows whose training-mode predicted class changes when
     the rows are batched in a seeded random order instead of as given."""
@@ -124,6 +133,7 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
         "train_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
                                                 True), eval_y),
         "batch_dependence": batch_dependence(model, eval_x, batch_size),
+        "majority_rate": majority_rate(eval_y),
     }
     if eval_y is None:
         return acc, []

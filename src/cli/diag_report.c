@@ -165,6 +165,18 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         print_acc(fp, m->eval_acc);
         fputc('\n', fp);
     }
+    if (verdict_poor(m))
+        fprintf(fp, "  the model is poor in both modes: the better scores "
+                    "%.3f, less than half-way from the majority class's "
+                    "share (%.3f) to 1, so closing the gap between the modes "
+                    "(%.3f) leaves a poor model, and batch norm's gap is not "
+                    "the main problem. Candidates this dump cannot test: the "
+                    "order of the training batches (sorted or grouped by "
+                    "class, which the exchange test sees only in layers whose "
+                    "batch means depend on the class), too little training, "
+                    "or the model itself\n",
+                fmax(m->train_acc, m->eval_acc), m->majority,
+                fabs(m->train_acc - m->eval_acc));
     print_fix(fp, v, m, alike);
     if (!isnan(v->gap))
         print_gap(fp, v);
@@ -479,6 +491,7 @@ int diagnose_dir(const char *cmd, const char *dir, const char *layer,
     in.m.train_acc = d.train_acc;
     in.m.eval_acc = d.eval_acc;
     in.m.batch_dependence = d.batch_dependence;
+    in.m.majority = d.majority;
     memcpy(in.m.fix_acc, d.fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(&d, layer))
         rc = cli_error(cmd, "--layer %s: no such layer in %s/layers.tsv",

@@ -707,7 +707,8 @@ static int read_model(const char *dir, dump_dir *d, bn_error *err)
         kv_count(&kv, "max_rows", 0, &d->max_rows, err) != 0 ||
         kv_real(&kv, "train_mode_accuracy", &d->train_acc, err) != 0 ||
         kv_real(&kv, "eval_mode_accuracy", &d->eval_acc, err) != 0 ||
-        kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0)
+        kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0 ||
+        kv_real(&kv, "majority_rate", &d->majority, err) != 0)
         goto done;
     rc = 0;
 done:

@@ -95,6 +95,12 @@ typedef struct {
 #define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
 #define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
 #define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
+/* A model poor in both modes: the better gets less than half-way from
+ * always naming the majority class to every row right (its accuracy
+ * less the majority's share, over 1 less it). Half-way is where the
+ * errors the model makes outnumber the ones it avoids beyond guessing,
+ * whatever the gap between its modes. */
+#define DIAG_POOR 0.5
 /* A layer's cause found by its features' size: the root mean square
  * error evaluation mode adds through them to the layer's outputs, in
  * units of their spread, beyond this (DIAG_OFF's reason, for the layer's

@@ -25,6 +25,17 @@ int verdict_lowers(const verdict_model *m, diag_fix f)
            m->fix_acc[f] < m->eval_acc - DIAG_FIX_CLOSES; /* NaN: 0 */
 }
 
+int verdict_poor(const verdict_model *m)
+{
+    /* A share of a class is above 0: 0 (a record never filled) and NaN
+     * are "not measured". */
+    if (isnan(m->train_acc) || isnan(m->eval_acc) ||
+        !(m->majority > 0.0 && m->majority < 1.0))
+        return 0;
+    double best = fmax(m->train_acc, m->eval_acc);
+    return (best - m->majority) / (1.0 - m->majority) < DIAG_POOR;
+}
+
 diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m)
 {
     diag_fix f = diag_cause_get(c)->fix_id;

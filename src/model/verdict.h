@@ -17,6 +17,9 @@ typedef struct {
     double train_acc, eval_acc;     /* NaN when not measured */
     double batch_dependence;        /* NaN when not measured */
     double fix_acc[DIAG_N_FIXES];   /* NaN when not scored */
+    /* The share of the evaluation data's most common class: what always
+     * naming it scores; NaN when not measured. */
+    double majority;
 } verdict_model;
 
 typedef struct {
@@ -71,6 +74,11 @@ int verdict_closes(const verdict_model *m, diag_fix f);
 /* The fix was measured to leave evaluation mode more than
  * DIAG_FIX_CLOSES below where it is. */
 int verdict_lowers(const verdict_model *m, diag_fix f);
+/* The model is poor in both modes: the better one gets less than
+ * DIAG_POOR of the way from the majority class's share to 1, so closing
+ * the gap between them leaves a poor model. 0 when not measured (a
+ * majority of NaN, or 0). */
+int verdict_poor(const verdict_model *m);
 /* The cause's own fix: for never-filled the checkpoint's buffers where
  * the dump scored them, recomputing where it could not. */
 diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m);
