@@ -147,8 +147,8 @@ static const struct {
              "data (update_bn)",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
       .material = DIAG_BY_LAYER,
-      .keep = "the weights may have trained against the initial 0 and 1 "
-              "(a model kept in evaluation mode while it trained), or the "
+      .keep = "the weights may have trained against the initial 0 and 1, "
+              "in a model kept in evaluation mode while it trained, or the "
               "layer's inputs are near mean 0 and variance 1 already"},
      never_filled},
     {{.cause = DIAG_FROZEN,
