@@ -313,6 +313,7 @@ def dump(a):
         ("train_mode_accuracy", acc.get("train_mode_accuracy")),
         ("eval_mode_accuracy", acc.get("eval_mode_accuracy")),
         ("batch_dependence", acc.get("batch_dependence")),
+        ("majority_rate", acc.get("majority_rate")),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

@@ -162,7 +162,7 @@ static void class_pop(pop_t *pop, const char *levels)
                                 "%zu.5,%g,%c\n", i, 100.0 - 3.0 * (double)i,
                                 c);
     }
-    popfile_options opt = {POPFILE_CSV, "cls", NULL};
+    popfile_options opt = {.format = POPFILE_CSV, .label = "cls"};
     popfile pf;
     bn_error err;
     if (popfile_parse("rows.csv", (const unsigned char *)text, len, &opt, &pf,

@@ -494,7 +494,76 @@ static void test_closes(void **state)
     assert_int_equal(v.recommended, DIAG_FIX_NONE);
 }
 
-/* Every cause's row is filled, named once, and says its fix. */
+/* Few-updates and lagging at once: after 5 updates the initial 0 and 1
+ * weigh w = 0.9^5 = 0.59; buffers pulled off by them alone, w m0 + (1 - w) mu
+ * and w v0 + (1 - w) t, are few-updates and nothing else; moved a further
+ * 0.5 of the spread (beyond the mean's limit, 4 sqrt(0.1 / 19) = 0.29),
+ * they lag as well, by an effect of that 0.5 times the scale; moved 0.25
+ * (inside it), they do not. The layer's verdict names both. */
+static void test_few_updates_and_lagging(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    o.in.updates = o.in.tracked = 5;
+    long double w = powl(0.9L, 5.0L), sd = sqrtl(4.0L + 1e-5L);
+    long double rv = w + (1.0L - w) * 4.0L;
+    o.rv = (double)rv;
+    /* What the initial values do not explain of the variance: none, so
+     * the rest's scale is 1. */
+    long double scale = 1.0L;
+    static const struct {
+        double lag;
+        int lags;
+    } cases[] = {{0.0, 0}, {0.25, 0}, {0.5, 1}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        o.rm = (double)((1.0L - w) * 2.0L - cases[k].lag * sd);
+        diag_feature d;
+        assert_int_equal(diag_layer_run(&o.in, &d, NULL), 0);
+        assert_int_equal(d.cause, DIAG_FEW_UPDATES);
+        assert_int_equal(!!(d.flags & 1u << DIAG_LAGGING), cases[k].lags);
+        assert_close(d.rest_shift, -cases[k].lag, 1e-9, 1.0);
+        assert_close(d.lag_effect,
+                     cases[k].lags ? (double)(cases[k].lag * scale) : 0.0,
+                     1e-9, 1.0);
+        verdict_layer l = {.name = "a", .f = 1, .d = &d};
+        verdict_layer_sum(&l, NULL);
+        verdict v;
+        verdict_model m = {.train_acc = NAN, .eval_acc = NAN,
+                           .batch_dependence = NAN,
+                           .fix_acc = {NAN, NAN, NAN, NAN, NAN}};
+        verdict_make(&l, 1, &m, &v);
+        assert_int_equal(v.cause, DIAG_FEW_UPDATES);
+        assert_int_equal(v.lags_too, (size_t)cases[k].lags);
+    }
+}
+
+/* Poor in both modes: the better less than half-way from the majority
+ * class's share to 1, (a - r) / (1 - r) < 0.5, i.e. a < (1 + r) / 2: at
+ * r = 0.4 the edge is 0.7, tried a hair either side; with the share not
+ * measured (NaN, or a record's 0) nothing is said. */
+static void test_poor(void **state)
+{
+    (void)state;
+    verdict_model m = {.train_acc = 0.6999, .eval_acc = 0.5,
+                       .batch_dependence = NAN, .majority = 0.4};
+    assert_true(verdict_poor(&m));
+    m.train_acc = 0.7001;
+    assert_false(verdict_poor(&m));
+    m.train_acc = 0.5, m.eval_acc = 0.6999; /* the better of the two */
+    assert_true(verdict_poor(&m));
+    m.eval_acc = 0.7001;
+    assert_false(verdict_poor(&m));
+    m.eval_acc = 0.3, m.majority = NAN;
+    assert_false(verdict_poor(&m));
+    m.majority = 0.0;
+    assert_false(verdict_poor(&m));
+    m.majority = 0.4, m.train_acc = NAN;
+    assert_false(verdict_poor(&m));
+}
+
+/* Every cause's row is filled, named once, and says its fix (and, with
+ * one, its reason for keeping evaluation mode). */
 static void test_table(void **state)
 {
     (void)state;
@@ -503,6 +572,8 @@ static void test_table(void **state)
         assert_int_equal(i->cause, c);
         assert_true(i->name && i->words && i->threshold && i->fix);
         assert_true(i->material <= DIAG_BY_EFFECT);
+        /* A cause with a fix says why evaluation mode may be kept. */
+        assert_true(i->fix_id == DIAG_FIX_NONE || i->keep);
         for (int k = 0; k < c; k++)
             assert_string_not_equal(diag_cause_get((diag_cause)k)->name,
                                     i->name);
@@ -520,6 +591,8 @@ int test_verdict_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mean_limit),
+        cmocka_unit_test(test_few_updates_and_lagging),
+        cmocka_unit_test(test_poor),
         cmocka_unit_test(test_variance_limit),
         cmocka_unit_test(test_buffer_causes),
         cmocka_unit_test(test_eval_causes),

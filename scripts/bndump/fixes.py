@@ -5,7 +5,10 @@ beside training mode's on the same batches.
 
   recompute-train  every layer's statistics recomputed from the training
                    data as a cumulative average (PreciseBN;
-                   torch.optim.swa_utils.update_bn does the same)
+                   torch.optim.swa_utils.update_bn does the same, with
+                   dropout on: here only the batch-norm layers are in
+                   training mode, as in every training-mode pass, so the
+                   statistics describe the inputs evaluation mode gives)
   adapt-eval       the same from the evaluation data
   reload           the batch-norm buffers taken from --reload FILE, a
                    checkpoint that has them
@@ -23,14 +26,14 @@ import copy
 import numpy as np
 import torch
 
-from .passes import batches, model_dtype
+from .passes import batches, model_dtype, set_mode
 
 FIX_EPS = 1e-3
 
 
 def outputs(model, x, batch_size, train_mode, order=None):
     m = copy.deepcopy(model)
-    m.train(train_mode)
+    set_mode(m, train_mode)
     dtype = model_dtype(m)
     idx = np.arange(x.shape[0]) if order is None else order
     out = []
@@ -64,7 +67,7 @@ def recompute(model, layers_of, x, batch_size, sizes=None):
     for _, mod in layers_of(m):
         mod.reset_running_stats()
         mod.momentum = None
-    m.train()
+    set_mode(m, True)
     dtype = model_dtype(m)
     with torch.no_grad():
         for _, xb in batches(x, batch_size, sizes):
@@ -89,6 +92,15 @@ def raised_eps(model, layers_of):
     for _, mod in layers_of(m):
         mod.eps = max(mod.eps, FIX_EPS)
     return m
+
+
+def majority_rate(labels):
+    """The share of the most common class: what always naming it scores,
+    against which a model's accuracy is poor or not."""
+    if labels is None or len(labels) == 0:
+        return None
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
 
 
 def batch_dependence(model, x, batch_size, seed=1):
@@ -121,6 +133,7 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
         "train_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
                                                 True), eval_y),
         "batch_dependence": batch_dependence(model, eval_x, batch_size),
+        "majority_rate": majority_rate(eval_y),
     }
     if eval_y is None:
         return acc, []

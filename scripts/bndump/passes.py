@@ -4,7 +4,9 @@ on a copy of the model: per layer the fresh statistics of every row
 themselves. A pass in evaluation mode moves no buffer; a pass in training
 mode (what training fed each layer: the layers before it normalising with
 their batch's statistics) runs with every momentum set to 0, so that no
-buffer moves there either.
+buffer moves there either, and with only the batch-norm layers in
+training mode: dropout and every other layer stay in evaluation mode, so
+that a pass, and the dump, is the same every time it is taken.
 
 A layer's rows are what it normalises together: an input (N, C) is N
 rows, an input (N, C, *spatial) is moved to channels last and flattened
@@ -122,6 +124,16 @@ def model_dtype(model):
     return torch.float32
 
 
+def set_mode(model, train_mode):
+    """Training mode for the batch-norm layers only (or evaluation mode
+    for all): the batch's statistics are what training mode means here,
+    and an unseeded dropout mask would make every training-mode score and
+    statistic a draw."""
+    model.eval()
+    for _, mod in tsv.bn_layers(model):
+        mod.train(train_mode)
+
+
 def run(model, x, batch_size, max_rows, what, train_mode=False,
         progress=True, sizes=None):
     """One pass of x through a deep copy of model, in evaluation mode or,
@@ -142,7 +154,7 @@ def run(model, x, batch_size, max_rows, what, train_mode=False,
     dtype = model_dtype(model)
     nb = len(cuts(x.shape[0], batch_size, sizes)) - 1
     step = max(1, nb // 10)
-    model.train(train_mode)
+    set_mode(model, train_mode)
     for _, mod in layers:
         mod.momentum = 0.0 if train_mode else mod.momentum
     try:

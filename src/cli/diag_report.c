@@ -61,18 +61,39 @@ static int keep_eval(const verdict *v)
     return !(v->gap > 0.0) && !isnan(v->gap);
 }
 
-/* The fix: keeping evaluation mode where it needs no statistics fixed;
- * the cause's own, or the one measured to close the gap where the
- * cause's own does not, first; then the cause's own as measured. */
-static void print_fix(FILE *fp, const verdict *v, const verdict_model *m)
+/* A cause whose fix can lower evaluation mode, and it was not measured:
+ * the report names nothing it did not measure (a recording, a dump
+ * without evaluation labels). `alike` is set for a checkpoint's
+ * evidence, where a cause with an alike carries that one's risk. */
+static int unmeasured_risk(const verdict *v, const verdict_model *m,
+                           const char *alike)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    return c->risky && (!c->alike || alike) && v->fix != DIAG_FIX_NONE &&
+           isnan(m->fix_acc[v->fix]);
+}
+
+/* The fix: keeping evaluation mode where it needs no statistics fixed
+ * (for the cause's own reason), or until a fix that can lower it is
+ * measured; the cause's own, or the one measured to close the gap where
+ * the cause's own does not, first; then the cause's own as measured. */
+static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
+                      const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
     if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
         fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
-                    "scores at or above training mode (a fine-tune's "
-                    "weights may have learned these very statistics, which "
-                    "recomputing them would undo). The cause's usual fix: "
-                    "%s\n",
+                    "scores at or above training mode (%s). The cause's "
+                    "usual fix: %s\n",
+                c->keep, c->fix);
+    else if (unmeasured_risk(v, m, alike))
+        fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
+                    "is meanwhile, since %s can lower it (%s). Measure it: "
+                    "dump the final checkpoint with "
+                    "scripts/dump_bn_inputs.py and --eval-inputs, "
+                    "--eval-labels (it scores %s; --reload FILE scores a "
+                    "checkpoint's buffers). The cause's usual fix: %s\n",
+                diag_fix_name(v->fix), c->keep, diag_fix_name(v->fix),
                 c->fix);
     else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
         fprintf(fp, "  fix: %s\n", c->fix);
@@ -125,6 +146,16 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         }
     }
     fprintf(fp, "\n  %s.\n", c->words);
+    if (v->lags_too)
+        fprintf(fp, "  and lagging, in %zu of these layers, first %s: with "
+                    "the initial values' part taken out, the buffers are "
+                    "still off (in %zu of its %zu features, by %.2f of the "
+                    "outputs' spread), so the activations also moved while "
+                    "the average followed them (data that changed during "
+                    "training, or the weights); the same fix mends both.\n",
+                v->lags_too, l[v->lags_first].name,
+                l[v->lags_first].lag_count, l[v->lags_first].f,
+                l[v->lags_first].lag_effect);
     if (c->alike && alike)
         fprintf(fp, "  %s; %s.\n", c->alike, alike);
     if (!isnan(m->train_acc) || !isnan(m->eval_acc)) {
@@ -134,7 +165,19 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         print_acc(fp, m->eval_acc);
         fputc('\n', fp);
     }
-    print_fix(fp, v, m);
+    if (verdict_poor(m))
+        fprintf(fp, "  the model is poor in both modes: the better scores "
+                    "%.3f, less than half-way from the majority class's "
+                    "share (%.3f) to 1, so closing the gap between the modes "
+                    "(%.3f) leaves a poor model, and batch norm's gap is not "
+                    "the main problem. Candidates this dump cannot test: the "
+                    "order of the training batches (sorted or grouped by "
+                    "class, which the exchange test sees only in layers whose "
+                    "batch means depend on the class), too little training, "
+                    "or the model itself\n",
+                fmax(m->train_acc, m->eval_acc), m->majority,
+                fabs(m->train_acc - m->eval_acc));
+    print_fix(fp, v, m, alike);
     if (!isnan(v->gap))
         print_gap(fp, v);
     if (v->downstream)
@@ -448,6 +491,7 @@ int diagnose_dir(const char *cmd, const char *dir, const char *layer,
     in.m.train_acc = d.train_acc;
     in.m.eval_acc = d.eval_acc;
     in.m.batch_dependence = d.batch_dependence;
+    in.m.majority = d.majority;
     memcpy(in.m.fix_acc, d.fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(&d, layer))
         rc = cli_error(cmd, "--layer %s: no such layer in %s/layers.tsv",

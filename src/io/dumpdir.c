@@ -301,9 +301,13 @@ done:
     return rc;
 }
 
-static int read_npy(const char *dir, const char *name, const char *ext,
-                    size_t f, popfile *pf, bn_error *err)
+/* NAME.EXT, of f columns and at least min_rows rows (0: a population's
+ * 2). */
+static int read_npy_rows(const char *dir, const char *name, const char *ext,
+                         size_t f, size_t min_rows, popfile *pf,
+                         bn_error *err)
 {
+    popfile_options opt = {.format = POPFILE_NPY, .min_rows = min_rows};
     char *path = path_of(dir, name, ext);
     unsigned char *bytes;
     size_t len;
@@ -312,7 +316,7 @@ static int read_npy(const char *dir, const char *name, const char *ext,
         return bn_fail(err, "out of memory");
     int rc = popfile_slurp(path, POPFILE_MAX_BYTES, &bytes, &len, err);
     if (rc == 0) {
-        rc = popfile_parse(path, bytes, len, NULL, pf, err);
+        rc = popfile_parse(path, bytes, len, &opt, pf, err);
         input_free((char *)bytes, len);
     }
     if (rc == 0 && pf->f != f)
@@ -320,6 +324,12 @@ static int read_npy(const char *dir, const char *name, const char *ext,
                      path, pf->f, f);
     free(path);
     return rc;
+}
+
+static int read_npy(const char *dir, const char *name, const char *ext,
+                    size_t f, popfile *pf, bn_error *err)
+{
+    return read_npy_rows(dir, name, ext, f, 0, pf, err);
 }
 
 /* The batches: a dump's rows and samples per batch with their means; a
@@ -371,7 +381,10 @@ done:
 static int read_batch_means(const char *dir, dump_layer *l, bn_error *err)
 {
     popfile pf;
-    if (read_npy(dir, l->name, ".batchmeans.npy", l->f, &pf, err) != 0)
+    /* One row a batch: full-batch training has one (the exchange test is
+     * then undefined, diag.c). */
+    if (read_npy_rows(dir, l->name, ".batchmeans.npy", l->f, 1, &pf, err) !=
+        0)
         return -1;
     if (pf.n != l->n_batches) {
         popfile_free(&pf);
@@ -694,7 +707,8 @@ static int read_model(const char *dir, dump_dir *d, bn_error *err)
         kv_count(&kv, "max_rows", 0, &d->max_rows, err) != 0 ||
         kv_real(&kv, "train_mode_accuracy", &d->train_acc, err) != 0 ||
         kv_real(&kv, "eval_mode_accuracy", &d->eval_acc, err) != 0 ||
-        kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0)
+        kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0 ||
+        kv_real(&kv, "majority_rate", &d->majority, err) != 0)
         goto done;
     rc = 0;
 done:

@@ -50,6 +50,7 @@ typedef struct {
     size_t steps, batch_size, train_rows, eval_rows, max_rows;
     int weights_moved;
     double train_acc, eval_acc, batch_dependence;
+    double majority; /* majority_rate: NaN when absent (older dumps) */
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;
     size_t n;

@@ -88,12 +88,24 @@ static int near_constant(const diag_feature *d)
                               : d->eval_out > DIAG_ROWS;
 }
 
-/* Nothing before applies (flags holds the earlier causes), and the
- * statistics trail what the final weights give: off against the training
- * data measured under them, or a recording's trend the average lags. */
+/* Off by what the initial values do not explain: the buffers with the
+ * initial values' part, w (m0 - mu) and w (v0 - t), taken out are still
+ * off, so the activations moved while the average followed them. */
+static int lag_beyond_init(const diag_feature *d)
+{
+    return off(d, d->rest_shift, d->rest_scale, d->rest_var);
+}
+
+/* Nothing before applies (flags holds the earlier causes), or only
+ * few-updates and the buffers are off beyond what the initial values
+ * explain; and the statistics trail what the final weights give: off
+ * against the training data measured under them, or a recording's trend
+ * the average lags. */
 static int lagging(const diag_feature *d)
 {
-    return d->flags == 0 &&
+    int alone = d->flags == 0 ||
+                (d->flags == 1u << DIAG_FEW_UPDATES && lag_beyond_init(d));
+    return alone &&
            ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_mean) ||
             (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
 }
@@ -134,7 +146,10 @@ static const struct {
              "checkpoint's buffers), or recompute them on the training "
              "data (update_bn)",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_LAYER},
+      .material = DIAG_BY_LAYER,
+      .keep = "the weights may have trained against the initial 0 and 1, "
+              "in a model kept in evaluation mode while it trained, or the "
+              "layer's inputs are near mean 0 and variance 1 already"},
      never_filled},
     {{.cause = DIAG_FROZEN,
       .name = "frozen",
@@ -151,7 +166,10 @@ static const struct {
              "weights (update_bn), and train with the layers in training "
              "mode",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_LAYER},
+      .material = DIAG_BY_LAYER,
+      .keep = "a fine-tune's weights may have learned these very "
+              "statistics, which recomputing them would undo",
+      .risky = 1},
      frozen},
     {{.cause = DIAG_FEW_UPDATES,
       .name = "few-updates",
@@ -163,7 +181,9 @@ static const struct {
       .fix = "recompute the statistics on the training data (update_bn, "
              "PreciseBN), or train longer or with a larger momentum",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      few_updates},
     {{.cause = DIAG_NOT_EXCHANGEABLE,
       .name = "not-exchangeable",
@@ -189,7 +209,9 @@ static const struct {
              "statistics to the evaluation data, or drop or fix the "
              "constant input",
       .fix_id = DIAG_FIX_EPS,
-      .material = DIAG_BY_TEST},
+      .material = DIAG_BY_TEST,
+      .keep = "the evaluation rows the feature throws out of range cost "
+              "evaluation mode nothing measured here"},
      near_constant},
     {{.cause = DIAG_FAR_FROM_INIT,
       .name = "far-from-init",
@@ -201,7 +223,9 @@ static const struct {
       .fix = "recompute the statistics on the training data (update_bn), "
              "or start the buffers from the data's own statistics",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      far_from_init},
     {{.cause = DIAG_LAGGING,
       .name = "lagging",
@@ -216,6 +240,11 @@ static const struct {
              "PreciseBN), or a larger momentum",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
       .material = DIAG_BY_EFFECT,
+      .keep = "the lag costs evaluation mode nothing measured; or, where "
+              "the checkpoint cannot tell lagging from frozen, a "
+              "fine-tune's weights learned these statistics with the layer "
+              "frozen",
+      .risky = 1,
       .alike = "frozen or lagging: the checkpoint cannot tell; a recording "
                "can. A layer frozen for part of training (momentum 0, "
                "evaluation mode, tracking switched off) and set back "
@@ -233,7 +262,10 @@ static const struct {
       .fix = "adapt the statistics to the evaluation data (recompute them "
              "there), or fix the data",
       .fix_id = DIAG_FIX_ADAPT_EVAL,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the evaluation data differ from the training data where "
+              "the network does not look, or by too little to cost "
+              "evaluation mode anything measured"},
      shift},
     {{.cause = DIAG_OTHER,
       .name = "other",
@@ -244,7 +276,9 @@ static const struct {
       .fix = "recompute the statistics on the training data (update_bn) "
              "and compare again",
       .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
-      .material = DIAG_BY_EFFECT},
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      other},
     {{.cause = DIAG_BATCH_DEPENDENCE,
       .name = "batch-dependence",
@@ -501,6 +535,11 @@ static void measure(const diag_layer *in, size_t j, double w,
     d->scale = root_ratio(tv + in->eps, rv + in->eps);
     d->init_scale = root_ratio(tv + in->eps, w * v0 + (1.0 - w) * tv +
                                                  in->eps);
+    d->rest_var = rv + w * (tv - v0);
+    d->rest_shift = in_units(rm + w * (mu - m0), mu, sd);
+    d->rest_scale = d->rest_var >= 0.0
+                        ? root_ratio(tv + in->eps, d->rest_var + in->eps)
+                        : INFINITY;
     d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
     d->eval_shift = d->eval_scale = d->eval_ks = d->eval_out = NAN;
     if (in->eval_shift) {
@@ -524,6 +563,16 @@ static void measure(const diag_layer *in, size_t j, double w,
 static double root_sum_sq(double a, double b)
 {
     return sqrt(a * a + b * b); /* sqrt rounds correctly, hypot need not */
+}
+
+/* What the initial values do not explain of a few-updates feature's
+ * error, by effect_of's measure; 0 where it is not off. */
+static double lag_effect_of(const diag_feature *d)
+{
+    if (!(d->flags & 1u << DIAG_LAGGING) || d->cause == DIAG_LAGGING)
+        return 0.0;
+    double stretch = d->target_var == 0.0 ? 0.0 : d->rest_scale - 1.0;
+    return root_sum_sq(d->rest_scale * fabs(d->rest_shift), stretch);
 }
 
 static double effect_of(const diag_feature *d)
@@ -576,6 +625,7 @@ int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
                     d->cause = (diag_cause)c;
             }
         d->effect = effect_of(d);
+        d->lag_effect = lag_effect_of(d);
     }
     return 0;
 }

@@ -65,6 +65,15 @@ typedef struct {
     /* What else leaves the same evidence in a checkpoint, in words, or
      * NULL: the report says so when the evidence is a checkpoint's. */
     const char *alike;
+    /* Why evaluation mode can score at or above training mode with this
+     * cause, in words: the report's reason for keeping it as it is (NULL
+     * for a cause whose fix touches no statistics). */
+    const char *keep;
+    /* The cause's fix can lower evaluation mode (the weights may have
+     * trained against the statistics it replaces), so it is not
+     * recommended unmeasured; for a cause with `alike`, only where the
+     * evidence is a checkpoint's, which cannot tell it from that. */
+    int risky;
 } diag_cause_info;
 
 /* A fix the dump scores, in words. */
@@ -86,6 +95,12 @@ typedef struct {
 #define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
 #define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
 #define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
+/* A model poor in both modes: the better gets less than half-way from
+ * always naming the majority class to every row right (its accuracy
+ * less the majority's share, over 1 less it). Half-way is where the
+ * errors the model makes outnumber the ones it avoids beyond guessing,
+ * whatever the gap between its modes. */
+#define DIAG_POOR 0.5
 /* A layer's cause found by its features' size: the root mean square
  * error evaluation mode adds through them to the layer's outputs, in
  * units of their spread, beyond this (DIAG_OFF's reason, for the layer's
@@ -221,6 +236,10 @@ typedef struct {
     /* The same two for running statistics that only the initial values
      * pull away from the truth: w m0 + (1-w) mu and w v0 + (1-w) v. */
     double init_shift, init_scale, init_var;
+    /* The buffers with the initial values' part taken out, rm + w (mu -
+     * m0) and rv + w (t - v0), against the same truth: what the initial
+     * values do not explain (a lag behind moving activations). */
+    double rest_shift, rest_scale, rest_var;
     /* The batch means' spread about mu against random batches of the
      * same sizes from these n rows: sum_k (m_k - mu)^2 over
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
@@ -236,6 +255,9 @@ typedef struct {
      * recording's trend lag, when larger). What verdict.c sums over a
      * layer to judge whether its cause is material. */
     double effect;
+    /* For a few-updates feature that lags too (both flags): the effect of
+     * what the initial values do not explain; 0 otherwise. */
+    double lag_effect;
     /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
      * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
      * average's noise, whichever is larger); a scale beyond DIAG_OFF whose

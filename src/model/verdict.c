@@ -25,6 +25,17 @@ int verdict_lowers(const verdict_model *m, diag_fix f)
            m->fix_acc[f] < m->eval_acc - DIAG_FIX_CLOSES; /* NaN: 0 */
 }
 
+int verdict_poor(const verdict_model *m)
+{
+    /* A share of a class is above 0: 0 (a record never filled) and NaN
+     * are "not measured". */
+    if (isnan(m->train_acc) || isnan(m->eval_acc) ||
+        !(m->majority > 0.0 && m->majority < 1.0))
+        return 0;
+    double best = fmax(m->train_acc, m->eval_acc);
+    return (best - m->majority) / (1.0 - m->majority) < DIAG_POOR;
+}
+
 diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m)
 {
     diag_fix f = diag_cause_get(c)->fix_id;
@@ -50,12 +61,16 @@ static int material(const verdict_layer *l, diag_cause c,
 
 void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
 {
-    double sq[DIAG_N_CAUSES] = {0};
+    double sq[DIAG_N_CAUSES] = {0}, lag_sq = 0.0;
     memset(l->count, 0, sizeof l->count);
+    l->lag_count = 0;
     for (size_t j = 0; j < l->f; j++) {
         l->count[l->d[j].cause]++;
         sq[l->d[j].cause] += l->d[j].effect * l->d[j].effect;
+        l->lag_count += l->d[j].lag_effect > 0.0;
+        lag_sq += l->d[j].lag_effect * l->d[j].lag_effect;
     }
+    l->lag_effect = l->f ? sqrt(lag_sq / (double)l->f) : 0.0;
     l->material = 0;
     l->cause = DIAG_HEALTHY;
     for (int c = 0; c < DIAG_N_CAUSES; c++) {
@@ -68,6 +83,9 @@ void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
                 l->cause = (diag_cause)c;
         }
     }
+    /* The lag beside few-updates is judged as lagging is, by its size. */
+    l->lags_too = l->cause == DIAG_FEW_UPDATES &&
+                  l->lag_effect > DIAG_MATERIAL;
 }
 
 static diag_fix best_fix(const verdict_model *m)
@@ -91,7 +109,13 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
             v->root = i;
             v->cause = l[i].cause;
         }
+    v->lags_first = n;
     for (size_t i = 0; i < n; i++) {
+        if (l[i].cause == v->cause && l[i].lags_too) {
+            v->lags_too++;
+            if (v->lags_first == n)
+                v->lags_first = i;
+        }
         v->with += l[i].cause == v->cause && v->cause != DIAG_HEALTHY;
         v->downstream += i > v->root && l[i].cause != v->cause &&
                          l[i].cause != DIAG_HEALTHY;

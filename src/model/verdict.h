@@ -17,6 +17,9 @@ typedef struct {
     double train_acc, eval_acc;     /* NaN when not measured */
     double batch_dependence;        /* NaN when not measured */
     double fix_acc[DIAG_N_FIXES];   /* NaN when not scored */
+    /* The share of the evaluation data's most common class: what always
+     * naming it scores; NaN when not measured. */
+    double majority;
 } verdict_model;
 
 typedef struct {
@@ -29,6 +32,13 @@ typedef struct {
      * outputs through each cause's features: sqrt(sum effect^2 / f). */
     double effect[DIAG_N_CAUSES];
     unsigned material;              /* bit c: cause c is material here */
+    /* Few-updates features off beyond what the initial values explain
+     * (diag.h's lag_effect): how many, their root mean square effect over
+     * the layer, and whether that is material (DIAG_MATERIAL): the layer
+     * lags as well. */
+    size_t lag_count;
+    double lag_effect;
+    int lags_too;
 } verdict_layer;
 
 typedef struct {
@@ -45,6 +55,9 @@ typedef struct {
      * when none does, or there is no gap. */
     diag_fix recommended;
     double gap;         /* training mode's accuracy less evaluation's */
+    /* Layers whose cause is the verdict's (few-updates) that lag as well,
+     * and the first of them (n when none). */
+    size_t lags_too, lags_first;
 } verdict;
 
 /* A layer's cause: of the causes material in it (m, NULL when nothing
@@ -61,6 +74,11 @@ int verdict_closes(const verdict_model *m, diag_fix f);
 /* The fix was measured to leave evaluation mode more than
  * DIAG_FIX_CLOSES below where it is. */
 int verdict_lowers(const verdict_model *m, diag_fix f);
+/* The model is poor in both modes: the better one gets less than
+ * DIAG_POOR of the way from the majority class's share to 1, so closing
+ * the gap between them leaves a poor model. 0 when not measured (a
+ * majority of NaN, or 0). */
+int verdict_poor(const verdict_model *m);
 /* The cause's own fix: for never-filled the checkpoint's buffers where
  * the dump scored them, recomputing where it could not. */
 diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m);

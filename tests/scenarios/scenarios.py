@@ -703,6 +703,16 @@ def recordings(c, data, tmp, exe, only):
                     "%s %s recording: the verdict names %s" % (arch, name,
                                                                cause),
                     "got %s %s" % (got, rep.stderr.strip()))
+            # A recording scores no fix, and recomputing a layer frozen
+            # while the weights trained can lower evaluation mode (the
+            # cnn frozen-finetune dump measures it doing so): nothing is
+            # recommended unmeasured.
+            if cause == "frozen":
+                c.check("  fix: none until measured: keep evaluation mode"
+                        in rep.stdout and "  fix: recompute" not in
+                        rep.stdout,
+                        "%s %s recording: recommends nothing unmeasured, "
+                        "keeps evaluation mode" % (arch, name))
             # The weights moved (every fine-tune does), even where every
             # call was in evaluation mode.
             with open(os.path.join(out, "model.tsv")) as fp:
