@@ -223,6 +223,11 @@ static int find_axes(table_t *tb, bn_error *err)
         a->ci = (int)c;
         a->numeric = d->type == KT_REALS || d->type == KT_UINTS ||
                      k == KEY_NEW_WEIGHT;
+        /* An axis holding its key's word (freeze_after's start) is one
+         * of names, in the file's order. */
+        for (size_t r = 0; d->word && r < t->nrow; r++)
+            if (strcmp(tsv_cell(t, r, c), d->word) == 0)
+                a->numeric = 0;
         a->val = malloc((t->nrow ? t->nrow : 1) * sizeof *a->val);
         if (!a->val)
             return bn_fail(err, "%s: out of memory", tb->path);

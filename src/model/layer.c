@@ -21,7 +21,6 @@
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err)
 {
-    (void)pop;
     bn_field field;
     if (bn_check(&cfg->layer, &field, err) != 0) {
         static const int key_of[] = {
@@ -33,6 +32,11 @@ int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
         };
         if (blame)
             blame[0] = key_of[field], blame[1] = KEY_ESTIMATOR;
+        return -1;
+    }
+    if (cfg->initial && bn_initial_check(cfg->initial, pop, err) != 0) {
+        if (blame)
+            blame[0] = KEY_LAYER_INITIAL, blame[1] = -1;
         return -1;
     }
     return 0;
@@ -218,6 +222,8 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
     s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
+    if (s->have_layer && cfg->initial)
+        bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
     res->running_mean = malloc(6 * f * sizeof *res->running_mean);
     if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
         (!s->own && !s->erows) || !s->have_layer || !res->running_mean)

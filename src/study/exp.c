@@ -112,7 +112,14 @@ static void get_hidden(const run_config *c, key_cell *out)
 }
 GET(norm, set_text(out, c->clf.net.n ? "-"
                                       : net_norm_name((int)c->clf.norm)))
-GET(freeze_after, set_int(out, c->clf.freeze_after))
+static void freeze_cell(key_cell *out, unsigned long e0)
+{
+    if (e0 == CLF_FREEZE_START)
+        set_text(out, "start");
+    else
+        set_int(out, e0);
+}
+GET(freeze_after, freeze_cell(out, c->clf.freeze_after))
 GET(lr, set_real(out, c->clf.lr))
 GET(sgd_momentum, set_real(out, c->clf.sgd_momentum))
 GET(weight_decay, set_real(out, c->clf.weight_decay))
@@ -319,9 +326,11 @@ const key_def keys[KEY_COUNT] = {
                   .apply = apply_norm, .get = get_norm},
     [KEY_FREEZE_AFTER] = {.section = "model", .name = "freeze_after",
                           .type = KT_UINTS, .dflt = "0", .max = 1000000,
+                          .word = "start", .word_value = CLF_FREEZE_START,
                           .arg = "E0",
                           .help = "from epoch E0 + 1 on, batch norm uses its "
-                                  "buffers and keeps them (0: never)",
+                                  "buffers and keeps them (0: never; start: "
+                                  "from the first step)",
                           .col = 24, .files = CLF_FILES, .nest = 19,
                           .models = M_CLF, .apply = apply_freeze_after,
                           .get = get_freeze_after},
@@ -464,6 +473,12 @@ const key_def keys[KEY_COUNT] = {
                        .help = "the running statistics' estimator", .col = 10,
                        .files = ALL, .nest = 28, .models = M_BN,
                        .apply = apply_estimator, .get = get_estimator},
+    [KEY_LAYER_INITIAL] = {.section = "layer", .name = "initial",
+                           .type = KT_PATH, .arg = "PATH",
+                           .help = "the buffers before the first update, from "
+                                   "a TSV of feature, running_mean, "
+                                   "running_var (features it lacks: 0 and 1)",
+                           .models = M_LAYER},
     [KEY_BATCH_SIZE] = {.section = "sweep", .name = "batch_size",
                         .type = KT_UINTS, .dflt = "256", .min = 1,
                         .max = 100000000, .arg = "B",

@@ -177,7 +177,7 @@ unsigned out_column_cells(const char *name)
         run_default_config(&cfg);
         memset(&c, 0, sizeof c);
         d->get(&cfg, &c);
-        if (c.kind == CELL_TEXT)
+        if (c.kind == CELL_TEXT || d->word)
             return OUT_CELL_TEXT;
         return d->models != RUN_MODEL_BIT(RUN_MODEL_COUNT) - 1
                    ? NUMREAD_DASH : 0;
