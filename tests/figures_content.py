@@ -50,6 +50,9 @@ NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
            "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
            "scale", "offset", "drift_size", "depth", "adam_beta1",
            "adam_beta2", "adam_eps", "warmup", "step_epochs", "step_factor"}
+# The words a numeric key takes besides its numbers (the key table's
+# `word`).
+KEY_WORDS = {"freeze_after": ("start",)}
 # The orders in words, as a figure states them (src/model/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
@@ -227,7 +230,11 @@ class Experiment:
 def distinct(rows, key):
     # "-": a setting of the other model, in a file of both; no value.
     vals = unique(r[key] for r in rows if r[key] != "-")
-    return sorted(vals, key=float) if key in NUMERIC else vals
+    # A key's word among its numbers (freeze_after's "start") makes the
+    # axis one of names, in the file's order.
+    if key in NUMERIC and not any(v in KEY_WORDS.get(key, ()) for v in vals):
+        return sorted(vals, key=float)
+    return vals
 
 
 def varying(E, rows):
@@ -269,7 +276,7 @@ def value_words(key, v):
         return order_words(v)
     if key == "estimator":
         return v
-    if key in NUMERIC:
+    if key in NUMERIC and v not in KEY_WORDS.get(key, ()):
         return f"{key} = {g(float(v))}"
     return f"{key} {v}"
 

@@ -662,7 +662,9 @@ void value_words(bn_buf *b, const plot_exp *x, const axis_t *a,
         tx(b, order_phrase(cell, buf, sizeof buf));
     } else if (a->key == KEY_ESTIMATOR) {
         tx(b, cell);
-    } else if (a->numeric) {
+    } else if (a->numeric || (exp_key((key_id)a->key)->word && !isnan(v))) {
+        /* A number of an axis that also holds its key's word is still
+         * one: "freeze_after = 1" beside "freeze_after start". */
         txf(b, "%s = %g", a->col, v);
     } else {
         txf(b, "%s %s", a->col, cell);
