@@ -636,6 +636,32 @@ long_paths() {
 }
 case_ "a long --out is refused with its limit, leaves no directories, and messages hold paths whole" long_paths
 
+# ---- buffers from elsewhere, frozen from the start (issue 24) ----
+
+checkpoint_file() {
+    (cd "$repo" && BNSTUDY="$bin" bash scripts/make-checkpoint.sh "$run/ck.tsv") &&
+        cmp -s ck.tsv "$repo/experiments/checkpoint-shifted.tsv"
+}
+case_ "scripts/make-checkpoint.sh still writes the committed checkpoint-shifted.tsv" checkpoint_file
+
+bad_initial() {
+    local out rc
+    cp "$repo/experiments/checkpoint.ini" .
+    printf 'feature\trunning_mean\trunning_var\nf0\t1\t2\nf9\t0\t1\n' > checkpoint-shifted.tsv
+    out=$("$bin" sweep checkpoint.ini --out o 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e o/checkpoint ] &&
+        [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+        grep -q "checkpoint-shifted.tsv:3: feature 'f9' is not one of the population's 8" <<< "$out" || return 1
+    printf 'feature\trunning_mean\trunning_var\nf0\t1\t-2\n' > checkpoint-shifted.tsv
+    out=$("$bin" sweep checkpoint.ini --out o 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e o/checkpoint ] &&
+        grep -q "checkpoint-shifted.tsv:2: column running_var" <<< "$out" || return 1
+    out=$("$bin" run --set model.type=classifier --set population.classes=2 \
+          --set model.freeze_after=begin 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "'begin' is not an integer or 'start'" <<< "$out"
+}
+case_ "[layer] initial naming a feature the population lacks, or a negative variance, and freeze_after = begin: one message, 2, nothing written" bad_initial
+
 cd "$repo" || exit 2
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -527,7 +527,8 @@ class Peer:
             self.opt, lambda t: schedule_factor(cfg, t, t // nb))
         grads = None
         for ep in range(cfg["epochs"]):
-            frozen = cfg["freeze_after"] > 0 and ep >= cfg["freeze_after"]
+            e0 = cfg["freeze_after"]
+            frozen = e0 == "start" or (e0 > 0 and ep >= e0)
             self.set_mode(True, frozen, drop=True)
             for rows in batches(perm, cfg["batch"], cfg["partial"]):
                 idx = torch.from_numpy(np.asarray(rows))
@@ -752,6 +753,11 @@ def configs():
         config(norm="none"),
         config(norm="none", sgd_momentum=0.9, weight_decay=1e-3, batch=8),
         config(epochs=4, freeze_after=2),
+        # Frozen from the first step: the initial 0 and 1 throughout.
+        config(epochs=3, freeze_after="start", sgd_momentum=0.9),
+        config(layers="linear:8 batch relu linear:8 batch relu linear:K",
+               epochs=2, freeze_after="start", momentum=0.9, weights="old",
+               variance="biased"),
         config(epochs=4, freeze_after=1, momentum=0.9, weights="old",
                variance="biased", sgd_momentum=0.9),
         config(batch=50, partial="keep"),

@@ -118,6 +118,13 @@ class Bnstudy:
                 "--beta", repr(cfg["beta"]),
                 "--eps", repr(cfg["eps"]),
                 "--write-features", feat, "--write-outputs", outs]
+        if cfg["initial"]:
+            ck = os.path.join(self.workdir, "checkpoint.tsv")
+            with open(ck, "w") as fp:
+                fp.write("feature\trunning_mean\trunning_var\n")
+                for j, (m, v) in sorted(cfg["initial"].items()):
+                    fp.write("f%d\t%r\t%r\n" % (j, m, v))
+            argv += ["--set", "layer.initial=" + ck]
         out = subprocess.run(argv, check=True, capture_output=True,
                              text=True).stdout.splitlines()
         summary = dict(zip(out[0].split("\t"), out[1].split("\t")))
@@ -161,12 +168,20 @@ def batches_of(x, b, partial):
 def peer_torch(x, cfg):
     """float64 torch.nn.BatchNorm1d trained over the batches, then eval."""
     import torch
-    momentum = None if cfg["estimator"] == "cumulative" else cfg["momentum"]
+    # Estimator initial never updates: momentum 0 keeps the buffers as they
+    # were loaded, exactly.
+    momentum = (None if cfg["estimator"] == "cumulative" else
+                0.0 if cfg["estimator"] == "initial" else cfg["momentum"])
     bn = torch.nn.BatchNorm1d(N_FEATURES, momentum=momentum, eps=cfg["eps"],
                               dtype=torch.float64)
     with torch.no_grad():
         bn.weight.fill_(cfg["gamma"])
         bn.bias.fill_(cfg["beta"])
+        # A checkpoint's buffers, loaded as load_state_dict would: the
+        # features it names, the others left at 0 and 1.
+        for j, (m, v) in (cfg["initial"] or {}).items():
+            bn.running_mean[j] = m
+            bn.running_var[j] = v
     bs = [torch.from_numpy(np.ascontiguousarray(b))
           for b in batches_of(x, cfg["batch"], cfg["partial"])]
     bn.train()
@@ -287,11 +302,17 @@ PEERS = {"torch": peer_torch, "update_bn": peer_update_bn, "numpy": peer_numpy}
 # ---------------------------------------------------------- configurations
 
 def config(peer, batch, order, momentum, weights, variance, seed=1, epochs=1,
-           estimator="ema", gamma=1.0, beta=0.0, eps=1e-5, partial="drop"):
+           estimator="ema", gamma=1.0, beta=0.0, eps=1e-5, partial="drop",
+           initial=None):
     return dict(peer=peer, batch=batch, order=order, seed=seed,
                 momentum=momentum, weights=weights, variance=variance,
                 epochs=epochs, estimator=estimator, gamma=gamma, beta=beta,
-                eps=eps, partial=partial)
+                eps=eps, partial=partial, initial=initial)
+
+
+# A partial checkpoint of another population ([layer] initial): three of
+# the eight features, one with a variance of 0.
+CHECKPOINT = {0: (1.25, 3.5), 3: (-0.5, 0.0), 6: (2.0, 0.125)}
 
 
 def torch_configs():
@@ -328,6 +349,14 @@ def torch_configs():
         for b in (8, 64, 256):
             cfgs.append(config("update_bn", b, order, 0.1, "new", "unbiased",
                                estimator="cumulative", gamma=1.5, beta=0.25))
+    # Started from a checkpoint: the buffers carry the loaded values'
+    # weight (1 - p)^T; never updated (initial), they are the file's.
+    for order in ORDERS:
+        for b in (16, 256):
+            cfgs.append(config("torch", b, order, 0.1, "new", "unbiased",
+                               epochs=2, initial=CHECKPOINT))
+        cfgs.append(config("torch", 64, order, 0.1, "new", "unbiased",
+                           estimator="initial", initial=CHECKPOINT))
     return cfgs
 
 
@@ -362,6 +391,8 @@ def label(cfg):
         extra.append("g=%g b=%g eps=%g" % (cfg["gamma"], cfg["beta"], cfg["eps"]))
     if cfg["partial"] != "drop":
         extra.append("partial=" + cfg["partial"])
+    if cfg["initial"]:
+        extra.append("from a checkpoint")
     return s + (" " + ",".join(extra) if extra else "")
 
 
