@@ -802,6 +802,70 @@ static void test_freeze_from_start(void **state)
     free_data(&ds);
 }
 
+typedef struct {
+    int seen;
+    double rm[8], rv[8];
+    double loss;
+} first_step;
+
+static void keep_first(void *ctx, const net_step *s)
+{
+    first_step *f = ctx;
+    if (f->seen++)
+        return;
+    const bn_layer *bn = &s->net->l[1].bn;
+    memcpy(f->rm, bn->rm, 5 * sizeof(double));
+    memcpy(f->rv, bn->rv, 5 * sizeof(double));
+    f->loss = s->loss;
+}
+
+/* On two devices of their own, B 16 is two shares of 8: the first step's
+ * loss is the mean of the two shares' losses, each normalised by its own
+ * statistics (a fresh network's batch-mode forward on those 8 rows), and
+ * the buffers after it are those of a step on share 0 alone, bit for bit.
+ * Synchronised, the run is one device's, bit for bit. */
+static void test_devices_split_the_batch(void **state)
+{
+    (void)state;
+    dataset ds;
+    make_data(&ds, 64, 3, 2, 23);
+    size_t *perm = shuffled(ds.n, 3);
+    run_config cfg;
+    small_config(&cfg, 5, 8, CLF_NORM_BATCH);
+    double l0 = first_batch_loss(&cfg, &ds, perm, NN_BN_BATCH_KEEP);
+    double l1 = first_batch_loss(&cfg, &ds, perm + 8, NN_BN_BATCH_KEEP);
+    first_step alone = {0}, two = {0}, synced = {0}, one = {0};
+    net_observer obs = {keep_first, NULL, &alone};
+    net_t net;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
+    net_free(&net);
+    small_config(&cfg, 5, 16, CLF_NORM_BATCH);
+    cfg.layer.devices = 2;
+    obs.ctx = &two;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
+    net_free(&net);
+    assert_close(two.loss, ((long double)l0 + l1) / 2, 1e-15, two.loss);
+    assert_memory_equal(two.rm, alone.rm, 5 * sizeof(double));
+    assert_memory_equal(two.rv, alone.rv, 5 * sizeof(double));
+    cfg.layer.sync = 1;
+    obs.ctx = &synced;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
+    net_free(&net);
+    cfg.layer.devices = 1, cfg.layer.sync = 0;
+    obs.ctx = &one;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
+    net_free(&net);
+    assert_true(synced.loss == one.loss);
+    assert_memory_equal(synced.rm, one.rm, 5 * sizeof(double));
+    assert_true(two.loss != one.loss); /* the shares do differ */
+    free(perm);
+    free_data(&ds);
+}
+
 /* mean and var against the moments of fc1's outputs over rows[0..n-1]
  * (NULL: the first n rows), computed in long double. */
 static void check_hidden_moments(net_t *net, const dataset *ds,
@@ -1024,6 +1088,7 @@ int test_net_run(size_t *ntests)
         cmocka_unit_test(test_scores),
         cmocka_unit_test(test_freeze_after),
         cmocka_unit_test(test_freeze_from_start),
+        cmocka_unit_test(test_devices_split_the_batch),
         cmocka_unit_test(test_precise),
         cmocka_unit_test(test_hidden_moments),
         cmocka_unit_test(test_validation),

@@ -37,12 +37,17 @@ typedef enum {
  * so that the files of an experiment of the default network keep their
  * columns. */
 #define RUN_NET_EXT (1u << RUN_MODEL_COUNT)
+/* The same for an experiment that spreads batch norm over devices
+ * ([layer] devices, sync): their columns only where it is set. */
+#define RUN_DEV_EXT (1u << (RUN_MODEL_COUNT + 1))
+#define RUN_EXTS (RUN_NET_EXT | RUN_DEV_EXT)
 /* Whether a key's or a score's column (models def) is in the files of an
- * experiment of the set `models`. */
+ * experiment of the set `models`: one of its models, and every extension
+ * it has. */
 static inline int run_models_show(unsigned def, unsigned models)
 {
     return (def & models & RUN_MODELS_ALL) &&
-           (!(def & RUN_NET_EXT) || (models & RUN_NET_EXT));
+           (def & RUN_EXTS & ~models) == 0;
 }
 
 /* The classifier's own settings (net.h); its batch norm is the layer's

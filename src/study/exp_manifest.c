@@ -74,7 +74,7 @@ static int in_manifest(const exp_t *e, int k)
     case KEY_LAYER_INITIAL:
         return e->initfile.file != NULL;
     case KEY_MODEL: /* the study's files are the layer's alone */
-        return e->models != RUN_MODEL_BIT(RUN_MODEL_LAYER);
+        return (e->models & RUN_MODELS_ALL) != RUN_MODEL_BIT(RUN_MODEL_LAYER);
     default:
         return 1;
     }
@@ -223,7 +223,8 @@ static size_t find_columns(unsigned file, int lead, unsigned models,
             (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
             run_models_show(keys[k].models, models) &&
             /* the study's files are the layer's alone */
-            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
+            !(k == KEY_MODEL &&
+              (models & RUN_MODELS_ALL) == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
             at[col] = k;
     }
     size_t n = 0;
