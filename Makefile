@@ -312,7 +312,7 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                clf-initial maps-digits maps-field \
                clf-depth clf-norms clf-adam clf-float32 clf-conv-digits \
                clf-radial \
-               checkpoint clf-frozen
+               checkpoint clf-frozen devices clf-devices
 
 study:
 	@bash scripts/deps.sh study

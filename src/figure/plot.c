@@ -455,6 +455,8 @@ static int exp_open(plot_exp *x, const plot_source *src, const char *name,
 const x_word_row x_words[] = {
     {.key = KEY_BATCH_SIZE, .noun = "batch size", .sym = "B",
      .label = "batch size B"},
+    {.key = KEY_DEVICES, .noun = "number of devices", .sym = "K",
+     .label = "devices K (B/K rows each)"},
     {.key = KEY_EPOCHS, .noun = "number of epochs", .sym = "E",
      .label = "epochs E"},
     {.key = KEY_PRECISE, .noun = "number of pooled batches", .sym = "K",

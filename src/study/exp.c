@@ -484,19 +484,21 @@ const key_def keys[KEY_COUNT] = {
                                    "running_var (features it lacks: 0 and 1)",
                            .models = M_LAYER},
     /* Beyond the default setting (RUN_DEV_EXT): a column only where an
-     * experiment sets them. */
+     * experiment sets them. The devices vary fastest after the seed and
+     * the batch size, so that a figure against them reads each series'
+     * rows in a run. */
     [KEY_DEVICES] = {.section = "layer", .name = "devices", .type = KT_UINTS,
                      .dflt = "1", .min = 1, .max = 1024, .arg = "K",
                      .help = "data-parallel devices, each normalising its "
                              "B/K rows of a batch; the buffers device 0's",
-                     .col = 41, .files = ALL, .nest = 36,
+                     .col = 41, .files = ALL, .nest = 37,
                      .models = M_BN | RUN_DEV_EXT, .apply = apply_devices,
                      .get = get_devices},
     [KEY_SYNC] = {.section = "layer", .name = "sync", .type = KT_CHOICES,
                   .dflt = "no", .choice = bn_sync_name, .arg = "Y",
                   .help = "synchronised statistics across the devices "
                           "(SyncBatchNorm): the whole batch's",
-                  .col = 42, .files = ALL, .nest = 37,
+                  .col = 42, .files = ALL, .nest = 36,
                   .models = M_BN | RUN_DEV_EXT, .apply = apply_sync,
                   .get = get_sync},
     [KEY_BATCH_SIZE] = {.section = "sweep", .name = "batch_size",
