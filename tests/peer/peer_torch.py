@@ -118,6 +118,8 @@ class Bnstudy:
                 "--beta", repr(cfg["beta"]),
                 "--eps", repr(cfg["eps"]),
                 "--write-features", feat, "--write-outputs", outs]
+        if cfg["devices"] != 1:
+            argv += ["--set", "layer.devices=%d" % cfg["devices"]]
         if cfg["initial"]:
             ck = os.path.join(self.workdir, "checkpoint.tsv")
             with open(ck, "w") as fp:
@@ -187,7 +189,8 @@ def peer_torch(x, cfg):
     bn.train()
     with torch.no_grad():
         for _ in range(cfg["epochs"]):
-            ys = [bn(b) for b in bs]
+            ys = [bn(b) if cfg["devices"] == 1 else by_devices(bn, b, cfg)
+                  for b in bs]
         bn.eval()
         trained = torch.cat(bs)
         y_eval = bn(trained)
@@ -199,6 +202,20 @@ def peer_torch(x, cfg):
         "eval_out": y_eval.numpy().copy(),
         "n_rows": trained.shape[0],
     }
+
+
+def by_devices(bn, b, cfg):
+    """A batch split by hand across cfg's devices (torch.tensor_split):
+    each share normalised by its own statistics, device 0's through bn
+    (its buffers move), the others' with none (their buffers are dropped,
+    as broadcasting rank 0's drops them)."""
+    import torch
+    parts = torch.tensor_split(b, cfg["devices"])
+    ys = [bn(parts[0])]
+    for p in parts[1:]:
+        ys.append(torch.nn.functional.batch_norm(
+            p, None, None, bn.weight, bn.bias, True, 0.0, bn.eps))
+    return torch.cat(ys)
 
 
 def peer_update_bn(x, cfg):
@@ -303,11 +320,11 @@ PEERS = {"torch": peer_torch, "update_bn": peer_update_bn, "numpy": peer_numpy}
 
 def config(peer, batch, order, momentum, weights, variance, seed=1, epochs=1,
            estimator="ema", gamma=1.0, beta=0.0, eps=1e-5, partial="drop",
-           initial=None):
+           initial=None, devices=1):
     return dict(peer=peer, batch=batch, order=order, seed=seed,
                 momentum=momentum, weights=weights, variance=variance,
                 epochs=epochs, estimator=estimator, gamma=gamma, beta=beta,
-                eps=eps, partial=partial, initial=initial)
+                eps=eps, partial=partial, initial=initial, devices=devices)
 
 
 # A partial checkpoint of another population ([layer] initial): three of
@@ -357,6 +374,14 @@ def torch_configs():
                                epochs=2, initial=CHECKPOINT))
         cfgs.append(config("torch", 64, order, 0.1, "new", "unbiased",
                            estimator="initial", initial=CHECKPOINT))
+    # On devices of their own: each share normalised by its own rows, the
+    # buffers device 0's.
+    for order in ORDERS:
+        for b, k in ((256, 4), (256, 32), (64, 2)):
+            cfgs.append(config("torch", b, order, 0.1, "new", "unbiased",
+                               epochs=2, devices=k))
+    cfgs.append(config("torch", 128, "shuffled", 0.5, "new", "unbiased",
+                       devices=8, gamma=1.5, beta=-0.5, eps=1e-3))
     return cfgs
 
 
@@ -393,6 +418,8 @@ def label(cfg):
         extra.append("partial=" + cfg["partial"])
     if cfg["initial"]:
         extra.append("from a checkpoint")
+    if cfg["devices"] != 1:
+        extra.append("devices=%d" % cfg["devices"])
     return s + (" " + ",".join(extra) if extra else "")
 
 
