@@ -819,6 +819,19 @@ static void keep_first(void *ctx, const net_step *s)
     f->loss = s->loss;
 }
 
+/* A fresh network trained on ds in the order perm: its first step. */
+static first_step first_step_of(const run_config *cfg, const dataset *ds,
+                                const size_t *perm)
+{
+    first_step f = {0};
+    net_observer obs = {keep_first, NULL, &f};
+    net_t net;
+    init_or_fail(&net, cfg, ds->f, ds->k);
+    train_or_fail(&net, cfg, &ds->d, perm, &obs);
+    net_free(&net);
+    return f;
+}
+
 /* On two devices of their own, B 16 is two shares of 8: the first step's
  * loss is the mean of the two shares' losses, each normalised by its own
  * statistics (a fresh network's batch-mode forward on those 8 rows), and
@@ -834,31 +847,17 @@ static void test_devices_split_the_batch(void **state)
     small_config(&cfg, 5, 8, CLF_NORM_BATCH);
     double l0 = first_batch_loss(&cfg, &ds, perm, NN_BN_BATCH_KEEP);
     double l1 = first_batch_loss(&cfg, &ds, perm + 8, NN_BN_BATCH_KEEP);
-    first_step alone = {0}, two = {0}, synced = {0}, one = {0};
-    net_observer obs = {keep_first, NULL, &alone};
-    net_t net;
-    init_or_fail(&net, &cfg, ds.f, ds.k);
-    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
-    net_free(&net);
+    first_step alone = first_step_of(&cfg, &ds, perm);
     small_config(&cfg, 5, 16, CLF_NORM_BATCH);
     cfg.layer.devices = 2;
-    obs.ctx = &two;
-    init_or_fail(&net, &cfg, ds.f, ds.k);
-    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
-    net_free(&net);
+    first_step two = first_step_of(&cfg, &ds, perm);
     assert_close(two.loss, ((long double)l0 + l1) / 2, 1e-15, two.loss);
     assert_memory_equal(two.rm, alone.rm, 5 * sizeof(double));
     assert_memory_equal(two.rv, alone.rv, 5 * sizeof(double));
     cfg.layer.sync = 1;
-    obs.ctx = &synced;
-    init_or_fail(&net, &cfg, ds.f, ds.k);
-    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
-    net_free(&net);
+    first_step synced = first_step_of(&cfg, &ds, perm);
     cfg.layer.devices = 1, cfg.layer.sync = 0;
-    obs.ctx = &one;
-    init_or_fail(&net, &cfg, ds.f, ds.k);
-    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
-    net_free(&net);
+    first_step one = first_step_of(&cfg, &ds, perm);
     assert_true(synced.loss == one.loss);
     assert_memory_equal(synced.rm, one.rm, 5 * sizeof(double));
     assert_true(two.loss != one.loss); /* the shares do differ */
