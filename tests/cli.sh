@@ -662,6 +662,15 @@ bad_initial() {
 }
 case_ "[layer] initial naming a feature the population lacks, or a negative variance, and freeze_after = begin: one message, 2, nothing written" bad_initial
 
+bad_devices() {
+    local out rc
+    printf '[layer]\ndevices = 2 3\n[sweep]\nbatch_size = 64\n' > dv.ini
+    out=$("$bin" sweep dv.ini --out o 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e o/dv ] &&
+        [ "$out" = "bnstudy sweep: dv.ini:2: devices 3: batch size 64 does not split into 3 equal shares of at least 2 rows" ]
+}
+case_ "devices that do not split the batch: one message naming the line, 2, nothing written" bad_devices
+
 cd "$repo" || exit 2
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -107,7 +107,7 @@ static void test_devices_refused(void **state)
         run_partial partial;
         const char *says;
     } bad[] = {
-        {64, 3, RUN_PARTIAL_DROP, "do not split batch size 64"},
+        {64, 3, RUN_PARTIAL_DROP, "batch size 64 does not split into 3"},
         {64, 64, RUN_PARTIAL_DROP, "shares of at least 2 rows"},
         {100, 2, RUN_PARTIAL_KEEP, "the last batch of 12 rows"},
     };

@@ -229,16 +229,16 @@ static int devices_check(const run_config *cfg, const pop_t *pop,
     if (k == 1)
         return 0;
     if (pop->sample_rows > 1)
-        return bn_fail(err, "devices %zu: feature maps are not split across "
-                            "devices (devices = 1, or sync = yes)", k);
+        return bn_fail(err, "feature maps are not split across %zu devices "
+                            "(devices = 1, or sync = yes)", k);
     if (b % k != 0 || b / k < 2)
-        return bn_fail(err, "devices %zu do not split batch size %zu into "
-                            "equal shares of at least 2 rows",
-                       k, b);
+        return bn_fail(err, "batch size %zu does not split into %zu equal "
+                            "shares of at least 2 rows",
+                       b, k);
     if (cfg->partial == RUN_PARTIAL_KEEP && pop->n % b != 0)
-        return bn_fail(err, "devices %zu with partial keep: the last batch "
-                            "of %zu rows would not split evenly",
-                       k, pop->n % b);
+        return bn_fail(err, "with partial keep the last batch of %zu rows "
+                            "does not split into %zu equal shares",
+                       pop->n % b, k);
     return 0;
 }
 
