@@ -667,9 +667,16 @@ bad_devices() {
     printf '[layer]\ndevices = 2 3\n[sweep]\nbatch_size = 64\n' > dv.ini
     out=$("$bin" sweep dv.ini --out o 2>&1); rc=$?
     [ "$rc" -eq 2 ] && [ ! -e o/dv ] &&
-        [ "$out" = "bnstudy sweep: dv.ini:2: devices 3: batch size 64 does not split into 3 equal shares of at least 2 rows" ]
+        [ "$out" = "bnstudy sweep: dv.ini:2: devices 3: batch size 64 does not split into 3 equal shares of at least 2 rows" ] ||
+        return 1
+    # The diagnosis refuses what its tests do not describe.
+    out=$("$bin" diagnose --batch-size 64 --devices 4 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "devices with statistics of their own are not diagnosed" <<< "$out" || return 1
+    printf 'feature\trunning_mean\trunning_var\nf0\t1\t2\n' > ck.tsv
+    out=$("$bin" diagnose --batch-size 64 --set layer.initial=ck.tsv 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "starts the buffers at 0 and 1, not at a checkpoint's" <<< "$out"
 }
-case_ "devices that do not split the batch: one message naming the line, 2, nothing written" bad_devices
+case_ "devices that do not split the batch: one message naming the line, 2, nothing written; diagnose refuses devices of their own and [layer] initial" bad_devices
 
 cd "$repo" || exit 2
 echo "$pass passed, $fail failed"
