@@ -662,6 +662,23 @@ bad_initial() {
 }
 case_ "[layer] initial naming a feature the population lacks, or a negative variance, and freeze_after = begin: one message, 2, nothing written" bad_initial
 
+# The word start and a checkpoint as the files record them.
+recorded() {
+    printf '[population]\nrows = 64\nclasses = 2\n[model]\ntype = classifier\nfreeze_after = 0 start\n[sweep]\nbatch_size = 16\n' > fz.ini
+    "$bin" sweep fz.ini --out o > /dev/null 2>&1 &&
+        grep -qx "model.freeze_after	0 start" o/fz/manifest.tsv &&
+        [ "$(cut -f "$(head -1 o/fz/summary.tsv | tr '\t' '\n' | grep -nx freeze_after | cut -d: -f1)" o/fz/summary.tsv | tr '\n' ' ')" = "freeze_after 0 start " ] ||
+        return 1
+    printf 'feature\trunning_mean\trunning_var\nf1\t1\t2\nf0\t0.5\t3\n' > ck2.tsv
+    printf '[population]\nrows = 64\n[layer]\ninitial = ck2.tsv\n[sweep]\nbatch_size = 16\n' > ck.ini
+    "$bin" sweep ck.ini --out o > /dev/null 2>&1 &&
+        grep -qx "layer.initial	ck2.tsv" o/ck/manifest.tsv &&
+        grep -qx "layer.initial_sha256	$(sha256sum < ck2.tsv | cut -d' ' -f1)" o/ck/manifest.tsv &&
+        grep -qx "layer.initial_features	2" o/ck/manifest.tsv &&
+        ! grep -q "layer.initial" o/fz/manifest.tsv
+}
+case_ "freeze_after = start is written as the word; [layer] initial's file, SHA-256 and features are in the manifest, and only where set" recorded
+
 bad_devices() {
     local out rc
     printf '[layer]\ndevices = 2 3\n[sweep]\nbatch_size = 64\n' > dv.ini
