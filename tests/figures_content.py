@@ -37,11 +37,13 @@ from pathlib import Path
 
 REL = 1e-12
 EXACT = 1e-12
-X_KEYS = ["batch_size", "epochs", "precise_batches", "new_weight", "eps",
-          "gamma", "beta"]
-X_SYM = {"batch_size": "B", "epochs": "E", "precise_batches": "K",
+X_KEYS = ["batch_size", "devices", "epochs", "precise_batches", "new_weight",
+          "eps", "gamma", "beta"]
+X_SYM = {"batch_size": "B", "devices": "K", "epochs": "E",
+         "precise_batches": "K",
          "new_weight": "p", "eps": "eps", "gamma": "gamma", "beta": "beta"}
-X_NOUN = {"batch_size": "batch size", "epochs": "number of epochs",
+X_NOUN = {"batch_size": "batch size", "devices": "number of devices",
+          "epochs": "number of epochs",
           "precise_batches": "number of pooled batches",
           "new_weight": "new-value weight", "eps": "eps", "gamma": "gamma",
           "beta": "beta"}
@@ -49,7 +51,11 @@ NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
            "seed", "epochs", "precise_batches", "hidden", "freeze_after",
            "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
            "scale", "offset", "drift_size", "depth", "adam_beta1",
-           "adam_beta2", "adam_eps", "warmup", "step_epochs", "step_factor"}
+           "adam_beta2", "adam_eps", "warmup", "step_epochs", "step_factor",
+           "devices"}
+# The words a numeric key takes besides its numbers (the key table's
+# `word`).
+KEY_WORDS = {"freeze_after": ("start",)}
 # The orders in words, as a figure states them (src/model/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
@@ -227,7 +233,11 @@ class Experiment:
 def distinct(rows, key):
     # "-": a setting of the other model, in a file of both; no value.
     vals = unique(r[key] for r in rows if r[key] != "-")
-    return sorted(vals, key=float) if key in NUMERIC else vals
+    # A key's word among its numbers (freeze_after's "start") makes the
+    # axis one of names, in the file's order.
+    if key in NUMERIC and not any(v in KEY_WORDS.get(key, ()) for v in vals):
+        return sorted(vals, key=float)
+    return vals
 
 
 def varying(E, rows):
@@ -269,7 +279,7 @@ def value_words(key, v):
         return order_words(v)
     if key == "estimator":
         return v
-    if key in NUMERIC:
+    if key in NUMERIC and v not in KEY_WORDS.get(key, ()):
         return f"{key} = {g(float(v))}"
     return f"{key} {v}"
 
@@ -918,6 +928,7 @@ NORM_SERIES = 4
 K_STEP = 4.0          # other orders past the last K of a K axis
 CLF_X = {"batch_size": ("batch size", "B", "batch size B"),
          "epochs": ("number of epochs", "E", "epochs E"),
+         "devices": ("number of devices", "K", "devices K (B/K rows each)"),
          "shift": ("shift", "shift", "held-out rows' shift, in sd"),
          "scale": ("scale", "scale", "held-out rows' spread, × sd")}
 
@@ -1047,6 +1058,8 @@ def accuracy_view(E):
         kind = "num"
     elif "order" in ax and sum(grouped_k(o) > 0 for o in orders) >= 2:
         x, kind = "order", "k"
+    elif "devices" in ax:
+        x, kind = "devices", "num"
     elif "shift" in ax or "scale" in ax:
         x, kind = ("shift" if "shift" in ax else "scale"), "num"
     else:

@@ -196,6 +196,7 @@ static const struct {
     {"beta", "0 1"},             {"eps", "1e-5 1e-3"},
     {"momentum", "0.9 0.5"},     {"momentum_weights", "old new"},
     {"variance", "biased unbiased"}, {"estimator", "ema precise"},
+    {"devices", "1 2"},          {"sync", "no yes"},
     {"batch_size", "8 16"},      {"order", "shuffled sorted"},
     {"seed", "1 2"},             {"epochs", "1 2"},
     {"partial", "drop keep"},    {"precise_batches", "0 1"},

@@ -247,7 +247,7 @@ typedef struct {
  * when one of its keys was given. */
 static unsigned run_cmd_models(const run_cmd *r)
 {
-    return RUN_MODEL_BIT(r->cfg.model) | (r->e->models & RUN_NET_EXT);
+    return RUN_MODEL_BIT(r->cfg.model) | (r->e->models & RUN_EXTS);
 }
 
 

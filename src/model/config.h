@@ -15,6 +15,7 @@
 
 #include "base/common.h"
 #include "model/bn.h"
+#include "model/initial.h"
 #include "model/nn.h"
 #include "model/order.h"
 #include "pop/drift.h"
@@ -36,17 +37,23 @@ typedef enum {
  * so that the files of an experiment of the default network keep their
  * columns. */
 #define RUN_NET_EXT (1u << RUN_MODEL_COUNT)
+/* The same for an experiment that spreads batch norm over devices
+ * ([layer] devices, sync): their columns only where it is set. */
+#define RUN_DEV_EXT (1u << (RUN_MODEL_COUNT + 1))
+#define RUN_EXTS (RUN_NET_EXT | RUN_DEV_EXT)
 /* Whether a key's or a score's column (models def) is in the files of an
- * experiment of the set `models`. */
+ * experiment of the set `models`: one of its models, and every extension
+ * it has. */
 static inline int run_models_show(unsigned def, unsigned models)
 {
     return (def & models & RUN_MODELS_ALL) &&
-           (!(def & RUN_NET_EXT) || (models & RUN_NET_EXT));
+           (def & RUN_EXTS & ~models) == 0;
 }
 
 /* The classifier's own settings (net.h); its batch norm is the layer's
  * bn_config, and the batches, epochs and order are the run's. */
 typedef enum { CLF_NORM_BATCH, CLF_NORM_NONE } net_norm;
+#define CLF_FREEZE_START ((unsigned long)-1)
 typedef enum { NET_F64, NET_F32 } net_dtype;
 /* Rows of optim.c's table. */
 typedef enum {
@@ -57,7 +64,9 @@ typedef struct {
     size_t hidden; /* H */
     net_norm norm;
     /* Epochs 1..E0 train batch norm as usual; from epoch E0 + 1 on it
-     * normalises with its buffers and stops updating them. 0: never. */
+     * normalises with its buffers and stops updating them. 0: never;
+     * CLF_FREEZE_START: from the first step, with the buffers it was made
+     * with (the fine-tuning default of many codebases). */
     unsigned long freeze_after;
     double lr, sgd_momentum, weight_decay;
     uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
@@ -113,6 +122,10 @@ typedef struct {
     clf_settings clf; /* RUN_MODEL_CLASSIFIER's */
     run_eval eval;
     run_drift drift;  /* RUN_MODEL_LAYER's */
+    /* [layer] initial: the layer's buffers before its first update
+     * (RUN_MODEL_LAYER's), or NULL for 0 and 1. The experiment owns it:
+     * a configuration with one lives no longer than its experiment. */
+    const bn_initial *initial;
 } run_config;
 
 /* What the population stage hands a run: every row (the layer trains on

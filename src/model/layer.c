@@ -21,7 +21,6 @@
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err)
 {
-    (void)pop;
     bn_field field;
     if (bn_check(&cfg->layer, &field, err) != 0) {
         static const int key_of[] = {
@@ -35,6 +34,11 @@ int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
             blame[0] = key_of[field], blame[1] = KEY_ESTIMATOR;
         return -1;
     }
+    if (cfg->initial && bn_initial_check(cfg->initial, pop, err) != 0) {
+        if (blame)
+            blame[0] = KEY_LAYER_INITIAL, blame[1] = -1;
+        return -1;
+    }
     return 0;
 }
 
@@ -46,7 +50,7 @@ size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
      * batch of an epoch and its shares of the drift; nine arrays per
      * feature and the result's six; a pass's scratch; the evaluation
      * rows' order. */
-    size_t b = cfg->batch_size, nb = n / b + 1;
+    size_t b = cfg->batch_size / bn_ghosts(&cfg->layer), nb = n / b + 1;
     return (3 * b * f + 1 + 2 * nb * f + nb + 15 * f + bp_scratch(f)) *
                sizeof(double) +
            n * sizeof(size_t);
@@ -165,7 +169,10 @@ typedef struct {
     const size_t *perm;
     const run_config *cfg;
     const run_observer *obs;
-    size_t n, f, bmax, nb; /* rows, features, batch size, batches an epoch */
+    size_t n, f, bmax, nb; /* rows, features, batch size, batches an epoch:
+                            * with K devices of their own, the ghost
+                            * batches' B / K and K nb */
+    size_t ghosts;         /* K, each batch's devices of their own (1) */
     int drifting;          /* the rows move as training goes */
     /* Evaluated on the rows trained on, as the last epoch saw them, or on
      * rows of its own, in batches of their own. */
@@ -202,9 +209,10 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
 {
     memset(s, 0, sizeof *s);
     s->pop = pop, s->eval = eval, s->perm = perm, s->cfg = cfg, s->obs = obs;
-    size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
-    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
-    s->n = n, s->f = f, s->bmax = bmax, s->nb = nb;
+    size_t n = pop->n, f = pop->f, g = bn_ghosts(&cfg->layer);
+    size_t nb = g * run_batches_per_epoch(n, cfg->batch_size, cfg->partial);
+    size_t bmax = cfg->batch_size / g;
+    s->n = n, s->f = f, s->bmax = bmax, s->nb = nb, s->ghosts = g;
     s->drifting = cfg->drift.profile.kind != DRIFT_NONE &&
                   cfg->drift.size != 0.0;
     s->own = eval == pop;
@@ -218,6 +226,8 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
     s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
+    if (s->have_layer && cfg->initial)
+        bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
     res->running_mean = malloc(6 * f * sizeof *res->running_mean);
     if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
         (!s->own && !s->erows) || !s->have_layer || !res->running_mean)
@@ -319,7 +329,9 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
     }
     bp_rows r = batch_rows(b, f, pop->x, s->perm, n, start, s->fetch, sh);
     bp_stats(&r, 1, mean, var);
-    bn_update(&s->layer, b, mean, var);
+    /* The buffers follow device 0's share of each batch. */
+    if (k % s->ghosts == 0)
+        bn_update(&s->layer, b, mean, var);
     if (last) {
         s->fracs[k] = sh ? s->frac : 0.0;
         batch_errors(s, mean, var, res->batch_mean_sq);
@@ -347,13 +359,19 @@ static void train(layer_state *s, run_result *res)
 {
     size_t t = 0;
     for (size_t ep = 0; ep < s->cfg->epochs; ep++)
-        for (size_t k = 0; k < s->nb; k++)
-            train_batch(s, ep, k, s->drifting ? ++t : t, res);
+        for (size_t k = 0; k < s->nb; k++) {
+            /* t counts updates: every device's share of a batch moves
+             * with the batch */
+            if (s->drifting && k % s->ghosts == 0)
+                t++;
+            train_batch(s, ep, k, t, res);
+        }
     const bn_estimator_def *est = bn_estimator_get(s->cfg->layer.estimator);
     if (est->pools) {
         for (size_t j = 0; j < s->f; j++)
             s->shift[j] = s->delta[j] * s->frac; /* the last update's */
-        recompute_pooled(&s->layer, s->pop, s->perm, s->bmax, s->nb,
+        recompute_pooled(&s->layer, s->pop, s->perm,
+                         s->bmax * s->ghosts, s->nb / s->ghosts,
                          s->cfg->precise_batches,
                          s->drifting ? s->shift : NULL);
     }

@@ -359,7 +359,7 @@ static int maps_excludes(const exp_t *e, bn_error *err)
         return bn_fail(err, "%s: an evaluation file's rows are not feature "
                             "maps (%s)",
                        e->from[KEY_EVAL_FILE], e->from[src]);
-    if (e->models != RUN_MODEL_BIT(RUN_MODEL_LAYER))
+    if ((e->models & RUN_MODELS_ALL) != RUN_MODEL_BIT(RUN_MODEL_LAYER))
         return bn_fail(err, "%s: feature maps are the layer's (BatchNorm2d); "
                             "the classifier takes plain rows (%s)",
                        origin(e, KEY_MODEL, -1), e->from[src]);
@@ -427,11 +427,12 @@ int exp_finish(exp_t *e, bn_error *err)
     e->models = 0;
     for (size_t i = 0; i < e->n[KEY_MODEL]; i++)
         e->models |= RUN_MODEL_BIT(e->v[KEY_MODEL][i].i);
-    /* A declared network's keys and scores are written where one is set. */
+    /* A declared network's keys and scores (the devices') are written
+     * where one is set. */
     for (int k = 0; k < KEY_COUNT; k++)
-        if ((keys[k].models & RUN_NET_EXT) && was_set(e, k) &&
+        if ((keys[k].models & RUN_EXTS) && was_set(e, k) &&
             (keys[k].models & e->models & RUN_MODELS_ALL))
-            e->models |= RUN_NET_EXT;
+            e->models |= keys[k].models & RUN_EXTS;
     if (population_excludes(e, err) != 0 || maps_excludes(e, err) != 0)
         return -1;
     /* The shape the orders and the checks see: the file's rows, or the
