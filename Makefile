@@ -311,7 +311,8 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                shift clf-adaptive drift drift-momentum collapse initial \
                clf-initial maps-digits maps-field \
                clf-depth clf-norms clf-adam clf-float32 clf-conv-digits \
-               clf-radial
+               clf-radial \
+               batch-dependence clf-batch-dependence
 
 study:
 	@bash scripts/deps.sh study

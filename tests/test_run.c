@@ -570,6 +570,18 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
                  mag_v);
     assert_true(REF("props_total") == (double)(4 * f * t_count));
     assert_true(REF("props_pass") == (double)(4 * f * t_count));
+    /* Batch dependence, from batches made apart (helpers.c), in long
+     * double; in evaluation mode every output is one value exactly. */
+    ref_dependence dep = {0, 0, 0, 0};
+    if (cfg->compositions > 0)
+        ref_layer_dependence(pop->x, n, f, cfg->batch_size,
+                             cfg->compositions, cfg->seed, l,
+                             res.running_mean, res.running_var, &dep);
+    long double out_mag = fabsl(l->gamma) * 8.0L + fabsl(l->beta);
+    assert_true(REF("dep_batches") == (double)dep.batches);
+    assert_score(REF("batch_dependence"), dep.worst, out_mag);
+    assert_score(REF("batch_dependence_mean"), dep.mean, out_mag);
+    assert_true(REF("batch_dependence_eval") == 0.0);
 #undef REF
     score_refs_all(&ck, cfg, "check_scores in tests/test_run.c");
     run_result_free(&res);
@@ -693,6 +705,7 @@ static void test_scores_recomputed(void **state)
     cfg.layer.gamma = 1.5;
     cfg.layer.beta = -0.25;
     cfg.layer.eps = 1e-3;
+    cfg.compositions = 3; /* sampled: C(512, 100) is far more */
     check_scores(&pop, &cfg);
 
     run_default_config(&cfg);
@@ -717,6 +730,20 @@ static void test_scores_recomputed(void **state)
     cfg.layer.variance = BN_VAR_UNBIASED;
     cfg.layer.estimator = BN_EST_CUMULATIVE;
     check_scores(&pop, &cfg);
+    pop_free(&pop);
+
+    /* Batch dependence on 10 rows: at B 3 and 40 shuffles' worth (120
+     * batches) every one of the C(10, 3) = 120 subsets, at B 4 (210 >
+     * 80) shuffles. */
+    static const pop_feature two[] = {{(char *)"a", 1.0, 2.0, 0.5},
+                                      {(char *)"b", -3.0, 0.5, -0.8}};
+    small_pop(&pop, 10, 3, 2, two);
+    run_default_config(&cfg);
+    cfg.compositions = 40;
+    for (size_t b = 3; b <= 4; b++) {
+        cfg.batch_size = b;
+        check_scores(&pop, &cfg);
+    }
     pop_free(&pop);
 }
 

@@ -200,6 +200,7 @@ static const struct {
     {"seed", "1 2"},             {"epochs", "1 2"},
     {"partial", "drop keep"},    {"precise_batches", "0 1"},
     {"drift", "none step:1"},    {"drift_size", "0 0.5"},
+    {"compositions", "0 2"},
     /* A declared network's (RUN_NET_EXT); a network's two values are
      * apart at '|', as a list of networks is at a comma. */
     {"layers", "linear:4 relu linear:K|linear:4 batch relu linear:K"},

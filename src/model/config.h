@@ -36,12 +36,18 @@ typedef enum {
  * so that the files of an experiment of the default network keep their
  * columns. */
 #define RUN_NET_EXT (1u << RUN_MODEL_COUNT)
+/* The same for the batch-dependence scores ([sweep] compositions): their
+ * key and scores are written only where an experiment sets the key, so
+ * that every other experiment's files keep their columns. */
+#define RUN_DEP_EXT (1u << (RUN_MODEL_COUNT + 1))
+#define RUN_EXTS (RUN_NET_EXT | RUN_DEP_EXT)
 /* Whether a key's or a score's column (models def) is in the files of an
- * experiment of the set `models`. */
+ * experiment of the set `models`: one of its models, and every extension
+ * it belongs to. */
 static inline int run_models_show(unsigned def, unsigned models)
 {
     return (def & models & RUN_MODELS_ALL) &&
-           (!(def & RUN_NET_EXT) || (models & RUN_NET_EXT));
+           (def & RUN_EXTS & ~models) == 0;
 }
 
 /* The classifier's own settings (net.h); its batch norm is the layer's
@@ -113,6 +119,8 @@ typedef struct {
     clf_settings clf; /* RUN_MODEL_CLASSIFIER's */
     run_eval eval;
     run_drift drift;  /* RUN_MODEL_LAYER's */
+    /* The batch-dependence scores' shuffles (compose.h); 0: none made. */
+    size_t compositions;
 } run_config;
 
 /* What the population stage hands a run: every row (the layer trains on
@@ -147,6 +155,15 @@ typedef struct {
      * measured and against its exact value; those weights' norm. */
     double last_stats_err_rel, radial, radial_excess, w_norm, w_norm_ratio;
     double logit_gap; /* max |z_train - z_eval| over the rows and classes */
+    /* Batch dependence (compose.h), on the evaluation rows: the batches
+     * formed; the largest and the mean over rows of a row's largest
+     * range of a train-mode output (the layer's outputs, the
+     * classifier's logits) over them, and the largest in eval mode; the
+     * classifier's share of rows whose class moves, and its train-mode
+     * accuracy in batches cut from the rows sorted by class. */
+    size_t dep_batches;
+    double batch_dependence, batch_dependence_mean, batch_dependence_eval;
+    double class_flips, acc_train_by_class;
     /* Per feature, F values each, in one allocation the result owns
      * (run_result_free); NULL for a model without them: the final
      * buffers; the truth they are scored against (the evaluation rows');

@@ -13,6 +13,7 @@
 
 #include "base/pair.h"
 #include "model/batchpass.h"
+#include "model/compose.h"
 #include "model/keyid.h"
 #include "base/num.h"
 #include "model/order.h"
@@ -469,6 +470,61 @@ static void layer_scores(const layer_state *s, run_result *res)
     }
 }
 
+/* Batch dependence: each evaluation row's outputs in every batch the
+ * plan forms (compose.h), normalised by the batch's own statistics and
+ * by the final buffers. */
+typedef struct {
+    const bn_layer *layer;
+    const pop_t *eval;
+    compose_spread spread;
+    double *x, *y, *e, *mean, *var;
+} dep_state;
+
+static int dep_batch(void *ctx, size_t b, const size_t *rows, bn_error *err)
+{
+    (void)err;
+    dep_state *d = ctx;
+    size_t f = d->eval->f;
+    for (size_t i = 0; i < b; i++)
+        memcpy(&d->x[i * f], &d->eval->x[rows[i] * f], f * sizeof *d->x);
+    bn_batch_stats(b, f, d->x, d->mean, d->var);
+    bn_normalize_rows(d->layer, b, d->x, NULL, NULL, d->mean, d->var, d->y);
+    bn_normalize_rows(d->layer, b, d->x, NULL, NULL, d->layer->rm,
+                      d->layer->rv, d->e);
+    for (size_t i = 0; i < b; i++)
+        compose_spread_add(&d->spread, rows[i], &d->y[i * f], &d->e[i * f]);
+    return 0;
+}
+
+static int layer_dependence(const layer_state *s, run_result *res,
+                            bn_error *err)
+{
+    const pop_t *ev = s->eval;
+    size_t f = s->f, b = s->bmax;
+    int enumerated;
+    res->dep_batches =
+        compose_batches(ev->n, b, s->cfg->compositions, &enumerated);
+    if (s->cfg->compositions == 0 || res->dep_batches == 0)
+        return 0;
+    dep_state d = {.layer = &s->layer, .eval = ev};
+    d.x = malloc((3 * b * f + 2 * f) * sizeof *d.x);
+    if (!d.x || compose_spread_init(&d.spread, ev->n, f) != 0) {
+        free(d.x);
+        return bn_fail(err, "out of memory");
+    }
+    d.y = d.x + b * f, d.e = d.y + b * f, d.mean = d.e + b * f;
+    d.var = d.mean + f;
+    int rc = compose_each(ev->n, b, s->cfg->compositions, s->cfg->seed,
+                          dep_batch, &d, err);
+    if (rc == 0)
+        compose_spread_scores(&d.spread, &res->batch_dependence,
+                              &res->batch_dependence_mean,
+                              &res->batch_dependence_eval);
+    compose_spread_free(&d.spread);
+    free(d.x);
+    return rc;
+}
+
 int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
               const run_config *cfg, const run_observer *obs,
               run_result *res, bn_error *err)
@@ -482,6 +538,7 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
     if (rc == 0) {
         code_checks(&s, res);
         layer_scores(&s, res);
+        rc = layer_dependence(&s, res, err);
     }
     layer_free(&s);
     return rc;

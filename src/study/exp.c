@@ -83,6 +83,7 @@ APPLY(offset, c->eval.offset = v.r)
 APPLY(drift, c->drift.profile = e->drifts[v.i];
       drift_name(&e->drifts[v.i], c->drift.name, sizeof c->drift.name))
 APPLY(drift_size, c->drift.size = v.r)
+APPLY(compositions, c->compositions = (size_t)v.u)
 
 GET(gamma, set_real(out, c->layer.gamma))
 GET(beta, set_real(out, c->layer.beta))
@@ -144,6 +145,7 @@ GET(scale, set_real(out, c->eval.scale))
 GET(offset, set_real(out, c->eval.offset))
 GET(drift, set_text(out, c->drift.name))
 GET(drift_size, set_real(out, c->drift.size))
+GET(compositions, set_int(out, c->compositions))
 
 #define ALL (COL_SUMMARY | COL_FEATURES | COL_SEEDS)
 /* The classifier's files are summary.tsv's and the many-seed ones. */
@@ -469,7 +471,7 @@ const key_def keys[KEY_COUNT] = {
                         .max = 100000000, .arg = "B",
                         .help = "rows per batch, up to the population's "
                                 "(whole samples of feature maps)",
-                        .col = 4, .files = ALL, .nest = 37, .models = ANY,
+                        .col = 4, .files = ALL, .nest = 38, .models = ANY,
                         .apply = apply_batch_size, .get = get_batch_size},
     [KEY_ORDER] = {.section = "sweep", .name = "order", .type = KT_ORDERS,
                    .dflt = "shuffled", .arg = "ORDER",
@@ -479,7 +481,7 @@ const key_def keys[KEY_COUNT] = {
     [KEY_SEED] = {.section = "sweep", .name = "seed", .type = KT_UINTS,
                   .dflt = "1", .max = UINT64_MAX, .arg = "S",
                   .help = "the shuffle's seed, PCG32 initstate", .col = 3,
-                  .files = COL_SUMMARY | COL_FEATURES, .nest = 36,
+                  .files = COL_SUMMARY | COL_FEATURES, .nest = 37,
                   .models = ANY, .apply = apply_seed, .get = get_seed},
     [KEY_EPOCHS] = {.section = "sweep", .name = "epochs", .type = KT_UINTS,
                     .dflt = "1", .min = 1, .max = 1000000, .arg = "E",
@@ -510,6 +512,19 @@ const key_def keys[KEY_COUNT] = {
                                 "its standard deviations",
                         .col = 29, .files = ALL, .nest = 24, .models = M_LAYER,
                         .apply = apply_drift_size, .get = get_drift_size},
+    /* Batch dependence (issue 24): its key and scores only in the files
+     * of an experiment that sets it (RUN_DEP_EXT). */
+    [KEY_COMPOSITIONS] = {.section = "sweep", .name = "compositions",
+                          .type = KT_UINTS, .dflt = "0", .max = 100000,
+                          .arg = "M",
+                          .help = "shuffles of the evaluation rows cut into "
+                                  "batches for the batch-dependence scores "
+                                  "(every B-subset when there are no more); "
+                                  "0 none",
+                          .col = 41, .files = COL_SUMMARY | COL_SEEDS,
+                          .nest = 36, .models = M_BN | RUN_DEP_EXT,
+                          .apply = apply_compositions,
+                          .get = get_compositions},
     [KEY_EXPERIMENT] = {.name = "experiment", .type = KT_DERIVED,
                         .help = "the experiment file's stem", .col = 1,
                         .files = ALL, .models = ANY, .get = get_experiment},

@@ -427,11 +427,12 @@ int exp_finish(exp_t *e, bn_error *err)
     e->models = 0;
     for (size_t i = 0; i < e->n[KEY_MODEL]; i++)
         e->models |= RUN_MODEL_BIT(e->v[KEY_MODEL][i].i);
-    /* A declared network's keys and scores are written where one is set. */
+    /* A declared network's keys and scores, and the batch-dependence
+     * ones, are written where one of their keys is set. */
     for (int k = 0; k < KEY_COUNT; k++)
-        if ((keys[k].models & RUN_NET_EXT) && was_set(e, k) &&
+        if ((keys[k].models & RUN_EXTS) && was_set(e, k) &&
             (keys[k].models & e->models & RUN_MODELS_ALL))
-            e->models |= RUN_NET_EXT;
+            e->models |= keys[k].models & RUN_EXTS;
     if (population_excludes(e, err) != 0 || maps_excludes(e, err) != 0)
         return -1;
     /* The shape the orders and the checks see: the file's rows, or the
