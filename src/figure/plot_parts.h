@@ -218,6 +218,7 @@ int kind_fit_accuracy(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_curve(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_effective(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_weight_norm(const plot_exp *x, figure_out *o, bn_error *err);
+int kind_batch_dependence(const plot_exp *x, figure_out *o, bn_error *err);
 
 /* ---- the classifier's figures (plot_accview.c, plot_accwords.c) ---- */
 
