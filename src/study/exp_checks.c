@@ -147,8 +147,12 @@ int exp_swamped(const exp_t *e, char *buf, size_t cap)
                 where_set(e, KEY_BETA, KEY_GAMMA, opt), b, g);
             const char *sep = " ";
             int n = 0;
+            /* The layer's scores this experiment writes. */
+            unsigned shown =
+                RUN_MODEL_BIT(RUN_MODEL_LAYER) | (e->models & RUN_EXTS);
             for (size_t k = 0; score_get(k) && len < cap; k++)
-                if (score_get(k)->scale[0] == KEY_GAMMA) {
+                if (score_get(k)->scale[0] == KEY_GAMMA &&
+                    run_models_show(score_get(k)->models, shown)) {
                     len += (size_t)snprintf(buf + len, cap - len, "%s%s",
                                             sep, score_get(k)->name);
                     sep = ", ";
