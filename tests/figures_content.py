@@ -197,7 +197,7 @@ class Experiment:
         # themselves, named by the population column).
         self.keys = {k.split(".", 1)[1] for k in self.manifest
                      if k.startswith(("layer.", "sweep.", "model.",
-                                      "evaluation."))} | {"new_weight"}
+                                      "evaluation.", "sequence."))} | {"new_weight"}
         self.files = {}
         for f in ("summary", "features", "distribution", "expectation",
                   "curve", "effective"):
@@ -709,20 +709,26 @@ def fig_init_weight(ck, E, tabs):
               [(float(r["updates"]), float(r["init_weight"])) for r in rows])
     # The label states T's formula: check it on every run.
     label = texts.get("xlabel", "")
+    # Padded sequences: a batch counts whole sequences of `length` rows.
+    lengths = distinct(rows, "length") if "length" in rows[0] else ["0"]
+    seq = len(lengths) == 1 and int(lengths[0]) > 0
+    units = E.rows // int(lengths[0]) if seq and E.rows is not None else E.rows
+    unit = "sequences" if seq else "rows"
     m = re.match(r"EMA updates in (one|\S+) epochs?, T = (\S+ )?([⌊⌈])N / B[⌋⌉], "
-                 r"N = (\d+) rows", label)
+                 r"N = (\d+) (rows|sequences)", label)
     if m:
         e = 1 if m.group(1) == "one" else int(m.group(1))
         n = int(m.group(4))
         div = (lambda a, b: a // b) if m.group(3) == "⌊" else (lambda a, b: -(-a // b))
-        ok = n == E.rows and all(int(r["epochs"]) == e and int(r["updates"]) ==
+        ok = n == units and m.group(5) == unit and len(lengths) == 1 and \
+            all(int(r["epochs"]) == e and int(r["updates"]) ==
                                  e * div(n, int(r["batch_size"])) for r in rows)
         ck.check(f"{where}: '{label}' holds for every run", ok)
     else:
         ck.check(f"{where}: a label this test knows", label.startswith("EMA updates T"), label)
     facts = {"rows": E.rows}
-    if E.rows is not None:
-        ck.check(f"{where}: the label gives the rows", f"N = {E.rows} rows" in label, label)
+    if E.rows is not None and len(lengths) == 1:
+        ck.check(f"{where}: the label gives the rows", f"N = {units} {unit}" in label, label)
     tmin = min(int(r["updates"]) for r in rows)
     p = next((q for q in ps if close(q, published, 1e-9)), ps[0])
     w = next(float(r["init_weight"]) for r in rows if int(r["updates"]) == tmin

@@ -7,7 +7,7 @@
  * and label noise of a generated population's held-out draw, 7 the
  * held-out split of a population file, 14 convolution filters, 15
  * generated feature maps, 16 dropout's masks, 24 the batch compositions
- * of the batch-dependence scores) so the
+ * of the batch-dependence scores, 25 the lengths of padded sequences) so the
  * streams never overlap. What the study draws from a stream is in rand.h;
  * the tests also wrap a generator as a gsl_rng (tests/helpers.h) so that
  * GSL's samplers, the independent reference, draw from exactly the same
@@ -34,6 +34,7 @@ typedef struct {
 #define PCG32_INITSEQ_CONV_FIELD 15u
 #define PCG32_INITSEQ_DROPOUT 16u
 #define PCG32_INITSEQ_COMPOSE 24u
+#define PCG32_INITSEQ_SEQ_LENGTHS 25u
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
 uint32_t pcg32_next(pcg32_t *rng);

@@ -40,7 +40,9 @@ typedef enum {
  * key and scores are written only where an experiment sets the key, so
  * that every other experiment's files keep their columns. */
 #define RUN_DEP_EXT (1u << (RUN_MODEL_COUNT + 1))
-#define RUN_EXTS (RUN_NET_EXT | RUN_DEP_EXT)
+/* And for padded sequences ([sequence] length, seqlayer.h). */
+#define RUN_SEQ_EXT (1u << (RUN_MODEL_COUNT + 2))
+#define RUN_EXTS (RUN_NET_EXT | RUN_DEP_EXT | RUN_SEQ_EXT)
 /* Whether a key's or a score's column (models def) is in the files of an
  * experiment of the set `models`: one of its models, and every extension
  * it belongs to. */
@@ -121,6 +123,12 @@ typedef struct {
     run_drift drift;  /* RUN_MODEL_LAYER's */
     /* The batch-dependence scores' shuffles (compose.h); 0: none made. */
     size_t compositions;
+    /* [sequence]: the layer's rows as padded sequences (seqlayer.h);
+     * length 0: plain rows. */
+    struct {
+        size_t length, min_length;
+        int mask; /* seq_mask */
+    } seq;
 } run_config;
 
 /* What the population stage hands a run: every row (the layer trains on
@@ -164,6 +172,11 @@ typedef struct {
     size_t dep_batches;
     double batch_dependence, batch_dependence_mean, batch_dependence_eval;
     double class_flips, acc_train_by_class;
+    /* Padded sequences (seqlayer.h): the share of padded positions, and
+     * the closed form of what padding does to buffers that pool every
+     * position (RMS over features of pad_fraction mu and of pad_fraction
+     * ((1 - pad_fraction) mu^2 - v)). */
+    double pad_fraction, closed_mean_err, closed_var_err;
     /* Per feature, F values each, in one allocation the result owns
      * (run_result_free); NULL for a model without them: the final
      * buffers; the truth they are scored against (the evaluation rows');

@@ -18,11 +18,11 @@
 #include "base/num.h"
 #include "model/order.h"
 #include "model/score.h"
+#include "model/seqlayer.h"
 
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err)
 {
-    (void)pop;
     bn_field field;
     if (bn_check(&cfg->layer, &field, err) != 0) {
         static const int key_of[] = {
@@ -36,7 +36,7 @@ int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
             blame[0] = key_of[field], blame[1] = KEY_ESTIMATOR;
         return -1;
     }
-    return 0;
+    return seq_check(cfg, pop, blame, err);
 }
 
 size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
@@ -529,6 +529,12 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
               const run_config *cfg, const run_observer *obs,
               run_result *res, bn_error *err)
 {
+    if (cfg->seq.length > 0) {
+        if (eval != pop)
+            return bn_fail(err, "sequences are evaluated on their own "
+                                "rows: no [evaluation] file");
+        return seq_run(pop, cfg, res, err);
+    }
     layer_state s;
     int rc = layer_alloc(&s, pop, eval, perm, cfg, obs, res, err);
     if (rc == 0) {

@@ -28,6 +28,7 @@
 #define L RUN_MODEL_BIT(RUN_MODEL_LAYER)
 #define C RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
 #define DEP RUN_DEP_EXT
+#define SEQ RUN_SEQ_EXT
 /* The value's place in run_result. */
 #define AT(field) offsetof(run_result, field)
 /* In the published study's order, which summary.tsv keeps. */
@@ -194,7 +195,24 @@ static const score_def scores[] = {
                    "class",
      .kind = SCORE_REAL, .offset = AT(acc_train_by_class), .models = C | DEP,
      .summarised = 1, TRAINED},
+    /* Padded sequences (issue 24, seqlayer.h): only in the files of an
+     * experiment that sets a [sequence] key (RUN_SEQ_EXT). */
+    {.name = "pad_fraction",
+     .definition = "the share of the sequences' positions that are padding",
+     .kind = SCORE_REAL, .offset = AT(pad_fraction), .models = L | SEQ,
+     DATA},
+    {.name = "closed_mean_err",
+     .definition = "mean_err of buffers pooled over every position: RMS over "
+                   "features of pad_fraction mu",
+     .kind = SCORE_REAL, .offset = AT(closed_mean_err), .models = L | SEQ,
+     .summarised = 1, DATA},
+    {.name = "closed_var_err",
+     .definition = "var_err of the same: RMS of pad_fraction ((1 - "
+                   "pad_fraction) mu^2 - v)",
+     .kind = SCORE_REAL, .offset = AT(closed_var_err), .models = L | SEQ,
+     .summarised = 1, DATA},
 };
+#undef SEQ
 #undef DEP
 #undef L
 #undef C

@@ -69,8 +69,6 @@ static int finish_checks(exp_t *e, const shapes *sh, bn_error *err);
 
 static int was_set(const exp_t *e, int k) { return e->from[k] != NULL; }
 
-/* finish_checks keeps a bit per key. */
-typedef char keys_fit_in_a_mask[KEY_COUNT <= 64 ? 1 : -1];
 
 int exp_held_out_models(unsigned models)
 {
@@ -539,11 +537,12 @@ static const char *unused_reason(int k)
 
 /* A setting given (not a default) that no configuration reads is refused
  * rather than ignored: the first such, with why. */
-static int unused_key(const exp_t *e, uint64_t used, bn_error *err)
+static int unused_key(const exp_t *e, const unsigned char *used,
+                      bn_error *err)
 {
     char a[80], b[80];
     for (int k = 0; k < KEY_COUNT; k++) {
-        if (!keys[k].nest || !was_set(e, k) || (used >> k & 1))
+        if (!keys[k].nest || !was_set(e, k) || used[k])
             continue;
         if (!(keys[k].models & e->models))
             return bn_fail(err, "%s: %s is a setting of %s, and this "
@@ -633,13 +632,13 @@ static int finish_checks(exp_t *e, const shapes *sh, bn_error *err)
     /* Every combination through the validator `run` uses, with the seed
      * at its first value: no check depends on the seed. */
     size_t pos[KEY_COUNT] = {0};
-    uint64_t used = 0; /* bit k: a combination reads key k */
+    unsigned char used[KEY_COUNT] = {0}; /* a combination reads key k */
     for (;;) {
         run_config cfg;
         config_at(e, ax, na, pos, &cfg);
         for (int k = 0; k < KEY_COUNT; k++)
             if (key_used(&cfg, k))
-                used |= (uint64_t)1 << k;
+                used[k] = 1;
         int blame[2] = {-1, -1};
         const pop_t *shape =
             run_model_get(cfg.model)->held_out ? &sh->train : &sh->all;
