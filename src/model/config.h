@@ -220,6 +220,9 @@ typedef struct {
 
 /* Batches in one epoch: N / B, plus the partial one when it is kept. */
 size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial);
+/* The per-feature arrays of a result for f features, zeroed, in the one
+ * allocation run_result_free frees; -1 when out of memory. */
+int run_result_arrays(run_result *res, size_t f);
 /* Free what a run's result owns (also after a failed run, when it holds
  * nothing). */
 void run_result_free(run_result *res);

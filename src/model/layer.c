@@ -219,15 +219,10 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
     s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
-    res->running_mean = malloc(6 * f * sizeof *res->running_mean);
     if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
-        (!s->own && !s->erows) || !s->have_layer || !res->running_mean)
+        (!s->own && !s->erows) || !s->have_layer ||
+        run_result_arrays(res, f) != 0)
         return bn_fail(err, "out of memory");
-    res->running_var = res->running_mean + f;
-    res->true_mean = res->running_mean + 2 * f;
-    res->true_var = res->running_mean + 3 * f;
-    res->train_eval = res->running_mean + 4 * f;
-    res->batch_mean_sq = res->running_mean + 5 * f;
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
     s->w = (batch_work){work,         work + f,     work + 2 * f,

@@ -154,20 +154,14 @@ static int seq_alloc(seq_state *s, const pop_t *pop, const run_config *cfg,
     s->mu = malloc((6 * f + 2 * s->nb * f) * sizeof *s->mu);
     s->y = malloc(2 * bl * f * sizeof *s->y);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
-    res->running_mean = malloc(6 * f * sizeof *res->running_mean);
     if (!s->lengths || !s->rows || !s->mu || !s->y || !s->have_layer ||
-        !res->running_mean)
+        run_result_arrays(res, f) != 0)
         return -1;
     s->order = s->lengths + s->n_seq;
     s->var = s->mu + f, s->m_real = s->mu + 2 * f, s->v_real = s->mu + 3 * f;
     s->m_all = s->mu + 4 * f, s->v_all = s->mu + 5 * f;
     s->stats = s->mu + 6 * f;
     s->e = s->y + bl * f;
-    res->running_var = res->running_mean + f;
-    res->true_mean = res->running_mean + 2 * f;
-    res->true_var = res->running_mean + 3 * f;
-    res->train_eval = res->running_mean + 4 * f;
-    res->batch_mean_sq = res->running_mean + 5 * f;
     return 0;
 }
 

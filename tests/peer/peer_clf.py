@@ -1193,26 +1193,37 @@ def dependence(cfg, final, held, held_perm, k):
             z = peer.net.forward(xs[torch.tensor(bt)])
             correct += int((z.argmax(1).numpy() == held.y[bt]).sum())
         peer.net.modules.load_state_dict(saved)
+    out = output_ranges(batches, zt, ze)
+    flips = sum(len(set(np.argmax(np.array([o[0] for o in outs]), axis=1))) > 1
+                for outs in out.pop("seen").values())
+    out.update(class_flips=flips / n, acc_train_by_class=correct / n)
+    return out
+
+
+def output_ranges(batches, yt, ye):
+    """The batch-dependence ranges (docs/definitions.md) of the outputs
+    yt (training mode) and ye (evaluation mode) of each batch's rows: the
+    largest row's and the mean over rows seen twice or more, in training
+    mode, and the largest in evaluation mode; size, the outputs' largest
+    magnitude (at least 1), the scale they are compared in."""
     seen = {}
-    for bt, t, e in zip(batches, zt, ze):
+    for bt, t, e in zip(batches, yt, ye):
         for i, r in enumerate(bt):
             seen.setdefault(r, []).append((t[i], e[i]))
     worst = worst_e = total = 0.0
-    twice = flips = 0
-    zmax = max([float(np.max(np.abs(t))) for t in zt] + [1.0])
-    for r, outs in seen.items():
-        t = np.array([o[0] for o in outs])
-        e = np.array([o[1] for o in outs])
-        flips += len(set(np.argmax(t, axis=1))) > 1
+    twice = 0
+    size = max([float(np.max(np.abs(t))) for t in yt] + [1.0])
+    for outs in seen.values():
         if len(outs) < 2:
             continue
+        t = np.array([o[0] for o in outs])
+        e = np.array([o[1] for o in outs])
         row = float(np.max(t.max(axis=0) - t.min(axis=0)))
         worst, total, twice = max(worst, row), total + row, twice + 1
         worst_e = max(worst_e, float(np.max(e.max(axis=0) - e.min(axis=0))))
     return dict(dep_batches=len(batches), batch_dependence=worst,
                 batch_dependence_mean=total / twice if twice else 0.0,
-                batch_dependence_eval=worst_e, class_flips=flips / n,
-                acc_train_by_class=correct / n, zmax=zmax)
+                batch_dependence_eval=worst_e, zmax=size, seen=seen)
 
 
 def compare_dependence(summary, want, problems):

@@ -27,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-from peer_clf import compositions, parse_tsv
+from peer_clf import compositions, output_ranges, parse_tsv
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A range is a difference of two outputs of size up to a few: two correct
@@ -70,27 +70,10 @@ def peer_scores(torch, x, b, m, eps, gamma, beta, seed, rm, rv):
         ev.running_mean.copy_(torch.tensor(rm, dtype=torch.float64))
         ev.running_var.copy_(torch.tensor(rv, dtype=torch.float64))
         xs = torch.tensor(x, dtype=torch.float64)
-        seen = {}
-        for bt in batches:
-            idx = torch.tensor(bt)
-            yt = train(xs[idx]).numpy()
-            ye = ev(xs[idx]).numpy()
-            for i, r in enumerate(bt):
-                seen.setdefault(r, []).append((yt[i], ye[i]))
-    worst = worst_e = total = 0.0
-    twice, size = 0, 1.0
-    for outs in seen.values():
-        t = np.array([o[0] for o in outs])
-        e = np.array([o[1] for o in outs])
-        size = max(size, float(np.max(np.abs(t))))
-        if len(outs) < 2:
-            continue
-        row = float(np.max(t.max(axis=0) - t.min(axis=0)))
-        worst, total, twice = max(worst, row), total + row, twice + 1
-        worst_e = max(worst_e, float(np.max(e.max(axis=0) - e.min(axis=0))))
-    return dict(dep_batches=len(batches), batch_dependence=worst,
-                batch_dependence_mean=total / twice if twice else 0.0,
-                batch_dependence_eval=worst_e), size
+        yt = [train(xs[torch.tensor(bt)]).numpy() for bt in batches]
+        ye = [ev(xs[torch.tensor(bt)]).numpy() for bt in batches]
+    out = output_ranges(batches, yt, ye)
+    return out, out["zmax"]
 
 
 def check(bnstudy, torch, cfg, tmp):
@@ -126,8 +109,11 @@ def check(bnstudy, torch, cfg, tmp):
     return worst, problems
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def run_configs(doc, configs, check, describe):
+    """check(bnstudy, torch, cfg, tmp) for every configuration, a line
+    each (describe % cfg, the largest difference), and `N passed, N
+    failed`; the exit status."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
     args = ap.parse_args()
     try:
@@ -137,18 +123,24 @@ def main():
         print("peer test needs torch: %s" % e, file=sys.stderr)
         return 2
     passed = failed = 0
-    for cfg in CONFIGS:
-        with tempfile.TemporaryDirectory(prefix="bnstudy-dep-peer-") as tmp:
+    for cfg in configs:
+        with tempfile.TemporaryDirectory(prefix="bnstudy-peer-") as tmp:
             worst, problems = check(args.bnstudy, torch, cfg, tmp)
         ok = not problems
         passed += ok
         failed += not ok
-        print("%s  rows=%d B=%d compositions=%d eps=%g gamma=%g beta=%g "
-              "seed=%d  %.2e" % ((("ok  " if ok else "FAIL"),) + cfg + (worst,)))
+        print("%s  %s  %.2e" % ("ok  " if ok else "FAIL", describe % cfg,
+                                worst))
         for p in problems:
             print("      " + p)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
+
+
+def main():
+    return run_configs(__doc__, CONFIGS, check,
+                       "rows=%d B=%d compositions=%d eps=%g gamma=%g "
+                       "beta=%g seed=%d")
 
 
 if __name__ == "__main__":

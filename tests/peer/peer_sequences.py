@@ -29,16 +29,15 @@ Prints one line per configuration and `N passed, N failed`; exits 1 if
 any check fails.
 """
 
-import argparse
 import math
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from peer_clf import PCG32, parse_tsv, rand_index
+from peer_dependence import run_configs
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Sums of a few hundred values of size ~1 in another order: a few 1e-16;
@@ -150,29 +149,9 @@ def check(bnstudy, torch, cfg, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
-    args = ap.parse_args()
-    try:
-        import torch
-        torch.set_num_threads(1)
-    except ImportError as e:
-        print("peer test needs torch: %s" % e, file=sys.stderr)
-        return 2
-    passed = failed = 0
-    for cfg in CONFIGS:
-        with tempfile.TemporaryDirectory(prefix="bnstudy-seq-peer-") as tmp:
-            worst, problems = check(args.bnstudy, torch, cfg, tmp)
-        ok = not problems
-        passed += ok
-        failed += not ok
-        print("%s  sequences=%d length=%d min_length=%d B=%d epochs=%d "
-              "mask=%s p=%g seed=%d  %.2e"
-              % ((("ok  " if ok else "FAIL"),) + cfg + (worst,)))
-        for pr in problems:
-            print("      " + pr)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return run_configs(__doc__, CONFIGS, check,
+                       "sequences=%d length=%d min_length=%d B=%d epochs=%d "
+                       "mask=%s p=%g seed=%d")
 
 
 if __name__ == "__main__":
