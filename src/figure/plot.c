@@ -1048,6 +1048,18 @@ static const struct {
                     "configuration, at most 4 (the last settings held at "
                     "their first value past that)"},
      .make = kind_weight_norm},
+    /* Issue 24's. */
+    {.k = {.name = "batch-dependence", .script = "dependence.gp",
+           .needs = "summary.tsv with batch_dependence, "
+                    "batch_dependence_mean and batch_dependence_eval "
+                    "([sweep] compositions); batch_size varies; one seed",
+           .draws = "a row's largest and mean range of training-mode "
+                    "output over its batches, and evaluation mode's, against "
+                    "the batch size; a classifier's accuracy under it, in "
+                    "training mode on random and on one-class held-out "
+                    "batches and in evaluation mode; every other varying "
+                    "axis at its first value"},
+     .make = kind_batch_dependence},
 };
 
 const plot_kind *plot_kind_get(size_t i)

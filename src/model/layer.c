@@ -13,10 +13,12 @@
 
 #include "base/pair.h"
 #include "model/batchpass.h"
+#include "model/compose.h"
 #include "model/keyid.h"
 #include "base/num.h"
 #include "model/order.h"
 #include "model/score.h"
+#include "model/seqlayer.h"
 
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err)
@@ -39,7 +41,7 @@ int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
             blame[0] = KEY_LAYER_INITIAL, blame[1] = -1;
         return -1;
     }
-    return 0;
+    return seq_check(cfg, pop, blame, err);
 }
 
 size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
@@ -228,15 +230,10 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
     if (s->have_layer && cfg->initial)
         bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
-    res->running_mean = malloc(6 * f * sizeof *res->running_mean);
     if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
-        (!s->own && !s->erows) || !s->have_layer || !res->running_mean)
+        (!s->own && !s->erows) || !s->have_layer ||
+        run_result_arrays(res, f) != 0)
         return bn_fail(err, "out of memory");
-    res->running_var = res->running_mean + f;
-    res->true_mean = res->running_mean + 2 * f;
-    res->true_var = res->running_mean + 3 * f;
-    res->train_eval = res->running_mean + 4 * f;
-    res->batch_mean_sq = res->running_mean + 5 * f;
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
     s->w = (batch_work){work,         work + f,     work + 2 * f,
@@ -487,10 +484,71 @@ static void layer_scores(const layer_state *s, run_result *res)
     }
 }
 
+/* Batch dependence: each evaluation row's outputs in every batch the
+ * plan forms (compose.h), normalised by the batch's own statistics and
+ * by the final buffers. */
+typedef struct {
+    const bn_layer *layer;
+    const pop_t *eval;
+    compose_spread spread;
+    double *x, *y, *e, *mean, *var;
+} dep_state;
+
+static int dep_batch(void *ctx, size_t b, const size_t *rows, bn_error *err)
+{
+    (void)err;
+    dep_state *d = ctx;
+    size_t f = d->eval->f;
+    for (size_t i = 0; i < b; i++)
+        memcpy(&d->x[i * f], &d->eval->x[rows[i] * f], f * sizeof *d->x);
+    bn_batch_stats(b, f, d->x, d->mean, d->var);
+    bn_normalize_rows(d->layer, b, d->x, NULL, NULL, d->mean, d->var, d->y);
+    bn_normalize_rows(d->layer, b, d->x, NULL, NULL, d->layer->rm,
+                      d->layer->rv, d->e);
+    for (size_t i = 0; i < b; i++)
+        compose_spread_add(&d->spread, rows[i], &d->y[i * f], &d->e[i * f]);
+    return 0;
+}
+
+static int layer_dependence(const layer_state *s, run_result *res,
+                            bn_error *err)
+{
+    const pop_t *ev = s->eval;
+    size_t f = s->f, b = s->bmax;
+    int enumerated;
+    res->dep_batches =
+        compose_batches(ev->n, b, s->cfg->compositions, &enumerated);
+    if (s->cfg->compositions == 0 || res->dep_batches == 0)
+        return 0;
+    dep_state d = {.layer = &s->layer, .eval = ev};
+    d.x = malloc((3 * b * f + 2 * f) * sizeof *d.x);
+    if (!d.x || compose_spread_init(&d.spread, ev->n, f) != 0) {
+        free(d.x);
+        return bn_fail(err, "out of memory");
+    }
+    d.y = d.x + b * f, d.e = d.y + b * f, d.mean = d.e + b * f;
+    d.var = d.mean + f;
+    int rc = compose_each(ev->n, b, s->cfg->compositions, s->cfg->seed,
+                          dep_batch, &d, err);
+    if (rc == 0)
+        compose_spread_scores(&d.spread, &res->batch_dependence,
+                              &res->batch_dependence_mean,
+                              &res->batch_dependence_eval);
+    compose_spread_free(&d.spread);
+    free(d.x);
+    return rc;
+}
+
 int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
               const run_config *cfg, const run_observer *obs,
               run_result *res, bn_error *err)
 {
+    if (cfg->seq.length > 0) {
+        if (eval != pop)
+            return bn_fail(err, "sequences are evaluated on their own "
+                                "rows: no [evaluation] file");
+        return seq_run(pop, cfg, res, err);
+    }
     layer_state s;
     int rc = layer_alloc(&s, pop, eval, perm, cfg, obs, res, err);
     if (rc == 0) {
@@ -500,6 +558,7 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
     if (rc == 0) {
         code_checks(&s, res);
         layer_scores(&s, res);
+        rc = layer_dependence(&s, res, err);
     }
     layer_free(&s);
     return rc;

@@ -14,6 +14,7 @@
 
 #include "model/net.h"
 #include "model/optim.h"
+#include "model/seqlayer.h"
 #include "study/exp_parts.h"
 
 /* ---- applying a value to a configuration, and reading it back ---- */
@@ -85,6 +86,10 @@ APPLY(offset, c->eval.offset = v.r)
 APPLY(drift, c->drift.profile = e->drifts[v.i];
       drift_name(&e->drifts[v.i], c->drift.name, sizeof c->drift.name))
 APPLY(drift_size, c->drift.size = v.r)
+APPLY(compositions, c->compositions = (size_t)v.u)
+APPLY(seq_length, c->seq.length = (size_t)v.u)
+APPLY(seq_min_length, c->seq.min_length = (size_t)v.u)
+APPLY(seq_mask, c->seq.mask = v.i)
 
 GET(gamma, set_real(out, c->layer.gamma))
 GET(beta, set_real(out, c->layer.beta))
@@ -155,6 +160,10 @@ GET(scale, set_real(out, c->eval.scale))
 GET(offset, set_real(out, c->eval.offset))
 GET(drift, set_text(out, c->drift.name))
 GET(drift_size, set_real(out, c->drift.size))
+GET(compositions, set_int(out, c->compositions))
+GET(seq_length, set_int(out, c->seq.length))
+GET(seq_min_length, set_int(out, c->seq.min_length))
+GET(seq_mask, set_text(out, seq_mask_name(c->seq.mask)))
 
 #define ALL (COL_SUMMARY | COL_FEATURES | COL_SEEDS)
 /* The classifier's files are summary.tsv's and the many-seed ones. */
@@ -506,7 +515,7 @@ const key_def keys[KEY_COUNT] = {
                         .max = 100000000, .arg = "B",
                         .help = "rows per batch, up to the population's "
                                 "(whole samples of feature maps)",
-                        .col = 4, .files = ALL, .nest = 39, .models = ANY,
+                        .col = 4, .files = ALL, .nest = 43, .models = ANY,
                         .apply = apply_batch_size, .get = get_batch_size},
     [KEY_ORDER] = {.section = "sweep", .name = "order", .type = KT_ORDERS,
                    .dflt = "shuffled", .arg = "ORDER",
@@ -516,7 +525,7 @@ const key_def keys[KEY_COUNT] = {
     [KEY_SEED] = {.section = "sweep", .name = "seed", .type = KT_UINTS,
                   .dflt = "1", .max = UINT64_MAX, .arg = "S",
                   .help = "the shuffle's seed, PCG32 initstate", .col = 3,
-                  .files = COL_SUMMARY | COL_FEATURES, .nest = 38,
+                  .files = COL_SUMMARY | COL_FEATURES, .nest = 42,
                   .models = ANY, .apply = apply_seed, .get = get_seed},
     [KEY_EPOCHS] = {.section = "sweep", .name = "epochs", .type = KT_UINTS,
                     .dflt = "1", .min = 1, .max = 1000000, .arg = "E",
@@ -547,6 +556,52 @@ const key_def keys[KEY_COUNT] = {
                                 "its standard deviations",
                         .col = 29, .files = ALL, .nest = 24, .models = M_LAYER,
                         .apply = apply_drift_size, .get = get_drift_size},
+    /* Batch dependence (issue 24): its key and scores only in the files
+     * of an experiment that sets it (RUN_DEP_EXT). */
+    [KEY_COMPOSITIONS] = {.section = "sweep", .name = "compositions",
+                          .type = KT_UINTS, .dflt = "0", .max = 100000,
+                          .arg = "M",
+                          .help = "shuffles of the evaluation rows cut into "
+                                  "batches for the batch-dependence scores "
+                                  "(every B-subset when there are no more); "
+                                  "0 none",
+                          .col = 43, .files = COL_SUMMARY | COL_SEEDS,
+                          .nest = 38, .models = M_BN | RUN_DEP_EXT,
+                          .apply = apply_compositions,
+                          .get = get_compositions},
+    /* Padded sequences (issue 24): in the files only of an experiment
+     * that sets one of them (RUN_SEQ_EXT). */
+    [KEY_SEQ_LENGTH] = {.section = "sequence", .name = "length",
+                        .type = KT_UINTS, .dflt = "0", .max = 100000,
+                        .arg = "L",
+                        .help = "the layer's rows as sequences padded to L "
+                                "positions (L consecutive rows each; the "
+                                "batch size counts sequences); 0 plain rows",
+                        .col = 44, .files = ALL, .nest = 39,
+                        .models = M_LAYER | RUN_SEQ_EXT,
+                        .apply = apply_seq_length, .get = get_seq_length},
+    [KEY_SEQ_MIN_LENGTH] = {.section = "sequence", .name = "min_length",
+                            .type = KT_UINTS, .dflt = "1", .min = 1,
+                            .max = 100000, .arg = "L0",
+                            .help = "the shortest sequence: each one's "
+                                    "length is uniform on L0..L (PCG32 "
+                                    "stream 25 from the run's seed), the "
+                                    "rest padding (0)",
+                            .col = 45, .files = ALL, .nest = 40,
+                            .models = M_LAYER | RUN_SEQ_EXT,
+                            .apply = apply_seq_min_length,
+                            .get = get_seq_min_length},
+    [KEY_SEQ_MASK] = {.section = "sequence", .name = "mask",
+                      .type = KT_CHOICES, .dflt = "real",
+                      .choice = seq_mask_name, .arg = "POLICY",
+                      .help = "the positions batch statistics are taken "
+                              "over: real ones only, every one padding "
+                              "included, or mismatch (training normalises "
+                              "over the real ones, the buffers average "
+                              "every one)",
+                      .col = 46, .files = ALL, .nest = 41,
+                      .models = M_LAYER | RUN_SEQ_EXT,
+                      .apply = apply_seq_mask, .get = get_seq_mask},
     [KEY_EXPERIMENT] = {.name = "experiment", .type = KT_DERIVED,
                         .help = "the experiment file's stem", .col = 1,
                         .files = ALL, .models = ANY, .get = get_experiment},

@@ -31,7 +31,14 @@ CosineAnnealingLR), F.cross_entropy, and compares:
     last_stats_err_rel), and the updates counted, at every epoch;
   * the radial part of the gradient of the weights right before a batch
     norm (radial, and radial_excess against its exact value) and those
-    weights' norm.
+    weights' norm;
+  * with --compositions, the batch-dependence scores (issue 24): the
+    network of bnstudy's final weights and buffers in PyTorch's modules,
+    run on the batches docs/definitions.md defines (every subset, or the
+    shuffles of PCG32 stream 24, made here from its own PCG32), each row's
+    logits in training and in evaluation mode, their ranges, the rows
+    whose class moves, and training mode's accuracy on held-out batches
+    cut from the rows sorted by class: to 1e-12 of the logits' size.
 
 Dropout has no seeded stream PyTorch could share: the peer draws the
 masks from its own PCG32, as docs/definitions.md defines them, and
@@ -48,6 +55,7 @@ and `N passed, N failed`; it exits 1 if any configuration fails.
 
 import argparse
 import copy
+import itertools
 import math
 import os
 import subprocess
@@ -123,6 +131,7 @@ class PCG32:
 
 
 PCG32_INITSEQ_DROPOUT = 16
+PCG32_INITSEQ_COMPOSE = 24
 
 
 # ---------------------------------------------------------------- data
@@ -761,7 +770,7 @@ def config(**kw):
              init_seed=1, order="shuffled", dtype="float64", optimizer="sgd",
              adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8, warmup=0,
              schedule="constant", step_epochs=10, step_factor=0.1,
-             devices=1, sync="no", short=False)
+             devices=1, sync="no", compositions=0, short=False)
     c.update(kw)
     return c
 
@@ -851,6 +860,9 @@ def configs():
                                         "layer relu linear:K",
                optimizer="adamw", lr=0.01, weight_decay=0.01, batch=32,
                epochs=2),
+        # Batch dependence: shuffles, and every subset of a tiny part.
+        config(compositions=3, batch=16, epochs=2),
+        config(compositions=40, batch=2, n=40, epochs=1, lr=0.02),
     ]
     # float32, each beside its float64 twin.
     c += float32_pair()
@@ -895,6 +907,8 @@ def options(cfg):
         o += ["--adam-beta1", repr(cfg["adam_beta1"]),
               "--adam-beta2", repr(cfg["adam_beta2"]),
               "--adam-eps", repr(cfg["adam_eps"])]
+    if cfg["compositions"]:
+        o += ["--compositions", str(cfg["compositions"])]
     if cfg["schedule"] == "step":
         o += ["--step-epochs", str(cfg["step_epochs"]),
               "--step-factor", repr(cfg["step_factor"])]
@@ -1172,7 +1186,117 @@ def compare(bnstudy, cfg, tmp):
     d["score_loss"] = w["score_loss"] / (tol["loss"] / TOL64["loss"])
     d["stats"] = w["stats"] / (tol["stats"] / TOL64["stats"])
     d["radial"] = w["radial"] / (tol["radial"] / TOL64["radial"])
+    if cfg["compositions"]:
+        compare_dependence(summary, dependence(cfg, final, held,
+                                               data["held_perm"], data["k"]),
+                           problems)
     return d, problems
+
+
+def rand_index(rng, n):
+    """Uniform on [0, n) by division and rejection, as rand.c's."""
+    scale = 0xffffffff // n
+    while True:
+        k = rng.next() // scale
+        if k < n:
+            return k
+
+
+def compositions(n, b, m, seed):
+    """The batches of the batch-dependence scores (docs/definitions.md):
+    every b-subset when C(n, b) <= m floor(n / b), else m shuffles from
+    PCG32(seed, 24), Fisher-Yates from the last element down, each cut
+    into floor(n / b) batches."""
+    if b < 2 or b > n:
+        return []
+    per = n // b
+    if math.comb(n, b) <= m * per:
+        return [list(c) for c in itertools.combinations(range(n), b)]
+    rng, v, out = PCG32(seed, PCG32_INITSEQ_COMPOSE), list(range(n)), []
+    for _ in range(m):
+        for i in range(n - 1, 0, -1):
+            j = rand_index(rng, i + 1)
+            v[i], v[j] = v[j], v[i]
+        out += [v[k * b:(k + 1) * b] for k in range(per)]
+    return out
+
+
+def dependence(cfg, final, held, held_perm, k):
+    """The batch-dependence scores of the network of bnstudy's final
+    weights and buffers, in PyTorch, on the held-out rows."""
+    peer = Peer(cfg, final, held.x.shape[1], k)
+    torch = peer.torch
+    n, b = len(held.y), cfg["batch"]
+    batches = compositions(n, b, cfg["compositions"], cfg["seed"])
+    xs = peer.tensor(held.x)
+    saved = copy.deepcopy(peer.net.modules.state_dict())
+    zt, ze = [], []
+    with torch.no_grad():
+        peer.set_mode(True)
+        for bt in batches:
+            zt.append(peer.net.forward(xs[torch.tensor(bt)]).numpy().astype(np.float64))
+        # Training-mode passes must not move the buffers evaluation uses.
+        peer.net.modules.load_state_dict(saved)
+        peer.set_mode(False)
+        for bt in batches:
+            ze.append(peer.net.forward(xs[torch.tensor(bt)]).numpy().astype(np.float64))
+        # One-class batches: the shuffled order, sorted by class.
+        peer.set_mode(True)
+        by = [i for c in range(k) for i in held_perm if held.y[i] == c]
+        correct = 0
+        for bt in score_batches(by, b):
+            z = peer.net.forward(xs[torch.tensor(bt)])
+            correct += int((z.argmax(1).numpy() == held.y[bt]).sum())
+        peer.net.modules.load_state_dict(saved)
+    out = output_ranges(batches, zt, ze)
+    flips = sum(len(set(np.argmax(np.array([o[0] for o in outs]), axis=1))) > 1
+                for outs in out.pop("seen").values())
+    out.update(class_flips=flips / n, acc_train_by_class=correct / n)
+    return out
+
+
+def output_ranges(batches, yt, ye):
+    """The batch-dependence ranges (docs/definitions.md) of the outputs
+    yt (training mode) and ye (evaluation mode) of each batch's rows: the
+    largest row's and the mean over rows seen twice or more, in training
+    mode, and the largest in evaluation mode; size, the outputs' largest
+    magnitude (at least 1), the scale they are compared in."""
+    seen = {}
+    for bt, t, e in zip(batches, yt, ye):
+        for i, r in enumerate(bt):
+            seen.setdefault(r, []).append((t[i], e[i]))
+    worst = worst_e = total = 0.0
+    twice = 0
+    size = max([float(np.max(np.abs(t))) for t in yt] + [1.0])
+    for outs in seen.values():
+        if len(outs) < 2:
+            continue
+        t = np.array([o[0] for o in outs])
+        e = np.array([o[1] for o in outs])
+        row = float(np.max(t.max(axis=0) - t.min(axis=0)))
+        worst, total, twice = max(worst, row), total + row, twice + 1
+        worst_e = max(worst_e, float(np.max(e.max(axis=0) - e.min(axis=0))))
+    return dict(dep_batches=len(batches), batch_dependence=worst,
+                batch_dependence_mean=total / twice if twice else 0.0,
+                batch_dependence_eval=worst_e, zmax=size, seen=seen)
+
+
+def compare_dependence(summary, want, problems):
+    """The summary row's batch-dependence scores against the peer's:
+    the counts and accuracies exactly, the ranges to TOL64["grad"] of the
+    logits' size."""
+    worst = 0.0
+    for name in ("dep_batches", "class_flips", "acc_train_by_class",
+                 "batch_dependence_eval"):
+        if float(summary[name]) != want[name]:
+            problems.append("%s %s, peer %r" % (name, summary[name], want[name]))
+    for name in ("batch_dependence", "batch_dependence_mean"):
+        worst = max(worst, rel_diff(float(summary[name]), want[name],
+                                    want["zmax"]))
+    if not worst <= TOL64["grad"]:
+        problems.append("batch dependence %.2e of the logits apart" % worst)
+    if want["dep_batches"] == 0:
+        problems.append("no batch formed: the configuration checks nothing")
 
 
 class _Lazy:
