@@ -136,4 +136,15 @@ static inline pair_t pair_dup(double v) { return pair_set(v, v); }
 #define PAIR_UNROLL2
 #endif
 
+/* Before a loop over the few pairs of sums a block keeps (a constant
+ * count, at most 4): every turn of it written out, so that the pairs can
+ * stay in registers. The order of the operations is the loop's. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PAIR_UNROLL4 _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define PAIR_UNROLL4 _Pragma("clang loop unroll(full)")
+#else
+#define PAIR_UNROLL4
+#endif
+
 #endif
