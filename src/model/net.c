@@ -296,11 +296,17 @@ void net_backward(net_t *net)
             net->dz[i * k + c] = nn_round(
                 &ps, (net->prob[i * k + c] - (c == (size_t)net->label[i])) /
                          (double)b);
+    /* Below the first layer with parameters a gradient reaches nothing
+     * (the layers there, an image's reshape say, have none to learn), so
+     * that layer makes no dx and those below it do not run. */
+    size_t first = 0;
+    while (first + 1 < net->nl && net->l[first].nt == 0)
+        first++;
     const double *dy = net->dz;
-    for (size_t i = net->nl; i-- > 0;) {
+    for (size_t i = net->nl; i-- > first;) {
         nn_layer *l = &net->l[i];
         const double *x = i ? net->l[i - 1].y : net->x;
-        double *dx = i ? net->grad[(net->nl - 1 - i) % 2] : NULL;
+        double *dx = i > first ? net->grad[(net->nl - 1 - i) % 2] : NULL;
         l->kind->backward(l, &ps, b, x, dy, dx);
         dy = dx;
     }
