@@ -13,8 +13,8 @@
  * training-mode batch-norm Jacobian against its closed form
  * (docs/definitions.md, "The Jacobian") and finite differences; and the
  * radial part of the weights' gradient against its exact value; and the
- * linear layer's paired sums bit for bit against the plain loops whose
- * order they keep.
+ * linear layer's and the convolution's paired sums bit for bit against
+ * the plain loops whose order they keep.
  */
 #include "helpers.h"
 
@@ -411,6 +411,91 @@ static void test_linear_order(void **state)
             linear_order_case(widths[a], (nn_shape){widths[a] + 4, 1, 1}, 5,
                               f32);
             linear_order_case(widths[a], (nn_shape){3, 2, 3}, 4, f32);
+        }
+}
+
+/* conv:N's forward pass and weight gradients, bit for bit, against the
+ * plain loops in double that define their order: y from the bias adding
+ * w x over input channel, kernel row, kernel column; dbias and dw from 0
+ * over the batch's rows and positions; terms outside the image left out;
+ * each rounded to float32 once in float32. */
+static void conv_order_case(size_t n, nn_shape in, size_t b, int f32)
+{
+    nn_layer l;
+    char text[32];
+    snprintf(text, sizeof text, "conv:%zu", n);
+    one_layer(&l, text, in, b);
+    size_t ci = in.c, h = in.h, w = in.w, np = h * w;
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    pcg32_t rng;
+    pcg32_seed(&rng, n * 17 + np, 9);
+    double *x = malloc(b * np * ci * sizeof *x),
+           *dy = malloc(b * np * n * sizeof *dy);
+    assert_non_null(x), assert_non_null(dy);
+    for (size_t e = 0; e < n * ci * 9; e++)
+        l.t[0].p[e] = spread(&rng);
+    for (size_t o = 0; o < n; o++)
+        l.t[1].p[o] = spread(&rng);
+    for (size_t e = 0; e < b * np * ci; e++)
+        x[e] = spread(&rng);
+    for (size_t e = 0; e < b * np * n; e++)
+        dy[e] = spread(&rng);
+    l.kind->forward(&l, &ps, b, x);
+    l.kind->backward(&l, &ps, b, x, dy, NULL);
+    const double *wt = l.t[0].p;
+    for (size_t i = 0; i < b; i++)
+        for (long r = 0; r < (long)h; r++)
+            for (long s = 0; s < (long)w; s++)
+                for (size_t o = 0; o < n; o++) {
+                    double sum = l.t[1].p[o];
+                    for (size_t c = 0; c < ci; c++)
+                        for (long ky = 0; ky < 3; ky++)
+                            for (long kx = 0; kx < 3; kx++) {
+                                long rr = r + ky - 1, ss = s + kx - 1;
+                                if (rr < 0 || ss < 0 || rr >= (long)h ||
+                                    ss >= (long)w)
+                                    continue;
+                                sum += wt[((o * ci + c) * 3 + ky) * 3 + kx] *
+                                       x[(i * np + rr * w + ss) * ci + c];
+                            }
+                    assert_true(l.y[(i * np + r * w + s) * n + o] ==
+                                nn_round(&ps, sum));
+                }
+    for (size_t o = 0; o < n; o++) {
+        double sb = 0.0;
+        for (size_t e = 0; e < b * np; e++)
+            sb += dy[e * n + o];
+        assert_true(l.t[1].g[o] == nn_round(&ps, sb));
+        for (size_t c = 0; c < ci; c++)
+            for (long ky = 0; ky < 3; ky++)
+                for (long kx = 0; kx < 3; kx++) {
+                    double sum = 0.0;
+                    for (size_t i = 0; i < b; i++)
+                        for (long r = 0; r < (long)h; r++)
+                            for (long s = 0; s < (long)w; s++) {
+                                long rr = r + ky - 1, ss = s + kx - 1;
+                                if (rr < 0 || ss < 0 || rr >= (long)h ||
+                                    ss >= (long)w)
+                                    continue;
+                                sum += dy[(i * np + r * w + s) * n + o] *
+                                       x[(i * np + rr * w + ss) * ci + c];
+                            }
+                    assert_true(l.t[0].g[((o * ci + c) * 3 + ky) * 3 + kx] ==
+                                nn_round(&ps, sum));
+                }
+    }
+    free(x), free(dy);
+    nn_layer_free(&l);
+}
+
+static void test_conv_order(void **state)
+{
+    (void)state;
+    static const size_t widths[] = {1, 2, 3, 4, 5, 8, 11, 14};
+    for (size_t a = 0; a < sizeof widths / sizeof *widths; a++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            conv_order_case(widths[a], (nn_shape){2, 3, 4}, 2, f32);
+            conv_order_case(widths[a], (nn_shape){1, 1, 3}, 3, f32);
         }
 }
 
@@ -918,6 +1003,7 @@ int test_layers_run(size_t *ntests)
         cmocka_unit_test(test_conv_forward),
         cmocka_unit_test(test_linear_flattens),
         cmocka_unit_test(test_linear_order),
+        cmocka_unit_test(test_conv_order),
         cmocka_unit_test(test_norm_forward),
         cmocka_unit_test(test_batch_free),
         cmocka_unit_test(test_dropout),
