@@ -29,6 +29,13 @@ static inline pair_t pair_abs(pair_t a)
 {
     return _mm_andnot_pd(_mm_set1_pd(-0.0), a);
 }
+/* maxpd returns its second operand unless the first is greater (a NaN or
+ * two zeros included), which is pair_max's a > b ? a : b. */
+static inline pair_t pair_max(pair_t a, pair_t b) { return _mm_max_pd(a, b); }
+static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
+{
+    return _mm_and_pd(_mm_cmpgt_pd(a, b), v);
+}
 static inline int pair_count_le(pair_t a, pair_t b)
 {
     int m = _mm_movemask_pd(_mm_cmple_pd(a, b));
@@ -55,6 +62,15 @@ static inline pair_t pair_sub(pair_t a, pair_t b) { return vsubq_f64(a, b); }
 static inline pair_t pair_mul(pair_t a, pair_t b) { return vmulq_f64(a, b); }
 static inline pair_t pair_div(pair_t a, pair_t b) { return vdivq_f64(a, b); }
 static inline pair_t pair_abs(pair_t a) { return vabsq_f64(a); }
+/* Not vmaxq_f64, which prefers +0 to -0 and passes NaNs on: a select. */
+static inline pair_t pair_max(pair_t a, pair_t b)
+{
+    return vbslq_f64(vcgtq_f64(a, b), a, b);
+}
+static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
+{
+    return vbslq_f64(vcgtq_f64(a, b), v, vdupq_n_f64(0.0));
+}
 static inline int pair_count_le(pair_t a, pair_t b)
 {
     uint64x2_t m = vcleq_f64(a, b);
@@ -104,6 +120,14 @@ static inline pair_t pair_abs(pair_t a)
 {
     return (pair_t){fabs(a.lo), fabs(a.hi)};
 }
+static inline pair_t pair_max(pair_t a, pair_t b)
+{
+    return (pair_t){a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
+static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
+{
+    return (pair_t){a.lo > b.lo ? v.lo : 0.0, a.hi > b.hi ? v.hi : 0.0};
+}
 static inline int pair_count_le(pair_t a, pair_t b)
 {
     return (a.lo <= b.lo) + (a.hi <= b.hi);
@@ -114,7 +138,9 @@ static inline double pair_hi(pair_t a) { return a.hi; }
 
 static inline pair_t pair_dup(double v) { return pair_set(v, v); }
 /* pair_abs is |a| on each lane; pair_count_le counts the lanes where
- * a <= b (none holds with a NaN). */
+ * a <= b (none holds with a NaN); pair_max is a > b ? a : b on each lane
+ * (b when either is a NaN, b of two zeros), exactly the C expression;
+ * pair_where_gt is a > b ? v : +0. */
 
 /* For the loops that must be copied once per case (a shift or none,
  * outputs kept or not) so that no case is tested per element: the
