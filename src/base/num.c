@@ -86,12 +86,14 @@ double num_dd_value(num_dd a)
 /* two_prod's fma is a call into libm on x86-64 unless the compiler may
  * use the FMA instructions, and log and exp (every row of every
  * classifier pass) make several each, with the registers saved around
- * them. Where the CPU has FMA they run a copy compiled for it (GCC's and
- * clang's target_clones, chosen once when the program loads): fma is the
- * one correctly rounded IEEE operation either way, and contraction stays
- * off (-ffp-contract=off), so both copies give the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__FMA__) && \
-    defined(__linux__) && !defined(BN_NO_CLONES)
+ * them. Where the CPU has FMA they run a copy compiled for it (GCC's
+ * target_clones, chosen once when the program loads): fma is the one
+ * correctly rounded IEEE operation either way, and contraction stays off
+ * (-ffp-contract=off), so both copies give the same bits. Not with clang
+ * (14 emits no symbol for the callers in other files), which calls
+ * libm's fma as before. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__FMA__) && defined(__linux__) && !defined(BN_NO_CLONES)
 #define NUM_FMA_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define NUM_FMA_CLONES
