@@ -10,6 +10,8 @@
 #ifndef BN_PAIR_H
 #define BN_PAIR_H
 
+#include <stddef.h>
+
 #if defined(__SSE2__) && !defined(BN_PAIR_PLAIN)
 #include <emmintrin.h>
 #define PAIR_KIND "sse2"
@@ -172,5 +174,31 @@ static inline pair_t pair_dup(double v) { return pair_set(v, v); }
 #else
 #define PAIR_UNROLL4
 #endif
+
+/* For a block of np pairs of sums (np a constant, at most 4) that each
+ * take one more term: s[q] += v[2q .. 2q + 1] a, one multiply and one add
+ * a lane, so that each sum keeps its own order. */
+PAIR_INLINE void pair_add_products(size_t np, pair_t *s, pair_t a,
+                                   const double *v)
+{
+    PAIR_UNROLL4
+    for (size_t q = 0; q < np; q++)
+        s[q] = pair_add(s[q], pair_mul(pair_load(v + 2 * q), a));
+}
+
+/* The block's sums from (init NULL: 0) and into p. */
+PAIR_INLINE void pair_block_start(size_t np, pair_t *s, const double *init)
+{
+    PAIR_UNROLL4
+    for (size_t q = 0; q < np; q++)
+        s[q] = init ? pair_load(init + 2 * q) : pair_dup(0.0);
+}
+
+PAIR_INLINE void pair_block_store(size_t np, double *p, const pair_t *s)
+{
+    PAIR_UNROLL4
+    for (size_t q = 0; q < np; q++)
+        pair_store(p + 2 * q, s[q]);
+}
 
 #endif

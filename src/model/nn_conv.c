@@ -72,22 +72,15 @@ PAIR_INLINE void conv_block(size_t np, size_t o0, const nn_layer *l,
     kernel_span(r, l->in.h, &ky0, &ky1);
     kernel_span(s, w, &kx0, &kx1);
     pair_t sum[4];
-    PAIR_UNROLL4
-    for (size_t q = 0; q < np; q++)
-        sum[q] = pair_load(l->t[1].p + o0 + 2 * q);
+    pair_block_start(np, sum, l->t[1].p + o0);
     for (size_t c = 0; c < ci; c++)
         for (int ky = ky0; ky < ky1; ky++)
             for (int kx = kx0; kx < kx1; kx++) {
                 size_t p = (r + ky - 1) * w + (s + kx - 1);
-                pair_t a = pair_dup(xi[p * ci + c]);
-                const double *wk = &l->wt[((c * 3 + ky) * 3 + kx) * co + o0];
-                PAIR_UNROLL4
-                for (size_t q = 0; q < np; q++)
-                    sum[q] = pair_add(sum[q], pair_mul(a, pair_load(wk + 2 * q)));
+                pair_add_products(np, sum, pair_dup(xi[p * ci + c]),
+                                  &l->wt[((c * 3 + ky) * 3 + kx) * co + o0]);
             }
-    PAIR_UNROLL4
-    for (size_t q = 0; q < np; q++)
-        pair_store(yo + o0 + 2 * q, sum[q]);
+    pair_block_store(np, yo + o0, sum);
 }
 
 /* Output channel o alone, the same sum. */
@@ -151,22 +144,16 @@ PAIR_INLINE void grad_block(size_t np, size_t o0, const nn_layer *l,
     size_t r0 = ky == 0, r1 = ky == 2 ? h - 1 : h;
     size_t s0 = kx == 0, s1 = kx == 2 ? w - 1 : w;
     pair_t sum[4];
-    PAIR_UNROLL4
-    for (size_t q = 0; q < np; q++)
-        sum[q] = pair_dup(0.0);
+    pair_block_start(np, sum, NULL);
     for (size_t i = 0; i < b; i++)
         for (size_t r = r0; r < r1; r++)
             for (size_t s = s0; s < s1; s++) {
                 size_t p = (r + ky - 1) * w + (s + kx - 1);
-                pair_t a = pair_dup(x[(i * np_img + p) * ci + c]);
-                const double *d = &dy[(i * np_img + r * w + s) * co + o0];
-                PAIR_UNROLL4
-                for (size_t q = 0; q < np; q++)
-                    sum[q] = pair_add(sum[q], pair_mul(pair_load(d + 2 * q), a));
+                pair_add_products(np, sum,
+                                  pair_dup(x[(i * np_img + p) * ci + c]),
+                                  &dy[(i * np_img + r * w + s) * co + o0]);
             }
-    PAIR_UNROLL4
-    for (size_t q = 0; q < np; q++)
-        pair_store(&g[((c * 3 + ky) * 3 + kx) * co + o0 + 2 * q], sum[q]);
+    pair_block_store(np, &g[((c * 3 + ky) * 3 + kx) * co + o0], sum);
 }
 
 /* Output channel o alone, the same sum. */

@@ -70,19 +70,10 @@ PAIR_INLINE void sums_block(size_t np, size_t j0, size_t m, const double *a,
                             const double *init, double *acc)
 {
     pair_t s[4];
-    PAIR_UNROLL4
-    for (size_t q = 0; q < np; q++)
-        s[q] = init ? pair_load(init + j0 + 2 * q) : pair_dup(0.0);
-    for (size_t t = 0; t < m; t++) {
-        pair_t at = pair_dup(a[t * as]);
-        const double *vt = v + t * vs + j0;
-        PAIR_UNROLL4
-        for (size_t q = 0; q < np; q++)
-            s[q] = pair_add(s[q], pair_mul(at, pair_load(vt + 2 * q)));
-    }
-    PAIR_UNROLL4
-    for (size_t q = 0; q < np; q++)
-        pair_store(acc + j0 + 2 * q, s[q]);
+    pair_block_start(np, s, init ? init + j0 : NULL);
+    for (size_t t = 0; t < m; t++)
+        pair_add_products(np, s, pair_dup(a[t * as]), v + t * vs + j0);
+    pair_block_store(np, acc + j0, s);
 }
 
 /* The n sums of sums_block for j < n: eight at a time, then two, then
