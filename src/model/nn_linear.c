@@ -8,7 +8,6 @@
 #include "model/nn.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/pair.h"
 
