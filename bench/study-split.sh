@@ -4,7 +4,8 @@
 # as make study-results does, each step timed by GNU time (user + system
 # CPU seconds, a step's children such as gnuplot included), then summed by
 # part: the layer's experiments, the classifier's, the check of the
-# claims, the figures. CPU time, not the wall clock: the machine may be
+# claims, the figures; then the classifier's experiments one by one,
+# the costliest first. CPU time, not the wall clock: the machine may be
 # shared. Numbers depend on the machine; this reports, it never fails.
 #   bench/study-split.sh [BNSTUDY] [GNUPLOT]   (defaults ./bnstudy, gnuplot)
 # EXPERIMENTS (the Makefile's list) says which experiments make the study.
@@ -20,23 +21,27 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 experiments=${EXPERIMENTS:-$(ls experiments/*.ini | sed 's|.*/||; s|\.ini$||' | grep -v claims)}
 
-# cpu PART CMD...: CMD's user + system seconds added to PART's sum.
+# cpu PART CMD...: CMD's user + system seconds added to PART's sum (and
+# left in $s).
 declare -A sum count
 cpu() {
     local part=$1
     shift
     /usr/bin/time -f '%U %S' -o "$out/t" "$@" >/dev/null 2>&1
-    local s
     s=$(awk '{print $1 + $2}' "$out/t")
     sum[$part]=$(awk -v a="${sum[$part]:-0}" -v b="$s" 'BEGIN {print a + b}')
     count[$part]=$((${count[$part]:-0} + 1))
 }
 
+# Each classifier experiment's seconds too, for the table of where the
+# classifier's part goes.
+: >"$out/clf"
 for e in $experiments; do
     part=layer
     grep -Eq '^[[:space:]]*type[[:space:]]*=[[:space:]]*classifier' \
         "experiments/$e.ini" && part=classifier
     cpu "$part" "$bin" sweep "experiments/$e.ini" --out "$out/res"
+    [ "$part" = classifier ] && echo "$s $e" >>"$out/clf"
 done
 cpu verify "$bin" verify "$out/res"
 cpu figures "$bin" plot "$out/res" --gnuplot "$gnuplot"
@@ -48,3 +53,6 @@ for part in layer classifier verify figures; do
     total=$(awk -v a="$total" -v b="${sum[$part]:-0}" 'BEGIN {print a + b}')
 done
 printf '| total | | %.2f |\n' "$total"
+printf '\nThe classifier'"'"'s experiments, the costliest first:\n\n'
+printf '| experiment | CPU seconds |\n|---|---|\n'
+sort -rn "$out/clf" | awk '{printf "| %s | %.2f |\n", $2, $1}'

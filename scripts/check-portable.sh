@@ -9,7 +9,10 @@
 #   clang-O0, clang-O3-native  this CPU has (FMA included: contraction is off)
 #   gcc-O2-glibc-nofma         glibc told to ignore AVX2 and FMA
 #                              (GLIBC_TUNABLES), which changes its libm's
-#                              log and pow; bnstudy calls neither
+#                              log and pow (bnstudy calls neither) and
+#                              its fma; built without num.c's FMA copies
+#                              of log and exp (BN_NO_CLONES), so that
+#                              they call that fma
 #   aarch64                    cross-built with Debian's multiarch packages
 #                              and run under qemu-user (another libm,
 #                              128-bit long double, fused multiply-add in
@@ -101,7 +104,7 @@ if cc -O0 -o "$probe" "$probe.c" -lm 2>/dev/null &&
     [ "$("$probe")" = "$(GLIBC_TUNABLES=$nofma "$probe")" ]; then
     echo "note: GLIBC_TUNABLES=$nofma does not change libm's log on this machine"
 fi
-variant gcc-O2-glibc-nofma gcc -O2 GLIBC_TUNABLES=$nofma
+variant gcc-O2-glibc-nofma gcc "-O2 -DBN_NO_CLONES" GLIBC_TUNABLES=$nofma
 
 variant aarch64 aarch64-linux-gnu-gcc -O2 PKG_CONFIG_LIBDIR=$arm_libdir \
     -- qemu-aarch64

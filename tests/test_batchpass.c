@@ -270,8 +270,9 @@ static void test_packed_is_scalar_on_populations(void **state)
         expect_every_case(1 + seed % 70, 1 + seed % 17, 1000 + seed, 0);
 }
 
-/* The lane operations themselves against the scalar ones on each value
- * pair, the edges included. */
+/* The lane operations themselves against the scalar ones (max and the
+ * select as the C expressions relu writes) on each value pair, the edges
+ * included. */
 static void test_pair_operations(void **state)
 {
     (void)state;
@@ -283,15 +284,18 @@ static void test_pair_operations(void **state)
             a[l] = edge_value(&rng, pcg32_next(&rng)),
             b[l] = edge_value(&rng, pcg32_next(&rng));
         pair_t pa = pair_load(a), pb = pair_load(b);
-        pair_t got[4] = {pair_add(pa, pb), pair_sub(pa, pb), pair_mul(pa, pb),
-                         pair_div(pa, pb)};
-        for (int op = 0; op < 4; op++) {
+        pair_t got[6] = {pair_add(pa, pb), pair_sub(pa, pb), pair_mul(pa, pb),
+                         pair_div(pa, pb), pair_max(pa, pb),
+                         pair_where_gt(pa, pb, pb)};
+        for (int op = 0; op < 6; op++) {
             pair_store(r, got[op]);
             for (int l = 0; l < 2; l++) {
                 double want = op == 0   ? a[l] + b[l]
                               : op == 1 ? a[l] - b[l]
                               : op == 2 ? a[l] * b[l]
-                                        : a[l] / b[l];
+                              : op == 3 ? a[l] / b[l]
+                              : op == 4 ? (a[l] > b[l] ? a[l] : b[l])
+                                        : (a[l] > b[l] ? b[l] : 0.0);
                 if (!same(r[l], want))
                     fail_msg("%s: op %d on %a, %a: %a, scalar %a", PAIR_KIND,
                              op, a[l], b[l], r[l], want);

@@ -12,7 +12,9 @@
  * optimisers' two steps and the schedules against their formulas; the
  * training-mode batch-norm Jacobian against its closed form
  * (docs/definitions.md, "The Jacobian") and finite differences; and the
- * radial part of the weights' gradient against its exact value.
+ * radial part of the weights' gradient against its exact value; and the
+ * linear layer's and the convolution's paired sums bit for bit against
+ * the plain loops whose order they keep.
  */
 #include "helpers.h"
 
@@ -328,6 +330,173 @@ static void test_linear_flattens(void **state)
         for (size_t p = 0; p < 4; p++)
             assert_true(l.y[p * 3 + c] == x[c * 4 + p]);
     nn_layer_free(&l);
+}
+
+/* A value whose sums depend on their order: a sign, and a scale from
+ * 2^-20 to 2^20, so that adding the same terms in another order gives
+ * other bits. */
+static double spread(pcg32_t *rng)
+{
+    return rnd(rng) * ldexp(1.0, (int)(pcg32_next(rng) % 41) - 20);
+}
+
+/* linear:N's sums, bit for bit, against the plain loops in double that
+ * define their order: y[i][o] from bias[o] adding w[o][c] x[i][c] for c
+ * in PyTorch's order, dw[o][c] and dbias[o] from 0 over the rows i,
+ * dx[i][c] from 0 over the outputs o, each rounded to float32 once in
+ * float32; for widths that take every path of the paired loops (blocks
+ * of eight outputs, a pair, an odd last one) and an image's columns. */
+static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
+{
+    nn_layer l;
+    char text[32];
+    snprintf(text, sizeof text, "linear:%zu", n);
+    one_layer(&l, text, in, b);
+    size_t m = nn_size(in), c = in.c, np = nn_positions(in);
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    pcg32_t rng;
+    pcg32_seed(&rng, n * 131 + m, 7);
+    double *x = malloc(b * m * sizeof *x), *dy = malloc(b * n * sizeof *dy),
+           *dx = malloc(b * m * sizeof *dx);
+    assert_non_null(x), assert_non_null(dy), assert_non_null(dx);
+    for (size_t e = 0; e < n * m; e++)
+        l.t[0].p[e] = spread(&rng);
+    for (size_t o = 0; o < n; o++)
+        l.t[1].p[o] = spread(&rng);
+    for (size_t e = 0; e < b * m; e++)
+        x[e] = spread(&rng);
+    for (size_t e = 0; e < b * n; e++)
+        dy[e] = spread(&rng);
+    l.kind->forward(&l, &ps, b, x);
+    l.kind->backward(&l, &ps, b, x, dy, dx);
+    /* PyTorch's column j (channel j / np, position j % np) is held at
+     * place (j % np) c + j / np. */
+    const double *w = l.t[0].p;
+    for (size_t i = 0; i < b; i++)
+        for (size_t o = 0; o < n; o++) {
+            double s = l.t[1].p[o];
+            for (size_t j = 0; j < m; j++)
+                s += w[o * m + j] * x[i * m + (j % np) * c + j / np];
+            assert_true(l.y[i * n + o] == nn_round(&ps, s));
+        }
+    for (size_t o = 0; o < n; o++) {
+        double sb = 0.0;
+        for (size_t i = 0; i < b; i++)
+            sb += dy[i * n + o];
+        assert_true(l.t[1].g[o] == nn_round(&ps, sb));
+        for (size_t j = 0; j < m; j++) {
+            double s = 0.0;
+            for (size_t i = 0; i < b; i++)
+                s += dy[i * n + o] * x[i * m + (j % np) * c + j / np];
+            assert_true(l.t[0].g[o * m + j] == nn_round(&ps, s));
+        }
+    }
+    for (size_t i = 0; i < b; i++)
+        for (size_t j = 0; j < m; j++) {
+            double s = 0.0;
+            for (size_t o = 0; o < n; o++)
+                s += dy[i * n + o] * w[o * m + j];
+            assert_true(dx[i * m + (j % np) * c + j / np] == nn_round(&ps, s));
+        }
+    free(x), free(dy), free(dx);
+    nn_layer_free(&l);
+}
+
+static void test_linear_order(void **state)
+{
+    (void)state;
+    static const size_t widths[] = {1, 2, 3, 8, 11, 16, 19};
+    for (size_t a = 0; a < sizeof widths / sizeof *widths; a++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            linear_order_case(widths[a], (nn_shape){widths[a] + 4, 1, 1}, 5,
+                              f32);
+            linear_order_case(widths[a], (nn_shape){3, 2, 3}, 4, f32);
+        }
+}
+
+/* conv:N's forward pass and weight gradients, bit for bit, against the
+ * plain loops in double that define their order: y from the bias adding
+ * w x over input channel, kernel row, kernel column; dbias and dw from 0
+ * over the batch's rows and positions; terms outside the image left out;
+ * each rounded to float32 once in float32. */
+static void conv_order_case(size_t n, nn_shape in, size_t b, int f32)
+{
+    nn_layer l;
+    char text[32];
+    snprintf(text, sizeof text, "conv:%zu", n);
+    one_layer(&l, text, in, b);
+    size_t ci = in.c, h = in.h, w = in.w, np = h * w;
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    pcg32_t rng;
+    pcg32_seed(&rng, n * 17 + np, 9);
+    double *x = malloc(b * np * ci * sizeof *x),
+           *dy = malloc(b * np * n * sizeof *dy);
+    assert_non_null(x), assert_non_null(dy);
+    for (size_t e = 0; e < n * ci * 9; e++)
+        l.t[0].p[e] = spread(&rng);
+    for (size_t o = 0; o < n; o++)
+        l.t[1].p[o] = spread(&rng);
+    for (size_t e = 0; e < b * np * ci; e++)
+        x[e] = spread(&rng);
+    for (size_t e = 0; e < b * np * n; e++)
+        dy[e] = spread(&rng);
+    l.kind->forward(&l, &ps, b, x);
+    l.kind->backward(&l, &ps, b, x, dy, NULL);
+    const double *wt = l.t[0].p;
+    for (size_t i = 0; i < b; i++)
+        for (long r = 0; r < (long)h; r++)
+            for (long s = 0; s < (long)w; s++)
+                for (size_t o = 0; o < n; o++) {
+                    double sum = l.t[1].p[o];
+                    for (size_t c = 0; c < ci; c++)
+                        for (long ky = 0; ky < 3; ky++)
+                            for (long kx = 0; kx < 3; kx++) {
+                                long rr = r + ky - 1, ss = s + kx - 1;
+                                if (rr < 0 || ss < 0 || rr >= (long)h ||
+                                    ss >= (long)w)
+                                    continue;
+                                sum += wt[((o * ci + c) * 3 + ky) * 3 + kx] *
+                                       x[(i * np + rr * w + ss) * ci + c];
+                            }
+                    assert_true(l.y[(i * np + r * w + s) * n + o] ==
+                                nn_round(&ps, sum));
+                }
+    for (size_t o = 0; o < n; o++) {
+        double sb = 0.0;
+        for (size_t e = 0; e < b * np; e++)
+            sb += dy[e * n + o];
+        assert_true(l.t[1].g[o] == nn_round(&ps, sb));
+        for (size_t c = 0; c < ci; c++)
+            for (long ky = 0; ky < 3; ky++)
+                for (long kx = 0; kx < 3; kx++) {
+                    double sum = 0.0;
+                    for (size_t i = 0; i < b; i++)
+                        for (long r = 0; r < (long)h; r++)
+                            for (long s = 0; s < (long)w; s++) {
+                                long rr = r + ky - 1, ss = s + kx - 1;
+                                if (rr < 0 || ss < 0 || rr >= (long)h ||
+                                    ss >= (long)w)
+                                    continue;
+                                sum += dy[(i * np + r * w + s) * n + o] *
+                                       x[(i * np + rr * w + ss) * ci + c];
+                            }
+                    assert_true(l.t[0].g[((o * ci + c) * 3 + ky) * 3 + kx] ==
+                                nn_round(&ps, sum));
+                }
+    }
+    free(x), free(dy);
+    nn_layer_free(&l);
+}
+
+static void test_conv_order(void **state)
+{
+    (void)state;
+    static const size_t widths[] = {1, 2, 3, 4, 5, 8, 11, 14};
+    for (size_t a = 0; a < sizeof widths / sizeof *widths; a++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            conv_order_case(widths[a], (nn_shape){2, 3, 4}, 2, f32);
+            conv_order_case(widths[a], (nn_shape){1, 1, 3}, 3, f32);
+        }
 }
 
 /* Whether the value at row i2, place q2 is normalised with the one at row
@@ -833,6 +1002,8 @@ int test_layers_run(size_t *ntests)
         cmocka_unit_test(test_gradients_every_kind),
         cmocka_unit_test(test_conv_forward),
         cmocka_unit_test(test_linear_flattens),
+        cmocka_unit_test(test_linear_order),
+        cmocka_unit_test(test_conv_order),
         cmocka_unit_test(test_norm_forward),
         cmocka_unit_test(test_batch_free),
         cmocka_unit_test(test_dropout),

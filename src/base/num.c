@@ -83,6 +83,22 @@ double num_dd_value(num_dd a)
 
 /* ---- log and exp ---- */
 
+/* two_prod's fma is a call into libm on x86-64 unless the compiler may
+ * use the FMA instructions, and log and exp (every row of every
+ * classifier pass) make several each, with the registers saved around
+ * them. Where the CPU has FMA they run a copy compiled for it (GCC's
+ * target_clones, chosen once when the program loads): fma is the one
+ * correctly rounded IEEE operation either way, and contraction stays off
+ * (-ffp-contract=off), so both copies give the same bits. Not with clang
+ * (14 emits no symbol for the callers in other files), which calls
+ * libm's fma as before. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__FMA__) && defined(__linux__) && !defined(BN_NO_CLONES)
+#define NUM_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define NUM_FMA_CLONES
+#endif
+
 /* ln 2 = LN2_HI + LN2_LO to 2^-106, and the other constants as the
  * nearest double-doubles to the exact fractions. */
 static const num_dd LN2 = {0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56};
@@ -121,7 +137,7 @@ static double split_exponent(double x, int *k)
     return x;
 }
 
-double num_log(double x)
+NUM_FMA_CLONES double num_log(double x)
 {
     if (isnan(x) || x < 0.0)
         return x < 0.0 ? NAN : x + x;
@@ -188,7 +204,7 @@ static double times_pow2(double v, int k)
     return v * p;
 }
 
-double num_exp(double x)
+NUM_FMA_CLONES double num_exp(double x)
 {
     if (isnan(x))
         return x + x;

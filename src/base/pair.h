@@ -10,6 +10,8 @@
 #ifndef BN_PAIR_H
 #define BN_PAIR_H
 
+#include <stddef.h>
+
 #if defined(__SSE2__) && !defined(BN_PAIR_PLAIN)
 #include <emmintrin.h>
 #define PAIR_KIND "sse2"
@@ -28,6 +30,13 @@ static inline pair_t pair_div(pair_t a, pair_t b) { return _mm_div_pd(a, b); }
 static inline pair_t pair_abs(pair_t a)
 {
     return _mm_andnot_pd(_mm_set1_pd(-0.0), a);
+}
+/* maxpd returns its second operand unless the first is greater (a NaN or
+ * two zeros included), which is pair_max's a > b ? a : b. */
+static inline pair_t pair_max(pair_t a, pair_t b) { return _mm_max_pd(a, b); }
+static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
+{
+    return _mm_and_pd(_mm_cmpgt_pd(a, b), v);
 }
 static inline int pair_count_le(pair_t a, pair_t b)
 {
@@ -55,6 +64,15 @@ static inline pair_t pair_sub(pair_t a, pair_t b) { return vsubq_f64(a, b); }
 static inline pair_t pair_mul(pair_t a, pair_t b) { return vmulq_f64(a, b); }
 static inline pair_t pair_div(pair_t a, pair_t b) { return vdivq_f64(a, b); }
 static inline pair_t pair_abs(pair_t a) { return vabsq_f64(a); }
+/* Not vmaxq_f64, which prefers +0 to -0 and passes NaNs on: a select. */
+static inline pair_t pair_max(pair_t a, pair_t b)
+{
+    return vbslq_f64(vcgtq_f64(a, b), a, b);
+}
+static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
+{
+    return vbslq_f64(vcgtq_f64(a, b), v, vdupq_n_f64(0.0));
+}
 static inline int pair_count_le(pair_t a, pair_t b)
 {
     uint64x2_t m = vcleq_f64(a, b);
@@ -104,6 +122,14 @@ static inline pair_t pair_abs(pair_t a)
 {
     return (pair_t){fabs(a.lo), fabs(a.hi)};
 }
+static inline pair_t pair_max(pair_t a, pair_t b)
+{
+    return (pair_t){a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+}
+static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
+{
+    return (pair_t){a.lo > b.lo ? v.lo : 0.0, a.hi > b.hi ? v.hi : 0.0};
+}
 static inline int pair_count_le(pair_t a, pair_t b)
 {
     return (a.lo <= b.lo) + (a.hi <= b.hi);
@@ -114,7 +140,9 @@ static inline double pair_hi(pair_t a) { return a.hi; }
 
 static inline pair_t pair_dup(double v) { return pair_set(v, v); }
 /* pair_abs is |a| on each lane; pair_count_le counts the lanes where
- * a <= b (none holds with a NaN). */
+ * a <= b (none holds with a NaN); pair_max is a > b ? a : b on each lane
+ * (b when either is a NaN, b of two zeros), exactly the C expression;
+ * pair_where_gt is a > b ? v : +0. */
 
 /* For the loops that must be copied once per case (a shift or none,
  * outputs kept or not) so that no case is tested per element: the
@@ -135,5 +163,42 @@ static inline pair_t pair_dup(double v) { return pair_set(v, v); }
 #else
 #define PAIR_UNROLL2
 #endif
+
+/* Before a loop over the few pairs of sums a block keeps (a constant
+ * count, at most 4): every turn of it written out, so that the pairs can
+ * stay in registers. The order of the operations is the loop's. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PAIR_UNROLL4 _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define PAIR_UNROLL4 _Pragma("clang loop unroll(full)")
+#else
+#define PAIR_UNROLL4
+#endif
+
+/* For a block of np pairs of sums (np a constant, at most 4) that each
+ * take one more term: s[q] += v[2q .. 2q + 1] a, one multiply and one add
+ * a lane, so that each sum keeps its own order. */
+PAIR_INLINE void pair_add_products(size_t np, pair_t *s, pair_t a,
+                                   const double *v)
+{
+    PAIR_UNROLL4
+    for (size_t q = 0; q < np; q++)
+        s[q] = pair_add(s[q], pair_mul(pair_load(v + 2 * q), a));
+}
+
+/* The block's sums from (init NULL: 0) and into p. */
+PAIR_INLINE void pair_block_start(size_t np, pair_t *s, const double *init)
+{
+    PAIR_UNROLL4
+    for (size_t q = 0; q < np; q++)
+        s[q] = init ? pair_load(init + 2 * q) : pair_dup(0.0);
+}
+
+PAIR_INLINE void pair_block_store(size_t np, double *p, const pair_t *s)
+{
+    PAIR_UNROLL4
+    for (size_t q = 0; q < np; q++)
+        pair_store(p + 2 * q, s[q]);
+}
 
 #endif

@@ -235,11 +235,12 @@ void net_free(net_t *net)
 /* ------------------------------------------------------------ the head */
 
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
- * and the softmax exp(z_c - m) / sum, in float64 from the logits (in
- * float32 the results rounded once). */
+ * and, with grads (a backward pass may follow), the softmax
+ * exp(z_c - m) / sum, in float64 from the logits (in float32 the results
+ * rounded once). */
 static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
                                  const double *z, const int *label,
-                                 double *prob, double *loss)
+                                 double *prob, double *loss, int grads)
 {
     for (size_t i = 0; i < b; i++) {
         const double *zi = &z[i * k];
@@ -252,7 +253,7 @@ static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
             prob[i * k + c] = clf_exp(zi[c] - m);
             s += prob[i * k + c];
         }
-        for (size_t c = 0; c < k; c++)
+        for (size_t c = 0; grads && c < k; c++)
             prob[i * k + c] = nn_round(ps, prob[i * k + c] / s);
         loss[i] = nn_round(ps, clf_log(s) - (zi[label[i]] - m));
     }
@@ -260,8 +261,10 @@ static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
 
 /* ------------------------------------------------------------ the net */
 
-double net_forward(net_t *net, size_t b, const double *x, const int *label,
-                   nn_bn_mode mode, int train)
+/* net_forward, and with grads 0 (a score: no backward pass follows)
+ * without the softmax, which only the backward pass reads. */
+static double forward(net_t *net, size_t b, const double *x,
+                      const int *label, nn_bn_mode mode, int train, int grads)
 {
     nn_pass ps = {mode, net->f32, train, &net->drop_rng};
     net->b = b;
@@ -279,11 +282,18 @@ double net_forward(net_t *net, size_t b, const double *x, const int *label,
         net->l[i].kind->forward(&net->l[i], &ps, b, in);
         in = net->l[i].y;
     }
-    softmax_xent_forward(&ps, b, net->k, in, label, net->prob, net->loss);
+    softmax_xent_forward(&ps, b, net->k, in, label, net->prob, net->loss,
+                         grads);
     double s = 0.0;
     for (size_t i = 0; i < b; i++)
         s += net->loss[i];
     return s / (double)b;
+}
+
+double net_forward(net_t *net, size_t b, const double *x, const int *label,
+                   nn_bn_mode mode, int train)
+{
+    return forward(net, b, x, label, mode, train, 1);
 }
 
 void net_backward(net_t *net)
@@ -296,11 +306,17 @@ void net_backward(net_t *net)
             net->dz[i * k + c] = nn_round(
                 &ps, (net->prob[i * k + c] - (c == (size_t)net->label[i])) /
                          (double)b);
+    /* Below the first layer with parameters a gradient reaches nothing
+     * (the layers there, an image's reshape say, have none to learn), so
+     * that layer makes no dx and those below it do not run. */
+    size_t first = 0;
+    while (first + 1 < net->nl && net->l[first].nt == 0)
+        first++;
     const double *dy = net->dz;
-    for (size_t i = net->nl; i-- > 0;) {
+    for (size_t i = net->nl; i-- > first;) {
         nn_layer *l = &net->l[i];
         const double *x = i ? net->l[i - 1].y : net->x;
-        double *dx = i ? net->grad[(net->nl - 1 - i) % 2] : NULL;
+        double *dx = i > first ? net->grad[(net->nl - 1 - i) % 2] : NULL;
         l->kind->backward(l, &ps, b, x, dy, dx);
         dy = dx;
     }
@@ -498,7 +514,7 @@ int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
         size_t start = net_score_batch_start(d->n, nb, k);
         size_t b = net_score_batch_start(d->n, nb, k + 1) - start;
         gather(net, d, &perm[start], b);
-        net_forward(net, b, net->xbuf, net->lbuf, NN_BN_BATCH_KEEP, 0);
+        forward(net, b, net->xbuf, net->lbuf, NN_BN_BATCH_KEEP, 0, 0);
         tally(net, s, &loss_sum, pred, logits, &perm[start], 0);
     }
     finish(s, loss_sum);
@@ -518,8 +534,8 @@ int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
     double loss_sum = 0.0;
     for (size_t start = 0; start < d->n; start += net->cap) {
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
-        net_forward(net, b, &d->x[start * d->f], &d->label[start],
-                    NN_BN_RUNNING, 0);
+        forward(net, b, &d->x[start * d->f], &d->label[start], NN_BN_RUNNING,
+                0, 0);
         tally(net, s, &loss_sum, pred, logits, NULL, start);
     }
     finish(s, loss_sum);

@@ -124,6 +124,7 @@ typedef struct nn_layer {
     double *mean, *var, *sd; /* per channel, row or group, as the kind has it */
     nn_bn_mode mode;         /* the last forward pass's */
     size_t *map;  /* linear on an image: input column -> its value's place */
+    double *wt;   /* linear: its weights transposed, for the forward's pairs */
     double *block;
 } nn_layer;
 

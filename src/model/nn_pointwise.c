@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "base/pair.h"
+
 static int same_shape(const nn_spec *s, nn_shape in, size_t k, nn_shape *out,
                       bn_error *err)
 {
@@ -36,9 +38,15 @@ static void relu_forward(nn_layer *l, const nn_pass *ps, size_t b,
                          const double *x)
 {
     (void)ps;
-    /* A NaN passes, so that divergence shows in the loss. */
-    size_t n = b * nn_size(l->in);
-    for (size_t i = 0; i < n; i++)
+    /* A NaN passes, so that divergence shows in the loss, and -0 stays
+     * -0. Two at a time without a branch, which a sign that changes from
+     * value to value would mispredict: pair_max(0, x) is 0 > x ? 0 : x,
+     * the plain expression's value for every x. */
+    size_t n = b * nn_size(l->in), i = 0;
+    pair_t zero = pair_dup(0.0);
+    for (; i + 1 < n; i += 2)
+        pair_store(&l->y[i], pair_max(zero, pair_load(&x[i])));
+    if (i < n)
         l->y[i] = x[i] < 0.0 ? 0.0 : x[i];
 }
 
@@ -49,8 +57,13 @@ static void relu_backward(nn_layer *l, const nn_pass *ps, size_t b,
     (void)ps, (void)x;
     if (!dx)
         return;
-    size_t n = b * nn_size(l->in);
-    for (size_t i = 0; i < n; i++)
+    /* Two at a time without a branch, as the forward pass. */
+    size_t n = b * nn_size(l->in), i = 0;
+    pair_t zero = pair_dup(0.0);
+    for (; i + 1 < n; i += 2)
+        pair_store(&dx[i], pair_where_gt(pair_load(&l->y[i]), zero,
+                                         pair_load(&dy[i])));
+    if (i < n)
         dx[i] = l->y[i] > 0.0 ? dy[i] : 0.0;
 }
 
