@@ -274,10 +274,12 @@ void out_summary_row(bn_buf *fp, unsigned models, const pop_t *pop,
     summary_line(fp, models, pop, cfg, NULL, r);
 }
 
-/* curve.tsv has only the classifier's rows. */
-/* curve.tsv is the classifier's, with a declared network's columns when
- * the experiment's models have them. */
-#define CURVE_MODELS(m) (RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER) | ((m) & RUN_EXTS))
+/* curve.tsv has only the classifier's rows, with a declared network's
+ * and the devices' columns when the experiment's models have them. The
+ * batch-dependence scores are made once, after training, not an epoch's,
+ * so they are not its columns (RUN_DEP_EXT stays out). */
+#define CURVE_MODELS(m)                                                    \
+    (RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER) | ((m) & (RUN_NET_EXT | RUN_DEV_EXT)))
 
 void out_curve_header(bn_buf *fp, unsigned models)
 {

@@ -1179,7 +1179,7 @@ def compare(bnstudy, cfg, tmp):
     compare_scores("summary", summary, final_scores, problems, w)
     if curve and any(curve[-1][k] != summary[k] for k in summary
                      if k in curve[-1]):
-        problems.append("the last curve row is not the summary row")
+        problems.append("the last curve row is not the summary row: " + ", ".join("%s %s/%s" % (k, curve[-1][k], summary[k]) for k in summary if k in curve[-1] and curve[-1][k] != summary[k]))
     d["param"] = max(d["param"], w.pop("param"))
     # Every difference in units of its dtype's bound, against float64's.
     d["param"] /= tol["param"] / TOL64["param"]
