@@ -165,6 +165,9 @@
   /* One job in the worker at a time, and the newest waiting; a worker
    * still busy after a while when the settings change is replaced. */
   let busy = null, waiting = null;
+  /* Set with the link's code below: the link kept up to date, a link the
+   * core refuses, and whether the job in hand is a link's. */
+  let saveLink = () => {}, linkRefused = null, linkPending = false;
   window.bnIdle = false;
   function listen() {
     /* A worker that fails (out of memory, say) is replaced, and the
@@ -202,7 +205,9 @@
   }
   function compute() {
     window.bnIdle = false;
+    saveLink();
     waiting = makeJob();
+    waiting.fromLink = linkPending;
     if (!busy)
       return send();
     if (performance.now() - busy.sent > 250) {
@@ -220,6 +225,10 @@
   window.bnTimings = [];
   function show(job, answers, runs, figures) {
     const text = answers[0];
+    const fromLink = job.fromLink;
+    linkPending = false;
+    if (text.startsWith('!') && fromLink)
+      return linkRefused(`bnstudy run refuses them: ${text.slice(1)}`);
     if (text.startsWith('!'))
       return refuse(text.slice(1));
     const [sumText, featText] = text.split('\n\n');
@@ -249,6 +258,10 @@
     plotFeatures(features.rows, figureOf(run, 'features'));
     plotWeight(rows, pub, job.bs, b, job.ord, figureOf(mine, 'init-weight'),
                figureOf(mine, 'stats-err'));
+    caption('plot-batch', mine, 'stats-err');
+    caption('plot-order', orders, 'train-eval');
+    caption('plot-features', run, 'features');
+    caption('plot-weight', mine, 'init-weight');
 
     /* Timed from the change to the page laid out anew (reading a size
      * forces the layout), as the browser test reports it. */
@@ -341,12 +354,22 @@
     const f = list.find(x => x.name === name);
     return f ? f.values : null;
   };
+  /* A figure's caption: its title and findings, then what it draws, in
+   * bnstudy plot's words (its kind table's), or why there is none. */
+  function caption(id, list, name) {
+    const f = list.find(x => x.name === name);
+    const v = f ? f.values : {};
+    const said = [v.title, v.note, v.worst_text, v.wlabel, v.labnote].map(plain)
+      .filter(t => t).map(t => t.replace(/\n/g, ' ').replace(/[.:]?$/, '.'));
+    $(`${id}-caption`).textContent = f
+      ? `${said.join(' ')} What it draws: ${plain(f.what)}.`
+      : 'bnstudy plot draws no such figure of these rows (it needs two or more update counts among the runs).';
+  }
   const plain = s => String(s || '').replace(/\{\/:Bold ([^}]*)\}/g, '$1').replace(/\\(.)/g, '$1');
   const first = a => plain(Array.isArray(a) ? a[0] : a);
-  /* A log y axis where bnstudy plot draws one, unless it floors values
-   * that are 0 up to rounding there (yzero), which a log axis here would
-   * leave out. */
-  const logScale = v => Boolean(v.ylog && v.ylog[0] && !(v.yzero && v.yzero[0]));
+  /* A log y axis where bnstudy plot draws one; values 0 up to rounding
+   * go on its floor (plot.js), as they do in bnstudy plot's figure. */
+  const logScale = v => Boolean(v.ylog && v.ylog[0]);
   /* gnuplot's x2tics, "\"64\" 8, \"32\" 16": the top label by batch size. */
   const topTics = tics => Object.fromEntries([...String(tics || '').matchAll(/"([^"]*)" ([^,]+)/g)]
     .map(m => [Number(m[2]), `T=${m[1]}`]));
@@ -456,8 +479,10 @@
         return `a number ${k.lo_open ? '>' : '\u2265'} ${lo}`;
       return `in ${k.lo_open ? '(' : '['}${lo}, ${hi}]`;
     }
+    /* The table's 1 is one sample of feature maps; a batch of the
+     * layer's rows needs two (exp_checks refuses fewer). */
     if (k === BATCH)
-      return `from ${k.min}`;
+      return 'from 2 to the population\'s rows';
     return `${k.min} to ${k.max}`;
   }
 
@@ -489,7 +514,7 @@
   function slider(k, box, input) {
     let lo, hi, step;
     if (k === BATCH) {
-      lo = Number(k.min); hi = Number(state[kid(ROWS)]) || lo; step = 1;
+      lo = Math.max(2, Number(k.min)); hi = Number(state[kid(ROWS)]) || lo; step = 1;
     } else if (k.type === 'reals' && Number(k.hi) < 1.7e308 && Number(k.lo) > -1.7e308) {
       step = (Number(k.hi) - Number(k.lo)) / 1000;
       lo = Number(k.lo) + (k.lo_open ? step : 0); hi = Number(k.hi);
@@ -673,7 +698,6 @@
   function buildControls() {
     const form = $('controls');
     form.querySelectorAll('fieldset').forEach(f => f.remove());
-    const actions = form.querySelector('.actions');
     /* Sections by the fastest-varying axis they hold (the key table's
      * nest): the batch size's first, the population's, with none, last. */
     const rank = sec => Math.max(0, ...keys.filter(k => k.section === sec).map(k => k.nest));
@@ -711,10 +735,10 @@
             batchSlider = s;
         }
         const range = ['reals', 'uints', 'uint'].includes(k.type) ? ` (${rangeText(k)})` : '';
-        help(box, `${id}-help`, `${k.help}${range}; default ${k.default || 'the eight below'}`);
+        help(box, `${id}-help`, `${k.help}${range}; default ${k.default || 'the eight above'}`);
         fs.appendChild(box);
       }
-      form.insertBefore(fs, actions);
+      form.appendChild(fs);
     }
   }
 
@@ -736,19 +760,179 @@
   }
   $('copy-command').addEventListener('click', () => copy($('command').textContent, 'the command'));
   $('copy-tsv').addEventListener('click', () => copy($('tsv').textContent, 'the TSV'));
-  $('reset').addEventListener('click', () => {
-    $('copy-status').textContent = '';
+  $('copy-link').addEventListener('click', () => copy(location.href, 'the link'));
+
+  /* A file made in the page and handed to the browser's downloads: a
+   * blob of the page's own, nothing fetched. */
+  function download(name, type, data) {
+    const url = URL.createObjectURL(data instanceof Blob ? data : new Blob([data], { type }));
+    const a = document.createElement('a');
+    Object.assign(a, { href: url, download: name, hidden: true });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    $('copy-status').textContent = `Downloaded ${name}.`;
+  }
+  $('download-tsv').addEventListener('click', () =>
+    download('bnstudy-run.tsv', 'text/tab-separated-values', $('tsv').textContent));
+  /* The command as a script run from the repository's top folder; its
+   * arguments are bnstudy run's own (--write-features - prints the TSV). */
+  $('download-command').addEventListener('click', () =>
+    download('bnstudy-run.sh', 'text/x-shellscript',
+             `#!/bin/sh\n# The page's settings, from the top folder of the repository.\n${$('command').textContent} "$@"\n`));
+
+  /* A figure as a file: the SVG the page drew, standing alone, or that
+   * SVG drawn at twice its size on a canvas. */
+  function svgFile(svg) {
+    const c = svg.cloneNode(true);
+    const vb = svg.viewBox.baseVal;
+    c.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
+    c.setAttribute('width', vb.width);
+    c.setAttribute('height', vb.height);
+    return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(c)}\n`;
+  }
+  async function pngFile(svg) {
+    const vb = svg.viewBox.baseVal;
+    const url = URL.createObjectURL(new Blob([svgFile(svg)], { type: 'image/svg+xml' }));
+    try {
+      const img = new Image();
+      await new Promise((ok, fail) => { img.onload = ok; img.onerror = () => fail(new Error('the figure did not draw')); img.src = url; });
+      const canvas = document.createElement('canvas');
+      canvas.width = 2 * vb.width;
+      canvas.height = 2 * vb.height;
+      canvas.getContext('2d').drawImage(img, 0, 0, canvas.width, canvas.height);
+      return await new Promise(ok => canvas.toBlob(ok, 'image/png'));
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  }
+  for (const fig of document.querySelectorAll('figure')) {
+    const svg = fig.querySelector('svg');
+    const name = svg.id.replace(/^plot-/, 'bnstudy-');
+    const box = document.createElement('div');
+    box.className = 'figure-actions';
+    for (const [ext, make] of [['svg', async () => new Blob([svgFile(svg)], { type: 'image/svg+xml' })],
+                               ['png', () => pngFile(svg)]]) {
+      const b = document.createElement('button');
+      Object.assign(b, { type: 'button', id: `${svg.id}-${ext}`, textContent: `Download as ${ext.toUpperCase()}` });
+      b.setAttribute('aria-describedby', `${svg.id}-caption`);
+      b.addEventListener('click', async () => {
+        try {
+          download(`${name}.${ext}`, '', await make());
+        } catch (e) {
+          $('copy-status').textContent = `Could not save the figure: ${e.message || e}`;
+        }
+      });
+      box.appendChild(b);
+    }
+    fig.appendChild(box);
+  }
+
+  /* ---- presets: the frameworks' conventions (docs/frameworks.md's
+   * command lines), each a few keys over the defaults ---- */
+  const PRESETS = [
+    { id: 'reset', label: 'the published study', sets: {} },
+    { id: 'preset-pytorch', label: 'PyTorch BatchNorm1d',
+      sets: { 'layer.momentum': '0.1', 'layer.momentum_weights': 'new', 'layer.variance': 'unbiased' } },
+    { id: 'preset-keras', label: 'Keras/TF BatchNormalization',
+      sets: { 'layer.momentum': '0.99', 'layer.eps': '1e-3' } },
+  ];
+  for (const p of PRESETS) {
+    const b = document.createElement('button');
+    Object.assign(b, { type: 'button', id: p.id, textContent: p.label });
+    b.addEventListener('click', () => {
+      $('copy-status').textContent = '';
+      $('link-error').hidden = true;
+      setDefaults();
+      Object.assign(state, p.sets);
+      buildControls();
+      compute();
+    });
+    document.querySelector('.presets').appendChild(b);
+  }
+
+  /* ---- the settings in the link: every key that differs from its
+   * default, as "section.key=value" in the fragment (never sent to the
+   * server), the features one per feature= ---- */
+  function linkText() {
+    const p = new URLSearchParams();
+    for (const k of keys) {
+      if (k === FEATURE) {
+        if (featuresChanged())
+          for (const f of state.features)
+            p.append(kid(k), featureLine(f));
+      } else if (state[kid(k)] !== k.default) {
+        p.set(kid(k), state[kid(k)]);
+      }
+    }
+    return p.toString();
+  }
+  saveLink = () => {
+    const h = linkText();
+    if (h !== location.hash.slice(1))
+      history.replaceState(null, '', h ? `#${h}` : location.pathname + location.search);
+  };
+  /* A link's settings into the state; what is wrong with it, or null. */
+  function readLink(hash) {
+    const byId = new Map(keys.map(k => [kid(k), k]));
+    const seen = new Set(), features = [];
+    for (const [name, value] of new URLSearchParams(hash)) {
+      const k = byId.get(name);
+      if (!k)
+        return `it names ${name}, a setting this page does not have`;
+      if (k === FEATURE) {
+        const m = /^("(?:[^"]|"")*"|\S+) (\S+) (\S+) (\S+)$/.exec(value);
+        if (!m)
+          return `its feature "${value}" is not NAME MEAN SD RHO`;
+        features.push({ name: untoken(m[1]), mean: m[2], sd: m[3], rho: m[4] });
+      } else if (seen.has(name)) {
+        return `it sets ${name} twice`;
+      } else {
+        seen.add(name);
+        state[name] = value;
+      }
+    }
+    if (features.length)
+      state.features = features;
+    return null;
+  }
+  /* A bad or stale link: said above the results, and the defaults. */
+  linkRefused = why => {
+    const box = $('link-error');
+    box.hidden = false;
+    box.textContent = `This link's settings could not be used (${why}); the page shows the published setting instead.`;
     setDefaults();
     buildControls();
     compute();
+  };
+  function openLink() {
+    setDefaults();
+    const hash = location.hash.slice(1);
+    const why = hash ? readLink(hash) : null;
+    if (why) {
+      linkRefused(why);
+      return;
+    }
+    $('link-error').hidden = true;
+    buildControls();
+    linkPending = Boolean(hash);
+    compute();
+  }
+  /* The skip link scrolls; it leaves the link's settings alone. */
+  $('skip').addEventListener('click', e => {
+    e.preventDefault();
+    $('results').scrollIntoView();
+  });
+  window.addEventListener('hashchange', () => {
+    if (location.hash.slice(1) !== linkText())
+      openLink();
   });
 
   listen();
-  setDefaults();
   $('loading').remove();
   $('version').textContent = T.version;
-  buildControls();
-  compute();
+  openLink();
   window.bnReady = true;
 })().catch(e => {
   /* A page opened as a file cannot start its worker: say how to serve it. */

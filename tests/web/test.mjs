@@ -117,6 +117,8 @@ async function apply(page, actions) {
       await page.click('#add-feature');
     } else if (a[0] === 'remove-feature') {
       await page.click(`button[aria-label="remove feature ${a[1] + 1}"]`);
+    } else if (a[0] === 'click') {
+      await page.click(a[1]);
     } else if (a[0] === 'keys') {
       await page.focus(a[1]);
       for (let i = 0; i < a[3]; i++)
@@ -144,6 +146,15 @@ const sets = lines => lines.flatMap(l => ['--set', l]);
 const configurations = [
   ['the published setting', [], []],
   ['batch size 8', [['sweep.batch_size', '8']], ['--batch-size', '8']],
+  ['64 rows, B 8, 10 epochs, momentum 0.99 new: zeros on a log axis',
+   [['population.rows', '64'], ['sweep.batch_size', '8'], ['sweep.epochs', '10'],
+    ['layer.momentum', '0.99'], ['layer.momentum_weights', 'new']],
+   ['--set', 'population.rows=64', '--batch-size', '8', '--epochs', '10', '--momentum', '0.99',
+    '--momentum-weights', 'new']],
+  ['the PyTorch preset', [['click', '#preset-pytorch']],
+   ['--momentum', '0.1', '--momentum-weights', 'new', '--variance', 'unbiased']],
+  ['the Keras preset at B 32', [['click', '#preset-keras'], ['sweep.batch_size', '32']],
+   ['--momentum', '0.99', '--eps', '1e-3', '--batch-size', '32']],
   ['batch size 100, a partial batch dropped', [['sweep.batch_size', '100']], ['--batch-size', '100']],
   ['partial batch kept', [['sweep.batch_size', '100'], ['sweep.partial', 'keep']],
    ['--batch-size', '100', '--partial', 'keep']],
@@ -289,8 +300,95 @@ async function runConfigurations(page) {
         problems.push(`${svg} ${series} at B ${b} (${order}): page ${v}, bnstudy ${column(p.out, col)}`);
       }
     }
+    problems.push(...await figureProblems(page));
     check(name, problems);
   }
+}
+
+/* What a figure must not have: a coordinate that is not a number (a 0
+ * on a log axis), or a series missing a batch size the sweep ran. */
+async function figureProblems(page) {
+  return page.evaluate(() => {
+    const out = [];
+    for (const svg of document.querySelectorAll('figure svg')) {
+      for (const e of svg.querySelectorAll('*'))
+        for (const a of e.attributes)
+          if (/NaN|Infinity/.test(a.value))
+            out.push(`${svg.id}: <${e.tagName}> ${a.name}="${a.value}"`);
+      /* The batch sizes any series of these settings has, every one has
+       * (bnstudy refuses some settings at some sizes, for every series). */
+      const mine = [...svg.querySelectorAll('[data-series]')].filter(g => !g.dataset.series.endsWith('_published'));
+      const xs = new Set(mine.flatMap(g => [...g.querySelectorAll('[data-x]')].map(e => e.dataset.x)));
+      for (const g of svg.id === 'plot-features' ? [] : mine)
+        if (g.querySelectorAll('[data-x]').length < xs.size)
+          out.push(`${svg.id}: ${g.dataset.series} has ${g.querySelectorAll('[data-x]').length} of ${xs.size} points`);
+    }
+    return out;
+  });
+}
+
+/* The layout at one window size: the page no wider than the window, no
+ * element past its right edge, and no two pieces of text on each other
+ * (each line of text a box, clipped to the boxes that scroll or clip it;
+ * the figures' texts among them). */
+async function layoutProblems(page) {
+  return page.evaluate(() => {
+    const out = [], W = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > W)
+      out.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${W} px window`);
+    /* A text's own element may clip it (a <pre> that scrolls); an
+     * element's own overflow clips its contents, not itself. */
+    const clipOf = (el, self) => {
+      let r = { left: -1e9, right: 1e9, top: -1e9, bottom: 1e9 };
+      for (let a = self ? el : el.parentElement; a; a = a.parentElement) {
+        const cs = getComputedStyle(a);
+        if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
+          const b = a.getBoundingClientRect();
+          r = { left: Math.max(r.left, b.left), right: Math.min(r.right, b.right),
+                top: Math.max(r.top, b.top), bottom: Math.min(r.bottom, b.bottom) };
+        }
+      }
+      return r;
+    };
+    const boxes = [];
+    const add = (b, el, text, self) => {
+      const c = clipOf(el, self);
+      const r = { left: Math.max(b.left, c.left), right: Math.min(b.right, c.right),
+                  top: Math.max(b.top, c.top), bottom: Math.min(b.bottom, c.bottom) };
+      if (r.right - r.left > 0.5 && r.bottom - r.top > 0.5)
+        boxes.push({ r, el, text: text.trim().slice(0, 40) });
+      if (b.right > W + 0.5 && c.right > W)
+        out.push(`"${text.trim().slice(0, 40)}" ends at ${Math.round(b.right)} px, past the window's ${W}`);
+    };
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode());) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || el.closest('svg, [hidden], script, style, option, select'))
+        continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const b of range.getClientRects())
+        add(b, el, n.textContent, true);
+    }
+    for (const e of document.querySelectorAll('input, select, button, svg'))
+      if (!e.closest('[hidden]'))
+        add(e.getBoundingClientRect(), e, e.id || e.tagName);
+    for (const t of document.querySelectorAll('svg text'))
+      if (t.textContent.trim())
+        add(t.getBoundingClientRect(), t, t.textContent, true);
+    const over = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+                           Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        /* A control and the text inside it, a figure and its own texts. */
+        if (a.el.contains(b.el) || b.el.contains(a.el))
+          continue;
+        if (over(a.r, b.r))
+          out.push(`"${a.text}" overlaps "${b.text}"`);
+      }
+    return out;
+  });
 }
 
 async function otherChecks(page) {
@@ -366,6 +464,118 @@ async function otherChecks(page) {
   }
   check(`every one of the ${all} controls is reached with the Tab key`,
         reached.size === all ? [] : [`${all - reached.size} never reached`]);
+}
+
+/* The phone screenshot beside the laptop one: web.png, web-phone.png. */
+const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
+
+/* A fresh tab at url, ready, its script errors kept with the others. */
+async function openTab(browser, url, pageErrors) {
+  const tab = await browser.newPage();
+  await tab.setViewport({ width: 1366, height: 900 });
+  tab.on('pageerror', e => pageErrors.push(String(e)));
+  tab.on('console', m => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  await tab.goto(url, { waitUntil: 'load' });
+  await tab.waitForFunction('window.bnReady === true && window.bnIdle === true', { timeout: 20000 });
+  return tab;
+}
+
+/* A link to a configuration opens it in another tab, every number and
+ * control as they were; a bad or stale link says so and shows the
+ * defaults, which are bnstudy run's. */
+async function linkChecks(browser, page, origin, pageErrors) {
+  await page.click('#reset');
+  await apply(page, [['order', 'sorted', 'f3'], ['sweep.batch_size', '64'], ['layer.momentum', '0.95'],
+                     ['feature', 2, 'sd', '3'], ['layer.estimator', 'ema-debiased']]);
+  const shown = await pageNumbers(page);
+  const url = page.url();
+  const tab = await openTab(browser, url, pageErrors);
+  const got = await pageNumbers(tab);
+  const controls = await tab.evaluate(() => ['#k-sweep-order', '#k-sweep-order-feature', '#k-sweep-batch_size',
+    '#k-layer-momentum', '#k-feature-2-sd', '#k-layer-estimator'].map(s => document.querySelector(s).value));
+  const want = cli(sets(defaults8.map(l => l.startsWith('population.feature=f2 ') ? F('f2', -0.5, 3, 0.6) : l))
+    .concat(['--order', 'sorted:f3', '--batch-size', '64', '--momentum', '0.95', '--estimator', 'ema-debiased']));
+  check(`a shared link restores the configuration (${url.slice(url.indexOf('#'), url.indexOf('#') + 60)}...)`,
+        [url.includes('#') ? null : 'the settings are not in the link',
+         got.tsv === shown.tsv ? null : 'the restored page shows other numbers',
+         got.tsv === want.out ? null : 'the restored numbers are not bnstudy run\'s',
+         got.command === shown.command ? null : `command ${got.command}`,
+         JSON.stringify(controls) === JSON.stringify(['sorted', 'f3', '64', '0.95', '3', 'ema-debiased'])
+           ? null : `controls ${controls}`].filter(x => x));
+  await tab.close();
+  const defaults = cli([]).out;
+  for (const [hash, why] of [['#layer.momentm=0.5', 'momentm'], ['#sweep.batch_size=600', 'batch size'],
+                             ['#population.feature=onlyaname', 'NAME MEAN SD RHO'],
+                             ['#layer.momentum=0.5&layer.momentum=0.6', 'twice']]) {
+    const bad = await openTab(browser, `${origin}/${hash}`, pageErrors);
+    const b = await pageNumbers(bad);
+    const msg = await bad.$eval('#link-error', e => e.hidden ? '' : e.textContent);
+    check(`a bad link (${hash}) says why and shows the defaults`,
+          [msg.includes(why) ? null : `message: "${msg}"`,
+           b.tsv === defaults ? null : 'the numbers are not the defaults\'',
+           b.error ? `an error besides: ${b.error}` : null].filter(x => x));
+    await bad.close();
+  }
+}
+
+/* Each download, read back: the TSV is bnstudy run's output, the script
+ * prints it, each figure's SVG holds the points the page drew (bnstudy
+ * run's numbers) and its PNG is an image twice the figure's size. */
+async function downloadChecks(page) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-downloads-'));
+  const cdp = await page.createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
+  const fetched = async (button, name) => {
+    const file = path.join(dir, name);
+    fs.rmSync(file, { force: true });
+    await page.click(button);
+    for (let i = 0; i < 200 && !fs.existsSync(file); i++)
+      await new Promise(ok => setTimeout(ok, 50));
+    if (!fs.existsSync(file))
+      throw new Error(`${button} downloaded no ${name} (${fs.readdirSync(dir)}; the page says: ${
+        await page.$eval('#copy-status', e => e.textContent)})`);
+    return fs.readFileSync(file);
+  };
+  await page.click('#reset');
+  await apply(page, [['layer.momentum', '0.95'], ['sweep.batch_size', '32']]);
+  const argv = ['--momentum', '0.95', '--batch-size', '32'];
+  const want = cli(argv);
+  const tsv = (await fetched('#download-tsv', 'bnstudy-run.tsv')).toString();
+  const script = path.join(dir, 'bnstudy-run.sh');
+  await fetched('#download-command', 'bnstudy-run.sh');
+  const ran = spawnSync('bash', [script, '--write-features', '-'], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
+  check('the downloaded TSV is bnstudy run\'s output; the downloaded command prints it',
+        [tsv === want.out ? null : 'the TSV differs',
+         ran.stdout === want.out ? null : `the script prints other numbers (${ran.stderr.trim()})`].filter(x => x));
+  const f = parseTsv(want.out.split('\n\n')[1]);
+  const expected = {
+    'plot-batch': [column(want.out, 'stats_err')],
+    'plot-order': [column(cli(replaced(argv, ['--order', 'sorted'])).out, 'train_eval_rmse')],
+    'plot-features': f.rows.map(r => r[f.header.indexOf('running_var')]),
+    'plot-weight': [column(want.out, 'init_weight')],
+  };
+  for (const id of Object.keys(expected)) {
+    const problems = [];
+    const svg = (await fetched(`#${id}-svg`, `${id.replace('plot-', 'bnstudy-')}.svg`)).toString();
+    const drawn = await page.$$eval(`#${id} [data-value]`, es => es.map(e => e.dataset.value));
+    const inFile = [...svg.matchAll(/data-value="([^"]*)"/g)].map(m => m[1]);
+    if (!svg.startsWith('<?xml') || !svg.includes('xmlns="http://www.w3.org/2000/svg"'))
+      problems.push('the SVG does not stand alone');
+    if (JSON.stringify(inFile) !== JSON.stringify(drawn))
+      problems.push(`the SVG holds ${inFile.length} values, the page drew ${drawn.length}`);
+    for (const v of expected[id])
+      if (!inFile.includes(v))
+        problems.push(`bnstudy run's ${v} is not in the SVG`);
+    const png = await fetched(`#${id}-png`, `${id.replace('plot-', 'bnstudy-')}.png`);
+    const sig = png.subarray(0, 8).toString('hex');
+    if (sig !== '89504e470d0a1a0a')
+      problems.push('the PNG is not a PNG');
+    else if (png.readUInt32BE(16) !== 1280 || png.readUInt32BE(20) !== 840)
+      problems.push(`the PNG is ${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`);
+    check(`${id}: the downloaded SVG holds bnstudy run's numbers, the PNG is 1280x840`, problems);
+  }
+  await cdp.detach();
+  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /* A control's value changed by one event, as a choice or a paste makes it. */
@@ -451,12 +661,15 @@ async function main() {
     await context.overridePermissions(origin, ['clipboard-read', 'clipboard-write',
                                                'clipboard-sanitized-write']);
     const page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 1180 });
+    await page.setViewport({ width: 1366, height: 900 });
     const pageErrors = [];
     page.on('pageerror', e => pageErrors.push(String(e)));
     page.on('console', m => { if (m.type() === 'error') pageErrors.push(m.text()); });
     const requests = [];
     page.on('request', r => requests.push(r.url()));
+    /* Requests made after the load: none, downloads and drops included
+     * (a blob of the page's own is not a request anywhere). */
+    const foreign = () => requests.filter(u => !u.startsWith(origin) && !u.startsWith(`blob:${origin}/`));
     await page.goto(`${origin}/`, { waitUntil: 'load' });
     await page.waitForFunction('window.bnReady === true && window.bnIdle === true', { timeout: 20000 });
     check('the page loads from web/ alone, with no error and no request elsewhere',
@@ -464,18 +677,35 @@ async function main() {
 
     await runConfigurations(page);
     await otherChecks(page);
-    /* The screenshot: the published setting, as the last reset left it,
-     * its answer timed warm. */
-    if (opt.screenshot) {
+    await linkChecks(browser, page, origin, pageErrors);
+    await downloadChecks(page);
+    /* The layout at a phone's width and a laptop's, in the published
+     * setting and in one whose figures have the most to say; the
+     * screenshots the README shows are the published setting's. */
+    for (const [w, h, file] of [[390, 844, phoneShot(opt.screenshot)], [1366, 900, opt.screenshot]]) {
+      await page.setViewport({ width: w, height: h });
+      for (const [label, actions] of [['the published setting', []],
+                                      ['sorted by f3 at B 8, 3 epochs',
+                                       [['order', 'sorted', 'f3'], ['sweep.batch_size', '8'], ['sweep.epochs', '3']]]]) {
+        await page.click('#reset');
+        await apply(page, actions);
+        /* Everything laid out, as it is once scrolled to. */
+        const style = await page.addStyleTag({ content: '* { content-visibility: visible !important; }' });
+        check(`at ${w}x${h}, ${label}: nothing overlaps, nothing past the window's edge`,
+              await layoutProblems(page));
+        await style.evaluate(e => e.remove());
+      }
       await page.click('#reset');
       await idle(page);
-      await page.evaluate(() => {
-        document.activeElement.blur();
-        document.getElementById('controls').scrollTop = 0;
-        window.scrollTo(0, 0);
-      });
-      fs.mkdirSync(path.dirname(opt.screenshot), { recursive: true });
-      await page.screenshot({ path: opt.screenshot });
+      if (file) {
+        await page.evaluate(() => {
+          document.activeElement.blur();
+          document.getElementById('controls').scrollTop = 0;
+          window.scrollTo(0, 0);
+        });
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        await page.screenshot({ path: file });
+      }
     }
     /* The page's own clock, from a change to its answer laid out: the
      * first, at load, compiles the code on its first run; then one change
@@ -493,6 +723,8 @@ async function main() {
                 `${single.length} single changes: ${stats(single)}; ` +
                 `${typed.length} answers while typing: ${stats(typed)}`);
     check('no script error in the page', pageErrors);
+    check('no request beyond the page\'s own host, from load to the last check',
+          foreign().map(u => `request to ${u}`));
   } catch (e) {
     failed++;
     console.log(`not ok - the test stopped: ${e.stack || e}`);
