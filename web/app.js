@@ -35,11 +35,12 @@
   /* The layer's keys; [model] type, which would choose another model,
    * is not the page's to set, nor [maps], which would make its
    * population feature maps, nor drift_size, which moves nothing
-   * without a drift profile (a type the page has no control for). */
+   * without a drift profile (a type the page has no control for), nor
+   * the classes, which only the classifier's section reads. */
   const keys = T.keys.filter(k => k.section && TYPES.includes(k.type) &&
                                   (k.models & (1 << LAYER)) &&
                                   k.section !== 'model' && k.section !== 'maps' &&
-                                  k.name !== 'drift_size');
+                                  k.name !== 'drift_size' && k.name !== 'classes');
   const kid = k => `${k.section}.${k.name}`;
   const FEATURE = keys.find(k => k.type === 'feature');
   const ORDER = keys.find(k => k.type === 'orders');
@@ -58,6 +59,7 @@
 
   const state = {};
   function setDefaults() {
+    clfDefaults();
     for (const k of keys)
       if (k !== FEATURE)
         state[kid(k)] = k.default;
@@ -82,9 +84,9 @@
   /* The same settings as a command: an option for each axis (its name
    * with dashes, as bnstudy's cli_key_options makes it), --set for the
    * other keys; only what differs from the defaults. */
-  function commandArgs() {
+  function commandArgs(only) {
     const args = [];
-    for (const k of keys) {
+    for (const k of only || keys) {
       if (k === FEATURE) {
         if (featuresChanged())
           for (const f of state.features)
@@ -181,6 +183,7 @@
         send();
       window.bnIdle = !busy && !waiting;
       $('busy').hidden = !busy;
+      afterLayer();
     };
     worker.onmessage = e => {
       if (!e.data.answers || !busy || e.data.id !== busy.id)
@@ -192,6 +195,7 @@
         send();
       window.bnIdle = !busy && !waiting;
       $('busy').hidden = !busy;
+      afterLayer();
     };
   }
   function send() {
@@ -203,6 +207,16 @@
     const id = busy.id;
     setTimeout(() => { if (busy && busy.id === id) $('busy').hidden = false; }, 150);
   }
+  /* The classifier's rerun waits for the layer's answer: the numbers a
+   * knob moves first come first, and the two never share the cores. */
+  let clfPending = false;
+  const computeAll = () => { clfPending = true; window.bnClfIdle = false; compute(); };
+  const afterLayer = () => {
+    if (clfPending && !busy && !waiting) {
+      clfPending = false;
+      computeClf();
+    }
+  };
   function compute() {
     window.bnIdle = false;
     saveLink();
@@ -495,7 +509,8 @@
     return p;
   }
 
-  const changed = () => compute();
+  /* A change to the layer's settings is one to the classifier's too. */
+  const changed = () => computeAll();
 
   function textInput(k, box, onSet) {
     const id = `k-${k.section}-${k.name}`;
@@ -740,6 +755,186 @@
       }
       form.appendChild(fs);
     }
+    buildClfControls();
+  }
+
+  /* ---- the classifier: the layer's settings with its own keys over
+   * them, in a worker of its own, so a change to its keys reruns it alone
+   * and the layer's answer never waits for it ---- */
+
+  const tkey = id => T.keys.find(k => kid(k) === id);
+  /* Its keys, each the key table's row; the defaults differ from the
+   * table's where the table's would train nothing worth seeing: no class
+   * labels (classes 0), one epoch (no curve). */
+  const CLF_KEYS = [
+    { key: 'population.classes', dflt: '2' },
+    { key: 'sweep.epochs', dflt: '10', option: '--epochs' },
+    { key: 'model.hidden', option: '--hidden' },
+    { key: 'model.norm', option: '--norm' },
+    { key: 'model.lr', option: '--lr' },
+  ].map(c => Object.assign(c, { def: tkey(c.key) }))
+   .map(c => Object.assign(c, { dflt: c.dflt || c.def.default }));
+  const clfState = {};
+  const clfDefaults = () => CLF_KEYS.forEach(c => { clfState[c.key] = c.dflt; });
+  /* The layer's settings it takes: those the classifier reads (not
+   * gamma and beta, which it learns), and of them only those that differ
+   * from their defaults, as a command line would give them (a key set
+   * that no configuration reads is refused). */
+  const CLF = T.models.findIndex(m => m.name === 'classifier');
+  const clfReads = k => (k.models & (1 << CLF)) && kid(k) !== 'sweep.epochs';
+  const clfSets = () => {
+    const lines = ['model.type=classifier'];
+    for (const k of keys.filter(clfReads)) {
+      if (k === FEATURE && featuresChanged())
+        lines.push(...state.features.map(f => `${kid(k)}=${featureLine(f)}`));
+      else if (k !== FEATURE && state[kid(k)] !== k.default)
+        lines.push(`${kid(k)}=${state[kid(k)]}`);
+    }
+    return lines.concat(CLF_KEYS.map(c => `${c.key}=${clfState[c.key]}`)).join('\n');
+  };
+  /* bnstudy run's command for it: the layer's options it reads, then the
+   * classifier's. */
+  function clfCommand() {
+    const args = commandArgs(keys.filter(clfReads));
+    args.push('--type', 'classifier', '--set', `population.classes=${clfState['population.classes']}`);
+    for (const c of CLF_KEYS.filter(c => c.option))
+      if (clfState[c.key] !== c.def.default)
+        args.push(c.option, clfState[c.key]);
+    return ['./bnstudy', 'run'].concat(args).map(shellWord).join(' ');
+  }
+
+  function buildClfControls() {
+    const form = $('clf-controls');
+    form.replaceChildren();
+    for (const c of CLF_KEYS) {
+      const k = c.def, id = `c-${k.section}-${k.name}`;
+      const box = document.createElement('div');
+      box.className = 'control';
+      const label = document.createElement('label');
+      label.htmlFor = id;
+      cell(label, 'code', k.name);
+      box.appendChild(label);
+      let input;
+      if (k.type === 'choices') {
+        input = document.createElement('select');
+        for (const v of k.choices)
+          input.appendChild(new Option(v, v, false, v === clfState[c.key]));
+      } else {
+        input = document.createElement('input');
+        Object.assign(input, { type: 'text', value: clfState[c.key], spellcheck: false });
+        input.setAttribute('inputmode', k.type === 'real' || k.type === 'reals' ? 'decimal' : 'numeric');
+      }
+      input.id = id;
+      input.dataset.key = c.key;
+      input.setAttribute('aria-describedby', `${id}-help`);
+      input.addEventListener(k.type === 'choices' ? 'change' : 'input', () => {
+        clfState[c.key] = input.value.trim();
+        computeClf();
+      });
+      box.appendChild(input);
+      help(box, `${id}-help`, `${k.help}; default here ${c.dflt}`);
+      form.appendChild(box);
+    }
+  }
+
+  let clfWorker = null, clfBusy = null, clfWaiting = null, clfJobs = 0;
+  window.bnClfIdle = false;
+  function clfStart() {
+    clfWorker = new Worker('worker.js');
+    clfWorker.onmessage = e => {
+      if (!e.data.answers || !clfBusy || e.data.id !== clfBusy.id)
+        return;
+      const job = clfBusy;
+      clfBusy = null;
+      showClf(job, e.data.answers[0], e.data.figures[0]);
+      if (clfWaiting)
+        clfSend();
+      window.bnClfIdle = !clfBusy && !clfWaiting;
+    };
+    clfWorker.onerror = e => {
+      e.preventDefault();
+      clfBusy = null;
+      clfWorker.terminate();
+      clfStart();
+      clfRefuse(`the computation stopped: ${e.message}`);
+      if (clfWaiting)
+        clfSend();
+      window.bnClfIdle = !clfBusy && !clfWaiting;
+    };
+  }
+  function clfSend() {
+    clfBusy = clfWaiting;
+    clfWaiting = null;
+    clfBusy.sent = performance.now();
+    clfWorker.postMessage({ id: clfBusy.id, calls: [{ sets: clfBusy.sets, tables: 2 }],
+                            figures: [{ sets: clfBusy.sets, from: 0, curve: true }] });
+  }
+  function computeClf() {
+    window.bnClfIdle = false;
+    saveLink();
+    clfWaiting = { id: ++clfJobs, sets: clfSets(), command: clfCommand(), epochs: clfState['sweep.epochs'] };
+    if (!clfWorker)
+      clfStart();
+    if (!clfBusy)
+      return clfSend();
+    /* A long run is abandoned for the newest settings. */
+    if (performance.now() - clfBusy.sent > 250) {
+      clfWorker.terminate();
+      clfBusy = null;
+      clfStart();
+      clfSend();
+    }
+  }
+  function clfRefuse(msg) {
+    const box = $('clf-error');
+    box.hidden = !msg;
+    box.textContent = msg ? `bnstudy run refuses these settings: ${msg}` : '';
+    $('classifier').classList.toggle('stale', !!msg);
+    document.querySelectorAll('#clf-controls [aria-invalid]').forEach(e => e.removeAttribute('aria-invalid'));
+    const m = msg && /--set ([a-z_]+\.[a-z_]+)=|--([a-z-]+)/.exec(msg);
+    if (m) {
+      const key = m[1] || CLF_KEYS.map(c => c.key).find(k => k.endsWith(`.${m[2].replace(/-/g, '_')}`));
+      document.querySelectorAll(`#clf-controls [data-key="${key}"]`).forEach(e => e.setAttribute('aria-invalid', 'true'));
+    }
+  }
+  /* The accuracies and the rest of its summary, and its curve: both
+   * accuracies after every epoch, train mode dashed, eval mode solid
+   * (accuracy.gp's), its words bnstudy plot's curve figure's. */
+  const CLF_SHOWN = ['acc_train_mode', 'acc_eval_mode', 'agreement', 'loss_train_mode', 'loss_eval_mode',
+                     'fit_acc_train_mode', 'fit_acc_eval_mode', 'stats_err'];
+  function showClf(job, text, figures) {
+    if (text.startsWith('!'))
+      return clfRefuse(text.slice(1));
+    clfRefuse(null);
+    const [sumText, curveText] = text.split('\n\n');
+    const row = parseTsv(sumText).rows[0], curve = parseTsv(curveText || '').rows;
+    const t = $('clf-scores');
+    t.replaceChildren();
+    for (const name of CLF_SHOWN) {
+      const s = T.scores.find(x => x.name === name);
+      const tr = document.createElement('tr');
+      cell(tr, 'th', name, { scope: 'row' });
+      cell(tr, 'td', row[name], { class: 'num', 'data-col': name });
+      cell(tr, 'td', s ? s.definition : '', { class: 'def' });
+      t.appendChild(tr);
+    }
+    $('clf-command').textContent = `${job.command} --write-curve -`;
+    const figs = figures && !figures.startsWith('!') ? JSON.parse(figures) : [];
+    const f = figs.find(x => x.name === 'curve');
+    const v = f ? f.values : {};
+    const pts = col => curve.map(r => ({ x: Number(r.epoch), y: Number(r[col]), text: r[col] }));
+    bnPlot.lines($('plot-curve'), {
+      title: plain(v.title) || 'accuracy after every epoch', note: plain(v.note),
+      xlabel: 'epoch', xname: 'epoch', ylabel: 'accuracy on held-out rows', xlog: false,
+      bs: curve.map(r => Number(r.epoch)), legend: 'right',
+      series: [{ key: 'acc_train_mode', label: 'train mode (batch statistics)', colour: C.blue,
+                 shape: 'circle', dash: '6 4', points: pts('acc_train_mode') },
+               { key: 'acc_eval_mode', label: 'eval mode (running statistics)', colour: C.vermilion,
+                 shape: 'square', points: pts('acc_eval_mode') }]
+    });
+    $('plot-curve-caption').textContent = f
+      ? `${[v.title, v.note].map(plain).filter(x => x).map(x => x.replace(/\n/g, ' ')).join('. ')}. What it draws: ${plain(f.what)}.`
+      : 'bnstudy plot draws the curve of two or more epochs.';
   }
 
   /* ---- the buttons ---- */
@@ -847,7 +1042,7 @@
       setDefaults();
       Object.assign(state, p.sets);
       buildControls();
-      compute();
+      computeAll();
     });
     document.querySelector('.presets').appendChild(b);
   }
@@ -866,6 +1061,9 @@
         p.set(kid(k), state[kid(k)]);
       }
     }
+    for (const c of CLF_KEYS)
+      if (clfState[c.key] !== c.dflt)
+        p.set(`clf.${c.key}`, clfState[c.key]);
     return p.toString();
   }
   saveLink = () => {
@@ -879,6 +1077,10 @@
     const seen = new Set(), features = [];
     for (const [name, value] of new URLSearchParams(hash)) {
       const k = byId.get(name);
+      if (!k && CLF_KEYS.some(c => `clf.${c.key}` === name)) {
+        clfState[name.slice(4)] = value;
+        continue;
+      }
       if (!k)
         return `it names ${name}, a setting this page does not have`;
       if (k === FEATURE) {
@@ -904,7 +1106,7 @@
     box.textContent = `This link's settings could not be used (${why}); the page shows the published setting instead.`;
     setDefaults();
     buildControls();
-    compute();
+    computeAll();
   };
   function openLink() {
     setDefaults();
@@ -917,7 +1119,7 @@
     $('link-error').hidden = true;
     buildControls();
     linkPending = Boolean(hash);
-    compute();
+    computeAll();
   }
   /* The skip link scrolls; it leaves the link's settings alone. */
   $('skip').addEventListener('click', e => {

@@ -198,10 +198,15 @@
       ylo = lo / 1.6;
       yhi = hi * Math.pow(hi / ylo, 0.12 * n) * 1.5;
     }
-    const xlo = Math.min(...spec.bs) / 1.5, xhi = Math.max(...spec.bs) * 1.3;
+    /* Batch sizes on a log2 axis; another x (epochs) on a linear one,
+     * its tics thinned to about ten. */
+    const xlog = spec.xlog !== false, xs = spec.bs;
+    const xlo = xlog ? Math.min(...xs) / 1.5 : Math.min(...xs) - 0.5;
+    const xhi = xlog ? Math.max(...xs) * 1.3 : Math.max(...xs) + 0.5;
+    const every = xlog ? 1 : Math.ceil(xs.length / 10);
     const { X, Y } = frame(svg, box, {
-      xlog: true, ylog, xlo, xhi, ylo, yhi, yfloor: floorY,
-      xticks: spec.bs.map(b => ({ at: b, label: String(b) })),
+      xlog, ylog, xlo, xhi, ylo, yhi, yfloor: floorY,
+      xticks: xs.filter((b, i) => i % every === 0).map(b => ({ at: b, label: String(b) })),
       x2ticks: spec.x2 ? spec.bs.map(b => ({ at: b, label: spec.x2[b] })) : null,
       xlabel: spec.xlabel, ylabel: spec.ylabel
     });
@@ -215,12 +220,12 @@
       const pts = s.points.filter(p => Number.isFinite(p.y) && (!ylog || yv(p.y) > 0));
       el(g, 'polyline', { points: pts.map(p => `${X(p.x)},${Y(yv(p.y))}`).join(' '),
                           fill: 'none', stroke: s.colour,
-                          'stroke-width': s.width || LINE,
+                          'stroke-width': s.width || LINE, 'stroke-dasharray': s.dash || 'none',
                           'stroke-linejoin': 'round' });
       for (const p of pts) {
         const m = marker(g, s.shape, X(p.x), Y(yv(p.y)), s.colour,
                          { 'data-x': p.x, 'data-value': p.text });
-        el(m, 'title', {}, `B ${p.x}: ${s.label.replace(/\n/g, ' ')}, ${p.text}`);
+        el(m, 'title', {}, `${spec.xname || 'B'} ${p.x}: ${s.label.replace(/\n/g, ' ')}, ${p.text}`);
       }
     }
     /* Each label over its point, or under it, or further off, where it

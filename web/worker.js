@@ -4,7 +4,8 @@
  * go on taking input, and replaces a worker that is still busy when the
  * settings change again. The worker first posts the tables (web_tables);
  * then each job is a list of calls, each the settings as --set lines
- * (web_run), answered in order with web_run's text. A call whose
+ * and the tables wanted beside the summary (web_run's bits), answered in
+ * order with web_run's text. The page runs one worker per section. A call whose
  * settings are refused may name, in `each`, the same settings split into
  * single runs: they are run one by one instead, and the answer is the
  * texts of those that ran. When the first call is refused, nothing after
@@ -19,7 +20,7 @@ try {
   importScripts('bnstudy.js');
   core = bnstudyModule().then(M => ({
     run: M.cwrap('web_run', 'string', ['string', 'number']),
-    figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string']),
+    figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string', 'string']),
     tables: M.cwrap('web_tables', 'string', [])()
   }));
 } catch (e) {
@@ -50,7 +51,7 @@ onmessage = async e => {
   const answers = [];
   let runs = 0;
   for (const [i, c] of calls.entries()) {
-    let text = run(c.sets, c.features ? 1 : 0);
+    let text = run(c.sets, c.tables !== undefined ? c.tables : c.features ? 1 : 0);
     runs++;
     if (text.startsWith('!') && i === 0) {
       answers.push(text);
@@ -63,8 +64,11 @@ onmessage = async e => {
     }
     answers.push(text);
   }
+  /* A call's second table is its features' or its curve's, the one it
+   * asked for. */
+  const second = f => answers[f.from].split('\n\n')[1] || '';
   const figs = (e.data.figures || []).map(f => figures(
     f.sets, summaryOf(answers[f.from], f.order),
-    f.features ? answers[f.from].split('\n\n')[1] || '' : ''));
+    f.features ? second(f) : '', f.curve ? second(f) : ''));
   postMessage({ id, answers, runs, figures: figs });
 };

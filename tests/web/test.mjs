@@ -466,6 +466,90 @@ async function otherChecks(page) {
         reached.size === all ? [] : [`${all - reached.size} never reached`]);
 }
 
+/* The classifier's section, set through its own labelled controls (and
+ * the layer's), against bnstudy run --type classifier --write-curve -:
+ * every number it shows, every point of its curve, and its command. */
+const clfIdle = page => page.waitForFunction('window.bnIdle === true && window.bnClfIdle === true',
+                                             { timeout: 30000 });
+async function classifierChecks(page) {
+  const cases = [
+    ['the classifier at its defaults here: 2 classes, 10 epochs', [], [],
+     ['--set', 'population.classes=2', '--epochs', '10']],
+    ['the classifier: 3 classes, 8 hidden units, lr 0.05, 6 epochs, B 64',
+     [['c-population-classes', '3'], ['c-model-hidden', '8'], ['c-model-lr', '0.05'], ['c-sweep-epochs', '6']],
+     [['sweep.batch_size', '64']],
+     ['--set', 'population.classes=3', '--hidden', '8', '--lr', '0.05', '--epochs', '6', '--batch-size', '64']],
+    ['the classifier without batch norm, shuffle seed 3, 4 epochs',
+     [['c-model-norm', 'none'], ['c-sweep-epochs', '4']], [['sweep.seed', '3']],
+     ['--set', 'population.classes=2', '--norm', 'none', '--epochs', '4', '--seed', '3']],
+    ['the classifier with PyTorch\'s layer, sorted, gamma 2 (the layer\'s alone)',
+     [], [['click', '#preset-pytorch'], ['order', 'sorted'], ['layer.gamma', '2']],
+     ['--set', 'population.classes=2', '--epochs', '10', '--momentum', '0.1', '--momentum-weights', 'new',
+      '--variance', 'unbiased', '--order', 'sorted']],
+  ];
+  for (const [name, mine, layer, argv] of cases) {
+    await page.click('#reset');
+    await clfIdle(page);
+    await apply(page, layer);
+    for (const [id, value] of mine) {
+      const tag = await page.$eval(`#${id}`, e => e.tagName);
+      if (tag === 'SELECT')
+        await choose(page, `#${id}`, value);
+      else
+        await typeInto(page, `#${id}`, value);
+      await clfIdle(page);
+    }
+    await clfIdle(page);
+    const want = spawnSync(bnstudy, ['run', '--type', 'classifier', ...argv, '--write-curve', '-'], { encoding: 'utf8' });
+    const problems = [];
+    if (want.status !== 0) {
+      check(name, [`bnstudy: ${want.stderr.trim()}`]);
+      continue;
+    }
+    const [sumText, curveText] = want.stdout.split('\n\n');
+    const sum = parseTsv(sumText), curve = parseTsv(curveText);
+    const got = await page.evaluate(() => ({
+      cols: [...document.querySelectorAll('#clf-scores [data-col]')].map(e => [e.dataset.col, e.textContent]),
+      points: [...document.querySelectorAll('#plot-curve [data-series] [data-x]')]
+        .map(e => [e.closest('[data-series]').dataset.series, e.dataset.x, e.dataset.value]),
+      command: document.getElementById('clf-command').textContent,
+      error: document.getElementById('clf-error').hidden ? null : document.getElementById('clf-error').textContent,
+      caption: document.getElementById('plot-curve-caption').textContent,
+    }));
+    if (got.error)
+      problems.push(`the page refuses: ${got.error}`);
+    if (got.cols.length < 5)
+      problems.push(`only ${got.cols.length} numbers shown`);
+    for (const [col, v] of got.cols)
+      if (v !== sum.rows[0][sum.header.indexOf(col)])
+        problems.push(`${col}: page ${v}, bnstudy ${sum.rows[0][sum.header.indexOf(col)]}`);
+    const wantPoints = ['acc_train_mode', 'acc_eval_mode'].flatMap(c =>
+      curve.rows.map(r => [c, r[curve.header.indexOf('epoch')], r[curve.header.indexOf(c)]]));
+    if (JSON.stringify(got.points) !== JSON.stringify(wantPoints))
+      problems.push(`the curve's ${got.points.length} points are not bnstudy's ${wantPoints.length}: ` +
+                    `${JSON.stringify(got.points.slice(0, 2))} against ${JSON.stringify(wantPoints.slice(0, 2))}`);
+    const own = spawnSync('bash', ['-c', got.command], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
+    if (own.stdout !== want.stdout)
+      problems.push(`the page's command prints other numbers: ${got.command} (${own.stderr.trim()})`);
+    if (!/What it draws: /.test(got.caption))
+      problems.push(`the caption is not bnstudy plot's: ${got.caption}`);
+    check(name, problems);
+  }
+  /* A refusal of its own: no classes is no labels. */
+  await page.click('#reset');
+  await clfIdle(page);
+  await typeInto(page, '#c-population-classes', '0');
+  await clfIdle(page);
+  const want = spawnSync(bnstudy, ['run', '--type', 'classifier'], { encoding: 'utf8' });
+  const msg = await page.$eval('#clf-error', e => e.hidden ? '' : e.textContent);
+  /* The message past the option that names the key (--type, or the
+   * page's --set model.type=...). */
+  const tail = want.stderr.trim().replace(/^bnstudy run: [^:]*: /, '');
+  check('the classifier with 0 classes is refused as bnstudy refuses it',
+        [want.status === 2 ? null : `bnstudy exits ${want.status}`,
+         msg.endsWith(tail) ? null : `page: "${msg}"; bnstudy: "${tail}"`].filter(x => x));
+}
+
 /* The phone screenshot beside the laptop one: web.png, web-phone.png. */
 const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
 
@@ -604,7 +688,9 @@ async function timeChanges(page) {
   for (const [sel, value] of changes) {
     const before = await page.evaluate(() => window.bnTimings.length);
     await setOnce(page, sel, value);
-    await idle(page);
+    /* The whole page at rest before the next change: the classifier
+     * reruns after the layer's answer. */
+    await clfIdle(page);
     const t = await page.evaluate(n => window.bnTimings.slice(n), before);
     if (t.length !== 1)
       throw new Error(`${sel} = ${value}: ${t.length} answers to one change`);
@@ -677,6 +763,7 @@ async function main() {
 
     await runConfigurations(page);
     await otherChecks(page);
+    await classifierChecks(page);
     await linkChecks(browser, page, origin, pageErrors);
     await downloadChecks(page);
     /* The layout at a phone's width and a laptop's, in the published
