@@ -26,7 +26,8 @@
 const char *web_tables(void);
 const char *web_run(const char *sets, int tables);
 const char *web_figures(const char *sets, const char *summary,
-                        const char *features, const char *curve);
+                        const char *features, const char *curve,
+                        const char *effective);
 
 /* What `bnstudy run --write-features -` prints for cfg on pop. */
 static char *expected(const pop_t *pop, const run_config *cfg)
@@ -272,7 +273,7 @@ static void test_web_figures_are_the_sweeps(void **state)
     }
     char *summary = strdup(web_run(figure_sets, 0));
     assert_non_null(summary);
-    const char *got = web_figures(figure_sets, summary, "", NULL);
+    const char *got = web_figures(figure_sets, summary, "", NULL, NULL);
     assert_string_equal(got, w.p);
     free(summary);
     buf_free(&want);
@@ -338,7 +339,7 @@ static void test_web_figures_word_the_numbers(void **state)
             s0 = cell_at(t, "stats_err", "8");
             s1 = cell_at(t, "stats_err", "256");
         }
-        const char *got = web_figures(sets, t, NULL, NULL);
+        const char *got = web_figures(sets, t, NULL, NULL, NULL);
         assert_int_equal(got[0], '[');
         char title[200], note[200];
         snprintf(title, sizeof title, "\"title\":\"%s\"",
@@ -361,17 +362,17 @@ static void test_web_figures_word_the_numbers(void **state)
 static void test_web_figures_refuse(void **state)
 {
     (void)state;
-    const char *got = web_figures("layer.momentum=2", "a\tb\n1\t2\n", "", NULL);
+    const char *got = web_figures("layer.momentum=2", "a\tb\n1\t2\n", "", NULL, NULL);
     assert_string_equal(got, "!--set layer.momentum=2: momentum: '2' is "
                              "not a number in (0, 1]");
-    got = web_figures("", "batch_size\tstats_err\n8", "", NULL);
+    got = web_figures("", "batch_size\tstats_err\n8", "", NULL, NULL);
     assert_string_equal(got, "!summary.tsv: not a TSV file with a header "
                              "line");
-    got = web_figures("", "batch_size\tstats_err\nx\t1\n", "", NULL);
+    got = web_figures("", "batch_size\tstats_err\nx\t1\n", "", NULL, NULL);
     assert_string_equal(got, "!summary.tsv:2: column batch_size: 'x' is not "
                              "a number as bnstudy writes one");
     /* Nothing to draw is no figure. */
-    assert_string_equal(web_figures("", "a\tb\n1\t2\n", "", NULL), "[]");
+    assert_string_equal(web_figures("", "a\tb\n1\t2\n", "", NULL, NULL), "[]");
 }
 
 int test_web_run(size_t *ntests)

@@ -60,6 +60,7 @@
   const state = {};
   function setDefaults() {
     clfDefaults();
+    causeDefaults();
     for (const k of keys)
       if (k !== FEATURE)
         state[kid(k)] = k.default;
@@ -207,14 +208,16 @@
     const id = busy.id;
     setTimeout(() => { if (busy && busy.id === id) $('busy').hidden = false; }, 150);
   }
-  /* The classifier's rerun waits for the layer's answer: the numbers a
-   * knob moves first come first, and the two never share the cores. */
-  let clfPending = false;
-  const computeAll = () => { clfPending = true; window.bnClfIdle = false; compute(); };
+  /* The sections below the layer (the classifier, the other causes)
+   * rerun after the layer's answer: the numbers a knob moves first come
+   * first, and the sections never take the cores from it. */
+  let belowPending = false;
+  const computeAll = () => { belowPending = true; compute(); };
   const afterLayer = () => {
-    if (clfPending && !busy && !waiting) {
-      clfPending = false;
+    if (belowPending && !busy && !waiting) {
+      belowPending = false;
       computeClf();
+      computeCauses();
     }
   };
   function compute() {
@@ -756,6 +759,7 @@
       form.appendChild(fs);
     }
     buildClfControls();
+    buildCauseControls();
   }
 
   /* ---- the classifier: the layer's settings with its own keys over
@@ -837,53 +841,70 @@
     }
   }
 
-  let clfWorker = null, clfBusy = null, clfWaiting = null, clfJobs = 0;
-  window.bnClfIdle = false;
-  function clfStart() {
-    clfWorker = new Worker('worker.js');
-    clfWorker.onmessage = e => {
-      if (!e.data.answers || !clfBusy || e.data.id !== clfBusy.id)
-        return;
-      const job = clfBusy;
-      clfBusy = null;
-      showClf(job, e.data.answers[0], e.data.figures[0]);
-      if (clfWaiting)
-        clfSend();
-      window.bnClfIdle = !clfBusy && !clfWaiting;
+  /* A section's worker: one job at a time and the newest waiting; a job
+   * still running after 250 ms is abandoned for the newest (the worker
+   * replaced). show(job, answers, figures) takes each answer; fail(msg)
+   * a worker that stopped (out of memory, say). */
+  const sections = [];
+  function sectionWorker(show, fail) {
+    let w = null, busy = null, waiting = null, n = 0;
+    const send = () => {
+      busy = waiting;
+      waiting = null;
+      busy.sent = performance.now();
+      w.postMessage({ id: busy.id, calls: busy.calls, figures: busy.figures });
     };
-    clfWorker.onerror = e => {
-      e.preventDefault();
-      clfBusy = null;
-      clfWorker.terminate();
-      clfStart();
-      clfRefuse(`the computation stopped: ${e.message}`);
-      if (clfWaiting)
-        clfSend();
-      window.bnClfIdle = !clfBusy && !clfWaiting;
+    const start = () => {
+      w = new Worker('worker.js');
+      w.onmessage = e => {
+        if (!e.data.answers || !busy || e.data.id !== busy.id)
+          return;
+        const job = busy;
+        busy = null;
+        show(job, e.data.answers, e.data.figures);
+        if (waiting)
+          send();
+      };
+      w.onerror = e => {
+        e.preventDefault();
+        busy = null;
+        w.terminate();
+        start();
+        fail(`the computation stopped: ${e.message}`);
+        if (waiting)
+          send();
+      };
     };
+    const s = {
+      run(job) {
+        job.id = ++n;
+        waiting = job;
+        if (!w)
+          start();
+        if (!busy)
+          return send();
+        if (performance.now() - busy.sent > 250) {
+          w.terminate();
+          busy = null;
+          start();
+          send();
+        }
+      },
+      idle: () => !busy && !waiting,
+    };
+    sections.push(s);
+    return s;
   }
-  function clfSend() {
-    clfBusy = clfWaiting;
-    clfWaiting = null;
-    clfBusy.sent = performance.now();
-    clfWorker.postMessage({ id: clfBusy.id, calls: [{ sets: clfBusy.sets, tables: 2 }],
-                            figures: [{ sets: clfBusy.sets, from: 0, curve: true }] });
-  }
+  /* For the browser test: every section below the layer at rest. */
+  Object.defineProperty(window, 'bnSectionsIdle', { get: () => !belowPending && sections.every(s => s.idle()) });
+
+  const clfWorker = sectionWorker((job, answers, figures) => showClf(job, answers[0], figures[0]),
+                                  msg => clfRefuse(msg));
   function computeClf() {
-    window.bnClfIdle = false;
     saveLink();
-    clfWaiting = { id: ++clfJobs, sets: clfSets(), command: clfCommand(), epochs: clfState['sweep.epochs'] };
-    if (!clfWorker)
-      clfStart();
-    if (!clfBusy)
-      return clfSend();
-    /* A long run is abandoned for the newest settings. */
-    if (performance.now() - clfBusy.sent > 250) {
-      clfWorker.terminate();
-      clfBusy = null;
-      clfStart();
-      clfSend();
-    }
+    const sets = clfSets();
+    clfWorker.run({ sets, command: clfCommand(), calls: [{ sets, tables: 2 }],
+                    figures: [{ sets, from: 0, curve: true }] });
   }
   function clfRefuse(msg) {
     const box = $('clf-error');
@@ -935,6 +956,276 @@
     $('plot-curve-caption').textContent = f
       ? `${[v.title, v.note].map(plain).filter(x => x).map(x => x.replace(/\n/g, ' ')).join('. ')}. What it draws: ${plain(f.what)}.`
       : 'bnstudy plot draws the curve of two or more epochs.';
+  }
+
+  /* ---- the other causes: a section each, from this table. A cause is
+   * the layer's settings with its own keys over them (defaults here
+   * where the table's would show nothing: no shift, no drift), and a
+   * figure of bnstudy plot's (its kind `figure`) over the batch sizes,
+   * a series per value of its `series` key: its `base` values and the
+   * one chosen. `omit` leaves the layer's keys of a section out (feature
+   * maps are their own population), `fixed` sets keys the cause needs,
+   * `feature` adds a feature to the population, `tables` asks web_run
+   * for a table beside the summary (4: effective.tsv's rows). ---- */
+  const CAUSES = [
+    { id: 'shift', heading: 'A shift between training and evaluation data',
+      lede: 'The rows the layer is evaluated on, moved: by shift standard deviations of each feature, ' +
+            'their spread scaled, or offset in the features\u2019 units. Eval mode normalises them with ' +
+            'the training data\u2019s buffers; train mode with their own statistics, so it never sees the move.',
+      keys: [{ key: 'evaluation.shift', dflt: '1' }, { key: 'evaluation.scale' }, { key: 'evaluation.offset' }],
+      series: 'evaluation.shift', base: ['0'], figure: 'train-eval' },
+    { id: 'drift', heading: 'Drift during training',
+      lede: 'The training stream moves by drift_size standard deviations after update T0 (step:T0) or ' +
+            'from T0 to T1 (ramp:T0:T1); the buffers follow at the pace of the momentum, and the truth ' +
+            'is the stream as the last update leaves it.',
+      keys: [{ key: 'sweep.drift', dflt: 'step:4' }, { key: 'sweep.drift_size', dflt: '2' },
+             { key: 'sweep.epochs', dflt: '4' }],
+      series: 'sweep.drift_size', base: ['0'], figure: 'stats-err' },
+    { id: 'collapse', heading: 'A channel that collapses',
+      lede: 'A feature constant in training (dead, sd 0) has its stored variance fall to 0; eval mode then ' +
+            'multiplies any later move of it by gamma / sqrt(running_var + eps), train mode not at all.',
+      keys: [{ key: 'evaluation.offset', dflt: '0.01' }, { key: 'layer.eps' }], feature: 'dead 0 0 0',
+      series: 'evaluation.offset', base: ['0'], figure: 'train-eval' },
+    { id: 'initial', heading: 'Buffers that were never filled',
+      lede: 'A checkpoint loaded without its running statistics, or evaluation before any training step, ' +
+            'leaves the initial 0 and 1 (estimator initial); beside it ema and precise, which fills them.',
+      keys: [{ key: 'layer.estimator', dflt: 'initial' }],
+      series: 'layer.estimator', base: ['ema', 'precise'], figure: 'stats-err' },
+    { id: 'maps', heading: 'Feature maps: what a batch mean counts',
+      lede: 'BatchNorm2d pools each channel over every sample and position, but values within one map ' +
+            'are not independent: the effective number of values behind a batch mean against the count ' +
+            'B\u00b7H\u00b7W (a channel a line: NAME MEAN SD R, r the neighbours\u2019 correlation).',
+      keys: [{ key: 'maps.size', dflt: '7 7' }, { key: 'maps.samples', dflt: '64' },
+             { key: 'maps.channel', dflt: 'near 0 1 0.8\napart 0 1 -0.5', lines: true }, { key: 'maps.seed' },
+             { key: 'sweep.batch_size', dflt: '8' }],
+      omit: ['population'], fixed: { 'sweep.order': 'shuffled-samples' }, tables: 4,
+      write: '--write-effective', figure: 'effective' },
+  ].map(c => Object.assign(c, {
+    keys: c.keys.map(k => Object.assign(k, { def: tkey(k.key) }))
+      .map(k => Object.assign(k, { dflt: k.dflt || k.def.default }))
+  }));
+  const causeState = {};
+  const causeDefaults = () => CAUSES.forEach(c => {
+    causeState[c.id] = Object.fromEntries(c.keys.map(k => [k.key, k.dflt]));
+  });
+  /* The layer's keys a cause takes: not those of a section it omits, nor
+   * those it sets itself. */
+  const causeTakes = c => k => !(c.omit || []).includes(k.section) && k !== FEATURE &&
+    !c.keys.some(x => x.key === kid(k)) && !(kid(k) in (c.fixed || {}));
+  const causeFeatures = c => (c.omit || []).includes('population') ? []
+    : (featuresChanged() || c.feature ? state.features.map(featureLine) : []).concat(c.feature ? [c.feature] : []);
+  /* key=value pairs, a key that takes lines (maps.channel) once a line. */
+  const pairs = (key, value, lines) => lines
+    ? value.split('\n').map(l => l.trim()).filter(l => l).map(l => [key, l]) : [[key, value]];
+  function causePairs(c, over) {
+    const m = new Map();
+    for (const k of keys.filter(causeTakes(c)))
+      if (state[kid(k)] !== k.default)
+        m.set(kid(k), state[kid(k)]);
+    for (const k of c.keys)
+      m.set(k.key, causeState[c.id][k.key]);
+    for (const [k, v] of Object.entries(Object.assign({}, c.fixed, over)))
+      m.set(k, v);
+    return [...m].flatMap(([k, v]) => pairs(k, v, c.keys.some(x => x.key === k && x.lines)))
+      .concat(causeFeatures(c).map(f => ['population.feature', f]));
+  }
+  const causeSets = (c, over) => causePairs(c, over).map(([k, v]) => `${k}=${v}`).join('\n');
+  /* bnstudy run's command: an axis by its option, any other key by --set,
+   * only what differs from the key table's defaults. */
+  function causeCommand(c) {
+    const args = [];
+    for (const [k, v] of causePairs(c)) {
+      const d = tkey(k);
+      if (k === 'population.feature' || k === 'maps.channel' || d.nest === 0)
+        args.push('--set', `${k}=${v}`);
+      else if (v !== d.default)
+        args.push(`--${d.name.replace(/_/g, '-')}`, v);
+    }
+    return ['./bnstudy', 'run'].concat(args, c.write ? [c.write, '-'] : []).map(shellWord).join(' ');
+  }
+
+  function buildCauseSections() {
+    const box = $('causes');
+    for (const c of CAUSES) {
+      const sec = document.createElement('section');
+      sec.id = `cause-${c.id}`;
+      sec.setAttribute('aria-labelledby', `h-cause-${c.id}`);
+      sec.innerHTML = `<h2 id="h-cause-${c.id}"></h2><p class="note"></p>
+        <form id="x-${c.id}-controls" class="inline-controls" autocomplete="off"></form>
+        <div id="x-${c.id}-error" class="error" role="alert" hidden></div>
+        <div class="scroll"><table id="x-${c.id}-scores" class="numbers"></table></div>
+        ${c.tables ? `<div class="scroll"><table id="x-${c.id}-table" class="numbers"></table></div>` : ''}
+        <figure><svg id="plot-x-${c.id}" role="img" aria-labelledby="plot-x-${c.id}-title"></svg>
+          <figcaption id="plot-x-${c.id}-caption"></figcaption></figure>
+        <pre id="x-${c.id}-command" class="command"></pre>`;
+      sec.querySelector('h2').textContent = c.heading;
+      sec.querySelector('p').textContent = c.lede;
+      sec.querySelector('form').setAttribute('aria-label', `${c.heading}: its settings`);
+      box.appendChild(sec);
+      c.worker = sectionWorker((job, answers, figures) => showCause(c, job, answers, figures),
+                               msg => causeRefuse(c, msg));
+    }
+  }
+  buildCauseSections();
+
+  function buildCauseControls() {
+    for (const c of CAUSES) {
+      const form = $(`x-${c.id}-controls`);
+      form.replaceChildren();
+      for (const x of c.keys) {
+        const k = x.def, id = `x-${c.id}-${k.section}-${k.name}`;
+        const box = document.createElement('div');
+        box.className = 'control';
+        const label = document.createElement('label');
+        label.htmlFor = id;
+        cell(label, 'code', k.name);
+        box.appendChild(label);
+        let input;
+        if (k.type === 'choices') {
+          input = document.createElement('select');
+          for (const v of k.choices)
+            input.appendChild(new Option(v, v, false, v === causeState[c.id][x.key]));
+        } else if (x.lines) {
+          input = document.createElement('textarea');
+          Object.assign(input, { rows: 3, value: causeState[c.id][x.key], spellcheck: false });
+        } else {
+          input = document.createElement('input');
+          Object.assign(input, { type: 'text', value: causeState[c.id][x.key], spellcheck: false });
+        }
+        input.id = id;
+        input.dataset.key = x.key;
+        input.setAttribute('aria-describedby', `${id}-help`);
+        input.addEventListener(k.type === 'choices' ? 'change' : 'input', () => {
+          causeState[c.id][x.key] = x.lines ? input.value : input.value.trim();
+          computeCause(c);
+        });
+        box.appendChild(input);
+        help(box, `${id}-help`, `${k.help}; default here ${x.dflt.replace(/\n/g, '; ')}`);
+        form.appendChild(box);
+      }
+    }
+  }
+
+  /* The run chosen, and the sweep the figure draws: the batch sizes 8 to
+   * 256 within the rows (feature maps: within half the samples, as a
+   * batch of all of them has no variance over orderings), a series per
+   * value of the cause's key. */
+  function computeCause(c) {
+    saveLink();
+    const own = causeState[c.id];
+    const n = c.tables ? Math.floor(Number(own['maps.samples']) / 2) : Number(state[kid(ROWS)]);
+    const bs = batchSizes(n, NaN);
+    const over = { [kid(BATCH)]: bs.join(' ') };
+    if (c.series)
+      over[c.series] = [...new Set(c.base.concat([own[c.series]]))].map(token).join(' ');
+    const sets = causeSets(c), sweep = causeSets(c, over);
+    const each = bs.flatMap(b => (c.series ? over[c.series].split(' ') : ['']).map(v =>
+      causeSets(c, Object.assign({}, over, { [kid(BATCH)]: String(b) }, c.series ? { [c.series]: v } : {}))));
+    c.worker.run({ command: causeCommand(c), chosen: c.series ? own[c.series] : null,
+                   calls: [{ sets, tables: c.tables || 0 }, { sets: sweep, tables: c.tables || 0, each }],
+                   figures: [{ sets: sweep, from: 1, effective: Boolean(c.tables) }] });
+  }
+  const computeCauses = () => CAUSES.forEach(computeCause);
+
+  function causeRefuse(c, msg) {
+    const box = $(`x-${c.id}-error`);
+    box.hidden = !msg;
+    box.textContent = msg ? `bnstudy run refuses these settings: ${msg}` : '';
+    $(`cause-${c.id}`).classList.toggle('stale', !!msg);
+  }
+
+  function showCause(c, job, answers, figures) {
+    const text = answers[0];
+    if (text.startsWith('!'))
+      return causeRefuse(c, text.slice(1));
+    causeRefuse(c, null);
+    const [sumText, tableText] = text.split('\n\n');
+    const sum = parseTsv(sumText);
+    const t = $(`x-${c.id}-scores`);
+    t.replaceChildren();
+    for (const name of sum.header.filter(h => scoreNames.includes(h))) {
+      const tr = document.createElement('tr');
+      cell(tr, 'th', name, { scope: 'row' });
+      cell(tr, 'td', sum.rows[0][name], { class: 'num', 'data-col': name });
+      cell(tr, 'td', T.scores.find(x => x.name === name).definition, { class: 'def' });
+      t.appendChild(tr);
+    }
+    if (c.tables)
+      showEffective($(`x-${c.id}-table`), parseTsv(tableText || ''));
+    $(`x-${c.id}-command`).textContent = job.command;
+    const list = figures && figures[0] && !figures[0].startsWith('!') ? JSON.parse(figures[0]) : [];
+    const f = list.find(x => x.name === c.figure);
+    const svg = $(`plot-x-${c.id}`);
+    const sweep = typeof answers[1] === 'string' && answers[1].startsWith('!') ? [] : sweepRows(answers[1]);
+    if (f && c.tables)
+      plotEffective(svg, secondRows(answers[1]), f.values);
+    else if (f)
+      plotCurves(svg, sweep, f.values, Number(sum.rows[0][BATCH.name]));
+    $(`plot-x-${c.id}-caption`).textContent = f
+      ? `${[f.values.title, f.values.note].map(plain).filter(x => x).map(x => x.replace(/\n/g, ' ')).join('. ')}. ` +
+        `What it draws: ${plain(f.what)}.`
+      : 'bnstudy plot draws no such figure of these rows.';
+  }
+
+  /* The rows of the table beside a sweep's summaries (its answer, or
+   * its single runs' answers). */
+  const secondRows = a => (typeof a === 'string' ? [a] : a)
+    .flatMap(t => t.startsWith('!') ? [] : parseTsv(t.split('\n\n')[1] || 'x\n').rows);
+  function showEffective(t, e) {
+    const cols = ['feature', 'count', 'count_fpc', 'n_eff', 'ratio'];
+    t.replaceChildren();
+    const head = document.createElement('tr');
+    cols.forEach(x => cell(head, 'th', x, { scope: 'col' }));
+    t.appendChild(head);
+    for (const r of e.rows) {
+      const tr = document.createElement('tr');
+      cols.forEach((x, i) => cell(tr, i ? 'td' : 'th', r[x],
+        i ? { class: 'num', 'data-feature': r.feature, 'data-col': x } : { scope: 'row' }));
+      t.appendChild(tr);
+    }
+  }
+
+  /* A curves figure as bnstudy plot draws it: its score against its x
+   * axis, a series per value of its series column (skey), each series'
+   * label and colour role its own. */
+  /* A cell and a series value: the same text, or the same number
+   * (0.10000000000000001 and 0.1). */
+  const same = (a, b) => a === b || (a !== '' && b !== '' && Number(a) === Number(b));
+  function plotCurves(svg, rows, v, b) {
+    const col = (/strcol\("([^"]+)"\)/.exec(v['skey(d)'] || '') || [])[1];
+    const y = v.sc[0], sv = v.sv && v.sv.length ? v.sv : [''];
+    const shapes = ['circle', 'square', 'diamond'];
+    bnPlot.lines(svg, {
+      title: plain(v.title), note: plain(v.note), xlabel: plain(v.xlabel), ylabel: first(v.yl),
+      ylog: logScale(v), bs: v.xv, current: b, legend: 'right',
+      series: sv.map((val, i) => ({
+        key: `${y}:${val !== '' && Number.isFinite(Number(val)) ? Number(val) : val}`, label: plain(v.sl && v.sl[i]) || y,
+        colour: bnPlot.seriesColour(v.srole && v.srole[i], v.sname ? v.sname[i] : val, i + 1, sv.length),
+        shape: shapes[i % shapes.length],
+        points: rows.filter(r => !col || same(r[col], val))
+          .map(r => ({ x: Number(r[v.xcol]), y: Number(r[y]), text: r[y] }))
+      }))
+    });
+  }
+
+  /* The effective figure: each channel's n_eff against the batch size,
+   * beside the count B H W and the count with the finite-population
+   * correction (the same for every channel: the first's). */
+  function plotEffective(svg, rows, v) {
+    const pts = (ch, col) => rows.filter(r => r.feature === ch)
+      .map(r => ({ x: Number(r.batch_size), y: Number(r[col]), text: r[col] }));
+    const shapes = ['circle', 'square', 'diamond'];
+    bnPlot.lines(svg, {
+      title: plain(v.title), xlabel: plain(v.xlabel), ylabel: 'values behind a batch mean',
+      ylog: true, xlog: Boolean(v.xlog), bs: v.xv, legend: 'left',
+      series: v.cn.map((ch, i) => ({
+        key: `n_eff:${ch}`, label: plain(v.cl[i]), colour: bnPlot.seriesColour('index', ch, i + 1, v.cn.length),
+        shape: shapes[i % shapes.length], points: pts(ch, 'n_eff')
+      })).concat([
+        { key: 'count', label: 'count B\u00b7H\u00b7W', colour: C.grey, dash: '6 4', shape: 'circle', points: pts(v.cn[0], 'count') },
+        { key: 'count_fpc', label: 'count, finite-population corrected', colour: C.black, dash: '2 3', shape: 'circle',
+          points: pts(v.cn[0], 'count_fpc') }])
+    });
   }
 
   /* ---- the buttons ---- */
@@ -1064,6 +1355,10 @@
     for (const c of CLF_KEYS)
       if (clfState[c.key] !== c.dflt)
         p.set(`clf.${c.key}`, clfState[c.key]);
+    for (const c of CAUSES)
+      for (const k of c.keys)
+        if (causeState[c.id][k.key] !== k.dflt)
+          p.set(`${c.id}.${k.key}`, causeState[c.id][k.key]);
     return p.toString();
   }
   saveLink = () => {
@@ -1079,6 +1374,11 @@
       const k = byId.get(name);
       if (!k && CLF_KEYS.some(c => `clf.${c.key}` === name)) {
         clfState[name.slice(4)] = value;
+        continue;
+      }
+      const cause = !k && CAUSES.find(c => c.keys.some(x => `${c.id}.${x.key}` === name));
+      if (cause) {
+        causeState[cause.id][name.slice(cause.id.length + 1)] = value;
         continue;
       }
       if (!k)

@@ -18,7 +18,8 @@
  * '!', the message bnstudy would print.
  *
  * web_figures reads the figures bnstudy plot would draw of a summary.tsv,
- * a features.tsv and a classifier's curve.tsv the page holds (web_run's answers, a sweep of
+ * a features.tsv, a classifier's curve.tsv and feature maps'
+ * effective.tsv the page holds (web_run's answers, a sweep of
  * settings), through the same code (plot_tables), and answers with them
  * as JSON (plot_json): each figure's title, findings, labels, axes and
  * series roles, which the page shows instead of wording its own.
@@ -462,29 +463,29 @@ static int manifest_of(const char *sets, bn_buf *m, bn_error *err)
     return rc;
 }
 
-/* The figures of plot.h that a summary.tsv, a features.tsv and a
- * curve.tsv (NULL or "" for none) support, as bnstudy plot draws them of
+/* The figures of plot.h that a summary.tsv and the tables beside it, a
+ * features.tsv, a curve.tsv and an effective.tsv (each NULL or "" for
+ * none), support, as bnstudy plot draws them of
  * a sweep of the settings sets: a JSON array of plot_json's objects. */
 static int figures(const char *sets, const char *summary,
-                   const char *features, const char *curve, bn_buf *out,
-                   bn_error *err)
+                   const char *const tables[3], bn_buf *out, bn_error *err)
 {
     bn_buf m = {0};
     plot_list l = {0};
     int rc = manifest_of(sets, &m, err);
     if (rc == 0 && m.failed)
         rc = bn_fail(err, "out of memory");
-    plot_file files[4] = {
+    static const char *const names[3] = {"features.tsv", "curve.tsv",
+                                         "effective.tsv"};
+    plot_file files[5] = {
         {.name = "manifest.tsv", .text = m.p, .len = m.len},
         {.name = "summary.tsv", .text = summary, .len = strlen(summary)},
     };
     size_t n = 2;
-    if (features && features[0])
-        files[n++] = (plot_file){.name = "features.tsv", .text = features,
-                                 .len = strlen(features)};
-    if (curve && curve[0])
-        files[n++] = (plot_file){.name = "curve.tsv", .text = curve,
-                                 .len = strlen(curve)};
+    for (int i = 0; i < 3; i++)
+        if (tables[i] && tables[i][0])
+            files[n++] = (plot_file){.name = names[i], .text = tables[i],
+                                     .len = strlen(tables[i])};
     if (rc == 0 && plot_tables(files, n, "page", &l, err) < 0)
         rc = -1;
     buf_putc(out, '[');
@@ -503,12 +504,14 @@ static int figures(const char *sets, const char *summary,
 }
 
 const char *web_figures(const char *sets, const char *summary,
-                        const char *features, const char *curve)
+                        const char *features, const char *curve,
+                        const char *effective)
 {
     bn_error err;
     bn_buf b = {0};
     FILE *fp = answer_open();
-    if (!fp || figures(sets, summary, features, curve, &b, &err) != 0) {
+    if (!fp || figures(sets, summary, (const char *const[3]){features, curve, effective},
+                           &b, &err) != 0) {
         if (!fp)
             snprintf(err.msg, sizeof err.msg, "out of memory");
         else

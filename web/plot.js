@@ -130,8 +130,10 @@
                         fill: 'none', stroke: 'black', 'stroke-width': 1.2 });
     el(g, 'text', { x: x0 + w / 2, y: y0 + h + 2 * FONT + 14,
                     'text-anchor': 'middle' }, o.xlabel || '');
+    /* The y label clear of the widest tic label. */
+    const wide = Math.max(0, ...yt.map(t => label(t).length));
     const yl = el(g, 'text', { 'text-anchor': 'middle',
-                               transform: `translate(${x0 - 54},${y0 + h / 2}) rotate(-90)` },
+                               transform: `translate(${Math.min(x0 - 54, x0 - 18 - wide * FONT * 0.62)},${y0 + h / 2}) rotate(-90)` },
                   o.ylabel);
     yl.setAttribute('font-size', FONT - 1);
     return { X, Y };

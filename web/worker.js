@@ -20,7 +20,7 @@ try {
   importScripts('bnstudy.js');
   core = bnstudyModule().then(M => ({
     run: M.cwrap('web_run', 'string', ['string', 'number']),
-    figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string', 'string']),
+    figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string', 'string', 'string']),
     tables: M.cwrap('web_tables', 'string', [])()
   }));
 } catch (e) {
@@ -64,11 +64,15 @@ onmessage = async e => {
     }
     answers.push(text);
   }
-  /* A call's second table is its features' or its curve's, the one it
-   * asked for. */
-  const second = f => answers[f.from].split('\n\n')[1] || '';
+  /* A call's second table is its features', its curve's or its
+   * effective counts', the one it asked for. */
+  const second = f => {
+    const a = answers[f.from];
+    const texts = (typeof a === 'string' ? [a] : a).map(t => t.split('\n\n')[1] || '').filter(t => t);
+    return texts.map((t, i) => i ? t.slice(t.indexOf('\n') + 1) : t).join('');
+  };
   const figs = (e.data.figures || []).map(f => figures(
     f.sets, summaryOf(answers[f.from], f.order),
-    f.features ? second(f) : '', f.curve ? second(f) : ''));
+    f.features ? second(f) : '', f.curve ? second(f) : '', f.effective ? second(f) : ''));
   postMessage({ id, answers, runs, figures: figs });
 };

@@ -83,7 +83,12 @@ async function typeInto(page, selector, value) {
   const el = await page.$(selector);
   if (!el)
     throw new Error(`no control ${selector}`);
-  await el.click({ clickCount: 3 });
+  /* Everything in it selected (a textarea's triple click selects one
+   * line), then replaced. */
+  await el.click();
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyA');
+  await page.keyboard.up('Control');
   await page.keyboard.press('Backspace');
   await el.type(value);
 }
@@ -469,7 +474,7 @@ async function otherChecks(page) {
 /* The classifier's section, set through its own labelled controls (and
  * the layer's), against bnstudy run --type classifier --write-curve -:
  * every number it shows, every point of its curve, and its command. */
-const clfIdle = page => page.waitForFunction('window.bnIdle === true && window.bnClfIdle === true',
+const clfIdle = page => page.waitForFunction('window.bnIdle === true && window.bnSectionsIdle === true',
                                              { timeout: 30000 });
 async function classifierChecks(page) {
   const cases = [
@@ -548,6 +553,122 @@ async function classifierChecks(page) {
   check('the classifier with 0 classes is refused as bnstudy refuses it',
         [want.status === 2 ? null : `bnstudy exits ${want.status}`,
          msg.endsWith(tail) ? null : `page: "${msg}"; bnstudy: "${tail}"`].filter(x => x));
+}
+
+/* The other causes' sections, each set through its labelled controls
+ * (and the layer's) in three configurations, against bnstudy run: every
+ * score shown, the effective counts of feature maps, a point of the
+ * figure's chosen series (a run of its own at that batch size), and the
+ * section's own command. */
+const D8 = sets(defaults8);
+const causeCases = [
+  ['shift', 'a shift of 1 sd at its defaults', [], [], ['--shift', '1'], 'evaluation.shift', '1', 'train_eval_rmse'],
+  ['shift', 'shift 0.5, scale 2, B 32', [['x-shift-evaluation-shift', '0.5'], ['x-shift-evaluation-scale', '2']],
+   [['sweep.batch_size', '32']], ['--shift', '0.5', '--scale', '2', '--batch-size', '32'], 'evaluation.shift', '0.5', 'train_eval_rmse'],
+  ['shift', 'shift 2 with offset 1, PyTorch\'s layer', [['x-shift-evaluation-shift', '2'], ['x-shift-evaluation-offset', '1']],
+   [['click', '#preset-pytorch']], ['--shift', '2', '--offset', '1', '--momentum', '0.1', '--momentum-weights', 'new',
+                                    '--variance', 'unbiased'], 'evaluation.shift', '2', 'train_eval_rmse'],
+  ['drift', 'a step of 2 sd after update 4, 4 epochs', [], [], ['--drift', 'step:4', '--drift-size', '2', '--epochs', '4'],
+   'sweep.drift_size', '2', 'stats_err'],
+  ['drift', 'a ramp from 2 to 10 of 1 sd, 3 epochs, momentum 0.99', [['x-drift-sweep-drift', 'ramp:2:10'],
+    ['x-drift-sweep-drift_size', '1'], ['x-drift-sweep-epochs', '3']], [['layer.momentum', '0.99']],
+   ['--drift', 'ramp:2:10', '--drift-size', '1', '--epochs', '3', '--momentum', '0.99'], 'sweep.drift_size', '1', 'stats_err'],
+  ['drift', 'a step of 3 sd after update 1, 2 epochs, B 64', [['x-drift-sweep-drift', 'step:1'],
+    ['x-drift-sweep-drift_size', '3'], ['x-drift-sweep-epochs', '2']], [['sweep.batch_size', '64']],
+   ['--drift', 'step:1', '--drift-size', '3', '--epochs', '2', '--batch-size', '64'], 'sweep.drift_size', '3', 'stats_err'],
+  ['collapse', 'a dead feature offset by 0.01', [], [], D8.concat(['--set', 'population.feature=dead 0 0 0', '--offset', '0.01']),
+   'evaluation.offset', '0.01', 'train_eval_rmse'],
+  ['collapse', 'offset 1 at Keras\'s eps 1e-3', [['x-collapse-evaluation-offset', '1'], ['x-collapse-layer-eps', '1e-3']], [],
+   D8.concat(['--set', 'population.feature=dead 0 0 0', '--offset', '1', '--eps', '1e-3']), 'evaluation.offset', '1', 'train_eval_rmse'],
+  ['collapse', 'offset 0.1 at B 32, an edited feature', [['x-collapse-evaluation-offset', '0.1']],
+   [['sweep.batch_size', '32'], ['feature', 0, 'sd', '2']],
+   sets([F('f0', 0, 2, 1)].concat(defaults8.slice(1))).concat(['--set', 'population.feature=dead 0 0 0', '--offset', '0.1',
+                                                               '--batch-size', '32']), 'evaluation.offset', '0.1', 'train_eval_rmse'],
+  ['initial', 'buffers never filled', [], [], ['--estimator', 'initial'], 'layer.estimator', 'initial', 'stats_err'],
+  ['initial', 'adaptive at B 64', [['x-initial-layer-estimator', 'adaptive']], [['sweep.batch_size', '64']],
+   ['--estimator', 'adaptive', '--batch-size', '64'], 'layer.estimator', 'adaptive', 'stats_err'],
+  ['initial', 'initial, sorted, gamma 2', [], [['order', 'sorted'], ['layer.gamma', '2']],
+   ['--estimator', 'initial', '--order', 'sorted', '--gamma', '2'], 'layer.estimator', 'initial', 'stats_err'],
+  ['maps', 'generated maps, near and apart channels', [], [],
+   ['--set', 'maps.size=7 7', '--set', 'maps.samples=64', '--set', 'maps.channel=near 0 1 0.8',
+    '--set', 'maps.channel=apart 0 1 -0.5', '--batch-size', '8', '--order', 'shuffled-samples'], null, null, 'n_eff'],
+  ['maps', '5x5 maps of 32 samples, one channel, B 4', [['x-maps-maps-size', '5 5'], ['x-maps-maps-samples', '32'],
+    ['x-maps-maps-channel', 'only 1 2 0.3'], ['x-maps-sweep-batch_size', '4']], [],
+   ['--set', 'maps.size=5 5', '--set', 'maps.samples=32', '--set', 'maps.channel=only 1 2 0.3', '--batch-size', '4',
+    '--order', 'shuffled-samples'], null, null, 'n_eff'],
+  ['maps', 'maps seed 3, momentum 0.5', [['x-maps-maps-seed', '3']], [['layer.momentum', '0.5']],
+   ['--set', 'maps.size=7 7', '--set', 'maps.samples=64', '--set', 'maps.channel=near 0 1 0.8',
+    '--set', 'maps.channel=apart 0 1 -0.5', '--set', 'maps.seed=3', '--batch-size', '8', '--order', 'shuffled-samples',
+    '--momentum', '0.5'], null, null, 'n_eff'],
+];
+
+async function causeChecks(page) {
+  for (const [id, name, mine, layer, argv, seriesKey, chosen, col] of causeCases) {
+    await page.click('#reset');
+    await clfIdle(page);
+    await apply(page, layer);
+    for (const [sel, value] of mine) {
+      const tag = await page.$eval(`#${sel}`, e => e.tagName);
+      if (tag === 'SELECT')
+        await choose(page, `#${sel}`, value);
+      else
+        await typeInto(page, `#${sel}`, value);
+      await clfIdle(page);
+    }
+    await clfIdle(page);
+    const maps = id === 'maps';
+    const extra = maps ? ['--write-effective', '-'] : [];
+    const want = spawnSync(bnstudy, ['run', ...argv, ...extra], { encoding: 'utf8' });
+    if (want.status !== 0) {
+      check(`${id}: ${name}`, [`bnstudy: ${want.stderr.trim()}`]);
+      continue;
+    }
+    const got = await page.evaluate(id => ({
+      cols: [...document.querySelectorAll(`#x-${id}-scores [data-col]`)].map(e => [e.dataset.col, e.textContent]),
+      table: [...document.querySelectorAll(`#x-${id}-table [data-col]`)].map(e => [e.dataset.feature, e.dataset.col, e.textContent]),
+      command: document.getElementById(`x-${id}-command`).textContent,
+      error: document.getElementById(`x-${id}-error`).hidden ? null : document.getElementById(`x-${id}-error`).textContent,
+      caption: document.getElementById(`plot-x-${id}-caption`).textContent,
+    }), id);
+    const problems = [];
+    if (got.error)
+      problems.push(`the page refuses: ${got.error}`);
+    const [sumText, tableText] = want.stdout.split('\n\n');
+    const sum = parseTsv(sumText);
+    if (got.cols.length < 10)
+      problems.push(`only ${got.cols.length} scores shown`);
+    for (const [c, v] of got.cols)
+      if (v !== sum.rows[0][sum.header.indexOf(c)])
+        problems.push(`${c}: page ${v}, bnstudy ${sum.rows[0][sum.header.indexOf(c)]}`);
+    if (maps) {
+      const e = parseTsv(tableText), ix = n => e.header.indexOf(n);
+      const wantCells = e.rows.flatMap(r => ['count', 'count_fpc', 'n_eff', 'ratio'].map(c => [r[ix('feature')], c, r[ix(c)]]));
+      if (JSON.stringify(got.table) !== JSON.stringify(wantCells))
+        problems.push(`the effective counts are not bnstudy's: ${JSON.stringify(got.table.slice(0, 2))}`);
+    }
+    /* A point of the figure: the chosen series at B 16, a run of its own. */
+    const at = 16;
+    const p = spawnSync(bnstudy, ['run', ...replaced(argv, ['--batch-size', String(at)]), ...extra], { encoding: 'utf8' });
+    let wantPoint = null;
+    if (maps) {
+      const e = parseTsv(p.stdout.split('\n\n')[1]);
+      wantPoint = e.rows[0][e.header.indexOf(col)];
+    } else {
+      wantPoint = column(p.stdout, col);
+    }
+    const series = maps ? `n_eff:${parseTsv(p.stdout.split('\n\n')[1]).rows[0][0 + parseTsv(p.stdout.split('\n\n')[1]).header.indexOf('feature')]}`
+      : `${col}:${chosen}`;
+    const drawn = await plotValue(page, `plot-x-${id}`, series, at);
+    if (drawn !== wantPoint)
+      problems.push(`the figure's ${series} at B ${at}: page ${drawn}, bnstudy ${wantPoint}`);
+    const own = spawnSync('bash', ['-c', got.command], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
+    if (own.stdout !== want.stdout)
+      problems.push(`the section's command prints other numbers: ${got.command} (${own.stderr.trim()})`);
+    if (!/What it draws: /.test(got.caption))
+      problems.push(`no caption from bnstudy plot: ${got.caption}`);
+    problems.push(...await figureProblems(page));
+    check(`${id}: ${name}`, problems);
+  }
 }
 
 /* The phone screenshot beside the laptop one: web.png, web-phone.png. */
@@ -764,6 +885,7 @@ async function main() {
     await runConfigurations(page);
     await otherChecks(page);
     await classifierChecks(page);
+    await causeChecks(page);
     await linkChecks(browser, page, origin, pageErrors);
     await downloadChecks(page);
     /* The layout at a phone's width and a laptop's, in the published
