@@ -74,20 +74,25 @@
   const featuresChanged = () => state.features.map(featureLine).join('\n') !== defaultFeatures;
 
   /* The settings as --set lines; over replaces some of them. */
+  /* A file given to the page (your data, below) replaces the generated
+   * population: its keys are left out, and population.file names it. */
+  let fileInfo = null;
+  const generated = k => !(fileInfo && k.section === FEATURE.section);
+  const fileLines = () => fileInfo ? [`${FEATURE.section}.file=${fileInfo.name}`] : [];
   function setsText(over) {
     const s = Object.assign({}, state, over || {});
-    const lines = keys.filter(k => k !== FEATURE).map(k => `${kid(k)}=${s[kid(k)]}`);
-    for (const f of s.features)
+    const lines = keys.filter(k => k !== FEATURE && generated(k)).map(k => `${kid(k)}=${s[kid(k)]}`);
+    for (const f of generated(FEATURE) ? s.features : [])
       lines.push(`${kid(FEATURE)}=${featureLine(f)}`);
-    return lines.join('\n');
+    return lines.concat(fileLines()).join('\n');
   }
 
   /* The same settings as a command: an option for each axis (its name
    * with dashes, as bnstudy's cli_key_options makes it), --set for the
    * other keys; only what differs from the defaults. */
   function commandArgs(only) {
-    const args = [];
-    for (const k of only || keys) {
+    const args = fileInfo ? ['--population', fileInfo.name] : [];
+    for (const k of (only || keys).filter(generated)) {
       if (k === FEATURE) {
         if (featuresChanged())
           for (const f of state.features)
@@ -149,7 +154,7 @@
    * them; the page shows each job's answer with that job's settings. */
   let jobs = 0;
   function makeJob() {
-    const n = Number(state[kid(ROWS)]), b = Number(state[kid(BATCH)]);
+    const n = fileInfo ? fileInfo.rows : Number(state[kid(ROWS)]), b = Number(state[kid(BATCH)]);
     const bs = batchSizes(n, b), ord = state[kid(ORDER)];
     const calls = [{ sets: setsText(), features: true },
                    sweepCall({}, bs, [...new Set([ord, 'shuffled', 'sorted'])])];
@@ -236,6 +241,7 @@
   function restart() {
     worker.terminate();
     worker = new Worker('worker.js');
+    giveTo(worker);
     listen();
   }
 
@@ -612,8 +618,8 @@
       feature.replaceChildren();
       if (def().optional)
         feature.appendChild(new Option('(the first feature)', ''));
-      for (const f of state.features)
-        feature.appendChild(new Option(f.name, f.name));
+      for (const name of fileInfo ? fileInfo.features : state.features.map(f => f.name))
+        feature.appendChild(new Option(name, name));
       feature.value = [...feature.options].some(o => o.value === keep) ? keep : feature.options[0].value;
     };
     const compose = () => {
@@ -727,6 +733,10 @@
       const lg = document.createElement('legend');
       lg.textContent = `[${section}]`;
       fs.appendChild(lg);
+      if (!generated(keys.find(x => x.section === section))) {
+        fs.disabled = true;
+        help(fs, 'population-file', `The rows of ${fileInfo.name} replace the generated population (your data, below).`);
+      }
       for (const k of keys.filter(x => x.section === section)) {
         const box = document.createElement('div');
         box.className = `control ${k.type}`;
@@ -787,20 +797,22 @@
   const CLF = T.models.findIndex(m => m.name === 'classifier');
   const clfReads = k => (k.models & (1 << CLF)) && kid(k) !== 'sweep.epochs';
   const clfSets = () => {
-    const lines = ['model.type=classifier'];
-    for (const k of keys.filter(clfReads)) {
+    const lines = ['model.type=classifier'].concat(fileLines());
+    for (const k of keys.filter(clfReads).filter(generated)) {
       if (k === FEATURE && featuresChanged())
         lines.push(...state.features.map(f => `${kid(k)}=${featureLine(f)}`));
       else if (k !== FEATURE && state[kid(k)] !== k.default)
         lines.push(`${kid(k)}=${state[kid(k)]}`);
     }
-    return lines.concat(CLF_KEYS.map(c => `${c.key}=${clfState[c.key]}`)).join('\n');
+    return lines.concat(CLF_KEYS.filter(c => generated(c.def)).map(c => `${c.key}=${clfState[c.key]}`)).join('\n');
   };
   /* bnstudy run's command for it: the layer's options it reads, then the
    * classifier's. */
   function clfCommand() {
     const args = commandArgs(keys.filter(clfReads));
-    args.push('--type', 'classifier', '--set', `population.classes=${clfState['population.classes']}`);
+    args.push('--type', 'classifier');
+    if (!fileInfo)
+      args.push('--set', `population.classes=${clfState['population.classes']}`);
     for (const c of CLF_KEYS.filter(c => c.option))
       if (clfState[c.key] !== c.def.default)
         args.push(c.option, clfState[c.key]);
@@ -856,6 +868,7 @@
     };
     const start = () => {
       w = new Worker('worker.js');
+      giveTo(w);
       w.onmessage = e => {
         if (!e.data.answers || !busy || e.data.id !== busy.id)
           return;
@@ -891,6 +904,7 @@
         }
       },
       idle: () => !busy && !waiting,
+      give: () => w && giveTo(w),
     };
     sections.push(s);
     return s;
@@ -1010,9 +1024,9 @@
   });
   /* The layer's keys a cause takes: not those of a section it omits, nor
    * those it sets itself. */
-  const causeTakes = c => k => !(c.omit || []).includes(k.section) && k !== FEATURE &&
+  const causeTakes = c => k => !(c.omit || []).includes(k.section) && k !== FEATURE && generated(k) &&
     !c.keys.some(x => x.key === kid(k)) && !(kid(k) in (c.fixed || {}));
-  const causeFeatures = c => (c.omit || []).includes('population') ? []
+  const causeFeatures = c => (c.omit || []).includes('population') || fileInfo ? []
     : (featuresChanged() || c.feature ? state.features.map(featureLine) : []).concat(c.feature ? [c.feature] : []);
   /* key=value pairs, a key that takes lines (maps.channel) once a line. */
   const pairs = (key, value, lines) => lines
@@ -1026,8 +1040,9 @@
       m.set(k.key, causeState[c.id][k.key]);
     for (const [k, v] of Object.entries(Object.assign({}, c.fixed, over)))
       m.set(k, v);
-    return [...m].flatMap(([k, v]) => pairs(k, v, c.keys.some(x => x.key === k && x.lines)))
-      .concat(causeFeatures(c).map(f => ['population.feature', f]));
+    const file = fileInfo && !(c.omit || []).includes('population') ? [['population.file', fileInfo.name]] : [];
+    return file.concat([...m].flatMap(([k, v]) => pairs(k, v, c.keys.some(x => x.key === k && x.lines))),
+                       causeFeatures(c).map(f => ['population.feature', f]));
   }
   const causeSets = (c, over) => causePairs(c, over).map(([k, v]) => `${k}=${v}`).join('\n');
   /* bnstudy run's command: an axis by its option, any other key by --set,
@@ -1036,7 +1051,9 @@
     const args = [];
     for (const [k, v] of causePairs(c)) {
       const d = tkey(k);
-      if (k === 'population.feature' || k === 'maps.channel' || d.nest === 0)
+      if (k === 'population.file')
+        args.push('--population', v);
+      else if (k === 'population.feature' || k === 'maps.channel' || d.nest === 0)
         args.push('--set', `${k}=${v}`);
       else if (v !== d.default)
         args.push(`--${d.name.replace(/_/g, '-')}`, v);
@@ -1227,6 +1244,79 @@
           points: pts(v.cn[0], 'count_fpc') }])
     });
   }
+
+  /* ---- your data: a CSV, TSV or .npy chosen or dropped, read in the
+   * page and handed to every worker (each its own copy of the core, with
+   * no filesystem: web_give_file), never sent anywhere ---- */
+  const MAX_FILE = 64 << 20;
+  let given = null;
+  function giveTo(w) {
+    if (given)
+      w.postMessage({ give: given });
+  }
+  /* The layer's worker reads the file first and says what bnstudy reads
+   * of it (its rows and features) or why it refuses it. */
+  const describe = file => new Promise(ok => {
+    const on = e => {
+      if (e.data.given === undefined)
+        return;
+      worker.removeEventListener('message', on);
+      ok(e.data.given);
+    };
+    worker.addEventListener('message', on);
+    worker.postMessage({ give: file });
+  });
+  async function takeFile(file) {
+    const status = $('drop-status');
+    const cmd = `./bnstudy run --population ${shellWord(file.name)}`;
+    if (file.size > MAX_FILE) {
+      status.textContent = `${file.name} is ${(file.size / 1048576).toFixed(1)} MB, more than the page reads ` +
+        `(${MAX_FILE >> 20} MB): run the study on it on the command line, ${cmd}`;
+      return;
+    }
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const reply = await describe({ name: file.name, bytes });
+    if (reply.startsWith('!')) {
+      status.textContent = `bnstudy refuses ${file.name}: ${reply.slice(1)}`;
+      return;
+    }
+    given = { name: file.name, bytes };
+    fileInfo = JSON.parse(reply);
+    sections.forEach(s => s.give());
+    status.textContent = `${fileInfo.name}: ${fileInfo.rows} rows of ${fileInfo.features.length} features ` +
+      `(${fileInfo.features.join(', ')}), read in this page and sent nowhere. Every section runs on them; ` +
+      `${cmd} prints the same numbers.`;
+    $('drop-clear').hidden = false;
+    state[kid(ORDER)] = ORDER.default;
+    buildControls();
+    computeAll();
+  }
+  /* Emptied once read, so that choosing the same file again (edited
+   * since) reads it again. */
+  $('drop-file').addEventListener('change', e => {
+    const file = e.target.files[0];
+    e.target.value = '';
+    if (file)
+      takeFile(file);
+  });
+  const zone = $('drop');
+  zone.addEventListener('dragover', e => { e.preventDefault(); zone.classList.add('over'); });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', e => {
+    e.preventDefault();
+    zone.classList.remove('over');
+    if (e.dataTransfer.files[0])
+      takeFile(e.dataTransfer.files[0]);
+  });
+  $('drop-clear').addEventListener('click', () => {
+    fileInfo = null;
+    $('drop-clear').hidden = true;
+    $('drop-status').textContent = 'Back to the generated population.';
+    $('drop-file').value = '';
+    state[kid(ORDER)] = ORDER.default;
+    buildControls();
+    computeAll();
+  });
 
   /* ---- the buttons ---- */
 

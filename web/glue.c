@@ -40,6 +40,7 @@
 #include "model/order.h"
 #include "study/out.h"
 #include "pop/pop.h"
+#include "pop/popfile.h"
 #include "pop/popid.h"
 #include "model/run.h"
 #include "model/score.h"
@@ -311,6 +312,70 @@ static const run_pops *populations(const exp_t *e, bn_error *err)
     return &kept.p;
 }
 
+/* The file the page was given (dropped, or chosen), by its name: the
+ * wasm build has no filesystem, so the rows `population.file` names are
+ * these bytes, read as bnstudy reads a file's (exp_population_bytes). */
+static unsigned char *given;
+static size_t given_len;
+static char *given_name;
+
+static int read_given(exp_t *e, bn_error *err)
+{
+    if (!e->popfile.file)
+        return 0;
+    if (!given_name || strcmp(e->popfile.file, given_name) != 0)
+        return bn_fail(err, "--set population.file=%s: no such file was "
+                            "given to the page", e->popfile.file);
+    /* The manifest's sha256 needs nettle, which the page has not: the
+     * summary's population id is the bytes' FNV-1a, as bnstudy's. */
+    return exp_population_bytes(e, given, given_len, "-", err);
+}
+
+/* Keep a file's bytes under its name, and say what bnstudy reads of them:
+ * {"name", "rows", "features": [names]}, or a refusal naming the file
+ * and line, as `bnstudy run --population FILE` words it. */
+const char *web_give_file(const char *name, const unsigned char *bytes,
+                          size_t len)
+{
+    static char refusal[sizeof ((bn_error *)0)->msg + 2];
+    bn_error err;
+    popfile pf;
+    free(given);
+    free(given_name);
+    given = malloc(len + 1);
+    given_name = malloc(strlen(name) + 1);
+    given_len = len;
+    if (!given || !given_name) {
+        free(given);
+        free(given_name);
+        given = NULL;
+        given_name = NULL;
+        return "!out of memory";
+    }
+    memcpy(given, bytes, len);
+    given[len] = '\0';
+    strcpy(given_name, name);
+    if (popfile_parse(name, given, len, NULL, &pf, &err) != 0) {
+        snprintf(refusal, sizeof refusal, "!%s", err.msg);
+        return refusal;
+    }
+    FILE *fp = answer_open();
+    if (!fp) {
+        popfile_free(&pf);
+        return "!out of memory";
+    }
+    fputc('{', fp);
+    json_field(fp, "name", name, 1);
+    fprintf(fp, ",\"rows\":%zu,\"features\":[", pf.n);
+    for (size_t j = 0; j < pf.f; j++) {
+        fputs(j ? "," : "", fp);
+        json_str(fp, pf.names[j]);
+    }
+    fputs("]}", fp);
+    popfile_free(&pf);
+    return answer_close(fp);
+}
+
 /* Apply the settings, one "section.key=value" per line, as `run --set`
  * does (exp_set_overrides); then the checks of exp_finish. */
 static int apply(exp_t *e, const char *sets, bn_error *err)
@@ -339,7 +404,7 @@ static int apply(exp_t *e, const char *sets, bn_error *err)
     int rc = exp_set_overrides(e, lines, n, err);
     free(lines);
     free(copy);
-    return rc != 0 ? -1 : exp_finish(e, err);
+    return rc != 0 || read_given(e, err) != 0 ? -1 : exp_finish(e, err);
 }
 
 /* A run's curve.tsv rows, as `run --write-curve` writes them after

@@ -21,7 +21,14 @@ try {
   core = bnstudyModule().then(M => ({
     run: M.cwrap('web_run', 'string', ['string', 'number']),
     figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string', 'string', 'string']),
-    tables: M.cwrap('web_tables', 'string', [])()
+    tables: M.cwrap('web_tables', 'string', [])(),
+    give: (name, bytes) => {
+      const p = M._malloc(bytes.length || 1);
+      M.HEAPU8.set(bytes, p);
+      const text = M.ccall('web_give_file', 'string', ['string', 'number', 'number'], [name, p, bytes.length]);
+      M._free(p);
+      return text;
+    }
   }));
 } catch (e) {
   core = Promise.reject(new Error('bnstudy.js could not be loaded: build it with `make web`'));
@@ -46,7 +53,13 @@ function summaryOf(answer, order) {
 }
 
 onmessage = async e => {
-  const { run, figures } = await core;
+  const { run, figures, give } = await core;
+  /* A file for population.file: its bytes copied into the core's
+   * memory, kept there under its name. */
+  if (e.data.give) {
+    postMessage({ given: give(e.data.give.name, e.data.give.bytes) });
+    return;
+  }
   const { id, calls } = e.data;
   const answers = [];
   let runs = 0;

@@ -671,6 +671,92 @@ async function causeChecks(page) {
   }
 }
 
+/* Your data: a CSV and a .npy chosen through the page's file control
+ * (as a person picks one), read in the page, every number bnstudy run
+ * --population FILE's; a file bnstudy refuses and one too large say so;
+ * no request is made (checked with the rest at the end). */
+function writeData(dir) {
+  const rows = [];
+  for (let i = 0; i < 200; i++)
+    rows.push([((i * 37) % 101) / 10, Math.round(100 * Math.sin(i)) / 50, (i % 9) - 4]);
+  const csv = path.join(dir, 'my rows.csv');
+  fs.writeFileSync(csv, 'width,height,depth\n' + rows.map(r => r.join(',')).join('\n') + '\n');
+  /* The same rows as a .npy: format 1.0, little-endian float64, C order. */
+  let header = `{'descr': '<f8', 'fortran_order': False, 'shape': (200, 3), }`;
+  header += ' '.repeat(64 - ((10 + header.length + 1) % 64)) + '\n';
+  const head = Buffer.alloc(10);
+  Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]).copy(head);
+  head.writeUInt16LE(header.length, 8);
+  const body = Buffer.alloc(200 * 3 * 8);
+  rows.flat().forEach((v, i) => body.writeDoubleLE(v, 8 * i));
+  const npy = path.join(dir, 'rows.npy');
+  fs.writeFileSync(npy, Buffer.concat([head, Buffer.from(header, 'latin1'), body]));
+  const bad = path.join(dir, 'bad.csv');
+  fs.writeFileSync(bad, 'a,b\n1,2\n3,x\n');
+  const big = path.join(dir, 'big.csv');
+  fs.writeFileSync(big, Buffer.alloc(65 << 20, 0x31));
+  return { csv, npy, bad, big };
+}
+
+async function dataChecks(page) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-data-'));
+  const files = writeData(dir);
+  const choose_ = async file => {
+    await page.$eval('#drop-status', e => { e.textContent = ''; });
+    const input = await page.$('#drop-file');
+    await input.uploadFile(file);
+    await page.waitForFunction(() => document.getElementById('drop-status').textContent !== '', { timeout: 20000 });
+    await clfIdle(page);
+    return page.$eval('#drop-status', e => e.textContent);
+  };
+  const cases = [
+    ['a CSV of yours at B 32', files.csv, [['sweep.batch_size', '32']], ['--batch-size', '32']],
+    ['a CSV of yours sorted by its column height, B 16', files.csv,
+     [['order', 'sorted', 'height'], ['sweep.batch_size', '16']], ['--order', 'sorted:height', '--batch-size', '16']],
+    ['a .npy of yours with PyTorch\'s layer, 3 epochs', files.npy,
+     [['click', '#preset-pytorch'], ['sweep.epochs', '3'], ['sweep.batch_size', '64']],
+     ['--momentum', '0.1', '--momentum-weights', 'new', '--variance', 'unbiased', '--epochs', '3', '--batch-size', '64']],
+  ];
+  for (const [name, file, actions, argv] of cases) {
+    await page.click('#reset');
+    await clfIdle(page);
+    const status = await choose_(file);
+    await apply(page, actions);
+    await clfIdle(page);
+    const got = await pageNumbers(page);
+    const want = spawnSync(bnstudy, ['run', '--population', file, ...argv, '--write-features', '-'], { encoding: 'utf8' });
+    const own = spawnSync('bash', ['-c', `${got.command.replace(/^\.\/bnstudy/, shq(bnstudy))} --write-features -`],
+                          { encoding: 'utf8', cwd: dir });
+    /* The shift section on the same rows. */
+    const shift = await page.evaluate(() => [...document.querySelectorAll('#x-shift-scores [data-col]')]
+      .map(e => [e.dataset.col, e.textContent]));
+    const wantShift = spawnSync(bnstudy, ['run', '--population', file, ...argv, '--shift', '1'], { encoding: 'utf8' });
+    const ws = wantShift.status === 0 ? parseTsv(wantShift.stdout) : { header: [], rows: [[]] };
+    check(name, [
+      want.status === 0 ? null : `bnstudy: ${want.stderr.trim()}`,
+      /200 rows of 3 features/.test(status) ? null : `the page says: ${status}`,
+      got.error ? `the page refuses: ${got.error}` : null,
+      got.tsv === want.stdout ? null : 'the TSV is not bnstudy run --population\'s',
+      own.stdout === want.stdout ? null : `the page's command prints other numbers: ${got.command} (${own.stderr.trim()})`,
+      shift.length > 0 && shift.every(([c, v]) => v === ws.rows[0][ws.header.indexOf(c)])
+        ? null : `the shift section on these rows is not bnstudy run --shift 1's (${wantShift.stderr.trim()})`,
+    ].filter(x => x));
+  }
+  const refused = await choose_(files.bad);
+  const wantBad = spawnSync(bnstudy, ['run', '--population', files.bad], { encoding: 'utf8' });
+  const tail = wantBad.stderr.trim().replace(/^.*bad\.csv/, 'bad.csv');
+  const big = await choose_(files.big);
+  check('a file bnstudy refuses, and one too large, are said so', [
+    wantBad.status === 2 ? null : `bnstudy exits ${wantBad.status}`,
+    refused.endsWith(tail) ? null : `page: "${refused}"; bnstudy: "${wantBad.stderr.trim()}"`,
+    /more than the page reads .*\.\/bnstudy run --population big\.csv/.test(big) ? null : `page: "${big}"`,
+  ].filter(x => x));
+  await page.click('#drop-clear');
+  await clfIdle(page);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+const shq = s => `'${s.replace(/'/g, `'\\''`)}'`;
+
 /* The phone screenshot beside the laptop one: web.png, web-phone.png. */
 const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
 
@@ -863,13 +949,13 @@ async function main() {
            '--disable-sync', '--disable-quic', '--disable-dev-shm-usage'],
   });
 
+  const pageErrors = [];
   try {
     const context = browser.defaultBrowserContext();
     await context.overridePermissions(origin, ['clipboard-read', 'clipboard-write',
                                                'clipboard-sanitized-write']);
     const page = await browser.newPage();
     await page.setViewport({ width: 1366, height: 900 });
-    const pageErrors = [];
     page.on('pageerror', e => pageErrors.push(String(e)));
     page.on('console', m => { if (m.type() === 'error') pageErrors.push(m.text()); });
     const requests = [];
@@ -886,6 +972,7 @@ async function main() {
     await otherChecks(page);
     await classifierChecks(page);
     await causeChecks(page);
+    await dataChecks(page);
     await linkChecks(browser, page, origin, pageErrors);
     await downloadChecks(page);
     /* The layout at a phone's width and a laptop's, in the published
@@ -937,6 +1024,8 @@ async function main() {
   } catch (e) {
     failed++;
     console.log(`not ok - the test stopped: ${e.stack || e}`);
+    for (const m of pageErrors.slice(0, 8))
+      console.log(`    the page said: ${m}`);
   } finally {
     await browser.close();
     server.close();

@@ -1,0 +1,17 @@
+import puppeteer from 'puppeteer-core';
+import http from 'node:http'; import fs from 'node:fs'; import path from 'node:path';
+const root = path.resolve('web');
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
+const server = http.createServer((req, res) => { const u = new URL(req.url, 'http://x').pathname; const f = path.join(root, u === '/' ? 'index.html' : u); if (!fs.existsSync(f)) { res.writeHead(404); return res.end(); } res.writeHead(200, { 'Content-Type': types[path.extname(f)] || 'application/octet-stream' }); fs.createReadStream(f).pipe(res); });
+await new Promise(ok => server.listen(0, '127.0.0.1', ok));
+const b = await puppeteer.launch({ executablePath: '/usr/bin/chromium', userDataDir: fs.mkdtempSync('/tmp/page-shot/prof-'), args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const p = await b.newPage(); await p.setViewport({ width: 1366, height: 900 });
+p.on('console', m => console.log('console', m.type(), m.text()));
+p.on('pageerror', m => console.log('pageerror', String(m)));
+await p.goto(`http://127.0.0.1:${server.address().port}/`); await p.waitForFunction('window.bnReady && window.bnIdle && window.bnSectionsIdle');
+const r = await p.evaluate(() => new Promise(ok => { const w = new Worker('worker.js'); w.onerror = e => ok('error ' + e.message); w.onmessage = e => { if (e.data.tables) w.postMessage({ give: { name: 'x.csv', bytes: new TextEncoder().encode('a,b\n1,2\n3,4\n') } }); else ok(JSON.stringify(e.data)); }; }));
+console.log(r);
+const input = await p.$('#drop-file'); await input.uploadFile('/tmp/page-scratch/my rows.csv');
+await new Promise(ok => setTimeout(ok, 3000));
+console.log(await p.$eval('#drop-status', e => e.textContent));
+await b.close(); server.close();
