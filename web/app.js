@@ -1293,6 +1293,73 @@
   }
   /* Emptied once read, so that choosing the same file again (edited
    * since) reads it again. */
+  /* A dump folder: its files (each its path in the folder, as
+   * `bnstudy diagnose DIR` opens them) diagnosed in a worker of its own,
+   * which goes when it has answered. */
+  const MAX_DUMP = 256 << 20;
+  async function diagnoseDump(dir, files) {
+    const status = $('dump-status'), out = $('diagnosis');
+    const size = files.reduce((n, f) => n + f.file.size, 0);
+    const cmd = `./bnstudy diagnose ${shellWord(dir)}`;
+    out.hidden = true;
+    if (size > MAX_DUMP) {
+      status.textContent = `${dir} holds ${(size / 1048576).toFixed(1)} MB, more than the page reads ` +
+        `(${MAX_DUMP >> 20} MB): diagnose it on the command line, ${cmd}`;
+      return;
+    }
+    status.textContent = `Diagnosing ${dir} (${files.length} files) in this page…`;
+    const dump = { dir, files: await Promise.all(files.map(async f =>
+      ({ path: `${dir}/${f.name}`, bytes: new Uint8Array(await f.file.arrayBuffer()) }))) };
+    const text = await new Promise(ok => {
+      const w = new Worker('worker.js');
+      w.onmessage = e => {
+        if (e.data.tables)
+          w.postMessage({ dump });
+        else if (e.data.diagnosis !== undefined || e.data.error) {
+          w.terminate();
+          ok(e.data.error ? `!${e.data.error}` : e.data.diagnosis);
+        }
+      };
+    });
+    if (text.startsWith('!')) {
+      status.textContent = `bnstudy diagnose refuses ${dir}: ${text.slice(1)}`;
+      return;
+    }
+    status.textContent = `${dir}: the diagnosis ${cmd} prints, worked out in this page (nothing was sent anywhere):`;
+    out.textContent = text;
+    out.hidden = false;
+  }
+  /* A folder chosen: its files are those directly in it. */
+  $('dump-files').addEventListener('change', e => {
+    const all = [...e.target.files];
+    e.target.value = '';
+    if (!all.length)
+      return;
+    const dir = (all[0].webkitRelativePath || '').split('/')[0] || 'the chosen files';
+    diagnoseDump(dir, all.filter(f => (f.webkitRelativePath || f.name).split('/').length <= 2)
+      .map(f => ({ name: f.name, file: f })));
+  });
+  /* A folder dropped: its entries read one level down. */
+  const entries = dir => new Promise((ok, fail) => {
+    const r = dir.createReader(), all = [];
+    const more = () => r.readEntries(batch => { if (!batch.length) ok(all); else { all.push(...batch); more(); } }, fail);
+    more();
+  });
+  const entryFile = entry => new Promise((ok, fail) => entry.file(ok, fail));
+  async function dropped(dt) {
+    const item = [...dt.items].map(i => i.webkitGetAsEntry && i.webkitGetAsEntry()).find(x => x);
+    if (item && item.isDirectory) {
+      const files = await Promise.all((await entries(item)).filter(x => x.isFile)
+        .map(async x => ({ name: x.name, file: await entryFile(x) })));
+      return diagnoseDump(item.name, files);
+    }
+    const files = [...dt.files];
+    if (files.some(f => f.name === 'model.tsv'))
+      return diagnoseDump('the dropped files', files.map(f => ({ name: f.name, file: f })));
+    if (files[0])
+      takeFile(files[0]);
+  }
+
   $('drop-file').addEventListener('change', e => {
     const file = e.target.files[0];
     e.target.value = '';
@@ -1305,8 +1372,7 @@
   zone.addEventListener('drop', e => {
     e.preventDefault();
     zone.classList.remove('over');
-    if (e.dataTransfer.files[0])
-      takeFile(e.dataTransfer.files[0]);
+    dropped(e.dataTransfer);
   });
   $('drop-clear').addEventListener('click', () => {
     fileInfo = null;

@@ -24,6 +24,10 @@
  * as JSON (plot_json): each figure's title, findings, labels, axes and
  * series roles, which the page shows instead of wording its own.
  *
+ * web_give_file keeps a file's bytes for `population.file` (the page has
+ * no filesystem); web_dump_add and web_dump_report diagnose a dump
+ * folder's files as `bnstudy diagnose DIR` does, to the byte.
+ *
  * Each call's answer lives until the next call; the page copies it out at
  * once (emscripten's UTF8ToString).
  */
@@ -39,6 +43,7 @@
 #include "study/exp.h"
 #include "model/order.h"
 #include "study/out.h"
+#include "study/report.h"
 #include "pop/pop.h"
 #include "pop/popfile.h"
 #include "pop/popid.h"
@@ -373,6 +378,72 @@ const char *web_give_file(const char *name, const unsigned char *bytes,
     }
     fputs("]}", fp);
     popfile_free(&pf);
+    return answer_close(fp);
+}
+
+/* A dump folder's files as the page was given them (dropped, or chosen
+ * as a folder), each its path ("dump/model.tsv") and a copy of its
+ * bytes: web_dump_report reads them as `bnstudy diagnose DIR` reads the
+ * folder (dumpdir_read_files) and words the same report (diagnose_dump). */
+static dump_file *dump_files;
+static size_t dump_n;
+
+static void dump_clear(void)
+{
+    for (size_t i = 0; i < dump_n; i++) {
+        free((char *)dump_files[i].path);
+        free((unsigned char *)dump_files[i].bytes);
+    }
+    free(dump_files);
+    dump_files = NULL;
+    dump_n = 0;
+}
+
+/* 0, or -1 out of memory (the files given so far dropped). */
+int web_dump_add(const char *path, const unsigned char *bytes, size_t len)
+{
+    dump_file *grown = realloc(dump_files, (dump_n + 1) * sizeof *grown);
+    char *p = malloc(strlen(path) + 1);
+    unsigned char *b = malloc(len ? len : 1);
+    if (!grown || !p || !b) {
+        free(p);
+        free(b);
+        if (grown)
+            dump_files = grown;
+        dump_clear();
+        return -1;
+    }
+    dump_files = grown;
+    strcpy(p, path);
+    memcpy(b, bytes, len);
+    dump_files[dump_n++] = (dump_file){.path = p, .bytes = b, .len = len};
+    return 0;
+}
+
+/* The report of the files given, the folder called dir; they are
+ * dropped after. A refusal is '!' and the message bnstudy diagnose
+ * prints after "bnstudy diagnose: ". */
+const char *web_dump_report(const char *dir)
+{
+    static char refusal[sizeof ((bn_error *)0)->msg + 2];
+    bn_error err;
+    dump_dir d;
+    FILE *fp = answer_open();
+    int rc = !fp ? bn_fail(&err, "out of memory")
+             : dumpdir_read_files(dir, dump_files, dump_n, &d, &err) != 0
+                 ? -1
+                 : diagnose_dump(fp, &d, dir, NULL, 0, &err);
+    if (fp)
+        dumpdir_free(&d);
+    dump_clear();
+    if (rc != 0) {
+        if (fp)
+            fclose(fp);
+        free(answer);
+        answer = NULL;
+        snprintf(refusal, sizeof refusal, "!%s", err.msg);
+        return refusal;
+    }
     return answer_close(fp);
 }
 

@@ -22,6 +22,19 @@ try {
     run: M.cwrap('web_run', 'string', ['string', 'number']),
     figures: M.cwrap('web_figures', 'string', ['string', 'string', 'string', 'string', 'string']),
     tables: M.cwrap('web_tables', 'string', [])(),
+    /* A dump folder's files, each copied into the core's memory, then
+     * its report. */
+    diagnose: (dir, files) => {
+      for (const f of files) {
+        const p = M._malloc(f.bytes.length || 1);
+        M.HEAPU8.set(f.bytes, p);
+        const rc = M.ccall('web_dump_add', 'number', ['string', 'number', 'number'], [f.path, p, f.bytes.length]);
+        M._free(p);
+        if (rc !== 0)
+          return '!out of memory';
+      }
+      return M.ccall('web_dump_report', 'string', ['string'], [dir]);
+    },
     give: (name, bytes) => {
       const p = M._malloc(bytes.length || 1);
       M.HEAPU8.set(bytes, p);
@@ -53,7 +66,11 @@ function summaryOf(answer, order) {
 }
 
 onmessage = async e => {
-  const { run, figures, give } = await core;
+  const { run, figures, give, diagnose } = await core;
+  if (e.data.dump) {
+    postMessage({ diagnosis: diagnose(e.data.dump.dir, e.data.dump.files) });
+    return;
+  }
   /* A file for population.file: its bytes copied into the core's
    * memory, kept there under its name. */
   if (e.data.give) {

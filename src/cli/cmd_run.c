@@ -15,7 +15,7 @@
 
 #include "model/net.h"
 #include "cli/cli.h"
-#include "io/dumpdir.h"
+#include "study/dumpdir.h"
 #include "study/exp.h"
 #include "model/order.h"
 #include "study/out.h"

@@ -757,6 +757,97 @@ async function dataChecks(page) {
 }
 const shq = s => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/* A dump folder as scripts/dump_bn_inputs.py writes one (docs/diagnose.md,
+ * "The dump"; tests/fuzz/seeds.sh's): one layer "a" of 2 features, 8
+ * training rows in 2 batches of 4, 6 evaluation rows moved by shift; its
+ * buffers the checkpoint's (0.9 of the truth and 0.1 of the initial
+ * values), or never filled. */
+function writeDump(dir, { shift = 0, filled = true }) {
+  fs.mkdirSync(dir, { recursive: true });
+  const tr = [...Array(8).keys()].map(i => [0.1 * i, 1 - 0.2 * i]);
+  const ev = [...Array(6).keys()].map(i => [0.15 * i + 0.3 + shift, 0.5 - 0.1 * i + shift]);
+  const npy = rows => {
+    let head = `{'descr': '<f8', 'fortran_order': False, 'shape': (${rows.length}, 2), }`;
+    head += ' '.repeat(63 - ((10 + head.length) % 64)) + '\n';
+    const b = Buffer.alloc(16 * rows.length);
+    rows.flat().forEach((v, i) => b.writeDoubleLE(v, 8 * i));
+    const len = Buffer.alloc(2);
+    len.writeUInt16LE(head.length);
+    return Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), len, Buffer.from(head, 'latin1'), b]);
+  };
+  const moments = (rows, j) => {
+    const m = rows.reduce((a, r) => a + r[j], 0) / rows.length;
+    return [m, rows.reduce((a, r) => a + (r[j] - m) ** 2, 0) / rows.length];
+  };
+  const g = v => String(v);
+  let stats = 'feature\trunning_mean\trunning_var\tnum_batches_tracked\ttrain_mean\ttrain_var\ttrain_batch_var\t' +
+              'train_unit_var\ttrain_eval_mode_mean\ttrain_eval_mode_var\teval_mean\teval_var\n';
+  for (const j of [0, 1]) {
+    const [tm, tv] = moments(tr, j), [em, evv] = moments(ev, j);
+    const bv = (moments(tr.slice(0, 4), j)[1] + moments(tr.slice(4), j)[1]) / 2;
+    stats += [`f${j}`, filled ? g(0.9 * tm) : '0', filled ? g(0.9 * tv + 0.1) : '1', filled ? '2' : '0',
+              g(tm), g(tv), g(bv), g(tv), g(tm), g(tv), g(em), g(evv)].join('\t') + '\n';
+  }
+  const files = {
+    'model.tsv': 'key\tvalue\nformat\tbnstudy-dump 2\nkind\tdump\nmodel\tm.pt\nloaded\ta whole pickled model\n' +
+                 'notes\t-\nlayers\t1\nbatch_size\t4\ntrain_rows\t8\neval_rows\t6\ntrain_mode_accuracy\t0.95\n' +
+                 `eval_mode_accuracy\t${filled && !shift ? 0.9 : 0.5}\nbatch_dependence\t0\n`,
+    'layers.tsv': 'layer\ttype\tfeatures\na\tBatchNorm1d\t2\n',
+    'fixes.tsv': 'fix\teval_mode_accuracy\twhat\nrecompute-train\t0.95\t-\n',
+    'a.layer.tsv': 'key\tvalue\nlayer\ta\ntype\tBatchNorm1d\nfeatures\t2\nmomentum\t0.1\neps\t1e-05\n' +
+                   `num_batches_tracked\t${filled ? 2 : 0}\nbatch_size\t4\nrows_per_sample\t1\ntrain_samples\t8\n` +
+                   'eval_samples\t6\ndtype\tfloat32\n',
+    'a.batches.tsv': 'batch\trows\tsamples\n0\t4\t4\n1\t4\t4\n',
+    'a.stats.tsv': stats,
+  };
+  for (const [name, text] of Object.entries(files))
+    fs.writeFileSync(path.join(dir, name), text);
+  const means = [0, 1].map(k => [0, 1].map(j => moments(tr.slice(4 * k, 4 * k + 4), j)[0]));
+  for (const [name, rows] of [['a.train.npy', tr], ['a.train-eval.npy', tr], ['a.eval.npy', ev], ['a.batchmeans.npy', means]])
+    fs.writeFileSync(path.join(dir, name), npy(rows));
+}
+
+/* A dump folder chosen in the page is diagnosed there, to the byte what
+ * bnstudy diagnose DIR prints; a broken one gets its refusal. */
+async function dumpChecks(page) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-dumps-'));
+  const cases = [['as saved', 'checkpoint', {}], ['never filled', 'fresh', { filled: false }],
+                 ['evaluation data moved by 3', 'moved', { shift: 3 }], ['a file missing', 'broken', {}]];
+  for (const [label, name, opt] of cases) {
+    const dir = path.join(root, name);
+    writeDump(dir, opt);
+    if (name === 'broken')
+      fs.rmSync(path.join(dir, 'a.stats.tsv'));
+    const want = spawnSync(bnstudy, ['diagnose', name], { encoding: 'utf8', cwd: root });
+    await page.$eval('#dump-status', e => { e.textContent = ''; });
+    const input = await page.$('#dump-files');
+    await input.uploadFile(dir);
+    await page.waitForFunction(() => /: the diagnosis|refuses/.test(document.getElementById('dump-status').textContent),
+                               { timeout: 20000 });
+    const got = await page.evaluate(() => ({
+      status: document.getElementById('dump-status').textContent,
+      text: document.getElementById('diagnosis').hidden ? null : document.getElementById('diagnosis').textContent,
+    }));
+    const problems = [];
+    if (name === 'broken') {
+      /* The file named as bnstudy names it (the page's words for a file
+       * missing are its own: it has no filesystem to ask). */
+      const file = (/(broken\/[^:]*):/.exec(want.stderr) || [])[1];
+      if (want.status !== 2 || !file)
+        problems.push(`bnstudy exits ${want.status}: ${want.stderr.trim()}`);
+      else if (!got.status.includes(`refuses broken: ${file}:`) || got.text !== null)
+        problems.push(`page: "${got.status}"; bnstudy: "${want.stderr.trim()}"`);
+    } else {
+      if (want.status !== 0)
+        problems.push(`bnstudy: ${want.stderr.trim()}`);
+      if (got.text !== want.stdout)
+        problems.push(`the page's diagnosis is not bnstudy diagnose's:\n${got.text}\n---\n${want.stdout}`);
+    }
+    check(`a dump folder, ${label}: the page's diagnosis is bnstudy diagnose's`, problems);
+  }
+  fs.rmSync(root, { recursive: true, force: true });
+}
+
 /* The phone screenshot beside the laptop one: web.png, web-phone.png. */
 const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
 
@@ -973,6 +1064,7 @@ async function main() {
     await classifierChecks(page);
     await causeChecks(page);
     await dataChecks(page);
+    await dumpChecks(page);
     await linkChecks(browser, page, origin, pageErrors);
     await downloadChecks(page);
     /* The layout at a phone's width and a laptop's, in the published

@@ -1,0 +1,362 @@
+/*
+ * The report of `bnstudy diagnose DIR` (see report.h), written to any
+ * stream: the command's standard output, or the web page's text. The
+ * verdict comes first because it is what the user asked; the layers, the
+ * fixes measured and the per-feature detail are its evidence.
+ */
+#include "study/report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+
+void diag_causes_of(unsigned flags, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < DIAG_N_CAUSES && len < cap; c++)
+        if (flags & (1u << c))
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                    len ? "," : "", diag_cause_get(c)->name);
+    if (!len)
+        snprintf(buf, cap, "-");
+}
+
+static void print_acc(FILE *fp, double a)
+{
+    if (isnan(a))
+        fputs("not measured", fp);
+    else
+        fprintf(fp, "%.3f", a);
+}
+
+static void print_fix_line(FILE *fp, const char *what, diag_fix f,
+                           const verdict_model *m, int closes)
+{
+    fprintf(fp, "  %s: %s", what, diag_fix_name(f));
+    if (isnan(m->fix_acc[f])) {
+        fputs(" (not scored: the dump had no evaluation labels, or could "
+              "not apply it)\n",
+              fp);
+        return;
+    }
+    fputs(" gives evaluation mode ", fp);
+    print_acc(fp, m->fix_acc[f]);
+    fprintf(fp, "%s\n", closes == 1 ? ": it closes the gap"
+                        : closes == 0 ? ": it does NOT close the gap"
+                                      : "");
+}
+
+/* Whether there is a gap, and what closes it when the cause's fix does
+ * not. */
+static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
+{
+    if (v->gap < -DIAG_FIX_CLOSES)
+        fputs("  evaluation mode scores above training mode: no gap to "
+              "close\n", fp);
+    else if (!(v->gap > DIAG_FIX_CLOSES))
+        fputs("  evaluation mode is within 0.03 of training mode: no gap "
+              "to close\n", fp);
+    else if (v->fix_closes != 1) {
+        if (v->best_closes == 1 && v->best != v->fix)
+            print_fix_line(fp, "closes the gap instead", v->best, m, 1);
+        else if (v->best_closes == 0)
+            fputs("  no measured fix closes the gap\n", fp);
+    }
+}
+
+void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
+                        size_t n, const verdict_model *m)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    fprintf(fp, "verdict: %s", c->name);
+    if (v->root < n) {
+        fprintf(fp, ", in %zu of %zu layer%s, first %s", v->with, n,
+                n == 1 ? "" : "s", l[v->root].name);
+        if (v->with > 1) {
+            fputs(" (", fp);
+            for (size_t i = 0, k = 0; i < n; i++)
+                if (l[i].cause == v->cause)
+                    fprintf(fp, "%s%s", k++ ? ", " : "", l[i].name);
+            fputc(')', fp);
+        }
+    }
+    fprintf(fp, "\n  %s.\n", c->words);
+    if (!isnan(m->train_acc) || !isnan(m->eval_acc)) {
+        fputs("  accuracy on the evaluation data: training mode ", fp);
+        print_acc(fp, m->train_acc);
+        fputs(", evaluation mode ", fp);
+        print_acc(fp, m->eval_acc);
+        fputc('\n', fp);
+    }
+    fprintf(fp, "  fix: %s\n", c->fix);
+    /* "It closes the gap" only where there is one. */
+    if (v->fix != DIAG_FIX_NONE)
+        print_fix_line(fp, "measured", v->fix, m,
+                       v->gap > DIAG_FIX_CLOSES ? v->fix_closes : -1);
+    if (!isnan(v->gap))
+        print_gap(fp, v, m);
+    if (v->downstream)
+        fprintf(fp, "  %zu later layer%s with another cause: downstream of "
+                    "%s, whose inputs it changes\n",
+                v->downstream, v->downstream == 1 ? "" : "s",
+                l[v->root].name);
+}
+
+/* ------------------------------------------------------- the report */
+
+typedef struct {
+    const report_in *in;
+    diag_feature **feat;
+    verdict_layer *vl;
+    verdict v;
+} report;
+
+static void report_free(report *r)
+{
+    for (size_t i = 0; r->feat && i < r->in->n; i++)
+        free(r->feat[i]);
+    free(r->feat);
+    free(r->vl);
+}
+
+static int report_make(const report_in *in, report *r, bn_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->in = in;
+    size_t n = in->n;
+    r->feat = calloc(n, sizeof *r->feat);
+    r->vl = calloc(n, sizeof *r->vl);
+    if (!r->feat || !r->vl)
+        return bn_fail(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const report_layer *l = &in->layers[i];
+        if (!(r->feat[i] = malloc(l->f * sizeof **r->feat)))
+            return bn_fail(err, "out of memory");
+        if (diag_layer_run(&l->in, r->feat[i], err) != 0) {
+            bn_error sub = *err;
+            return bn_fail(err, "%s: %s", l->name, sub.msg);
+        }
+        r->vl[i] = (verdict_layer){.name = l->name, .f = l->f,
+                                   .d = r->feat[i]};
+        verdict_layer_sum(&r->vl[i]);
+    }
+    verdict_make(r->vl, n, &in->m, &r->v);
+    return 0;
+}
+
+static void print_layers(FILE *out, const report *r)
+{
+    int w = (int)strlen("layer");
+    for (size_t i = 0; i < r->in->n; i++)
+        if ((int)strlen(r->vl[i].name) > w)
+            w = (int)strlen(r->vl[i].name);
+    fprintf(out, "\n%-*s  %-12s %8s %8s  %-16s %s\n", w, "layer", "type",
+           "features", "tracked", "cause", "features by cause");
+    for (size_t i = 0; i < r->in->n; i++) {
+        const report_layer *l = &r->in->layers[i];
+        fprintf(out, "%-*s  %-12s %8zu %8zu  %-16s", w, l->name, l->type, l->f,
+               l->tracked, diag_cause_get(r->vl[i].cause)->name);
+        for (int c = 0, k = 0; c < DIAG_N_CAUSES; c++)
+            if (r->vl[i].count[c])
+                fprintf(out, "%s%s %zu", k++ ? ", " : " ",
+                       diag_cause_get(c)->name, r->vl[i].count[c]);
+        fputc('\n', out);
+    }
+}
+
+static void print_fixes(FILE *out, const report *r)
+{
+    const verdict_model *m = &r->in->m;
+    int any = 0;
+    for (int f = 1; f < DIAG_N_FIXES; f++)
+        any |= !isnan(m->fix_acc[f]);
+    if (!any)
+        return;
+    fprintf(out, "\nevaluation-mode accuracy on the evaluation data, each fix on "
+           "a copy (training mode: ");
+    print_acc(out, m->train_acc);
+    fprintf(out, ")\n  %-16s ", "as it is");
+    print_acc(out, m->eval_acc);
+    fputc('\n', out);
+    for (int f = 1; f < DIAG_N_FIXES; f++)
+        if (!isnan(m->fix_acc[f])) {
+            fprintf(out, "  %-16s ", diag_fix_name(f));
+            print_acc(out, m->fix_acc[f]);
+            fprintf(out, "%s\n", verdict_closes(m, f) == 1 ? "  closes the gap"
+                                                      : "");
+        }
+    if (!isnan(m->batch_dependence))
+        fprintf(out, "training mode: %.3f of the evaluation rows change their "
+               "prediction when batched in another order\n",
+               m->batch_dependence);
+}
+
+static void print_features_tsv(FILE *out, const report_layer *l,
+                               const diag_feature *d, int head)
+{
+    if (head)
+        fputs("layer\tfeature\ttrue_mean\ttrue_var\trunning_mean\t"
+              "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
+              "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
+              "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
+              "off_ks\tcause\tcauses\n",
+              out);
+    for (size_t j = 0; j < l->f; j++) {
+        char all[200];
+        diag_causes_of(d[j].flags, all, sizeof all);
+        fprintf(out, "%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
+               l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
+               d[j].running_var, l->em ? l->em[j] : NAN,
+               l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
+               d[j].eval_shift, d[j].eval_scale, d[j].eval_ks, d[j].eval_out,
+               d[j].updates, d[j].init_weight, d[j].exchange,
+               d[j].amplification, d[j].trend_lag, d[j].off_mean,
+               d[j].off_var, d[j].off_ks,
+               diag_cause_get(d[j].cause)->name, all);
+    }
+}
+
+static void print_features(FILE *out, const report_layer *l,
+                           const diag_feature *d)
+{
+    fprintf(out, "\nlayer %s (%s, %zu features): %zu batches tracked, momentum ",
+           l->name, l->type, l->f, l->tracked);
+    if (isnan(l->momentum))
+        fprintf(out, "None");
+    else
+        fprintf(out, "%g", l->momentum);
+    fprintf(out, ", eps %g; a mean is off beyond %.3g against the training "
+           "data (a scale's limit grows with the kurtosis: --tsv), the "
+           "evaluation data beyond a distance of %.3g\n",
+           l->eps, d[0].off_mean, d[0].off_ks);
+    fprintf(out, "%-8s %11s %11s %11s %11s  %7s %6s %7s %6s %6s  %8s  %s\n",
+           "feature", "mean", "running", "var", "running", "shift", "scale",
+           "e.shift", "e.scl", "e.dist", "exchange",
+           "cause (and others that apply)");
+    for (size_t j = 0; j < l->f; j++) {
+        fprintf(out, "f%-7zu %11.4g %11.4g %11.4g %11.4g  %7.3g %6.3g %7.3g %6.3g "
+               "%6.3g  %8.3g  %s",
+               j, d[j].true_mean, d[j].running_mean, d[j].true_var,
+               d[j].running_var, d[j].shift, d[j].scale, d[j].eval_shift,
+               d[j].eval_scale, d[j].eval_ks, d[j].exchange,
+               diag_cause_get(d[j].cause)->name);
+        for (int c = d[j].cause + 1; c < DIAG_N_CAUSES; c++)
+            if (d[j].flags & (1u << c))
+                fprintf(out, " +%s", diag_cause_get(c)->name);
+        fputc('\n', out);
+    }
+    fprintf(out, "\nshift, scale: the running statistics against the training "
+           "data's own; e.shift, e.scl: the evaluation data against the "
+           "training data,\nboth in evaluation mode; e.dist: the share of "
+           "rows on which their distributions disagree most "
+           "(Kolmogorov-Smirnov).\n");
+}
+
+int diag_report_write(FILE *out, const report_in *in, const char *layer,
+                      int tsv, bn_error *err)
+{
+    report r;
+    if (report_make(in, &r, err) != 0) {
+        report_free(&r);
+        return -1;
+    }
+    const report_layer *one = NULL;
+    for (size_t i = 0; layer && i < in->n; i++)
+        if (strcmp(in->layers[i].name, layer) == 0)
+            one = &in->layers[i];
+    if (layer && !one) {
+        report_free(&r);
+        return bn_fail(err, "--layer %s: no such layer", layer);
+    }
+    if (tsv) {
+        for (size_t i = 0, head = 1; i < in->n; i++)
+            if (!one || one == &in->layers[i]) {
+                print_features_tsv(out, &in->layers[i], r.feat[i], (int)head);
+                head = 0;
+            }
+    } else {
+        diag_print_verdict(out, &r.v, r.vl, in->n, &in->m);
+        fprintf(out, "\n%s", in->what);
+        print_layers(out, &r);
+        print_fixes(out, &r);
+        for (size_t i = 0; one && i < in->n; i++)
+            if (one == &in->layers[i])
+                print_features(out, one, r.feat[i]);
+    }
+    report_free(&r);
+    return 0;
+}
+
+/* ------------------------------------------------------- a dump folder */
+
+static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
+{
+    buf_printf(b, "%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
+               d->loaded, d->n, d->n == 1 ? "" : "s");
+    if (strcmp(d->notes, "-"))
+        buf_printf(b, "  %s\n", d->notes);
+    if (!d->hooked)
+        buf_printf(b, "  no layer's inputs could be taken (a TorchScript "
+                      "module takes no forward hooks): only the buffers' "
+                      "own causes can show; save the model whole or as a "
+                      "state_dict for the full diagnosis\n");
+    else if (d->recording)
+        buf_printf(b, "  a recording over training (BNRecorder): the "
+                      "training-mode calls' inputs%s; the statistics are "
+                      "the model's as the recording ended\n",
+                   d->weights_moved ? ", under weights that moved between "
+                                      "batches (so no exchangeability test)"
+                                    : "");
+    else
+        buf_printf(b, "  the statistics diagnosed are the checkpoint's own, "
+                      "as saved: the dump took every input on copies, so "
+                      "nothing was re-trained or replayed; %zu rows of "
+                      "training data in batches of %zu%s%s\n",
+                   d->train_rows, d->batch_size,
+                   d->steps ? "" : ", training's steps not given (--epochs "
+                                   "or --steps)",
+                   d->eval_rows ? "" : ", no evaluation data");
+}
+
+int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
+                  const char *layer, int tsv, bn_error *err)
+{
+    report_layer *rl = calloc(d->n ? d->n : 1, sizeof *rl);
+    bn_buf what = {0};
+    int rc = -1;
+    if (!rl) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        const dump_layer *l = &d->layers[i];
+        rl[i] = (report_layer){.name = l->name, .type = l->type, .f = l->f,
+                               .tracked = l->tracked,
+                               .momentum = l->momentum, .eps = l->eps,
+                               .em = l->em, .ev = l->ev};
+        dumpdir_evidence(l, &rl[i].in);
+    }
+    dump_what(d, dir, &what);
+    if (what.failed) {
+        bn_fail(err, "out of memory");
+        goto done;
+    }
+    report_in in = {.n = d->n, .layers = rl, .what = what.p};
+    in.m.train_acc = d->train_acc;
+    in.m.eval_acc = d->eval_acc;
+    in.m.batch_dependence = d->batch_dependence;
+    memcpy(in.m.fix_acc, d->fix_acc, sizeof in.m.fix_acc);
+    if (layer && !dumpdir_find(d, layer))
+        bn_fail(err, "--layer %s: no such layer in %s/layers.tsv", layer, dir);
+    else
+        rc = diag_report_write(out, &in, layer, tsv, err);
+done:
+    buf_free(&what);
+    free(rl);
+    return rc;
+}
