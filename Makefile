@@ -253,7 +253,7 @@ PEER_PYTHON ?= /usr/bin/python3
 # Test drivers (tests/peer/*.c): small programs the peer scripts call to
 # reach library code bnstudy's commands do not expose yet; not part of
 # bnstudy.
-PEER_DRIVERS := bn2d_driver
+PEER_DRIVERS := bn2d_driver jacobian_driver
 $(BUILD)/%: tests/peer/%.c $(LIBOBJS) $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) $(LDFLAGS) -o $@ \
@@ -267,7 +267,8 @@ test-peer: $(BIN) $(PEER_DRIVERS:%=$(BUILD)/%)
 	$(PEER_PYTHON) tests/peer/peer_bn2d.py --driver $(BUILD)/bn2d_driver || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_popfile.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_dump.py --bnstudy ./$(BIN) || rc=1; \
-	$(PEER_PYTHON) tests/peer/peer_clf.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_clf.py --bnstudy ./$(BIN) \
+		--jacobian-driver $(BUILD)/jacobian_driver || rc=1; \
 	exit $$rc
 
 # For `make test`: the peer test when its dependencies are there, otherwise a
@@ -308,7 +309,9 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                clf-fixes-few clf-fixes-grouped clf-real-warmup clf-real-fixes \
                clf-digits clf-shift-modes \
                shift clf-adaptive drift drift-momentum collapse initial \
-               clf-initial maps-digits maps-field
+               clf-initial maps-digits maps-field \
+               clf-depth clf-norms clf-adam clf-float32 clf-conv-digits \
+               clf-radial
 
 study:
 	@bash scripts/deps.sh study

@@ -24,7 +24,7 @@
 #     colour role and name);
 #   slog, slo, shi, szero stats_err_rel's scale (log, the smallest value
 #     that is not 0 and the largest, whether some value is 0 up to
-#     rounding); yacc, ystats the y labels; keval, ktrain the modes' key
+#     rounding); shas 1 for each series that has stats_err_rel; yacc, ystats the y labels; keval, ktrain the modes' key
 #     entries; title, st the canvas title and the panels' titles.
 # With tables (bnstudy plot --tables) each panel's curves come in this
 # order: the eval mode of every series joined, then their train mode
@@ -136,15 +136,17 @@ do for [out = 1:2] {
                 set format y tic_format
             }
             set ylabel (j % cols == 0 ? ystats : "")
+            # Only the series that have stats_err_rel (shas): a network
+            # without batch norm has none to draw.
             cmd = ""
-            if (anyj) {
-                cmd = "for [i = 1:ns] f using (X(i)):(pick(p, i, 1) ? yv(column('stats_err_rel')) : NaN) " . \
-                      "with linespoints " . eval_look
-            }
-            if (anyu) {
-                cmd = cmd . (anyj ? ", " : "") . \
-                      "for [i = 1:ns] f using (X(i)):(pick(p, i, 0) ? yv(column('stats_err_rel')) : NaN) " . \
-                      "with points " . eval_look
+            do for [u = (anyj ? 1 : 0):(anyu ? 0 : 1):-1] {
+                do for [i0 = 1:ns] {
+                    if (shas[i0]) {
+                        cmd = cmd . (cmd eq "" ? "" : ", ") . \
+                              sprintf("for [i = %d:%d] f using (X(i)):(pick(p, i, %d) ? yv(column('stats_err_rel')) : NaN) ", i0, i0, u) . \
+                              (u ? "with linespoints " : "with points ") . eval_look
+                    }
+                }
             }
         }
         cmd = "plot " . cmd

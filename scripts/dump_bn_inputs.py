@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Dump what every batch-norm layer of a PyTorch model holds and sees, for
 `bnstudy diagnose DIR` (docs/diagnose.md, "The dump"). The checkpoint is
-read, never moved: everything runs on deep copies, the layers' inputs are
-taken in evaluation mode, and the dump checks at the end that the file's
-bytes and the loaded buffers are what they were.
+read, never moved: every pass runs on a deep copy (the one in training
+mode with every momentum set to 0, so that no buffer moves even there),
+and the dump checks at the end that the file's bytes and the loaded
+buffers are what they were.
 
     dump_bn_inputs.py --model model.pt --train-inputs xtr.npy \\
         --eval-inputs xte.npy --labels ytr.npy --eval-labels yte.npy \\
@@ -11,15 +12,17 @@ bytes and the loaded buffers are what they were.
     bnstudy diagnose dump
 
 --train-inputs are the training data in the order training fed them (one
-epoch), batched by --batch-size as training batched them; --epochs (or
---steps) says how long training ran, which is how a layer frozen part of
-the time shows. A model saved as a state_dict needs --module
+epoch), batched by --batch-size as training batched them, or by --batches
+FILE (the rows of each batch in turn) where training's batches were not
+of one size; --epochs (or --steps) says how long training ran, which is
+how a layer frozen part of the time shows. A model saved as a state_dict needs --module
 package.module:Class (and --module-args JSON); --source DIR makes the
 user's code importable. With --eval-labels the dump also scores, on
 copies, each candidate fix (bndump/fixes.py).
 
-In a training script, `from dump_bn_inputs import BNRecorder` records
-every call instead (bndump/record.py).
+In a training script, BNRecorder records every call instead
+(bndump/record.py): put this folder on sys.path, then `from
+dump_bn_inputs import BNRecorder`; rec.write(DIR), then rec.close().
 """
 
 import argparse
@@ -54,7 +57,14 @@ def parse():
     ap.add_argument("--eval-inputs", help=".npy of the evaluation data")
     ap.add_argument("--labels", help=".npy of the training labels")
     ap.add_argument("--eval-labels", help=".npy of the evaluation labels")
-    ap.add_argument("--batch-size", type=int, required=True)
+    ap.add_argument("--batch-size", type=int,
+                    help="training's batch size (the evaluation data's "
+                    "too); with --batches, the evaluation data's only "
+                    "(default: the batches' mean)")
+    ap.add_argument("--batches", help="the rows of each training batch in "
+                    "turn, summing to --train-inputs' samples (.npy, or "
+                    "text: whitespace-separated integers), for batches "
+                    "training did not cut in one size")
     ap.add_argument("--epochs", type=int, help="epochs training ran over "
                     "--train-inputs")
     ap.add_argument("--steps", type=int, help="optimiser steps training "
@@ -99,8 +109,37 @@ def buffers(model):
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+def batch_sizes(path, n):
+    """--batches FILE: the rows of each training batch in turn."""
+    try:
+        if path.endswith(".npy"):
+            v = np.load(path, allow_pickle=False)
+        else:
+            with open(path) as fp:
+                v = np.array(fp.read(1 << 24).split(), dtype=np.float64)
+    except (OSError, ValueError) as e:
+        raise LoadError("--batches %s: %s" % (path, e))
+    v = np.asarray(v)
+    if v.ndim != 1 or v.size < 1 or not np.all(v == np.floor(v)):
+        raise LoadError("--batches %s: not a list of whole numbers" % path)
+    v = v.astype(np.int64)
+    for k, b in enumerate(v):
+        if b < 2:
+            raise LoadError("--batches %s: batch %d holds %d sample%s: "
+                            "training mode cannot normalise a single row "
+                            "(join it to a neighbour)"
+                            % (path, k + 1, b, "" if b == 1 else "s"))
+    if int(v.sum()) != n:
+        raise LoadError("--batches %s: the batches hold %d samples, "
+                        "--train-inputs %d" % (path, int(v.sum()), n))
+    return [int(b) for b in v]
+
+
 def check_args(a):
-    if a.batch_size < 1 or a.max_rows < 2:
+    if a.batch_size is None and not a.batches:
+        raise LoadError("--batch-size: give training's batch size (or "
+                        "--batches FILE)")
+    if (a.batch_size is not None and a.batch_size < 1) or a.max_rows < 2:
         raise LoadError("--batch-size must be at least 1, --max-rows 2")
     if a.epochs is not None and a.steps is not None:
         raise LoadError("--epochs and --steps: give one")
@@ -153,7 +192,7 @@ def write_buffers(out, name, mod):
     tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod))
 
 
-def write_layer(out, name, mod, tr, te, ev, batch_size):
+def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None):
     base = os.path.join(out, tsv.safe_name(name))
     c = int(mod.num_features)
     np.save(base + ".train.npy", tr.rows_sample(c))
@@ -167,6 +206,7 @@ def write_layer(out, name, mod, tr, te, ev, batch_size):
     tsv.write_rows(base + ".stats.tsv", *stats_rows(mod, tr, te, ev))
     tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod) + [
         ("batch_size", batch_size),
+        ("largest_batch", largest),
         ("rows_per_sample", tr.rows[0] // tr.units[0]),
         ("train_rows", tr.seen),
         ("train_samples", tr.total_samples),
@@ -206,20 +246,28 @@ def dump(a):
     yev = load_array(a.eval_labels, "--eval-labels", xev.shape[0]) \
         if a.eval_labels else None
     del ytr  # kept for the user's own checks: the fixes score evaluation
+    sizes = batch_sizes(a.batches, xtr.shape[0]) if a.batches else None
+    # The moving average's noise over batches of unequal sizes is that of
+    # their harmonic mean; Samuelson's bound is the largest batch's.
+    train_batch = a.batch_size if sizes is None else \
+        int(len(sizes) / sum(1.0 / b for b in sizes))
+    largest = max(sizes) if sizes else None
+    if a.batch_size is None:
+        a.batch_size = int(round(xtr.shape[0] / len(sizes)))
     scripted = isinstance(model, torch.jit.ScriptModule)
     tmp = a.out.rstrip(os.sep) + ".part"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    nb = -(-xtr.shape[0] // a.batch_size)
+    nb = len(passes.cuts(xtr.shape[0], a.batch_size, sizes)) - 1
     steps = a.steps if a.steps is not None else \
         (a.epochs * nb if a.epochs is not None else None)
     order = [n for n, _ in layers]
     if not scripted:
         tr, order = passes.run(model, xtr, a.batch_size, a.max_rows,
                                "training data, training mode",
-                               train_mode=True)
+                               train_mode=True, sizes=sizes)
         te = passes.run(model, xtr, a.batch_size, a.max_rows,
-                        "training data, evaluation mode")[0]
+                        "training data, evaluation mode", sizes=sizes)[0]
         ev = passes.run(model, xev, a.batch_size, a.max_rows,
                         "evaluation data")[0] if xev is not None else None
         names = {n for n, _ in layers}
@@ -227,7 +275,7 @@ def dump(a):
         order += [n for n, _ in layers if n not in order]
         for name, mod in layers:
             write_layer(tmp, name, mod, tr[name], te[name],
-                        ev[name] if ev else None, a.batch_size)
+                        ev[name] if ev else None, train_batch, largest)
     else:
         for name, mod in layers:
             write_buffers(tmp, name, mod)
@@ -237,9 +285,8 @@ def dump(a):
         if a.reload:
             r, _, _ = load(a.reload, a.module, a.module_args, a.source)
             reload_state = r.state_dict()
-        if not scripted:
-            acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
-                                  a.batch_size, reload_state)
+        acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
+                              a.batch_size, reload_state, sizes, scripted)
     kinds = {n: tsv.layer_kind(m) for n, m in layers}
     feats = {n: int(m.num_features) for n, m in layers}
     tsv.write_rows(os.path.join(tmp, "layers.tsv"),
@@ -256,6 +303,8 @@ def dump(a):
         ("inputs_hooked", not scripted),
         ("layers", len(layers)),
         ("batch_size", a.batch_size),
+        ("batches_file", os.path.basename(a.batches) if a.batches
+         else None),
         ("train_rows", xtr.shape[0]),
         ("train_batches", nb),
         ("eval_rows", xev.shape[0] if xev is not None else None),
@@ -264,6 +313,7 @@ def dump(a):
         ("train_mode_accuracy", acc.get("train_mode_accuracy")),
         ("eval_mode_accuracy", acc.get("eval_mode_accuracy")),
         ("batch_dependence", acc.get("batch_dependence")),
+        ("majority_rate", acc.get("majority_rate")),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

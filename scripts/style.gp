@@ -133,9 +133,12 @@ if (exists("xv")) {
 # Log y axes get tics at 1, 2 and 5 per decade from lo to hi (one per
 # decade over more than four): gnuplot's default of one tic per decade
 # leaves a reader guessing whether a point is 0.3 or 0.6.
-decade_tics(d, d1, all) = d > d1 ? "" : (all ? sprintf("%g, %g, %g", 10.0 ** d, 2 * 10.0 ** d, 5 * 10.0 ** d) : sprintf("%g", 10.0 ** d)) . (d < d1 ? ", " . decade_tics(d + 1, d1, all) : "")
+# Past 24 decades (a relative error of a variance near a denormal's) a
+# tic every span / 8 decades, so that the labels do not pile up.
+decade_tics(d, d1, all, step) = d > d1 ? "" : (all ? sprintf("%g, %g, %g", 10.0 ** d, 2 * 10.0 ** d, 5 * 10.0 ** d) : sprintf("%g", 10.0 ** d)) . (d + step <= d1 ? ", " . decade_tics(d + step, d1, all, step) : "")
+decade_step(span) = span > 24 ? ceil(span / 8.0) : 1
 # (Joined with ".": gnuplot's sprintf cuts its result at 127 characters.)
-log_ytics(lo, hi) = "set ytics (" . decade_tics(floor(log10(lo)), ceil(log10(hi)), ceil(log10(hi)) - floor(log10(lo)) <= 3) . "); set format y tic_format; set mytics 1"
+log_ytics(lo, hi) = "set ytics (" . decade_tics(floor(log10(lo)), ceil(log10(hi)), ceil(log10(hi)) - floor(log10(lo)) <= 3, decade_step(ceil(log10(hi)) - floor(log10(lo)))) . "); set format y tic_format; set mytics 1"
 
 # Titles are centred on the canvas, not on the plot area: figures whose key
 # sits in a column of its own have an off-centre plot area, and a title

@@ -48,7 +48,8 @@ X_NOUN = {"batch_size": "batch size", "epochs": "number of epochs",
 NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
            "seed", "epochs", "precise_batches", "hidden", "freeze_after",
            "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
-           "scale", "offset", "drift_size"}
+           "scale", "offset", "drift_size", "depth", "adam_beta1",
+           "adam_beta2", "adam_eps", "warmup", "step_epochs", "step_factor"}
 # The orders in words, as a figure states them (src/model/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
@@ -328,6 +329,8 @@ def expected_figures(E):
         want.append("fit-accuracy")
     if curve_view(E) is not None:
         want.append("curve")
+    if norm_view(E) is not None:
+        want.append("weight-norm")
     return want
 
 
@@ -911,6 +914,7 @@ def fig_shuffles(ck, E, tabs):
 GAP = 0.05            # train and eval mode this close agree
 CLF_SERIES = 4        # series in an accuracy panel, at most
 CURVE_PANELS = 9      # panels of a curve figure, at most
+NORM_SERIES = 4
 K_STEP = 4.0          # other orders past the last K of a K axis
 CLF_X = {"batch_size": ("batch size", "B", "batch size B"),
          "epochs": ("number of epochs", "E", "epochs E"),
@@ -1186,10 +1190,16 @@ def fig_clf(ck, E, tabs, name, v):
         pv = v.pk[p]
         blocks = []
         cols = list(reversed(v.cols())) if k == 0 else ["stats_err_rel"]
+        # The row of stats_err_rel draws the series that have it (a
+        # network without batch norm has none).
+        has = [k == 0 or any(not math.isnan(num_or_nan(r["stats_err_rel"]))
+                             for q in v.pk for r in v.sel(q, s))
+               for s in v.sk]
         for joined in [True] * anyj + [False] * anyu:
             for col in cols:
                 for i, s in enumerate(v.sk):
-                    blocks.append((joined, col, i, s))
+                    if has[i]:
+                        blocks.append((joined, col, i, s))
         curves = [c for c in plots[j]]
         ck.check(f"{where}: panel {j + 1} draws {len(blocks)} curves",
                  len(curves) == len(blocks), f"{len(curves)} curves")
@@ -1263,6 +1273,77 @@ def fig_clf(ck, E, tabs, name, v):
                  f"{label!r} lacks {fixed!r}")
 
 
+def norm_view(E):
+    """The weight-norm figure's series: each configuration's longest run
+    of curve.tsv, a series per combination of the settings but the run's
+    length, at most NORM_SERIES (the last held past that); when weight
+    decay varies and the network has weights before a batch norm."""
+    rows = E.files["curve"]
+    if not rows or not {"epoch", "w_norm_ratio", "radial"} <= set(rows[0]):
+        return None
+    if "seed" in varying(E, rows) or "weight_decay" not in varying(E, rows):
+        return None
+    if all(math.isnan(num_or_nan(r["w_norm_ratio"])) for r in rows):
+        return None
+    series = [a for a in clf_axes(E, rows) if a != "epochs"]
+    n = {a: len(distinct(rows, a)) for a in series}
+    fixed, combos = [], math.prod(n.values())
+    while series and combos > NORM_SERIES:
+        f = series.pop()
+        combos //= n[f]
+        fixed.append(f)
+    v = View(E, rows, "num", None, [], series, fixed, longest=True)
+    return v if len(v.xc) >= 2 else None
+
+
+def fig_weight_norm(ck, E, tabs):
+    v = norm_view(E)
+    where = f"{E.name}/weight-norm"
+    plots = read_tables(tabs / "weight-norm.png.tab")
+    want_plots = 2 + (v.ns > 1)
+    if not ck.check(f"{where}: the norms, radial and the key", len(plots) == want_plots,
+                    f"{len(plots)} plots, want {want_plots}"):
+        return
+    for k, col in enumerate(("w_norm_ratio", "radial")):
+        curves = plots[k]
+        ck.check(f"{where}: {col}: a curve per series", len(curves) == v.ns,
+                 f"{len(curves)} curves")
+        for s, curve in zip(v.sk, curves):
+            pts = sorted((float(r["epoch"]), num_or_nan(r[col])) for r in v.sel((), s))
+            want = [(x, y) for x, y in pts if not math.isnan(y) and (col != "radial" or y > 0)]
+            who = ", ".join(clf_words(a, c) for a, c in zip(v.sa, s)) or "the runs"
+            ck.series(f"{where}: {col} of {who} after each epoch", curve, want)
+    if v.ns > 1:
+        keys = [c["title"] for c in plots[-1]]
+        want = [", ".join(clf_words(a, c) for a, c in zip(v.sa, s)) for s in v.sk]
+        ck.check(f"{where}: the key names each series", keys == want,
+                 f"{keys}, want {want}")
+    texts = [read_set(tabs / f"weight-norm.{j}.set") for j in (1, 2)]
+    title = texts[0]["labels"].get(100, "")
+    last = {s: sorted((float(r["epoch"]), float(r["w_norm_ratio"]))
+                      for r in v.sel((), s))[-1][1] for s in v.sk}
+    if v.sa == ["weight_decay"] and ("0",) in last and v.ns > 1:
+        big = max((s for s in v.sk if s != ("0",)), key=lambda s: float(s[0]))
+        want = (f"Without weight decay the weights before batch norm end at "
+                f"{'%.3g' % last[('0',)]}× their initial norm,\nwith weight decay "
+                f"{g(float(big[0]))} at {'%.3g' % last[big]}×")
+    else:
+        want = ("w_norm_ratio and radial after each epoch" +
+                "".join((", by " if i == 0 else " and ") + a for i, a in enumerate(v.sa)))
+    ck.check(f"{where}: the title is {want!r}", title == want, repr(title))
+    hi = max(num_or_nan(r["radial"]) for r in v.rows)
+    want = f"radial part of the gradient so far\nat most {'%.2g' % hi} of |w| |g|"
+    ck.check(f"{where}: radial's panel states its largest", texts[1].get("title") == want,
+             f"{texts[1].get('title')!r}, want {want!r}")
+    label = texts[1]["labels"].get(101, "")
+    ck.check(f"{where}: the x label names its axis", label.startswith("epoch ("), label)
+    facts_ok(ck, where, E, E.files["curve"], label, None)
+    if v.fa:
+        fixed = ", ".join(clf_words(f, v.rows[0][f]) for f in v.fa)
+        ck.check(f"{where}: the label names the settings held", fixed in label,
+                 f"{label!r} lacks {fixed!r}")
+
+
 def fig_accuracy(ck, E, tabs):
     fig_clf(ck, E, tabs, "accuracy", accuracy_view(E))
 
@@ -1285,6 +1366,7 @@ FIGURES = {
     "fit-accuracy": fig_fit_accuracy,
     "curve": fig_curve,
     "effective": fig_effective,
+    "weight-norm": fig_weight_norm,
 }
 
 

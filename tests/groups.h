@@ -20,6 +20,7 @@ int test_tables_run(size_t *ntests);
 int test_popfile_run(size_t *ntests);
 int test_diag_run(size_t *ntests);
 int test_net_run(size_t *ntests);
+int test_layers_run(size_t *ntests);
 int test_classifier_run(size_t *ntests);
 int test_convpop_run(size_t *ntests);
 int test_drift_run(size_t *ntests);

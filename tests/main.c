@@ -26,6 +26,7 @@ static const struct {
     {.name = "popfile", .run = test_popfile_run},
     {.name = "diag", .run = test_diag_run},
     {.name = "net", .run = test_net_run},
+    {.name = "layers", .run = test_layers_run},
     {.name = "classifier", .run = test_classifier_run},
     {.name = "convpop", .run = test_convpop_run},
     {.name = "drift", .run = test_drift_run},

@@ -162,7 +162,7 @@ static void class_pop(pop_t *pop, const char *levels)
                                 "%zu.5,%g,%c\n", i, 100.0 - 3.0 * (double)i,
                                 c);
     }
-    popfile_options opt = {POPFILE_CSV, "cls", NULL};
+    popfile_options opt = {.format = POPFILE_CSV, .label = "cls"};
     popfile pf;
     bn_error err;
     if (popfile_parse("rows.csv", (const unsigned char *)text, len, &opt, &pf,
@@ -289,6 +289,48 @@ static int *labels(const pop_t *p)
     return l;
 }
 
+/* |w| of a weight tensor, in long double. */
+static long double ld_norm(const nn_tensor *t)
+{
+    long double s = 0;
+    for (size_t i = 0; i < t->rows * t->cols; i++)
+        s += (long double)t->p[i] * t->p[i];
+    return sqrtl(s);
+}
+
+/* The default network's radial part by its definition (docs/definitions.md,
+ * "The radial part"): over every step and unit j of the linear layer
+ * before batch norm, |w_j.g_j| / (|w_j| |g_j|), and the same of w_j.g_j
+ * less its exact value gamma_j dgamma_j eps / (v_j + eps). */
+typedef struct {
+    long double radial, excess;
+} radial_ref;
+
+static void radial_step(void *ctx, const net_step *st)
+{
+    radial_ref *r = ctx;
+    const nn_layer *lin = &st->net->l[0], *bn = &st->net->l[1];
+    if (bn->mode == NN_BN_RUNNING)
+        return;
+    const nn_tensor *t = &lin->t[0];
+    for (size_t j = 0; j < t->rows; j++) {
+        long double dot = 0, ww = 0, gg = 0;
+        for (size_t c = 0; c < t->cols; c++) {
+            long double p = t->p[j * t->cols + c], g = t->g[j * t->cols + c];
+            dot += p * g;
+            ww += p * p;
+            gg += g * g;
+        }
+        long double scale = sqrtl(ww) * sqrtl(gg), eps = bn->bn.eps;
+        if (!(scale > 0))
+            continue;
+        long double exact = (long double)bn->t[0].p[j] * bn->t[0].g[j] *
+                            (eps / (bn->var[j] + eps));
+        r->radial = fmaxl(r->radial, fabsl(dot) / scale);
+        r->excess = fmaxl(r->excess, fabsl(dot - exact) / scale);
+    }
+}
+
 /* A run's scores are net.h's on the rows the population stage makes,
  * trained in the order's permutation and scored in `shuffled`'s with the
  * run's seed; the evaluation rows shifted as [evaluation] says. */
@@ -329,18 +371,36 @@ void ref_classifier_scores(const char *root)
     net_data de = {ev.n, ev.f, 3, ev.x, le};
     net_t net;
     assert_int_equal(net_init(&net, &cfg, tr->f, 3, &err), 0);
-    assert_int_equal(net_train(&net, &cfg, &dt, perm, NULL, &err), 0);
+    long double w_norm0 = ld_norm(&net.l[0].t[0]);
+    radial_ref rad = {0, 0};
+    net_observer watch = {radial_step, NULL, &rad};
+    assert_int_equal(net_train(&net, &cfg, &dt, perm, &watch, &err), 0);
     net_score s;
     int *pt = malloc(ev.n * sizeof *pt), *pe = malloc(ev.n * sizeof *pe);
+    double *zt = malloc(2 * ev.n * 3 * sizeof *zt), *ze = zt + ev.n * 3;
     /* Each score read by its name through the score table. */
     score_refs ck = {0};
 #define REF(name) score_ref(&ck, &res, name)
-    assert_int_equal(net_score_train_mode(&net, &de, evp, &s, pt, &err), 0);
+    assert_int_equal(net_score_train_mode(&net, &de, evp, &s, pt, zt, &err), 0);
     assert_true(REF("acc_train_mode") == s.accuracy);
     assert_true(REF("loss_train_mode") == s.loss);
-    assert_int_equal(net_score_eval_mode(&net, &de, &s, pe, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &de, &s, pe, ze, &err), 0);
     assert_true(REF("acc_eval_mode") == s.accuracy);
     assert_true(REF("loss_eval_mode") == s.loss);
+    /* The largest change the two modes make to a logit. */
+    double gap = 0.0;
+    for (size_t i = 0; i < ev.n * 3; i++)
+        gap = fmax(gap, fabs(zt[i] - ze[i]));
+    assert_true(REF("logit_gap") == gap);
+    free(zt);
+    /* The weights right before batch norm: their norm, and the radial
+     * part of their gradient over the steps, in long double. */
+    long double w_norm = ld_norm(&net.l[0].t[0]);
+    assert_rel(REF("w_norm"), w_norm, 1e-12);
+    assert_rel(REF("w_norm_ratio"), w_norm / w_norm0, 1e-12);
+    assert_true(rad.radial > 1e-9); /* eps 1e-5: well above rounding */
+    assert_true(fabs(REF("radial") - (double)rad.radial) < 1e-12);
+    assert_true(fabs(REF("radial_excess") - (double)rad.excess) < 1e-12);
     size_t same = 0, right_t = 0, right_e = 0;
     for (size_t i = 0; i < ev.n; i++) {
         same += pt[i] == pe[i];
@@ -353,34 +413,40 @@ void ref_classifier_scores(const char *root)
     assert_true(REF("acc_eval_mode") == (double)right_e / (double)ev.n);
     free(pt);
     free(pe);
-    assert_int_equal(net_score_train_mode(&net, &dt, fit, &s, NULL, &err), 0);
+    assert_int_equal(net_score_train_mode(&net, &dt, fit, &s, NULL, NULL, &err), 0);
     assert_true(REF("fit_acc_train_mode") == s.accuracy);
     assert_true(REF("fit_loss_train_mode") == s.loss);
-    assert_int_equal(net_score_eval_mode(&net, &dt, &s, NULL, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &dt, &s, NULL, NULL, &err), 0);
     assert_true(REF("fit_acc_eval_mode") == s.accuracy);
     assert_true(REF("fit_loss_eval_mode") == s.loss);
     /* The buffers against fc1's moments over the training rows, in long
      * double. */
     long double sm = 0, sv = 0, rm2 = 0, rv2 = 0;
     double *h = malloc(tr->n * sizeof *h);
-    for (size_t j = 0; j < net.h; j++) {
+    size_t hu = net.l[0].out.c;
+    const double *w1 = net.l[0].t[0].p, *b1 = net.l[0].t[1].p;
+    const bn_layer *bn = &net.l[1].bn;
+    for (size_t j = 0; j < hu; j++) {
         for (size_t i = 0; i < tr->n; i++) {
-            long double a = net.b1[j];
+            long double a = b1[j];
             for (size_t c = 0; c < tr->f; c++)
-                a += (long double)net.w1[j * tr->f + c] * tr->x[i * tr->f + c];
+                a += (long double)w1[j * tr->f + c] * tr->x[i * tr->f + c];
             h[i] = (double)a;
         }
         long double m, v;
         ld_moments(tr->n, 1, h, &m, &v);
-        sm += (net.bn.rm[j] - m) * (net.bn.rm[j] - m);
-        sv += (net.bn.rv[j] - v) * (net.bn.rv[j] - v);
-        rm2 += (net.bn.rm[j] - m) * (net.bn.rm[j] - m) / v;
-        rv2 += (net.bn.rv[j] - v) * (net.bn.rv[j] - v) / (v * v);
+        sm += (bn->rm[j] - m) * (bn->rm[j] - m);
+        sv += (bn->rv[j] - v) * (bn->rv[j] - v);
+        rm2 += (bn->rm[j] - m) * (bn->rm[j] - m) / v;
+        rv2 += (bn->rv[j] - v) * (bn->rv[j] - v) / (v * v);
     }
-    assert_rel(REF("stats_err"), sqrtl((sm + sv) / (2.0L * net.h)), 1e-9);
-    assert_rel(REF("mean_err_rel"), sqrtl(rm2 / net.h), 1e-9);
-    assert_rel(REF("var_err_rel"), sqrtl(rv2 / net.h), 1e-9);
-    assert_rel(REF("stats_err_rel"), sqrtl((rm2 + rv2) / (2.0L * net.h)), 1e-9);
+    assert_rel(REF("stats_err"), sqrtl((sm + sv) / (2.0L * hu)), 1e-9);
+    assert_rel(REF("mean_err_rel"), sqrtl(rm2 / hu), 1e-9);
+    assert_rel(REF("var_err_rel"), sqrtl(rv2 / hu), 1e-9);
+    assert_rel(REF("stats_err_rel"), sqrtl((rm2 + rv2) / (2.0L * hu)), 1e-9);
+    /* One batch-norm layer: the last is the only one. */
+    assert_rel(REF("last_stats_err_rel"), sqrtl((rm2 + rv2) / (2.0L * hu)),
+               1e-9);
     assert_true(REF("updates") == (double)(2 * (tr->n / 16)));
     /* ema: the initial values keep (1 - p)^T. */
     assert_rel(REF("init_weight"),
@@ -766,9 +832,9 @@ static void test_run_and_population_commands(void **state)
     assert_non_null(w);
     assert_true(strncmp(w, CLF_WEIGHTS_HEADER, strlen(CLF_WEIGHTS_HEADER)) ==
                 0);
-    assert_non_null(strstr(w, "\ninitial\tfc1.weight\t2\t1\t"));
-    assert_non_null(strstr(w, "\ngrad\tbn.bias\t2\t0\t"));
-    assert_non_null(strstr(w, "\nfinal\tbn.num_batches_tracked\t0\t0\t3\n"));
+    assert_non_null(strstr(w, "\ninitial\t0.weight\t2\t1\t"));
+    assert_non_null(strstr(w, "\ngrad\t1.bias\t2\t0\t"));
+    assert_non_null(strstr(w, "\nfinal\t1.num_batches_tracked\t0\t0\t3\n"));
     free(w);
     st = test_bnstudy(dir, &out, &err,
                       "population --population p.csv --label y "

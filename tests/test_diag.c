@@ -416,8 +416,17 @@ static void test_table_and_bad_input(void **state)
                        NULL, 2, 0.1, 1e-5, NULL, 0};
     diag_feature d;
     assert_int_equal(diag_run(&good, &d, NULL), 0);
+    /* p = 0 (PyTorch's momentum 0) is a layer whose buffers never move:
+     * here still 2.5 and 1.25, the rows' own, after two batches. */
+    double frm = 2.5, frv = 1.25;
+    diag_input frozen = good;
+    frozen.p = 0.0;
+    frozen.running_mean = &frm;
+    frozen.running_var = &frv;
+    assert_int_equal(diag_run(&frozen, &d, NULL), 0);
+    assert_int_equal(d.cause, DIAG_FROZEN);
     static const char *const what[] = {
-        "1 row", "batch 0", "p 0", "p above 1", "eps < 0", "running var < 0",
+        "1 row", "batch 0", "p < 0", "p above 1", "eps < 0", "running var < 0",
         "running mean NaN", "init var < 0", "a NaN row", "no features",
     };
     for (size_t k = 0; k < sizeof what / sizeof what[0]; k++) {
@@ -427,7 +436,7 @@ static void test_table_and_bad_input(void **state)
         switch (k) {
         case 0: in.n = 1; break;
         case 1: in.batch = 0; break;
-        case 2: in.p = 0.0; break;
+        case 2: in.p = -0.1; break;
         case 3: in.p = 1.5; break;
         case 4: in.eps = -1e-5; break;
         case 5: in.running_var = &bad; break;

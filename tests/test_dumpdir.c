@@ -5,7 +5,8 @@
  * moving average (PyTorch's rule, in long double), every fresh statistic
  * from long-double moments; one folder per cause the folder alone can
  * show, each named in the verdict's first line with the fix the folder's
- * scores support; and the refusals, one line naming the file.
+ * scores support; recordings (BNRecorder's folders) whose counts alone
+ * show a frozen layer; and the refusals, one line naming the file.
  */
 #include "helpers.h"
 
@@ -39,9 +40,13 @@ typedef struct {
     double tr[N * F], ev[M * F];
     double rm[F], rv[F];
     size_t tracked;
+    const char *momentum; /* as the layer file writes it; NULL: 0.1 */
 } layer_t;
 
 static gsl_rng *rng;
+/* The training batch of the dumps written: B, or N for full-batch
+ * training (one batch a step). */
+static size_t bsz = B;
 
 static void draw(double *x, size_t n, const double *mean, const double *sd)
 {
@@ -50,12 +55,13 @@ static void draw(double *x, size_t n, const double *mean, const double *sd)
             x[i * F + j] = mean[j] + sd[j] * gsl_ran_gaussian(rng, 1.0);
 }
 
-/* The batch of rows [k B, (k+1) B): its mean and unbiased variance. */
+/* The batch of rows [k bsz, (k+1) bsz): its mean and unbiased
+ * variance. */
 static void batch_moments(const double *x, size_t k, size_t j, long double *m,
                           long double *v)
 {
-    ld_moments(B, F, x + k * B * F + j, m, v);
-    *v *= (long double)B / (B - 1);
+    ld_moments(bsz, F, x + k * bsz * F + j, m, v);
+    *v *= (long double)bsz / (long double)(bsz - 1);
 }
 
 /* Three epochs of PyTorch's rule from 0 and 1 with momentum 0.1. */
@@ -64,14 +70,14 @@ static void train(layer_t *l)
     for (size_t j = 0; j < F; j++) {
         long double rm = 0.0L, rv = 1.0L, m, v;
         for (int e = 0; e < 3; e++)
-            for (size_t k = 0; k < N / B; k++) {
+            for (size_t k = 0; k < N / bsz; k++) {
                 batch_moments(l->tr, k, j, &m, &v);
                 rm = 0.9L * rm + 0.1L * m;
                 rv = 0.9L * rv + 0.1L * v;
             }
         l->rm[j] = (double)rm, l->rv[j] = (double)rv;
     }
-    l->tracked = 3 * N / B;
+    l->tracked = 3 * N / bsz;
 }
 
 static void make_layer(layer_t *l, const char *name, double ev_scale)
@@ -127,9 +133,9 @@ static void write_stats(const char *dir, const layer_t *l)
         long double tm, tv, em, ev, m, v, bv = 0.0L;
         ld_moments(N, F, l->tr + j, &tm, &tv);
         ld_moments(M, F, l->ev + j, &em, &ev);
-        for (size_t k = 0; k < N / B; k++) {
+        for (size_t k = 0; k < N / bsz; k++) {
             batch_moments(l->tr, k, j, &m, &v);
-            bv += v / (N / B);
+            bv += v / (long double)(N / bsz);
         }
         fprintf(fp, "f%zu\t%.17g\t%.17g\t%zu\t%.17Lg\t%.17Lg\t%.17Lg\t"
                     "%.17Lg\t%.17Lg\t%.17Lg\t%.17Lg\t%.17Lg\n",
@@ -144,17 +150,18 @@ static void write_layer(const char *dir, const layer_t *l)
     char path[600];
     FILE *fp = open_in(dir, l->name, ".layer.tsv");
     fprintf(fp, "key\tvalue\nlayer\t%s\ntype\tBatchNorm1d\nfeatures\t%d\n"
-                "momentum\t0.1\neps\t1e-05\nnum_batches_tracked\t%zu\n"
-                "batch_size\t%d\nrows_per_sample\t1\ntrain_samples\t%d\n"
+                "momentum\t%s\neps\t1e-05\nnum_batches_tracked\t%zu\n"
+                "batch_size\t%zu\nrows_per_sample\t1\ntrain_samples\t%d\n"
                 "eval_samples\t%d\ndtype\tfloat32\n",
-            l->name, F, l->tracked, B, N, M);
+            l->name, F, l->momentum ? l->momentum : "0.1", l->tracked, bsz,
+            N, M);
     assert_int_equal(fclose(fp), 0);
     write_stats(dir, l);
     fp = open_in(dir, l->name, ".batches.tsv");
     fputs("batch\trows\tsamples\n", fp);
     double means[(N / B) * F];
-    for (size_t k = 0; k < N / B; k++) {
-        fprintf(fp, "%zu\t%d\t%d\n", k, B, B);
+    for (size_t k = 0; k < N / bsz; k++) {
+        fprintf(fp, "%zu\t%zu\t%zu\n", k, bsz, bsz);
         for (size_t j = 0; j < F; j++) {
             long double m, v;
             batch_moments(l->tr, k, j, &m, &v);
@@ -169,7 +176,7 @@ static void write_layer(const char *dir, const layer_t *l)
         npy(path, i < 2 ? l->tr : l->ev, i < 2 ? N : M, F);
     }
     snprintf(path, sizeof path, "%s/%s.batchmeans.npy", dir, l->name);
-    npy(path, means, N / B, F);
+    npy(path, means, N / bsz, F);
 }
 
 /* The folder: the layers in order, training's steps (0: not given), the
@@ -184,8 +191,8 @@ static void write_dump(const char *name, const layer_t *const *l, size_t nl,
     FILE *fp = open_in(dir, "model", ".tsv");
     fprintf(fp, "key\tvalue\nformat\tbnstudy-dump 2\nkind\tdump\nmodel\t"
                 "m.pt\nloaded\ta whole pickled model\nnotes\t-\nlayers\t%zu\n"
-                "batch_size\t%d\ntrain_rows\t%d\neval_rows\t%d\n",
-            nl, B, N, M);
+                "batch_size\t%zu\ntrain_rows\t%d\neval_rows\t%d\n",
+            nl, bsz, N, M);
     if (steps)
         fprintf(fp, "steps\t%zu\n", steps);
     fprintf(fp, "train_mode_accuracy\t%.17g\neval_mode_accuracy\t%.17g\n"
@@ -226,6 +233,15 @@ static void expect_start(const char *args, const char *first,
     test_slurp_free(out);
 }
 
+static void expect_absent(const char *args, const char *needle)
+{
+    char *out = diagnose(args);
+    if (strstr(out, needle))
+        fail_msg("diagnose %s: '%s' should not be there:\n%s", args, needle,
+                 out);
+    test_slurp_free(out);
+}
+
 static int by_first(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -240,10 +256,51 @@ static void test_causes(void **state)
     rng = pcg32_gsl_alloc(11, 5);
     make_layer(&la, "a", 1.0);
     const layer_t *one[] = {&la};
-    write_dump("healthy", one, 1, 0, 0.95, 0.95,
+    write_dump("healthy", one, 1, 0, 0.95, 0.94,
                "recompute-train\t0.95\t-\n");
     expect_start("healthy", "verdict: healthy\n",
                  "evaluation mode is within 0.03 of training mode");
+    /* The majority class's share measured: a model half-way from it to 1
+     * in neither mode is poor, and the report says the gap is not the
+     * main problem; a good one is not. */
+    assert_int_equal(test_shell("printf 'majority_rate\\t0.4\\n' >> "
+                                "'%s/healthy/model.tsv'",
+                                tmpdir),
+                     0);
+    expect_absent("healthy", "poor");
+    write_dump("poor", one, 1, 0, 0.64, 0.59, "recompute-train\t0.64\t-\n");
+    assert_int_equal(test_shell("printf 'majority_rate\\t0.4\\n' >> "
+                                "'%s/poor/model.tsv'",
+                                tmpdir),
+                     0);
+    expect_start("poor", "verdict: ",
+                 "  the model is poor in both modes: the better scores 0.640, "
+                 "less than half-way from the majority class's share (0.400) "
+                 "to 1");
+    write_dump("above", one, 1, 0, 0.90, 0.95,
+               "recompute-train\t0.95\t-\n");
+    expect_start("above", "verdict: healthy\n",
+                 "evaluation mode scores at or above training mode: keep "
+                 "it as it is");
+    /* Momentum 0 never moves the buffers: frozen, though every one of
+     * the 60 steps was tracked; and where evaluation mode already scores
+     * above training mode (the weights trained against the frozen
+     * statistics), kept, the fix that would lower it said so. */
+    la.momentum = "0.0";
+    write_dump("momentum0", one, 1, 60, 0.95, 0.80,
+               "recompute-train\t0.94\t-\n");
+    expect_start("momentum0", "verdict: frozen, in 1 of 1 layer, first a\n",
+                 "measured: recompute-train gives evaluation mode 0.940: "
+                 "it closes the gap");
+    write_dump("keep", one, 1, 60, 0.84, 0.976,
+               "recompute-train\t0.85\t-\n");
+    expect_start("keep", "verdict: frozen",
+                 "  fix: none: keep evaluation mode as it is, since it scores "
+                 "at or above training mode");
+    expect_start("keep", "verdict: frozen",
+                 "measured: recompute-train gives evaluation mode 0.850: it "
+                 "LOWERS evaluation mode\n");
+    la.momentum = NULL;
     /* Frozen: tracked 60 of the 600 steps training took. */
     write_dump("frozen", one, 1, 600, 0.95, 0.80,
                "recompute-train\t0.94\t-\n");
@@ -259,6 +316,13 @@ static void test_causes(void **state)
     expect_start("shift", "verdict: shift, in 1 of 2 layers, first b\n",
                  "measured: adapt-eval gives evaluation mode 0.940: it "
                  "closes the gap");
+    write_dump("shift-above", two, 2, 60, 0.93, 0.95,
+               "recompute-train\t0.61\t-\nadapt-eval\t0.94\t-\n");
+    expect_start("shift-above", "verdict: shift",
+                 "since it scores at or above training mode (the evaluation "
+                 "data differ from the training data where the network does "
+                 "not look");
+    expect_absent("shift-above", "fine-tune");
     /* Never filled: the buffers 0 and 1, no batch tracked; the reload
      * scored, and preferred. */
     for (size_t j = 0; j < F; j++)
@@ -268,12 +332,29 @@ static void test_causes(void **state)
     write_dump("never", nf, 1, 0, 0.95, 0.40,
                "recompute-train\t0.93\t-\nreload\t0.95\t-\n");
     expect_start("never", "verdict: never-filled", "measured: reload gives");
-    /* A cause's own fix that does not close the gap, another that does. */
+    /* Evaluation mode kept for the cause's own reason, not a
+     * fine-tune's: never-filled buffers that score above training mode
+     * are weights trained against 0 and 1, or inputs already near them;
+     * a shift that costs nothing is data the network does not look at. */
+    write_dump("never-above", nf, 1, 0, 0.86, 0.97,
+               "recompute-train\t0.95\t-\n");
+    expect_start("never-above", "verdict: never-filled",
+                 "keep evaluation mode as it is, since it scores at or above "
+                 "training mode (the weights may have trained against the "
+                 "initial 0 and 1");
+    expect_absent("never-above", "fine-tune");
+    /* A cause's own fix that does not close the gap, another that does:
+     * that one first. */
     write_dump("instead", nf, 1, 0, 0.95, 0.40,
                "recompute-train\t0.70\t-\nadapt-eval\t0.95\t-\n");
     expect_start("instead", "verdict: never-filled",
-                 "closes the gap instead: adapt-eval gives evaluation mode "
-                 "0.950");
+                 "  fix: adapt-eval (the statistics recomputed on the "
+                 "evaluation data): measured to close the gap, where "
+                 "recompute-train, the cause's own, does not\n"
+                 "  measured: adapt-eval gives evaluation mode 0.950: it "
+                 "closes the gap\n"
+                 "  measured: recompute-train gives evaluation mode 0.700: "
+                 "it does NOT close the gap\n");
     /* Sorted by the first feature: its batch means spread about B = 50
      * times random batches'; no fix the dump scored closes the gap. */
     make_layer(&lc, "c", 1.0);
@@ -286,6 +367,121 @@ static void test_causes(void **state)
     expect_start("sorted", "verdict: not-exchangeable",
                  "no measured fix closes the gap");
     gsl_rng_free(rng);
+}
+
+/* A recording of layer l (BNRecorder's files): the first `kept` batches
+ * of its training rows in training-mode calls, `calls` of them in all,
+ * `unmoved` leaving the buffers as they were, `grad` evaluation-mode
+ * calls under autograd; the count `before` when it began and l->tracked
+ * at the end, the buffers l's. */
+static void write_recording(const char *name, const layer_t *l, size_t kept,
+                            size_t calls, size_t unmoved, size_t grad,
+                            size_t before)
+{
+    char dir[400], path[600];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    assert_int_equal(test_shell("mkdir -p '%s'", dir), 0);
+    FILE *fp = open_in(dir, "model", ".tsv");
+    fputs("key\tvalue\nformat\tbnstudy-dump 2\nkind\trecording\nlayers\t1\n"
+          "weights_moved\tyes\n", fp);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, "layers", ".tsv");
+    fprintf(fp, "layer\ttype\tfeatures\n%s\tBatchNorm1d\t%d\n", l->name, F);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, l->name, ".layer.tsv");
+    fprintf(fp, "key\tvalue\nlayer\t%s\nfeatures\t%d\nmomentum\t0.1\n"
+                "eps\t1e-05\nnum_batches_tracked\t%zu\ntraining_calls\t%zu\n"
+                "training_calls_unmoved\t%zu\neval_calls_with_grad\t%zu\n"
+                "eval_calls_without_grad\t0\n",
+            l->name, F, l->tracked, calls, unmoved, grad);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, l->name, ".stats.tsv");
+    fputs("feature\trunning_mean\trunning_var\tnum_batches_tracked\t"
+          "initial_mean\tinitial_var\tinitial_batches_tracked\n", fp);
+    for (size_t j = 0; j < F; j++)
+        fprintf(fp, "f%zu\t%.17g\t%.17g\t%zu\t0\t1\t%zu\n", j, l->rm[j],
+                l->rv[j], l->tracked, before);
+    assert_int_equal(fclose(fp), 0);
+    fp = open_in(dir, l->name, ".batches.tsv");
+    fputs("batch\tfirst_row\trows\tshape\tweights\n", fp);
+    for (size_t k = 0; k < kept; k++)
+        fprintf(fp, "%zu\t%zu\t%d\t%dx%d\t%zu\n", k, k * B, B, B, F, k);
+    assert_int_equal(fclose(fp), 0);
+    snprintf(path, sizeof path, "%s/%s.npy", dir, l->name);
+    npy(path, l->tr, kept * B, F);
+}
+
+/* What a recording's counts alone show: a layer frozen in evaluation
+ * mode for the whole recording (no training-mode call, no row kept);
+ * frozen after the first 20 of 80 steps of a fine-tune whose layers had
+ * tracked 120 batches before it began (140 at the end: the lifetime count
+ * would pass); frozen by momentum 0 for 40 of 60 training-mode calls,
+ * set back before the end (every call counted, only 20 moved the
+ * buffers); and the same 60 calls all moving the buffers, healthy. */
+static void test_recordings(void **state)
+{
+    (void)state;
+    static layer_t r;
+    rng = pcg32_gsl_alloc(17, 5);
+    make_layer(&r, "r", 1.0);
+    gsl_rng_free(rng);
+    r.tracked = 120;
+    write_recording("rec-eval", &r, 0, 0, 0, 80, 120);
+    expect_start("rec-eval", "verdict: frozen, in 1 of 1 layer, first r\n",
+                 "  r: 0 training-mode calls (0 left the buffers as they "
+                 "were), 80 in evaluation mode under autograd");
+    /* A recording scores no fix, and recomputing a layer frozen while the
+     * weights trained can lower evaluation mode: nothing is recommended
+     * unmeasured; the report says what to measure. */
+    expect_start("rec-eval", "verdict: frozen",
+                 "  fix: none until measured: keep evaluation mode as it is "
+                 "meanwhile, since recompute-train can lower it (a "
+                 "fine-tune's weights may have learned these very "
+                 "statistics");
+    expect_start("rec-eval", "verdict: frozen", "--eval-labels");
+    expect_absent("rec-eval", "  fix: recompute");
+    r.tracked = 140;
+    write_recording("rec-finetune", &r, 20, 20, 0, 60, 120);
+    expect_start("rec-finetune", "verdict: frozen, in 1 of 1 layer", NULL);
+    /* The buffers are three epochs of these rows' moving average, so
+     * the same counts from scratch are healthy. */
+    r.tracked = 60;
+    write_recording("rec-healthy", &r, 20, 60, 0, 0, 0);
+    expect_start("rec-healthy", "verdict: healthy\n", NULL);
+    expect_absent("rec-healthy", "until measured");
+    write_recording("rec-momentum0", &r, 20, 60, 40, 0, 0);
+    expect_start("rec-momentum0", "verdict: frozen, in 1 of 1 layer", NULL);
+}
+
+/* Full-batch training: one batch a step, so each layer's batch means
+ * are one row and the exchange test is undefined (NaN, no verdict);
+ * three steps at momentum 0.1 leave the initial values 0.9^3 = 0.73 of
+ * the buffers: few-updates, named, not refused. */
+static void test_one_batch(void **state)
+{
+    (void)state;
+    static layer_t l;
+    rng = pcg32_gsl_alloc(19, 5);
+    bsz = N;
+    make_layer(&l, "a", 1.0);
+    const layer_t *one[] = {&l};
+    write_dump("fullbatch", one, 1, 3, 0.95, 0.60,
+               "recompute-train\t0.94\t-\n");
+    bsz = B;
+    gsl_rng_free(rng);
+    expect_start("fullbatch",
+                 "verdict: few-updates, in 1 of 1 layer, first a\n",
+                 "measured: recompute-train gives evaluation mode 0.940: "
+                 "it closes the gap");
+    char *out = diagnose("fullbatch --tsv"), *lines[8], *cells[40];
+    assert_int_equal(test_split(out, '\n', lines, 8), 1 + F + 1);
+    size_t nh = test_split(lines[0], '\t', cells, 40);
+    size_t col = test_column(cells, nh, "exchange", "diagnose --tsv");
+    for (size_t j = 0; j < F; j++) {
+        assert_int_equal(test_split(lines[1 + j], '\t', cells, 40), nh);
+        assert_string_equal(cells[col], "nan");
+    }
+    test_slurp_free(out);
 }
 
 static void test_detail(void **state)
@@ -353,6 +549,8 @@ int test_dumpdir_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_causes),
+        cmocka_unit_test(test_recordings),
+        cmocka_unit_test(test_one_batch),
         cmocka_unit_test(test_detail),
         cmocka_unit_test(test_refusals),
     };

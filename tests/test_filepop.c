@@ -108,7 +108,8 @@ static void library_run(const char *path, size_t b, run_result *res,
     size_t len;
     bn_error err;
     popfile pf;
-    popfile_options opt = {POPFILE_AUTO, "cls", "src"};
+    popfile_options opt = {.format = POPFILE_AUTO, .label = "cls",
+                           .group = "src"};
     assert_int_equal(popfile_slurp(path, POPFILE_MAX_BYTES, &bytes, &len,
                                    &err),
                      0);

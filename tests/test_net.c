@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model/net.h"
+#include "model/optim.h"
 
 /* Test data from a PCG32 stream of its own: uniform on [-1, 1). */
 static double rnd(pcg32_t *rng)
@@ -62,6 +63,14 @@ static void free_data(dataset *ds)
     free(ds->label);
 }
 
+/* The default network's layers: fc1 (0), batch norm (1, when norm is
+ * batch), ReLU, fc2 (the last). */
+static nn_layer *fc1(net_t *net) { return &net->l[0]; }
+static nn_layer *fc2(net_t *net) { return &net->l[net->nl - 1]; }
+static bn_layer *bn_of(net_t *net) { return &net->l[1].bn; }
+static size_t hidden_of(const net_t *net) { return net->l[0].out.c; }
+static int has_bn(const net_t *net) { return net_batch_layers(net) > 0; }
+
 /* The experiment keys' defaults (the classifier's: 16 hidden units, lr
  * 0.1, no SGD momentum or weight decay, init seed 1; batch norm at
  * momentum 0.9 old, biased, ema; one epoch, partial drop), with H, B and
@@ -89,11 +98,11 @@ static void perturb_bn(net_t *net, uint64_t seed)
 {
     pcg32_t rng;
     pcg32_seed(&rng, seed, 78);
-    for (size_t j = 0; j < net->h; j++) {
-        net->bn.gamma[j] = 1.0 + 0.5 * rnd(&rng);
-        net->bn.beta[j] = 0.3 * rnd(&rng);
-        net->bn.rm[j] = 0.2 * rnd(&rng);
-        net->bn.rv[j] = 1.0 + 0.5 * rnd(&rng);
+    for (size_t j = 0; j < hidden_of(net); j++) {
+        bn_of(net)->gamma[j] = 1.0 + 0.5 * rnd(&rng);
+        bn_of(net)->beta[j] = 0.3 * rnd(&rng);
+        bn_of(net)->rm[j] = 0.2 * rnd(&rng);
+        bn_of(net)->rv[j] = 1.0 + 0.5 * rnd(&rng);
     }
 }
 
@@ -112,47 +121,44 @@ static void perturb_bn(net_t *net, uint64_t seed)
 
 static void assert_off_kinks(const net_t *net)
 {
-    for (size_t i = 0; i < net->b; i++)
-        for (size_t j = 0; j < net->h; j++) {
-            size_t e = i * net->h + j;
-            double pre = net->norm == CLF_NORM_NONE
-                             ? net->hpre[e]
-                             : net->bn.gamma[j] * net->xhat[e] +
-                                   net->bn.beta[j];
-            if (!(fabs(pre) > 1e-3))
-                fail_msg("row %zu unit %zu sits at ReLU's kink (%g): "
-                         "choose other test data",
-                         i, j, pre);
-        }
+    for (size_t li = 1; li < net->nl; li++) {
+        if (net->l[li].kind != &nn_kind_relu)
+            continue;
+        const double *pre = net->l[li - 1].y;
+        for (size_t e = 0; e < net->b * nn_size(net->l[li].in); e++)
+            if (!(fabs(pre[e]) > 1e-3))
+                fail_msg("value %zu before layer %zu sits at ReLU's kink "
+                         "(%g): choose other test data",
+                         e, li, pre[e]);
+    }
 }
 
 static void check_gradients(net_t *net, size_t b, const double *x,
-                            const int *label, net_bn_mode mode)
+                            const int *label, nn_bn_mode mode)
 {
-    net_forward(net, b, x, label, mode);
+    net_forward(net, b, x, label, mode, 0);
     assert_off_kinks(net);
     net_backward(net);
-    net_tensor t[CLF_MAX_TENSORS];
+    nn_tensor *t[2 * NN_MAX_LAYERS];
     size_t nt = net_tensors(net, t);
     size_t checked = 0;
     for (size_t a = 0; a < nt; a++) {
-        size_t n = t[a].rows * t[a].cols;
+        size_t n = t[a]->rows * t[a]->cols;
         double *g = malloc(n * sizeof *g);
         assert_non_null(g);
-        memcpy(g, t[a].g, n * sizeof *g);
+        memcpy(g, t[a]->g, n * sizeof *g);
         for (size_t e = 0; e < n; e++) {
-            double p = t[a].p[e];
-            t[a].p[e] = p + FD_STEP;
-            double lp = net_forward(net, b, x, label, mode);
-            t[a].p[e] = p - FD_STEP;
-            double lm = net_forward(net, b, x, label, mode);
-            t[a].p[e] = p;
+            double p = t[a]->p[e];
+            t[a]->p[e] = p + FD_STEP;
+            double lp = net_forward(net, b, x, label, mode, 0);
+            t[a]->p[e] = p - FD_STEP;
+            double lm = net_forward(net, b, x, label, mode, 0);
+            t[a]->p[e] = p;
             double fd = (lp - lm) / (2.0 * FD_STEP);
             if (!(fabs(g[e] - fd) <= FD_ABS + FD_REL * fabs(fd)))
-                fail_msg("%s[%zu] (norm %s, mode %d): backward %.10g, "
-                         "finite difference %.10g",
-                         t[a].name, e, net_norm_name(net->norm), (int)mode,
-                         g[e], fd);
+                fail_msg("%s[%zu] (mode %d): backward %.10g, finite "
+                         "difference %.10g",
+                         t[a]->name, e, (int)mode, g[e], fd);
             checked++;
         }
         free(g);
@@ -160,7 +166,7 @@ static void check_gradients(net_t *net, size_t b, const double *x,
     assert_true(checked > 0);
 }
 
-static void fd_case(net_norm norm, net_bn_mode mode, size_t b, uint64_t seed)
+static void fd_case(net_norm norm, nn_bn_mode mode, size_t b, uint64_t seed)
 {
     dataset ds;
     make_data(&ds, b, 3, 3, seed);
@@ -169,7 +175,8 @@ static void fd_case(net_norm norm, net_bn_mode mode, size_t b, uint64_t seed)
     cfg.clf.init_seed = seed;
     net_t net;
     init_or_fail(&net, &cfg, ds.f, ds.k);
-    perturb_bn(&net, seed);
+    if (has_bn(&net))
+        perturb_bn(&net, seed);
     check_gradients(&net, b, ds.x, ds.label, mode);
     net_free(&net);
     free_data(&ds);
@@ -178,24 +185,24 @@ static void fd_case(net_norm norm, net_bn_mode mode, size_t b, uint64_t seed)
 static void test_gradients_batch_norm(void **state)
 {
     (void)state;
-    fd_case(CLF_NORM_BATCH, CLF_BN_BATCH_KEEP, 6, 1);
-    fd_case(CLF_NORM_BATCH, CLF_BN_BATCH_KEEP, 2, 5);
-    fd_case(CLF_NORM_BATCH, CLF_BN_BATCH_KEEP, 9, 3);
+    fd_case(CLF_NORM_BATCH, NN_BN_BATCH_KEEP, 6, 1);
+    fd_case(CLF_NORM_BATCH, NN_BN_BATCH_KEEP, 2, 5);
+    fd_case(CLF_NORM_BATCH, NN_BN_BATCH_KEEP, 9, 3);
 }
 
 /* Frozen batch norm (freeze_after): the buffers are constants. */
 static void test_gradients_frozen(void **state)
 {
     (void)state;
-    fd_case(CLF_NORM_BATCH, CLF_BN_RUNNING, 6, 2);
-    fd_case(CLF_NORM_BATCH, CLF_BN_RUNNING, 1, 4);
+    fd_case(CLF_NORM_BATCH, NN_BN_RUNNING, 6, 2);
+    fd_case(CLF_NORM_BATCH, NN_BN_RUNNING, 1, 4);
 }
 
 static void test_gradients_no_norm(void **state)
 {
     (void)state;
-    fd_case(CLF_NORM_NONE, CLF_BN_BATCH_KEEP, 6, 1);
-    fd_case(CLF_NORM_NONE, CLF_BN_BATCH_KEEP, 4, 6);
+    fd_case(CLF_NORM_NONE, NN_BN_BATCH_KEEP, 6, 1);
+    fd_case(CLF_NORM_NONE, NN_BN_BATCH_KEEP, 4, 6);
 }
 
 /* Batch norm alone: L(x) = sum r * BN(x) for fixed weights r, through the
@@ -241,7 +248,8 @@ static void bn_backward_case(size_t b, size_t h, double eps, uint64_t seed)
         for (size_t i = 0; i < b; i++)
             xhat[i * h + j] = (x[i * h + j] - mean[j]) / sd[j];
     }
-    net_bn_train_backward(b, h, xhat, layer.gamma, sd, r, dx, dgamma, dbeta);
+    nn_batch_train_backward(b, h, xhat, layer.gamma, sd, r, dx, dgamma,
+                            dbeta);
 
     /* The two projections: each unit's gradient sums to zero over the
      * batch, and its component along xhat is what eps leaves of it,
@@ -311,17 +319,20 @@ static void test_bn_train_backward(void **state)
 /* ------------------------------------------------ the forward pass */
 
 /* The train-mode mean loss of one batch, written out in long double. */
-static long double ld_train_loss(const net_t *net, size_t b,
-                                 const double *x, const int *label)
+static long double ld_train_loss(net_t *net, size_t b, const double *x,
+                                 const int *label)
 {
-    size_t f = net->f, h = net->h, k = net->k;
+    size_t f = net->f, h = hidden_of(net), k = net->k;
+    const double *w1 = fc1(net)->t[0].p, *b1 = fc1(net)->t[1].p;
+    const double *w2 = fc2(net)->t[0].p, *b2 = fc2(net)->t[1].p;
+    const bn_layer *bn = bn_of(net);
     long double *hp = malloc(b * h * sizeof *hp);
     assert_non_null(hp);
     for (size_t i = 0; i < b; i++)
         for (size_t j = 0; j < h; j++) {
-            long double s = net->b1[j];
+            long double s = b1[j];
             for (size_t c = 0; c < f; c++)
-                s += (long double)net->w1[j * f + c] * x[i * f + c];
+                s += (long double)w1[j * f + c] * x[i * f + c];
             hp[i * h + j] = s;
         }
     for (size_t j = 0; j < h; j++) {
@@ -333,9 +344,9 @@ static long double ld_train_loss(const net_t *net, size_t b,
             v += (hp[i * h + j] - m) * (hp[i * h + j] - m);
         v /= (long double)b;
         for (size_t i = 0; i < b; i++) {
-            long double y = net->bn.gamma[j] * (hp[i * h + j] - m) /
-                                sqrtl(v + net->bn.eps) +
-                            net->bn.beta[j];
+            long double y = bn->gamma[j] * (hp[i * h + j] - m) /
+                                sqrtl(v + bn->eps) +
+                            bn->beta[j];
             hp[i * h + j] = y > 0.0L ? y : 0.0L;
         }
     }
@@ -344,9 +355,9 @@ static long double ld_train_loss(const net_t *net, size_t b,
         long double z[16], se = 0.0L;
         assert_true(k <= 16);
         for (size_t c = 0; c < k; c++) {
-            z[c] = net->b2[c];
+            z[c] = b2[c];
             for (size_t j = 0; j < h; j++)
-                z[c] += (long double)net->w2[c * h + j] * hp[i * h + j];
+                z[c] += (long double)w2[c * h + j] * hp[i * h + j];
             se += expl(z[c]);
         }
         total += logl(se) - z[label[i]];
@@ -367,10 +378,10 @@ static void test_forward_loss_matches_long_double(void **state)
     perturb_bn(&net, 11);
     /* Larger output weights, so that the max-subtracted log-sum-exp is
      * exercised away from logits near 0. */
-    for (size_t e = 0; e < net.k * net.h; e++)
-        net.w2[e] *= 8.0;
+    for (size_t e = 0; e < net.k * hidden_of(&net); e++)
+        fc2(&net)->t[0].p[e] *= 8.0;
     long double want = ld_train_loss(&net, 20, ds.x, ds.label);
-    double got = net_forward(&net, 20, ds.x, ds.label, CLF_BN_BATCH_KEEP);
+    double got = net_forward(&net, 20, ds.x, ds.label, NN_BN_BATCH_KEEP, 0);
     assert_rel(got, want, 1e-13);
     net_free(&net);
     free_data(&ds);
@@ -393,20 +404,20 @@ static void sgd_case(double mom, double wd, double p1, double p2)
     cfg.clf.weight_decay = wd;
     net_t net;
     init_or_fail(&net, &cfg, 2, 2);
-    net_tensor t[CLF_MAX_TENSORS];
+    nn_tensor *t[2 * NN_MAX_LAYERS];
     size_t nt = net_tensors(&net, t);
     assert_int_equal(nt, 6);
     for (int step = 0; step < 2; step++) {
         for (size_t a = 0; a < nt; a++)
-            for (size_t e = 0; e < t[a].rows * t[a].cols; e++) {
+            for (size_t e = 0; e < t[a]->rows * t[a]->cols; e++) {
                 if (step == 0)
-                    t[a].p[e] = 1.0;
-                t[a].g[e] = 0.5;
+                    t[a]->p[e] = 1.0;
+                t[a]->g[e] = 0.5;
             }
-        net_sgd_step(&net, &cfg);
+        net_optim_step(&net, &cfg);
         for (size_t a = 0; a < nt; a++)
-            for (size_t e = 0; e < t[a].rows * t[a].cols; e++)
-                assert_rel(t[a].p[e], step == 0 ? p1 : p2, 4e-16);
+            for (size_t e = 0; e < t[a]->rows * t[a]->cols; e++)
+                assert_rel(t[a]->p[e], step == 0 ? p1 : p2, 4e-16);
     }
     net_free(&net);
 }
@@ -449,7 +460,8 @@ static void test_initial_weights(void **state)
     pcg32_t rng;
     pcg32_seed(&rng, 42, 3);
     double b1 = 1.0 / sqrt((double)f), b2 = 1.0 / sqrt((double)h);
-    const double *want[] = {a.w1, a.b1, a.w2, a.b2};
+    const double *want[] = {fc1(&a)->t[0].p, fc1(&a)->t[1].p,
+                            fc2(&a)->t[0].p, fc2(&a)->t[1].p};
     const size_t len[] = {h * f, h, k * h, k};
     const double bound[] = {b1, b1, b2, b2};
     for (int t = 0; t < 4; t++) {
@@ -471,12 +483,17 @@ static void test_initial_weights(void **state)
             assert_close(sum / (double)len[t], 0.0, 0.05, bound[t]);
         }
     }
-    assert_memory_equal(a.block, b.block,
-                        (h * f + h + k * h + k) * sizeof(double));
-    assert_memory_not_equal(a.w1, c.w1, h * f * sizeof(double));
+    nn_tensor *ta[2 * NN_MAX_LAYERS], *tb[2 * NN_MAX_LAYERS];
+    size_t nt = net_tensors(&a, ta);
+    assert_int_equal(net_tensors(&b, tb), nt);
+    for (size_t i = 0; i < nt; i++)
+        assert_memory_equal(ta[i]->p, tb[i]->p,
+                            ta[i]->rows * ta[i]->cols * sizeof(double));
+    assert_memory_not_equal(fc1(&a)->t[0].p, fc1(&c)->t[0].p,
+                            h * f * sizeof(double));
     for (size_t j = 0; j < h; j++)
-        assert_true(a.bn.gamma[j] == 1.0 && a.bn.beta[j] == 0.0 &&
-                    a.bn.rm[j] == 0.0 && a.bn.rv[j] == 1.0);
+        assert_true(bn_of(&a)->gamma[j] == 1.0 && bn_of(&a)->beta[j] == 0.0 &&
+                    bn_of(&a)->rm[j] == 0.0 && bn_of(&a)->rv[j] == 1.0);
     net_free(&a);
     net_free(&b);
     net_free(&c);
@@ -521,9 +538,9 @@ static void score_both(net_t *net, const net_data *d, const size_t *perm,
                        net_score *tr, net_score *ev)
 {
     bn_error err;
-    if (net_score_train_mode(net, d, perm, tr, NULL, &err) != 0)
+    if (net_score_train_mode(net, d, perm, tr, NULL, NULL, &err) != 0)
         fail_msg("net_score_train_mode: %s", err.msg);
-    if (net_score_eval_mode(net, d, ev, NULL, &err) != 0)
+    if (net_score_eval_mode(net, d, ev, NULL, NULL, &err) != 0)
         fail_msg("net_score_eval_mode: %s", err.msg);
 }
 
@@ -543,13 +560,15 @@ static void test_training_learns_and_repeats(void **state)
     init_or_fail(&b, &cfg, ds.f, ds.k);
     net_score before;
     bn_error err;
-    assert_int_equal(net_score_eval_mode(&a, &ds.d, &before, NULL, &err), 0);
+    assert_int_equal(net_score_eval_mode(&a, &ds.d, &before, NULL, NULL, &err), 0);
     train_or_fail(&a, &cfg, &ds.d, perm, NULL);
     train_or_fail(&b, &cfg, &ds.d, perm, NULL);
     /* The same run twice is the same bits. */
-    assert_memory_equal(a.w1, b.w1, a.h * a.f * sizeof(double));
-    assert_memory_equal(a.bn.rv, b.bn.rv, a.h * sizeof(double));
-    assert_int_equal(a.bn.updates, 20 * (300 / 20));
+    assert_memory_equal(fc1(&a)->t[0].p, fc1(&b)->t[0].p,
+                        hidden_of(&a) * a.f * sizeof(double));
+    assert_memory_equal(bn_of(&a)->rv, bn_of(&b)->rv,
+                        hidden_of(&a) * sizeof(double));
+    assert_int_equal(bn_of(&a)->updates, 20 * (300 / 20));
     /* The labels are a noisy linear rule of the features: 20 epochs
      * bring the loss well down and the accuracy near the rule's. */
     net_score tr, ev;
@@ -576,19 +595,19 @@ static void test_scores(void **state)
     init_or_fail(&net, &cfg, ds.f, ds.k);
     train_or_fail(&net, &cfg, &ds.d, perm, NULL);
     bn_layer before;
-    assert_int_equal(bn_copy(&before, &net.bn), 0);
+    assert_int_equal(bn_copy(&before, bn_of(&net)), 0);
 
     /* Training-mode scores score every row and leave the buffers
      * alone. */
     net_score tr, ev;
     score_both(&net, &ds.d, perm, &tr, &ev);
     assert_int_equal(tr.rows, 103);
-    size_t bytes = net.bn.f * sizeof(double);
-    assert_memory_equal(before.rm, net.bn.rm, bytes);
-    assert_memory_equal(before.rv, net.bn.rv, bytes);
-    assert_memory_equal(before.gamma, net.bn.gamma, bytes);
-    assert_memory_equal(before.beta, net.bn.beta, bytes);
-    assert_int_equal(before.updates, net.bn.updates);
+    size_t bytes = bn_of(&net)->f * sizeof(double);
+    assert_memory_equal(before.rm, bn_of(&net)->rm, bytes);
+    assert_memory_equal(before.rv, bn_of(&net)->rv, bytes);
+    assert_memory_equal(before.gamma, bn_of(&net)->gamma, bytes);
+    assert_memory_equal(before.beta, bn_of(&net)->beta, bytes);
+    assert_int_equal(before.updates, bn_of(&net)->updates);
     bn_free(&before);
 
     /* Evaluation mode is each row alone: one row at a time gives the same
@@ -598,10 +617,11 @@ static void test_scores(void **state)
     int want_ev[103], want_tr[103], pred[103];
     for (size_t i = 0; i < ds.n; i++) {
         sum += net_forward(&net, 1, &ds.x[i * ds.f], &ds.label[i],
-                           CLF_BN_RUNNING);
+                           NN_BN_RUNNING, 0);
+        const double *z = net_logits(&net);
         size_t best = 0;
         for (size_t c = 1; c < ds.k; c++)
-            if (net.z[c] > net.z[best])
+            if (z[c] > z[best])
                 best = c;
         correct += best == (size_t)ds.label[i];
         want_ev[i] = (int)best;
@@ -610,7 +630,7 @@ static void test_scores(void **state)
     /* Each row's class, where the score puts it. */
     net_score again;
     bn_error err;
-    assert_int_equal(net_score_eval_mode(&net, &ds.d, &again, pred, &err), 0);
+    assert_int_equal(net_score_eval_mode(&net, &ds.d, &again, pred, NULL, &err), 0);
     assert_memory_equal(pred, want_ev, sizeof pred);
     assert_true(ev.loss == sum / (double)ds.n);
     assert_true(ev.accuracy == (double)correct / (double)ds.n);
@@ -628,12 +648,13 @@ static void test_scores(void **state)
             memcpy(&xb[i * 3], &ds.x[perm[at + i] * 3], 3 * sizeof *xb);
             lb[i] = ds.label[perm[at + i]];
         }
-        net_forward(&net, b, xb, lb, CLF_BN_BATCH_KEEP);
+        net_forward(&net, b, xb, lb, NN_BN_BATCH_KEEP, 0);
+        const double *z = net_logits(&net);
         for (size_t i = 0; i < b; i++) {
             tsum += net.loss[i];
             size_t best = 0;
             for (size_t c = 1; c < ds.k; c++)
-                if (net.z[i * ds.k + c] > net.z[i * ds.k + best])
+                if (z[i * ds.k + c] > z[i * ds.k + best])
                     best = c;
             want_tr[perm[at + i]] = (int)best;
         }
@@ -641,7 +662,7 @@ static void test_scores(void **state)
     }
     assert_true(tr.loss == tsum / 103.0);
     assert_int_equal(
-        net_score_train_mode(&net, &ds.d, perm, &again, pred, &err), 0);
+        net_score_train_mode(&net, &ds.d, perm, &again, pred, NULL, &err), 0);
     assert_memory_equal(pred, want_tr, sizeof pred);
     /* The two modes really differ here, so the comparison means
      * something. */
@@ -678,7 +699,7 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
 {
     watch *w = ctx;
     assert_true(epoch < 8);
-    w->updates_at_epoch[epoch] = net->bn.updates;
+    w->updates_at_epoch[epoch] = bn_of(net)->updates;
     w->epochs++;
 }
 
@@ -705,9 +726,12 @@ static void test_freeze_after(void **state)
     assert_int_equal(w.epochs, 3);
     assert_int_equal(w.updates_at_epoch[0], 4);
     assert_int_equal(w.updates_at_epoch[2], 4);
-    assert_memory_equal(one.bn.rm, frozen.bn.rm, 5 * sizeof(double));
-    assert_memory_equal(one.bn.rv, frozen.bn.rv, 5 * sizeof(double));
-    assert_memory_not_equal(one.w1, frozen.w1, 15 * sizeof(double));
+    assert_memory_equal(bn_of(&one)->rm, bn_of(&frozen)->rm,
+                        5 * sizeof(double));
+    assert_memory_equal(bn_of(&one)->rv, bn_of(&frozen)->rv,
+                        5 * sizeof(double));
+    assert_memory_not_equal(fc1(&one)->t[0].p, fc1(&frozen)->t[0].p,
+                            15 * sizeof(double));
     net_free(&one);
     net_free(&frozen);
     free(perm);
@@ -716,19 +740,20 @@ static void test_freeze_after(void **state)
 
 /* mean and var against the moments of fc1's outputs over rows[0..n-1]
  * (NULL: the first n rows), computed in long double. */
-static void check_hidden_moments(const net_t *net, const dataset *ds,
+static void check_hidden_moments(net_t *net, const dataset *ds,
                                  const size_t *rows, size_t n,
                                  const double *mean, const double *var)
 {
     size_t f = ds->f;
     double *hs = malloc(n * sizeof *hs);
     assert_non_null(hs);
-    for (size_t j = 0; j < net->h; j++) {
+    const double *w1 = fc1(net)->t[0].p, *b1 = fc1(net)->t[1].p;
+    for (size_t j = 0; j < hidden_of(net); j++) {
         for (size_t r = 0; r < n; r++) {
             const double *x = &ds->x[(rows ? rows[r] : r) * f];
-            long double s = net->b1[j];
+            long double s = b1[j];
             for (size_t c = 0; c < f; c++)
-                s += (long double)net->w1[j * f + c] * x[c];
+                s += (long double)w1[j * f + c] * x[c];
             hs[r] = (double)s;
         }
         long double m, v;
@@ -758,7 +783,7 @@ static void precise_case(size_t b, run_partial partial, size_t kb)
     size_t nb = run_batches_per_epoch(ds.n, b, partial);
     size_t rows = (kb ? kb : nb) * b;
     check_hidden_moments(&net, &ds, perm, rows < ds.n ? rows : ds.n,
-                         net.bn.rm, net.bn.rv);
+                         bn_of(&net)->rm, bn_of(&net)->rv);
     net_free(&net);
     free(perm);
     free_data(&ds);
@@ -786,7 +811,7 @@ static void test_hidden_moments(void **state)
     double mean[4], var[4];
     bn_error err;
     assert_int_equal(
-        net_hidden_moments(&net, &ds.d, NULL, ds.n, mean, var, &err), 0);
+        net_layer_moments(&net, &ds.d, NULL, ds.n, 1, mean, var, &err), 0);
     check_hidden_moments(&net, &ds, NULL, ds.n, mean, var);
     net_free(&net);
     free_data(&ds);
@@ -913,7 +938,7 @@ static void test_score_batches(void **state)
     size_t *perm = shuffled(ds.n, 6);
     net_score tr;
     bn_error err;
-    assert_int_equal(net_score_train_mode(&net, &ds.d, perm, &tr, NULL, &err),
+    assert_int_equal(net_score_train_mode(&net, &ds.d, perm, &tr, NULL, NULL, &err),
                      0);
     assert_int_equal(tr.rows, 7);
     net_free(&net);

@@ -157,6 +157,30 @@ static void test_exp_special_values(void **state)
 
 /* Products of two 53-bit integers are exact in 106 bits: the
  * double-double's hi + lo must be that integer exactly. */
+/* cos(pi x) against cosl(pi r) in long double, r = x - 2 round(x / 2)
+ * (exact), within 1 ulp over [-4, 4], and at the values it must hit. */
+static void test_cos_pi(void **state)
+{
+    (void)state;
+    const long double pi = 3.141592653589793238462643383279502884L;
+    for (int i = -4000; i <= 4000; i++) {
+        double x = (double)i / 1000.0 + (double)i * 1e-7;
+        long double r = (long double)x - 2.0L * roundl((long double)x / 2.0L);
+        long double want = cosl(pi * r);
+        double got = num_cos_pi(x);
+        /* Near a zero of cos an ulp of the result is tiny: the bound is
+         * relative to the argument's ulp there instead. */
+        long double scale = fabsl(want) > 1e-3L ? 0.0L : 1e-15L;
+        if (!(ulp_err(got, want) <= 1.0L || fabsl(got - want) <= scale))
+            fail_msg("num_cos_pi(%.17g) = %.17g, cosl %.20Lg", x, got, want);
+    }
+    assert_true(num_cos_pi(0.0) == 1.0 && num_cos_pi(2.0) == 1.0);
+    assert_true(num_cos_pi(1.0) == -1.0 && num_cos_pi(-1.0) == -1.0);
+    assert_true(num_cos_pi(0.5) == 0.0 && num_cos_pi(1.5) == 0.0);
+    assert_true(fabs(num_cos_pi(1.0 / 3.0) - 0.5) <= 2e-16);
+    assert_true(isnan(num_cos_pi(INFINITY)) && isnan(num_cos_pi(NAN)));
+}
+
 static void test_double_double_exact(void **state)
 {
     (void)state;
@@ -558,6 +582,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_log_special_values),
         cmocka_unit_test(test_exp_against_long_double),
         cmocka_unit_test(test_exp_special_values),
+        cmocka_unit_test(test_cos_pi),
         cmocka_unit_test(test_double_double_exact),
         cmocka_unit_test(test_norm_inv),
         cmocka_unit_test(test_sort_total_order),

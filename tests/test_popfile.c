@@ -250,7 +250,7 @@ static void test_quotes_and_spaces(void **state)
                       "4,5, 6,z\n";
     buf_t b = {0};
     puts_b(&b, csv);
-    popfile_options opt = {POPFILE_AUTO, "lab", NULL};
+    popfile_options opt = {.format = POPFILE_AUTO, .label = "lab"};
     popfile pf;
     parse_ok("quoted.csv", &b, &opt, &pf);
     assert_int_equal(pf.f, 3);
@@ -279,7 +279,8 @@ static void test_labels_and_groups(void **state)
                       "B,9,10,-3\n";
     buf_t b = {0};
     puts_b(&b, csv);
-    popfile_options opt = {POPFILE_AUTO, "lab", "g"};
+    popfile_options opt = {.format = POPFILE_AUTO, .label = "lab",
+                           .group = "g"};
     popfile pf;
     parse_ok("lab.csv", &b, &opt, &pf);
     assert_int_equal(pf.f, 2);
@@ -312,7 +313,8 @@ static void test_labels_and_groups(void **state)
     free(b.s);
     b = (buf_t){0};
     puts_b(&b, "x\tc\n1\t2.0\n2\t10.0\n3\t2.0\n");
-    opt = (popfile_options){POPFILE_AUTO, "c", "c"};
+    opt = (popfile_options){.format = POPFILE_AUTO, .label = "c",
+                            .group = "c"};
     parse_ok("both.tsv", &b, &opt, &pf);
     assert_int_equal(pf.f, 1);
     assert_int_equal(pf.label.n_levels, 2);
@@ -345,7 +347,7 @@ static void test_no_fixed_limits(void **state)
         puts_b(&b, longname); /* a long class name */
         printf_b(&b, "%zu\n", i % 2);
     }
-    popfile_options opt = {POPFILE_AUTO, "label", NULL};
+    popfile_options opt = {.format = POPFILE_AUTO, .label = "label"};
     popfile pf;
     parse_ok("wide.csv", &b, &opt, &pf);
     assert_int_equal(pf.n, 3);
@@ -449,7 +451,7 @@ static void test_bad_text_files(void **state)
     expect_bad_opt("nul.csv", "a,b\n1,2\n3,4\0" "5\n", 14, NULL,
                    "nul.csv:3:2: column 'b': '4\\x005' is not a number");
 
-    popfile_options lab = {POPFILE_AUTO, "label", NULL};
+    popfile_options lab = {.format = POPFILE_AUTO, .label = "label"};
     const char *two = "a,label\n1,x\n2,y\n";
     expect_bad_opt("nolabel.csv", "a,b\n1,2\n3,4\n", 12, &lab,
                    "nolabel.csv:1: there is no column named 'label' for the "
@@ -464,7 +466,7 @@ static void test_bad_text_files(void **state)
                    "control character 0x7f");
     expect_bad_opt("onlylabel.csv", "label\nx\ny\n", 10, &lab,
                    "onlylabel.csv:1: no feature columns");
-    popfile_options grp = {POPFILE_AUTO, NULL, "user"};
+    popfile_options grp = {.format = POPFILE_AUTO, .group = "user"};
     expect_bad_opt("nogroup.csv", two, strlen(two), &grp,
                    "nogroup.csv:1: there is no column named 'user' for the "
                    "group");
@@ -561,7 +563,7 @@ static void test_bad_npy_files(void **state)
                    "inf.npy: row 2, column 2: the value is infinite");
     free(b.s);
 
-    popfile_options lab = {POPFILE_AUTO, "label", NULL};
+    popfile_options lab = {.format = POPFILE_AUTO, .label = "label"};
     expect_bad_opt("lab.npy", good.s, good.len, &lab,
                    "lab.npy: a .npy array has no named columns, so it cannot "
                    "have a label column");
@@ -584,6 +586,34 @@ static void test_bad_npy_files(void **state)
     free(v2.s);
     free(more.s);
     free(good.s);
+}
+
+/* One row is no population (no variance), but a table of per-batch
+ * values, such as full-batch training's one batch mean, asks for it:
+ * min_rows 1 takes it in both formats, and still refuses none. */
+static void test_min_rows(void **state)
+{
+    (void)state;
+    double x[2] = {1.5, -2.0};
+    buf_t one = {0};
+    npy_file(&one, "<f8", 0, 1, 2, x);
+    expect_bad_opt("one.npy", one.s, one.len, NULL,
+                   "one.npy: the .npy array, shape (1, 2), has 1 row; a "
+                   "population needs at least 2");
+    popfile_options table = {.format = POPFILE_AUTO, .min_rows = 1};
+    popfile pf;
+    parse_ok("one.npy", &one, &table, &pf);
+    assert_same_values(&pf, x, 1, 2, "one.npy");
+    popfile_free(&pf);
+    buf_t text = {0};
+    put(&text, "a,b\n1.5,-2\n", 11);
+    parse_ok("one.csv", &text, &table, &pf);
+    assert_same_values(&pf, x, 1, 2, "one.csv");
+    popfile_free(&pf);
+    expect_bad_opt("none.csv", "a,b\n", 4, &table,
+                   "none.csv: 0 data rows; the table needs at least 1");
+    free(one.s);
+    free(text.s);
 }
 
 static void test_slurp_bound(void **state)
@@ -636,6 +666,7 @@ int test_popfile_run(size_t *ntests)
         cmocka_unit_test(test_no_fixed_limits),
         cmocka_unit_test(test_bad_text_files),
         cmocka_unit_test(test_bad_npy_files),
+        cmocka_unit_test(test_min_rows),
         cmocka_unit_test(test_slurp_bound),
     };
     *ntests = sizeof tests / sizeof tests[0];

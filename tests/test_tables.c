@@ -200,7 +200,22 @@ static const struct {
     {"seed", "1 2"},             {"epochs", "1 2"},
     {"partial", "drop keep"},    {"precise_batches", "0 1"},
     {"drift", "none step:1"},    {"drift_size", "0 0.5"},
+    /* A declared network's (RUN_NET_EXT); a network's two values are
+     * apart at '|', as a list of networks is at a comma. */
+    {"layers", "linear:4 relu linear:K|linear:4 batch relu linear:K"},
+    {"depth", "1 2"},            {"dtype", "float64 float32"},
+    {"optimizer", "sgd adam"},   {"adam_beta1", "0.9 0.8"},
+    {"adam_beta2", "0.999 0.99"}, {"adam_eps", "1e-8 1e-6"},
+    {"warmup", "0 2"},           {"schedule", "constant step"},
+    {"step_epochs", "10 2"},     {"step_factor", "0.1 0.5"},
 };
+
+/* The two values of an axis's entry, and where they part. */
+static const char *apart(const char *values)
+{
+    const char *bar = strchr(values, '|');
+    return bar ? bar : strchr(values, ' ');
+}
 
 static const char *values_of(const key_def *d)
 {
@@ -220,9 +235,9 @@ static int which_value(const key_def *d, const run_config *c)
     key_cell cell;
     memset(&cell, 0, sizeof cell);
     d->get(c, &cell);
-    char vals[64];
+    char vals[128];
     snprintf(vals, sizeof vals, "%s", values_of(d));
-    char *second = strchr(vals, ' ');
+    char *second = vals + (apart(vals) - vals);
     *second++ = '\0';
     const char *v[2] = {vals, second};
     for (int i = 0; i < 2; i++) {
@@ -235,12 +250,27 @@ static int which_value(const key_def *d, const run_config *c)
     return -1;
 }
 
-/* Every axis of model m's (the type held at m, and for a model without
- * the layer's keys the batch size and the seed beside its own) at its two
- * values: each configuration decodes to its own combination, read back
- * through each key's get, and the axes vary by their nesting rank, the
- * highest fastest. */
-static void check_axes_decode(run_model_id m)
+/* Which of a model's axes a product takes: a declared network's keys
+ * (RUN_NET_EXT) apart from the default network's, and `layers` apart from
+ * `depth`, which only the default network reads. */
+typedef enum { AXES_BASE, AXES_NET, AXES_LAYERS } axes_part;
+
+static int in_part(const key_def *d, int pass, axes_part part)
+{
+    int ext = (d->models & RUN_NET_EXT) != 0;
+    if (pass == KEY_BATCH_SIZE || pass == KEY_SEED)
+        return 1;
+    if (part == AXES_BASE)
+        return !ext;
+    return ext && ((pass == KEY_LAYERS) == (part == AXES_LAYERS));
+}
+
+/* Every axis of model m's in part (the type held at m, and for a model
+ * without the layer's keys the batch size and the seed beside its own) at
+ * its two values: each configuration decodes to its own combination, read
+ * back through each key's get, and the axes vary by their nesting rank,
+ * the highest fastest. */
+static void check_axes_decode(run_model_id m, axes_part part)
 {
     int axes[KEY_COUNT];
     size_t na = 0;
@@ -256,11 +286,14 @@ static void check_axes_decode(run_model_id m)
         int mine = (d->models & own) &&
                    (m == RUN_MODEL_LAYER || !(d->models & layer) ||
                     pass == KEY_BATCH_SIZE || pass == KEY_SEED);
-        if (!d->nest || pass == KEY_MODEL || !mine)
+        if (!d->nest || pass == KEY_MODEL || !mine ||
+            !in_part(d, pass, part))
             continue;
+        const char *v = values_of(d), *at = apart(v);
         len += (size_t)snprintf(text + len, sizeof text - len,
-                                "[%s]\n%s = %s\n", d->section, d->name,
-                                values_of(d));
+                                "[%s]\n%s = %.*s%s%s\n", d->section, d->name,
+                                (int)(at - v), v, *at == '|' ? ", " : " ",
+                                at + 1);
         axes[na++] = pass;
     }
     assert_true(len < sizeof text && na < 8 * sizeof(unsigned));
@@ -304,11 +337,27 @@ static void check_axes_decode(run_model_id m)
     free(e);
 }
 
+static int has_net_axes(run_model_id m)
+{
+    for (int pass = 0; pass < KEY_COUNT; pass++) {
+        const key_def *d = exp_key((key_id)pass);
+        if (d->nest && (d->models & RUN_NET_EXT) &&
+            (d->models & RUN_MODEL_BIT(m)))
+            return 1;
+    }
+    return 0;
+}
+
 static void test_every_axis_decodes(void **state)
 {
     (void)state;
-    for (int m = 0; run_model_name(m); m++)
-        check_axes_decode((run_model_id)m);
+    for (int m = 0; run_model_name(m); m++) {
+        check_axes_decode((run_model_id)m, AXES_BASE);
+        if (has_net_axes((run_model_id)m)) {
+            check_axes_decode((run_model_id)m, AXES_NET);
+            check_axes_decode((run_model_id)m, AXES_LAYERS);
+        }
+    }
 }
 
 /* ---- validators: the same bounds from a file and from `run` ---- */

@@ -125,6 +125,7 @@ static const char *type_name(key_type t)
     case KT_DRIFTS: return "drifts";
     case KT_SHAPE: return "shape";
     case KT_CHANNEL: return "channel";
+    case KT_NETS: return "networks";
     case KT_DERIVED: return "derived";
     }
     return "other";

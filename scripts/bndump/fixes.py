@@ -5,7 +5,10 @@ beside training mode's on the same batches.
 
   recompute-train  every layer's statistics recomputed from the training
                    data as a cumulative average (PreciseBN;
-                   torch.optim.swa_utils.update_bn does the same)
+                   torch.optim.swa_utils.update_bn does the same, with
+                   dropout on: here only the batch-norm layers are in
+                   training mode, as in every training-mode pass, so the
+                   statistics describe the inputs evaluation mode gives)
   adapt-eval       the same from the evaluation data
   reload           the batch-norm buffers taken from --reload FILE, a
                    checkpoint that has them
@@ -23,14 +26,14 @@ import copy
 import numpy as np
 import torch
 
-from .passes import batches, model_dtype
+from .passes import batches, model_dtype, set_mode
 
 FIX_EPS = 1e-3
 
 
 def outputs(model, x, batch_size, train_mode, order=None):
     m = copy.deepcopy(model)
-    m.train(train_mode)
+    set_mode(m, train_mode)
     dtype = model_dtype(m)
     idx = np.arange(x.shape[0]) if order is None else order
     out = []
@@ -57,17 +60,17 @@ def accuracy(y, labels):
     return float(np.mean(c == np.asarray(labels)))
 
 
-def recompute(model, layers_of, x, batch_size):
+def recompute(model, layers_of, x, batch_size, sizes=None):
     """A copy whose batch-norm statistics are the cumulative average over
-    x in batches (update_bn)."""
+    x in batches (update_bn), of batch_size or of the sizes given."""
     m = copy.deepcopy(model)
     for _, mod in layers_of(m):
         mod.reset_running_stats()
         mod.momentum = None
-    m.train()
+    set_mode(m, True)
     dtype = model_dtype(m)
     with torch.no_grad():
-        for _, xb in batches(x, batch_size):
+        for _, xb in batches(x, batch_size, sizes):
             m(torch.as_tensor(np.array(xb)).to(dtype))
     return m
 
@@ -91,6 +94,15 @@ def raised_eps(model, layers_of):
     return m
 
 
+def majority_rate(labels):
+    """The share of the most common class: what always naming it scores,
+    against which a model's accuracy is poor or not."""
+    if labels is None or len(labels) == 0:
+        return None
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
+
+
 def batch_dependence(model, x, batch_size, seed=1):
     """The share of rows whose training-mode predicted class changes when
     the rows are batched in a seeded random order instead of as given."""
@@ -102,16 +114,26 @@ def batch_dependence(model, x, batch_size, seed=1):
     return float(np.mean(a != b))
 
 
+SCRIPTED = ("not applied: a TorchScript module's momentum and eps are "
+            "constants; load the model whole or as a state_dict to score it")
+
+
 def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
-          reload_state=None):
+          reload_state=None, sizes=None, scripted=False):
     """(accuracies, fixes): the model as it is in both modes, and a row
-    per candidate fix: (name, evaluation-mode accuracy, what was done)."""
+    per candidate fix: (name, evaluation-mode accuracy, what was done).
+    The training data are batched as training batched them (sizes, or
+    batch_size); the evaluation data in batches of batch_size. A
+    TorchScript module is scored as it is and with --reload's buffers:
+    the recomputed statistics need a momentum of None and eps raised,
+    which its constants refuse."""
     acc = {
         "eval_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
                                                False), eval_y),
         "train_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
                                                 True), eval_y),
         "batch_dependence": batch_dependence(model, eval_x, batch_size),
+        "majority_rate": majority_rate(eval_y),
     }
     if eval_y is None:
         return acc, []
@@ -119,15 +141,20 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
     def ev(m):
         return accuracy(outputs(m, eval_x, batch_size, False), eval_y)
 
-    fixes = [
-        ("recompute-train", ev(recompute(model, layers_of, train_x,
-                                         batch_size)),
-         "statistics recomputed on the training data (update_bn)"),
-        ("adapt-eval", ev(recompute(model, layers_of, eval_x, batch_size)),
-         "statistics recomputed on the evaluation data"),
-        ("eps", ev(raised_eps(model, layers_of)),
-         "eps raised to %g in every layer" % FIX_EPS),
-    ]
+    if scripted:
+        fixes = [(name, None, SCRIPTED)
+                 for name in ("recompute-train", "adapt-eval", "eps")]
+    else:
+        fixes = [
+            ("recompute-train", ev(recompute(model, layers_of, train_x,
+                                             batch_size, sizes)),
+             "statistics recomputed on the training data (update_bn)"),
+            ("adapt-eval", ev(recompute(model, layers_of, eval_x,
+                                        batch_size)),
+             "statistics recomputed on the evaluation data"),
+            ("eps", ev(raised_eps(model, layers_of)),
+             "eps raised to %g in every layer" % FIX_EPS),
+        ]
     if reload_state is not None:
         m, done = reloaded(model, layers_of, reload_state)
         fixes.append(("reload", ev(m) if done else None,

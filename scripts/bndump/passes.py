@@ -4,7 +4,9 @@ on a copy of the model: per layer the fresh statistics of every row
 themselves. A pass in evaluation mode moves no buffer; a pass in training
 mode (what training fed each layer: the layers before it normalising with
 their batch's statistics) runs with every momentum set to 0, so that no
-buffer moves there either.
+buffer moves there either, and with only the batch-norm layers in
+training mode: dropout and every other layer stay in evaluation mode, so
+that a pass, and the dump, is the same every time it is taken.
 
 A layer's rows are what it normalises together: an input (N, C) is N
 rows, an input (N, C, *spatial) is moved to channels last and flattened
@@ -96,15 +98,22 @@ class LayerPass:
         return np.ascontiguousarray(np.concatenate(self.sample))
 
 
-def batches(x, batch_size):
-    """Consecutive batches; a last batch of one sample joins the one
-    before it, since training mode cannot normalise a single row."""
-    n = x.shape[0]
+def cuts(n, batch_size, sizes=None):
+    """The first row of each batch and the end: the sizes given (the
+    batches training took, --batches), or consecutive batches of
+    batch_size whose last, if of one sample, joins the one before it,
+    since training mode cannot normalise a single row."""
+    if sizes is not None:
+        return [0] + [int(c) for c in np.cumsum(sizes)]
     starts = list(range(0, n, batch_size))
     if len(starts) > 1 and n - starts[-1] == 1:
         starts.pop()
-    for k, i in enumerate(starts):
-        end = starts[k + 1] if k + 1 < len(starts) else n
+    return starts + [n]
+
+
+def batches(x, batch_size, sizes=None):
+    c = cuts(x.shape[0], batch_size, sizes)
+    for i, end in zip(c[:-1], c[1:]):
         yield i, x[i:end]
 
 
@@ -115,12 +124,22 @@ def model_dtype(model):
     return torch.float32
 
 
+def set_mode(model, train_mode):
+    """Training mode for the batch-norm layers only (or evaluation mode
+    for all): the batch's statistics are what training mode means here,
+    and an unseeded dropout mask would make every training-mode score and
+    statistic a draw."""
+    model.eval()
+    for _, mod in tsv.bn_layers(model):
+        mod.train(train_mode)
+
+
 def run(model, x, batch_size, max_rows, what, train_mode=False,
-        progress=True):
+        progress=True, sizes=None):
     """One pass of x through a deep copy of model, in evaluation mode or,
-    with train_mode, in training mode with every momentum 0; returns
-    {layer name: LayerPass} and the order the layers were first called
-    in."""
+    with train_mode, in training mode with every momentum 0, batched by
+    batch_size or by the sizes given; returns {layer name: LayerPass} and
+    the order the layers were first called in."""
     model = copy.deepcopy(model)
     layers = tsv.bn_layers(model)
     seen = {name: LayerPass(max_rows, x.shape[0]) for name, _ in layers}
@@ -133,14 +152,14 @@ def run(model, x, batch_size, max_rows, what, train_mode=False,
             seen[name].add(inputs[0])
         handles.append(mod.register_forward_hook(hook))
     dtype = model_dtype(model)
-    nb = -(-x.shape[0] // batch_size)
+    nb = len(cuts(x.shape[0], batch_size, sizes)) - 1
     step = max(1, nb // 10)
-    model.train(train_mode)
+    set_mode(model, train_mode)
     for _, mod in layers:
         mod.momentum = 0.0 if train_mode else mod.momentum
     try:
         with torch.no_grad():
-            for k, (i, xb) in enumerate(batches(x, batch_size)):
+            for k, (i, xb) in enumerate(batches(x, batch_size, sizes)):
                 model(torch.as_tensor(np.array(xb)).to(dtype))
                 if progress and nb >= 50 and (k + 1) % step == 0:
                     print("dump_bn_inputs: %s: %d of %d batches" % (

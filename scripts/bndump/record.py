@@ -1,20 +1,26 @@
 """BNRecorder: forward hooks on every batch-norm layer of a model being
 trained, for a training script:
 
+    import sys
+    sys.path.insert(0, "path/to/bnstudy/scripts")
     from dump_bn_inputs import BNRecorder
     rec = BNRecorder(model)          # hooks every batch-norm layer
     train(model)                     # as usual
-    rec.write("bn-record")           # then rec.close() to remove the hooks
+    rec.write("bn-record")           # the folder for bnstudy diagnose
+    rec.close()                      # removes the hooks
 
 Every call is counted, in training mode (the calls that update the
 running statistics) and in evaluation mode, the latter apart when autograd
 was on (a layer frozen in evaluation mode inside the training loop) and
-when it was off (a validation pass). The inputs of the training-mode calls
-are kept, in order, up to max_rows rows a layer; each call also notes the
-weights' version (PyTorch counts in-place changes of every parameter), so
-the recording says whether the weights moved while it recorded: batch
-statistics taken under moving weights are not exchangeable draws, and
-bnstudy does not read them as such.
+when it was off (a validation pass); so are the training-mode calls that
+left the buffers exactly as they were (momentum 0, or tracking switched
+off), which a checkpoint cannot show. The inputs of the training-mode
+calls are kept, in order, up to max_rows rows a layer. Every call notes
+the weights' version (PyTorch counts in-place changes of every
+parameter), so the recording says whether the weights moved while it
+recorded, even when every call was in evaluation mode: batch statistics
+taken under moving weights are not exchangeable draws, and bnstudy does
+not read them as such.
 
 write(DIR) puts, per layer NAME: NAME.npy (the training-mode rows,
 channels last), NAME.stats.tsv (the running statistics now and when
@@ -45,12 +51,15 @@ class BNRecorder:
             if mod.running_mean is None:
                 continue  # track_running_stats=False: nothing to compare
             e = {"name": name, "module": mod, "chunks": [], "shapes": [],
-                 "weights": [], "rows": 0, "train_calls": 0,
+                 "weights": [], "versions": set(), "rows": 0,
+                 "train_calls": 0, "unmoved_calls": 0, "before": None,
                  "eval_grad_calls": 0, "eval_nograd_calls": 0,
                  "initial": (mod.running_mean.detach().cpu().clone(),
                              mod.running_var.detach().cpu().clone(),
                              int(mod.num_batches_tracked))}
             self.layers.append(e)
+            self._handles.append(
+                mod.register_forward_pre_hook(self._pre_hook(e)))
             self._handles.append(mod.register_forward_hook(self._hook(e)))
 
     def _weights(self):
@@ -59,20 +68,36 @@ class BNRecorder:
         v = tuple(p._version for p in self.model.parameters())
         return self._versions.setdefault(v, len(self._versions))
 
+    def _pre_hook(self, e):
+        """The buffers before a training-mode call, to see whether it
+        moved them."""
+        def pre_hook(mod, inputs):
+            e["before"] = ((mod.running_mean.detach().clone(),
+                            mod.running_var.detach().clone())
+                           if mod.training else None)
+        return pre_hook
+
     def _hook(self, e):
         def hook(mod, inputs, output):
+            weights = self._weights()
+            e["versions"].add(weights)
             if not mod.training:
                 key = ("eval_grad_calls" if torch.is_grad_enabled()
                        else "eval_nograd_calls")
                 e[key] += 1
                 return
             e["train_calls"] += 1
+            if e["before"] is not None and \
+                    torch.equal(e["before"][0], mod.running_mean) and \
+                    torch.equal(e["before"][1], mod.running_var):
+                e["unmoved_calls"] += 1
+            e["before"] = None
             rows = as_rows(inputs[0].detach())
             if e["rows"] + rows.shape[0] > self.max_rows:
                 return
             e["chunks"].append(rows.cpu().numpy().astype(stored_dtype(rows)))
             e["shapes"].append(tuple(inputs[0].shape))
-            e["weights"].append(self._weights())
+            e["weights"].append(weights)
             e["rows"] += rows.shape[0]
         return hook
 
@@ -89,7 +114,7 @@ class BNRecorder:
                        ["layer", "type", "features"],
                        [(e["name"], tsv.layer_kind(e["module"]),
                          int(e["module"].num_features)) for e in self.layers])
-        moved = any(len(set(e["weights"])) > 1 for e in self.layers)
+        moved = any(len(e["versions"]) > 1 for e in self.layers)
         tsv.write_keys(os.path.join(out_dir, "model.tsv"), [
             ("format", "bnstudy-dump 2"),
             ("kind", "recording"),
@@ -136,9 +161,11 @@ class BNRecorder:
              "statistics"),
             ("batches", len(e["chunks"])),
             ("training_calls", e["train_calls"]),
+            ("training_calls_unmoved", e["unmoved_calls"]),
             ("eval_calls_with_grad", e["eval_grad_calls"]),
             ("eval_calls_without_grad", e["eval_nograd_calls"]),
             ("truncated", len(e["chunks"]) < e["train_calls"]),
-            ("weights_moved", len(set(e["weights"])) > 1),
+            ("weights_moved", len(e["versions"]) > 1),
+            ("weights_moved_between_kept", len(set(e["weights"])) > 1),
             ("rows_dtype", str(x.dtype)),
         ])

@@ -47,6 +47,12 @@ double num_dd_value(num_dd a);
 double num_log(double x);
 double num_exp(double x);
 
+/* cos(pi x) for finite x, within 1 ulp (a double-double Taylor series on
+ * [0, 1/4] after exact reductions by the period and the symmetries), the
+ * same bits everywhere, where libm's cos is neither; NaN for a non-finite
+ * x. The classifier's cosine learning-rate schedule needs it. */
+double num_cos_pi(double x);
+
 /* 1/k! for k = 6 .. 5 + NUM_INV_FACT, the tail of num_exp's series,
  * each the correctly rounded quotient 1 / k!. */
 #define NUM_INV_FACT 12

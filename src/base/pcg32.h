@@ -31,6 +31,7 @@ typedef struct {
 #define PCG32_INITSEQ_SPLIT 7u
 #define PCG32_INITSEQ_CONV_FILTERS 14u
 #define PCG32_INITSEQ_CONV_FIELD 15u
+#define PCG32_INITSEQ_DROPOUT 16u
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
 uint32_t pcg32_next(pcg32_t *rng);

@@ -88,7 +88,8 @@ static void pop_usage(void)
     char list[512];
     printf("usage: bnstudy population [--order ORDER] [--seed S] "
            "[--batch-size B]\n"
-           "                          [--part training|held-out] [--max-memory SIZE]\n"
+           "                          [--part training|held-out] [--classes K]\n"
+           "                          [--max-memory SIZE]\n"
            "                          [--population FILE [--label COLUMN] "
            "[--group COLUMN]]\n"
            "\n"
@@ -110,7 +111,11 @@ static void pop_usage(void)
            "                         rows (a file's split at the default "
            "holdout, or the\n"
            "                         second draw); `row` is then the "
-           "population's index\n",
+           "population's index\n"
+           "  --classes K            the embedded population with K classes, "
+           "as [population]\n"
+           "                         classes = K makes them (a `label` "
+           "column)\n",
            order_list(", ", list, sizeof list));
     cli_pop_help(stdout);
     fputs(CLI_MAX_MEMORY_HELP, stdout);
@@ -157,13 +162,14 @@ typedef struct {
     FILE *fp, *curve;
     const pop_t *pop;
     const run_config *cfg;
+    unsigned models;
 } outputs_ctx;
 
 static void write_curve(void *ctx, unsigned long epoch, const run_result *r)
 {
     outputs_ctx *o = ctx;
     bn_buf b = {0};
-    out_curve_row(&b, o->pop, o->cfg, epoch + 1, r);
+    out_curve_row(&b, o->models, o->pop, o->cfg, epoch + 1, r);
     if (!b.failed && b.len)
         fwrite(b.p, 1, b.len, o->curve);
     buf_free(&b);
@@ -242,6 +248,14 @@ typedef struct {
     run_config cfg;
     run_result res;
 } run_cmd;
+
+/* The columns of the run's files: its model's, and a declared network's
+ * when one of its keys was given. */
+static unsigned run_cmd_models(const run_cmd *r)
+{
+    return RUN_MODEL_BIT(r->cfg.model) | (r->e->models & RUN_NET_EXT);
+}
+
 
 /* run's options: a key's, the population's, the --write options, the
  * limits, --set, --layer and --help, into opts (names holds the keys'). */
@@ -401,7 +415,7 @@ static int put_table(run_cmd *r, const char *cmd, run_output *o,
                                   const run_config *, const run_result *))
 {
     bn_buf b = {0};
-    unsigned models = 1u << r->cfg.model;
+    unsigned models = run_cmd_models(r);
     header(&b, models);
     rows(&b, models, r->pops.p.pop, &r->cfg, &r->res);
     return put(o->fp, &b, cmd, o->opt);
@@ -417,13 +431,14 @@ static int run_run(run_cmd *r, const char *cmd)
     const pop_t *pop = r->pops.p.pop;
     if (outs[2].fp) {
         bn_buf b = {0};
-        out_curve_header(&b);
+        out_curve_header(&b, run_cmd_models(r));
         if (put(outs[2].fp, &b, cmd, outs[2].opt) != 0)
             return -1;
     }
     if (outs[3].fp)
         fputs(CLF_WEIGHTS_HEADER, outs[3].fp);
-    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &r->cfg};
+    outputs_ctx octx = {outs[1].fp, outs[2].fp, pop, &r->cfg,
+                        run_cmd_models(r)};
     run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
                         outs[2].path ? write_curve : NULL, &octx,
                         outs[3].fp};
@@ -456,8 +471,8 @@ static int run_finish(run_cmd *r, const char *cmd)
     if (r->cfg.model == RUN_MODEL_LAYER)
         cli_note_constant(cmd, pop);
     bn_buf b = {0};
-    out_summary_header(&b, 1u << r->cfg.model);
-    out_summary_row(&b, 1u << r->cfg.model, pop, &r->cfg, &r->res);
+    out_summary_header(&b, run_cmd_models(r));
+    out_summary_row(&b, run_cmd_models(r), pop, &r->cfg, &r->res);
     if (put(stdout, &b, cmd, "standard output") != 0)
         return -1;
     for (int i = 0; i < N_OUTPUTS; i++)
@@ -513,52 +528,73 @@ int cmd_run(int argc, char **argv)
     return rc;
 }
 
-int cmd_population(int argc, char **argv)
+/* What `bnstudy population` was asked for. */
+typedef struct {
+    const char *order_name, *part, *classes;
+    uint64_t seed, batch_size;
+    cli_pop_options po;
+} pop_args;
+
+/* The options into a; 0 to go on, else the exit status (1 for --help,
+ * which is then printed). */
+static int pop_parse(int argc, char **argv, pop_args *a)
 {
-    const char *cmd = "population", *order_name = NULL, *part = NULL;
-    uint64_t seed = 1, batch_size = 0;
-    cli_pop_options po = {NULL, NULL, NULL};
-    struct option opts[6 + CLI_POP_OPTIONS + 1] = {
+    const char *cmd = "population";
+    struct option opts[7 + CLI_POP_OPTIONS + 1] = {
         {"order", required_argument, NULL, 'o'},
         {"seed", required_argument, NULL, 's'},
         {"batch-size", required_argument, NULL, 'b'},
         {"part", required_argument, NULL, 'p'},
+        {"classes", required_argument, NULL, 'k'},
         {"max-memory", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
     };
-    cli_pop_option_table(opts + 6); /* the last entry stays zero */
+    cli_pop_option_table(opts + 7); /* the last entry stays zero */
     int c;
     cli_parser p = {cmd, argc, argv, opts, "h", NULL, 0};
     while ((c = cli_next(&p, NULL)) != -1) {
         if (c == 'h') {
             pop_usage();
-            return 0;
-        } else if (c == 'o') {
-            order_name = optarg;
+            return -1;
+        } else if (c == 'o' || c == 'k') {
+            *(c == 'o' ? &a->order_name : &a->classes) = optarg;
         } else if (c == 'p') {
             if (strcmp(optarg, "training") != 0 &&
                 strcmp(optarg, "held-out") != 0)
                 return cli_error(cmd, "--part: training or held-out, got "
                                       "'%s'",
                                  optarg);
-            part = optarg;
-        } else if (c == 's') {
-            if (cli_parse_u64(cmd, "--seed", optarg, 0, UINT64_MAX, &seed))
-                return CLI_EXIT_USAGE;
-        } else if (c == 'b') {
-            /* Checked against the rows once they are read. */
-            if (cli_parse_u64(cmd, "--batch-size", optarg, 2, 100000000,
-                              &batch_size))
+            a->part = optarg;
+        } else if (c == 's' || c == 'b') {
+            /* A batch size is checked against the rows once read. */
+            if (c == 's' ? cli_parse_u64(cmd, "--seed", optarg, 0,
+                                         UINT64_MAX, &a->seed)
+                         : cli_parse_u64(cmd, "--batch-size", optarg, 2,
+                                         100000000, &a->batch_size))
                 return CLI_EXIT_USAGE;
         } else if (c == 'm') {
             if (cli_max_memory(cmd, optarg, NULL) != 0)
                 return CLI_EXIT_USAGE;
-        } else if (!cli_take_pop_option(c, optarg, &po)) {
+        } else if (!cli_take_pop_option(c, optarg, &a->po)) {
             return CLI_EXIT_USAGE;
         }
     }
     if (optind < argc)
         return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+int cmd_population(int argc, char **argv)
+{
+    const char *cmd = "population";
+    pop_args a = {.seed = 1};
+    int parsed = pop_parse(argc, argv, &a);
+    if (parsed != 0)
+        return parsed < 0 ? 0 : parsed;
+    const char *order_name = a.order_name, *part = a.part,
+               *classes = a.classes;
+    uint64_t seed = a.seed, batch_size = a.batch_size;
+    cli_pop_options po = a.po;
     exp_t *e = malloc(sizeof *e);
     if (!e)
         return cli_error(cmd, "out of memory");
@@ -573,6 +609,16 @@ int cmd_population(int argc, char **argv)
         goto done;
     }
     if (cli_apply_pop_options(cmd, e, &po) != 0)
+        goto done;
+    if (classes && (po.population
+                        ? (cli_error(cmd, "--classes: the generated "
+                                          "population's; a file's labels "
+                                          "are its --label column"),
+                           1)
+                        : exp_set(e, KEY_POP_CLASSES, classes, "--classes",
+                                  0, &err) != 0
+                              ? (cli_error(cmd, "%s", err.msg), 1)
+                              : 0))
         goto done;
     if (exp_populations(e, part != NULL, &pops, &err) != 0) {
         cli_error(cmd, "%s", err.msg);

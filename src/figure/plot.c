@@ -1027,6 +1027,18 @@ static const struct {
                     "every other varying axis; each channel's ratio to "
                     "independent values in its key entry"},
      .make = kind_effective},
+    {.k = {.name = "weight-norm", .script = "weight-norm.gp",
+           .needs = "curve.tsv with epoch, w_norm_ratio and radial (a "
+                    "declared network with a linear or conv layer right "
+                    "before a batch norm); weight_decay varies; two or more "
+                    "epochs; one seed",
+           .draws = "after every epoch of each configuration's longest run, "
+                    "the norm of the weights right before batch norm over its "
+                    "initial value, and under it the radial part of their "
+                    "gradient so far on a log axis; a series per "
+                    "configuration, at most 4 (the last settings held at "
+                    "their first value past that)"},
+     .make = kind_weight_norm},
 };
 
 const plot_kind *plot_kind_get(size_t i)

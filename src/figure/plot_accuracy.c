@@ -227,6 +227,17 @@ static int as_clf_series(const clf_fig *c, bn_buf *a, bn_buf *t)
 static void as_clf_y(const clf_fig *c, bn_buf *a, bn_buf *t)
 {
     y_scale ss = y_scale_of(c->se, c->se ? c->np * c->ns * c->nx : 0);
+    /* The series that have stats_err_rel at all (a network without batch
+     * norm has none): the row under the accuracies draws those. */
+    double shas[KEY_COUNT * 8];
+    size_t ns = c->ns < COUNT(shas) ? c->ns : COUNT(shas);
+    for (size_t s = 0; s < ns; s++) {
+        shas[s] = 0.0;
+        for (size_t p = 0; c->se && p < c->np; p++)
+            for (size_t xi = 0; xi < c->nx; xi++)
+                shas[s] = shas[s] || !isnan(c->se[(p * c->ns + s) * c->nx + xi]);
+    }
+    as_nums(a, "shas", shas, ns);
     as_num(a, "slog", ss.log);
     as_num(a, "slo", ss.lo);
     as_num(a, "shi", ss.hi);
@@ -519,17 +530,8 @@ int kind_curve(const plot_exp *x, figure_out *o, bn_error *err)
         column(tb, acc_cols[0][1]) < 0 || column(tb, "epoch") < 0 ||
         !one_seed(tb))
         return 0;
-    const axis_t *ax[KEY_COUNT];
-    size_t n = clf_axes(tb, ax);
-    cview v = {0};
-    v.tb = tb;
-    v.kind = CX_NUM;
-    v.xcol = "epoch";
-    v.longest = 1;
-    for (size_t i = 0; i < n; i++)
-        if (ax[i]->key != KEY_EPOCHS)
-            v.pa[v.npa++] = ax[i];
-    cv_hold(&v, v.pa, &v.npa, CURVE_PANELS);
+    cview v;
+    cv_curve_init(&v, tb, 0, CURVE_PANELS);
     int rc = cv_build(&v, err);
     if (rc == 0 && v.nx >= 2) /* one epoch is no curve */
         rc = clf_figure(x, &v, 0,

@@ -92,6 +92,23 @@ void cv_hold(cview *v, const axis_t **a, size_t *n, size_t max)
     }
 }
 
+void cv_curve_init(cview *v, const table_t *tb, int as_series, size_t max)
+{
+    const axis_t *ax[KEY_COUNT];
+    size_t n = clf_axes(tb, ax);
+    memset(v, 0, sizeof *v);
+    v->tb = tb;
+    v->kind = CX_NUM;
+    v->xcol = "epoch";
+    v->longest = 1;
+    const axis_t **to = as_series ? v->sa : v->pa;
+    size_t *nto = as_series ? &v->nsa : &v->npa;
+    for (size_t i = 0; i < n; i++)
+        if (ax[i]->key != KEY_EPOCHS)
+            to[(*nto)++] = ax[i];
+    cv_hold(v, to, nto, max);
+}
+
 /* The classifier's rows: a file of both models has the layer's too. */
 const char *clf_model(void) { return run_model_name(RUN_MODEL_CLASSIFIER); }
 

@@ -217,6 +217,7 @@ int kind_accuracy(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_fit_accuracy(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_curve(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_effective(const plot_exp *x, figure_out *o, bn_error *err);
+int kind_weight_norm(const plot_exp *x, figure_out *o, bn_error *err);
 
 /* ---- the classifier's figures (plot_accview.c, plot_accwords.c) ---- */
 
@@ -251,6 +252,10 @@ const char *key_field(const char *key, size_t i, char *buf, size_t cap);
 double grouped_k(const char *cell);
 size_t clf_axes(const table_t *tb, const axis_t **out);
 void cv_hold(cview *v, const axis_t **a, size_t *n, size_t max);
+/* A view of curve.tsv: x its epochs, each configuration's longest run, the
+ * settings but the run's length its panels (as_series 0) or its series,
+ * at most max (cv_hold). */
+void cv_curve_init(cview *v, const table_t *tb, int as_series, size_t max);
 const char *clf_model(void);
 int cv_build(cview *v, bn_error *err);
 double *cv_values(const cview *v, const char *col);

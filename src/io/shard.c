@@ -329,7 +329,7 @@ static int layout(shard_set *set, bn_error *err)
     out_summary_header(&h, set->models);
     int rc = score_columns(set, &h, &set->col_score, &set->n_cols, err);
     buf_clear(&h);
-    out_curve_header(&h);
+    out_curve_header(&h, set->models);
     if (rc == 0)
         rc = score_columns(set, &h, &set->curve_score, &set->n_curve_cols,
                            err);
@@ -644,7 +644,7 @@ static int read_curve(shard_set *set, reader *r, size_t k, const pop_t *pop,
         read_cells(set, set->curve_score, set->n_curve_cols, n, pop, cfg,
                    &at);
         buf_clear(&set->again);
-        out_curve_row(&set->again, pop, cfg, epoch, &at);
+        out_curve_row(&set->again, set->models, pop, cfg, epoch, &at);
         if (check_rows(set, r, r->in.line, k, err) != 0)
             return -1;
         buf_add(curve, set->got.p, set->got.len);

@@ -79,15 +79,20 @@ void sweep_estimate_of(const exp_t *e, unsigned jobs, int files,
      * sizes (the fastest axis). */
     for (size_t it = 0; it < e->n[KEY_MODEL]; it++)
         for (size_t ih = 0; ih < e->n[KEY_HIDDEN]; ih++)
-            for (size_t ib = 0; ib < e->n[KEY_BATCH_SIZE]; ib++) {
-                run_config cfg;
-                exp_config(e, ib, &cfg);
-                cfg.model = (run_model_id)e->v[KEY_MODEL][it].i;
-                cfg.clf.hidden = (size_t)e->v[KEY_HIDDEN][ih].u;
-                double b = (double)run_bytes(&cfg, rows, f, k) +
-                           sizeof(run_result);
-                est->per_thread = b > est->per_thread ? b : est->per_thread;
-            }
+            for (size_t il = 0; il < e->n[KEY_LAYERS]; il++)
+                for (size_t id = 0; id < e->n[KEY_DEPTH]; id++)
+                    for (size_t ib = 0; ib < e->n[KEY_BATCH_SIZE]; ib++) {
+                        run_config cfg;
+                        exp_config(e, ib, &cfg);
+                        cfg.model = (run_model_id)e->v[KEY_MODEL][it].i;
+                        cfg.clf.hidden = (size_t)e->v[KEY_HIDDEN][ih].u;
+                        cfg.clf.net = e->nets[e->v[KEY_LAYERS][il].i];
+                        cfg.clf.depth = (size_t)e->v[KEY_DEPTH][id].u;
+                        double b = (double)run_bytes(&cfg, rows, f, k) +
+                                   sizeof(run_result);
+                        est->per_thread =
+                            b > est->per_thread ? b : est->per_thread;
+                    }
     size_t curve_epochs = 0;
     if ((e->outputs & (1u << OUT_CURVE)) &&
         (e->models & RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)))
@@ -518,12 +523,13 @@ typedef struct {
     const pop_t *pop;
     const run_config *cfg;
     bn_buf *rows;
+    unsigned models;
 } curve_ctx;
 
 static void on_epoch(void *ctx, unsigned long epoch, const run_result *r)
 {
     curve_ctx *c = ctx;
-    out_curve_row(c->rows, c->pop, c->cfg, epoch + 1, r);
+    out_curve_row(c->rows, c->models, c->pop, c->cfg, epoch + 1, r);
 }
 
 static void *worker(void *arg)
@@ -546,7 +552,7 @@ static void *worker(void *arg)
         exp_config(w->e, w->first + k * w->stride, &s->cfg);
         /* A classifier's curve.tsv rows, formatted as its epochs end. */
         buf_clear(&s->text[TEXT_CURVE]);
-        curve_ctx cc = {w->pop, &s->cfg, &s->text[TEXT_CURVE]};
+        curve_ctx cc = {w->pop, &s->cfg, &s->text[TEXT_CURVE], w->models};
         run_observer obs = {NULL, NULL, on_epoch, &cc, NULL};
         int curve = w->files[OUT_CURVE].fd >= 0 &&
                     s->cfg.model == RUN_MODEL_CLASSIFIER;

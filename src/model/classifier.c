@@ -11,46 +11,141 @@
 
 #include "model/net.h"
 #include "model/keyid.h"
+#include "model/optim.h"
 #include "model/order.h"
 #include "model/score.h"
 
 int classifier_uses(const run_config *cfg, int key)
 {
     static const int batch_norm_keys[] = {
-        KEY_EPS, KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE, KEY_ESTIMATOR,
-        KEY_PRECISE, KEY_FREEZE_AFTER, KEY_NEW_WEIGHT,
+        KEY_MOMENTUM, KEY_WEIGHTS, KEY_VARIANCE, KEY_ESTIMATOR, KEY_PRECISE,
+        KEY_FREEZE_AFTER, KEY_NEW_WEIGHT,
     };
-    if (cfg->clf.norm == CLF_NORM_NONE)
-        for (size_t i = 0; i < sizeof batch_norm_keys / sizeof *batch_norm_keys;
-             i++)
-            if (key == batch_norm_keys[i])
-                return 0;
-    if (key == KEY_PRECISE)
+    const clf_settings *s = &cfg->clf;
+    const optim_def *o = optim_get(s->optimizer);
+    nn_net_spec spec;
+    net_spec_of(s, &spec);
+    int batch = 0, norms = 0;
+    for (size_t i = 0; i < spec.n; i++) {
+        batch |= spec.l[i].kind->running;
+        norms |= spec.l[i].kind->normalises;
+    }
+    for (size_t i = 0; i < sizeof batch_norm_keys / sizeof *batch_norm_keys;
+         i++)
+        if (key == batch_norm_keys[i] && !batch)
+            return 0;
+    switch (key) {
+    case KEY_EPS:
+        return norms;
+    case KEY_PRECISE:
         return bn_estimator_get(cfg->layer.estimator)->pools;
-    return 1;
+    case KEY_HIDDEN:
+    case KEY_NORM:
+    case KEY_DEPTH:
+        return s->net.n == 0; /* the default network's shape */
+    case KEY_SGD_MOMENTUM:
+        return o->momentum;
+    case KEY_ADAM_BETA1:
+    case KEY_ADAM_BETA2:
+    case KEY_ADAM_EPS:
+        return o->adam;
+    case KEY_STEP_EPOCHS:
+    case KEY_STEP_FACTOR:
+        return s->schedule == NET_SCHED_STEP;
+    default:
+        return 1;
+    }
+}
+
+/* A layer's parameters. */
+static size_t layer_params(const nn_spec *s, nn_shape in, nn_shape out)
+{
+    if (s->kind == &nn_kind_conv)
+        return (in.c * 9 + 1) * out.c;
+    if (s->kind->weighted)
+        return (nn_size(in) + 1) * out.c;
+    return 2 * nn_size(in);
+}
+
+/* The layers' sizes, in doubles: parameters with their gradients and
+ * optimiser states, each layer's output and saved values for a batch,
+ * the per-row and per-channel arrays; and the largest row. */
+static size_t net_doubles(const nn_net_spec *spec, const nn_shape *sh,
+                          size_t b, size_t *largest)
+{
+    size_t d = 0;
+    *largest = nn_size(sh[0]);
+    for (size_t i = 0; i < spec->n; i++) {
+        size_t in = nn_size(sh[i]), out = nn_size(sh[i + 1]);
+        d += 4 * layer_params(&spec->l[i], sh[i], sh[i + 1]) +
+             b * (in + out) + 4 * b + 8 * sh[i].c + 2 * in;
+        if (in > *largest)
+            *largest = in;
+    }
+    return d;
+}
+
+/* The one network of hidden units the sizes were first written for:
+ * linear:H, batch norm or none, relu, linear:K. */
+static int one_block(const clf_settings *s)
+{
+    return s->net.n == 0 && s->depth <= 1;
 }
 
 size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
 {
     size_t h = cfg->clf.hidden, b = cfg->batch_size < 3 ? 3 : cfg->batch_size;
+    if (!one_block(&cfg->clf)) {
+        nn_net_spec spec;
+        nn_shape sh[NN_MAX_LAYERS + 1];
+        size_t largest;
+        bn_error err;
+        net_spec_of(&cfg->clf, &spec);
+        if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
+            return 0; /* the check refuses it */
+        size_t doubles = net_doubles(&spec, sh, b, &largest) + b * f +
+                         3 * b * k + b + 2 * b * largest + n * largest +
+                         n * f;
+        return doubles * sizeof(double) + b * sizeof(int) +
+               n * (4 * sizeof(int) + 2 * sizeof(size_t));
+    }
     /* net_init's one block, its bn_layer, the rows' labels, the scores'
-     * orders and classes, fc1's outputs over the rows (net_hidden_moments)
-     * and a shifted copy of the evaluation rows; a weight matrix in pairs,
-     * the net's and the moments'. */
+     * orders and classes, fc1's outputs over the rows (net_layer_moments)
+     * and a shifted copy of the evaluation rows. */
     size_t np = h * f + h + k * h + k;
     size_t doubles = 3 * np + 4 * h + b * f + 5 * b * h + 3 * b * k + b +
-                     3 * h + 8 * h + n * h + n * f + 2 * (f > k ? f : k) * h;
+                     3 * h + 8 * h + n * h + n * f;
     return doubles * sizeof(double) + b * sizeof(int) +
            n * (4 * sizeof(int) + 2 * sizeof(size_t));
 }
 
 double classifier_row_work(const run_config *cfg, size_t f, size_t k)
 {
-    /* A row's pass through the weights, h (f + k) of them, takes about
-     * what the layer's pass over a feature does (both measured: training,
-     * the scores after each epoch and the moments together are about
-     * eight multiply-adds a weight). */
-    return (double)cfg->clf.hidden * (double)(f + k);
+    /* A row's pass through the weights, h (f + k) of them for the one
+     * block of hidden units, takes about what the layer's pass over a
+     * feature does (both measured: training, the scores after each epoch
+     * and the moments together are about eight multiply-adds a weight);
+     * any other network counts its linear and conv layers' multiply-adds
+     * the same way, and an eighth of a pass for each value of the rest. */
+    if (one_block(&cfg->clf))
+        return (double)cfg->clf.hidden * (double)(f + k);
+    nn_net_spec spec;
+    nn_shape sh[NN_MAX_LAYERS + 1];
+    bn_error err;
+    net_spec_of(&cfg->clf, &spec);
+    if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
+        return 0.0;
+    double w = 0.0;
+    for (size_t i = 0; i < spec.n; i++) {
+        const nn_kind *kd = spec.l[i].kind;
+        if (kd == &nn_kind_conv)
+            w += 9.0 * (double)sh[i].c * (double)nn_size(sh[i + 1]);
+        else if (kd->weighted)
+            w += (double)nn_size(sh[i]) * (double)sh[i + 1].c;
+        else
+            w += (double)nn_size(sh[i]) / 8.0;
+    }
+    return w;
 }
 
 static int blamed(int *blame, int k0, int k1)
@@ -58,6 +153,55 @@ static int blamed(int *blame, int k0, int k1)
     if (blame)
         blame[0] = k0, blame[1] = k1;
     return -1;
+}
+
+/* The network of cfg on rows of f features and k classes. */
+static int check_net(const run_config *cfg, size_t f, size_t k, int *blame,
+                     bn_error *err)
+{
+    nn_net_spec spec;
+    net_spec_of(&cfg->clf, &spec);
+    if (nn_shapes(&spec, f, k, NULL, NULL, err) != 0)
+        return blamed(blame, cfg->clf.net.n ? KEY_LAYERS : KEY_HIDDEN, -1);
+    return 0;
+}
+
+/* The optimiser's and the schedule's settings. */
+static int check_optimiser(const clf_settings *s, int *blame, bn_error *err)
+{
+    if (!(isfinite(s->lr) && s->lr >= 0.0))
+        return bn_fail(err, "lr must be finite and >= 0, got %g", s->lr),
+               blamed(blame, KEY_LR, -1);
+    if (!(s->sgd_momentum >= 0.0 && s->sgd_momentum < 1.0))
+        return bn_fail(err, "sgd_momentum must be in [0, 1), got %g",
+                       s->sgd_momentum),
+               blamed(blame, KEY_SGD_MOMENTUM, -1);
+    if (s->optimizer == NET_OPT_NESTEROV && !(s->sgd_momentum > 0.0))
+        return bn_fail(err, "nesterov needs sgd_momentum above 0 (PyTorch "
+                            "refuses Nesterov momentum without momentum)"),
+               blamed(blame, KEY_SGD_MOMENTUM, KEY_OPTIMIZER);
+    if (!(isfinite(s->weight_decay) && s->weight_decay >= 0.0))
+        return bn_fail(err, "weight_decay must be finite and >= 0, got %g",
+                       s->weight_decay),
+               blamed(blame, KEY_WEIGHT_DECAY, -1);
+    if (!(s->beta1 >= 0.0 && s->beta1 < 1.0))
+        return bn_fail(err, "adam_beta1 must be in [0, 1), got %g", s->beta1),
+               blamed(blame, KEY_ADAM_BETA1, -1);
+    if (!(s->beta2 >= 0.0 && s->beta2 < 1.0))
+        return bn_fail(err, "adam_beta2 must be in [0, 1), got %g", s->beta2),
+               blamed(blame, KEY_ADAM_BETA2, -1);
+    if (!(isfinite(s->adam_eps) && s->adam_eps > 0.0))
+        return bn_fail(err, "adam_eps must be finite and > 0, got %g",
+                       s->adam_eps),
+               blamed(blame, KEY_ADAM_EPS, -1);
+    if (s->schedule == NET_SCHED_STEP && s->step_epochs < 1)
+        return bn_fail(err, "step_epochs must be 1 or more"),
+               blamed(blame, KEY_STEP_EPOCHS, -1);
+    if (!(isfinite(s->step_factor) && s->step_factor >= 0.0))
+        return bn_fail(err, "step_factor must be finite and >= 0, got %g",
+                       s->step_factor),
+               blamed(blame, KEY_STEP_FACTOR, -1);
+    return 0;
 }
 
 int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
@@ -77,22 +221,18 @@ int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
         return bn_fail(err, "hidden must be from 1 to %d, got %zu",
                        CLF_MAX_HIDDEN, cfg->clf.hidden),
                blamed(blame, KEY_HIDDEN, -1);
-    if (!(isfinite(cfg->clf.lr) && cfg->clf.lr >= 0.0))
-        return bn_fail(err, "lr must be finite and >= 0, got %g",
-                       cfg->clf.lr),
-               blamed(blame, KEY_LR, -1);
-    if (!(cfg->clf.sgd_momentum >= 0.0 && cfg->clf.sgd_momentum < 1.0))
-        return bn_fail(err, "sgd_momentum must be in [0, 1), got %g",
-                       cfg->clf.sgd_momentum),
-               blamed(blame, KEY_SGD_MOMENTUM, -1);
-    if (!(isfinite(cfg->clf.weight_decay) && cfg->clf.weight_decay >= 0.0))
-        return bn_fail(err, "weight_decay must be finite and >= 0, got %g",
-                       cfg->clf.weight_decay),
-               blamed(blame, KEY_WEIGHT_DECAY, -1);
-    if (cfg->clf.norm != CLF_NORM_BATCH)
+    if (check_optimiser(&cfg->clf, blame, err) != 0 ||
+        check_net(cfg, pop->f, pop->label.n_levels, blame, err) != 0)
+        return -1;
+    nn_net_spec spec;
+    net_spec_of(&cfg->clf, &spec);
+    int norms = 0;
+    for (size_t i = 0; i < spec.n; i++)
+        norms |= spec.l[i].kind->normalises;
+    if (!norms)
         return 0;
-    /* Batch norm's settings as the layer checks them; gamma and beta are
-     * learned from 1 and 0. */
+    /* Batch norm's settings as the layer checks them (eps is every
+     * normalisation's); gamma and beta are learned from 1 and 0. */
     bn_config bn = cfg->layer;
     bn.gamma = 1.0;
     bn.beta = 0.0;
@@ -111,7 +251,8 @@ int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
 }
 
 /* What the scores need: the rows as net.h takes them and the orders the
- * training-mode scores cut their batches from. */
+ * training-mode scores cut their batches from; and what the steps
+ * measured of the weights before batch norm. */
 typedef struct {
     const run_config *cfg;
     net_data train, eval;
@@ -120,6 +261,7 @@ typedef struct {
     const run_observer *obs;
     bn_error *err;
     int failed;
+    double radial, radial_excess, w_norm0;
     /* The scores after the last epoch, for an observer of the epochs:
      * the run's own, which are then not made a second time. */
     run_result last;
@@ -147,29 +289,106 @@ static int shuffled(const pop_t *pop, uint64_t seed, size_t **perm,
                : 0;
 }
 
+/* The buffers of every batch-norm layer against the moments of what it
+ * sees in evaluation mode over the training rows, under the weights as
+ * they now are: all the layers' units together, and the last layer's. */
+static int score_stats(net_t *net, const scoring *s, run_result *res,
+                       bn_error *err)
+{
+    size_t nb = net_batch_layers(net), units = 0;
+    for (size_t i = 0; i < nb; i++)
+        units += net->l[net_batch_layer(net, i)].in.c;
+    double *a = malloc(4 * units * sizeof *a);
+    if (!a)
+        return bn_fail(err, "out of memory");
+    double *mu = a, *v = a + units, *rm = a + 2 * units, *rv = a + 3 * units;
+    size_t at = 0, last = 0;
+    int rc = 0;
+    for (size_t i = 0; i < nb && rc == 0; i++) {
+        nn_layer *l = &net->l[net_batch_layer(net, i)];
+        size_t c = l->in.c;
+        rc = net_layer_moments(net, &s->train, NULL, s->train.n, l->index,
+                               mu + at, v + at, err);
+        memcpy(rm + at, l->bn.rm, c * sizeof *rm);
+        memcpy(rv + at, l->bn.rv, c * sizeof *rv);
+        last = at;
+        at += c;
+    }
+    if (rc == 0) {
+        score_buffers_t sb, lb;
+        score_buffers_of(units, mu, v, rm, rv, &sb);
+        score_buffers_of(units - last, mu + last, v + last, rm + last,
+                         rv + last, &lb);
+        const bn_layer *first = &net->l[net_batch_layer(net, 0)].bn;
+        res->stats_err = sb.stats_err;
+        res->stats_err_rel = sb.stats_err_rel;
+        res->mean_err_rel = sb.mean_err_rel;
+        res->var_err_rel = sb.var_err_rel;
+        res->last_stats_err_rel = lb.stats_err_rel;
+        res->updates = first->updates;
+        const bn_estimator_def *est =
+            bn_estimator_get(s->cfg->layer.estimator);
+        res->init_weight =
+            est->init_weight
+                ? est->init_weight(s->cfg->layer.keep, first->updates)
+                : 0.0;
+    }
+    free(a);
+    return rc;
+}
+
+/* The Euclidean norm of the weights right before a batch norm. */
+static double weights_norm(const net_t *net)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < net->nl; i++) {
+        if (!net_spec_scale_invariant(&net->spec, i))
+            continue;
+        const nn_tensor *w = &net->l[net_weighted_before(&net->spec, i)].t[0];
+        for (size_t e = 0; e < w->rows * w->cols; e++)
+            s += w->p[e] * w->p[e];
+    }
+    return sqrt(s);
+}
+
 /* Every classifier score of net into res (which holds no buffers). */
 static int score(net_t *net, const scoring *s, run_result *res,
                  bn_error *err)
 {
     net_score tr, ev, ftr, fev;
-    size_t n = s->eval.n, same = 0;
+    size_t n = s->eval.n, k = net->k, same = 0;
     int *pred = malloc(2 * n * sizeof *pred);
-    if (!pred)
+    double *z = malloc(2 * n * k * sizeof *z);
+    if (!pred || !z) {
+        free(pred);
+        free(z);
         return bn_fail(err, "out of memory");
-    int rc = net_score_train_mode(net, &s->eval, s->eval_perm, &tr, pred,
+    }
+    int rc = net_score_train_mode(net, &s->eval, s->eval_perm, &tr, pred, z,
                                   err) != 0 ||
-                     net_score_eval_mode(net, &s->eval, &ev, pred + n, err) !=
-                         0 ||
+                     net_score_eval_mode(net, &s->eval, &ev, pred + n,
+                                         z + n * k, err) != 0 ||
                      net_score_train_mode(net, &s->train, s->fit_perm, &ftr,
-                                          NULL, err) != 0 ||
-                     net_score_eval_mode(net, &s->train, &fev, NULL, err) != 0
+                                          NULL, NULL, err) != 0 ||
+                     net_score_eval_mode(net, &s->train, &fev, NULL, NULL,
+                                         err) != 0
                  ? -1
                  : 0;
-    for (size_t i = 0; i < n; i++)
+    /* The largest difference the two modes make to a logit: 0 exactly
+     * where nothing in the network depends on the batch. */
+    double gap = 0.0;
+    for (size_t i = 0; i < n; i++) {
         same += pred[i] == pred[n + i];
+        for (size_t c = 0; c < k; c++) {
+            double d = fabs(z[i * k + c] - z[(n + i) * k + c]);
+            gap = d > gap || d != d ? d : gap;
+        }
+    }
     free(pred);
+    free(z);
     if (rc != 0)
         return -1;
+    res->logit_gap = gap;
     res->agreement = (double)same / (double)n;
     res->acc_train_mode = tr.accuracy;
     res->acc_eval_mode = ev.accuracy;
@@ -179,44 +398,61 @@ static int score(net_t *net, const scoring *s, run_result *res,
     res->fit_acc_eval_mode = fev.accuracy;
     res->fit_loss_train_mode = ftr.loss;
     res->fit_loss_eval_mode = fev.loss;
-    if (net->norm != CLF_NORM_BATCH)
+    res->radial = s->radial;
+    res->radial_excess = s->radial_excess;
+    res->w_norm = weights_norm(net);
+    res->w_norm_ratio = s->w_norm0 > 0.0 ? res->w_norm / s->w_norm0 : 0.0;
+    if (net_batch_layers(net) == 0)
         return 0;
-    /* The buffers against the moments of fc1's outputs over the training
-     * rows under the weights as they now are. */
-    size_t h = net->h;
-    double *mu = malloc(2 * h * sizeof *mu);
-    if (!mu)
-        return bn_fail(err, "out of memory");
-    rc = net_hidden_moments(net, &s->train, NULL, s->train.n, mu, mu + h,
-                            err);
-    if (rc == 0) {
-        score_buffers_t sb;
-        score_buffers_of(h, mu, mu + h, net->bn.rm, net->bn.rv, &sb);
-        res->stats_err = sb.stats_err;
-        res->stats_err_rel = sb.stats_err_rel;
-        res->mean_err_rel = sb.mean_err_rel;
-        res->var_err_rel = sb.var_err_rel;
-        res->updates = net->bn.updates;
-        const bn_estimator_def *est =
-            bn_estimator_get(s->cfg->layer.estimator);
-        res->init_weight =
-            est->init_weight
-                ? est->init_weight(s->cfg->layer.keep, net->bn.updates)
-                : 0.0;
-    }
-    free(mu);
-    return rc;
+    return score_stats(net, s, res, err);
 }
 
-/* Adaptive batch norm: the buffers become the moments of what batch norm
- * sees over the evaluation rows, under the weights as they are. */
+/* Adaptive batch norm: each layer's buffers become the moments of what it
+ * sees over the evaluation rows, under the weights as they are, layer by
+ * layer. */
 static int adapt(net_t *net, const scoring *s, bn_error *err)
 {
-    if (net->norm != CLF_NORM_BATCH ||
-        !bn_estimator_get(s->cfg->layer.estimator)->adapts)
+    if (!bn_estimator_get(s->cfg->layer.estimator)->adapts)
         return 0;
-    return net_hidden_moments(net, &s->eval, NULL, s->eval.n, net->bn.rm,
-                              net->bn.rv, err);
+    for (size_t i = 0; i < net_batch_layers(net); i++) {
+        nn_layer *l = &net->l[net_batch_layer(net, i)];
+        if (net_layer_moments(net, &s->eval, NULL, s->eval.n, l->index,
+                              l->bn.rm, l->bn.rv, err) != 0)
+            return -1;
+        for (size_t j = 0; net->f32 && j < l->in.c; j++) {
+            l->bn.rm[j] = nn_r32(l->bn.rm[j]);
+            l->bn.rv[j] = nn_r32(l->bn.rv[j]);
+        }
+    }
+    return 0;
+}
+
+/* Unit j's weights (row j of a linear weight, filter j of a conv's) and
+ * their gradient: w.g against its exact value gamma dgamma eps / (v +
+ * eps), relative to |w| |g| (docs/definitions.md, "The radial part"). */
+static void radial_of(const nn_layer *w, const nn_layer *bn, double *worst,
+                      double *worst_excess)
+{
+    const nn_tensor *t = &w->t[0];
+    for (size_t j = 0; j < t->rows; j++) {
+        double dot = 0.0, ww = 0.0, gg = 0.0;
+        for (size_t c = 0; c < t->cols; c++) {
+            double p = t->p[j * t->cols + c], g = t->g[j * t->cols + c];
+            dot += p * g;
+            ww += p * p;
+            gg += g * g;
+        }
+        double scale = sqrt(ww) * sqrt(gg);
+        if (!(scale > 0.0))
+            continue;
+        double v = bn->var[j], eps = bn->bn.eps;
+        double exact = bn->bn.gamma[j] * bn->t[0].g[j] * (eps / (v + eps));
+        double r = fabs(dot) / scale, x = fabs(dot - exact) / scale;
+        if (r > *worst)
+            *worst = r;
+        if (x > *worst_excess)
+            *worst_excess = x;
+    }
 }
 
 static void on_step(void *ctx, const net_step *st)
@@ -224,6 +460,27 @@ static void on_step(void *ctx, const net_step *st)
     scoring *s = ctx;
     if (st->epoch == 0 && st->index == 0 && s->obs->weights)
         net_write_grads(s->obs->weights, "grad", (net_t *)st->net);
+    const net_t *net = st->net;
+    /* Batch statistics only: a frozen layer is not scale invariant. */
+    for (size_t i = 0; i < net->nl; i++)
+        if (net_spec_scale_invariant(&net->spec, i) &&
+            net->l[i].mode != NN_BN_RUNNING)
+            radial_of(&net->l[net_weighted_before(&net->spec, i)],
+                      &net->l[i], &s->radial, &s->radial_excess);
+}
+
+/* Every batch-norm layer's buffers into (or, back, from) keep. */
+static void buffers_copy(net_t *net, double *keep, int back)
+{
+    for (size_t i = 0, at = 0; i < net_batch_layers(net); i++) {
+        bn_layer *b = &net->l[net_batch_layer(net, i)].bn;
+        double *arrays[2] = {b->rm, b->rv};
+        for (int a = 0; a < 2; a++, at += b->f)
+            if (back)
+                memcpy(arrays[a], keep + at, b->f * sizeof *keep);
+            else
+                memcpy(keep + at, arrays[a], b->f * sizeof *keep);
+    }
 }
 
 /* The scores the run would have if it stopped after this epoch: the
@@ -233,21 +490,21 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
     scoring *s = ctx;
     if (s->failed || !s->obs->on_epoch)
         return;
-    size_t h = net->h;
-    double *keep = malloc(2 * h * sizeof *keep);
+    size_t units = 0;
+    for (size_t i = 0; i < net_batch_layers(net); i++)
+        units += net->l[net_batch_layer(net, i)].in.c;
+    double *keep = malloc((2 * units + 1) * sizeof *keep);
     run_result r;
     memset(&r, 0, sizeof r);
     if (!keep) {
         s->failed = bn_fail(s->err, "out of memory");
         return;
     }
-    memcpy(keep, net->bn.rm, h * sizeof *keep);
-    memcpy(keep + h, net->bn.rv, h * sizeof *keep);
+    buffers_copy(net, keep, 0);
     if (net_finish(net, s->cfg, &s->train, s->train_perm, s->err) != 0 ||
         adapt(net, s, s->err) != 0 || score(net, s, &r, s->err) != 0)
         s->failed = -1;
-    memcpy(net->bn.rm, keep, h * sizeof *keep);
-    memcpy(net->bn.rv, keep + h, h * sizeof *keep);
+    buffers_copy(net, keep, 1);
     free(keep);
     if (s->failed)
         return;
@@ -285,6 +542,7 @@ int classifier_train(const pop_t *train, const pop_t *eval,
         shuffled(eval, cfg->seed, &s.eval_perm, err) != 0 ||
         net_init(net, cfg, f, k, err) != 0)
         goto done;
+    s.w_norm0 = weights_norm(net);
     if (s.obs->weights)
         net_write_weights(s.obs->weights, "initial", net);
     net_observer co = {on_step, on_epoch, &s};

@@ -21,22 +21,18 @@ void clf_evidence_free(clf_evidence *ev)
     memset(ev, 0, sizeof *ev);
 }
 
-/* The rows of d in the order rows (NULL: as they are), through fc1: n x
- * h into out, cap rows at a time. */
+/* The layer diagnosed: the network's first batch norm. */
+static nn_layer *diagnosed(net_t *net)
+{
+    return &net->l[net_batch_layer(net, 0)];
+}
+
+/* The rows of d in the order rows (NULL: as they are), as the diagnosed
+ * layer sees them: n x h into out. */
 static void hidden_rows(net_t *net, const net_data *d, const size_t *rows,
                         double *out)
 {
-    size_t f = d->f, h = net->h;
-    for (size_t i = 0; i < d->n; i += net->cap) {
-        size_t b = d->n - i < net->cap ? d->n - i : net->cap;
-        for (size_t r = 0; r < b; r++) {
-            size_t src = rows ? rows[i + r] : i + r;
-            memcpy(net->xbuf + r * f, d->x + src * f, f * sizeof *d->x);
-            net->lbuf[r] = d->label[src];
-        }
-        net_forward(net, b, net->xbuf, net->lbuf, CLF_BN_RUNNING);
-        memcpy(out + i * h, net->hpre, b * h * sizeof *out);
-    }
+    net_layer_inputs(net, d, rows, d->n, diagnosed(net)->index, out);
 }
 
 /* Consecutive batches of b rows of x (n x h): their means and the mean
@@ -87,9 +83,9 @@ static int batch_dependence(net_t *net, const pop_t *eval,
     if (!perm || !pred) {
         bn_fail(err, "out of memory");
     } else if (shuffled(eval, seed, perm, err) == 0 &&
-               net_score_train_mode(net, d, perm, &s, pred, err) == 0 &&
+               net_score_train_mode(net, d, perm, &s, pred, NULL, err) == 0 &&
                shuffled(eval, seed + 1, perm, err) == 0 &&
-               net_score_train_mode(net, d, perm, &s, pred + m, err) == 0) {
+               net_score_train_mode(net, d, perm, &s, pred + m, NULL, err) == 0) {
         size_t moved = 0;
         for (size_t i = 0; i < m; i++)
             moved += pred[i] != pred[m + i];
@@ -107,21 +103,22 @@ static int fixed_accuracy(net_t *net, const net_data *d, const double *rm,
                           const double *rv, double eps, double *acc,
                           bn_error *err)
 {
-    size_t h = net->h;
-    double *keep = malloc(2 * h * sizeof *keep), keep_eps = net->bn.eps;
+    bn_layer *bn = &diagnosed(net)->bn;
+    size_t h = bn->f;
+    double *keep = malloc(2 * h * sizeof *keep), keep_eps = bn->eps;
     if (!keep)
         return bn_fail(err, "out of memory");
-    memcpy(keep, net->bn.rm, h * sizeof *keep);
-    memcpy(keep + h, net->bn.rv, h * sizeof *keep);
-    memcpy(net->bn.rm, rm, h * sizeof *rm);
-    memcpy(net->bn.rv, rv, h * sizeof *rv);
-    net->bn.eps = eps;
+    memcpy(keep, bn->rm, h * sizeof *keep);
+    memcpy(keep + h, bn->rv, h * sizeof *keep);
+    memcpy(bn->rm, rm, h * sizeof *rm);
+    memcpy(bn->rv, rv, h * sizeof *rv);
+    bn->eps = eps;
     net_score s;
-    int rc = net_score_eval_mode(net, d, &s, NULL, err);
+    int rc = net_score_eval_mode(net, d, &s, NULL, NULL, err);
     *acc = s.accuracy;
-    memcpy(net->bn.rm, keep, h * sizeof *keep);
-    memcpy(net->bn.rv, keep + h, h * sizeof *keep);
-    net->bn.eps = keep_eps;
+    memcpy(bn->rm, keep, h * sizeof *keep);
+    memcpy(bn->rv, keep + h, h * sizeof *keep);
+    bn->eps = keep_eps;
     free(keep);
     return rc;
 }
@@ -170,17 +167,18 @@ static int gather(net_t *net, const net_data *tr, const net_data *te,
     /* The fixes: PreciseBN's cumulative average over the training
      * batches and over the held-out rows in batches alike, eps raised. */
     double *fm = scratch, *fv = scratch + h;
-    double eps_fix = fmax(net->bn.eps, 1e-3);
+    const bn_layer *bn = &diagnosed(net)->bn;
+    double eps_fix = fmax(bn->eps, 1e-3);
     double *acc = ev->model.fix_acc;
-    int rc = fixed_accuracy(net, te, mean, ev->bv, net->bn.eps,
+    int rc = fixed_accuracy(net, te, mean, ev->bv, bn->eps,
                             &acc[DIAG_FIX_RECOMPUTE_TRAIN], err);
     if (rc == 0) {
         batch_stats(xe, m, h, b, unbiased, NULL, fm, fv);
-        rc = fixed_accuracy(net, te, fm, fv, net->bn.eps,
+        rc = fixed_accuracy(net, te, fm, fv, bn->eps,
                             &acc[DIAG_FIX_ADAPT_EVAL], err);
     }
     if (rc == 0)
-        rc = fixed_accuracy(net, te, net->bn.rm, net->bn.rv, eps_fix,
+        rc = fixed_accuracy(net, te, ev->rm, ev->rv, eps_fix,
                             &acc[DIAG_FIX_EPS], err);
     diag_rows rows = {.train = xt, .eval = xe, .n_train = n, .n_eval = m,
                       .f = h, .rm = ev->rm, .rv = ev->rv, .eps = ev->eps,
@@ -198,23 +196,32 @@ int clf_diag(const pop_t *train, const pop_t *eval, const size_t *perm,
              const run_config *cfg, clf_evidence *ev, bn_error *err)
 {
     memset(ev, 0, sizeof *ev);
-    if (cfg->clf.norm != CLF_NORM_BATCH)
+    if (!net_has_batch(&cfg->clf))
         return bn_fail(err, "the classifier has no batch norm (norm = "
-                            "none): nothing to diagnose");
+                            "none, or no batch layer): nothing to diagnose");
     net_t net;
     run_result res;
     memset(&res, 0, sizeof res);
     if (classifier_train(train, eval, perm, cfg, NULL, &net, &res, err))
         return -1;
+    const nn_layer *dl = diagnosed(&net);
+    if (nn_positions(dl->in) != 1) {
+        run_result_free(&res);
+        net_free(&net);
+        return bn_fail(err, "the classifier's first batch norm is over "
+                            "feature maps; diagnose --type classifier "
+                            "diagnoses one over a row's units");
+    }
+    size_t hh = dl->in.c;
     size_t b = cfg->batch_size;
     size_t nb = run_batches_per_epoch(train->n, b, cfg->partial);
-    ev->h = net.h, ev->m = eval->n, ev->nb = nb, ev->batch = b;
+    ev->h = hh, ev->m = eval->n, ev->nb = nb, ev->batch = b;
     ev->n = nb * b < train->n ? nb * b : train->n; /* the rows trained */
-    double *xt = malloc(train->n * net.h * sizeof *xt);
-    double *xe = malloc(eval->n * net.h * sizeof *xe);
+    double *xt = malloc(train->n * hh * sizeof *xt);
+    double *xe = malloc(eval->n * hh * sizeof *xe);
     int rc = -1;
     int *lt = malloc(train->n * sizeof *lt), *le = malloc(eval->n * sizeof *le);
-    if (!xt || !xe || !lt || !le || alloc_evidence(ev, net.h, ev->n, ev->m,
+    if (!xt || !xe || !lt || !le || alloc_evidence(ev, hh, ev->n, ev->m,
                                                    nb) != 0) {
         bn_fail(err, "out of memory");
         goto done;
@@ -225,15 +232,16 @@ int clf_diag(const pop_t *train, const pop_t *eval, const size_t *perm,
         le[i] = (int)eval->label.of_row[i];
     net_data tr = {ev->n, train->f, net.k, train->x, lt};
     net_data te = {eval->n, eval->f, net.k, eval->x, le};
-    memcpy(ev->rm, net.bn.rm, net.h * sizeof *ev->rm);
-    memcpy(ev->rv, net.bn.rv, net.h * sizeof *ev->rv);
-    ev->eps = net.bn.eps;
-    ev->tracked = net.bn.updates;
+    memcpy(ev->rm, dl->bn.rm, hh * sizeof *ev->rm);
+    memcpy(ev->rv, dl->bn.rv, hh * sizeof *ev->rv);
+    ev->eps = dl->bn.eps;
+    ev->tracked = dl->bn.updates;
     ev->steps = cfg->epochs * nb;
     ev->cumulative = cfg->layer.estimator != BN_EST_EMA;
     ev->p = ev->cumulative ? 1.0 : cfg->layer.p;
     ev->model.train_acc = res.acc_train_mode;
     ev->model.eval_acc = res.acc_eval_mode;
+    ev->model.majority = NAN; /* not measured here */
     for (int f = 0; f < DIAG_N_FIXES; f++)
         ev->model.fix_acc[f] = NAN;
     tr.n = train->n; /* hidden_rows goes through every row of perm */

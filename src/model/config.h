@@ -15,6 +15,7 @@
 
 #include "base/common.h"
 #include "model/bn.h"
+#include "model/nn.h"
 #include "model/order.h"
 #include "pop/drift.h"
 #include "pop/pop.h"
@@ -28,10 +29,30 @@ typedef enum {
 /* Sets of models, as the key, score and file tables give them. */
 #define RUN_MODEL_BIT(m) (1u << (m))
 #define RUN_MODELS_ALL ((1u << RUN_MODEL_COUNT) - 1u)
+/* Not a model: the bit of a set of models that says an experiment
+ * declares its network beyond the default one ([model] layers, dtype,
+ * optimizer, ...). A key or a score whose models have it is written (its
+ * column, its manifest line) only where the experiment's set has it too,
+ * so that the files of an experiment of the default network keep their
+ * columns. */
+#define RUN_NET_EXT (1u << RUN_MODEL_COUNT)
+/* Whether a key's or a score's column (models def) is in the files of an
+ * experiment of the set `models`. */
+static inline int run_models_show(unsigned def, unsigned models)
+{
+    return (def & models & RUN_MODELS_ALL) &&
+           (!(def & RUN_NET_EXT) || (models & RUN_NET_EXT));
+}
 
 /* The classifier's own settings (net.h); its batch norm is the layer's
  * bn_config, and the batches, epochs and order are the run's. */
 typedef enum { CLF_NORM_BATCH, CLF_NORM_NONE } net_norm;
+typedef enum { NET_F64, NET_F32 } net_dtype;
+/* Rows of optim.c's table. */
+typedef enum {
+    NET_OPT_SGD, NET_OPT_NESTEROV, NET_OPT_ADAM, NET_OPT_ADAMW, NET_OPT_COUNT
+} net_optimizer;
+typedef enum { NET_SCHED_CONSTANT, NET_SCHED_STEP, NET_SCHED_COSINE } net_schedule;
 typedef struct {
     size_t hidden; /* H */
     net_norm norm;
@@ -40,6 +61,21 @@ typedef struct {
     unsigned long freeze_after;
     double lr, sgd_momentum, weight_decay;
     uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
+    /* The layers ([model] layers); n 0: the network of hidden, norm and
+     * depth, `depth` blocks of linear:H batch relu (no batch with norm
+     * none), then linear:K. */
+    nn_net_spec net;
+    size_t depth;
+    net_dtype dtype;
+    net_optimizer optimizer;
+    double beta1, beta2, adam_eps;
+    /* The learning rate: a warm-up over the first `warmup` steps, then
+     * the schedule over the epochs (step: times step_factor every
+     * step_epochs epochs; cosine: (1 + cos(pi e / E)) / 2). */
+    unsigned long warmup;
+    net_schedule schedule;
+    unsigned long step_epochs;
+    double step_factor;
 } clf_settings;
 
 /* [evaluation]: each feature of the rows a model is evaluated on becomes
@@ -106,6 +142,11 @@ typedef struct {
     double agreement; /* rows both modes predict alike / rows */
     double fit_acc_train_mode, fit_acc_eval_mode;
     double fit_loss_train_mode, fit_loss_eval_mode;
+    /* A declared network's: the last batch norm's stats_err_rel; the
+     * radial part of the gradient of the weights before a batch norm,
+     * measured and against its exact value; those weights' norm. */
+    double last_stats_err_rel, radial, radial_excess, w_norm, w_norm_ratio;
+    double logit_gap; /* max |z_train - z_eval| over the rows and classes */
     /* Per feature, F values each, in one allocation the result owns
      * (run_result_free); NULL for a model without them: the final
      * buffers; the truth they are scored against (the evaluation rows');

@@ -88,12 +88,24 @@ static int near_constant(const diag_feature *d)
                               : d->eval_out > DIAG_ROWS;
 }
 
-/* Nothing before applies (flags holds the earlier causes), and the
- * statistics trail what the final weights give: off against the training
- * data measured under them, or a recording's trend the average lags. */
+/* Off by what the initial values do not explain: the buffers with the
+ * initial values' part, w (m0 - mu) and w (v0 - t), taken out are still
+ * off, so the activations moved while the average followed them. */
+static int lag_beyond_init(const diag_feature *d)
+{
+    return off(d, d->rest_shift, d->rest_scale, d->rest_var);
+}
+
+/* Nothing before applies (flags holds the earlier causes), or only
+ * few-updates and the buffers are off beyond what the initial values
+ * explain; and the statistics trail what the final weights give: off
+ * against the training data measured under them, or a recording's trend
+ * the average lags. */
 static int lagging(const diag_feature *d)
 {
-    return d->flags == 0 &&
+    int alone = d->flags == 0 ||
+                (d->flags == 1u << DIAG_FEW_UPDATES && lag_beyond_init(d));
+    return alone &&
            ((!isnan(d->trend_lag) && fabs(d->trend_lag) > d->off_mean) ||
             (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
 }
@@ -133,20 +145,31 @@ static const struct {
       .fix = "load the running statistics with the weights (the "
              "checkpoint's buffers), or recompute them on the training "
              "data (update_bn)",
-      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_LAYER,
+      .keep = "the weights may have trained against the initial 0 and 1, "
+              "in a model kept in evaluation mode while it trained, or the "
+              "layer's inputs are near mean 0 and variance 1 already"},
      never_filled},
     {{.cause = DIAG_FROZEN,
       .name = "frozen",
-      .words = "statistics frozen while the weights trained: the layer "
-               "tracked far fewer batches than training took (left in "
-               "evaluation mode, or its tracking switched off)",
-      .threshold = "num_batches_tracked below 0.5 of training's steps, or "
-                   "a recording's evaluation-mode calls under autograd "
-                   "outnumbering its training-mode calls",
+      .words = "statistics frozen while the weights trained: a momentum "
+               "of 0, which never moves the buffers whatever "
+               "num_batches_tracked counts, or a layer that tracked far "
+               "fewer batches than training took (left in evaluation mode, "
+               "or its tracking switched off)",
+      .threshold = "momentum 0; num_batches_tracked below 0.5 of training's "
+                   "steps; in a recording, fewer than 0.5 of its steps "
+                   "(training-mode calls and evaluation-mode calls under "
+                   "autograd) tracked a batch that moved the buffers",
       .fix = "recompute the statistics on the training data with the final "
              "weights (update_bn), and train with the layers in training "
              "mode",
-      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_LAYER,
+      .keep = "a fine-tune's weights may have learned these very "
+              "statistics, which recomputing them would undo",
+      .risky = 1},
      frozen},
     {{.cause = DIAG_FEW_UPDATES,
       .name = "few-updates",
@@ -157,7 +180,10 @@ static const struct {
                    "them off, and (1-p)^T > 0.05",
       .fix = "recompute the statistics on the training data (update_bn, "
              "PreciseBN), or train longer or with a larger momentum",
-      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      few_updates},
     {{.cause = DIAG_NOT_EXCHANGEABLE,
       .name = "not-exchangeable",
@@ -169,7 +195,8 @@ static const struct {
                    "times that of random batches",
       .fix = "retrain with shuffled batches: no statistics mend a network "
              "that learned from grouped ones",
-      .fix_id = DIAG_FIX_NONE},
+      .fix_id = DIAG_FIX_NONE,
+      .material = DIAG_BY_TEST},
      not_exchangeable},
     {{.cause = DIAG_NEAR_CONSTANT,
       .name = "near-constant",
@@ -178,9 +205,13 @@ static const struct {
       .threshold = "1/sqrt(var + eps) > 100, and more than 0.03 of the "
                    "evaluation rows normalised beyond sqrt(B - 1), which no "
                    "training batch of B rows can give",
-      .fix = "raise eps (1e-3 amplifies at most 32 times), or drop or fix "
-             "the constant input",
-      .fix_id = DIAG_FIX_EPS},
+      .fix = "raise eps (1e-3 amplifies at most 32 times), adapt the "
+             "statistics to the evaluation data, or drop or fix the "
+             "constant input",
+      .fix_id = DIAG_FIX_EPS,
+      .material = DIAG_BY_TEST,
+      .keep = "the evaluation rows the feature throws out of range cost "
+              "evaluation mode nothing measured here"},
      near_constant},
     {{.cause = DIAG_FAR_FROM_INIT,
       .name = "far-from-init",
@@ -191,7 +222,10 @@ static const struct {
                    "them off, and (1-p)^T <= 0.05",
       .fix = "recompute the statistics on the training data (update_bn), "
              "or start the buffers from the data's own statistics",
-      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      far_from_init},
     {{.cause = DIAG_LAGGING,
       .name = "lagging",
@@ -204,7 +238,17 @@ static const struct {
                    "(s (1-p)/p for a trend s per update)",
       .fix = "recompute the statistics with the final weights (update_bn, "
              "PreciseBN), or a larger momentum",
-      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the lag costs evaluation mode nothing measured; or, where "
+              "the checkpoint cannot tell lagging from frozen, a "
+              "fine-tune's weights learned these statistics with the layer "
+              "frozen",
+      .risky = 1,
+      .alike = "frozen or lagging: the checkpoint cannot tell; a recording "
+               "can. A layer frozen for part of training (momentum 0, "
+               "evaluation mode, tracking switched off) and set back "
+               "before saving leaves buffers like these"},
      lagging},
     {{.cause = DIAG_SHIFT,
       .name = "shift",
@@ -217,7 +261,11 @@ static const struct {
                    "2.27 sqrt(1/n + 1/m)",
       .fix = "adapt the statistics to the evaluation data (recompute them "
              "there), or fix the data",
-      .fix_id = DIAG_FIX_ADAPT_EVAL},
+      .fix_id = DIAG_FIX_ADAPT_EVAL,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the evaluation data differ from the training data where "
+              "the network does not look, or by too little to cost "
+              "evaluation mode anything measured"},
      shift},
     {{.cause = DIAG_OTHER,
       .name = "other",
@@ -227,7 +275,10 @@ static const struct {
       .threshold = "statistics off and none of the causes above",
       .fix = "recompute the statistics on the training data (update_bn) "
              "and compare again",
-      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN},
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
      other},
     {{.cause = DIAG_BATCH_DEPENDENCE,
       .name = "batch-dependence",
@@ -240,23 +291,36 @@ static const struct {
                    "in another order",
       .fix = "ship and score in evaluation mode; training mode's number is "
              "not one to reach",
-      .fix_id = DIAG_FIX_NONE},
+      .fix_id = DIAG_FIX_NONE,
+      .material = DIAG_BY_LAYER},
      model_only},
     {{.cause = DIAG_HEALTHY,
       .name = "healthy",
       .words = "healthy: the running statistics describe the activations",
       .threshold = "none of the causes above",
       .fix = "nothing to fix",
-      .fix_id = DIAG_FIX_NONE},
+      .fix_id = DIAG_FIX_NONE,
+      .material = DIAG_BY_LAYER},
      healthy},
 };
 
-static const char *const fix_names[DIAG_N_FIXES] = {
-    [DIAG_FIX_NONE] = "none",
-    [DIAG_FIX_RECOMPUTE_TRAIN] = "recompute-train",
-    [DIAG_FIX_ADAPT_EVAL] = "adapt-eval",
-    [DIAG_FIX_RELOAD] = "reload",
-    [DIAG_FIX_EPS] = "eps",
+/* The fixes the dump scores (scripts/bndump/fixes.py), each on a copy. */
+static const diag_fix_info fixes[DIAG_N_FIXES] = {
+    {.fix = DIAG_FIX_NONE, .name = "none", .words = "nothing done"},
+    {.fix = DIAG_FIX_RECOMPUTE_TRAIN,
+     .name = "recompute-train",
+     .words = "the statistics recomputed on the training data with the "
+              "final weights (update_bn)"},
+    {.fix = DIAG_FIX_ADAPT_EVAL,
+     .name = "adapt-eval",
+     .words = "the statistics recomputed on the evaluation data"},
+    {.fix = DIAG_FIX_RELOAD,
+     .name = "reload",
+     .words = "the batch-norm buffers loaded from the checkpoint that has "
+              "them (--reload)"},
+    {.fix = DIAG_FIX_EPS,
+     .name = "eps",
+     .words = "eps raised to 1e-3 in every layer"},
 };
 
 const diag_cause_info *diag_cause_get(diag_cause c)
@@ -264,9 +328,14 @@ const diag_cause_info *diag_cause_get(diag_cause c)
     return c < DIAG_N_CAUSES ? &causes[c].info : NULL;
 }
 
+const diag_fix_info *diag_fix_get(diag_fix f)
+{
+    return f < DIAG_N_FIXES ? &fixes[f] : NULL;
+}
+
 const char *diag_fix_name(diag_fix f)
 {
-    return f < DIAG_N_FIXES ? fix_names[f] : NULL;
+    return f < DIAG_N_FIXES ? fixes[f].name : NULL;
 }
 
 /* DIAG_NOISE_SD standard deviations of the moving average's own noise:
@@ -373,9 +442,9 @@ static int validate_layer(const diag_layer *in, bn_error *err)
 {
     if (in->f < 1)
         return bn_fail(err, "diagnose: no features");
-    if (!(in->p > 0.0 && in->p <= 1.0))
+    if (!(in->p >= 0.0 && in->p <= 1.0))
         return bn_fail(err,
-                       "diagnose: the new value's weight p must be in (0, "
+                       "diagnose: the new value's weight p must be in [0, "
                        "1], got %.17g",
                        in->p);
     if (!(in->eps >= 0.0 && isfinite(in->eps)))
@@ -466,6 +535,11 @@ static void measure(const diag_layer *in, size_t j, double w,
     d->scale = root_ratio(tv + in->eps, rv + in->eps);
     d->init_scale = root_ratio(tv + in->eps, w * v0 + (1.0 - w) * tv +
                                                  in->eps);
+    d->rest_var = rv + w * (tv - v0);
+    d->rest_shift = in_units(rm + w * (mu - m0), mu, sd);
+    d->rest_scale = d->rest_var >= 0.0
+                        ? root_ratio(tv + in->eps, d->rest_var + in->eps)
+                        : INFINITY;
     d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
     d->eval_shift = d->eval_scale = d->eval_ks = d->eval_out = NAN;
     if (in->eval_shift) {
@@ -480,17 +554,62 @@ static void measure(const diag_layer *in, size_t j, double w,
     d->trend_lag = in->trend_lag ? in->trend_lag[j] : NAN;
 }
 
+/* The error evaluation mode adds through the feature's cause (diag.h):
+ * a shift of the evaluation data against their own statistics, or the
+ * buffers against the training data's, where a lag of `lag` spreads
+ * scaled by `scale` leaves scale * lag, and the scale itself scale - 1
+ * (none for a feature constant in training, whose output x - rm is the
+ * same whatever it is divided by). */
+static double root_sum_sq(double a, double b)
+{
+    return sqrt(a * a + b * b); /* sqrt rounds correctly, hypot need not */
+}
+
+/* What the initial values do not explain of a few-updates feature's
+ * error, by effect_of's measure; 0 where it is not off. */
+static double lag_effect_of(const diag_feature *d)
+{
+    if (!(d->flags & 1u << DIAG_LAGGING) || d->cause == DIAG_LAGGING)
+        return 0.0;
+    double stretch = d->target_var == 0.0 ? 0.0 : d->rest_scale - 1.0;
+    return root_sum_sq(d->rest_scale * fabs(d->rest_shift), stretch);
+}
+
+static double effect_of(const diag_feature *d)
+{
+    if (d->cause == DIAG_SHIFT)
+        return root_sum_sq(d->eval_shift, d->eval_scale - 1.0);
+    double lag = fabs(d->shift);
+    if (fabs(d->trend_lag) > lag) /* false for NaN */
+        lag = fabs(d->trend_lag);
+    double stretch = d->target_var == 0.0 ? 0.0 : d->scale - 1.0;
+    return root_sum_sq(d->scale * lag, stretch);
+}
+
+/* Frozen: a momentum of 0 never moves the buffers, whatever the count
+ * says; otherwise fewer of training's steps tracked a batch than
+ * DIAG_FROZEN_SHARE of them, counting only the batches tracked during
+ * those steps. */
+static int frozen_layer(const diag_layer *in)
+{
+    if (in->p == 0.0)
+        return 1;
+    size_t before = in->tracked_before < in->tracked ? in->tracked_before
+                                                      : in->tracked;
+    return in->steps > 0 && (double)(in->tracked - before) <
+                                DIAG_FROZEN_SHARE * (double)in->steps;
+}
+
 int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
 {
     if (validate_layer(in, err) != 0)
         return -1;
     /* (1 - p)^T by T multiplications, as the updates apply it. */
     double w = 1.0;
-    for (size_t t = 0; w != 0.0 && t < in->updates; t++)
+    for (size_t t = 0; in->p > 0.0 && w != 0.0 && t < in->updates; t++)
         w *= 1.0 - in->p;
     int never = in->tracked == 0 || buffers_initial(in);
-    int froze = in->steps > 0 &&
-                (double)in->tracked < DIAG_FROZEN_SHARE * (double)in->steps;
+    int froze = frozen_layer(in);
     for (size_t j = 0; j < in->f; j++) {
         diag_feature *d = &out[j];
         memset(d, 0, sizeof *d);
@@ -505,6 +624,8 @@ int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
                 if (d->cause == DIAG_N_CAUSES)
                     d->cause = (diag_cause)c;
             }
+        d->effect = effect_of(d);
+        d->lag_effect = lag_effect_of(d);
     }
     return 0;
 }

@@ -41,6 +41,19 @@ typedef enum {
     DIAG_N_FIXES
 } diag_fix;
 
+/* What makes a layer's features with a cause enough for the layer to
+ * have it (docs/diagnose.md, "A layer's cause"): the test is the
+ * layer's own (every feature shares it); the test already asks for a
+ * share of rows that matters (the evaluation rows a near-constant
+ * feature throws out of range, batches spread beyond chance under fixed
+ * weights); or the error evaluation mode adds to the layer's outputs
+ * through those features must exceed DIAG_MATERIAL of their spread. */
+typedef enum {
+    DIAG_BY_LAYER,
+    DIAG_BY_TEST,
+    DIAG_BY_EFFECT
+} diag_material;
+
 typedef struct {
     diag_cause cause;
     const char *name;      /* one word, for machines: "few-updates" */
@@ -48,7 +61,27 @@ typedef struct {
     const char *threshold; /* the test, in words */
     const char *fix;       /* what to do, in words */
     diag_fix fix_id;       /* the measured fix that does it, if one */
+    diag_material material;
+    /* What else leaves the same evidence in a checkpoint, in words, or
+     * NULL: the report says so when the evidence is a checkpoint's. */
+    const char *alike;
+    /* Why evaluation mode can score at or above training mode with this
+     * cause, in words: the report's reason for keeping it as it is (NULL
+     * for a cause whose fix touches no statistics). */
+    const char *keep;
+    /* The cause's fix can lower evaluation mode (the weights may have
+     * trained against the statistics it replaces), so it is not
+     * recommended unmeasured; for a cause with `alike`, only where the
+     * evidence is a checkpoint's, which cannot tell it from that. */
+    int risky;
 } diag_cause_info;
+
+/* A fix the dump scores, in words. */
+typedef struct {
+    diag_fix fix;
+    const char *name;  /* "recompute-train" */
+    const char *words; /* what was done to the copy */
+} diag_fix_info;
 
 /* The thresholds (docs/diagnose.md). Statistics are "off" when evaluation
  * shifts a feature's output by more than DIAG_OFF of its spread, or
@@ -62,6 +95,17 @@ typedef struct {
 #define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
 #define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
 #define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
+/* A model poor in both modes: the better gets less than half-way from
+ * always naming the majority class to every row right (its accuracy
+ * less the majority's share, over 1 less it). Half-way is where the
+ * errors the model makes outnumber the ones it avoids beyond guessing,
+ * whatever the gap between its modes. */
+#define DIAG_POOR 0.5
+/* A layer's cause found by its features' size: the root mean square
+ * error evaluation mode adds through them to the layer's outputs, in
+ * units of their spread, beyond this (DIAG_OFF's reason, for the layer's
+ * outputs as a whole). */
+#define DIAG_MATERIAL DIAG_OFF
 /* What moves a share of rows below the accuracy tolerance cannot explain
  * a gap beyond it: a near-constant feature must carry more evaluation
  * rows than this out of range, and the evaluation data's distribution
@@ -72,6 +116,7 @@ typedef struct {
 #define DIAG_KS_C 2.27
 
 const diag_cause_info *diag_cause_get(diag_cause c);
+const diag_fix_info *diag_fix_get(diag_fix f); /* NULL past the last */
 const char *diag_fix_name(diag_fix f); /* "recompute-train"; NULL past */
 
 /* One layer's evidence. Fresh statistics are the activations' own
@@ -98,8 +143,15 @@ typedef struct {
     size_t updates;  /* T: updates the running statistics have seen */
     size_t tracked;  /* num_batches_tracked as saved */
     size_t steps;    /* training's steps, 0 when unknown */
+    /* Of `tracked`, the batches that were not tracked during those
+     * steps, as far as the evidence says: a recording's count when it
+     * began, and its training-mode calls that left the buffers as they
+     * were (momentum 0); 0 for a checkpoint, whose count covers its whole
+     * life. */
+    size_t tracked_before;
     int fresh_fixed; /* train_mean/var measured under the final weights */
-    double p;        /* the new value's weight, in (0, 1]; 1 for a
+    double p;        /* the new value's weight, in [0, 1]: 0 freezes the
+                      * buffers (PyTorch's momentum 0); 1 for a
                       * cumulative average that started from scratch */
     int cumulative;  /* momentum None: no moving average's noise */
     double eps;
@@ -184,6 +236,10 @@ typedef struct {
     /* The same two for running statistics that only the initial values
      * pull away from the truth: w m0 + (1-w) mu and w v0 + (1-w) v. */
     double init_shift, init_scale, init_var;
+    /* The buffers with the initial values' part taken out, rm + w (mu -
+     * m0) and rv + w (t - v0), against the same truth: what the initial
+     * values do not explain (a lag behind moving activations). */
+    double rest_shift, rest_scale, rest_var;
     /* The batch means' spread about mu against random batches of the
      * same sizes from these n rows: sum_k (m_k - mu)^2 over
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
@@ -191,6 +247,17 @@ typedef struct {
     double exchange;
     double amplification; /* 1/sqrt(v + eps) */
     double trend_lag;     /* a recording's, NaN otherwise */
+    /* The root mean square error evaluation mode adds to the feature's
+     * outputs through its cause, in units of their spread: against the
+     * evaluation rows' own statistics for shift, sqrt(eval_shift^2 +
+     * (eval_scale - 1)^2); else against the training data's,
+     * sqrt((scale - 1)^2 + (scale lag)^2), lag the shift (or a
+     * recording's trend lag, when larger). What verdict.c sums over a
+     * layer to judge whether its cause is material. */
+    double effect;
+    /* For a few-updates feature that lags too (both flags): the effect of
+     * what the initial values do not explain; 0 otherwise. */
+    double lag_effect;
     /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
      * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
      * average's noise, whichever is larger); a scale beyond DIAG_OFF whose

@@ -1,9 +1,9 @@
 /*
- * The classifier as plain loops, in the style of llm.c: each layer a
- * forward and a backward function over row-major arrays, the parameters,
- * gradients and momentum buffers carved from one allocation, every sum in
- * index order. Batch norm is bn.h's layer, used only through its public
- * functions; its backward pass is written out here.
+ * The network as plain loops, in the style of llm.c: the layers of nn.h
+ * run in order forward and in reverse backward over row-major arrays,
+ * then the softmax cross-entropy head, the optimiser's step and the
+ * training and scoring loops. Batch norm is bn.h's layer inside the
+ * `batch` kind, used only through its public functions.
  */
 #include "model/net.h"
 
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/num.h"
-#include "base/pair.h"
+#include "model/optim.h"
 #include "pop/pop.h"
 
 /* The only exp and log in the classifier: num.h's, correctly rounded and
@@ -38,6 +38,59 @@ int net_norm_parse(const char *s, net_norm *n)
     return -1;
 }
 
+void net_spec_of(const clf_settings *s, nn_net_spec *spec)
+{
+    if (s->net.n > 0) {
+        *spec = s->net;
+        return;
+    }
+    memset(spec, 0, sizeof *spec);
+    size_t depth = s->depth < 1 ? 1 : s->depth > CLF_MAX_DEPTH ? CLF_MAX_DEPTH
+                                                               : s->depth;
+    for (size_t d = 0; d < depth; d++) {
+        spec->l[spec->n++] = (nn_spec){&nn_kind_linear, s->hidden, 0, 0.0};
+        if (s->norm == CLF_NORM_BATCH)
+            spec->l[spec->n++] = (nn_spec){&nn_kind_batch, 0, 0, 0.0};
+        spec->l[spec->n++] = (nn_spec){&nn_kind_relu, 0, 0, 0.0};
+    }
+    spec->l[spec->n++] = (nn_spec){&nn_kind_linear, 0, 0, 0.0};
+}
+
+int net_has_batch(const clf_settings *s)
+{
+    nn_net_spec spec;
+    net_spec_of(s, &spec);
+    for (size_t i = 0; i < spec.n; i++)
+        if (spec.l[i].kind->running)
+            return 1;
+    return 0;
+}
+
+size_t net_weighted_before(const nn_net_spec *spec, size_t i)
+{
+    if (i >= spec->n || !spec->l[i].kind->running)
+        return spec->n;
+    while (i-- > 0)
+        if (!spec->l[i].kind->identity)
+            return spec->l[i].kind->weighted ? i : spec->n;
+    return spec->n;
+}
+
+int net_spec_scale_invariant(const nn_net_spec *spec, size_t i)
+{
+    return net_weighted_before(spec, i) < spec->n;
+}
+
+int net_has_weights_before_bn(const clf_settings *s)
+{
+    nn_net_spec spec;
+    net_spec_of(s, &spec);
+    for (size_t i = 0; i < spec.n; i++)
+        if (net_spec_scale_invariant(&spec, i))
+            return 1;
+    return 0;
+}
+
 static int check_data(const net_data *d, size_t f, size_t k, bn_error *err)
 {
     if (d->f != f)
@@ -53,42 +106,31 @@ static int check_data(const net_data *d, size_t f, size_t k, bn_error *err)
     return 0;
 }
 
-double net_uniform(pcg32_t *rng)
-{
-    /* 53 random bits, 27 from the first draw and 26 from the second, as an
-     * integer m < 2^53 (exact in a double), then scaled by 2^-53: the one
-     * rounding-free scaling. The result is k / 2^53 for a uniform k. */
-    uint64_t a = pcg32_next(rng) >> 5, b = pcg32_next(rng) >> 6;
-    return (double)((a << 26) | b) * 0x1p-53;
-}
-
-/* PyTorch's nn.Linear default: kaiming_uniform_(a = sqrt(5)) for the
- * weight, which is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the same bound
- * for the bias. 2u - 1 is exact for u on the 2^-53 grid, so each value is
- * bound * (2u - 1) with one rounding. */
-static void draw_uniform(pcg32_t *rng, size_t n, size_t fan_in, double *p)
-{
-    double bound = 1.0 / sqrt((double)fan_in);
-    for (size_t i = 0; i < n; i++)
-        p[i] = bound * (2.0 * net_uniform(rng) - 1.0);
-}
-
-size_t net_tensors(net_t *net, net_tensor *t)
+size_t net_tensors(net_t *net, nn_tensor **t)
 {
     size_t n = 0;
-    t[n++] = (net_tensor){"fc1.weight", net->h, net->f, net->w1, net->dw1,
-                          net->vw1};
-    t[n++] = (net_tensor){"fc1.bias", net->h, 1, net->b1, net->db1, net->vb1};
-    if (net->norm == CLF_NORM_BATCH) {
-        t[n++] = (net_tensor){"bn.weight", net->h, 1, net->bn.gamma,
-                              net->dgamma, net->vgamma};
-        t[n++] = (net_tensor){"bn.bias", net->h, 1, net->bn.beta, net->dbeta,
-                              net->vbeta};
-    }
-    t[n++] = (net_tensor){"fc2.weight", net->k, net->h, net->w2, net->dw2,
-                          net->vw2};
-    t[n++] = (net_tensor){"fc2.bias", net->k, 1, net->b2, net->db2, net->vb2};
+    for (size_t i = 0; i < net->nl; i++)
+        for (size_t a = 0; a < net->l[i].nt; a++)
+            t[n++] = &net->l[i].t[a];
     return n;
+}
+
+const double *net_logits(const net_t *net) { return net->l[net->nl - 1].y; }
+
+size_t net_batch_layers(const net_t *net)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < net->nl; i++)
+        n += net->l[i].kind->running;
+    return n;
+}
+
+size_t net_batch_layer(const net_t *net, size_t i)
+{
+    for (size_t li = 0; li < net->nl; li++)
+        if (net->l[li].kind->running && i-- == 0)
+            return li;
+    return net->nl;
 }
 
 /* Hand out n doubles from the block. */
@@ -99,235 +141,105 @@ static double *carve(double **next, size_t n)
     return p;
 }
 
+/* The net's own arrays: a batch of inputs, the head's, and the two
+ * gradient buffers, each as large as the largest layer input. */
+static int alloc_net(net_t *net, const nn_shape *shapes)
+{
+    size_t cap = net->cap, f = net->f, k = net->k, g = k;
+    for (size_t i = 0; i <= net->nl; i++)
+        if (nn_size(shapes[i]) > g)
+            g = nn_size(shapes[i]);
+    size_t total = cap * f + 2 * cap * k + cap + 2 * cap * g;
+    net->block = calloc(total, sizeof *net->block);
+    net->lbuf = malloc(cap * sizeof *net->lbuf);
+    net->l = calloc(net->nl, sizeof *net->l);
+    if (!net->block || !net->lbuf || !net->l)
+        return -1;
+    double *next = net->block;
+    net->xbuf = carve(&next, cap * f);
+    net->prob = carve(&next, cap * k);
+    net->dz = carve(&next, cap * k);
+    net->loss = carve(&next, cap);
+    net->grad[0] = carve(&next, cap * g);
+    net->grad[1] = carve(&next, cap * g);
+    return 0;
+}
+
+/* PCG32(init_seed, 3) in the order of the layers, each weight then its
+ * bias; in float32 each value is then rounded, as a float32 model given
+ * these values holds them. */
+static void draw_weights(net_t *net, uint64_t seed)
+{
+    pcg32_t rng;
+    pcg32_seed(&rng, seed, PCG32_INITSEQ_WEIGHTS);
+    for (size_t i = 0; i < net->nl; i++)
+        if (net->l[i].kind->draw)
+            net->l[i].kind->draw(&net->l[i], &rng);
+    if (!net->f32)
+        return;
+    nn_tensor *t[2 * NN_MAX_LAYERS];
+    size_t nt = net_tensors(net, t);
+    for (size_t a = 0; a < nt; a++)
+        for (size_t e = 0; e < t[a]->rows * t[a]->cols; e++)
+            t[a]->p[e] = nn_r32(t[a]->p[e]);
+}
+
 int net_init(net_t *net, const run_config *cfg, size_t f, size_t k,
              bn_error *err)
 {
     memset(net, 0, sizeof *net);
-    size_t h = cfg->clf.hidden, bmax = cfg->batch_size;
-    if (h < 1 || h > CLF_MAX_HIDDEN || f < 1 || k < 2 || bmax < 1)
-        return bn_fail(err, "a classifier needs 1 to %d hidden units, "
-                            "features, 2 classes and a batch; got %zu, %zu, "
-                            "%zu, %zu",
-                       CLF_MAX_HIDDEN, h, f, k, bmax);
-    /* A training-mode score of an odd number of rows at B 2 has one
-     * batch of three (net_score_batches). */
-    size_t b = bmax == 2 ? 3 : bmax;
-    size_t np = h * f + h + k * h + k; /* fc1 and fc2 */
-    /* Parameters, gradients and momentum buffers (gamma and beta's two
-     * live in bn_layer), then the activations of one batch. */
-    size_t total = np + 2 * (np + 2 * h) + b * f + 5 * b * h + 3 * b * k +
-                   b + 3 * h + (f > k ? f : k) * h;
-    net->block = malloc(total * sizeof *net->block);
-    net->lbuf = malloc(b * sizeof *net->lbuf);
-    if (!net->block || !net->lbuf) {
-        net_free(net);
-        return bn_fail(err, "out of memory for a classifier of %zu x %zu x "
-                            "%zu and batches of %zu",
-                       f, h, k, b);
-    }
+    size_t bmax = cfg->batch_size;
+    if (f < 1 || k < 2 || bmax < 1)
+        return bn_fail(err, "a classifier needs features, 2 classes and a "
+                            "batch; got %zu, %zu, %zu",
+                       f, k, bmax);
+    nn_shape shapes[NN_MAX_LAYERS + 1];
+    net_spec_of(&cfg->clf, &net->spec);
+    if (nn_shapes(&net->spec, f, k, shapes, NULL, err) != 0)
+        return -1;
     net->f = f;
-    net->h = h;
     net->k = k;
     net->bmax = bmax;
-    net->cap = b;
-    net->norm = cfg->clf.norm;
-    double *next = net->block;
-    net->w1 = carve(&next, h * f);
-    net->b1 = carve(&next, h);
-    net->w2 = carve(&next, k * h);
-    net->b2 = carve(&next, k);
-    net->dw1 = carve(&next, h * f);
-    net->db1 = carve(&next, h);
-    net->dgamma = carve(&next, h);
-    net->dbeta = carve(&next, h);
-    net->dw2 = carve(&next, k * h);
-    net->db2 = carve(&next, k);
-    net->vw1 = carve(&next, h * f);
-    net->vb1 = carve(&next, h);
-    net->vgamma = carve(&next, h);
-    net->vbeta = carve(&next, h);
-    net->vw2 = carve(&next, k * h);
-    net->vb2 = carve(&next, k);
-    net->xbuf = carve(&next, b * f);
-    net->hpre = carve(&next, b * h);
-    net->xhat = carve(&next, b * h);
-    net->act = carve(&next, b * h);
-    net->dact = carve(&next, b * h);
-    net->dh = carve(&next, b * h);
-    net->z = carve(&next, b * k);
-    net->prob = carve(&next, b * k);
-    net->dz = carve(&next, b * k);
-    net->loss = carve(&next, b);
-    net->mean = carve(&next, h);
-    net->var = carve(&next, h);
-    net->sd = carve(&next, h);
-    net->wt = carve(&next, h * f > k * h ? h * f : k * h);
-    memset(net->block, 0, total * sizeof *net->block);
-
-    /* gamma 1, beta 0, rm 0, rv 1 */
-    bn_config bn = cfg->layer;
-    bn.gamma = 1.0;
-    bn.beta = 0.0;
-    if (bn_init(&net->bn, h, &bn) != 0) {
+    /* A training-mode score of an odd number of rows at B 2 has one
+     * batch of three (net_score_batches). */
+    net->cap = bmax == 2 ? 3 : bmax;
+    net->nl = net->spec.n;
+    net->f32 = cfg->clf.dtype == NET_F32;
+    if (alloc_net(net, shapes) != 0) {
         net_free(net);
-        return bn_fail(err, "out of memory for a batch-norm layer of %zu", h);
+        return bn_fail(err, "out of memory for a classifier of %zu layers "
+                            "and batches of %zu",
+                       net->spec.n, net->cap);
     }
-    pcg32_t rng;
-    pcg32_seed(&rng, cfg->clf.init_seed, PCG32_INITSEQ_WEIGHTS);
-    draw_uniform(&rng, h * f, f, net->w1);
-    draw_uniform(&rng, h, f, net->b1);
-    draw_uniform(&rng, k * h, h, net->w2);
-    draw_uniform(&rng, k, h, net->b2);
+    for (size_t i = 0; i < net->nl; i++)
+        if (nn_layer_init(&net->l[i], &net->spec.l[i], i, shapes[i], k,
+                          net->cap, &cfg->layer, err) != 0) {
+            net_free(net);
+            return -1;
+        }
+    draw_weights(net, cfg->clf.init_seed);
+    pcg32_seed(&net->drop_rng, cfg->clf.init_seed, PCG32_INITSEQ_DROPOUT);
     return 0;
 }
 
 void net_free(net_t *net)
 {
+    for (size_t i = 0; net->l && i < net->nl; i++)
+        nn_layer_free(&net->l[i]);
+    free(net->l);
     free(net->block);
     free(net->lbuf);
-    bn_free(&net->bn);
     memset(net, 0, sizeof *net);
 }
 
-/* ------------------------------------------------------------ layers */
-
-/* w (out x in) with its rows in pairs, for linear_forward: pair q's
- * values of input c side by side at wt[2 (q in + c)]. */
-static void pair_rows(size_t in, size_t out, const double *w, double *wt)
-{
-    for (size_t q = 0; q < out / 2; q++)
-        for (size_t c = 0; c < in; c++) {
-            wt[2 * (q * in + c)] = w[2 * q * in + c];
-            wt[2 * (q * in + c) + 1] = w[(2 * q + 1) * in + c];
-        }
-}
-
-/* y[i][o] = bias[o] + sum_c w[o][c] x[i][c], c in order, for row i of x
- * at x + rows[i] in (x + i in when rows is NULL): two outputs at a time
- * (base/pair.h) from wt, w as pair_rows lays it out; an odd last output
- * alone. Each sum is the same whether its row comes alone or in a batch. */
-static void linear_forward(size_t b, size_t in, size_t out, const double *x,
-                           const size_t *rows, const double *w,
-                           const double *wt, const double *bias, double *y)
-{
-    for (size_t i = 0; i < b; i++) {
-        const double *xi = x + (rows ? rows[i] : i) * in;
-        double *yi = y + i * out;
-        for (size_t q = 0; q < out / 2; q++) {
-            const double *wq = wt + 2 * q * in;
-            pair_t s = pair_load(bias + 2 * q);
-            size_t c = 0;
-            for (; c + 1 < in; c += 2) { /* two turns a loop, in order */
-                s = pair_add(s, pair_mul(pair_load(wq + 2 * c),
-                                         pair_load_dup(xi + c)));
-                s = pair_add(s, pair_mul(pair_load(wq + 2 * c + 2),
-                                         pair_load_dup(xi + c + 1)));
-            }
-            if (c < in)
-                s = pair_add(s, pair_mul(pair_load(wq + 2 * c),
-                                         pair_load_dup(xi + c)));
-            pair_store(yi + 2 * q, s);
-        }
-        if (out % 2) {
-            size_t o = out - 1;
-            double s = bias[o];
-            for (size_t c = 0; c < in; c++)
-                s += w[o * in + c] * xi[c];
-            yi[o] = s;
-        }
-    }
-}
-
-/* dw[o][c] = sum_i dy[i][o] x[i][c], dbias[o] = sum_i dy[i][o], and, when
- * dx is not NULL, dx[i][c] = sum_o dy[i][o] w[o][c]; sums in order, two
- * inputs c at a time. */
-static void linear_backward(size_t b, size_t in, size_t out, const double *x,
-                            const double *w, const double *dy, double *dw,
-                            double *dbias, double *dx)
-{
-    for (size_t o = 0; o < out; o++) {
-        double sb = 0.0;
-        for (size_t i = 0; i < b; i++)
-            sb += dy[i * out + o];
-        dbias[o] = sb;
-        size_t c = 0;
-        for (; c + 1 < in; c += 2) {
-            pair_t s = pair_dup(0.0);
-            for (size_t i = 0; i < b; i++)
-                s = pair_add(s, pair_mul(pair_load_dup(dy + i * out + o),
-                                         pair_load(x + i * in + c)));
-            pair_store(dw + o * in + c, s);
-        }
-        for (; c < in; c++) {
-            double s = 0.0;
-            for (size_t i = 0; i < b; i++)
-                s += dy[i * out + o] * x[i * in + c];
-            dw[o * in + c] = s;
-        }
-    }
-    if (!dx)
-        return;
-    for (size_t i = 0; i < b; i++) {
-        size_t c = 0;
-        for (; c + 1 < in; c += 2) {
-            pair_t s = pair_dup(0.0);
-            for (size_t o = 0; o < out; o++)
-                s = pair_add(s, pair_mul(pair_load_dup(dy + i * out + o),
-                                         pair_load(w + o * in + c)));
-            pair_store(dx + i * in + c, s);
-        }
-        for (; c < in; c++) {
-            double s = 0.0;
-            for (size_t o = 0; o < out; o++)
-                s += dy[i * out + o] * w[o * in + c];
-            dx[i * in + c] = s;
-        }
-    }
-}
-
-/* Batch norm's backward pass, per unit j. With the batch's own statistics
- * (project set) the mean and the scale depend on every row, so each row's
- * gradient loses its projection onto the constant direction (the mean of
- * dy) and onto xhat (the mean of dy * xhat): the normalised output cannot
- * move its batch mean or its batch scale. With the buffers they are
- * constants and each row passes on its own. */
-static void bn_backward(size_t b, size_t h, const double *xhat,
-                        const double *gamma, const double *sd,
-                        const double *dy, double *dx, double *dgamma,
-                        double *dbeta, int project)
-{
-    for (size_t j = 0; j < h; j++) {
-        double s = 0.0, sx = 0.0;
-        for (size_t i = 0; i < b; i++) {
-            s += dy[i * h + j];
-            sx += dy[i * h + j] * xhat[i * h + j];
-        }
-        dbeta[j] = s;
-        dgamma[j] = sx;
-        double mean_dy = s / (double)b, mean_dy_xhat = sx / (double)b;
-        double scale = gamma[j] / sd[j];
-        for (size_t i = 0; i < b; i++)
-            dx[i * h + j] =
-                project ? scale * (dy[i * h + j] - mean_dy -
-                                   xhat[i * h + j] * mean_dy_xhat)
-                        : scale * dy[i * h + j];
-    }
-}
-
-void net_bn_train_backward(size_t b, size_t h, const double *xhat,
-                           const double *gamma, const double *sd,
-                           const double *dy, double *dx, double *dgamma,
-                           double *dbeta)
-{
-    bn_backward(b, h, xhat, gamma, sd, dy, dx, dgamma, dbeta, 1);
-}
+/* ------------------------------------------------------------ the head */
 
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
- * and, with grads (a backward pass to follow), the softmax
- * exp(z_c - m) / sum. */
-static void softmax_xent_forward(size_t b, size_t k, const double *z,
-                                 const int *label, double *prob, double *loss,
-                                 int grads)
+ * and the softmax exp(z_c - m) / sum, in float64 from the logits (in
+ * float32 the results rounded once). */
+static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
+                                 const double *z, const int *label,
+                                 double *prob, double *loss)
 {
     for (size_t i = 0; i < b; i++) {
         const double *zi = &z[i * k];
@@ -340,146 +252,124 @@ static void softmax_xent_forward(size_t b, size_t k, const double *z,
             prob[i * k + c] = clf_exp(zi[c] - m);
             s += prob[i * k + c];
         }
-        for (size_t c = 0; grads && c < k; c++)
-            prob[i * k + c] /= s;
-        loss[i] = clf_log(s) - (zi[label[i]] - m);
+        for (size_t c = 0; c < k; c++)
+            prob[i * k + c] = nn_round(ps, prob[i * k + c] / s);
+        loss[i] = nn_round(ps, clf_log(s) - (zi[label[i]] - m));
     }
 }
 
 /* ------------------------------------------------------------ the net */
 
-/* net_forward, and with grads 0 (a score, no backward pass to follow)
- * without what only the backward pass reads: xhat and the softmax. */
-static double forward(net_t *net, size_t b, const double *x,
-                      const int *label, net_bn_mode mode, int grads)
+double net_forward(net_t *net, size_t b, const double *x, const int *label,
+                   nn_bn_mode mode, int train)
 {
-    size_t f = net->f, h = net->h, k = net->k;
+    nn_pass ps = {mode, net->f32, train, &net->drop_rng};
     net->b = b;
     net->mode = mode;
+    if (net->f32) {
+        /* The rows as a float32 tensor holds them. */
+        for (size_t i = 0; i < b * net->f; i++)
+            net->xbuf[i] = nn_r32(x[i]);
+        x = net->xbuf;
+    }
     net->x = x;
     net->label = label;
-    pair_rows(f, h, net->w1, net->wt);
-    linear_forward(b, f, h, x, NULL, net->w1, net->wt, net->b1, net->hpre);
-
-    if (net->norm == CLF_NORM_NONE) {
-        memcpy(net->act, net->hpre, b * h * sizeof *net->act);
-    } else {
-        if (mode == CLF_BN_RUNNING) {
-            bn_eval_forward(&net->bn, b, net->hpre, net->act);
-            memcpy(net->mean, net->bn.rm, h * sizeof *net->mean);
-            memcpy(net->var, net->bn.rv, h * sizeof *net->var);
-        } else if (mode == CLF_BN_BATCH) {
-            bn_train_forward(&net->bn, b, net->hpre, net->act, net->mean,
-                             net->var);
-        } else {
-            /* Batch statistics, the buffers left as they are. */
-            bn_batch_forward(&net->bn, b, net->hpre, net->act, net->mean,
-                             net->var);
-        }
-        /* xhat as the layer computes it, for the backward pass. */
-        for (size_t j = 0; grads && j < h; j++) {
-            net->sd[j] = sqrt(net->var[j] + net->bn.eps);
-            for (size_t i = 0; i < b; i++)
-                net->xhat[i * h + j] =
-                    (net->hpre[i * h + j] - net->mean[j]) / net->sd[j];
-        }
+    const double *in = x;
+    for (size_t i = 0; i < net->nl; i++) {
+        net->l[i].kind->forward(&net->l[i], &ps, b, in);
+        in = net->l[i].y;
     }
-    /* ReLU; a NaN passes, so that divergence shows in the loss. */
-    for (size_t i = 0; i < b * h; i++)
-        if (net->act[i] < 0.0)
-            net->act[i] = 0.0;
-
-    pair_rows(h, k, net->w2, net->wt);
-    linear_forward(b, h, k, net->act, NULL, net->w2, net->wt, net->b2,
-                   net->z);
-    softmax_xent_forward(b, k, net->z, label, net->prob, net->loss, grads);
+    softmax_xent_forward(&ps, b, net->k, in, label, net->prob, net->loss);
     double s = 0.0;
     for (size_t i = 0; i < b; i++)
         s += net->loss[i];
     return s / (double)b;
 }
 
-double net_forward(net_t *net, size_t b, const double *x, const int *label,
-                   net_bn_mode mode)
-{
-    return forward(net, b, x, label, mode, 1);
-}
-
 void net_backward(net_t *net)
 {
-    size_t b = net->b, f = net->f, h = net->h, k = net->k;
+    nn_pass ps = {net->mode, net->f32, 1, &net->drop_rng};
+    size_t b = net->b, k = net->k;
     /* The mean loss: d/dz = (softmax - onehot) / b. */
     for (size_t i = 0; i < b; i++)
         for (size_t c = 0; c < k; c++)
-            net->dz[i * k + c] =
-                (net->prob[i * k + c] - (c == (size_t)net->label[i])) /
-                (double)b;
-    linear_backward(b, h, k, net->act, net->w2, net->dz, net->dw2, net->db2,
-                    net->dact);
-    /* ReLU passes the gradient where its output is positive. */
-    for (size_t i = 0; i < b * h; i++)
-        if (!(net->act[i] > 0.0))
-            net->dact[i] = 0.0;
-
-    if (net->norm == CLF_NORM_NONE)
-        memcpy(net->dh, net->dact, b * h * sizeof *net->dh);
-    else
-        bn_backward(b, h, net->xhat, net->bn.gamma, net->sd, net->dact,
-                    net->dh, net->dgamma, net->dbeta,
-                    net->mode != CLF_BN_RUNNING);
-    linear_backward(b, f, h, net->x, net->w1, net->dh, net->dw1, net->db1,
-                    NULL);
+            net->dz[i * k + c] = nn_round(
+                &ps, (net->prob[i * k + c] - (c == (size_t)net->label[i])) /
+                         (double)b);
+    const double *dy = net->dz;
+    for (size_t i = net->nl; i-- > 0;) {
+        nn_layer *l = &net->l[i];
+        const double *x = i ? net->l[i - 1].y : net->x;
+        double *dx = i ? net->grad[(net->nl - 1 - i) % 2] : NULL;
+        l->kind->backward(l, &ps, b, x, dy, dx);
+        dy = dx;
+    }
 }
 
-void net_sgd_step(net_t *net, const run_config *cfg)
+void net_optim_step(net_t *net, const run_config *cfg)
 {
-    /* torch.optim.SGD with dampening 0 and no Nesterov: weight decay adds
-     * wd * p to every parameter's gradient (biases, gamma and beta too,
-     * as PyTorch does unless told otherwise); the momentum buffer starts
-     * as the first gradient and is then momentum * buf + g. */
-    net_tensor t[CLF_MAX_TENSORS];
+    nn_tensor *t[2 * NN_MAX_LAYERS];
     size_t nt = net_tensors(net, t);
-    double lr = cfg->clf.lr, mom = cfg->clf.sgd_momentum;
-    double wd = cfg->clf.weight_decay;
+    double lr = optim_lr(&cfg->clf, net->steps, net->epoch, cfg->epochs);
+    const optim_def *o = optim_get(cfg->clf.optimizer);
     for (size_t a = 0; a < nt; a++)
-        for (size_t e = 0; e < t[a].rows * t[a].cols; e++) {
-            double g = t[a].g[e];
-            if (wd != 0.0)
-                g += wd * t[a].p[e];
-            if (mom != 0.0) {
-                t[a].v[e] = net->steps == 0 ? g : mom * t[a].v[e] + g;
-                g = t[a].v[e];
-            }
-            t[a].p[e] -= lr * g;
-        }
+        o->step(&cfg->clf, t[a], net->steps, lr, net->f32);
     net->steps++;
 }
 
 /* ------------------------------------------------------------ training */
 
-/* Gather rows perm[0..b-1] (b <= cap) into the net's batch buffers. */
-static void gather(net_t *net, const net_data *d, const size_t *perm,
-                   size_t b)
+/* Gather rows perm[0..b-1] (b <= cap; perm NULL: rows first ..
+ * first + b - 1) into the net's batch buffers. */
+static void gather_rows(net_t *net, const net_data *d, const size_t *perm,
+                        size_t first, size_t b)
 {
     for (size_t i = 0; i < b; i++) {
-        memcpy(&net->xbuf[i * d->f], &d->x[perm[i] * d->f],
+        size_t r = perm ? perm[i] : first + i;
+        memcpy(&net->xbuf[i * d->f], &d->x[r * d->f],
                d->f * sizeof *net->xbuf);
-        net->lbuf[i] = d->label[perm[i]];
+        net->lbuf[i] = d->label[r];
     }
 }
 
-int net_hidden_moments(const net_t *net, const net_data *d,
-                       const size_t *rows, size_t n, double *mean,
-                       double *var, bn_error *err)
+static void gather(net_t *net, const net_data *d, const size_t *perm,
+                   size_t b)
 {
-    size_t h = net->h, f = net->f;
-    double *hs = malloc((n * h + h * f) * sizeof *hs), *wt = hs + n * h;
+    gather_rows(net, d, perm, 0, b);
+}
+
+void net_layer_inputs(net_t *net, const net_data *d, const size_t *rows,
+                      size_t n, size_t li, double *out)
+{
+    size_t size = li ? nn_size(net->l[li - 1].out) : net->f;
+    nn_pass ps = {NN_BN_RUNNING, net->f32, 0, &net->drop_rng};
+    for (size_t at = 0; at < n; at += net->cap) {
+        size_t b = n - at < net->cap ? n - at : net->cap;
+        gather_rows(net, d, rows ? &rows[at] : NULL, at, b);
+        if (net->f32)
+            for (size_t i = 0; i < b * net->f; i++)
+                net->xbuf[i] = nn_r32(net->xbuf[i]);
+        const double *in = net->xbuf;
+        for (size_t i = 0; i < li; i++) {
+            net->l[i].kind->forward(&net->l[i], &ps, b, in);
+            in = net->l[i].y;
+        }
+        memcpy(out + at * size, in, b * size * sizeof *out);
+    }
+}
+
+int net_layer_moments(net_t *net, const net_data *d, const size_t *rows,
+                      size_t n, size_t li, double *mean, double *var,
+                      bn_error *err)
+{
+    nn_shape in = net->l[li].in;
+    size_t size = nn_size(in), c = in.c, np = nn_positions(in);
+    double *hs = malloc((n ? n : 1) * size * sizeof *hs);
     if (!hs)
         return bn_fail(err, "out of memory");
-    pair_rows(f, h, net->w1, wt);
-    linear_forward(n, f, h, d->x, rows, net->w1, wt, net->b1, hs);
-    for (size_t j = 0; j < h; j++)
-        pop_moments(n, h, hs + j, &mean[j], &var[j]);
+    net_layer_inputs(net, d, rows, n, li, hs);
+    for (size_t j = 0; j < c; j++)
+        pop_moments(n * np, c, hs + j, &mean[j], &var[j]);
     free(hs);
     return 0;
 }
@@ -487,15 +377,25 @@ int net_hidden_moments(const net_t *net, const net_data *d,
 int net_finish(net_t *net, const run_config *cfg, const net_data *d,
                const size_t *perm, bn_error *err)
 {
-    if (net->norm != CLF_NORM_BATCH ||
-        !bn_estimator_get(cfg->layer.estimator)->pools)
+    if (!bn_estimator_get(cfg->layer.estimator)->pools)
         return 0;
     size_t b = cfg->batch_size, k = cfg->precise_batches;
     if (k == 0)
         k = run_batches_per_epoch(d->n, b, cfg->partial);
     size_t rows = k * b < d->n ? k * b : d->n; /* the kept partial batch */
-    return net_hidden_moments(net, d, perm, rows, net->bn.rm, net->bn.rv,
-                              err);
+    /* Layer by layer: each sees the layers before it with their new
+     * buffers. */
+    for (size_t i = 0; i < net_batch_layers(net); i++) {
+        nn_layer *l = &net->l[net_batch_layer(net, i)];
+        if (net_layer_moments(net, d, perm, rows, l->index, l->bn.rm,
+                              l->bn.rv, err) != 0)
+            return -1;
+        for (size_t j = 0; net->f32 && j < l->in.c; j++) {
+            l->bn.rm[j] = nn_r32(l->bn.rm[j]);
+            l->bn.rv[j] = nn_r32(l->bn.rv[j]);
+        }
+    }
+    return 0;
 }
 
 int net_train(net_t *net, const run_config *cfg, const net_data *d,
@@ -503,8 +403,7 @@ int net_train(net_t *net, const run_config *cfg, const net_data *d,
 {
     if (check_data(d, net->f, net->k, err) != 0)
         return -1;
-    if (cfg->batch_size != net->bmax || cfg->clf.hidden != net->h ||
-        cfg->clf.norm != net->norm || d->n < net->bmax)
+    if (cfg->batch_size != net->bmax || d->n < net->bmax)
         return bn_fail(err, "the configuration is not the one the "
                             "classifier was made with, or there are fewer "
                             "rows than a batch");
@@ -513,12 +412,13 @@ int net_train(net_t *net, const run_config *cfg, const net_data *d,
     unsigned long e0 = cfg->clf.freeze_after;
     for (unsigned long ep = 0; ep < cfg->epochs; ep++) {
         int frozen = e0 > 0 && ep >= e0;
-        net_bn_mode mode = frozen ? CLF_BN_RUNNING : CLF_BN_BATCH;
+        nn_bn_mode mode = frozen ? NN_BN_RUNNING : NN_BN_BATCH;
+        net->epoch = ep;
         for (size_t k = 0; k < nb; k++) {
             size_t start = k * bmax;
             size_t b = start + bmax <= d->n ? bmax : d->n - start;
             gather(net, d, &perm[start], b);
-            double loss = net_forward(net, b, net->xbuf, net->lbuf, mode);
+            double loss = net_forward(net, b, net->xbuf, net->lbuf, mode, 1);
             if (!isfinite(loss))
                 return bn_fail(err, "training diverged: the loss of epoch "
                                     "%lu, batch %zu is not finite (lr too "
@@ -529,7 +429,7 @@ int net_train(net_t *net, const run_config *cfg, const net_data *d,
                 net_step s = {ep, k, b, &perm[start], loss, net};
                 obs->on_step(obs->ctx, &s);
             }
-            net_sgd_step(net, cfg);
+            net_optim_step(net, cfg);
         }
         if (obs && obs->on_epoch)
             obs->on_epoch(obs->ctx, ep, net);
@@ -544,10 +444,14 @@ int net_train(net_t *net, const run_config *cfg, const net_data *d,
  * with pred, each row's class goes to pred[rows[i]] (rows NULL: to
  * pred[first + i]). */
 static void tally(const net_t *net, net_score *s, double *loss_sum,
-                  int *pred, const size_t *rows, size_t first)
+                  int *pred, double *logits, const size_t *rows, size_t first)
 {
+    const double *z = net_logits(net);
     for (size_t i = 0; i < net->b; i++) {
-        const double *zi = &net->z[i * net->k];
+        const double *zi = &z[i * net->k];
+        if (logits)
+            memcpy(&logits[(rows ? rows[i] : first + i) * net->k], zi,
+                   net->k * sizeof *logits);
         size_t best = 0;
         for (size_t c = 1; c < net->k; c++)
             if (zi[c] > zi[best])
@@ -579,7 +483,8 @@ size_t net_score_batch_start(size_t n, size_t nb, size_t k)
 }
 
 int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
-                         net_score *s, int *pred, bn_error *err)
+                         net_score *s, int *pred, double *logits,
+                         bn_error *err)
 {
     memset(s, 0, sizeof *s);
     if (check_data(d, net->f, net->k, err) != 0)
@@ -593,15 +498,15 @@ int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
         size_t start = net_score_batch_start(d->n, nb, k);
         size_t b = net_score_batch_start(d->n, nb, k + 1) - start;
         gather(net, d, &perm[start], b);
-        forward(net, b, net->xbuf, net->lbuf, CLF_BN_BATCH_KEEP, 0);
-        tally(net, s, &loss_sum, pred, &perm[start], 0);
+        net_forward(net, b, net->xbuf, net->lbuf, NN_BN_BATCH_KEEP, 0);
+        tally(net, s, &loss_sum, pred, logits, &perm[start], 0);
     }
     finish(s, loss_sum);
     return 0;
 }
 
 int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
-                        int *pred, bn_error *err)
+                        int *pred, double *logits, bn_error *err)
 {
     memset(s, 0, sizeof *s);
     if (check_data(d, net->f, net->k, err) != 0)
@@ -613,9 +518,9 @@ int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
     double loss_sum = 0.0;
     for (size_t start = 0; start < d->n; start += net->cap) {
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
-        forward(net, b, &d->x[start * d->f], &d->label[start],
-                CLF_BN_RUNNING, 0);
-        tally(net, s, &loss_sum, pred, NULL, start);
+        net_forward(net, b, &d->x[start * d->f], &d->label[start],
+                    NN_BN_RUNNING, 0);
+        tally(net, s, &loss_sum, pred, logits, NULL, start);
     }
     finish(s, loss_sum);
     return 0;
@@ -634,24 +539,29 @@ static void write_rows(FILE *fp, const char *stage, const char *name,
 
 int net_write_weights(FILE *fp, const char *stage, net_t *net)
 {
-    net_tensor t[CLF_MAX_TENSORS];
+    nn_tensor *t[2 * NN_MAX_LAYERS];
     size_t nt = net_tensors(net, t);
     for (size_t a = 0; a < nt; a++)
-        write_rows(fp, stage, t[a].name, t[a].rows, t[a].cols, t[a].p);
-    if (net->norm == CLF_NORM_BATCH) {
-        double tracked = (double)net->bn.updates;
-        write_rows(fp, stage, "bn.running_mean", net->h, 1, net->bn.rm);
-        write_rows(fp, stage, "bn.running_var", net->h, 1, net->bn.rv);
-        write_rows(fp, stage, "bn.num_batches_tracked", 1, 1, &tracked);
+        write_rows(fp, stage, t[a]->name, t[a]->rows, t[a]->cols, t[a]->p);
+    for (size_t i = 0; i < net_batch_layers(net); i++) {
+        const nn_layer *l = &net->l[net_batch_layer(net, i)];
+        char name[40];
+        double tracked = (double)l->bn.updates;
+        snprintf(name, sizeof name, "%zu.running_mean", l->index);
+        write_rows(fp, stage, name, l->in.c, 1, l->bn.rm);
+        snprintf(name, sizeof name, "%zu.running_var", l->index);
+        write_rows(fp, stage, name, l->in.c, 1, l->bn.rv);
+        snprintf(name, sizeof name, "%zu.num_batches_tracked", l->index);
+        write_rows(fp, stage, name, 1, 1, &tracked);
     }
     return ferror(fp) ? -1 : 0;
 }
 
 int net_write_grads(FILE *fp, const char *stage, net_t *net)
 {
-    net_tensor t[CLF_MAX_TENSORS];
+    nn_tensor *t[2 * NN_MAX_LAYERS];
     size_t nt = net_tensors(net, t);
     for (size_t a = 0; a < nt; a++)
-        write_rows(fp, stage, t[a].name, t[a].rows, t[a].cols, t[a].g);
+        write_rows(fp, stage, t[a]->name, t[a]->rows, t[a]->cols, t[a]->g);
     return ferror(fp) ? -1 : 0;
 }

@@ -9,6 +9,7 @@
 
 #include "base/pair.h"
 #include "model/keyid.h"
+#include "model/net.h"
 
 /* What puts a score out of range when it overflows: the features'
  * values, gamma and beta for the layer's outputs, the learning rate for
@@ -128,6 +129,40 @@ static const score_def scores[] = {
     {.name = "fit_loss_eval_mode",
      .definition = "loss_eval_mode on the training rows", .kind = SCORE_REAL,
      .offset = AT(fit_loss_eval_mode), .models = C, .summarised = 1, TRAINED},
+    /* A declared network's (RUN_NET_EXT: only in the files of an
+     * experiment that declares one, so the default network's files keep
+     * their columns). */
+    {.name = "logit_gap",
+     .definition = "the largest |z_train - z_eval| over the evaluation rows "
+                   "and classes: 0 exactly without batch dependence",
+     .kind = SCORE_REAL, .offset = AT(logit_gap), .models = C | RUN_NET_EXT,
+     .summarised = 1, TRAINED},
+    {.name = "last_stats_err_rel",
+     .definition = "stats_err_rel of the last batch-norm layer alone, "
+                   "against what evaluation mode feeds it",
+     .kind = SCORE_REAL, .offset = AT(last_stats_err_rel),
+     .models = C | RUN_NET_EXT, .summarised = 1, .relative = 1,
+     .buffers = 1, DATA},
+    {.name = "radial",
+     .definition = "max over training steps and units of |w.g|/(|w||g|), "
+                   "the weights right before batch norm",
+     .kind = SCORE_REAL, .offset = AT(radial), .models = C | RUN_NET_EXT,
+     .summarised = 1, .weights_before_bn = 1, TRAINED},
+    {.name = "radial_excess",
+     .definition = "the same of w.g - gamma dgamma eps/(v + eps), its exact "
+                   "value",
+     .kind = SCORE_REAL, .offset = AT(radial_excess),
+     .models = C | RUN_NET_EXT, .summarised = 1, .weights_before_bn = 1,
+     TRAINED},
+    {.name = "w_norm",
+     .definition = "the Euclidean norm of the weights right before batch "
+                   "norm",
+     .kind = SCORE_REAL, .offset = AT(w_norm), .models = C | RUN_NET_EXT,
+     .summarised = 1, .weights_before_bn = 1, TRAINED},
+    {.name = "w_norm_ratio",
+     .definition = "w_norm over its initial value", .kind = SCORE_REAL,
+     .offset = AT(w_norm_ratio), .models = C | RUN_NET_EXT, .summarised = 1,
+     .weights_before_bn = 1, TRAINED},
 };
 #undef L
 #undef C
@@ -164,8 +199,11 @@ int score_applies(const score_def *s, const run_config *cfg)
 {
     if (!(s->models & RUN_MODEL_BIT(cfg->model)))
         return 0;
-    return !s->buffers || cfg->model != RUN_MODEL_CLASSIFIER ||
-           cfg->clf.norm == CLF_NORM_BATCH;
+    if (cfg->model != RUN_MODEL_CLASSIFIER)
+        return 1;
+    if (s->buffers && !net_has_batch(&cfg->clf))
+        return 0;
+    return !s->weights_before_bn || net_has_weights_before_bn(&cfg->clf);
 }
 
 const score_def *score_first_not_finite(const run_config *cfg,

@@ -36,6 +36,9 @@ typedef struct score_def_s {
     /* A score of batch norm's buffers: none for a classifier without
      * batch norm (norm = none). */
     int buffers;
+    /* A score of the weights of a linear or conv layer right before a
+     * batch norm: none for a network without one. */
+    int weights_before_bn;
     /* When it overflows: the keys (exp.h's key_id) whose values scale it,
      * for the message to name, and what to say they did. */
     int scale[2];

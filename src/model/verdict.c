@@ -1,32 +1,91 @@
 /*
  * The model's verdict (see verdict.h). An upstream layer's fault changes
  * every later layer's inputs, so the cause is the earliest faulty layer's;
- * later layers with another cause are counted as downstream of it.
+ * later layers with another cause are counted as downstream of it. A
+ * layer has a cause only where it is material: where the evidence is a
+ * handful of features whose error its outputs barely carry, SGD's own
+ * weight motion explains it as well.
  */
 #include "model/verdict.h"
 
 #include <math.h>
 #include <string.h>
 
-void verdict_layer_sum(verdict_layer *l)
-{
-    memset(l->count, 0, sizeof l->count);
-    for (size_t j = 0; j < l->f; j++)
-        l->count[l->d[j].cause]++;
-    /* The cause most of its unhealthy features share (the first in table
-     * order on a tie): one feature's lesser cause does not outvote it. */
-    l->cause = DIAG_HEALTHY;
-    for (int c = 0; c < DIAG_HEALTHY; c++)
-        if (l->count[c] &&
-            (l->cause == DIAG_HEALTHY || l->count[c] > l->count[l->cause]))
-            l->cause = (diag_cause)c;
-}
-
 int verdict_closes(const verdict_model *m, diag_fix f)
 {
-    if (f == DIAG_FIX_NONE || isnan(m->fix_acc[f]) || isnan(m->train_acc))
+    if (f == DIAG_FIX_NONE || isnan(m->fix_acc[f]) || isnan(m->train_acc) ||
+        !(m->train_acc - m->eval_acc > DIAG_FIX_CLOSES))
         return -1;
     return m->fix_acc[f] >= m->train_acc - DIAG_FIX_CLOSES;
+}
+
+int verdict_lowers(const verdict_model *m, diag_fix f)
+{
+    return f != DIAG_FIX_NONE &&
+           m->fix_acc[f] < m->eval_acc - DIAG_FIX_CLOSES; /* NaN: 0 */
+}
+
+int verdict_poor(const verdict_model *m)
+{
+    /* A share of a class is above 0: 0 (a record never filled) and NaN
+     * are "not measured". */
+    if (isnan(m->train_acc) || isnan(m->eval_acc) ||
+        !(m->majority > 0.0 && m->majority < 1.0))
+        return 0;
+    double best = fmax(m->train_acc, m->eval_acc);
+    return (best - m->majority) / (1.0 - m->majority) < DIAG_POOR;
+}
+
+diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m)
+{
+    diag_fix f = diag_cause_get(c)->fix_id;
+    if (c == DIAG_NEVER_FILLED && m && !isnan(m->fix_acc[DIAG_FIX_RELOAD]))
+        return DIAG_FIX_RELOAD;
+    return f;
+}
+
+/* Material: by the layer's own test, by a test that already asks for a
+ * share that matters, or by the error the cause's features add to the
+ * layer's outputs; failing that, by measurement: the modes were measured
+ * to disagree and the cause's own fix was measured to close the gap. */
+static int material(const verdict_layer *l, diag_cause c,
+                    const verdict_model *m)
+{
+    if (!l->count[c])
+        return 0;
+    if (diag_cause_get(c)->material != DIAG_BY_EFFECT ||
+        l->effect[c] > DIAG_MATERIAL)
+        return 1;
+    return m && verdict_closes(m, verdict_cause_fix(c, m)) == 1;
+}
+
+void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
+{
+    double sq[DIAG_N_CAUSES] = {0}, lag_sq = 0.0;
+    memset(l->count, 0, sizeof l->count);
+    l->lag_count = 0;
+    for (size_t j = 0; j < l->f; j++) {
+        l->count[l->d[j].cause]++;
+        sq[l->d[j].cause] += l->d[j].effect * l->d[j].effect;
+        l->lag_count += l->d[j].lag_effect > 0.0;
+        lag_sq += l->d[j].lag_effect * l->d[j].lag_effect;
+    }
+    l->lag_effect = l->f ? sqrt(lag_sq / (double)l->f) : 0.0;
+    l->material = 0;
+    l->cause = DIAG_HEALTHY;
+    for (int c = 0; c < DIAG_N_CAUSES; c++) {
+        l->effect[c] = l->f ? sqrt(sq[c] / (double)l->f) : 0.0;
+        if (c < DIAG_HEALTHY && material(l, (diag_cause)c, m)) {
+            l->material |= 1u << c;
+            /* The cause most of its features share: one feature's lesser
+             * cause does not outvote forty of another. */
+            if (l->cause == DIAG_HEALTHY || l->count[c] > l->count[l->cause])
+                l->cause = (diag_cause)c;
+        }
+    }
+    /* The lag beside few-updates is judged as lagging is, by its size. */
+    l->lags_too = l->cause == DIAG_FEW_UPDATES &&
+                  l->lag_effect > DIAG_MATERIAL;
 }
 
 static diag_fix best_fix(const verdict_model *m)
@@ -37,16 +96,6 @@ static diag_fix best_fix(const verdict_model *m)
             (best == DIAG_FIX_NONE || m->fix_acc[f] > m->fix_acc[best]))
             best = (diag_fix)f;
     return best;
-}
-
-/* The cause's own fix; for never-filled the checkpoint's buffers where
- * the dump scored them, recomputing where it could not. */
-static diag_fix cause_fix(diag_cause c, const verdict_model *m)
-{
-    diag_fix f = diag_cause_get(c)->fix_id;
-    if (c == DIAG_NEVER_FILLED && !isnan(m->fix_acc[DIAG_FIX_RELOAD]))
-        return DIAG_FIX_RELOAD;
-    return f;
 }
 
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
@@ -60,7 +109,13 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
             v->root = i;
             v->cause = l[i].cause;
         }
+    v->lags_first = n;
     for (size_t i = 0; i < n; i++) {
+        if (l[i].cause == v->cause && l[i].lags_too) {
+            v->lags_too++;
+            if (v->lags_first == n)
+                v->lags_first = i;
+        }
         v->with += l[i].cause == v->cause && v->cause != DIAG_HEALTHY;
         v->downstream += i > v->root && l[i].cause != v->cause &&
                          l[i].cause != DIAG_HEALTHY;
@@ -72,8 +127,11 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
     if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP &&
         fabs(v->gap) > DIAG_FIX_CLOSES)
         v->cause = DIAG_BATCH_DEPENDENCE;
-    v->fix = cause_fix(v->cause, m);
+    v->fix = verdict_cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
     v->best = best_fix(m);
     v->best_closes = verdict_closes(m, v->best);
+    v->recommended = v->fix_closes == 1   ? v->fix
+                     : v->best_closes == 1 ? v->best
+                                          : DIAG_FIX_NONE;
 }

@@ -14,18 +14,32 @@
 #include "model/diag.h"
 
 typedef struct {
+    double train_acc, eval_acc;     /* NaN when not measured */
+    double batch_dependence;        /* NaN when not measured */
+    double fix_acc[DIAG_N_FIXES];   /* NaN when not scored */
+    /* The share of the evaluation data's most common class: what always
+     * naming it scores; NaN when not measured. */
+    double majority;
+} verdict_model;
+
+typedef struct {
     const char *name;
     size_t f;
     const diag_feature *d;          /* f */
     diag_cause cause;               /* verdict_layer_sum's */
     size_t count[DIAG_N_CAUSES];    /* features whose cause it is */
+    /* The root mean square error evaluation mode adds to the layer's
+     * outputs through each cause's features: sqrt(sum effect^2 / f). */
+    double effect[DIAG_N_CAUSES];
+    unsigned material;              /* bit c: cause c is material here */
+    /* Few-updates features off beyond what the initial values explain
+     * (diag.h's lag_effect): how many, their root mean square effect over
+     * the layer, and whether that is material (DIAG_MATERIAL): the layer
+     * lags as well. */
+    size_t lag_count;
+    double lag_effect;
+    int lags_too;
 } verdict_layer;
-
-typedef struct {
-    double train_acc, eval_acc;     /* NaN when not measured */
-    double batch_dependence;        /* NaN when not measured */
-    double fix_acc[DIAG_N_FIXES];   /* NaN when not scored */
-} verdict_model;
 
 typedef struct {
     diag_cause cause;
@@ -33,17 +47,40 @@ typedef struct {
     size_t with;        /* layers whose cause it is */
     size_t downstream;  /* later layers with another cause */
     diag_fix fix;       /* the cause's fix, measured or not */
-    int fix_closes;     /* 1, 0, or -1 when not measured */
+    int fix_closes;     /* verdict_closes of it */
     diag_fix best;      /* the best measured fix (DIAG_FIX_NONE: none) */
     int best_closes;
+    /* The fix to apply: the cause's own where it was measured to close
+     * the gap, else the measured fix that closes it best; DIAG_FIX_NONE
+     * when none does, or there is no gap. */
+    diag_fix recommended;
     double gap;         /* training mode's accuracy less evaluation's */
+    /* Layers whose cause is the verdict's (few-updates) that lag as well,
+     * and the first of them (n when none). */
+    size_t lags_too, lags_first;
 } verdict;
 
-/* A layer's cause: the one most of its unhealthy features have. */
-void verdict_layer_sum(verdict_layer *l);
+/* A layer's cause: of the causes material in it (m, NULL when nothing
+ * was measured, for the measured leg), the one most of its features
+ * have, the first in table order on a tie; healthy when none is. */
+void verdict_layer_sum(verdict_layer *l, const verdict_model *m);
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                   verdict *v);
-/* A fix closes the gap: within DIAG_FIX_CLOSES of training mode. */
+/* A fix closes the gap: evaluation mode trailed training mode by more
+ * than DIAG_FIX_CLOSES, and the fix leaves it within DIAG_FIX_CLOSES of
+ * training mode or above. 1, 0, or -1 when the fix was not measured or
+ * there was no gap to close. */
 int verdict_closes(const verdict_model *m, diag_fix f);
+/* The fix was measured to leave evaluation mode more than
+ * DIAG_FIX_CLOSES below where it is. */
+int verdict_lowers(const verdict_model *m, diag_fix f);
+/* The model is poor in both modes: the better one gets less than
+ * DIAG_POOR of the way from the majority class's share to 1, so closing
+ * the gap between them leaves a poor model. 0 when not measured (a
+ * majority of NaN, or 0). */
+int verdict_poor(const verdict_model *m);
+/* The cause's own fix: for never-filled the checkpoint's buffers where
+ * the dump scored them, recomputing where it could not. */
+diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m);
 
 #endif

@@ -595,11 +595,24 @@ static int text_row(text_reader *r, text_state *t, size_t row, double *x,
     return 0;
 }
 
+/* The fewest rows opt accepts (popfile.h). */
+static size_t min_rows_of(const popfile_options *opt)
+{
+    return opt->min_rows ? opt->min_rows : 2;
+}
+
+/* Who needs the rows, for the refusal: a population its 2. */
+static const char *who_needs(size_t need)
+{
+    return need == 2 ? "a population needs" : "the table needs";
+}
+
 /* Every data row from p to end into x (max_rows rows of f features at
- * most), *rows of them, at least 2; trailing blank lines end the rows. */
+ * most), *rows of them, at least need; trailing blank lines end the
+ * rows. */
 static int text_rows(text_reader *r, text_state *t, const unsigned char *p,
                      const unsigned char *end, double *x, size_t f,
-                     size_t *rows, bn_error *err)
+                     size_t need, size_t *rows, bn_error *err)
 {
     while (p < end) {
         const unsigned char *line_start = p;
@@ -613,10 +626,9 @@ static int text_rows(text_reader *r, text_state *t, const unsigned char *p,
             return -1;
         (*rows)++;
     }
-    if (*rows < 2)
-        return bn_fail(err, "%s: %zu data row%s; a population needs at least "
-                            "2",
-                       r->path, *rows, *rows == 1 ? "" : "s");
+    if (*rows < need)
+        return bn_fail(err, "%s: %zu data row%s; %s at least %zu", r->path,
+                       *rows, *rows == 1 ? "" : "s", who_needs(need), need);
     return 0;
 }
 
@@ -701,7 +713,7 @@ static int parse_text(const char *path, const unsigned char *bytes,
                 max_rows, f);
         goto done;
     }
-    if (text_rows(&r, &t, p, end, x, f, &rows, err) != 0 ||
+    if (text_rows(&r, &t, p, end, x, f, min_rows_of(opt), &rows, err) != 0 ||
         text_finish(path, &t, opt, label_col, group_col, rows, f, pf, err) !=
             0)
         goto done;
@@ -976,7 +988,7 @@ static int npy_dict(const char *path, const unsigned char *b, npy_info *in,
 /* A 2-D array of rows by features, with exactly its data after the
  * header. */
 static int npy_check_shape(const char *path, size_t len, const npy_info *in,
-                           bn_error *err)
+                           size_t need, bn_error *err)
 {
     char shape[96];
     npy_shape_text(shape, sizeof shape, in->dims, in->ndim, 3);
@@ -994,11 +1006,12 @@ static int npy_check_shape(const char *path, size_t len, const npy_info *in,
     if (f == 0)
         return bn_fail(err, "%s: the .npy array, shape %s, has no features",
                        path, shape);
-    if (n < 2)
+    if (n < need)
         return bn_fail(err,
-                       "%s: the .npy array, shape %s, has %zu row%s; a "
-                       "population needs at least 2",
-                       path, shape, n, n == 1 ? "" : "s");
+                       "%s: the .npy array, shape %s, has %zu row%s; %s at "
+                       "least %zu",
+                       path, shape, n, n == 1 ? "" : "s", who_needs(need),
+                       need);
     size_t have = len - (in->hstart + in->hlen);
     if (n > SIZE_MAX / f / size || n * f * size > have)
         return bn_fail(err,
@@ -1089,7 +1102,7 @@ static int parse_npy(const char *path, const unsigned char *b, size_t len,
     memset(&in, 0, sizeof in);
     if (npy_preamble(path, b, len, &in, err) != 0 ||
         npy_dict(path, b, &in, err) != 0 ||
-        npy_check_shape(path, len, &in, err) != 0)
+        npy_check_shape(path, len, &in, min_rows_of(opt), err) != 0)
         return -1;
     size_t n = in.dims[0], f = in.dims[1];
     memset(pf, 0, sizeof *pf);
@@ -1165,7 +1178,7 @@ const char *popfile_format_name(popfile_format f)
 int popfile_parse(const char *path, const unsigned char *bytes, size_t len,
                   const popfile_options *opt, popfile *pf, bn_error *err)
 {
-    static const popfile_options none = {POPFILE_AUTO, NULL, NULL};
+    static const popfile_options none = {.format = POPFILE_AUTO};
     if (!opt)
         opt = &none;
     memset(pf, 0, sizeof *pf);

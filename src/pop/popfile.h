@@ -32,6 +32,10 @@ typedef struct {
     popfile_format format;
     const char *label; /* the label column's name, or NULL for none */
     const char *group; /* the group column's name, or NULL for none */
+    /* The fewest data rows accepted; 0 for a population's 2 (a mean and
+     * a variance). A table of per-batch values, such as a dump's batch
+     * means, may hold one row: full-batch training has one batch. */
+    size_t min_rows;
 } popfile_options;
 
 typedef struct {

@@ -155,7 +155,8 @@ static int group_rows(dist_acc *a, bn_buf *dist, bn_buf *expect,
         const run_config *c = &a->cfg0[ib];
         for (size_t s = 0; s < n_scores; s++) {
             const score_def *sd = score_get(s);
-            if (!sd->summarised || !score_applies(sd, c))
+            if (!sd->summarised || !score_applies(sd, c) ||
+                !run_models_show(sd->models, models))
                 continue;
             for (size_t is = 0; is < ns; is++)
                 v[is] = a->v[(s * ns + is) * nb + ib];

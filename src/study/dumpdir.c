@@ -205,6 +205,13 @@ int dumpdir_settings(const char *path, dump_settings *s, bn_error *err)
         goto done;
     if (kv_real(&kv, "eps", &s->eps, err) != 0)
         goto done;
+    if (s->momentum == 0) {
+        bn_fail(err, "%s: momentum %s: the buffers never move, so there is "
+                     "nothing to replay or run (bnstudy diagnose DIR names "
+                     "such a layer frozen)",
+                path, m);
+        goto done;
+    }
     if (!isnan(s->momentum) && !(s->momentum > 0 && s->momentum <= 1)) {
         bn_fail(err, "%s: momentum %s is not in (0, 1]", path, m);
         goto done;
@@ -267,12 +274,23 @@ static int stats_column(const tsv_table *t, const char *path,
 static int read_stats_file(const dump_src *src, dump_layer *l, int recording,
                            int running_only, bn_error *err);
 
-/* A recording's statistics file: where the buffers started. */
+/* A recording's statistics file: where the buffers and the count
+ * started (the count is the layer's, on every line). */
 static int recording_columns(const tsv_table *t, const char *path,
                              dump_layer *l, bn_error *err)
 {
-    return stats_column(t, path, "initial_mean", 1, &l->m0, err) ||
-           stats_column(t, path, "initial_var", 1, &l->v0, err);
+    if (stats_column(t, path, "initial_mean", 1, &l->m0, err) ||
+        stats_column(t, path, "initial_var", 1, &l->v0, err))
+        return -1;
+    int c = tsv_column(t, "initial_batches_tracked");
+    if (c >= 0 && t->nrow &&
+        tsv_count(t, path, 0, c, &l->tracked_before, err) != 0)
+        return -1;
+    if (l->tracked_before > l->tracked)
+        return bn_fail(err, "%s: initial_batches_tracked %zu is more than "
+                            "the %zu batches tracked at the end",
+                       path, l->tracked_before, l->tracked);
+    return 0;
 }
 
 /* A dump's: the data's fresh statistics, in both modes. */
@@ -345,9 +363,13 @@ done:
     return rc;
 }
 
-static int read_npy(const dump_src *src, const char *name, const char *ext,
-                    size_t f, popfile *pf, bn_error *err)
+/* NAME.EXT, of f columns and at least min_rows rows (0: a population's
+ * 2). */
+static int read_npy_rows(const dump_src *src, const char *name, const char *ext,
+                         size_t f, size_t min_rows, popfile *pf,
+                         bn_error *err)
 {
+    popfile_options opt = {.format = POPFILE_NPY, .min_rows = min_rows};
     char *path = path_of(src->dir, name, ext);
     unsigned char *bytes;
     size_t len;
@@ -356,7 +378,7 @@ static int read_npy(const dump_src *src, const char *name, const char *ext,
         return bn_fail(err, "out of memory");
     int rc = src_slurp(src, path, &bytes, &len, err);
     if (rc == 0) {
-        rc = popfile_parse(path, bytes, len, NULL, pf, err);
+        rc = popfile_parse(path, bytes, len, &opt, pf, err);
         input_free((char *)bytes, len);
     }
     if (rc == 0 && pf->f != f)
@@ -364,6 +386,12 @@ static int read_npy(const dump_src *src, const char *name, const char *ext,
                      path, pf->f, f);
     free(path);
     return rc;
+}
+
+static int read_npy(const dump_src *src, const char *name, const char *ext,
+                    size_t f, popfile *pf, bn_error *err)
+{
+    return read_npy_rows(src, name, ext, f, 0, pf, err);
 }
 
 /* The batches: a dump's rows and samples per batch with their means; a
@@ -415,7 +443,10 @@ done:
 static int read_batch_means(const dump_src *src, dump_layer *l, bn_error *err)
 {
     popfile pf;
-    if (read_npy(src, l->name, ".batchmeans.npy", l->f, &pf, err) != 0)
+    /* One row a batch: full-batch training has one (the exchange test is
+     * then undefined, diag.c). */
+    if (read_npy_rows(src, l->name, ".batchmeans.npy", l->f, 1, &pf, err) !=
+        0)
         return -1;
     if (pf.n != l->n_batches) {
         popfile_free(&pf);
@@ -525,7 +556,7 @@ static int read_settings(const dump_src *src, dump_layer *l, int recording,
     }
     int rc = -1;
     const char *m = kv_str(&kv, "momentum");
-    size_t calls = 0, frozen_calls = 0;
+    size_t calls = 0, frozen_calls = 0, unmoved = 0;
     if (!m) {
         bn_fail(err, "%s: no 'momentum' row", path);
         goto done;
@@ -534,8 +565,8 @@ static int read_settings(const dump_src *src, dump_layer *l, int recording,
         l->momentum = NAN;
     else if (kv_real(&kv, "momentum", &l->momentum, err) != 0)
         goto done;
-    else if (!(l->momentum > 0 && l->momentum <= 1)) {
-        bn_fail(err, "%s: momentum %s is not in (0, 1]", path, m);
+    else if (!(l->momentum >= 0 && l->momentum <= 1)) {
+        bn_fail(err, "%s: momentum %s is not in [0, 1]", path, m);
         goto done;
     }
     if (kv_real(&kv, "eps", &l->eps, err) != 0 ||
@@ -545,8 +576,16 @@ static int read_settings(const dump_src *src, dump_layer *l, int recording,
         kv_count(&kv, "train_samples", 0, &l->train_samples, err) != 0 ||
         kv_count(&kv, "eval_samples", 0, &l->eval_samples, err) != 0 ||
         kv_count(&kv, "training_calls", 0, &calls, err) != 0 ||
-        kv_count(&kv, "eval_calls_with_grad", 0, &frozen_calls, err) != 0)
+        kv_count(&kv, "eval_calls_with_grad", 0, &frozen_calls, err) != 0 ||
+        kv_count(&kv, "training_calls_unmoved", 0, &unmoved, err) != 0 ||
+        kv_count(&kv, "largest_batch", 0, &l->largest_batch, err) != 0)
         goto done;
+    if (unmoved > calls) {
+        bn_fail(err, "%s: training_calls_unmoved %zu is more than the %zu "
+                     "training calls",
+                path, unmoved, calls);
+        goto done;
+    }
     if (!(l->eps >= 0)) {
         bn_fail(err, "%s: no 'eps' row", path);
         goto done;
@@ -560,7 +599,13 @@ static int read_settings(const dump_src *src, dump_layer *l, int recording,
      * one, and so is each evaluation-mode call made under autograd. */
     if (recording) {
         l->steps = calls + frozen_calls;
-        l->updates = calls;
+        l->calls = calls;
+        l->unmoved = unmoved;
+        l->eval_grad = frozen_calls;
+        l->unmoved_known = kv_row(&kv, "training_calls_unmoved") >= 0;
+        if (kv_count(&kv, "eval_calls_without_grad", 0, &l->eval_nograd,
+                     err) != 0)
+            goto done;
     }
     rc = 0;
 done:
@@ -606,7 +651,9 @@ static int sample_evidence(const dump_src *src, dump_layer *l, bn_error *err)
                 l->name);
         goto done;
     }
-    size_t rows_each = l->batch_size *
+    /* Samuelson's bound grows with the batch: the largest one's, when the
+     * batches were of unequal sizes. */
+    size_t rows_each = (l->largest_batch ? l->largest_batch : l->batch_size) *
                        (l->rows_per_sample ? l->rows_per_sample : 1);
     diag_rows rows = {.train = te.x, .n_train = te.n, .eval = ev.x,
                       .n_eval = ev.n, .f = f, .rm = l->rm, .rv = l->rv,
@@ -634,6 +681,7 @@ static int buffers_only(dump_layer *l, bn_error *err)
     memcpy(l->tm, l->rm, l->f * sizeof *l->tm);
     memcpy(l->tv, l->rv, l->f * sizeof *l->tv);
     l->updates = l->tracked;
+    l->batch_rows = l->bunits; /* a recording's: none kept */
     return 0;
 }
 
@@ -660,6 +708,19 @@ static int read_layer(const dump_src *src, const dump_dir *d, dump_layer *l,
         return read_batch_means(src, l, err) ||
                sample_evidence(src, l, err);
     }
+    l->recorded = 1;
+    /* (1 - p)^T counts every batch the buffers ever tracked; the values
+     * the recording began from are their origin only when it began with
+     * none tracked (else the origin is PyTorch's 0 and 1). */
+    l->updates = l->tracked;
+    if (l->tracked_before > 0) {
+        free(l->m0), free(l->v0);
+        l->m0 = l->v0 = NULL;
+    }
+    /* No training-mode call kept (every call in evaluation mode): only
+     * the buffers' own causes can show, frozen above all. */
+    if (l->units == 0)
+        return buffers_only(l, err);
     if (recording_evidence(src, l, err) != 0)
         return -1;
     if (!(l->kurt = reals(l->f)))
@@ -693,7 +754,8 @@ static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
     d->model = kv_dup(&kv, "model");
     d->loaded = kv_dup(&kv, "loaded");
     d->notes = kv_dup(&kv, "notes");
-    if (!d->model || !d->loaded || !d->notes) {
+    d->batches_file = kv_dup(&kv, "batches_file");
+    if (!d->model || !d->loaded || !d->notes || !d->batches_file) {
         bn_fail(err, "out of memory");
         goto done;
     }
@@ -707,7 +769,8 @@ static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
         kv_count(&kv, "max_rows", 0, &d->max_rows, err) != 0 ||
         kv_real(&kv, "train_mode_accuracy", &d->train_acc, err) != 0 ||
         kv_real(&kv, "eval_mode_accuracy", &d->eval_acc, err) != 0 ||
-        kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0)
+        kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0 ||
+        kv_real(&kv, "majority_rate", &d->majority, err) != 0)
         goto done;
     rc = 0;
 done:
@@ -854,6 +917,7 @@ void dumpdir_free(dump_dir *d)
     free(d->model);
     free(d->loaded);
     free(d->notes);
+    free(d->batches_file);
     memset(d, 0, sizeof *d);
 }
 
@@ -886,6 +950,13 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->updates = l->updates;
     in->tracked = l->tracked;
     in->steps = l->steps;
+    /* A recording's steps tracked a batch where its count moved and the
+     * buffers did: the rest of the count is not the steps'. */
+    if (l->recorded) {
+        size_t counted = l->tracked - l->tracked_before;
+        size_t moved = l->calls - l->unmoved;
+        in->tracked_before = l->tracked - (moved < counted ? moved : counted);
+    }
     in->fresh_fixed = l->fresh_fixed;
     in->p = cumulative ? 1.0 : l->momentum;
     in->cumulative = cumulative;

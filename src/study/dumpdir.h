@@ -29,10 +29,14 @@ typedef struct {
     double *kurt, *eshift, *escale, *eks, *eout;
     double *tem, *tev;           /* the training data's in evaluation mode */
     size_t tracked, updates, steps;
+    /* A recording's: the count when it began, its training-mode calls,
+     * and those of them that left the buffers as they were. */
+    size_t tracked_before, calls, unmoved, eval_grad, eval_nograd;
     size_t batch_size, rows_per_sample, train_samples, eval_samples;
+    size_t largest_batch;        /* samples, when batches differed; or 0 */
     double momentum;             /* PyTorch's; NaN for None */
     double eps;
-    int training_as_saved, fresh_fixed;
+    int training_as_saved, fresh_fixed, recorded, unmoved_known;
     /* A recording: the rows and batches, for the replay. */
     double *x;
     size_t n_rows, *batch_rows;
@@ -42,9 +46,11 @@ typedef struct {
     int recording;               /* BNRecorder's folder, not a dump */
     int hooked;                  /* the layers' inputs were taken */
     char *model, *loaded, *notes;
+    char *batches_file;          /* --batches FILE's name, or "-" */
     size_t steps, batch_size, train_rows, eval_rows, max_rows;
     int weights_moved;
     double train_acc, eval_acc, batch_dependence;
+    double majority; /* majority_rate: NaN when absent (older dumps) */
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;
     size_t n;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/net.h"
+#include "model/optim.h"
 #include "study/exp_parts.h"
 
 /* ---- applying a value to a configuration, and reading it back ---- */
@@ -65,6 +66,17 @@ APPLY(lr, c->clf.lr = v.r)
 APPLY(sgd_momentum, c->clf.sgd_momentum = v.r)
 APPLY(weight_decay, c->clf.weight_decay = v.r)
 APPLY(init_seed, c->clf.init_seed = v.u)
+APPLY(layers, c->clf.net = e->nets[v.i])
+APPLY(depth, c->clf.depth = (size_t)v.u)
+APPLY(dtype, c->clf.dtype = (net_dtype)v.i)
+APPLY(optimizer, c->clf.optimizer = (net_optimizer)v.i)
+APPLY(adam_beta1, c->clf.beta1 = v.r)
+APPLY(adam_beta2, c->clf.beta2 = v.r)
+APPLY(adam_eps, c->clf.adam_eps = v.r)
+APPLY(warmup, c->clf.warmup = (unsigned long)v.u)
+APPLY(schedule, c->clf.schedule = (net_schedule)v.i)
+APPLY(step_epochs, c->clf.step_epochs = (unsigned long)v.u)
+APPLY(step_factor, c->clf.step_factor = v.r)
 APPLY(shift, c->eval.shift = v.r)
 APPLY(scale, c->eval.scale = v.r)
 APPLY(offset, c->eval.offset = v.r)
@@ -89,13 +101,44 @@ GET(experiment, set_text(out, c->experiment))
 GET(population, set_text(out, c->population))
 GET(new_weight, set_real(out, c->layer.p))
 GET(model, set_text(out, run_model_name((int)c->model)))
-GET(hidden, set_int(out, c->clf.hidden))
-GET(norm, set_text(out, net_norm_name((int)c->clf.norm)))
+/* hidden and norm shape the default network only: "-" beside declared
+ * layers. */
+static void get_hidden(const run_config *c, key_cell *out)
+{
+    if (c->clf.net.n)
+        set_text(out, "-");
+    else
+        set_int(out, c->clf.hidden);
+}
+GET(norm, set_text(out, c->clf.net.n ? "-"
+                                      : net_norm_name((int)c->clf.norm)))
 GET(freeze_after, set_int(out, c->clf.freeze_after))
 GET(lr, set_real(out, c->clf.lr))
 GET(sgd_momentum, set_real(out, c->clf.sgd_momentum))
 GET(weight_decay, set_real(out, c->clf.weight_decay))
 GET(init_seed, set_int(out, c->clf.init_seed))
+GET(depth, if (c->clf.net.n) set_text(out, "-");
+    else set_int(out, c->clf.depth))
+GET(dtype, set_text(out, net_dtype_name((int)c->clf.dtype)))
+GET(optimizer, set_text(out, optim_name((int)c->clf.optimizer)))
+GET(adam_beta1, set_real(out, c->clf.beta1))
+GET(adam_beta2, set_real(out, c->clf.beta2))
+GET(adam_eps, set_real(out, c->clf.adam_eps))
+GET(warmup, set_int(out, c->clf.warmup))
+GET(schedule, set_text(out, optim_schedule_name((int)c->clf.schedule)))
+GET(step_epochs, set_int(out, c->clf.step_epochs))
+GET(step_factor, set_real(out, c->clf.step_factor))
+
+/* The declared network as its canonical text; "-" for the one hidden,
+ * norm and depth describe (their columns say it, and a figure takes no
+ * column that follows another for an axis of its own). */
+static void get_layers(const run_config *c, key_cell *out)
+{
+    out->kind = CELL_TEXT;
+    out->text = c->clf.net.n ? NULL : "-";
+    if (c->clf.net.n)
+        nn_format(&c->clf.net, out->buf, sizeof out->buf);
+}
 GET(shift, set_real(out, c->eval.shift))
 GET(scale, set_real(out, c->eval.scale))
 GET(offset, set_real(out, c->eval.offset))
@@ -109,6 +152,9 @@ GET(drift_size, set_real(out, c->drift.size))
 #define M_LAYER RUN_MODEL_BIT(RUN_MODEL_LAYER)
 #define M_CLF RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
 #define M_BN (M_LAYER | M_CLF)
+/* A declared network's keys: in the files only of an experiment that sets
+ * one (RUN_NET_EXT). */
+#define M_NET (M_CLF | RUN_NET_EXT)
 
 /* In section order, which the manifest keeps. The column numbers 1..10
  * are the published study's; nest orders the product (the model and its
@@ -234,21 +280,21 @@ const key_def keys[KEY_COUNT] = {
                         .hi = DBL_MAX, .arg = "D",
                         .help = "each feature's mean moved by D of its "
                                 "standard deviations",
-                        .col = 25, .files = ALL, .nest = 9, .models = M_BN,
+                        .col = 25, .files = ALL, .nest = 20, .models = M_BN,
                         .apply = apply_shift, .get = get_shift},
     [KEY_EVAL_SCALE] = {.section = "evaluation", .name = "scale",
                         .type = KT_REALS, .dflt = "1", .hi = DBL_MAX,
                         .lo_open = 1, .arg = "S",
                         .help = "each feature's spread about its mean "
                                 "multiplied by S",
-                        .col = 26, .files = ALL, .nest = 10, .models = M_BN,
+                        .col = 26, .files = ALL, .nest = 21, .models = M_BN,
                         .apply = apply_scale, .get = get_scale},
     [KEY_EVAL_OFFSET] = {.section = "evaluation", .name = "offset",
                          .type = KT_REALS, .dflt = "0", .lo = -DBL_MAX,
                          .hi = DBL_MAX, .arg = "A",
                          .help = "each feature moved by A in its own units "
                                  "(a constant feature moves too)",
-                         .col = 27, .files = ALL, .nest = 11, .models = M_BN,
+                         .col = 27, .files = ALL, .nest = 22, .models = M_BN,
                          .apply = apply_offset, .get = get_offset},
     [KEY_EVAL_FILE] = {.section = "evaluation", .name = "file",
                        .type = KT_PATH, .arg = "PATH",
@@ -264,128 +310,205 @@ const key_def keys[KEY_COUNT] = {
     [KEY_HIDDEN] = {.section = "model", .name = "hidden", .type = KT_UINTS,
                     .dflt = "16", .min = 1, .max = CLF_MAX_HIDDEN, .arg = "H",
                     .help = "the classifier's hidden units", .col = 18,
-                    .files = CLF_FILES, .nest = 2, .models = M_CLF,
+                    .files = CLF_FILES, .nest = 13, .models = M_CLF,
                     .apply = apply_hidden, .get = get_hidden},
     [KEY_NORM] = {.section = "model", .name = "norm", .type = KT_CHOICES,
                   .dflt = "batch", .choice = net_norm_name, .arg = "N",
                   .help = "batch norm over the hidden units, or none",
-                  .col = 19, .files = CLF_FILES, .nest = 3, .models = M_CLF,
+                  .col = 19, .files = CLF_FILES, .nest = 14, .models = M_CLF,
                   .apply = apply_norm, .get = get_norm},
     [KEY_FREEZE_AFTER] = {.section = "model", .name = "freeze_after",
                           .type = KT_UINTS, .dflt = "0", .max = 1000000,
                           .arg = "E0",
                           .help = "from epoch E0 + 1 on, batch norm uses its "
                                   "buffers and keeps them (0: never)",
-                          .col = 24, .files = CLF_FILES, .nest = 8,
+                          .col = 24, .files = CLF_FILES, .nest = 19,
                           .models = M_CLF, .apply = apply_freeze_after,
                           .get = get_freeze_after},
     [KEY_LR] = {.section = "model", .name = "lr", .type = KT_REALS,
                 .dflt = "0.1", .hi = DBL_MAX, .arg = "LR",
                 .help = "SGD's learning rate", .col = 20, .files = CLF_FILES,
-                .nest = 4, .models = M_CLF, .apply = apply_lr, .get = get_lr},
+                .nest = 15, .models = M_CLF, .apply = apply_lr, .get = get_lr},
     [KEY_SGD_MOMENTUM] = {.section = "model", .name = "sgd_momentum",
                           .type = KT_REALS, .dflt = "0", .hi = 1, .arg = "M",
                           .help = "SGD's momentum, below 1 (not batch norm's)",
-                          .col = 21, .files = CLF_FILES, .nest = 5,
+                          .col = 21, .files = CLF_FILES, .nest = 16,
                           .models = M_CLF, .apply = apply_sgd_momentum,
                           .get = get_sgd_momentum},
     [KEY_WEIGHT_DECAY] = {.section = "model", .name = "weight_decay",
                           .type = KT_REALS, .dflt = "0", .hi = DBL_MAX,
                           .arg = "WD", .help = "SGD's weight decay", .col = 22,
-                          .files = CLF_FILES, .nest = 6, .models = M_CLF,
+                          .files = CLF_FILES, .nest = 17, .models = M_CLF,
                           .apply = apply_weight_decay,
                           .get = get_weight_decay},
     [KEY_INIT_SEED] = {.section = "model", .name = "init_seed",
                        .type = KT_UINTS, .dflt = "1", .max = UINT64_MAX,
                        .arg = "S",
                        .help = "PCG32 initstate of the initial weights",
-                       .col = 23, .files = CLF_FILES, .nest = 7,
+                       .col = 23, .files = CLF_FILES, .nest = 18,
                        .models = M_CLF, .apply = apply_init_seed,
                        .get = get_init_seed},
+    [KEY_LAYERS] = {.section = "model", .name = "layers", .type = KT_NETS,
+                    .dflt = "", .arg = "LAYERS",
+                    .help = "the network, layers separated by spaces and "
+                            "networks by commas (linear:16 batch relu "
+                            "linear:K); empty: linear:H, batch norm (unless "
+                            "norm is none), relu, linear:K",
+                    .col = 30, .files = CLF_FILES, .nest = 2, .models = M_NET,
+                    .apply = apply_layers, .get = get_layers},
+    [KEY_DEPTH] = {.section = "model", .name = "depth", .type = KT_UINTS,
+                   .dflt = "1", .min = 1, .max = CLF_MAX_DEPTH, .arg = "D",
+                   .help = "the default network's hidden blocks (linear:H, "
+                           "batch norm unless norm is none, relu), before "
+                           "linear:K",
+                   .col = 31, .files = CLF_FILES, .nest = 3, .models = M_NET,
+                   .apply = apply_depth, .get = get_depth},
+    [KEY_DTYPE] = {.section = "model", .name = "dtype", .type = KT_CHOICES,
+                   .dflt = "float64", .choice = net_dtype_name, .arg = "T",
+                   .help = "the arithmetic: float64, or float32 (every "
+                           "stored value rounded, sums in float64)",
+                   .col = 32, .files = CLF_FILES, .nest = 4, .models = M_NET,
+                   .apply = apply_dtype, .get = get_dtype},
+    [KEY_OPTIMIZER] = {.section = "model", .name = "optimizer",
+                       .type = KT_CHOICES, .dflt = "sgd",
+                       .choice = optim_name, .arg = "O",
+                       .help = "the optimiser, torch.optim's update",
+                       .col = 33, .files = CLF_FILES, .nest = 5,
+                       .models = M_NET, .apply = apply_optimizer,
+                       .get = get_optimizer},
+    [KEY_ADAM_BETA1] = {.section = "model", .name = "adam_beta1",
+                        .type = KT_REALS, .dflt = "0.9", .hi = 1,
+                        .arg = "B1",
+                        .help = "Adam's first-moment decay, below 1",
+                        .col = 34, .files = CLF_FILES, .nest = 6,
+                        .models = M_NET, .apply = apply_adam_beta1,
+                        .get = get_adam_beta1},
+    [KEY_ADAM_BETA2] = {.section = "model", .name = "adam_beta2",
+                        .type = KT_REALS, .dflt = "0.999", .hi = 1,
+                        .arg = "B2",
+                        .help = "Adam's second-moment decay, below 1",
+                        .col = 35, .files = CLF_FILES, .nest = 7,
+                        .models = M_NET, .apply = apply_adam_beta2,
+                        .get = get_adam_beta2},
+    [KEY_ADAM_EPS] = {.section = "model", .name = "adam_eps",
+                      .type = KT_REALS, .dflt = "1e-08", .hi = DBL_MAX,
+                      .lo_open = 1, .arg = "E",
+                      .help = "added to Adam's denominator", .col = 36,
+                      .files = CLF_FILES, .nest = 8, .models = M_NET,
+                      .apply = apply_adam_eps, .get = get_adam_eps},
+    [KEY_WARMUP] = {.section = "model", .name = "warmup", .type = KT_UINTS,
+                    .dflt = "0", .max = 100000000, .arg = "W",
+                    .help = "learning-rate warm-up: step t (from 0) of the "
+                            "first W takes lr (t + 1) / W",
+                    .col = 37, .files = CLF_FILES, .nest = 9, .models = M_NET,
+                    .apply = apply_warmup, .get = get_warmup},
+    [KEY_SCHEDULE] = {.section = "model", .name = "schedule",
+                      .type = KT_CHOICES, .dflt = "constant",
+                      .choice = optim_schedule_name, .arg = "S",
+                      .help = "the learning rate over the epochs: constant, "
+                              "step (times step_factor every step_epochs) "
+                              "or cosine to 0",
+                      .col = 38, .files = CLF_FILES, .nest = 10,
+                      .models = M_NET, .apply = apply_schedule,
+                      .get = get_schedule},
+    [KEY_STEP_EPOCHS] = {.section = "model", .name = "step_epochs",
+                         .type = KT_UINTS, .dflt = "10", .min = 1,
+                         .max = 1000000, .arg = "N",
+                         .help = "the step schedule's epochs between steps",
+                         .col = 39, .files = CLF_FILES, .nest = 11,
+                         .models = M_NET, .apply = apply_step_epochs,
+                         .get = get_step_epochs},
+    [KEY_STEP_FACTOR] = {.section = "model", .name = "step_factor",
+                         .type = KT_REALS, .dflt = "0.1", .hi = DBL_MAX,
+                         .arg = "G",
+                         .help = "the step schedule's factor", .col = 40,
+                         .files = CLF_FILES, .nest = 12, .models = M_NET,
+                         .apply = apply_step_factor,
+                         .get = get_step_factor},
     [KEY_GAMMA] = {.section = "layer", .name = "gamma", .type = KT_REALS,
                    .dflt = "1", .lo = -DBL_MAX, .hi = DBL_MAX, .arg = "G",
                    .help = "the affine scale", .col = 14, .files = ALL,
-                   .nest = 15, .models = M_LAYER, .apply = apply_gamma,
+                   .nest = 26, .models = M_LAYER, .apply = apply_gamma,
                    .get = get_gamma},
     [KEY_BETA] = {.section = "layer", .name = "beta", .type = KT_REALS,
                   .dflt = "0", .lo = -DBL_MAX, .hi = DBL_MAX, .arg = "B0",
                   .help = "the affine shift", .col = 15, .files = ALL,
-                  .nest = 16, .models = M_LAYER, .apply = apply_beta,
+                  .nest = 27, .models = M_LAYER, .apply = apply_beta,
                   .get = get_beta},
     [KEY_EPS] = {.section = "layer", .name = "eps", .type = KT_REALS,
                  .dflt = "1e-05", .hi = DBL_MAX, .lo_open = 1, .arg = "E",
                  .help = "added to the variance", .col = 13, .files = ALL,
-                 .nest = 14, .models = M_BN, .apply = apply_eps,
+                 .nest = 25, .models = M_BN, .apply = apply_eps,
                  .get = get_eps},
     [KEY_MOMENTUM] = {.section = "layer", .name = "momentum", .type = KT_REALS,
                       .dflt = "0.9", .hi = 1, .lo_open = 1, .arg = "M",
                       .help = "the moving average's momentum", .col = 5,
-                      .files = ALL, .nest = 21, .models = M_BN,
+                      .files = ALL, .nest = 32, .models = M_BN,
                       .apply = apply_momentum, .get = get_momentum},
     [KEY_WEIGHTS] = {.section = "layer", .name = "momentum_weights",
                      .type = KT_CHOICES, .dflt = "old",
                      .choice = bn_weights_name, .arg = "W",
                      .help = "the value M weighs (old: Keras, the study; "
                              "new: PyTorch)",
-                     .col = 6, .files = ALL, .nest = 20, .models = M_BN,
+                     .col = 6, .files = ALL, .nest = 31, .models = M_BN,
                      .apply = apply_weights, .get = get_weights},
     [KEY_VARIANCE] = {.section = "layer", .name = "variance",
                       .type = KT_CHOICES, .dflt = "biased",
                       .choice = bn_variance_name, .arg = "V",
                       .help = "the variance the buffer update takes", .col = 8,
-                      .files = ALL, .nest = 19, .models = M_BN,
+                      .files = ALL, .nest = 30, .models = M_BN,
                       .apply = apply_variance, .get = get_variance},
     [KEY_ESTIMATOR] = {.section = "layer", .name = "estimator",
                        .type = KT_CHOICES, .dflt = "ema",
                        .choice = bn_estimator_name_at, .arg = "E",
                        .help = "the running statistics' estimator", .col = 10,
-                       .files = ALL, .nest = 17, .models = M_BN,
+                       .files = ALL, .nest = 28, .models = M_BN,
                        .apply = apply_estimator, .get = get_estimator},
     [KEY_BATCH_SIZE] = {.section = "sweep", .name = "batch_size",
                         .type = KT_UINTS, .dflt = "256", .min = 1,
                         .max = 100000000, .arg = "B",
                         .help = "rows per batch, up to the population's "
                                 "(whole samples of feature maps)",
-                        .col = 4, .files = ALL, .nest = 26, .models = ANY,
+                        .col = 4, .files = ALL, .nest = 37, .models = ANY,
                         .apply = apply_batch_size, .get = get_batch_size},
     [KEY_ORDER] = {.section = "sweep", .name = "order", .type = KT_ORDERS,
                    .dflt = "shuffled", .arg = "ORDER",
                    .help = "the order the batches are cut from", .col = 2,
-                   .files = ALL, .nest = 18, .models = ANY,
+                   .files = ALL, .nest = 29, .models = ANY,
                    .apply = apply_order, .get = get_order},
     [KEY_SEED] = {.section = "sweep", .name = "seed", .type = KT_UINTS,
                   .dflt = "1", .max = UINT64_MAX, .arg = "S",
                   .help = "the shuffle's seed, PCG32 initstate", .col = 3,
-                  .files = COL_SUMMARY | COL_FEATURES, .nest = 25,
+                  .files = COL_SUMMARY | COL_FEATURES, .nest = 36,
                   .models = ANY, .apply = apply_seed, .get = get_seed},
     [KEY_EPOCHS] = {.section = "sweep", .name = "epochs", .type = KT_UINTS,
                     .dflt = "1", .min = 1, .max = 1000000, .arg = "E",
                     .help = "passes over the same order", .col = 9,
-                    .files = ALL, .nest = 22, .models = ANY,
+                    .files = ALL, .nest = 33, .models = ANY,
                     .apply = apply_epochs, .get = get_epochs},
     [KEY_PARTIAL] = {.section = "sweep", .name = "partial", .type = KT_CHOICES,
                      .dflt = "drop", .choice = run_partial_name, .arg = "P",
                      .help = "drop or keep a last partial batch", .col = 11,
-                     .files = ALL, .nest = 23, .models = ANY,
+                     .files = ALL, .nest = 34, .models = ANY,
                      .apply = apply_partial, .get = get_partial},
     [KEY_PRECISE] = {.section = "sweep", .name = "precise_batches",
                      .type = KT_UINTS, .dflt = "0", .max = 100000000,
                      .arg = "K",
                      .help = "batches the precise estimator pools, 0 all",
-                     .col = 12, .files = ALL, .nest = 24, .models = M_BN,
+                     .col = 12, .files = ALL, .nest = 35, .models = M_BN,
                      .apply = apply_precise, .get = get_precise},
     [KEY_DRIFT] = {.section = "sweep", .name = "drift", .type = KT_DRIFTS,
                    .dflt = "none", .arg = "PROFILE",
                    .help = "the training stream's drift: none, step:T0 "
                            "(after update T0) or ramp:T0:T1 (from T0 to T1)",
-                   .col = 28, .files = ALL, .nest = 12, .models = M_LAYER,
+                   .col = 28, .files = ALL, .nest = 23, .models = M_LAYER,
                    .apply = apply_drift, .get = get_drift},
     [KEY_DRIFT_SIZE] = {.section = "sweep", .name = "drift_size",
                         .type = KT_REALS, .dflt = "0", .lo = -DBL_MAX,
                         .hi = DBL_MAX, .arg = "D",
                         .help = "the drift's full move of each feature, in "
                                 "its standard deviations",
-                        .col = 29, .files = ALL, .nest = 13, .models = M_LAYER,
+                        .col = 29, .files = ALL, .nest = 24, .models = M_LAYER,
                         .apply = apply_drift_size, .get = get_drift_size},
     [KEY_EXPERIMENT] = {.name = "experiment", .type = KT_DERIVED,
                         .help = "the experiment file's stem", .col = 1,

@@ -18,7 +18,10 @@
  *                 images through a filter bank); or size = H W,
  *                 samples = M, channel = NAME MEAN SD R (repeat); seed = S
  *   [model]       lists: type, hidden, norm, freeze_after, lr,
- *                 sgd_momentum, weight_decay, init_seed
+ *                 sgd_momentum, weight_decay, init_seed, layers (networks
+ *                 separated by commas), dtype, optimizer, adam_beta1,
+ *                 adam_beta2, adam_eps, warmup, schedule, step_epochs,
+ *                 step_factor
  *   [layer]       lists: gamma, beta, eps, momentum, momentum_weights,
  *                 variance, estimator
  *   [sweep]       lists: batch_size, order, seed, epochs, partial,
@@ -64,6 +67,7 @@ typedef enum {
     KT_DRIFTS,   /* an axis of drift profiles (drift.h) */
     KT_SHAPE,    /* two integers H W */
     KT_CHANNEL,  /* NAME MEAN SD R, one per line, repeatable */
+    KT_NETS,     /* an axis of networks (nn.h), separated by commas */
     KT_DERIVED,  /* a column only: no key in the file */
 } key_type;
 
@@ -79,7 +83,7 @@ typedef struct {
     const char *text; /* NULL: the text is in buf */
     unsigned long long u;
     double r;
-    char buf[32];
+    char buf[512]; /* a network's text fits */
 } key_cell;
 
 /* Which files carry a key column. */
@@ -173,6 +177,9 @@ typedef struct exp_s {
     drift_spec *drifts;      /* KEY_DRIFT's values point here */
     char **drift_names;      /* and their names here */
     size_t n_drifts;
+    nn_net_spec *nets;       /* KEY_LAYERS's values point here (n 0: the
+                              * network of hidden and norm) */
+    size_t n_nets;
     size_t n_table;          /* reading-table columns */
     char table[EXP_MAX_COLUMNS][64];
     unsigned outputs;        /* bit i: output file i of out.h */

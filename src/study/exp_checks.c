@@ -427,6 +427,11 @@ int exp_finish(exp_t *e, bn_error *err)
     e->models = 0;
     for (size_t i = 0; i < e->n[KEY_MODEL]; i++)
         e->models |= RUN_MODEL_BIT(e->v[KEY_MODEL][i].i);
+    /* A declared network's keys and scores are written where one is set. */
+    for (int k = 0; k < KEY_COUNT; k++)
+        if ((keys[k].models & RUN_NET_EXT) && was_set(e, k) &&
+            (keys[k].models & e->models & RUN_MODELS_ALL))
+            e->models |= RUN_NET_EXT;
     if (population_excludes(e, err) != 0 || maps_excludes(e, err) != 0)
         return -1;
     /* The shape the orders and the checks see: the file's rows, or the
@@ -499,6 +504,34 @@ static int key_used(const run_config *cfg, int k)
            (!m->uses || m->uses(cfg, k));
 }
 
+/* Why no configuration of the classifier reads key k. */
+static const char *unused_reason(int k)
+{
+    switch (k) {
+    case KEY_PRECISE:
+        return "precise_batches applies to the estimator precise";
+    case KEY_HIDDEN:
+    case KEY_NORM:
+    case KEY_DEPTH:
+        return "hidden, norm and depth shape the default network, and every "
+               "configuration declares its layers";
+    case KEY_SGD_MOMENTUM:
+        return "sgd_momentum applies to the optimizers sgd and nesterov";
+    case KEY_ADAM_BETA1:
+    case KEY_ADAM_BETA2:
+    case KEY_ADAM_EPS:
+        return "the Adam settings apply to the optimizers adam and adamw";
+    case KEY_STEP_EPOCHS:
+    case KEY_STEP_FACTOR:
+        return "step_epochs and step_factor apply to the schedule step";
+    case KEY_EPS:
+        return "no network of the experiment has a normalisation layer";
+    default:
+        return "the classifier without batch norm (norm = none, or no "
+               "batch layer) has no batch-norm settings";
+    }
+}
+
 /* A setting given (not a default) that no configuration reads is refused
  * rather than ignored: the first such, with why. */
 static int unused_key(const exp_t *e, uint64_t used, bn_error *err)
@@ -518,12 +551,7 @@ static int unused_key(const exp_t *e, uint64_t used, bn_error *err)
                                  "from 1 and 0)"
                                : "");
         return bn_fail(err, "%s: %s is used by no configuration: %s",
-                       e->from[k], keys[k].name,
-                       k == KEY_PRECISE
-                           ? "precise_batches applies to the estimator "
-                             "precise"
-                           : "the classifier without batch norm (norm = "
-                             "none) has no batch-norm settings");
+                       e->from[k], keys[k].name, unused_reason(k));
     }
     return 0;
 }
@@ -565,7 +593,7 @@ static int model_outputs(exp_t *e, bn_error *err)
         exp_column c;
         exp_column_find(e->table[i], &c);
         unsigned m = c.score ? c.score->models : keys[c.key].models;
-        if (!(m & e->models))
+        if (!run_models_show(m, e->models))
             return bn_fail(err, "%s: table: %s is a column of %s, and this "
                                 "experiment trains only %s",
                            e->from[KEY_TABLE], e->table[i],

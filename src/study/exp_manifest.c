@@ -36,7 +36,7 @@ static int in_manifest(const exp_t *e, int k)
 {
     const key_def *d = &keys[k];
     int file = e->popfile.file != NULL;
-    if (!d->section || !(d->models & e->models))
+    if (!d->section || !run_models_show(d->models, e->models))
         return 0;
     switch (k) {
     case KEY_ROWS:
@@ -172,6 +172,14 @@ static void manifest_value(bn_buf *fp, const exp_t *e, int k)
             buf_printf(fp, "%s%s", i ? " " : "",
                        e->drift_names[e->v[k][i].i]);
         break;
+    case KT_NETS:
+        for (size_t i = 0; i < e->n[k]; i++) {
+            char text[1024] = "";
+            if (e->nets[e->v[k][i].i].n)
+                nn_format(&e->nets[e->v[k][i].i], text, sizeof text);
+            buf_printf(fp, "%s%s", i ? ", " : "", text);
+        }
+        break;
     default:
         break;
     }
@@ -202,7 +210,7 @@ static size_t find_columns(unsigned file, int lead, unsigned models,
         int col = keys[k].col;
         if (col >= 1 && col <= KEY_COUNT && (keys[k].files & file) &&
             (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
-            (keys[k].models & models) &&
+            run_models_show(keys[k].models, models) &&
             /* the study's files are the layer's alone */
             !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
             at[col] = k;

@@ -27,7 +27,8 @@ static int read_bytes(exp_t *e, exp_popfile *f, key_id key,
         free(f->pop);
         f->pop = NULL;
     }
-    popfile_options opt = {POPFILE_AUTO, label, group};
+    popfile_options opt = {.format = POPFILE_AUTO, .label = label,
+                           .group = group};
     popfile pf;
     bn_error sub;
     if (popfile_parse(f->path, bytes, len, &opt, &pf, &sub) != 0)

@@ -107,22 +107,27 @@ size_t exp_classes(const exp_t *e)
 
 double exp_work(const exp_t *e)
 {
-    /* The work varies with the model, its hidden units and the epochs;
-     * every other axis multiplies it. */
+    /* The work varies with the model, its network (hidden units, layers,
+     * depth) and the epochs; every other axis multiplies it. */
     size_t rows = exp_rows(e), f = exp_features(e), k = exp_classes(e);
     size_t nt = e->n[KEY_MODEL], nh = e->n[KEY_HIDDEN], ne = e->n[KEY_EPOCHS];
+    size_t nl = e->n[KEY_LAYERS], nd = e->n[KEY_DEPTH];
     run_config cfg;
     exp_config(e, 0, &cfg);
     double w = 0.0;
     for (size_t it = 0; it < nt; it++)
         for (size_t ih = 0; ih < nh; ih++)
-            for (size_t ie = 0; ie < ne; ie++) {
-                cfg.model = (run_model_id)e->v[KEY_MODEL][it].i;
-                cfg.clf.hidden = (size_t)e->v[KEY_HIDDEN][ih].u;
-                cfg.epochs = (unsigned long)e->v[KEY_EPOCHS][ie].u;
-                w += run_work(&cfg, rows, f, k);
-            }
-    return w * (double)(exp_count(e) / (nt * nh * ne));
+            for (size_t il = 0; il < nl; il++)
+                for (size_t id = 0; id < nd; id++)
+                    for (size_t ie = 0; ie < ne; ie++) {
+                        cfg.model = (run_model_id)e->v[KEY_MODEL][it].i;
+                        cfg.clf.hidden = (size_t)e->v[KEY_HIDDEN][ih].u;
+                        cfg.clf.net = e->nets[e->v[KEY_LAYERS][il].i];
+                        cfg.clf.depth = (size_t)e->v[KEY_DEPTH][id].u;
+                        cfg.epochs = (unsigned long)e->v[KEY_EPOCHS][ie].u;
+                        w += run_work(&cfg, rows, f, k);
+                    }
+    return w * (double)(exp_count(e) / (nt * nh * nl * nd * ne));
 }
 
 size_t exp_index(const exp_t *e, size_t r, size_t is, size_t ib)

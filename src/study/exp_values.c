@@ -655,6 +655,57 @@ static int set_column(exp_t *e, key_id k, const where *w, const char *value)
     return 0;
 }
 
+/* An axis of networks: the value's networks separated by commas, each
+ * its layers separated by spaces; an empty value is one network, the one
+ * of hidden and norm. */
+static int set_nets(exp_t *e, const where *w, const char *value)
+{
+    size_t n = 1;
+    for (const char *c = value; *c; c++)
+        n += *c == ',';
+    if (n > EXP_MAX_VALUES)
+        return fail(w, "more than %d values", EXP_MAX_VALUES);
+    nn_net_spec *nets = calloc(n, sizeof *nets);
+    key_value *v = calloc(n, sizeof *v);
+    if (!nets || !v) {
+        free(nets);
+        free(v);
+        return fail(w, "out of memory");
+    }
+    const char *p = value;
+    int empty = 1;
+    for (const char *c = value; *c; c++)
+        empty &= isspace((unsigned char)*c) != 0;
+    for (size_t i = 0; i < n && !empty; i++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char *one = malloc(len + 1);
+        bn_error sub;
+        int bad = !one;
+        if (one) {
+            memcpy(one, p, len);
+            one[len] = '\0';
+            bad = nn_parse(one, &nets[i], &sub) != 0;
+        }
+        free(one);
+        if (bad) {
+            free(nets);
+            free(v);
+            return one ? fail(w, "network %zu: %s", i + 1, sub.msg)
+                       : fail(w, "out of memory");
+        }
+        v[i].i = (int)i;
+        p = end ? end + 1 : p + len;
+    }
+    free(e->v[KEY_LAYERS]);
+    free(e->nets);
+    e->v[KEY_LAYERS] = v;
+    e->n[KEY_LAYERS] = n;
+    e->nets = nets;
+    e->n_nets = n;
+    return 0;
+}
+
 int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
             int name_key, bn_error *err)
 {
@@ -715,6 +766,9 @@ int exp_set(exp_t *e, key_id k, const char *value, const char *origin,
         break;
     case KT_COLUMN:
         rc = set_column(e, k, &w, value);
+        break;
+    case KT_NETS:
+        rc = set_nets(e, &w, value);
         break;
     case KT_DERIVED:
         return fail(&w, "not a key of an experiment file");
@@ -847,6 +901,9 @@ void exp_free(exp_t *e)
     e->drifts = NULL;
     e->drift_names = NULL;
     e->n_drifts = 0;
+    free(e->nets);
+    e->nets = NULL;
+    e->n_nets = 0;
     free(e->maps.ch);
     free_names(e->maps.ch_names, e->maps.n_ch);
     memset(&e->maps, 0, sizeof e->maps);

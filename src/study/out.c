@@ -244,7 +244,7 @@ static void summary_line(bn_buf *fp, unsigned models, const pop_t *pop,
         buf_printf(fp, "\t%s", epoch);
     const score_def *sd;
     for (size_t i = 0; (sd = score_get(i)) != NULL; i++) {
-        if (!(models & sd->models))
+        if (!run_models_show(sd->models, models))
             continue;
         if (!cfg) {
             buf_printf(fp, "\t%s", sd->name);
@@ -275,19 +275,22 @@ void out_summary_row(bn_buf *fp, unsigned models, const pop_t *pop,
 }
 
 /* curve.tsv has only the classifier's rows. */
-#define CURVE_MODELS RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
+/* curve.tsv is the classifier's, with a declared network's columns when
+ * the experiment's models have them. */
+#define CURVE_MODELS(m) (RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER) | ((m) & RUN_NET_EXT))
 
-void out_curve_header(bn_buf *fp)
+void out_curve_header(bn_buf *fp, unsigned models)
 {
-    summary_line(fp, CURVE_MODELS, NULL, NULL, "epoch", NULL);
+    summary_line(fp, CURVE_MODELS(models), NULL, NULL, "epoch", NULL);
 }
 
-void out_curve_row(bn_buf *fp, const pop_t *pop, const run_config *cfg,
-                   unsigned long epoch, const run_result *r)
+void out_curve_row(bn_buf *fp, unsigned models, const pop_t *pop,
+                   const run_config *cfg, unsigned long epoch,
+                   const run_result *r)
 {
     char e[24];
     snprintf(e, sizeof e, "%lu", epoch);
-    summary_line(fp, CURVE_MODELS, pop, cfg, e, r);
+    summary_line(fp, CURVE_MODELS(models), pop, cfg, e, r);
 }
 
 void out_table_header(bn_buf *fp, size_t n, const exp_column *cols)
@@ -384,7 +387,7 @@ void out_rows_header(bn_buf *fp, int file, unsigned models)
         out_features_header(fp, models);
         break;
     case OUT_CURVE:
-        out_curve_header(fp);
+        out_curve_header(fp, models);
         break;
     case OUT_EFFECTIVE:
         out_effective_header(fp, models);

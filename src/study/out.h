@@ -77,9 +77,10 @@ void out_table_row(bn_buf *fp, size_t n, const exp_column *cols,
 /* curve.tsv: one row per classifier configuration and epoch (1..E),
  * summary.tsv's key columns around `epoch` and the classifier's scores as
  * they were after that epoch (run.h's on_epoch). */
-void out_curve_header(bn_buf *fp);
-void out_curve_row(bn_buf *fp, const pop_t *pop, const run_config *cfg,
-                   unsigned long epoch, const run_result *r);
+void out_curve_header(bn_buf *fp, unsigned models);
+void out_curve_row(bn_buf *fp, unsigned models, const pop_t *pop,
+                   const run_config *cfg, unsigned long epoch,
+                   const run_result *r);
 /* features.tsv: one row per feature, the same key columns around the
  * feature's truth (the evaluation rows'), running statistics and its own
  * train/eval RMS. */

@@ -32,43 +32,104 @@ static void print_acc(FILE *fp, double a)
         fprintf(fp, "%.3f", a);
 }
 
-static void print_fix_line(FILE *fp, const char *what, diag_fix f,
-                           const verdict_model *m, int closes)
+/* "  measured: F gives evaluation mode A: <what that does>". */
+static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
 {
-    fprintf(fp, "  %s: %s", what, diag_fix_name(f));
+    fprintf(fp, "  measured: %s", diag_fix_name(f));
     if (isnan(m->fix_acc[f])) {
-        fputs(" (not scored: the dump had no evaluation labels, or could "
-              "not apply it)\n",
+        fputs(" (not scored: a recording, a dump without evaluation labels, "
+              "or a TorchScript module, whose momentum and eps are "
+              "constants)\n",
               fp);
         return;
     }
     fputs(" gives evaluation mode ", fp);
     print_acc(fp, m->fix_acc[f]);
-    fprintf(fp, "%s\n", closes == 1 ? ": it closes the gap"
+    int closes = verdict_closes(m, f);
+    fprintf(fp, "%s\n", closes == 1   ? ": it closes the gap"
                         : closes == 0 ? ": it does NOT close the gap"
-                                      : "");
+                        : verdict_lowers(m, f)
+                            ? ": it LOWERS evaluation mode"
+                            : "");
 }
 
-/* Whether there is a gap, and what closes it when the cause's fix does
- * not. */
-static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
+/* Evaluation mode at or above training mode is kept as it is: no fix to
+ * the statistics may lower it. */
+static int keep_eval(const verdict *v)
 {
-    if (v->gap < -DIAG_FIX_CLOSES)
-        fputs("  evaluation mode scores above training mode: no gap to "
-              "close\n", fp);
-    else if (!(v->gap > DIAG_FIX_CLOSES))
+    return !(v->gap > 0.0) && !isnan(v->gap);
+}
+
+/* A cause whose fix can lower evaluation mode, and it was not measured:
+ * the report names nothing it did not measure (a recording, a dump
+ * without evaluation labels). `alike` is set for a checkpoint's
+ * evidence, where a cause with an alike carries that one's risk. */
+static int unmeasured_risk(const verdict *v, const verdict_model *m,
+                           const char *alike)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    return c->risky && (!c->alike || alike) && v->fix != DIAG_FIX_NONE &&
+           isnan(m->fix_acc[v->fix]);
+}
+
+/* The fix: keeping evaluation mode where it needs no statistics fixed
+ * (for the cause's own reason), or until a fix that can lower it is
+ * measured; the cause's own, or the one measured to close the gap where
+ * the cause's own does not, first; then the cause's own as measured. */
+static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
+                      const char *alike)
+{
+    const diag_cause_info *c = diag_cause_get(v->cause);
+    if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
+        fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
+                    "scores at or above training mode (%s). The cause's "
+                    "usual fix: %s\n",
+                c->keep, c->fix);
+    else if (unmeasured_risk(v, m, alike))
+        fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
+                    "is meanwhile, since %s can lower it (%s). Measure it: "
+                    "dump the final checkpoint with "
+                    "scripts/dump_bn_inputs.py and --eval-inputs, "
+                    "--eval-labels (it scores %s; --reload FILE scores a "
+                    "checkpoint's buffers). The cause's usual fix: %s\n",
+                diag_fix_name(v->fix), c->keep, diag_fix_name(v->fix),
+                c->fix);
+    else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
+        fprintf(fp, "  fix: %s\n", c->fix);
+    else {
+        fprintf(fp, "  fix: %s (%s): measured to close the gap",
+                diag_fix_name(v->recommended),
+                diag_fix_get(v->recommended)->words);
+        if (v->fix != DIAG_FIX_NONE)
+            fprintf(fp, ", where %s, the cause's own, does not",
+                    diag_fix_name(v->fix));
+        fputc('\n', fp);
+        print_fix_line(fp, v->recommended, m);
+    }
+    if (v->fix != DIAG_FIX_NONE)
+        print_fix_line(fp, v->fix, m);
+}
+
+/* Whether there is a gap, where the fix lines have not said. */
+static void print_gap(FILE *fp, const verdict *v)
+{
+    if (keep_eval(v)) {
+        if (v->cause == DIAG_HEALTHY)
+            fputs("  evaluation mode scores at or above training mode: keep "
+                  "it as it is\n", fp);
+        else if (v->fix == DIAG_FIX_NONE)
+            fputs("  evaluation mode scores at or above training mode: no "
+                  "gap to close\n", fp);
+    } else if (!(v->gap > DIAG_FIX_CLOSES)) {
         fputs("  evaluation mode is within 0.03 of training mode: no gap "
               "to close\n", fp);
-    else if (v->fix_closes != 1) {
-        if (v->best_closes == 1 && v->best != v->fix)
-            print_fix_line(fp, "closes the gap instead", v->best, m, 1);
-        else if (v->best_closes == 0)
-            fputs("  no measured fix closes the gap\n", fp);
+    } else if (v->recommended == DIAG_FIX_NONE && v->best_closes == 0) {
+        fputs("  no measured fix closes the gap\n", fp);
     }
 }
 
 void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
-                        size_t n, const verdict_model *m)
+                        size_t n, const verdict_model *m, const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
     fprintf(fp, "verdict: %s", c->name);
@@ -84,6 +145,18 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         }
     }
     fprintf(fp, "\n  %s.\n", c->words);
+    if (v->lags_too)
+        fprintf(fp, "  and lagging, in %zu of these layers, first %s: with "
+                    "the initial values' part taken out, the buffers are "
+                    "still off (in %zu of its %zu features, by %.2f of the "
+                    "outputs' spread), so the activations also moved while "
+                    "the average followed them (data that changed during "
+                    "training, or the weights); the same fix mends both.\n",
+                v->lags_too, l[v->lags_first].name,
+                l[v->lags_first].lag_count, l[v->lags_first].f,
+                l[v->lags_first].lag_effect);
+    if (c->alike && alike)
+        fprintf(fp, "  %s; %s.\n", c->alike, alike);
     if (!isnan(m->train_acc) || !isnan(m->eval_acc)) {
         fputs("  accuracy on the evaluation data: training mode ", fp);
         print_acc(fp, m->train_acc);
@@ -91,13 +164,21 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         print_acc(fp, m->eval_acc);
         fputc('\n', fp);
     }
-    fprintf(fp, "  fix: %s\n", c->fix);
-    /* "It closes the gap" only where there is one. */
-    if (v->fix != DIAG_FIX_NONE)
-        print_fix_line(fp, "measured", v->fix, m,
-                       v->gap > DIAG_FIX_CLOSES ? v->fix_closes : -1);
+    if (verdict_poor(m))
+        fprintf(fp, "  the model is poor in both modes: the better scores "
+                    "%.3f, less than half-way from the majority class's "
+                    "share (%.3f) to 1, so closing the gap between the modes "
+                    "(%.3f) leaves a poor model, and batch norm's gap is not "
+                    "the main problem. Candidates this dump cannot test: the "
+                    "order of the training batches (sorted or grouped by "
+                    "class, which the exchange test sees only in layers whose "
+                    "batch means depend on the class), too little training, "
+                    "or the model itself\n",
+                fmax(m->train_acc, m->eval_acc), m->majority,
+                fabs(m->train_acc - m->eval_acc));
+    print_fix(fp, v, m, alike);
     if (!isnan(v->gap))
-        print_gap(fp, v, m);
+        print_gap(fp, v);
     if (v->downstream)
         fprintf(fp, "  %zu later layer%s with another cause: downstream of "
                     "%s, whose inputs it changes\n",
@@ -141,7 +222,7 @@ static int report_make(const report_in *in, report *r, bn_error *err)
         }
         r->vl[i] = (verdict_layer){.name = l->name, .f = l->f,
                                    .d = r->feat[i]};
-        verdict_layer_sum(&r->vl[i]);
+        verdict_layer_sum(&r->vl[i], &in->m);
     }
     verdict_make(r->vl, n, &in->m, &r->v);
     return 0;
@@ -161,8 +242,11 @@ static void print_layers(FILE *out, const report *r)
                l->tracked, diag_cause_get(r->vl[i].cause)->name);
         for (int c = 0, k = 0; c < DIAG_N_CAUSES; c++)
             if (r->vl[i].count[c])
-                fprintf(out, "%s%s %zu", k++ ? ", " : " ",
-                       diag_cause_get(c)->name, r->vl[i].count[c]);
+                fprintf(out, "%s%s %zu%s", k++ ? ", " : " ",
+                       diag_cause_get(c)->name, r->vl[i].count[c],
+                       c == DIAG_HEALTHY || r->vl[i].material & (1u << c)
+                           ? ""
+                           : " (immaterial)");
         fputc('\n', out);
     }
 }
@@ -186,7 +270,8 @@ static void print_fixes(FILE *out, const report *r)
             fprintf(out, "  %-16s ", diag_fix_name(f));
             print_acc(out, m->fix_acc[f]);
             fprintf(out, "%s\n", verdict_closes(m, f) == 1 ? "  closes the gap"
-                                                      : "");
+                            : verdict_lowers(m, f) ? "  lowers evaluation mode"
+                                                   : "");
         }
     if (!isnan(m->batch_dependence))
         fprintf(out, "training mode: %.3f of the evaluation rows change their "
@@ -202,21 +287,22 @@ static void print_features_tsv(FILE *out, const report_layer *l,
               "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
               "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
               "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
-              "off_ks\tcause\tcauses\n",
+              "off_ks\teffect\tcause\tcauses\n",
               out);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
         diag_causes_of(d[j].flags, all, sizeof all);
         fprintf(out, "%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
-               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
+               "%s\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
                d[j].eval_shift, d[j].eval_scale, d[j].eval_ks, d[j].eval_out,
                d[j].updates, d[j].init_weight, d[j].exchange,
                d[j].amplification, d[j].trend_lag, d[j].off_mean,
-               d[j].off_var, d[j].off_ks,
+               d[j].off_var, d[j].off_ks, d[j].effect,
                diag_cause_get(d[j].cause)->name, all);
     }
 }
@@ -280,7 +366,7 @@ int diag_report_write(FILE *out, const report_in *in, const char *layer,
                 head = 0;
             }
     } else {
-        diag_print_verdict(out, &r.v, r.vl, in->n, &in->m);
+        diag_print_verdict(out, &r.v, r.vl, in->n, &in->m, in->alike);
         fprintf(out, "\n%s", in->what);
         print_layers(out, &r);
         print_fixes(out, &r);
@@ -296,8 +382,12 @@ int diag_report_write(FILE *out, const report_in *in, const char *layer,
 
 static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
 {
-    buf_printf(b, "%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
-               d->loaded, d->n, d->n == 1 ? "" : "s");
+    if (d->recording)
+        buf_printf(b, "%s: %zu batch-norm layer%s\n", dir, d->n,
+                   d->n == 1 ? "" : "s");
+    else
+        buf_printf(b, "%s: %s, %s; %zu batch-norm layer%s\n", dir, d->model,
+                   d->loaded, d->n, d->n == 1 ? "" : "s");
     if (strcmp(d->notes, "-"))
         buf_printf(b, "  %s\n", d->notes);
     if (!d->hooked)
@@ -305,29 +395,70 @@ static void dump_what(const dump_dir *d, const char *dir, bn_buf *b)
                       "module takes no forward hooks): only the buffers' "
                       "own causes can show; save the model whole or as a "
                       "state_dict for the full diagnosis\n");
-    else if (d->recording)
+    else if (d->recording) {
         buf_printf(b, "  a recording over training (BNRecorder): the "
                       "training-mode calls' inputs%s; the statistics are "
                       "the model's as the recording ended\n",
                    d->weights_moved ? ", under weights that moved between "
-                                      "batches (so no exchangeability test)"
+                                      "calls (so no exchangeability test)"
                                     : "");
-    else
+        for (size_t i = 0; i < d->n; i++) {
+            const dump_layer *l = &d->layers[i];
+            buf_printf(b, "  %s: %zu training-mode calls", l->name,
+                       l->calls);
+            if (l->unmoved_known)
+                buf_printf(b, " (%zu left the buffers as they were)",
+                           l->unmoved);
+            buf_printf(b, ", %zu in evaluation mode under autograd, %zu "
+                          "without; batches tracked %zu -> %zu\n",
+                       l->eval_grad, l->eval_nograd, l->tracked_before,
+                       l->tracked);
+        }
+    } else {
         buf_printf(b, "  the statistics diagnosed are the checkpoint's own, "
                       "as saved: the dump took every input on copies, so "
                       "nothing was re-trained or replayed; %zu rows of "
-                      "training data in batches of %zu%s%s\n",
-                   d->train_rows, d->batch_size,
+                      "training data in ",
+                   d->train_rows);
+        if (strcmp(d->batches_file, "-"))
+            buf_printf(b, "the batches of %s", d->batches_file);
+        else
+            buf_printf(b, "batches of %zu", d->batch_size);
+        buf_printf(b, "%s%s\n",
                    d->steps ? "" : ", training's steps not given (--epochs "
                                    "or --steps)",
                    d->eval_rows ? "" : ", no evaluation data");
+    }
+}
+
+/* Why a checkpoint cannot tell a cause from what the table's `alike`
+ * names: what the count of batches tracked says, and cannot. */
+static void dump_alike(const dump_dir *d, bn_buf *b)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->layers[i].tracked > most)
+            most = d->layers[i].tracked;
+    if (!d->steps)
+        buf_printf(b, "training's steps were not given (--epochs or "
+                      "--steps), so the batches tracked cannot tell either");
+    else if (most > d->steps)
+        buf_printf(b, "here the layers tracked up to %zu batches, more than "
+                      "the %zu steps given: batches tracked before this "
+                      "training (a fine-tune's pretraining), or several "
+                      "passes a step, hide how many of these steps they "
+                      "tracked",
+                   most, d->steps);
+    else
+        buf_printf(b, "num_batches_tracked counts every training-mode "
+                      "pass, at momentum 0 too");
 }
 
 int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
                   const char *layer, int tsv, bn_error *err)
 {
     report_layer *rl = calloc(d->n ? d->n : 1, sizeof *rl);
-    bn_buf what = {0};
+    bn_buf what = {0}, alike = {0};
     int rc = -1;
     if (!rl) {
         bn_fail(err, "out of memory");
@@ -342,14 +473,18 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
         dumpdir_evidence(l, &rl[i].in);
     }
     dump_what(d, dir, &what);
-    if (what.failed) {
+    if (!d->recording)
+        dump_alike(d, &alike);
+    if (what.failed || alike.failed) {
         bn_fail(err, "out of memory");
         goto done;
     }
-    report_in in = {.n = d->n, .layers = rl, .what = what.p};
+    report_in in = {.n = d->n, .layers = rl, .what = what.p,
+                    .alike = alike.p};
     in.m.train_acc = d->train_acc;
     in.m.eval_acc = d->eval_acc;
     in.m.batch_dependence = d->batch_dependence;
+    in.m.majority = d->majority;
     memcpy(in.m.fix_acc, d->fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(d, layer))
         bn_fail(err, "--layer %s: no such layer in %s/layers.tsv", layer, dir);
@@ -357,6 +492,7 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
         rc = diag_report_write(out, &in, layer, tsv, err);
 done:
     buf_free(&what);
+    buf_free(&alike);
     free(rl);
     return rc;
 }

@@ -18,9 +18,11 @@
 
 /* Every cause in flags, comma-separated ("-" for none). */
 void diag_causes_of(unsigned flags, char *buf, size_t cap);
-/* The verdict's lines: the cause, where, the fix and what it measured. */
+/* The verdict's lines: the cause, where, the fix and what it measured;
+ * alike, when the evidence is a checkpoint's, why it cannot tell the
+ * cause from what the table's `alike` names (NULL: it can). */
 void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
-                        size_t n, const verdict_model *m);
+                        size_t n, const verdict_model *m, const char *alike);
 /* One layer of a report: what its lines print, and its evidence. */
 typedef struct {
     const char *name, *type;
@@ -35,6 +37,7 @@ typedef struct {
     const report_layer *layers; /* in the order they run */
     verdict_model m;
     const char *what; /* lines on what was diagnosed, each ending '\n' */
+    const char *alike; /* diag_print_verdict's, or NULL */
 } report_in;
 
 /* The verdict, what was diagnosed, a line per layer, the fixes measured,

@@ -37,9 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                               POPFILE_TSV, POPFILE_NPY};
     static const char *const names[4] = {"fuzz.csv", "fuzz.csv", "fuzz.tsv",
                                          "fuzz.npy"};
-    popfile_options opt = {formats[data[0] & 3],
-                           data[0] & 4 ? "label" : NULL,
-                           data[0] & 8 ? "group" : NULL};
+    popfile_options opt = {.format = formats[data[0] & 3],
+                           .label = data[0] & 4 ? "label" : NULL,
+                           .group = data[0] & 8 ? "group" : NULL,
+                           .min_rows = data[0] & 16 ? 1 : 0};
     input_budget_set((size_t)1 << 30, "--max-memory");
     popfile pf;
     bn_error err;

@@ -27,7 +27,12 @@ batches of unequal size, with an evaluation pass in between. Then:
     the fresh statistics are what NumPy computes from the inputs PyTorch
     feeds each layer in training mode and in evaluation mode (hooked here
     on a copy of the model);
-  * `bnstudy diagnose DIR` reads that folder and opens with a verdict.
+  * `bnstudy diagnose DIR` reads that folder and opens with a verdict;
+  * a model with dropout before a batch-norm layer, dumped twice with
+    labels, gives the same bytes in every file (the training-mode passes
+    put only the batch-norm layers in training mode, dropout stays off),
+    and the layer's training-mode statistics are NumPy's of the linear
+    layer's output without dropout.
 
 Prints one line per check and `N passed, N failed`; exits 1 on a failure.
 """
@@ -329,6 +334,63 @@ def check_refusals(c, tmp, env):
             r.stderr.strip()[-160:])
 
 
+def check_dropout(c, tmp, env):
+    """Dropout stays in evaluation mode in every pass: two dumps of the
+    same checkpoint are the same bytes, and what the batch-norm layer saw
+    in training mode is the linear layer's output, no unit dropped."""
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 6), torch.nn.Dropout(0.5),
+        torch.nn.BatchNorm1d(6), torch.nn.ReLU(),
+        torch.nn.Linear(6, 3)).to(torch.float64)
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(90, 4, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 3, (90,), generator=g)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.train()
+    for i in range(0, 90, 15):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x[i:i + 15]),
+                                          y[i:i + 15]).backward()
+        opt.step()
+    model.eval()
+    mpath = os.path.join(tmp, "dropout.pt")
+    torch.save(model, mpath)
+    xpath, ypath = (os.path.join(tmp, "dropout-" + n + ".npy")
+                    for n in ("x", "y"))
+    np.save(xpath, x.numpy())
+    np.save(ypath, y.numpy())
+    dumps = []
+    for k in range(2):
+        out = os.path.join(tmp, "dropout-dump%d" % k)
+        r = subprocess.run([sys.executable,
+                            os.path.join(REPO, "scripts", "dump_bn_inputs.py"),
+                            "--model", mpath, "--train-inputs", xpath,
+                            "--eval-inputs", xpath, "--eval-labels", ypath,
+                            "--batch-size", "15", "--out", out],
+                           capture_output=True, text=True, env=env)
+        c.check(r.returncode == 0, "dropout: dump %d" % (k + 1),
+                r.stderr[-200:])
+        if r.returncode != 0:
+            return
+        dumps.append(out)
+    files = sorted(os.listdir(dumps[0]))
+    differ = [f for f in files
+              if open(os.path.join(dumps[0], f), "rb").read() !=
+              open(os.path.join(dumps[1], f), "rb").read()]
+    c.check(files == sorted(os.listdir(dumps[1])) and not differ,
+            "dropout: two dumps of one checkpoint are the same bytes",
+            "differ: %s" % ", ".join(differ) if differ else "")
+    with torch.no_grad():
+        lin = model[0](x).numpy()
+    stats = read_tsv(os.path.join(dumps[0], "2.stats.tsv"))
+    got_m = np.array([float(r["train_mean"]) for r in stats])
+    got_v = np.array([float(r["train_var"]) for r in stats])
+    d = max(rel(got_m, lin.mean(0), lin.std(0)), rel(got_v, lin.var(0), 0.0))
+    c.check(d <= TOLERANCE, "dropout: training mode fed the layer with no "
+            "unit dropped", "%.2e" % d)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
@@ -380,6 +442,7 @@ def main():
 
         check_cli(c, tmp, x, args.bnstudy, one_thread)
         check_refusals(c, tmp, one_thread)
+        check_dropout(c, tmp, one_thread)
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1

@@ -1,10 +1,12 @@
-"""The two models the scenario suite trains: what a researcher would write
+"""The models the scenario suite trains: what a researcher would write
 for the Digits data (8 x 8 images, 10 classes). Importable by name, so a
-state_dict of either loads with `--module models:MLP` or `models:CNN`.
+state_dict of one loads with `--module models:MLP` (or CNN, ResNet).
 
-Both start with a batch-norm layer on the raw input, the common way to
-standardise inputs, so that a near-constant input is a batch-norm
-channel, as it is in the issue's report.
+MLP and CNN start with a batch-norm layer on the raw input, the common
+way to standardise inputs, so that a near-constant input is a batch-norm
+channel, as it is in the issue's report. ResNet is the small residual
+network trained with SGD whose healthy statistics trail its moving
+weights a little in a feature or two.
 """
 
 import torch
@@ -49,3 +51,23 @@ class CNN(nn.Module):
         x = torch.relu(self.bn1(self.conv1(x)))
         x = torch.max_pool2d(torch.relu(self.bn2(self.conv2(x))), 2)
         return self.out(self.head(x.flatten(1)))
+
+
+class ResNet(nn.Module):
+    """A stem, one residual block and global average pooling: convolutions
+    without bias, each followed by batch norm."""
+
+    def __init__(self, width=16, momentum=0.1):
+        super().__init__()
+        self.stem = nn.Conv2d(1, width, 3, padding=1, bias=False)
+        self.bn0 = nn.BatchNorm2d(width, momentum=momentum)
+        self.conv_a = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.bn_a = nn.BatchNorm2d(width, momentum=momentum)
+        self.conv_b = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.bn_b = nn.BatchNorm2d(width, momentum=momentum)
+        self.out = nn.Linear(width, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn0(self.stem(x)))
+        y = self.bn_b(self.conv_b(torch.relu(self.bn_a(self.conv_a(x)))))
+        return self.out(torch.relu(x + y).mean((2, 3)))

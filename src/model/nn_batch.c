@@ -1,0 +1,165 @@
+/*
+ * `batch`: batch normalisation over channels, nn.BatchNorm1d on a row of
+ * values and nn.BatchNorm2d on an image row (every position of a channel
+ * in the batch is one of its values: B H W of them). The statistics and
+ * the buffers are the batch-norm layer's own (bn.h: bn_batch_stats, the
+ * estimators' bn_update), with gamma and beta learned from 1 and 0, so
+ * every setting of [layer] applies; the output is bnlayer.h's expression
+ * gamma ((x - m) / sqrt(v + eps)) + beta, through xhat = (x - m) / sd.
+ */
+#include "model/nn.h"
+
+#include <math.h>
+#include <string.h>
+
+static int batch_shape(const nn_spec *s, nn_shape in, size_t k,
+                       nn_shape *out, bn_error *err)
+{
+    (void)s, (void)k, (void)err;
+    *out = in;
+    return 0;
+}
+
+static int batch_init(nn_layer *l, size_t cap, const bn_config *bn)
+{
+    size_t c = l->in.c, n = nn_size(l->in);
+    bn_config cfg = *bn;
+    cfg.gamma = 1.0; /* learned: they start at 1 and 0 */
+    cfg.beta = 0.0;
+    if (bn_init(&l->bn, c, &cfg) != 0)
+        return -1;
+    double *dg, *mg, *vg, *db, *mb, *vb;
+    double **arrays[] = {&dg,     &mg,      &vg,     &db,     &mb,
+                         &vb,     &l->y,    &l->save, &l->mean, &l->var,
+                         &l->sd};
+    size_t sizes[] = {c, c, c, c, c, c, cap * n, cap * n, c, c, c};
+    if (nn_alloc(l, arrays, sizes, sizeof sizes / sizeof *sizes) != 0)
+        return -1;
+    nn_tensor_set(l, 0, "weight", c, 1, l->bn.gamma, dg, mg, vg);
+    nn_tensor_set(l, 1, "bias", c, 1, l->bn.beta, db, mb, vb);
+    return 0;
+}
+
+/* xhat and y for the rows (B H W of them) with mean m and variance v per
+ * channel; sd kept for the backward. */
+static void normalise(nn_layer *l, const nn_pass *ps, size_t rows,
+                      const double *x)
+{
+    size_t c = l->in.c;
+    const double *g = l->bn.gamma, *be = l->bn.beta;
+    for (size_t j = 0; j < c; j++)
+        l->sd[j] = nn_round(ps, bn_sd(l->var[j], l->bn.eps));
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < c; j++) {
+            double xh = nn_round(ps, nn_round(ps, x[i * c + j] - l->mean[j]) /
+                                         l->sd[j]);
+            l->save[i * c + j] = xh;
+            l->y[i * c + j] = nn_round(ps, nn_round(ps, g[j] * xh) + be[j]);
+        }
+}
+
+static void round_all(size_t n, double *v)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = nn_r32(v[i]);
+}
+
+static void batch_forward(nn_layer *l, const nn_pass *ps, size_t b,
+                          const double *x)
+{
+    size_t c = l->in.c, rows = b * nn_positions(l->in);
+    l->mode = ps->mode;
+    if (ps->mode == NN_BN_RUNNING) {
+        memcpy(l->mean, l->bn.rm, c * sizeof *l->mean);
+        memcpy(l->var, l->bn.rv, c * sizeof *l->var);
+        normalise(l, ps, rows, x);
+        return;
+    }
+    /* The batch's mean and biased variance, summed in float64 (in
+     * float32 too: the float32 values' sums), then stored. */
+    bn_batch_stats(rows, c, x, l->mean, l->var);
+    if (ps->f32) {
+        round_all(c, l->mean);
+        round_all(c, l->var);
+    }
+    normalise(l, ps, rows, x);
+    if (ps->mode == NN_BN_BATCH) {
+        bn_update(&l->bn, rows, l->mean, l->var);
+        if (ps->f32) {
+            round_all(c, l->bn.rm);
+            round_all(c, l->bn.rv);
+        }
+    }
+}
+
+/* Per channel j. With the batch's own statistics the mean and the scale
+ * depend on every value, so each value's gradient loses its projection
+ * onto the constant direction (the mean of dy) and onto xhat (the mean of
+ * dy xhat): the normalised output cannot move its batch mean or its batch
+ * scale. With the buffers they are constants and each value passes on
+ * its own. */
+static void channels_backward(const nn_pass *ps, size_t rows, size_t c,
+                              const double *xhat, const double *gamma,
+                              const double *sd, const double *dy, double *dx,
+                              double *dgamma, double *dbeta, int project)
+{
+    for (size_t j = 0; j < c; j++) {
+        double s = 0.0, sx = 0.0;
+        for (size_t i = 0; i < rows; i++) {
+            s += dy[i * c + j];
+            sx += dy[i * c + j] * xhat[i * c + j];
+        }
+        dbeta[j] = nn_round(ps, s);
+        dgamma[j] = nn_round(ps, sx);
+        if (!dx)
+            continue;
+        double mean_dy = nn_round(ps, s / (double)rows);
+        double mean_dy_xhat = nn_round(ps, sx / (double)rows);
+        double scale = nn_round(ps, gamma[j] / sd[j]);
+        for (size_t i = 0; i < rows; i++) {
+            double d = dy[i * c + j];
+            if (project)
+                d = nn_round(ps, nn_round(ps, d - mean_dy) -
+                                     nn_round(ps, xhat[i * c + j] *
+                                                      mean_dy_xhat));
+            dx[i * c + j] = nn_round(ps, scale * d);
+        }
+    }
+}
+
+void nn_batch_train_backward(size_t b, size_t h, const double *xhat,
+                             const double *gamma, const double *sd,
+                             const double *dy, double *dx, double *dgamma,
+                             double *dbeta)
+{
+    nn_pass ps = {NN_BN_BATCH, 0, 0, NULL};
+    channels_backward(&ps, b, h, xhat, gamma, sd, dy, dx, dgamma, dbeta, 1);
+}
+
+static void batch_backward(nn_layer *l, const nn_pass *ps, size_t b,
+                           const double *x, const double *dy, double *dx)
+{
+    (void)x;
+    channels_backward(ps, b * nn_positions(l->in), l->in.c, l->save,
+                      l->bn.gamma, l->sd, dy, dx, l->t[0].g, l->t[1].g,
+                      l->mode != NN_BN_RUNNING);
+}
+
+static double batch_work(const nn_layer *l)
+{
+    return 4.0 * (double)nn_size(l->in);
+}
+
+const nn_kind nn_kind_batch = {
+    .name = "batch",
+    .arg = NN_ARG_NONE,
+    .help = "batch normalisation over channels (BatchNorm1d, BatchNorm2d "
+            "after a convolution), [layer]'s settings, gamma and beta learned",
+    .normalises = 1,
+    .running = 1,
+    .shape = batch_shape,
+    .init = batch_init,
+    .forward = batch_forward,
+    .backward = batch_backward,
+    .work = batch_work,
+};
