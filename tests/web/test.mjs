@@ -869,10 +869,19 @@ async function linkChecks(browser, page, origin, pageErrors) {
   await page.click('#reset');
   await apply(page, [['order', 'sorted', 'f3'], ['sweep.batch_size', '64'], ['layer.momentum', '0.95'],
                      ['feature', 2, 'sd', '3'], ['layer.estimator', 'ema-debiased']]);
+  /* The sections' own keys travel in the link too. */
+  await typeInto(page, '#c-model-hidden', '8');
+  await typeInto(page, '#x-shift-evaluation-shift', '0.5');
+  await clfIdle(page);
   const shown = await pageNumbers(page);
+  const sectionsShown = await page.evaluate(() => [document.getElementById('clf-command').textContent,
+                                                   document.getElementById('x-shift-command').textContent]);
   const url = page.url();
   const tab = await openTab(browser, url, pageErrors);
+  await tab.waitForFunction('window.bnSectionsIdle === true', { timeout: 30000 });
   const got = await pageNumbers(tab);
+  const sectionsGot = await tab.evaluate(() => [document.getElementById('clf-command').textContent,
+                                                document.getElementById('x-shift-command').textContent]);
   const controls = await tab.evaluate(() => ['#k-sweep-order', '#k-sweep-order-feature', '#k-sweep-batch_size',
     '#k-layer-momentum', '#k-feature-2-sd', '#k-layer-estimator'].map(s => document.querySelector(s).value));
   const want = cli(sets(defaults8.map(l => l.startsWith('population.feature=f2 ') ? F('f2', -0.5, 3, 0.6) : l))
@@ -882,6 +891,8 @@ async function linkChecks(browser, page, origin, pageErrors) {
          got.tsv === shown.tsv ? null : 'the restored page shows other numbers',
          got.tsv === want.out ? null : 'the restored numbers are not bnstudy run\'s',
          got.command === shown.command ? null : `command ${got.command}`,
+         JSON.stringify(sectionsGot) === JSON.stringify(sectionsShown) ? null : `the sections' commands: ${sectionsGot}`,
+         /--hidden 8/.test(sectionsGot[0]) && /--shift 0\.5/.test(sectionsGot[1]) ? null : `sections: ${sectionsGot}`,
          JSON.stringify(controls) === JSON.stringify(['sorted', 'f3', '64', '0.95', '3', 'ema-debiased'])
            ? null : `controls ${controls}`].filter(x => x));
   await tab.close();
@@ -1086,11 +1097,15 @@ async function main() {
       await page.click('#reset');
       await idle(page);
       if (file) {
-        await page.evaluate(() => {
+        /* The laptop's from the top; the phone's at the results, as the
+         * skip link takes a reader there. */
+        await page.evaluate(phone => {
           document.activeElement.blur();
           document.getElementById('controls').scrollTop = 0;
           window.scrollTo(0, 0);
-        });
+          if (phone)
+            document.getElementById('results').scrollIntoView();
+        }, w < 960);
         fs.mkdirSync(path.dirname(file), { recursive: true });
         await page.screenshot({ path: file });
       }
