@@ -819,11 +819,14 @@
     return ['./bnstudy', 'run'].concat(args).map(shellWord).join(' ');
   }
 
-  function buildClfControls() {
-    const form = $('clf-controls');
+  /* A section's own controls, one per key of its table (each the key
+   * table's row, with the section's default `dflt`, and `lines` for a key
+   * given once a line): the control's id is prefix and the key's name,
+   * its value in values, and each change calls changed. */
+  function sectionControls(form, prefix, list, values, changed) {
     form.replaceChildren();
-    for (const c of CLF_KEYS) {
-      const k = c.def, id = `c-${k.section}-${k.name}`;
+    for (const x of list) {
+      const k = x.def, id = `${prefix}-${k.section}-${k.name}`;
       const box = document.createElement('div');
       box.className = 'control';
       const label = document.createElement('label');
@@ -834,24 +837,29 @@
       if (k.type === 'choices') {
         input = document.createElement('select');
         for (const v of k.choices)
-          input.appendChild(new Option(v, v, false, v === clfState[c.key]));
+          input.appendChild(new Option(v, v, false, v === values[x.key]));
+      } else if (x.lines) {
+        input = document.createElement('textarea');
+        Object.assign(input, { rows: 3, value: values[x.key], spellcheck: false });
       } else {
         input = document.createElement('input');
-        Object.assign(input, { type: 'text', value: clfState[c.key], spellcheck: false });
+        Object.assign(input, { type: 'text', value: values[x.key], spellcheck: false });
         input.setAttribute('inputmode', k.type === 'real' || k.type === 'reals' ? 'decimal' : 'numeric');
       }
       input.id = id;
-      input.dataset.key = c.key;
+      input.dataset.key = x.key;
       input.setAttribute('aria-describedby', `${id}-help`);
       input.addEventListener(k.type === 'choices' ? 'change' : 'input', () => {
-        clfState[c.key] = input.value.trim();
-        computeClf();
+        values[x.key] = x.lines ? input.value : input.value.trim();
+        changed();
       });
       box.appendChild(input);
-      help(box, `${id}-help`, `${k.help}; default here ${c.dflt}`);
+      help(box, `${id}-help`, `${k.help}; default here ${x.dflt.replace(/\n/g, '; ')}`);
       form.appendChild(box);
     }
   }
+  const buildClfControls = () => sectionControls($('clf-controls'), 'c', CLF_KEYS, clfState, computeClf);
+
 
   /* A section's worker: one job at a time and the newest waiting; a job
    * still running after 250 ms is abandoned for the newest (the worker
@@ -1085,43 +1093,9 @@
   }
   buildCauseSections();
 
-  function buildCauseControls() {
-    for (const c of CAUSES) {
-      const form = $(`x-${c.id}-controls`);
-      form.replaceChildren();
-      for (const x of c.keys) {
-        const k = x.def, id = `x-${c.id}-${k.section}-${k.name}`;
-        const box = document.createElement('div');
-        box.className = 'control';
-        const label = document.createElement('label');
-        label.htmlFor = id;
-        cell(label, 'code', k.name);
-        box.appendChild(label);
-        let input;
-        if (k.type === 'choices') {
-          input = document.createElement('select');
-          for (const v of k.choices)
-            input.appendChild(new Option(v, v, false, v === causeState[c.id][x.key]));
-        } else if (x.lines) {
-          input = document.createElement('textarea');
-          Object.assign(input, { rows: 3, value: causeState[c.id][x.key], spellcheck: false });
-        } else {
-          input = document.createElement('input');
-          Object.assign(input, { type: 'text', value: causeState[c.id][x.key], spellcheck: false });
-        }
-        input.id = id;
-        input.dataset.key = x.key;
-        input.setAttribute('aria-describedby', `${id}-help`);
-        input.addEventListener(k.type === 'choices' ? 'change' : 'input', () => {
-          causeState[c.id][x.key] = x.lines ? input.value : input.value.trim();
-          computeCause(c);
-        });
-        box.appendChild(input);
-        help(box, `${id}-help`, `${k.help}; default here ${x.dflt.replace(/\n/g, '; ')}`);
-        form.appendChild(box);
-      }
-    }
-  }
+  const buildCauseControls = () => CAUSES.forEach(c =>
+    sectionControls($(`x-${c.id}-controls`), `x-${c.id}`, c.keys, causeState[c.id], () => computeCause(c)));
+
 
   /* The run chosen, and the sweep the figure draws: the batch sizes 8 to
    * 256 within the rows (feature maps: within half the samples, as a

@@ -483,6 +483,7 @@ static int apply(exp_t *e, const char *sets, bn_error *err)
  * every epoch. */
 typedef struct {
     bn_buf *b;
+    unsigned models;
     const pop_t *pop;
     const run_config *cfg;
 } curve_ctx;
@@ -490,7 +491,7 @@ typedef struct {
 static void curve_row(void *ctx, unsigned long epoch, const run_result *r)
 {
     curve_ctx *c = ctx;
-    out_curve_row(c->b, c->pop, c->cfg, epoch + 1, r);
+    out_curve_row(c->b, c->models, c->pop, c->cfg, epoch + 1, r);
 }
 
 /* Every configuration of the experiment, run as `bnstudy run` runs one
@@ -509,14 +510,16 @@ static int run_all(exp_t *e, int tables, bn_buf *out, bn_error *err)
     for (size_t k = 0; rc == 0 && k < count; k++) {
         run_config cfg;
         exp_config(e, k, &cfg);
-        unsigned m = 1u << cfg.model;
+        /* The columns bnstudy run writes: the model's, and a network's
+         * own when the experiment names one (run_cmd_models). */
+        unsigned m = RUN_MODEL_BIT(cfg.model) | (e->models & RUN_NET_EXT);
         if (k == 0) {
             out_summary_header(out, m);
             out_features_header(&t[0], m);
-            out_curve_header(&t[1]);
+            out_curve_header(&t[1], m);
             out_effective_header(&t[2], m);
         }
-        curve_ctx cc = {&t[1], p->pop, &cfg};
+        curve_ctx cc = {&t[1], m, p->pop, &cfg};
         run_observer obs = {NULL, NULL, tables & WEB_CURVE ? curve_row : NULL,
                             &cc, NULL};
         int blame[2] = {-1, -1};
