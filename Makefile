@@ -245,7 +245,8 @@ build/san/fuzz_replay_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_run.h tests/fuzz/re
 # The peer cross-checks (tests/peer/): bnstudy's layer against PyTorch and a
 # plain-numpy reference, on feature maps against BatchNorm2d, the
 # population-file reader against NumPy, dump_bn_inputs.py's dumps through
-# `bnstudy diagnose`, and the classifier against PyTorch.
+# `bnstudy diagnose`, the classifier against PyTorch, and the layer's
+# batch-dependence scores and padded sequences against BatchNorm1d.
 # Debian's python3-torch is only visible to the system interpreter, not to
 # a python3 that may come first on PATH.
 PEER_PYTHON ?= /usr/bin/python3
@@ -266,6 +267,8 @@ test-peer: $(BIN) $(PEER_DRIVERS:%=$(BUILD)/%)
 	$(PEER_PYTHON) tests/peer/peer_torch.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_bn2d.py --driver $(BUILD)/bn2d_driver || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_popfile.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_dependence.py --bnstudy ./$(BIN) || rc=1; \
+	$(PEER_PYTHON) tests/peer/peer_sequences.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_dump.py --bnstudy ./$(BIN) || rc=1; \
 	$(PEER_PYTHON) tests/peer/peer_clf.py --bnstudy ./$(BIN) \
 		--jacobian-driver $(BUILD)/jacobian_driver || rc=1; \
@@ -311,7 +314,9 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                shift clf-adaptive drift drift-momentum collapse initial \
                clf-initial maps-digits maps-field \
                clf-depth clf-norms clf-adam clf-float32 clf-conv-digits \
-               clf-radial
+               clf-radial \
+               checkpoint clf-frozen devices clf-devices \
+               batch-dependence clf-batch-dependence sequences
 
 study:
 	@bash scripts/deps.sh study

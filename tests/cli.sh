@@ -636,6 +636,65 @@ long_paths() {
 }
 case_ "a long --out is refused with its limit, leaves no directories, and messages hold paths whole" long_paths
 
+# ---- buffers from elsewhere, frozen from the start (issue 24) ----
+
+checkpoint_file() {
+    (cd "$repo" && BNSTUDY="$bin" bash scripts/make-checkpoint.sh "$run/ck.tsv") &&
+        cmp -s ck.tsv "$repo/experiments/checkpoint-shifted.tsv"
+}
+case_ "scripts/make-checkpoint.sh still writes the committed checkpoint-shifted.tsv" checkpoint_file
+
+bad_initial() {
+    local out rc
+    cp "$repo/experiments/checkpoint.ini" .
+    printf 'feature\trunning_mean\trunning_var\nf0\t1\t2\nf9\t0\t1\n' > checkpoint-shifted.tsv
+    out=$("$bin" sweep checkpoint.ini --out o 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e o/checkpoint ] &&
+        [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+        grep -q "checkpoint-shifted.tsv:3: feature 'f9' is not one of the population's 8" <<< "$out" || return 1
+    printf 'feature\trunning_mean\trunning_var\nf0\t1\t-2\n' > checkpoint-shifted.tsv
+    out=$("$bin" sweep checkpoint.ini --out o 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e o/checkpoint ] &&
+        grep -q "checkpoint-shifted.tsv:2: column running_var" <<< "$out" || return 1
+    out=$("$bin" run --set model.type=classifier --set population.classes=2 \
+          --set model.freeze_after=begin 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "'begin' is not an integer or 'start'" <<< "$out"
+}
+case_ "[layer] initial naming a feature the population lacks, or a negative variance, and freeze_after = begin: one message, 2, nothing written" bad_initial
+
+# The word start and a checkpoint as the files record them.
+recorded() {
+    printf '[population]\nrows = 64\nclasses = 2\n[model]\ntype = classifier\nfreeze_after = 0 start\n[sweep]\nbatch_size = 16\n' > fz.ini
+    "$bin" sweep fz.ini --out o > /dev/null 2>&1 &&
+        grep -qx "model.freeze_after	0 start" o/fz/manifest.tsv &&
+        [ "$(cut -f "$(head -1 o/fz/summary.tsv | tr '\t' '\n' | grep -nx freeze_after | cut -d: -f1)" o/fz/summary.tsv | tr '\n' ' ')" = "freeze_after 0 start " ] ||
+        return 1
+    printf 'feature\trunning_mean\trunning_var\nf1\t1\t2\nf0\t0.5\t3\n' > ck2.tsv
+    printf '[population]\nrows = 64\n[layer]\ninitial = ck2.tsv\n[sweep]\nbatch_size = 16\n' > ck.ini
+    "$bin" sweep ck.ini --out o > /dev/null 2>&1 &&
+        grep -qx "layer.initial	ck2.tsv" o/ck/manifest.tsv &&
+        grep -qx "layer.initial_sha256	$(sha256sum < ck2.tsv | cut -d' ' -f1)" o/ck/manifest.tsv &&
+        grep -qx "layer.initial_features	2" o/ck/manifest.tsv &&
+        ! grep -q "layer.initial" o/fz/manifest.tsv
+}
+case_ "freeze_after = start is written as the word; [layer] initial's file, SHA-256 and features are in the manifest, and only where set" recorded
+
+bad_devices() {
+    local out rc
+    printf '[layer]\ndevices = 2 3\n[sweep]\nbatch_size = 64\n' > dv.ini
+    out=$("$bin" sweep dv.ini --out o 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && [ ! -e o/dv ] &&
+        [ "$out" = "bnstudy sweep: dv.ini:2: devices 3: batch size 64 does not split into 3 equal shares of at least 2 rows" ] ||
+        return 1
+    # The diagnosis refuses what its tests do not describe.
+    out=$("$bin" diagnose --batch-size 64 --devices 4 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "devices with statistics of their own are not diagnosed" <<< "$out" || return 1
+    printf 'feature\trunning_mean\trunning_var\nf0\t1\t2\n' > ck.tsv
+    out=$("$bin" diagnose --batch-size 64 --set layer.initial=ck.tsv 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "starts the buffers at 0 and 1, not at a checkpoint's" <<< "$out"
+}
+case_ "devices that do not split the batch: one message naming the line, 2, nothing written; diagnose refuses devices of their own and [layer] initial" bad_devices
+
 cd "$repo" || exit 2
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

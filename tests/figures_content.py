@@ -37,11 +37,13 @@ from pathlib import Path
 
 REL = 1e-12
 EXACT = 1e-12
-X_KEYS = ["batch_size", "epochs", "precise_batches", "new_weight", "eps",
-          "gamma", "beta"]
-X_SYM = {"batch_size": "B", "epochs": "E", "precise_batches": "K",
+X_KEYS = ["batch_size", "devices", "epochs", "precise_batches", "new_weight",
+          "eps", "gamma", "beta"]
+X_SYM = {"batch_size": "B", "devices": "K", "epochs": "E",
+         "precise_batches": "K",
          "new_weight": "p", "eps": "eps", "gamma": "gamma", "beta": "beta"}
-X_NOUN = {"batch_size": "batch size", "epochs": "number of epochs",
+X_NOUN = {"batch_size": "batch size", "devices": "number of devices",
+          "epochs": "number of epochs",
           "precise_batches": "number of pooled batches",
           "new_weight": "new-value weight", "eps": "eps", "gamma": "gamma",
           "beta": "beta"}
@@ -49,7 +51,11 @@ NUMERIC = {"gamma", "beta", "eps", "momentum", "new_weight", "batch_size",
            "seed", "epochs", "precise_batches", "hidden", "freeze_after",
            "lr", "sgd_momentum", "weight_decay", "init_seed", "shift",
            "scale", "offset", "drift_size", "depth", "adam_beta1",
-           "adam_beta2", "adam_eps", "warmup", "step_epochs", "step_factor"}
+           "adam_beta2", "adam_eps", "warmup", "step_epochs", "step_factor",
+           "devices"}
+# The words a numeric key takes besides its numbers (the key table's
+# `word`).
+KEY_WORDS = {"freeze_after": ("start",)}
 # The orders in words, as a figure states them (src/model/order.c's phrases).
 ORDER_WORDS = {"as-is": "batches in the enumerated order",
                "shuffled": "shuffled batches",
@@ -197,7 +203,7 @@ class Experiment:
         # themselves, named by the population column).
         self.keys = {k.split(".", 1)[1] for k in self.manifest
                      if k.startswith(("layer.", "sweep.", "model.",
-                                      "evaluation."))} | {"new_weight"}
+                                      "evaluation.", "sequence."))} | {"new_weight"}
         self.files = {}
         for f in ("summary", "features", "distribution", "expectation",
                   "curve", "effective"):
@@ -227,7 +233,11 @@ class Experiment:
 def distinct(rows, key):
     # "-": a setting of the other model, in a file of both; no value.
     vals = unique(r[key] for r in rows if r[key] != "-")
-    return sorted(vals, key=float) if key in NUMERIC else vals
+    # A key's word among its numbers (freeze_after's "start") makes the
+    # axis one of names, in the file's order.
+    if key in NUMERIC and not any(v in KEY_WORDS.get(key, ()) for v in vals):
+        return sorted(vals, key=float)
+    return vals
 
 
 def varying(E, rows):
@@ -269,7 +279,7 @@ def value_words(key, v):
         return order_words(v)
     if key == "estimator":
         return v
-    if key in NUMERIC:
+    if key in NUMERIC and v not in KEY_WORDS.get(key, ()):
         return f"{key} = {g(float(v))}"
     return f"{key} {v}"
 
@@ -331,6 +341,8 @@ def expected_figures(E):
         want.append("curve")
     if norm_view(E) is not None:
         want.append("weight-norm")
+    if dependence_rows(E) is not None:
+        want.append("batch-dependence")
     return want
 
 
@@ -707,20 +719,26 @@ def fig_init_weight(ck, E, tabs):
               [(float(r["updates"]), float(r["init_weight"])) for r in rows])
     # The label states T's formula: check it on every run.
     label = texts.get("xlabel", "")
+    # Padded sequences: a batch counts whole sequences of `length` rows.
+    lengths = distinct(rows, "length") if "length" in rows[0] else ["0"]
+    seq = len(lengths) == 1 and int(lengths[0]) > 0
+    units = E.rows // int(lengths[0]) if seq and E.rows is not None else E.rows
+    unit = "sequences" if seq else "rows"
     m = re.match(r"EMA updates in (one|\S+) epochs?, T = (\S+ )?([⌊⌈])N / B[⌋⌉], "
-                 r"N = (\d+) rows", label)
+                 r"N = (\d+) (rows|sequences)", label)
     if m:
         e = 1 if m.group(1) == "one" else int(m.group(1))
         n = int(m.group(4))
         div = (lambda a, b: a // b) if m.group(3) == "⌊" else (lambda a, b: -(-a // b))
-        ok = n == E.rows and all(int(r["epochs"]) == e and int(r["updates"]) ==
+        ok = n == units and m.group(5) == unit and len(lengths) == 1 and \
+            all(int(r["epochs"]) == e and int(r["updates"]) ==
                                  e * div(n, int(r["batch_size"])) for r in rows)
         ck.check(f"{where}: '{label}' holds for every run", ok)
     else:
         ck.check(f"{where}: a label this test knows", label.startswith("EMA updates T"), label)
     facts = {"rows": E.rows}
-    if E.rows is not None:
-        ck.check(f"{where}: the label gives the rows", f"N = {E.rows} rows" in label, label)
+    if E.rows is not None and len(lengths) == 1:
+        ck.check(f"{where}: the label gives the rows", f"N = {units} {unit}" in label, label)
     tmin = min(int(r["updates"]) for r in rows)
     p = next((q for q in ps if close(q, published, 1e-9)), ps[0])
     w = next(float(r["init_weight"]) for r in rows if int(r["updates"]) == tmin
@@ -918,6 +936,7 @@ NORM_SERIES = 4
 K_STEP = 4.0          # other orders past the last K of a K axis
 CLF_X = {"batch_size": ("batch size", "B", "batch size B"),
          "epochs": ("number of epochs", "E", "epochs E"),
+         "devices": ("number of devices", "K", "devices K (B/K rows each)"),
          "shift": ("shift", "shift", "held-out rows' shift, in sd"),
          "scale": ("scale", "scale", "held-out rows' spread, × sd")}
 
@@ -1047,6 +1066,8 @@ def accuracy_view(E):
         kind = "num"
     elif "order" in ax and sum(grouped_k(o) > 0 for o in orders) >= 2:
         x, kind = "order", "k"
+    elif "devices" in ax:
+        x, kind = "devices", "num"
     elif "shift" in ax or "scale" in ax:
         x, kind = ("shift" if "shift" in ax else "scale"), "num"
     else:
@@ -1344,6 +1365,74 @@ def fig_weight_norm(ck, E, tabs):
                  f"{label!r} lacks {fixed!r}")
 
 
+DEP_COLS = ("batch_dependence", "batch_dependence_mean",
+            "batch_dependence_eval")
+DEP_ACC = ("acc_train_mode", "acc_train_by_class", "acc_eval_mode")
+
+
+def dependence_rows(E):
+    """The batch-dependence figure's rows, by batch size: summary.tsv's
+    with the three ranges, one seed, every varying axis but the batch
+    size at its first row's value; None when it draws nothing."""
+    rows = E.files["summary"]
+    if not rows or not set(DEP_COLS) <= set(rows[0]):
+        return None
+    vary = varying(E, rows)
+    if "seed" in vary or "batch_size" not in vary:
+        return None
+    held = [k for k in vary if k != "batch_size"]
+    keep = [r for r in rows if all(r[k] == rows[0][k] for k in held)]
+    return sorted(keep, key=lambda r: float(r["batch_size"])), held
+
+
+def fig_batch_dependence(ck, E, tabs):
+    rows, held = dependence_rows(E)
+    where = f"{E.name}/batch-dependence"
+    clf = "acc_train_by_class" in rows[0]
+    plots = read_tables(tabs / "batch-dependence.png.tab")
+    want_plots = 2 if clf else 1
+    if not ck.check(f"{where}: the ranges{' and the accuracies' if clf else ''}",
+                    len(plots) == want_plots,
+                    f"{len(plots)} plots, want {want_plots}"):
+        return
+    for k, cols in enumerate((DEP_COLS, DEP_ACC)[:want_plots]):
+        for curve, col in zip(plots[k], cols):
+            want = [(float(r["batch_size"]), float(r[col])) for r in rows]
+            ck.series(f"{where}: {col} at each batch size", curve, want)
+    texts = [read_set(tabs / f"batch-dependence.{j}.set")
+             for j in range(1, want_plots + 1)]
+    lo, hi = rows[0], rows[-1]
+    ev = max(float(r["batch_dependence_eval"]) for r in rows)
+    what = "logits move" if clf else "output moves"
+    f3 = lambda v: "%.3g" % float(v)
+    want = (f"In training mode a row's {what} with its batch by up to "
+            f"{f3(lo['batch_dependence'])} (mean {f3(lo['batch_dependence_mean'])}) "
+            f"at B = {lo['batch_size']}\nand {f3(hi['batch_dependence'])} "
+            f"(mean {f3(hi['batch_dependence_mean'])}) at B = {hi['batch_size']}; " +
+            ("in evaluation mode by 0 at every B" if ev == 0
+             else f"in evaluation mode by up to {f3(ev)}"))
+    title = texts[0]["labels"].get(100, "")
+    ck.check(f"{where}: the title states both ends and evaluation mode",
+             title == want, f"{title!r}, want {want!r}")
+    label = texts[-1]["labels"].get(101, "")
+    m = E.manifest.get("sweep.compositions", ["?"])[0]
+    ck.check(f"{where}: the label gives the shuffles", f"{m} shuffles" in label,
+             label)
+    for k in held:
+        ck.check(f"{where}: the label names {k} held", f"{k} {rows[0][k]}" in label,
+                 label)
+    if clf:
+        at = max(rows, key=lambda r: abs(float(r["acc_train_by_class"]) -
+                                         float(r["acc_train_mode"])))
+        want = (f"Held-out batches of one class take training mode's accuracy "
+                f"from {f3(at['acc_train_mode'])} to {f3(at['acc_train_by_class'])} "
+                f"at B = {at['batch_size']}\n(evaluation mode: "
+                f"{f3(at['acc_eval_mode'])}, whatever the batches)")
+        got = texts[1].get("title")
+        ck.check(f"{where}: the accuracy panel states the largest move",
+                 got == want, f"{got!r}, want {want!r}")
+
+
 def fig_accuracy(ck, E, tabs):
     fig_clf(ck, E, tabs, "accuracy", accuracy_view(E))
 
@@ -1367,6 +1456,7 @@ FIGURES = {
     "curve": fig_curve,
     "effective": fig_effective,
     "weight-norm": fig_weight_norm,
+    "batch-dependence": fig_batch_dependence,
 }
 
 

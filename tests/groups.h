@@ -26,6 +26,8 @@ int test_convpop_run(size_t *ntests);
 int test_drift_run(size_t *ntests);
 int test_collapse_run(size_t *ntests);
 int test_causes_run(size_t *ntests);
+int test_initial_run(size_t *ntests);
+int test_devices_run(size_t *ntests);
 int test_num_run(size_t *ntests);
 int test_provenance_run(size_t *ntests);
 int test_filepop_run(size_t *ntests);

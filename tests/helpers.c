@@ -7,6 +7,8 @@
 #include "model/order.h"
 #include "model/score.h"
 
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_sf_gamma.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -548,4 +550,102 @@ void test_expect_refused(const char *dir, const char *args,
                  args, rc, out, err, needle);
     test_slurp_free(out);
     test_slurp_free(err);
+}
+
+size_t *ref_compositions(size_t n, size_t b, size_t m, uint64_t seed,
+                         size_t *count)
+{
+    *count = 0;
+    if (b < 2 || b > n)
+        return NULL;
+    double all = gsl_sf_choose((unsigned)n, (unsigned)b);
+    size_t sampled = m * (n / b);
+    if (all <= (double)sampled) {
+        assert_true(n < 64);
+        size_t *rows = malloc((size_t)all * b * sizeof *rows), at = 0;
+        assert_non_null(rows);
+        for (uint64_t bits = 0; bits < (UINT64_C(1) << n); bits++) {
+            if ((size_t)__builtin_popcountll(bits) != b)
+                continue;
+            for (size_t i = 0; i < n; i++)
+                if (bits >> i & 1)
+                    rows[at++] = i;
+        }
+        *count = at / b;
+        assert_int_equal(*count, (size_t)all);
+        return rows;
+    }
+    size_t per = n / b, *rows = malloc(sampled * b * sizeof *rows);
+    size_t *v = malloc(n * sizeof *v);
+    gsl_rng *r = pcg32_gsl_alloc(seed, PCG32_INITSEQ_COMPOSE);
+    assert_true(rows && v && r);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i;
+    for (size_t s = 0; s < m; s++) {
+        gsl_ran_shuffle(r, v, n, sizeof *v);
+        memcpy(&rows[s * per * b], v, per * b * sizeof *rows);
+    }
+    gsl_rng_free(r);
+    free(v);
+    *count = sampled;
+    return rows;
+}
+
+void ref_layer_dependence(const double *x, size_t n, size_t f, size_t b,
+                          size_t m, uint64_t seed, const bn_config *l,
+                          const double *rm, const double *rv,
+                          ref_dependence *out)
+{
+    size_t count;
+    size_t *rows = ref_compositions(n, b, m, seed, &count);
+    long double *lo = malloc(4 * n * f * sizeof *lo);
+    size_t *seen = calloc(n, sizeof *seen);
+    assert_true(lo && seen);
+    long double *hi = lo + n * f, *elo = hi + n * f, *ehi = elo + n * f;
+    double col[b];
+    for (size_t k = 0; k < count; k++) {
+        const size_t *r = &rows[k * b];
+        for (size_t j = 0; j < f; j++) {
+            long double mu, v;
+            for (size_t i = 0; i < b; i++)
+                col[i] = x[r[i] * f + j];
+            ld_moments(b, 1, col, &mu, &v);
+            for (size_t i = 0; i < b; i++) {
+                long double y = l->gamma * ((col[i] - mu) / sqrtl(v + l->eps)) +
+                                l->beta;
+                long double e =
+                    l->gamma * ((col[i] - rm[j]) / sqrtl(rv[j] + l->eps)) +
+                    l->beta;
+                size_t at = r[i] * f + j;
+                int first = seen[r[i]] == 0;
+                lo[at] = first || y < lo[at] ? y : lo[at];
+                hi[at] = first || y > hi[at] ? y : hi[at];
+                elo[at] = first || e < elo[at] ? e : elo[at];
+                ehi[at] = first || e > ehi[at] ? e : ehi[at];
+            }
+        }
+        for (size_t i = 0; i < b; i++)
+            seen[r[i]]++;
+    }
+    long double worst = 0.0L, worst_e = 0.0L, sum = 0.0L;
+    size_t twice = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (seen[i] < 2)
+            continue;
+        long double row = 0.0L;
+        for (size_t j = 0; j < f; j++) {
+            row = fmaxl(row, hi[i * f + j] - lo[i * f + j]);
+            worst_e = fmaxl(worst_e, ehi[i * f + j] - elo[i * f + j]);
+        }
+        worst = fmaxl(worst, row);
+        sum += row;
+        twice++;
+    }
+    out->worst = worst;
+    out->mean = twice ? sum / (long double)twice : 0.0L;
+    out->worst_eval = worst_e;
+    out->batches = count;
+    free(rows);
+    free(lo);
+    free(seen);
 }

@@ -91,6 +91,25 @@ size_t test_column(char *const *header, size_t n, const char *name,
  * the last one. Starting from the sorted order it visits all n!. */
 int test_next_permutation(size_t *a, size_t n);
 
+/* The batches of the batch-dependence scores (model/compose.h), made
+ * apart from compose.c: whether to enumerate by GSL's gsl_sf_choose, the
+ * subsets by counting through bit patterns (n < 64), the shuffles by
+ * GSL's gsl_ran_shuffle on the same PCG32 stream. Returns the batches'
+ * rows, *count batches of b in a row (free them), NULL for none. */
+size_t *ref_compositions(size_t n, size_t b, size_t m, uint64_t seed,
+                         size_t *count);
+/* The layer's batch-dependence scores from the batches above, in long
+ * double: each row's train-mode output with its batch's statistics, its
+ * eval-mode output with the buffers rm, rv. */
+typedef struct {
+    long double worst, mean, worst_eval;
+    size_t batches;
+} ref_dependence;
+void ref_layer_dependence(const double *x, size_t n, size_t f, size_t b,
+                          size_t m, uint64_t seed, const bn_config *l,
+                          const double *rm, const double *rv,
+                          ref_dependence *out);
+
 /* Two-pass mean and population variance (divisor n) in long double. */
 void ld_moments(size_t n, size_t stride, const double *v, long double *mean,
                 long double *var);

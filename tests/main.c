@@ -32,6 +32,8 @@ static const struct {
     {.name = "drift", .run = test_drift_run},
     {.name = "collapse", .run = test_collapse_run},
     {.name = "causes", .run = test_causes_run},
+    {.name = "initial", .run = test_initial_run},
+    {.name = "devices", .run = test_devices_run},
     {.name = "provenance", .run = test_provenance_run},
     {.name = "filepop", .run = test_filepop_run},
     {.name = "diagnose", .run = test_diagnose_run},

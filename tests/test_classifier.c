@@ -334,6 +334,105 @@ static void radial_step(void *ctx, const net_step *st)
 /* A run's scores are net.h's on the rows the population stage makes,
  * trained in the order's permutation and scored in `shuffled`'s with the
  * run's seed; the evaluation rows shifted as [evaluation] says. */
+/* The held-out rows in the order evp, sorted by class by counting
+ * (stable), for acc_train_by_class. */
+static size_t *by_class(const net_data *d, const size_t *evp)
+{
+    size_t *out = malloc(d->n * sizeof *out), at = 0;
+    assert_non_null(out);
+    for (int c = 0; c < (int)d->k; c++)
+        for (size_t i = 0; i < d->n; i++)
+            if (d->label[evp[i]] == c)
+                out[at++] = evp[i];
+    assert_int_equal(at, d->n);
+    return out;
+}
+
+/* The batch-dependence scores from batches made apart (helpers.c): each
+ * row's logits in each, in both modes, their ranges in long double, and
+ * the rows whose largest logit (the first on a tie) moves. */
+static void clf_dependence_ref(net_t *net, const net_data *d,
+                               const size_t *evp, const run_config *cfg,
+                               const run_result *res, score_refs *ck)
+{
+    size_t count, b = cfg->batch_size, n = d->n, k = d->k;
+    size_t *rows = ref_compositions(n, b, cfg->compositions, cfg->seed,
+                                    &count);
+    long double *lo = malloc(2 * n * k * sizeof *lo), *hi = lo + n * k;
+    double *x = malloc(b * d->f * sizeof *x), *z = malloc(b * k * sizeof *z);
+    int *lab = malloc(b * sizeof *lab), *cls = malloc(n * sizeof *cls);
+    int *moved = calloc(n, sizeof *moved);
+    size_t *seen = calloc(n, sizeof *seen);
+    assert_true(lo && x && z && lab && cls && moved && seen);
+    for (size_t t = 0; t < count; t++) {
+        const size_t *r = &rows[t * b];
+        for (size_t i = 0; i < b; i++) {
+            memcpy(&x[i * d->f], &d->x[r[i] * d->f], d->f * sizeof *x);
+            lab[i] = d->label[r[i]];
+        }
+        net_forward(net, b, x, lab, NN_BN_RUNNING, 0);
+        memcpy(z, net_logits(net), b * k * sizeof *z);
+        net_forward(net, b, x, lab, NN_BN_BATCH_KEEP, 0);
+        const double *zt = net_logits(net);
+        for (size_t i = 0; i < b; i++) {
+            /* Evaluation mode: the row alone gives the same logits. */
+            net_forward(net, 1, &x[i * d->f], &lab[i], NN_BN_RUNNING, 0);
+            assert_memory_equal(net_logits(net), &z[i * k], k * sizeof *z);
+            net_forward(net, b, x, lab, NN_BN_BATCH_KEEP, 0);
+            size_t best = 0;
+            for (size_t c = 0; c < k; c++) {
+                size_t at = r[i] * k + c;
+                long double v = zt[i * k + c];
+                lo[at] = seen[r[i]] == 0 || v < lo[at] ? v : lo[at];
+                hi[at] = seen[r[i]] == 0 || v > hi[at] ? v : hi[at];
+                if (zt[i * k + c] > zt[i * k + best])
+                    best = c;
+            }
+            if (seen[r[i]]++ > 0 && cls[r[i]] != (int)best)
+                moved[r[i]] = 1;
+            cls[r[i]] = (int)best;
+        }
+    }
+    long double worst = 0.0L, sum = 0.0L;
+    size_t twice = 0, flips = 0;
+    for (size_t i = 0; i < n; i++) {
+        flips += moved[i];
+        if (seen[i] < 2)
+            continue;
+        long double row = 0.0L;
+        for (size_t c = 0; c < k; c++)
+            row = fmaxl(row, hi[i * k + c] - lo[i * k + c]);
+        worst = fmaxl(worst, row);
+        sum += row;
+        twice++;
+    }
+    assert_true(count > 0 && twice > 0);
+    assert_true(score_ref(ck, res, "dep_batches") == (double)count);
+    assert_close(score_ref(ck, res, "batch_dependence"), worst, 1e-12,
+                 worst + 1.0L);
+    assert_close(score_ref(ck, res, "batch_dependence_mean"),
+                 sum / (long double)twice, 1e-12, worst + 1.0L);
+    assert_true(score_ref(ck, res, "batch_dependence_eval") == 0.0);
+    assert_true(score_ref(ck, res, "class_flips") ==
+                (double)flips / (double)n);
+    size_t *sorted = by_class(d, evp);
+    net_score s;
+    bn_error err;
+    assert_int_equal(net_score_train_mode(net, d, sorted, &s, NULL, NULL,
+                                          &err),
+                     0);
+    assert_true(score_ref(ck, res, "acc_train_by_class") == s.accuracy);
+    free(sorted);
+    free(rows);
+    free(lo);
+    free(x);
+    free(z);
+    free(lab);
+    free(cls);
+    free(moved);
+    free(seen);
+}
+
 void ref_classifier_scores(const char *root)
 {
     char dir[300];
@@ -344,7 +443,8 @@ void ref_classifier_scores(const char *root)
          "[population]\nrows = 200\nclasses = 3\n"
          "[evaluation]\nshift = 0.5\nscale = 1.5\n"
          "[model]\ntype = classifier\nhidden = 6\nlr = 0.2\n"
-         "[sweep]\nbatch_size = 16\norder = sorted\nepochs = 2\nseed = 4\n");
+         "[sweep]\nbatch_size = 16\norder = sorted\nepochs = 2\nseed = 4\n"
+         "compositions = 3\n");
     exp_pops pops;
     bn_error err;
     assert_int_equal(exp_populations(e, 1, &pops, &err), 0);
@@ -451,6 +551,7 @@ void ref_classifier_scores(const char *root)
     /* ema: the initial values keep (1 - p)^T. */
     assert_rel(REF("init_weight"),
                powl(cfg.layer.keep, (long double)(2 * (tr->n / 16))), 1e-12);
+    clf_dependence_ref(&net, &de, evp, &cfg, &res, &ck);
     score_refs_all(&ck, &cfg,
                    "ref_classifier_scores in tests/test_classifier.c");
 #undef REF

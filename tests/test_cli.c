@@ -198,7 +198,8 @@ static size_t study_columns(const char *file, char **cols, size_t max,
 static const score_def *next_layer_score(size_t *i)
 {
     for (const score_def *s; (s = score_get(*i)) != NULL;)
-        if (score_get((*i)++)->models & RUN_MODEL_BIT(RUN_MODEL_LAYER))
+        if (run_models_show(score_get((*i)++)->models,
+                            RUN_MODEL_BIT(RUN_MODEL_LAYER)))
             return s;
     return NULL;
 }

@@ -738,6 +738,133 @@ static void test_freeze_after(void **state)
     free_data(&ds);
 }
 
+/* The loss of the first batch of perm on a fresh network, in mode. */
+static double first_batch_loss(const run_config *cfg, const dataset *ds,
+                               const size_t *perm, nn_bn_mode mode)
+{
+    net_t net;
+    init_or_fail(&net, cfg, ds->f, ds->k);
+    size_t b = cfg->batch_size;
+    double *x = malloc(b * ds->f * sizeof *x);
+    int *y = malloc(b * sizeof *y);
+    assert_non_null(x);
+    assert_non_null(y);
+    for (size_t i = 0; i < b; i++) {
+        memcpy(&x[i * ds->f], &ds->x[perm[i] * ds->f], ds->f * sizeof *x);
+        y[i] = ds->label[perm[i]];
+    }
+    double loss = net_forward(&net, b, x, y, mode, 1);
+    free(x);
+    free(y);
+    net_free(&net);
+    return loss;
+}
+
+/* freeze_after = start: the very first step normalises with the buffers
+ * the network was made with (its loss that of a forward in running mode,
+ * not batch mode), and no step ever updates them: after three epochs they
+ * are still 0 and 1, bit for bit. */
+static void test_freeze_from_start(void **state)
+{
+    (void)state;
+    dataset ds;
+    make_data(&ds, 64, 3, 2, 23);
+    size_t *perm = shuffled(ds.n, 3);
+    run_config cfg;
+    small_config(&cfg, 5, 16, CLF_NORM_BATCH);
+    cfg.epochs = 3;
+    cfg.clf.freeze_after = CLF_FREEZE_START;
+    double running = first_batch_loss(&cfg, &ds, perm, NN_BN_RUNNING);
+    double batch = first_batch_loss(&cfg, &ds, perm, NN_BN_BATCH);
+    assert_true(running != batch); /* so the comparison tells them apart */
+    net_t net;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    watch w = {0};
+    net_observer obs = {on_step, on_epoch, &w};
+    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
+    assert_int_equal(w.steps, 12);
+    assert_true(w.first_loss == running);
+    for (size_t e = 0; e < 3; e++)
+        assert_int_equal(w.updates_at_epoch[e], 0);
+    for (size_t j = 0; j < 5; j++) {
+        assert_true(bn_of(&net)->rm[j] == 0.0);
+        assert_true(bn_of(&net)->rv[j] == 1.0);
+    }
+    net_free(&net);
+    /* Never frozen, the first step is batch mode's. */
+    cfg.clf.freeze_after = 0;
+    init_or_fail(&net, &cfg, ds.f, ds.k);
+    memset(&w, 0, sizeof w);
+    train_or_fail(&net, &cfg, &ds.d, perm, &obs);
+    assert_true(w.first_loss == batch);
+    net_free(&net);
+    free(perm);
+    free_data(&ds);
+}
+
+typedef struct {
+    int seen;
+    double rm[8], rv[8];
+    double loss;
+} first_step;
+
+static void keep_first(void *ctx, const net_step *s)
+{
+    first_step *f = ctx;
+    if (f->seen++)
+        return;
+    const bn_layer *bn = &s->net->l[1].bn;
+    memcpy(f->rm, bn->rm, 5 * sizeof(double));
+    memcpy(f->rv, bn->rv, 5 * sizeof(double));
+    f->loss = s->loss;
+}
+
+/* A fresh network trained on ds in the order perm: its first step. */
+static first_step first_step_of(const run_config *cfg, const dataset *ds,
+                                const size_t *perm)
+{
+    first_step f = {0};
+    net_observer obs = {keep_first, NULL, &f};
+    net_t net;
+    init_or_fail(&net, cfg, ds->f, ds->k);
+    train_or_fail(&net, cfg, &ds->d, perm, &obs);
+    net_free(&net);
+    return f;
+}
+
+/* On two devices of their own, B 16 is two shares of 8: the first step's
+ * loss is the mean of the two shares' losses, each normalised by its own
+ * statistics (a fresh network's batch-mode forward on those 8 rows), and
+ * the buffers after it are those of a step on share 0 alone, bit for bit.
+ * Synchronised, the run is one device's, bit for bit. */
+static void test_devices_split_the_batch(void **state)
+{
+    (void)state;
+    dataset ds;
+    make_data(&ds, 64, 3, 2, 23);
+    size_t *perm = shuffled(ds.n, 3);
+    run_config cfg;
+    small_config(&cfg, 5, 8, CLF_NORM_BATCH);
+    double l0 = first_batch_loss(&cfg, &ds, perm, NN_BN_BATCH_KEEP);
+    double l1 = first_batch_loss(&cfg, &ds, perm + 8, NN_BN_BATCH_KEEP);
+    first_step alone = first_step_of(&cfg, &ds, perm);
+    small_config(&cfg, 5, 16, CLF_NORM_BATCH);
+    cfg.layer.devices = 2;
+    first_step two = first_step_of(&cfg, &ds, perm);
+    assert_close(two.loss, ((long double)l0 + l1) / 2, 1e-15, two.loss);
+    assert_memory_equal(two.rm, alone.rm, 5 * sizeof(double));
+    assert_memory_equal(two.rv, alone.rv, 5 * sizeof(double));
+    cfg.layer.sync = 1;
+    first_step synced = first_step_of(&cfg, &ds, perm);
+    cfg.layer.devices = 1, cfg.layer.sync = 0;
+    first_step one = first_step_of(&cfg, &ds, perm);
+    assert_true(synced.loss == one.loss);
+    assert_memory_equal(synced.rm, one.rm, 5 * sizeof(double));
+    assert_true(two.loss != one.loss); /* the shares do differ */
+    free(perm);
+    free_data(&ds);
+}
+
 /* mean and var against the moments of fc1's outputs over rows[0..n-1]
  * (NULL: the first n rows), computed in long double. */
 static void check_hidden_moments(net_t *net, const dataset *ds,
@@ -959,6 +1086,8 @@ int test_net_run(size_t *ntests)
         cmocka_unit_test(test_training_learns_and_repeats),
         cmocka_unit_test(test_scores),
         cmocka_unit_test(test_freeze_after),
+        cmocka_unit_test(test_freeze_from_start),
+        cmocka_unit_test(test_devices_split_the_batch),
         cmocka_unit_test(test_precise),
         cmocka_unit_test(test_hidden_moments),
         cmocka_unit_test(test_validation),

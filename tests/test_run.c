@@ -19,6 +19,7 @@
 #include "model/order.h"
 #include "base/pcg32.h"
 #include "model/score.h"
+#include "model/seqlayer.h"
 
 static void make_order(const pop_t *pop, const char *name, uint64_t seed,
                        size_t *perm)
@@ -570,6 +571,22 @@ static void check_scores(const pop_t *pop, const run_config *cfg)
                  mag_v);
     assert_true(REF("props_total") == (double)(4 * f * t_count));
     assert_true(REF("props_pass") == (double)(4 * f * t_count));
+    /* Batch dependence, from batches made apart (helpers.c), in long
+     * double; in evaluation mode every output is one value exactly. */
+    ref_dependence dep = {0, 0, 0, 0};
+    if (cfg->compositions > 0)
+        ref_layer_dependence(pop->x, n, f, cfg->batch_size,
+                             cfg->compositions, cfg->seed, l,
+                             res.running_mean, res.running_var, &dep);
+    long double out_mag = fabsl(l->gamma) * 8.0L + fabsl(l->beta);
+    assert_true(REF("dep_batches") == (double)dep.batches);
+    assert_score(REF("batch_dependence"), dep.worst, out_mag);
+    assert_score(REF("batch_dependence_mean"), dep.mean, out_mag);
+    assert_true(REF("batch_dependence_eval") == 0.0);
+    /* Plain rows: no padding (seq_reference has the sequences'). */
+    assert_true(REF("pad_fraction") == 0.0);
+    assert_true(REF("closed_mean_err") == 0.0);
+    assert_true(REF("closed_var_err") == 0.0);
 #undef REF
     score_refs_all(&ck, cfg, "check_scores in tests/test_run.c");
     run_result_free(&res);
@@ -693,6 +710,7 @@ static void test_scores_recomputed(void **state)
     cfg.layer.gamma = 1.5;
     cfg.layer.beta = -0.25;
     cfg.layer.eps = 1e-3;
+    cfg.compositions = 3; /* sampled: C(512, 100) is far more */
     check_scores(&pop, &cfg);
 
     run_default_config(&cfg);
@@ -717,6 +735,190 @@ static void test_scores_recomputed(void **state)
     cfg.layer.variance = BN_VAR_UNBIASED;
     cfg.layer.estimator = BN_EST_CUMULATIVE;
     check_scores(&pop, &cfg);
+    pop_free(&pop);
+
+    /* Batch dependence on 10 rows: at B 3 and 40 shuffles' worth (120
+     * batches) every one of the C(10, 3) = 120 subsets, at B 4 (210 >
+     * 80) shuffles. */
+    static const pop_feature two[] = {{(char *)"a", 1.0, 2.0, 0.5},
+                                      {(char *)"b", -3.0, 0.5, -0.8}};
+    small_pop(&pop, 10, 3, 2, two);
+    run_default_config(&cfg);
+    cfg.compositions = 40;
+    for (size_t b = 3; b <= 4; b++) {
+        cfg.batch_size = b;
+        check_scores(&pop, &cfg);
+    }
+    pop_free(&pop);
+}
+
+/* Mean and variance (divisor: the positions) of feature j over the
+ * real positions rows[0..r-1] and pads zeros, in long double. */
+static void ld_masked(const pop_t *pop, const size_t *rows, size_t r,
+                      size_t pads, size_t j, long double *m, long double *v)
+{
+    long double s = 0.0L, q = 0.0L, n = (long double)(r + pads);
+    for (size_t i = 0; i < r; i++)
+        s += pop->x[rows[i] * pop->f + j];
+    *m = s / n;
+    for (size_t i = 0; i < r; i++) {
+        long double d = pop->x[rows[i] * pop->f + j] - *m;
+        q += d * d;
+    }
+    *v = (q + (long double)pads * *m * *m) / n;
+}
+
+/* The sequence layer's scores from scratch (docs/definitions.md, "Padded
+ * sequences"): the lengths and the shuffle by GSL on the same PCG32
+ * streams, every batch's statistics in long double, the buffers from
+ * their closed form (ld_buffers) or pooled, the outputs from the
+ * layer's formula. */
+static void check_sequences(const pop_t *pop, const run_config *cfg)
+{
+    run_result res;
+    run_or_fail(pop, cfg, NULL, &res);
+    const bn_config *l = &cfg->layer;
+    size_t len = cfg->seq.length, ns = pop->n / len, f = pop->f;
+    size_t b = cfg->batch_size, nb = ns / b, bl = b * len;
+    size_t *lens = malloc(ns * sizeof *lens), *ord = malloc(ns * sizeof *ord);
+    size_t *rows = malloc(pop->n * sizeof *rows);
+    gsl_rng *g = pcg32_gsl_alloc(cfg->seed, PCG32_INITSEQ_SEQ_LENGTHS);
+    gsl_rng *h = pcg32_gsl_alloc(cfg->seed, PCG32_INITSEQ_SHUFFLE);
+    assert_true(lens && ord && rows && g && h);
+    size_t real = 0;
+    for (size_t i = 0; i < ns; i++) {
+        lens[i] = cfg->seq.min_length +
+                  gsl_rng_uniform_int(g, len - cfg->seq.min_length + 1);
+        ord[i] = i;
+        for (size_t t = 0; t < lens[i]; t++)
+            rows[real++] = i * len + t;
+    }
+    gsl_ran_shuffle(h, ord, ns, sizeof *ord);
+    long double mu[f], v[f];
+    for (size_t j = 0; j < f; j++)
+        ld_masked(pop, rows, real, 0, j, &mu[j], &v[j]);
+    int n_all = cfg->seq.mask == SEQ_MASK_PADDED;
+    int u_all = cfg->seq.mask != SEQ_MASK_REAL;
+    size_t t_count = cfg->epochs * nb;
+    long double *um = malloc(2 * t_count * f * sizeof *um), *uv = um + t_count * f;
+    long double *nm = malloc(2 * nb * f * sizeof *nm), *nv = nm + nb * f;
+    size_t *cnt = malloc(nb * sizeof *cnt);
+    assert_true(um && nm && cnt);
+    long double dm2 = 0.0L, dv2 = 0.0L;
+    for (size_t t = 0; t < t_count; t++) {
+        size_t k = t % nb, r = 0;
+        for (size_t i = 0; i < b; i++)
+            for (size_t p = 0; p < lens[ord[k * b + i]]; p++)
+                rows[r++] = ord[k * b + i] * len + p;
+        cnt[k] = r;
+        for (size_t j = 0; j < f; j++) {
+            long double mr, vr, ma, va;
+            ld_masked(pop, rows, r, 0, j, &mr, &vr);
+            ld_masked(pop, rows, r, bl - r, j, &ma, &va);
+            long double n = u_all ? (long double)bl : (long double)r;
+            um[t * f + j] = u_all ? ma : mr;
+            uv[t * f + j] = (u_all ? va : vr) *
+                            (l->variance == BN_VAR_UNBIASED ? n / (n - 1) : 1);
+            nm[k * f + j] = n_all ? ma : mr;
+            nv[k * f + j] = n_all ? va : vr;
+            if (t / nb + 1 == cfg->epochs) {
+                dm2 += (nm[k * f + j] - mu[j]) * (nm[k * f + j] - mu[j]);
+                dv2 += (nv[k * f + j] - v[j]) * (nv[k * f + j] - v[j]);
+            }
+        }
+    }
+    long double rm[f], rv[f], am[f], av[f];
+    if (l->estimator == BN_EST_PRECISE) {
+        size_t kb = cfg->precise_batches ? cfg->precise_batches : nb, r = 0;
+        for (size_t i = 0; i < kb * b; i++)
+            for (size_t p = 0; p < lens[ord[i]]; p++)
+                rows[r++] = ord[i] * len + p;
+        for (size_t j = 0; j < f; j++)
+            ld_masked(pop, rows, r, u_all ? kb * bl - r : 0, j, &rm[j], &rv[j]);
+    } else {
+        ld_buffers(l->estimator, l->p, l->keep, t_count, f, um, uv, rm, rv,
+                   am, av);
+    }
+    long double sm = 0, sv = 0, dy2 = 0, pad = 1.0L - (long double)real / pop->n;
+    long double cm = 0, cv = 0;
+    size_t kept = 0;
+    for (size_t j = 0; j < f; j++) {
+        assert_close(res.running_mean[j], rm[j], 1e-12, fabsl(rm[j]) + 1.0L);
+        assert_close(res.running_var[j], rv[j], 1e-12, rv[j] + 1.0L);
+        sm += (rm[j] - mu[j]) * (rm[j] - mu[j]);
+        sv += (rv[j] - v[j]) * (rv[j] - v[j]);
+        cm += pad * mu[j] * pad * mu[j];
+        long double c = pad * ((1 - pad) * mu[j] * mu[j] - v[j]);
+        cv += c * c;
+    }
+    for (size_t k = 0; k < nb; k++)
+        for (size_t i = 0; i < b; i++)
+            for (size_t p = 0; p < lens[ord[k * b + i]]; p++, kept++)
+                for (size_t j = 0; j < f; j++) {
+                    long double x = pop->x[(ord[k * b + i] * len + p) * f + j];
+                    long double yt = l->gamma * (x - nm[k * f + j]) /
+                                         sqrtl(nv[k * f + j] + l->eps) + l->beta;
+                    long double ye = l->gamma * (x - rm[j]) /
+                                         sqrtl(rv[j] + l->eps) + l->beta;
+                    dy2 += (yt - ye) * (yt - ye);
+                }
+    assert_true(res.updates == t_count);
+    assert_close(res.pad_fraction, pad, 1e-15, 1.0L);
+    /* Exact buffers (real, precise) are rounding: against the truth's
+     * size, as check_scores' floors are. */
+    long double mag_m = 0.0L, mag_v = 0.0L;
+    for (size_t j = 0; j < f; j++)
+        mag_m = fmaxl(mag_m, fabsl(mu[j])), mag_v = fmaxl(mag_v, v[j]);
+    assert_score(res.mean_err, sqrtl(sm / f), mag_m);
+    assert_score(res.var_err, sqrtl(sv / f), mag_v);
+    assert_close(res.closed_mean_err, sqrtl(cm / f), 1e-12, 1.0L);
+    assert_close(res.closed_var_err, sqrtl(cv / f), 1e-12, 1.0L);
+    assert_close(res.train_eval_rmse, sqrtl(dy2 / (long double)(kept * f)),
+                 1e-10, 1.0L);
+    assert_close(res.batch_mean_err, sqrtl(dm2 / (long double)(nb * f)),
+                 1e-12, 1.0L);
+    assert_close(res.batch_var_err, sqrtl(dv2 / (long double)(nb * f)),
+                 1e-12, 1.0L);
+    free(lens);
+    free(ord);
+    free(rows);
+    free(um);
+    free(nm);
+    free(cnt);
+    gsl_rng_free(g);
+    gsl_rng_free(h);
+    run_result_free(&res);
+}
+
+static void test_sequences_recomputed(void **state)
+{
+    (void)state;
+    pop_t pop;
+    default_pop(&pop); /* 512 rows: 32 sequences of 16 */
+    run_config cfg;
+    run_default_config(&cfg);
+    cfg.seq.length = 16;
+    cfg.seq.min_length = 3;
+    cfg.batch_size = 8;
+    for (int m = 0; seq_mask_name(m); m++) {
+        cfg.seq.mask = m;
+        cfg.layer.estimator = BN_EST_EMA;
+        cfg.epochs = 2;
+        check_sequences(&pop, &cfg);
+        cfg.layer.estimator = BN_EST_PRECISE;
+        cfg.epochs = 1;
+        check_sequences(&pop, &cfg);
+    }
+    /* PyTorch's conventions, a precise subset, another seed. */
+    cfg.seed = 5;
+    cfg.layer.variance = BN_VAR_UNBIASED;
+    assert_int_equal(bn_set_momentum(&cfg.layer, 0.1, BN_WEIGHTS_NEW, NULL),
+                     0);
+    cfg.precise_batches = 2;
+    check_sequences(&pop, &cfg);
+    cfg.layer.estimator = BN_EST_CUMULATIVE;
+    cfg.seq.mask = SEQ_MASK_PADDED;
+    check_sequences(&pop, &cfg);
     pop_free(&pop);
 }
 
@@ -837,6 +1039,7 @@ int test_run_run(size_t *ntests)
         cmocka_unit_test(test_self_checks_pass_but_the_gap_remains),
         cmocka_unit_test(test_default_run),
         cmocka_unit_test(test_scores_recomputed),
+        cmocka_unit_test(test_sequences_recomputed),
         cmocka_unit_test(test_drift_outputs),
         cmocka_unit_test(test_self_checks_can_fail),
         cmocka_unit_test(test_run_validate_rejects_bad_configs),

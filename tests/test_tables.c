@@ -196,10 +196,14 @@ static const struct {
     {"beta", "0 1"},             {"eps", "1e-5 1e-3"},
     {"momentum", "0.9 0.5"},     {"momentum_weights", "old new"},
     {"variance", "biased unbiased"}, {"estimator", "ema precise"},
+    {"devices", "1 2"},          {"sync", "no yes"},
     {"batch_size", "8 16"},      {"order", "shuffled sorted"},
     {"seed", "1 2"},             {"epochs", "1 2"},
     {"partial", "drop keep"},    {"precise_batches", "0 1"},
     {"drift", "none step:1"},    {"drift_size", "0 0.5"},
+    {"compositions", "0 2"},
+    {"length", "0 8"},           {"min_length", "1 2"},
+    {"mask", "real padded"},
     /* A declared network's (RUN_NET_EXT); a network's two values are
      * apart at '|', as a list of networks is at a comma. */
     {"layers", "linear:4 relu linear:K|linear:4 batch relu linear:K"},
@@ -253,13 +257,18 @@ static int which_value(const key_def *d, const run_config *c)
 /* Which of a model's axes a product takes: a declared network's keys
  * (RUN_NET_EXT) apart from the default network's, and `layers` apart from
  * `depth`, which only the default network reads. */
-typedef enum { AXES_BASE, AXES_NET, AXES_LAYERS } axes_part;
+typedef enum { AXES_BASE, AXES_NET, AXES_LAYERS, AXES_SEQ } axes_part;
 
 static int in_part(const key_def *d, int pass, axes_part part)
 {
     int ext = (d->models & RUN_NET_EXT) != 0;
+    /* Padded sequences refuse a drift, an order but shuffled, ...: their
+     * axes make a product of their own. */
+    int seq = (d->models & RUN_SEQ_EXT) != 0;
     if (pass == KEY_BATCH_SIZE || pass == KEY_SEED)
         return 1;
+    if (part == AXES_SEQ || seq)
+        return part == AXES_SEQ && seq;
     if (part == AXES_BASE)
         return !ext;
     return ext && ((pass == KEY_LAYERS) == (part == AXES_LAYERS));
@@ -353,6 +362,8 @@ static void test_every_axis_decodes(void **state)
     (void)state;
     for (int m = 0; run_model_name(m); m++) {
         check_axes_decode((run_model_id)m, AXES_BASE);
+        if (m == RUN_MODEL_LAYER)
+            check_axes_decode((run_model_id)m, AXES_SEQ);
         if (has_net_axes((run_model_id)m)) {
             check_axes_decode((run_model_id)m, AXES_NET);
             check_axes_decode((run_model_id)m, AXES_LAYERS);

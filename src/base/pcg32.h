@@ -6,7 +6,8 @@
  * weights, 4 the label noise of generated classes, 5 and 6 the feature
  * and label noise of a generated population's held-out draw, 7 the
  * held-out split of a population file, 14 convolution filters, 15
- * generated feature maps) so the
+ * generated feature maps, 16 dropout's masks, 24 the batch compositions
+ * of the batch-dependence scores, 25 the lengths of padded sequences) so the
  * streams never overlap. What the study draws from a stream is in rand.h;
  * the tests also wrap a generator as a gsl_rng (tests/helpers.h) so that
  * GSL's samplers, the independent reference, draw from exactly the same
@@ -32,6 +33,8 @@ typedef struct {
 #define PCG32_INITSEQ_CONV_FILTERS 14u
 #define PCG32_INITSEQ_CONV_FIELD 15u
 #define PCG32_INITSEQ_DROPOUT 16u
+#define PCG32_INITSEQ_COMPOSE 24u
+#define PCG32_INITSEQ_SEQ_LENGTHS 25u
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
 uint32_t pcg32_next(pcg32_t *rng);

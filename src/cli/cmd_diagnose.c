@@ -842,6 +842,27 @@ done:
     return rc;
 }
 
+/* Settings whose runs the causes' tests do not describe: they replay the
+ * buffers from 0 and 1, and read every recorded batch as one update's. A
+ * message naming the setting, not a diagnosis that would mislead. */
+static int undiagnosed(const char *cmd, const exp_t *e)
+{
+    if (e->initfile.file) {
+        cli_error(cmd, "%s: the diagnosis starts the buffers at 0 and 1, "
+                       "not at a checkpoint's",
+                  e->from[KEY_LAYER_INITIAL]);
+        return -1;
+    }
+    if (e->v[KEY_DEVICES][0].u > 1 && !e->v[KEY_SYNC][0].i) {
+        cli_error(cmd, "%s: the diagnosis reads each batch as one update's; "
+                       "devices with statistics of their own are not "
+                       "diagnosed (sync = yes is one device's run)",
+                  e->from[KEY_DEVICES]);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_diagnose(int argc, char **argv)
 {
     const char *cmd = "diagnose";
@@ -882,6 +903,8 @@ int cmd_diagnose(int argc, char **argv)
             cli_error(cmd, "%s: one value at a time", a.e->from[k]);
             goto done;
         }
+    if (undiagnosed(cmd, a.e) != 0)
+        goto done;
     int checkpoint = a.dump || cf->stats || cf->activations || cf->batches ||
                      cf->layer;
     if (checkpoint) {

@@ -250,10 +250,10 @@ typedef struct {
 } run_cmd;
 
 /* The columns of the run's files: its model's, and a declared network's
- * when one of its keys was given. */
+ * or the batch-dependence ones when one of their keys was given. */
 static unsigned run_cmd_models(const run_cmd *r)
 {
-    return RUN_MODEL_BIT(r->cfg.model) | (r->e->models & RUN_NET_EXT);
+    return RUN_MODEL_BIT(r->cfg.model) | (r->e->models & RUN_EXTS);
 }
 
 

@@ -223,6 +223,11 @@ static int find_axes(table_t *tb, bn_error *err)
         a->ci = (int)c;
         a->numeric = d->type == KT_REALS || d->type == KT_UINTS ||
                      k == KEY_NEW_WEIGHT;
+        /* An axis holding its key's word (freeze_after's start) is one
+         * of names, in the file's order. */
+        for (size_t r = 0; d->word && r < t->nrow; r++)
+            if (strcmp(tsv_cell(t, r, c), d->word) == 0)
+                a->numeric = 0;
         a->val = malloc((t->nrow ? t->nrow : 1) * sizeof *a->val);
         if (!a->val)
             return bn_fail(err, "%s: out of memory", tb->path);
@@ -450,6 +455,8 @@ static int exp_open(plot_exp *x, const plot_source *src, const char *name,
 const x_word_row x_words[] = {
     {.key = KEY_BATCH_SIZE, .noun = "batch size", .sym = "B",
      .label = "batch size B"},
+    {.key = KEY_DEVICES, .noun = "number of devices", .sym = "K",
+     .label = "devices K (B/K rows each)"},
     {.key = KEY_EPOCHS, .noun = "number of epochs", .sym = "E",
      .label = "epochs E"},
     {.key = KEY_PRECISE, .noun = "number of pooled batches", .sym = "K",
@@ -657,7 +664,9 @@ void value_words(bn_buf *b, const plot_exp *x, const axis_t *a,
         tx(b, order_phrase(cell, buf, sizeof buf));
     } else if (a->key == KEY_ESTIMATOR) {
         tx(b, cell);
-    } else if (a->numeric) {
+    } else if (a->numeric || (exp_key((key_id)a->key)->word && !isnan(v))) {
+        /* A number of an axis that also holds its key's word is still
+         * one: "freeze_after = 1" beside "freeze_after start". */
         txf(b, "%s = %g", a->col, v);
     } else {
         txf(b, "%s %s", a->col, cell);
@@ -1039,6 +1048,18 @@ static const struct {
                     "configuration, at most 4 (the last settings held at "
                     "their first value past that)"},
      .make = kind_weight_norm},
+    /* Issue 24's. */
+    {.k = {.name = "batch-dependence", .script = "dependence.gp",
+           .needs = "summary.tsv with batch_dependence, "
+                    "batch_dependence_mean and batch_dependence_eval "
+                    "([sweep] compositions); batch_size varies; one seed",
+           .draws = "a row's largest and mean range of training-mode "
+                    "output over its batches, and evaluation mode's, against "
+                    "the batch size; a classifier's accuracy under it, in "
+                    "training mode on random and on one-class held-out "
+                    "batches and in evaluation mode; every other varying "
+                    "axis at its first value"},
+     .make = kind_batch_dependence},
 };
 
 const plot_kind *plot_kind_get(size_t i)

@@ -390,12 +390,13 @@ static int clf_figure(const plot_exp *x, const cview *v, int stats_row,
 
 /* The x axis of a classifier's accuracies into v: of the batch size and
  * the epochs the one with more values (the other is fewer series), else
- * the K of grouped:K orders, else the held-out rows' shift, else their
- * scale, else the estimator, else the first of the axes ax that vary,
+ * the K of grouped:K orders, else the devices, else the held-out rows'
+ * shift, else their scale, else the estimator, else the first of the axes ax that vary,
  * as categories. */
 static void accuracy_x(const table_t *tb, const axis_t *const *ax, cview *v)
 {
-    static const int num_then[] = {KEY_EVAL_SHIFT, KEY_EVAL_SCALE};
+    static const int num_then[] = {KEY_DEVICES, KEY_EVAL_SHIFT,
+                                   KEY_EVAL_SCALE};
     v->kind = CX_CAT;
     const axis_t *bs = axis_of(tb, KEY_BATCH_SIZE),
                  *ep = axis_of(tb, KEY_EPOCHS);

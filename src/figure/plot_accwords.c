@@ -18,6 +18,8 @@ static const x_word_row clf_x_words[] = {
      .label = "batch size B"},
     {.key = KEY_EPOCHS, .noun = "number of epochs", .sym = "E",
      .label = "epochs E"},
+    {.key = KEY_DEVICES, .noun = "number of devices", .sym = "K",
+     .label = "devices K (B/K rows each)"},
     {.key = KEY_EVAL_SHIFT, .noun = "shift", .sym = "shift",
      .label = "held-out rows' shift, in sd"},
     {.key = KEY_EVAL_SCALE, .noun = "scale", .sym = "scale",

@@ -146,21 +146,27 @@ static void as_updates_label(const init_t *w, bn_buf *a, bn_buf *t)
     double rows = w->x->rows;
     buf_clear(t);
     const axis_t *ep = axis_of(w->tb, KEY_EPOCHS),
-                 *pa = axis_of(w->tb, KEY_PARTIAL);
+                 *pa = axis_of(w->tb, KEY_PARTIAL),
+                 *ln = axis_of(w->tb, KEY_SEQ_LENGTH);
     int keep = pa && pa->n == 1 && strcmp(pa->val[0], "keep") == 0;
-    const char *frac = keep ? "⌈N / B⌉" : "⌊N / B⌋";
-    if (ep && ep->n == 1 && (!pa || pa->n == 1) && !isnan(rows)) {
+    const char *frac = keep ? "⌈N / B⌉" : "⌊N / B⌋", *unit = "rows";
+    /* Padded sequences: a batch is B whole sequences of L rows. */
+    int seq_varies = ln && ln->n > 1;
+    if (ln && ln->n == 1 && num(ln->val[0]) > 0)
+        rows /= num(ln->val[0]), unit = "sequences";
+    if (ep && ep->n == 1 && (!pa || pa->n == 1) && !isnan(rows) &&
+        !seq_varies) {
         double e = num(ep->val[0]);
         if (e == 1)
-            txf(t, "EMA updates in one epoch, T = %s, N = %.0f rows", frac,
-                rows);
+            txf(t, "EMA updates in one epoch, T = %s, N = %.0f %s", frac,
+                rows, unit);
         else
-            txf(t, "EMA updates in %g epochs, T = %g %s, N = %.0f rows", e,
-                e, frac, rows);
+            txf(t, "EMA updates in %g epochs, T = %g %s, N = %.0f %s", e,
+                e, frac, rows, unit);
     } else {
         tx(t, "EMA updates T");
-        if (!isnan(rows))
-            txf(t, ", N = %.0f rows", rows);
+        if (!isnan(rows) && !seq_varies)
+            txf(t, ", N = %.0f %s", rows, unit);
     }
     tx(t, " (log₂ scale)");
     as_str(a, "xlabel", sb_str(t));

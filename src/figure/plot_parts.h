@@ -6,9 +6,9 @@
  * writers of the gnuplot assignments a script reads. plot.c holds all of
  * that and the figure-kind table; each family of figures is a file of
  * its own (plot_curves.c, plot_features.c, plot_initweight.c,
- * plot_shuffles.c, plot_effective.c, and the classifier's in
- * plot_accuracy.c on plot_accview.c and plot_accwords.c), whose kind
- * functions the table names.
+ * plot_shuffles.c, plot_effective.c, plot_norms.c, plot_dependence.c,
+ * and the classifier's in plot_accuracy.c on plot_accview.c and
+ * plot_accwords.c), whose kind functions the table names.
  */
 #ifndef BN_PLOT_PARTS_H
 #define BN_PLOT_PARTS_H
@@ -218,6 +218,7 @@ int kind_fit_accuracy(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_curve(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_effective(const plot_exp *x, figure_out *o, bn_error *err);
 int kind_weight_norm(const plot_exp *x, figure_out *o, bn_error *err);
+int kind_batch_dependence(const plot_exp *x, figure_out *o, bn_error *err);
 
 /* ---- the classifier's figures (plot_accview.c, plot_accwords.c) ---- */
 

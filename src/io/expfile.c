@@ -122,6 +122,10 @@ int exp_read_population(exp_t *e, bn_error *err)
         read_file(e, &e->evalfile, KEY_EVAL_FILE, exp_evaluation_bytes,
                   err) != 0)
         return -1;
+    if (e->initfile.file &&
+        read_file(e, &e->initfile, KEY_LAYER_INITIAL, exp_initial_bytes,
+                  err) != 0)
+        return -1;
     return 0;
 }
 

@@ -559,15 +559,7 @@ static int per_feature(size_t f, run_result *res, bn_error *err)
 {
     if (res->running_mean)
         return 0;
-    res->running_mean = calloc(6 * (f ? f : 1), sizeof(double));
-    if (!res->running_mean)
-        return bn_fail(err, "out of memory");
-    res->running_var = res->running_mean + f;
-    res->true_mean = res->running_mean + 2 * f;
-    res->true_var = res->running_mean + 3 * f;
-    res->train_eval = res->running_mean + 4 * f;
-    res->batch_mean_sq = res->running_mean + 5 * f;
-    return 0;
+    return run_result_arrays(res, f) != 0 ? bn_fail(err, "out of memory") : 0;
 }
 
 /* Cell c of the row just split, as a number (0 when missing: the check

@@ -133,6 +133,12 @@ const char *bn_variance_name(int v)
     return v >= 0 && v < 2 ? variance_names[v] : NULL;
 }
 
+const char *bn_sync_name(int v)
+{
+    static const char *const names[] = {"no", "yes"};
+    return v >= 0 && v < 2 ? names[v] : NULL;
+}
+
 int bn_weights_parse(const char *s, bn_weights *w)
 {
     int i = lookup(s, weights_names, 2);
@@ -187,6 +193,7 @@ int bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
     layer->keep = cfg->keep;
     layer->variance = cfg->variance;
     layer->estimator = cfg->estimator;
+    layer->ghosts = cfg->sync || cfg->devices < 1 ? 1 : cfg->devices;
     return 0;
 }
 

@@ -40,6 +40,13 @@ double bn_decimal_complement(double x);
  * list of the allowed names can be made from them. */
 const char *bn_weights_name(int w);
 const char *bn_variance_name(int v);
+/* [layer] sync's names: no, yes. */
+const char *bn_sync_name(int v);
+/* The devices whose shares have statistics of their own: 1 when synced. */
+static inline size_t bn_ghosts(const bn_config *cfg)
+{
+    return cfg->sync || cfg->devices < 1 ? 1 : cfg->devices;
+}
 int bn_weights_parse(const char *s, bn_weights *w);
 int bn_variance_parse(const char *s, bn_variance *v);
 

@@ -38,6 +38,12 @@ typedef struct bn_config {
     bn_variance variance;
     bn_estimator estimator;
     double gamma, beta, eps;
+    /* Data parallel over `devices` (1: one): each normalises its share of
+     * a batch by its own statistics and the buffers follow device 0's,
+     * unless `sync` (SyncBatchNorm), when the statistics are the whole
+     * batch's, as on one device. */
+    size_t devices;
+    int sync;
 } bn_config;
 
 /* Per feature, arrays of f values in one allocation (bn_init), so the
@@ -54,6 +60,7 @@ typedef struct bn_layer {
     bn_variance variance;
     bn_estimator estimator;
     size_t updates;
+    size_t ghosts; /* devices with statistics of their own (bn_ghosts) */
     double *block; /* the allocation the arrays live in */
 } bn_layer;
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/compose.h"
 #include "model/net.h"
 #include "model/keyid.h"
 #include "model/optim.h"
@@ -516,6 +517,106 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
         s->last = r, s->have_last = 1;
 }
 
+/* Batch dependence (compose.h): each evaluation row's logits in every
+ * batch the plan forms, in training mode and in evaluation mode on the
+ * same batch, and whether its train-mode class moved. */
+typedef struct {
+    net_t *net;
+    const net_data *d;
+    compose_spread spread;
+    double *x, *z;
+    int *lab, *cls, *moved;
+} clf_dep;
+
+static int clf_dep_batch(void *ctx, size_t b, const size_t *rows,
+                         bn_error *err)
+{
+    (void)err;
+    clf_dep *c = ctx;
+    const net_data *d = c->d;
+    size_t f = d->f, k = d->k;
+    for (size_t i = 0; i < b; i++) {
+        memcpy(&c->x[i * f], &d->x[rows[i] * f], f * sizeof *c->x);
+        c->lab[i] = d->label[rows[i]];
+    }
+    net_forward(c->net, b, c->x, c->lab, NN_BN_BATCH_KEEP, 0);
+    memcpy(c->z, net_logits(c->net), b * k * sizeof *c->z);
+    net_forward(c->net, b, c->x, c->lab, NN_BN_RUNNING, 0);
+    const double *ze = net_logits(c->net);
+    for (size_t i = 0; i < b; i++) {
+        const double *zi = &c->z[i * k];
+        int best = 0; /* the first on a tie, as tally's */
+        for (size_t j = 1; j < k; j++)
+            best = zi[j] > zi[best] ? (int)j : best;
+        size_t r = rows[i];
+        if (c->spread.seen[r] > 0 && c->cls[r] != best)
+            c->moved[r] = 1;
+        c->cls[r] = best;
+        compose_spread_add(&c->spread, r, zi, &ze[i * k]);
+    }
+    return 0;
+}
+
+/* Training-mode accuracy in batches cut from the evaluation rows in the
+ * shuffled order, stably sorted by class: batches of one class but where
+ * two classes meet. */
+static int by_class_accuracy(net_t *net, const scoring *s, double *acc,
+                             bn_error *err)
+{
+    const net_data *d = &s->eval;
+    size_t *sorted = malloc((d->n ? d->n : 1) * sizeof *sorted), at = 0;
+    if (!sorted)
+        return bn_fail(err, "out of memory");
+    for (size_t c = 0; c < d->k; c++)
+        for (size_t i = 0; i < d->n; i++)
+            if ((size_t)d->label[s->eval_perm[i]] == c)
+                sorted[at++] = s->eval_perm[i];
+    net_score sc;
+    int rc = net_score_train_mode(net, d, sorted, &sc, NULL, NULL, err);
+    free(sorted);
+    *acc = sc.accuracy;
+    return rc;
+}
+
+static int clf_dependence(net_t *net, const scoring *s, run_result *res,
+                          bn_error *err)
+{
+    const net_data *d = &s->eval;
+    size_t n = d->n, b = s->cfg->batch_size, m = s->cfg->compositions;
+    int enumerated;
+    res->dep_batches = compose_batches(n, b, m, &enumerated);
+    if (m == 0)
+        return 0;
+    if (by_class_accuracy(net, s, &res->acc_train_by_class, err) != 0)
+        return -1;
+    if (res->dep_batches == 0)
+        return 0;
+    clf_dep c = {.net = net, .d = d};
+    c.x = malloc(b * (d->f + d->k) * sizeof *c.x);
+    c.lab = malloc((b + 2 * n) * sizeof *c.lab);
+    if (!c.x || !c.lab || compose_spread_init(&c.spread, n, d->k) != 0) {
+        free(c.x);
+        free(c.lab);
+        return bn_fail(err, "out of memory");
+    }
+    c.z = c.x + b * d->f, c.cls = c.lab + b, c.moved = c.cls + n;
+    memset(c.moved, 0, n * sizeof *c.moved);
+    int rc = compose_each(n, b, m, s->cfg->seed, clf_dep_batch, &c, err);
+    if (rc == 0) {
+        size_t flips = 0;
+        for (size_t i = 0; i < n; i++)
+            flips += c.moved[i] != 0;
+        res->class_flips = (double)flips / (double)n;
+        compose_spread_scores(&c.spread, &res->batch_dependence,
+                              &res->batch_dependence_mean,
+                              &res->batch_dependence_eval);
+    }
+    compose_spread_free(&c.spread);
+    free(c.x);
+    free(c.lab);
+    return rc;
+}
+
 int classifier_train(const pop_t *train, const pop_t *eval,
                      const size_t *perm, const run_config *cfg,
                      const run_observer *obs, net_t *net, run_result *res,
@@ -552,6 +653,8 @@ int classifier_train(const pop_t *train, const pop_t *eval,
     if (s.have_last)
         *res = s.last;
     else if (score(net, &s, res, err) != 0)
+        goto done;
+    if (clf_dependence(net, &s, res, err) != 0)
         goto done;
     if (s.obs->weights)
         net_write_weights(s.obs->weights, "final", net);

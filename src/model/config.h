@@ -15,6 +15,7 @@
 
 #include "base/common.h"
 #include "model/bn.h"
+#include "model/initial.h"
 #include "model/nn.h"
 #include "model/order.h"
 #include "pop/drift.h"
@@ -36,17 +37,29 @@ typedef enum {
  * so that the files of an experiment of the default network keep their
  * columns. */
 #define RUN_NET_EXT (1u << RUN_MODEL_COUNT)
+/* The same for an experiment that spreads batch norm over devices
+ * ([layer] devices, sync): their columns only where it is set. */
+#define RUN_DEV_EXT (1u << (RUN_MODEL_COUNT + 1))
+/* The same for the batch-dependence scores ([sweep] compositions): their
+ * key and scores are written only where an experiment sets the key, so
+ * that every other experiment's files keep their columns. */
+#define RUN_DEP_EXT (1u << (RUN_MODEL_COUNT + 2))
+/* And for padded sequences ([sequence] length, seqlayer.h). */
+#define RUN_SEQ_EXT (1u << (RUN_MODEL_COUNT + 3))
+#define RUN_EXTS (RUN_NET_EXT | RUN_DEV_EXT | RUN_DEP_EXT | RUN_SEQ_EXT)
 /* Whether a key's or a score's column (models def) is in the files of an
- * experiment of the set `models`. */
+ * experiment of the set `models`: one of its models, and every extension
+ * it belongs to. */
 static inline int run_models_show(unsigned def, unsigned models)
 {
     return (def & models & RUN_MODELS_ALL) &&
-           (!(def & RUN_NET_EXT) || (models & RUN_NET_EXT));
+           (def & RUN_EXTS & ~models) == 0;
 }
 
 /* The classifier's own settings (net.h); its batch norm is the layer's
  * bn_config, and the batches, epochs and order are the run's. */
 typedef enum { CLF_NORM_BATCH, CLF_NORM_NONE } net_norm;
+#define CLF_FREEZE_START ((unsigned long)-1)
 typedef enum { NET_F64, NET_F32 } net_dtype;
 /* Rows of optim.c's table. */
 typedef enum {
@@ -57,7 +70,9 @@ typedef struct {
     size_t hidden; /* H */
     net_norm norm;
     /* Epochs 1..E0 train batch norm as usual; from epoch E0 + 1 on it
-     * normalises with its buffers and stops updating them. 0: never. */
+     * normalises with its buffers and stops updating them. 0: never;
+     * CLF_FREEZE_START: from the first step, with the buffers it was made
+     * with (the fine-tuning default of many codebases). */
     unsigned long freeze_after;
     double lr, sgd_momentum, weight_decay;
     uint64_t init_seed; /* PCG32(init_seed, PCG32_INITSEQ_WEIGHTS) */
@@ -113,6 +128,18 @@ typedef struct {
     clf_settings clf; /* RUN_MODEL_CLASSIFIER's */
     run_eval eval;
     run_drift drift;  /* RUN_MODEL_LAYER's */
+    /* [layer] initial: the layer's buffers before its first update
+     * (RUN_MODEL_LAYER's), or NULL for 0 and 1. The experiment owns it:
+     * a configuration with one lives no longer than its experiment. */
+    const bn_initial *initial;
+    /* The batch-dependence scores' shuffles (compose.h); 0: none made. */
+    size_t compositions;
+    /* [sequence]: the layer's rows as padded sequences (seqlayer.h);
+     * length 0: plain rows. */
+    struct {
+        size_t length, min_length;
+        int mask; /* seq_mask */
+    } seq;
 } run_config;
 
 /* What the population stage hands a run: every row (the layer trains on
@@ -147,6 +174,20 @@ typedef struct {
      * measured and against its exact value; those weights' norm. */
     double last_stats_err_rel, radial, radial_excess, w_norm, w_norm_ratio;
     double logit_gap; /* max |z_train - z_eval| over the rows and classes */
+    /* Batch dependence (compose.h), on the evaluation rows: the batches
+     * formed; the largest and the mean over rows of a row's largest
+     * range of a train-mode output (the layer's outputs, the
+     * classifier's logits) over them, and the largest in eval mode; the
+     * classifier's share of rows whose class moves, and its train-mode
+     * accuracy in batches cut from the rows sorted by class. */
+    size_t dep_batches;
+    double batch_dependence, batch_dependence_mean, batch_dependence_eval;
+    double class_flips, acc_train_by_class;
+    /* Padded sequences (seqlayer.h): the share of padded positions, and
+     * the closed form of what padding does to buffers that pool every
+     * position (RMS over features of pad_fraction mu and of pad_fraction
+     * ((1 - pad_fraction) mu^2 - v)). */
+    double pad_fraction, closed_mean_err, closed_var_err;
     /* Per feature, F values each, in one allocation the result owns
      * (run_result_free); NULL for a model without them: the final
      * buffers; the truth they are scored against (the evaluation rows');
@@ -190,6 +231,9 @@ typedef struct {
 
 /* Batches in one epoch: N / B, plus the partial one when it is kept. */
 size_t run_batches_per_epoch(size_t n, size_t b, run_partial partial);
+/* The per-feature arrays of a result for f features, zeroed, in the one
+ * allocation run_result_free frees; -1 when out of memory. */
+int run_result_arrays(run_result *res, size_t f);
 /* Free what a run's result owns (also after a failed run, when it holds
  * nothing). */
 void run_result_free(run_result *res);

@@ -15,7 +15,10 @@
 
 int expect_applies(const run_config *cfg, const pop_t *pop)
 {
-    return cfg->model == RUN_MODEL_LAYER && cfg->order.def->uniform &&
+    /* The closed form starts the buffers at 0 and 1. */
+    return cfg->model == RUN_MODEL_LAYER && !cfg->initial &&
+           bn_ghosts(&cfg->layer) == 1 &&
+           cfg->order.def->uniform &&
            pop->sample_rows <= 1 &&
            bn_estimator_closed_form(bn_estimator_get(cfg->layer.estimator)) &&
            (cfg->drift.profile.kind == DRIFT_NONE ||
@@ -34,6 +37,12 @@ static const bn_estimator_def *closed_form_estimator(const pop_t *pop,
     if (cfg->model != RUN_MODEL_LAYER)
         return bn_fail(err, "the closed form is of the layer's running "
                             "mean"), NULL;
+    if (cfg->initial)
+        return bn_fail(err, "the closed form starts the buffers at 0 and 1, "
+                            "not at [layer] initial's"), NULL;
+    if (bn_ghosts(&cfg->layer) != 1)
+        return bn_fail(err, "the closed form is of one device's batches"),
+               NULL;
     if (!cfg->order.def->uniform)
         return bn_fail(err, "the closed form needs every order equally "
                             "likely, and %s is not",

@@ -13,15 +13,16 @@
 
 #include "base/pair.h"
 #include "model/batchpass.h"
+#include "model/compose.h"
 #include "model/keyid.h"
 #include "base/num.h"
 #include "model/order.h"
 #include "model/score.h"
+#include "model/seqlayer.h"
 
 int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
                 bn_error *err)
 {
-    (void)pop;
     bn_field field;
     if (bn_check(&cfg->layer, &field, err) != 0) {
         static const int key_of[] = {
@@ -35,7 +36,12 @@ int layer_check(const run_config *cfg, const pop_t *pop, int *blame,
             blame[0] = key_of[field], blame[1] = KEY_ESTIMATOR;
         return -1;
     }
-    return 0;
+    if (cfg->initial && bn_initial_check(cfg->initial, pop, err) != 0) {
+        if (blame)
+            blame[0] = KEY_LAYER_INITIAL, blame[1] = -1;
+        return -1;
+    }
+    return seq_check(cfg, pop, blame, err);
 }
 
 size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
@@ -46,7 +52,7 @@ size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
      * batch of an epoch and its shares of the drift; nine arrays per
      * feature and the result's six; a pass's scratch; the evaluation
      * rows' order. */
-    size_t b = cfg->batch_size, nb = n / b + 1;
+    size_t b = cfg->batch_size / bn_ghosts(&cfg->layer), nb = n / b + 1;
     return (3 * b * f + 1 + 2 * nb * f + nb + 15 * f + bp_scratch(f)) *
                sizeof(double) +
            n * sizeof(size_t);
@@ -165,7 +171,10 @@ typedef struct {
     const size_t *perm;
     const run_config *cfg;
     const run_observer *obs;
-    size_t n, f, bmax, nb; /* rows, features, batch size, batches an epoch */
+    size_t n, f, bmax, nb; /* rows, features, batch size, batches an epoch:
+                            * with K devices of their own, the ghost
+                            * batches' B / K and K nb */
+    size_t ghosts;         /* K, each batch's devices of their own (1) */
     int drifting;          /* the rows move as training goes */
     /* Evaluated on the rows trained on, as the last epoch saw them, or on
      * rows of its own, in batches of their own. */
@@ -202,9 +211,10 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
 {
     memset(s, 0, sizeof *s);
     s->pop = pop, s->eval = eval, s->perm = perm, s->cfg = cfg, s->obs = obs;
-    size_t n = pop->n, f = pop->f, bmax = cfg->batch_size;
-    size_t nb = run_batches_per_epoch(n, bmax, cfg->partial);
-    s->n = n, s->f = f, s->bmax = bmax, s->nb = nb;
+    size_t n = pop->n, f = pop->f, g = bn_ghosts(&cfg->layer);
+    size_t nb = g * run_batches_per_epoch(n, cfg->batch_size, cfg->partial);
+    size_t bmax = cfg->batch_size / g;
+    s->n = n, s->f = f, s->bmax = bmax, s->nb = nb, s->ghosts = g;
     s->drifting = cfg->drift.profile.kind != DRIFT_NONE &&
                   cfg->drift.size != 0.0;
     s->own = eval == pop;
@@ -218,15 +228,12 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
     s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
-    res->running_mean = malloc(6 * f * sizeof *res->running_mean);
+    if (s->have_layer && cfg->initial)
+        bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
     if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
-        (!s->own && !s->erows) || !s->have_layer || !res->running_mean)
+        (!s->own && !s->erows) || !s->have_layer ||
+        run_result_arrays(res, f) != 0)
         return bn_fail(err, "out of memory");
-    res->running_var = res->running_mean + f;
-    res->true_mean = res->running_mean + 2 * f;
-    res->true_var = res->running_mean + 3 * f;
-    res->train_eval = res->running_mean + 4 * f;
-    res->batch_mean_sq = res->running_mean + 5 * f;
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
     s->w = (batch_work){work,         work + f,     work + 2 * f,
@@ -319,7 +326,9 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
     }
     bp_rows r = batch_rows(b, f, pop->x, s->perm, n, start, s->fetch, sh);
     bp_stats(&r, 1, mean, var);
-    bn_update(&s->layer, b, mean, var);
+    /* The buffers follow device 0's share of each batch. */
+    if (k % s->ghosts == 0)
+        bn_update(&s->layer, b, mean, var);
     if (last) {
         s->fracs[k] = sh ? s->frac : 0.0;
         batch_errors(s, mean, var, res->batch_mean_sq);
@@ -347,13 +356,19 @@ static void train(layer_state *s, run_result *res)
 {
     size_t t = 0;
     for (size_t ep = 0; ep < s->cfg->epochs; ep++)
-        for (size_t k = 0; k < s->nb; k++)
-            train_batch(s, ep, k, s->drifting ? ++t : t, res);
+        for (size_t k = 0; k < s->nb; k++) {
+            /* t counts updates: every device's share of a batch moves
+             * with the batch */
+            if (s->drifting && k % s->ghosts == 0)
+                t++;
+            train_batch(s, ep, k, t, res);
+        }
     const bn_estimator_def *est = bn_estimator_get(s->cfg->layer.estimator);
     if (est->pools) {
         for (size_t j = 0; j < s->f; j++)
             s->shift[j] = s->delta[j] * s->frac; /* the last update's */
-        recompute_pooled(&s->layer, s->pop, s->perm, s->bmax, s->nb,
+        recompute_pooled(&s->layer, s->pop, s->perm,
+                         s->bmax * s->ghosts, s->nb / s->ghosts,
                          s->cfg->precise_batches,
                          s->drifting ? s->shift : NULL);
     }
@@ -469,10 +484,71 @@ static void layer_scores(const layer_state *s, run_result *res)
     }
 }
 
+/* Batch dependence: each evaluation row's outputs in every batch the
+ * plan forms (compose.h), normalised by the batch's own statistics and
+ * by the final buffers. */
+typedef struct {
+    const bn_layer *layer;
+    const pop_t *eval;
+    compose_spread spread;
+    double *x, *y, *e, *mean, *var;
+} dep_state;
+
+static int dep_batch(void *ctx, size_t b, const size_t *rows, bn_error *err)
+{
+    (void)err;
+    dep_state *d = ctx;
+    size_t f = d->eval->f;
+    for (size_t i = 0; i < b; i++)
+        memcpy(&d->x[i * f], &d->eval->x[rows[i] * f], f * sizeof *d->x);
+    bn_batch_stats(b, f, d->x, d->mean, d->var);
+    bn_normalize_rows(d->layer, b, d->x, NULL, NULL, d->mean, d->var, d->y);
+    bn_normalize_rows(d->layer, b, d->x, NULL, NULL, d->layer->rm,
+                      d->layer->rv, d->e);
+    for (size_t i = 0; i < b; i++)
+        compose_spread_add(&d->spread, rows[i], &d->y[i * f], &d->e[i * f]);
+    return 0;
+}
+
+static int layer_dependence(const layer_state *s, run_result *res,
+                            bn_error *err)
+{
+    const pop_t *ev = s->eval;
+    size_t f = s->f, b = s->bmax;
+    int enumerated;
+    res->dep_batches =
+        compose_batches(ev->n, b, s->cfg->compositions, &enumerated);
+    if (s->cfg->compositions == 0 || res->dep_batches == 0)
+        return 0;
+    dep_state d = {.layer = &s->layer, .eval = ev};
+    d.x = malloc((3 * b * f + 2 * f) * sizeof *d.x);
+    if (!d.x || compose_spread_init(&d.spread, ev->n, f) != 0) {
+        free(d.x);
+        return bn_fail(err, "out of memory");
+    }
+    d.y = d.x + b * f, d.e = d.y + b * f, d.mean = d.e + b * f;
+    d.var = d.mean + f;
+    int rc = compose_each(ev->n, b, s->cfg->compositions, s->cfg->seed,
+                          dep_batch, &d, err);
+    if (rc == 0)
+        compose_spread_scores(&d.spread, &res->batch_dependence,
+                              &res->batch_dependence_mean,
+                              &res->batch_dependence_eval);
+    compose_spread_free(&d.spread);
+    free(d.x);
+    return rc;
+}
+
 int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
               const run_config *cfg, const run_observer *obs,
               run_result *res, bn_error *err)
 {
+    if (cfg->seq.length > 0) {
+        if (eval != pop)
+            return bn_fail(err, "sequences are evaluated on their own "
+                                "rows: no [evaluation] file");
+        return seq_run(pop, cfg, res, err);
+    }
     layer_state s;
     int rc = layer_alloc(&s, pop, eval, perm, cfg, obs, res, err);
     if (rc == 0) {
@@ -482,6 +558,7 @@ int layer_run(const pop_t *pop, const pop_t *eval, const size_t *perm,
     if (rc == 0) {
         code_checks(&s, res);
         layer_scores(&s, res);
+        rc = layer_dependence(&s, res, err);
     }
     layer_free(&s);
     return rc;

@@ -411,7 +411,7 @@ int net_train(net_t *net, const run_config *cfg, const net_data *d,
     size_t nb = run_batches_per_epoch(d->n, bmax, cfg->partial);
     unsigned long e0 = cfg->clf.freeze_after;
     for (unsigned long ep = 0; ep < cfg->epochs; ep++) {
-        int frozen = e0 > 0 && ep >= e0;
+        int frozen = e0 == CLF_FREEZE_START || (e0 > 0 && ep >= e0);
         nn_bn_mode mode = frozen ? NN_BN_RUNNING : NN_BN_BATCH;
         net->epoch = ep;
         for (size_t k = 0; k < nb; k++) {

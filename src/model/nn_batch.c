@@ -6,6 +6,10 @@
  * estimators' bn_update), with gamma and beta learned from 1 and 0, so
  * every setting of [layer] applies; the output is bnlayer.h's expression
  * gamma ((x - m) / sqrt(v + eps)) + beta, through xhat = (x - m) / sd.
+ * On K devices of their own ([layer] devices, sync no) a batch's samples
+ * are split as torch.tensor_split splits them (the first b mod K shares
+ * one sample larger), each share normalised by its own statistics, and
+ * the buffers follow share 0's, as data-parallel training leaves rank 0's.
  */
 #include "model/nn.h"
 
@@ -23,16 +27,19 @@ static int batch_shape(const nn_spec *s, nn_shape in, size_t k,
 static int batch_init(nn_layer *l, size_t cap, const bn_config *bn)
 {
     size_t c = l->in.c, n = nn_size(l->in);
+    size_t gc = c * (bn->sync || bn->devices < 1 ? 1 : bn->devices);
     bn_config cfg = *bn;
     cfg.gamma = 1.0; /* learned: they start at 1 and 0 */
     cfg.beta = 0.0;
     if (bn_init(&l->bn, c, &cfg) != 0)
         return -1;
     double *dg, *mg, *vg, *db, *mb, *vb;
+    /* mean, var and sd per device share; dg and db's first c are the
+     * tensors' gradients, the next c a share's, added in */
     double **arrays[] = {&dg,     &mg,      &vg,     &db,     &mb,
                          &vb,     &l->y,    &l->save, &l->mean, &l->var,
                          &l->sd};
-    size_t sizes[] = {c, c, c, c, c, c, cap * n, cap * n, c, c, c};
+    size_t sizes[] = {2 * c, c, c, 2 * c, c, c, cap * n, cap * n, gc, gc, gc};
     if (nn_alloc(l, arrays, sizes, sizeof sizes / sizeof *sizes) != 0)
         return -1;
     nn_tensor_set(l, 0, "weight", c, 1, l->bn.gamma, dg, mg, vg);
@@ -40,22 +47,37 @@ static int batch_init(nn_layer *l, size_t cap, const bn_config *bn)
     return 0;
 }
 
-/* xhat and y for the rows (B H W of them) with mean m and variance v per
- * channel; sd kept for the backward. */
-static void normalise(nn_layer *l, const nn_pass *ps, size_t rows,
-                      const double *x)
+/* xhat and y for rows from..from + rows - 1 (B H W of them) with mean m
+ * and variance v per channel (share d's); sd kept for the backward. */
+static void normalise(nn_layer *l, const nn_pass *ps, size_t d, size_t from,
+                      size_t rows, const double *x)
 {
     size_t c = l->in.c;
     const double *g = l->bn.gamma, *be = l->bn.beta;
+    const double *m = &l->mean[d * c], *v = &l->var[d * c];
+    double *sd = &l->sd[d * c];
     for (size_t j = 0; j < c; j++)
-        l->sd[j] = nn_round(ps, bn_sd(l->var[j], l->bn.eps));
-    for (size_t i = 0; i < rows; i++)
+        sd[j] = nn_round(ps, bn_sd(v[j], l->bn.eps));
+    for (size_t i = from; i < from + rows; i++)
         for (size_t j = 0; j < c; j++) {
-            double xh = nn_round(ps, nn_round(ps, x[i * c + j] - l->mean[j]) /
-                                         l->sd[j]);
+            double xh = nn_round(ps, nn_round(ps, x[i * c + j] - m[j]) / sd[j]);
             l->save[i * c + j] = xh;
             l->y[i * c + j] = nn_round(ps, nn_round(ps, g[j] * xh) + be[j]);
         }
+}
+
+/* The devices' shares of b samples: how many, and share d's first sample
+ * and count (torch.tensor_split's). */
+static size_t shares(const nn_layer *l, const nn_pass *ps, size_t b)
+{
+    size_t k = ps->mode == NN_BN_RUNNING ? 1 : l->bn.ghosts;
+    return k < 1 ? 1 : k > b ? b : k;
+}
+static void share(size_t b, size_t k, size_t d, size_t *first, size_t *n)
+{
+    size_t q = b / k, r = b % k;
+    *first = d * q + (d < r ? d : r);
+    *n = q + (d < r);
 }
 
 static void round_all(size_t n, double *v)
@@ -67,24 +89,32 @@ static void round_all(size_t n, double *v)
 static void batch_forward(nn_layer *l, const nn_pass *ps, size_t b,
                           const double *x)
 {
-    size_t c = l->in.c, rows = b * nn_positions(l->in);
+    size_t c = l->in.c, pos = nn_positions(l->in), rows = b * pos;
     l->mode = ps->mode;
     if (ps->mode == NN_BN_RUNNING) {
         memcpy(l->mean, l->bn.rm, c * sizeof *l->mean);
         memcpy(l->var, l->bn.rv, c * sizeof *l->var);
-        normalise(l, ps, rows, x);
+        normalise(l, ps, 0, 0, rows, x);
         return;
     }
-    /* The batch's mean and biased variance, summed in float64 (in
+    /* Each share's mean and biased variance, summed in float64 (in
      * float32 too: the float32 values' sums), then stored. */
-    bn_batch_stats(rows, c, x, l->mean, l->var);
-    if (ps->f32) {
-        round_all(c, l->mean);
-        round_all(c, l->var);
+    size_t k = shares(l, ps, b), n0 = b;
+    for (size_t d = 0; d < k; d++) {
+        size_t first, n;
+        share(b, k, d, &first, &n);
+        if (d == 0)
+            n0 = n;
+        bn_batch_stats(n * pos, c, &x[first * pos * c], &l->mean[d * c],
+                       &l->var[d * c]);
+        if (ps->f32) {
+            round_all(c, &l->mean[d * c]);
+            round_all(c, &l->var[d * c]);
+        }
+        normalise(l, ps, d, first * pos, n * pos, x);
     }
-    normalise(l, ps, rows, x);
     if (ps->mode == NN_BN_BATCH) {
-        bn_update(&l->bn, rows, l->mean, l->var);
+        bn_update(&l->bn, n0 * pos, l->mean, l->var);
         if (ps->f32) {
             round_all(c, l->bn.rm);
             round_all(c, l->bn.rv);
@@ -136,13 +166,35 @@ void nn_batch_train_backward(size_t b, size_t h, const double *xhat,
     channels_backward(&ps, b, h, xhat, gamma, sd, dy, dx, dgamma, dbeta, 1);
 }
 
+/* Each share's gradient through its own statistics; gamma's and beta's
+ * are the shares' sums, added share by share (autograd's order over the
+ * devices' slices). */
 static void batch_backward(nn_layer *l, const nn_pass *ps, size_t b,
                            const double *x, const double *dy, double *dx)
 {
     (void)x;
-    channels_backward(ps, b * nn_positions(l->in), l->in.c, l->save,
-                      l->bn.gamma, l->sd, dy, dx, l->t[0].g, l->t[1].g,
-                      l->mode != NN_BN_RUNNING);
+    size_t c = l->in.c, pos = nn_positions(l->in);
+    nn_pass as = *ps;
+    as.mode = l->mode;
+    size_t k = shares(l, &as, b);
+    double *dg = l->t[0].g, *db = l->t[1].g;
+    if (k == 1) {
+        channels_backward(ps, b * pos, c, l->save, l->bn.gamma, l->sd, dy,
+                          dx, dg, db, l->mode != NN_BN_RUNNING);
+        return;
+    }
+    for (size_t d = 0; d < k; d++) {
+        size_t first, n, o;
+        share(b, k, d, &first, &n);
+        o = first * pos * c;
+        channels_backward(ps, n * pos, c, &l->save[o], l->bn.gamma,
+                          &l->sd[d * c], &dy[o], dx ? &dx[o] : NULL,
+                          d ? dg + c : dg, d ? db + c : db, 1);
+        for (size_t j = 0; d && j < c; j++) {
+            dg[j] = nn_round(ps, dg[j] + dg[c + j]);
+            db[j] = nn_round(ps, db[j] + db[c + j]);
+        }
+    }
 }
 
 static double batch_work(const nn_layer *l)

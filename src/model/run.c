@@ -217,6 +217,31 @@ static int check_maps(const run_config *cfg, const pop_t *pop, int *blame,
     return 0;
 }
 
+/* Devices with statistics of their own split each batch of B into K
+ * shares of B / K consecutive rows: B must split evenly, into at least
+ * two rows each, and so must every batch (no kept partial one), so that
+ * the mean loss over the batch is the devices' mean of their means, as
+ * data-parallel training averages them. */
+static int devices_check(const run_config *cfg, const pop_t *pop,
+                         bn_error *err)
+{
+    size_t k = bn_ghosts(&cfg->layer), b = cfg->batch_size;
+    if (k == 1)
+        return 0;
+    if (pop->sample_rows > 1)
+        return bn_fail(err, "feature maps are not split across %zu devices "
+                            "(devices = 1, or sync = yes)", k);
+    if (b % k != 0 || b / k < 2)
+        return bn_fail(err, "batch size %zu does not split into %zu equal "
+                            "shares of at least 2 rows",
+                       b, k);
+    if (cfg->partial == RUN_PARTIAL_KEEP && pop->n % b != 0)
+        return bn_fail(err, "with partial keep the last batch of %zu rows "
+                            "does not split into %zu equal shares",
+                       pop->n % b, k);
+    return 0;
+}
+
 int run_check(const run_config *cfg, const pop_t *pop, int *blame,
               bn_error *err)
 {
@@ -267,6 +292,8 @@ int run_check(const run_config *cfg, const pop_t *pop, int *blame,
     if (!(cfg->eval.scale > 0.0))
         return bn_fail(err, "scale must be > 0, got %g", cfg->eval.scale),
                blamed(blame, KEY_EVAL_SCALE, -1);
+    if (devices_check(cfg, pop, err) != 0)
+        return blamed(blame, KEY_DEVICES, KEY_BATCH_SIZE);
     return models[cfg->model].check(cfg, pop, blame, err);
 }
 

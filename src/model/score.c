@@ -27,6 +27,8 @@
                 "weights"
 #define L RUN_MODEL_BIT(RUN_MODEL_LAYER)
 #define C RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
+#define DEP RUN_DEP_EXT
+#define SEQ RUN_SEQ_EXT
 /* The value's place in run_result. */
 #define AT(field) offsetof(run_result, field)
 /* In the published study's order, which summary.tsv keeps. */
@@ -163,7 +165,55 @@ static const score_def scores[] = {
      .definition = "w_norm over its initial value", .kind = SCORE_REAL,
      .offset = AT(w_norm_ratio), .models = C | RUN_NET_EXT, .summarised = 1,
      .weights_before_bn = 1, TRAINED},
+    /* Batch dependence (issue 24, compose.h): only in the files of an
+     * experiment that sets [sweep] compositions (RUN_DEP_EXT). */
+    {.name = "dep_batches",
+     .definition = "the batches of B evaluation rows the batch-dependence "
+                   "scores formed",
+     .kind = SCORE_COUNT, .offset = AT(dep_batches), .models = L | C | DEP,
+     DATA},
+    {.name = "batch_dependence",
+     .definition = "the largest range of a row's train-mode output (a "
+                   "classifier's logit) over the batches it was in",
+     .kind = SCORE_REAL, .offset = AT(batch_dependence),
+     .models = L | C | DEP, .summarised = 1, OUTPUTS},
+    {.name = "batch_dependence_mean",
+     .definition = "the mean over rows of a row's largest range",
+     .kind = SCORE_REAL, .offset = AT(batch_dependence_mean),
+     .models = L | C | DEP, .summarised = 1, OUTPUTS},
+    {.name = "batch_dependence_eval",
+     .definition = "batch_dependence in evaluation mode: 0 exactly",
+     .kind = SCORE_REAL, .offset = AT(batch_dependence_eval),
+     .models = L | C | DEP, .summarised = 1, OUTPUTS},
+    {.name = "class_flips",
+     .definition = "the share of rows whose train-mode class is not the "
+                   "same in every batch they were in",
+     .kind = SCORE_REAL, .offset = AT(class_flips), .models = C | DEP,
+     .summarised = 1, TRAINED},
+    {.name = "acc_train_by_class",
+     .definition = "acc_train_mode in batches cut from the rows sorted by "
+                   "class",
+     .kind = SCORE_REAL, .offset = AT(acc_train_by_class), .models = C | DEP,
+     .summarised = 1, TRAINED},
+    /* Padded sequences (issue 24, seqlayer.h): only in the files of an
+     * experiment that sets a [sequence] key (RUN_SEQ_EXT). */
+    {.name = "pad_fraction",
+     .definition = "the share of the sequences' positions that are padding",
+     .kind = SCORE_REAL, .offset = AT(pad_fraction), .models = L | SEQ,
+     DATA},
+    {.name = "closed_mean_err",
+     .definition = "mean_err of buffers pooled over every position: RMS over "
+                   "features of pad_fraction mu",
+     .kind = SCORE_REAL, .offset = AT(closed_mean_err), .models = L | SEQ,
+     .summarised = 1, DATA},
+    {.name = "closed_var_err",
+     .definition = "var_err of the same: RMS of pad_fraction ((1 - "
+                   "pad_fraction) mu^2 - v)",
+     .kind = SCORE_REAL, .offset = AT(closed_var_err), .models = L | SEQ,
+     .summarised = 1, DATA},
 };
+#undef SEQ
+#undef DEP
 #undef L
 #undef C
 #undef AT

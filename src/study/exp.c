@@ -14,6 +14,7 @@
 
 #include "model/net.h"
 #include "model/optim.h"
+#include "model/seqlayer.h"
 #include "study/exp_parts.h"
 
 /* ---- applying a value to a configuration, and reading it back ---- */
@@ -52,6 +53,8 @@ APPLY(momentum, c->layer.momentum = v.r)
 APPLY(weights, c->layer.weights = (bn_weights)v.i)
 APPLY(variance, c->layer.variance = (bn_variance)v.i)
 APPLY(estimator, c->layer.estimator = (bn_estimator)v.i)
+APPLY(devices, c->layer.devices = (size_t)v.u)
+APPLY(sync, c->layer.sync = v.i)
 APPLY(batch_size, c->batch_size = (size_t)v.u)
 APPLY(order, c->order = e->orders[v.i])
 APPLY(seed, c->seed = v.u)
@@ -83,6 +86,10 @@ APPLY(offset, c->eval.offset = v.r)
 APPLY(drift, c->drift.profile = e->drifts[v.i];
       drift_name(&e->drifts[v.i], c->drift.name, sizeof c->drift.name))
 APPLY(drift_size, c->drift.size = v.r)
+APPLY(compositions, c->compositions = (size_t)v.u)
+APPLY(seq_length, c->seq.length = (size_t)v.u)
+APPLY(seq_min_length, c->seq.min_length = (size_t)v.u)
+APPLY(seq_mask, c->seq.mask = v.i)
 
 GET(gamma, set_real(out, c->layer.gamma))
 GET(beta, set_real(out, c->layer.beta))
@@ -91,6 +98,8 @@ GET(momentum, set_real(out, c->layer.momentum))
 GET(weights, set_text(out, bn_weights_name((int)c->layer.weights)))
 GET(variance, set_text(out, bn_variance_name((int)c->layer.variance)))
 GET(estimator, set_text(out, bn_estimator_name(c->layer.estimator)))
+GET(devices, set_int(out, c->layer.devices))
+GET(sync, set_text(out, bn_sync_name(c->layer.sync)))
 GET(batch_size, set_int(out, c->batch_size))
 GET(order, set_text(out, c->order.name))
 GET(seed, set_int(out, c->seed))
@@ -112,7 +121,14 @@ static void get_hidden(const run_config *c, key_cell *out)
 }
 GET(norm, set_text(out, c->clf.net.n ? "-"
                                       : net_norm_name((int)c->clf.norm)))
-GET(freeze_after, set_int(out, c->clf.freeze_after))
+static void freeze_cell(key_cell *out, unsigned long e0)
+{
+    if (e0 == CLF_FREEZE_START)
+        set_text(out, "start");
+    else
+        set_int(out, e0);
+}
+GET(freeze_after, freeze_cell(out, c->clf.freeze_after))
 GET(lr, set_real(out, c->clf.lr))
 GET(sgd_momentum, set_real(out, c->clf.sgd_momentum))
 GET(weight_decay, set_real(out, c->clf.weight_decay))
@@ -144,6 +160,10 @@ GET(scale, set_real(out, c->eval.scale))
 GET(offset, set_real(out, c->eval.offset))
 GET(drift, set_text(out, c->drift.name))
 GET(drift_size, set_real(out, c->drift.size))
+GET(compositions, set_int(out, c->compositions))
+GET(seq_length, set_int(out, c->seq.length))
+GET(seq_min_length, set_int(out, c->seq.min_length))
+GET(seq_mask, set_text(out, seq_mask_name(c->seq.mask)))
 
 #define ALL (COL_SUMMARY | COL_FEATURES | COL_SEEDS)
 /* The classifier's files are summary.tsv's and the many-seed ones. */
@@ -319,9 +339,11 @@ const key_def keys[KEY_COUNT] = {
                   .apply = apply_norm, .get = get_norm},
     [KEY_FREEZE_AFTER] = {.section = "model", .name = "freeze_after",
                           .type = KT_UINTS, .dflt = "0", .max = 1000000,
+                          .word = "start", .word_value = CLF_FREEZE_START,
                           .arg = "E0",
                           .help = "from epoch E0 + 1 on, batch norm uses its "
-                                  "buffers and keeps them (0: never)",
+                                  "buffers and keeps them (0: never; start: "
+                                  "from the first step)",
                           .col = 24, .files = CLF_FILES, .nest = 19,
                           .models = M_CLF, .apply = apply_freeze_after,
                           .get = get_freeze_after},
@@ -464,12 +486,36 @@ const key_def keys[KEY_COUNT] = {
                        .help = "the running statistics' estimator", .col = 10,
                        .files = ALL, .nest = 28, .models = M_BN,
                        .apply = apply_estimator, .get = get_estimator},
+    [KEY_LAYER_INITIAL] = {.section = "layer", .name = "initial",
+                           .type = KT_PATH, .arg = "PATH",
+                           .help = "the buffers before the first update, from "
+                                   "a TSV of feature, running_mean, "
+                                   "running_var (features it lacks: 0 and 1)",
+                           .models = M_LAYER},
+    /* Beyond the default setting (RUN_DEV_EXT): a column only where an
+     * experiment sets them. The devices vary fastest after the seed and
+     * the batch size, so that a figure against them reads each series'
+     * rows in a run. */
+    [KEY_DEVICES] = {.section = "layer", .name = "devices", .type = KT_UINTS,
+                     .dflt = "1", .min = 1, .max = 1024, .arg = "K",
+                     .help = "data-parallel devices, each normalising its "
+                             "B/K rows of a batch; the buffers device 0's",
+                     .col = 41, .files = ALL, .nest = 37,
+                     .models = M_BN | RUN_DEV_EXT, .apply = apply_devices,
+                     .get = get_devices},
+    [KEY_SYNC] = {.section = "layer", .name = "sync", .type = KT_CHOICES,
+                  .dflt = "no", .choice = bn_sync_name, .arg = "Y",
+                  .help = "synchronised statistics across the devices "
+                          "(SyncBatchNorm): the whole batch's",
+                  .col = 42, .files = ALL, .nest = 36,
+                  .models = M_BN | RUN_DEV_EXT, .apply = apply_sync,
+                  .get = get_sync},
     [KEY_BATCH_SIZE] = {.section = "sweep", .name = "batch_size",
                         .type = KT_UINTS, .dflt = "256", .min = 1,
                         .max = 100000000, .arg = "B",
                         .help = "rows per batch, up to the population's "
                                 "(whole samples of feature maps)",
-                        .col = 4, .files = ALL, .nest = 37, .models = ANY,
+                        .col = 4, .files = ALL, .nest = 43, .models = ANY,
                         .apply = apply_batch_size, .get = get_batch_size},
     [KEY_ORDER] = {.section = "sweep", .name = "order", .type = KT_ORDERS,
                    .dflt = "shuffled", .arg = "ORDER",
@@ -479,7 +525,7 @@ const key_def keys[KEY_COUNT] = {
     [KEY_SEED] = {.section = "sweep", .name = "seed", .type = KT_UINTS,
                   .dflt = "1", .max = UINT64_MAX, .arg = "S",
                   .help = "the shuffle's seed, PCG32 initstate", .col = 3,
-                  .files = COL_SUMMARY | COL_FEATURES, .nest = 36,
+                  .files = COL_SUMMARY | COL_FEATURES, .nest = 42,
                   .models = ANY, .apply = apply_seed, .get = get_seed},
     [KEY_EPOCHS] = {.section = "sweep", .name = "epochs", .type = KT_UINTS,
                     .dflt = "1", .min = 1, .max = 1000000, .arg = "E",
@@ -510,6 +556,52 @@ const key_def keys[KEY_COUNT] = {
                                 "its standard deviations",
                         .col = 29, .files = ALL, .nest = 24, .models = M_LAYER,
                         .apply = apply_drift_size, .get = get_drift_size},
+    /* Batch dependence (issue 24): its key and scores only in the files
+     * of an experiment that sets it (RUN_DEP_EXT). */
+    [KEY_COMPOSITIONS] = {.section = "sweep", .name = "compositions",
+                          .type = KT_UINTS, .dflt = "0", .max = 100000,
+                          .arg = "M",
+                          .help = "shuffles of the evaluation rows cut into "
+                                  "batches for the batch-dependence scores "
+                                  "(every B-subset when there are no more); "
+                                  "0 none",
+                          .col = 43, .files = COL_SUMMARY | COL_SEEDS,
+                          .nest = 38, .models = M_BN | RUN_DEP_EXT,
+                          .apply = apply_compositions,
+                          .get = get_compositions},
+    /* Padded sequences (issue 24): in the files only of an experiment
+     * that sets one of them (RUN_SEQ_EXT). */
+    [KEY_SEQ_LENGTH] = {.section = "sequence", .name = "length",
+                        .type = KT_UINTS, .dflt = "0", .max = 100000,
+                        .arg = "L",
+                        .help = "the layer's rows as sequences padded to L "
+                                "positions (L consecutive rows each; the "
+                                "batch size counts sequences); 0 plain rows",
+                        .col = 44, .files = ALL, .nest = 39,
+                        .models = M_LAYER | RUN_SEQ_EXT,
+                        .apply = apply_seq_length, .get = get_seq_length},
+    [KEY_SEQ_MIN_LENGTH] = {.section = "sequence", .name = "min_length",
+                            .type = KT_UINTS, .dflt = "1", .min = 1,
+                            .max = 100000, .arg = "L0",
+                            .help = "the shortest sequence: each one's "
+                                    "length is uniform on L0..L (PCG32 "
+                                    "stream 25 from the run's seed), the "
+                                    "rest padding (0)",
+                            .col = 45, .files = ALL, .nest = 40,
+                            .models = M_LAYER | RUN_SEQ_EXT,
+                            .apply = apply_seq_min_length,
+                            .get = get_seq_min_length},
+    [KEY_SEQ_MASK] = {.section = "sequence", .name = "mask",
+                      .type = KT_CHOICES, .dflt = "real",
+                      .choice = seq_mask_name, .arg = "POLICY",
+                      .help = "the positions batch statistics are taken "
+                              "over: real ones only, every one padding "
+                              "included, or mismatch (training normalises "
+                              "over the real ones, the buffers average "
+                              "every one)",
+                      .col = 46, .files = ALL, .nest = 41,
+                      .models = M_LAYER | RUN_SEQ_EXT,
+                      .apply = apply_seq_mask, .get = get_seq_mask},
     [KEY_EXPERIMENT] = {.name = "experiment", .type = KT_DERIVED,
                         .help = "the experiment file's stem", .col = 1,
                         .files = ALL, .models = ANY, .get = get_experiment},

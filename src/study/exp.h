@@ -23,7 +23,7 @@
  *                 adam_beta2, adam_eps, warmup, schedule, step_epochs,
  *                 step_factor
  *   [layer]       lists: gamma, beta, eps, momentum, momentum_weights,
- *                 variance, estimator
+ *                 variance, estimator; initial = PATH
  *   [sweep]       lists: batch_size, order, seed, epochs, partial,
  *                 precise_batches, drift, drift_size
  * Lists are separated by spaces or commas; integer lists take ranges A..B.
@@ -105,6 +105,9 @@ typedef struct {
     double lo, hi;       /* KT_REAL(S): lo < x (lo_open) or lo <= x; x <= hi */
     int lo_open;
     uint64_t min, max;   /* KT_UINT, KT_UINTS */
+    const char *word;    /* KT_UINTS: a word allowed for the value word_value
+                          * (outside min..max), written as the word */
+    uint64_t word_value;
     const char *(*choice)(int i); /* KT_CHOICES: name i, NULL past */
     const char *arg;     /* the value's placeholder in help texts */
     const char *help;
@@ -156,6 +159,10 @@ typedef struct exp_s {
     /* [evaluation] file: the held-out models' evaluation rows instead of
      * held-out ones (its label and group are popfile's, or "label") */
     exp_popfile evalfile;
+    /* [layer] initial: the file (its pop unused) and the buffers it holds,
+     * once read (exp_read_population) */
+    exp_popfile initfile;
+    bn_initial initial;
     exp_maps maps;
     double holdout;        /* a population file's held-out share */
     uint64_t holdout_seed; /* and its split's seed */
@@ -228,6 +235,12 @@ int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                          const char *sha256, bn_error *err);
 /* The same for [evaluation] file, parsed with the population's label and
  * group columns. */
+/* [layer] initial's buffers from the bytes of its file (initial.h). */
+int exp_initial_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                      const char *sha256, bn_error *err);
+/* The file a KT_PATH key names: the population's, the evaluation rows' or
+ * the initial buffers'. */
+const exp_popfile *exp_file_of(const exp_t *e, key_id k);
 int exp_evaluation_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                          const char *sha256, bn_error *err);
 /* The checks that need every key: the population, the orders against

@@ -69,8 +69,6 @@ static int finish_checks(exp_t *e, const shapes *sh, bn_error *err);
 
 static int was_set(const exp_t *e, int k) { return e->from[k] != NULL; }
 
-/* finish_checks keeps a bit per key. */
-typedef char keys_fit_in_a_mask[KEY_COUNT <= 64 ? 1 : -1];
 
 int exp_held_out_models(unsigned models)
 {
@@ -147,8 +145,12 @@ int exp_swamped(const exp_t *e, char *buf, size_t cap)
                 where_set(e, KEY_BETA, KEY_GAMMA, opt), b, g);
             const char *sep = " ";
             int n = 0;
+            /* The layer's scores this experiment writes. */
+            unsigned shown =
+                RUN_MODEL_BIT(RUN_MODEL_LAYER) | (e->models & RUN_EXTS);
             for (size_t k = 0; score_get(k) && len < cap; k++)
-                if (score_get(k)->scale[0] == KEY_GAMMA) {
+                if (score_get(k)->scale[0] == KEY_GAMMA &&
+                    run_models_show(score_get(k)->models, shown)) {
                     len += (size_t)snprintf(buf + len, cap - len, "%s%s",
                                             sep, score_get(k)->name);
                     sep = ", ";
@@ -359,7 +361,7 @@ static int maps_excludes(const exp_t *e, bn_error *err)
         return bn_fail(err, "%s: an evaluation file's rows are not feature "
                             "maps (%s)",
                        e->from[KEY_EVAL_FILE], e->from[src]);
-    if (e->models != RUN_MODEL_BIT(RUN_MODEL_LAYER))
+    if ((e->models & RUN_MODELS_ALL) != RUN_MODEL_BIT(RUN_MODEL_LAYER))
         return bn_fail(err, "%s: feature maps are the layer's (BatchNorm2d); "
                             "the classifier takes plain rows (%s)",
                        origin(e, KEY_MODEL, -1), e->from[src]);
@@ -427,11 +429,13 @@ int exp_finish(exp_t *e, bn_error *err)
     e->models = 0;
     for (size_t i = 0; i < e->n[KEY_MODEL]; i++)
         e->models |= RUN_MODEL_BIT(e->v[KEY_MODEL][i].i);
-    /* A declared network's keys and scores are written where one is set. */
+    /* A declared network's keys and scores, the devices' and the
+     * batch-dependence and sequence ones, are written where one of their
+     * keys is set. */
     for (int k = 0; k < KEY_COUNT; k++)
-        if ((keys[k].models & RUN_NET_EXT) && was_set(e, k) &&
+        if ((keys[k].models & RUN_EXTS) && was_set(e, k) &&
             (keys[k].models & e->models & RUN_MODELS_ALL))
-            e->models |= RUN_NET_EXT;
+            e->models |= keys[k].models & RUN_EXTS;
     if (population_excludes(e, err) != 0 || maps_excludes(e, err) != 0)
         return -1;
     /* The shape the orders and the checks see: the file's rows, or the
@@ -534,11 +538,12 @@ static const char *unused_reason(int k)
 
 /* A setting given (not a default) that no configuration reads is refused
  * rather than ignored: the first such, with why. */
-static int unused_key(const exp_t *e, uint64_t used, bn_error *err)
+static int unused_key(const exp_t *e, const unsigned char *used,
+                      bn_error *err)
 {
     char a[80], b[80];
     for (int k = 0; k < KEY_COUNT; k++) {
-        if (!keys[k].nest || !was_set(e, k) || (used >> k & 1))
+        if (!keys[k].nest || !was_set(e, k) || used[k])
             continue;
         if (!(keys[k].models & e->models))
             return bn_fail(err, "%s: %s is a setting of %s, and this "
@@ -628,13 +633,13 @@ static int finish_checks(exp_t *e, const shapes *sh, bn_error *err)
     /* Every combination through the validator `run` uses, with the seed
      * at its first value: no check depends on the seed. */
     size_t pos[KEY_COUNT] = {0};
-    uint64_t used = 0; /* bit k: a combination reads key k */
+    unsigned char used[KEY_COUNT] = {0}; /* a combination reads key k */
     for (;;) {
         run_config cfg;
         config_at(e, ax, na, pos, &cfg);
         for (int k = 0; k < KEY_COUNT; k++)
             if (key_used(&cfg, k))
-                used |= (uint64_t)1 << k;
+                used[k] = 1;
         int blame[2] = {-1, -1};
         const pop_t *shape =
             run_model_get(cfg.model)->held_out ? &sh->train : &sh->all;

@@ -13,10 +13,16 @@
 
 /* ---- the manifest and the key columns ---- */
 
-static void print_ints(bn_buf *fp, const key_value *v, size_t n)
+static void print_ints(bn_buf *fp, const key_def *d, const key_value *v,
+                       size_t n)
 {
     /* Runs of consecutive values print as A..B, as they may be written. */
     for (size_t i = 0; i < n;) {
+        if (d->word && v[i].u == d->word_value) {
+            buf_printf(fp, "%s%s", i ? " " : "", d->word);
+            i++;
+            continue;
+        }
         size_t j = i;
         while (j + 1 < n && v[j].u != UINT64_MAX && v[j + 1].u == v[j].u + 1)
             j++;
@@ -65,8 +71,10 @@ static int in_manifest(const exp_t *e, int k)
         return file && !e->evalfile.file;
     case KEY_EVAL_FILE:
         return e->evalfile.file != NULL;
+    case KEY_LAYER_INITIAL:
+        return e->initfile.file != NULL;
     case KEY_MODEL: /* the study's files are the layer's alone */
-        return e->models != RUN_MODEL_BIT(RUN_MODEL_LAYER);
+        return (e->models & RUN_MODELS_ALL) != RUN_MODEL_BIT(RUN_MODEL_LAYER);
     default:
         return 1;
     }
@@ -80,7 +88,7 @@ static int manifest_lines(bn_buf *fp, const exp_t *e, int k)
     const key_def *d = &keys[k];
     switch (d->type) {
     case KT_PATH: {
-        const exp_popfile *pf = k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
+        const exp_popfile *pf = exp_file_of(e, (key_id)k);
         buf_printf(fp, "%s.%s\t%s\n", d->section, d->name, pf->file);
         buf_printf(fp, "%s.%s_sha256\t%s\n", d->section, d->name, pf->sha256);
         /* What the file held, which the experiment does not say:
@@ -88,6 +96,9 @@ static int manifest_lines(bn_buf *fp, const exp_t *e, int k)
         if (pf->pop)
             buf_printf(fp, "%s.%s_rows\t%zu\n", d->section, d->name,
                        pf->pop->n);
+        if (k == KEY_LAYER_INITIAL)
+            buf_printf(fp, "%s.%s_features\t%zu\n", d->section, d->name,
+                       e->initial.n);
         return 1;
     }
     case KT_COLUMN: {
@@ -156,7 +167,7 @@ static void manifest_value(bn_buf *fp, const exp_t *e, int k)
             buf_printf(fp, "%s%.17g", i ? " " : "", e->v[k][i].r);
         break;
     case KT_UINTS:
-        print_ints(fp, e->v[k], e->n[k]);
+        print_ints(fp, d, e->v[k], e->n[k]);
         break;
     case KT_CHOICES:
         for (size_t i = 0; i < e->n[k]; i++)
@@ -212,7 +223,8 @@ static size_t find_columns(unsigned file, int lead, unsigned models,
             (col <= KEY_LEAD_COLUMNS) == (lead != 0) &&
             run_models_show(keys[k].models, models) &&
             /* the study's files are the layer's alone */
-            !(k == KEY_MODEL && models == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
+            !(k == KEY_MODEL &&
+              (models & RUN_MODELS_ALL) == RUN_MODEL_BIT(RUN_MODEL_LAYER)))
             at[col] = k;
     }
     size_t n = 0;

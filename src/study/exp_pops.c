@@ -75,6 +75,20 @@ int exp_evaluation_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                       sha256, err);
 }
 
+int exp_initial_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                      const char *sha256, bn_error *err)
+{
+    exp_popfile *f = &e->initfile;
+    bn_initial_free(&e->initial);
+    if (memchr(bytes, '\0', len))
+        return bn_fail(err, "%s: a NUL byte: not a TSV", f->file);
+    if (bn_initial_parse(f->file, (const char *)bytes, len, &e->initial,
+                         err) != 0)
+        return -1;
+    memcpy(f->sha256, sha256, sizeof f->sha256);
+    return 0;
+}
+
 /* The feature maps into *out: the file's rows through the filter bank, or
  * generated (convpop.h). */
 static int maps_population(const exp_t *e, pop_t *out, bn_error *err)

@@ -386,6 +386,10 @@ static int list_uints(value_list *l, const key_def *d, const where *w,
 {
     uint64_t a, b;
     char *dots = strstr(tok, "..");
+    if (d->word && strcmp(tok, d->word) == 0) {
+        key_value x = {.u = d->word_value};
+        return list_push(l, w, x);
+    }
     if (dots) {
         *dots = '\0';
         if (parse_u64(tok, &a) || parse_u64(dots + 2, &b) || b < a)
@@ -393,7 +397,9 @@ static int list_uints(value_list *l, const key_def *d, const where *w,
     } else if (parse_u64(tok, &a) == 0) {
         b = a;
     } else {
-        return fail(w, "'%s' is not an integer", tok);
+        return fail(w, d->word ? "'%s' is not an integer or '%s'"
+                               : "'%s' is not an integer%s",
+                    tok, d->word ? d->word : "");
     }
     if (a < d->min || b > d->max)
         return fail(w, "values must be from %llu to %llu",
@@ -571,7 +577,14 @@ static int set_from(exp_t *e, key_id k, const char *origin)
  * directory when there is one. */
 static exp_popfile *file_of(exp_t *e, key_id k)
 {
-    return k == KEY_EVAL_FILE ? &e->evalfile : &e->popfile;
+    return (exp_popfile *)exp_file_of(e, k);
+}
+
+const exp_popfile *exp_file_of(const exp_t *e, key_id k)
+{
+    return k == KEY_EVAL_FILE       ? &e->evalfile
+           : k == KEY_LAYER_INITIAL ? &e->initfile
+                                    : &e->popfile;
 }
 
 static int set_path(exp_t *e, key_id k, const where *w, const char *value)
@@ -908,8 +921,9 @@ void exp_free(exp_t *e)
     free_names(e->maps.ch_names, e->maps.n_ch);
     memset(&e->maps, 0, sizeof e->maps);
     pop_spec_free(&e->pop);
-    exp_popfile *files[2] = {&e->popfile, &e->evalfile};
-    for (int i = 0; i < 2; i++) {
+    bn_initial_free(&e->initial);
+    exp_popfile *files[3] = {&e->popfile, &e->evalfile, &e->initfile};
+    for (int i = 0; i < 3; i++) {
         exp_popfile *pf = files[i];
         free(pf->file);
         free(pf->path);

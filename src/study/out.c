@@ -177,7 +177,7 @@ unsigned out_column_cells(const char *name)
         run_default_config(&cfg);
         memset(&c, 0, sizeof c);
         d->get(&cfg, &c);
-        if (c.kind == CELL_TEXT)
+        if (c.kind == CELL_TEXT || d->word)
             return OUT_CELL_TEXT;
         return d->models != RUN_MODEL_BIT(RUN_MODEL_COUNT) - 1
                    ? NUMREAD_DASH : 0;
@@ -277,7 +277,7 @@ void out_summary_row(bn_buf *fp, unsigned models, const pop_t *pop,
 /* curve.tsv has only the classifier's rows. */
 /* curve.tsv is the classifier's, with a declared network's columns when
  * the experiment's models have them. */
-#define CURVE_MODELS(m) (RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER) | ((m) & RUN_NET_EXT))
+#define CURVE_MODELS(m) (RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER) | ((m) & RUN_EXTS))
 
 void out_curve_header(bn_buf *fp, unsigned models)
 {

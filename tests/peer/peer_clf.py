@@ -31,7 +31,14 @@ CosineAnnealingLR), F.cross_entropy, and compares:
     last_stats_err_rel), and the updates counted, at every epoch;
   * the radial part of the gradient of the weights right before a batch
     norm (radial, and radial_excess against its exact value) and those
-    weights' norm.
+    weights' norm;
+  * with --compositions, the batch-dependence scores (issue 24): the
+    network of bnstudy's final weights and buffers in PyTorch's modules,
+    run on the batches docs/definitions.md defines (every subset, or the
+    shuffles of PCG32 stream 24, made here from its own PCG32), each row's
+    logits in training and in evaluation mode, their ranges, the rows
+    whose class moves, and training mode's accuracy on held-out batches
+    cut from the rows sorted by class: to 1e-12 of the logits' size.
 
 Dropout has no seeded stream PyTorch could share: the peer draws the
 masks from its own PCG32, as docs/definitions.md defines them, and
@@ -48,6 +55,7 @@ and `N passed, N failed`; it exits 1 if any configuration fails.
 
 import argparse
 import copy
+import itertools
 import math
 import os
 import subprocess
@@ -123,6 +131,7 @@ class PCG32:
 
 
 PCG32_INITSEQ_DROPOUT = 16
+PCG32_INITSEQ_COMPOSE = 24
 
 
 # ---------------------------------------------------------------- data
@@ -245,6 +254,28 @@ class SeededDropout:
         return x * m
 
 
+def ghost_class(base, devices):
+    """base (nn.BatchNorm1d or 2d) data parallel by hand over `devices`:
+    in training mode the batch split as each device gets its share
+    (torch.tensor_split), every share normalised by its own statistics,
+    and only device 0's moving the buffers (the others' dropped, as
+    broadcasting rank 0's buffers drops them)."""
+    import torch
+
+    class Ghost(base):
+        def forward(self, x):
+            if not self.training:
+                return super().forward(x)
+            parts = torch.tensor_split(x, devices)
+            ys = [super().forward(parts[0])]
+            for p in parts[1:]:
+                ys.append(torch.nn.functional.batch_norm(
+                    p, None, None, self.weight, self.bias, True, 0.0,
+                    self.eps))
+            return torch.cat(ys)
+    return Ghost
+
+
 class Net:
     """The layers of a spec as PyTorch modules, indexed as bnstudy names
     its tensors ("3.weight" is layer 3's weight)."""
@@ -254,6 +285,8 @@ class Net:
         self.torch = torch
         self.layers, self.kinds = [], []
         self.dropouts = []
+        # Devices with statistics of their own ([layer] devices, sync no).
+        self.devices = 1 if cfg["sync"] == "yes" else cfg["devices"]
         shape = (f,)
         rng = PCG32(cfg["init_seed"], PCG32_INITSEQ_DROPOUT)
         self.rng = rng
@@ -269,6 +302,8 @@ class Net:
                 shape = (int(arg),) + shape[1:]
             elif name == "batch":
                 cls = nn.BatchNorm1d if len(shape) == 1 else nn.BatchNorm2d
+                if self.devices > 1:
+                    cls = ghost_class(cls, self.devices)
                 m = cls(shape[0], eps=cfg["eps"], dtype=dtype)
             elif name == "layer":
                 m = nn.LayerNorm(list(shape), eps=cfg["eps"], dtype=dtype)
@@ -461,7 +496,10 @@ class Peer:
 
     def update_buffers(self, i, bn, h):
         """The buffer update PyTorch cannot do, from the batch's own
-        statistics, as docs/definitions.md defines it."""
+        statistics, as docs/definitions.md defines it: device 0's share's
+        on devices of their own."""
+        if self.net.devices > 1:
+            h = self.torch.tensor_split(h, self.net.devices)[0]
         m, v = channel_moments(h.detach())
         n = h.shape[0] * (1 if h.dim() == 2 else h.shape[2] * h.shape[3])
         if self.cfg["variance"] == "unbiased":
@@ -527,7 +565,8 @@ class Peer:
             self.opt, lambda t: schedule_factor(cfg, t, t // nb))
         grads = None
         for ep in range(cfg["epochs"]):
-            frozen = cfg["freeze_after"] > 0 and ep >= cfg["freeze_after"]
+            e0 = cfg["freeze_after"]
+            frozen = e0 == "start" or (e0 > 0 and ep >= e0)
             self.set_mode(True, frozen, drop=True)
             for rows in batches(perm, cfg["batch"], cfg["partial"]):
                 idx = torch.from_numpy(np.asarray(rows))
@@ -628,13 +667,19 @@ class Peer:
             hn = h.numpy().astype(np.float64)
             dims = (0,) if h.dim() == 2 else (0, 2, 3)
             shape = (1, -1) if h.dim() == 2 else (1, -1, 1, 1)
-            mean = hn.mean(axis=dims).reshape(shape)
-            var = hn.var(axis=dims).reshape(shape)
-            sd = np.sqrt(var + bn.eps)
-            xhat = (hn - mean) / sd
             gam = bn.weight.detach().numpy().astype(np.float64).reshape(shape)
-            t = np.abs(gam / sd) * (np.abs(dy) + np.abs(dy.mean(axis=dims).reshape(shape))
-                                    + np.abs(xhat) * np.abs((dy * xhat).mean(axis=dims).reshape(shape)))
+            ts = []
+            # Per device share, whose statistics its backward projects on.
+            for hs, ds in zip(np.array_split(hn, self.net.devices),
+                              np.array_split(dy, self.net.devices)):
+                mean = hs.mean(axis=dims).reshape(shape)
+                var = hs.var(axis=dims).reshape(shape)
+                sd = np.sqrt(var + bn.eps)
+                xhat = (hs - mean) / sd
+                ts.append(np.abs(gam / sd) * (
+                    np.abs(ds) + np.abs(ds.mean(axis=dims).reshape(shape))
+                    + np.abs(xhat) * np.abs((ds * xhat).mean(axis=dims).reshape(shape))))
+            t = np.concatenate(ts)
             x_in = self.layer_input(wi)
             ax = np.abs(x_in)
             if self.net.kinds[wi] == "linear":
@@ -725,7 +770,7 @@ def config(**kw):
              init_seed=1, order="shuffled", dtype="float64", optimizer="sgd",
              adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8, warmup=0,
              schedule="constant", step_epochs=10, step_factor=0.1,
-             short=False)
+             devices=1, sync="no", compositions=0, short=False)
     c.update(kw)
     return c
 
@@ -752,6 +797,18 @@ def configs():
         config(norm="none"),
         config(norm="none", sgd_momentum=0.9, weight_decay=1e-3, batch=8),
         config(epochs=4, freeze_after=2),
+        # Statistics per device: B 32 split across 4 devices by hand, the
+        # buffers device 0's; synchronised, one device's.
+        config(devices=4, epochs=3, sgd_momentum=0.9),
+        config(devices=2, batch=16, momentum=0.9, weights="old",
+               variance="biased", layers="linear:8 batch relu linear:8 "
+               "batch relu linear:K", epochs=2),
+        config(devices=4, sync="yes", epochs=2),
+        # Frozen from the first step: the initial 0 and 1 throughout.
+        config(epochs=3, freeze_after="start", sgd_momentum=0.9),
+        config(layers="linear:8 batch relu linear:8 batch relu linear:K",
+               epochs=2, freeze_after="start", momentum=0.9, weights="old",
+               variance="biased"),
         config(epochs=4, freeze_after=1, momentum=0.9, weights="old",
                variance="biased", sgd_momentum=0.9),
         config(batch=50, partial="keep"),
@@ -803,6 +860,9 @@ def configs():
                                         "layer relu linear:K",
                optimizer="adamw", lr=0.01, weight_decay=0.01, batch=32,
                epochs=2),
+        # Batch dependence: shuffles, and every subset of a tiny part.
+        config(compositions=3, batch=16, epochs=2),
+        config(compositions=40, batch=2, n=40, epochs=1, lr=0.02),
     ]
     # float32, each beside its float64 twin.
     c += float32_pair()
@@ -838,12 +898,17 @@ def options(cfg):
     for key in ("dtype", "optimizer", "warmup", "schedule"):
         if cfg[key] != config()[key]:
             o += ["--" + key, str(cfg[key])]
+    for key in ("devices", "sync"):
+        if cfg[key] != config()[key]:
+            o += ["--set", "layer.%s=%s" % (key, cfg[key])]
     if cfg["optimizer"] in ("sgd", "nesterov"):
         o += ["--sgd-momentum", repr(cfg["sgd_momentum"])]
     else:
         o += ["--adam-beta1", repr(cfg["adam_beta1"]),
               "--adam-beta2", repr(cfg["adam_beta2"]),
               "--adam-eps", repr(cfg["adam_eps"])]
+    if cfg["compositions"]:
+        o += ["--compositions", str(cfg["compositions"])]
     if cfg["schedule"] == "step":
         o += ["--step-epochs", str(cfg["step_epochs"]),
               "--step-factor", repr(cfg["step_factor"])]
@@ -1015,7 +1080,11 @@ def compare(bnstudy, cfg, tmp):
             w = peer.weights_norm()
             s.update(radial=peer.radial, radial_excess=peer.radial_excess,
                      w_norm=w, w_norm_ratio=w / peer.w_norm0,
-                     excess_limit=EXCESS32 if f32 else EXCESS64)
+                     # The exact radial part is of one batch's
+                     # statistics; devices of their own normalise several
+                     # (docs/definitions.md): no bound then.
+                     excess_limit=math.inf if peer.net.devices > 1 else
+                     EXCESS32 if f32 else EXCESS64)
         return s
 
     peer_curve = []
@@ -1117,7 +1186,117 @@ def compare(bnstudy, cfg, tmp):
     d["score_loss"] = w["score_loss"] / (tol["loss"] / TOL64["loss"])
     d["stats"] = w["stats"] / (tol["stats"] / TOL64["stats"])
     d["radial"] = w["radial"] / (tol["radial"] / TOL64["radial"])
+    if cfg["compositions"]:
+        compare_dependence(summary, dependence(cfg, final, held,
+                                               data["held_perm"], data["k"]),
+                           problems)
     return d, problems
+
+
+def rand_index(rng, n):
+    """Uniform on [0, n) by division and rejection, as rand.c's."""
+    scale = 0xffffffff // n
+    while True:
+        k = rng.next() // scale
+        if k < n:
+            return k
+
+
+def compositions(n, b, m, seed):
+    """The batches of the batch-dependence scores (docs/definitions.md):
+    every b-subset when C(n, b) <= m floor(n / b), else m shuffles from
+    PCG32(seed, 24), Fisher-Yates from the last element down, each cut
+    into floor(n / b) batches."""
+    if b < 2 or b > n:
+        return []
+    per = n // b
+    if math.comb(n, b) <= m * per:
+        return [list(c) for c in itertools.combinations(range(n), b)]
+    rng, v, out = PCG32(seed, PCG32_INITSEQ_COMPOSE), list(range(n)), []
+    for _ in range(m):
+        for i in range(n - 1, 0, -1):
+            j = rand_index(rng, i + 1)
+            v[i], v[j] = v[j], v[i]
+        out += [v[k * b:(k + 1) * b] for k in range(per)]
+    return out
+
+
+def dependence(cfg, final, held, held_perm, k):
+    """The batch-dependence scores of the network of bnstudy's final
+    weights and buffers, in PyTorch, on the held-out rows."""
+    peer = Peer(cfg, final, held.x.shape[1], k)
+    torch = peer.torch
+    n, b = len(held.y), cfg["batch"]
+    batches = compositions(n, b, cfg["compositions"], cfg["seed"])
+    xs = peer.tensor(held.x)
+    saved = copy.deepcopy(peer.net.modules.state_dict())
+    zt, ze = [], []
+    with torch.no_grad():
+        peer.set_mode(True)
+        for bt in batches:
+            zt.append(peer.net.forward(xs[torch.tensor(bt)]).numpy().astype(np.float64))
+        # Training-mode passes must not move the buffers evaluation uses.
+        peer.net.modules.load_state_dict(saved)
+        peer.set_mode(False)
+        for bt in batches:
+            ze.append(peer.net.forward(xs[torch.tensor(bt)]).numpy().astype(np.float64))
+        # One-class batches: the shuffled order, sorted by class.
+        peer.set_mode(True)
+        by = [i for c in range(k) for i in held_perm if held.y[i] == c]
+        correct = 0
+        for bt in score_batches(by, b):
+            z = peer.net.forward(xs[torch.tensor(bt)])
+            correct += int((z.argmax(1).numpy() == held.y[bt]).sum())
+        peer.net.modules.load_state_dict(saved)
+    out = output_ranges(batches, zt, ze)
+    flips = sum(len(set(np.argmax(np.array([o[0] for o in outs]), axis=1))) > 1
+                for outs in out.pop("seen").values())
+    out.update(class_flips=flips / n, acc_train_by_class=correct / n)
+    return out
+
+
+def output_ranges(batches, yt, ye):
+    """The batch-dependence ranges (docs/definitions.md) of the outputs
+    yt (training mode) and ye (evaluation mode) of each batch's rows: the
+    largest row's and the mean over rows seen twice or more, in training
+    mode, and the largest in evaluation mode; size, the outputs' largest
+    magnitude (at least 1), the scale they are compared in."""
+    seen = {}
+    for bt, t, e in zip(batches, yt, ye):
+        for i, r in enumerate(bt):
+            seen.setdefault(r, []).append((t[i], e[i]))
+    worst = worst_e = total = 0.0
+    twice = 0
+    size = max([float(np.max(np.abs(t))) for t in yt] + [1.0])
+    for outs in seen.values():
+        if len(outs) < 2:
+            continue
+        t = np.array([o[0] for o in outs])
+        e = np.array([o[1] for o in outs])
+        row = float(np.max(t.max(axis=0) - t.min(axis=0)))
+        worst, total, twice = max(worst, row), total + row, twice + 1
+        worst_e = max(worst_e, float(np.max(e.max(axis=0) - e.min(axis=0))))
+    return dict(dep_batches=len(batches), batch_dependence=worst,
+                batch_dependence_mean=total / twice if twice else 0.0,
+                batch_dependence_eval=worst_e, zmax=size, seen=seen)
+
+
+def compare_dependence(summary, want, problems):
+    """The summary row's batch-dependence scores against the peer's:
+    the counts and accuracies exactly, the ranges to TOL64["grad"] of the
+    logits' size."""
+    worst = 0.0
+    for name in ("dep_batches", "class_flips", "acc_train_by_class",
+                 "batch_dependence_eval"):
+        if float(summary[name]) != want[name]:
+            problems.append("%s %s, peer %r" % (name, summary[name], want[name]))
+    for name in ("batch_dependence", "batch_dependence_mean"):
+        worst = max(worst, rel_diff(float(summary[name]), want[name],
+                                    want["zmax"]))
+    if not worst <= TOL64["grad"]:
+        problems.append("batch dependence %.2e of the logits apart" % worst)
+    if want["dep_batches"] == 0:
+        problems.append("no batch formed: the configuration checks nothing")
 
 
 class _Lazy:

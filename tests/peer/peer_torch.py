@@ -118,6 +118,15 @@ class Bnstudy:
                 "--beta", repr(cfg["beta"]),
                 "--eps", repr(cfg["eps"]),
                 "--write-features", feat, "--write-outputs", outs]
+        if cfg["devices"] != 1:
+            argv += ["--set", "layer.devices=%d" % cfg["devices"]]
+        if cfg["initial"]:
+            ck = os.path.join(self.workdir, "checkpoint.tsv")
+            with open(ck, "w") as fp:
+                fp.write("feature\trunning_mean\trunning_var\n")
+                for j, (m, v) in sorted(cfg["initial"].items()):
+                    fp.write("f%d\t%r\t%r\n" % (j, m, v))
+            argv += ["--set", "layer.initial=" + ck]
         out = subprocess.run(argv, check=True, capture_output=True,
                              text=True).stdout.splitlines()
         summary = dict(zip(out[0].split("\t"), out[1].split("\t")))
@@ -161,18 +170,27 @@ def batches_of(x, b, partial):
 def peer_torch(x, cfg):
     """float64 torch.nn.BatchNorm1d trained over the batches, then eval."""
     import torch
-    momentum = None if cfg["estimator"] == "cumulative" else cfg["momentum"]
+    # Estimator initial never updates: momentum 0 keeps the buffers as they
+    # were loaded, exactly.
+    momentum = (None if cfg["estimator"] == "cumulative" else
+                0.0 if cfg["estimator"] == "initial" else cfg["momentum"])
     bn = torch.nn.BatchNorm1d(N_FEATURES, momentum=momentum, eps=cfg["eps"],
                               dtype=torch.float64)
     with torch.no_grad():
         bn.weight.fill_(cfg["gamma"])
         bn.bias.fill_(cfg["beta"])
+        # A checkpoint's buffers, loaded as load_state_dict would: the
+        # features it names, the others left at 0 and 1.
+        for j, (m, v) in (cfg["initial"] or {}).items():
+            bn.running_mean[j] = m
+            bn.running_var[j] = v
     bs = [torch.from_numpy(np.ascontiguousarray(b))
           for b in batches_of(x, cfg["batch"], cfg["partial"])]
     bn.train()
     with torch.no_grad():
         for _ in range(cfg["epochs"]):
-            ys = [bn(b) for b in bs]
+            ys = [bn(b) if cfg["devices"] == 1 else by_devices(bn, b, cfg)
+                  for b in bs]
         bn.eval()
         trained = torch.cat(bs)
         y_eval = bn(trained)
@@ -184,6 +202,20 @@ def peer_torch(x, cfg):
         "eval_out": y_eval.numpy().copy(),
         "n_rows": trained.shape[0],
     }
+
+
+def by_devices(bn, b, cfg):
+    """A batch split by hand across cfg's devices (torch.tensor_split):
+    each share normalised by its own statistics, device 0's through bn
+    (its buffers move), the others' with none (their buffers are dropped,
+    as broadcasting rank 0's drops them)."""
+    import torch
+    parts = torch.tensor_split(b, cfg["devices"])
+    ys = [bn(parts[0])]
+    for p in parts[1:]:
+        ys.append(torch.nn.functional.batch_norm(
+            p, None, None, bn.weight, bn.bias, True, 0.0, bn.eps))
+    return torch.cat(ys)
 
 
 def peer_update_bn(x, cfg):
@@ -287,11 +319,17 @@ PEERS = {"torch": peer_torch, "update_bn": peer_update_bn, "numpy": peer_numpy}
 # ---------------------------------------------------------- configurations
 
 def config(peer, batch, order, momentum, weights, variance, seed=1, epochs=1,
-           estimator="ema", gamma=1.0, beta=0.0, eps=1e-5, partial="drop"):
+           estimator="ema", gamma=1.0, beta=0.0, eps=1e-5, partial="drop",
+           initial=None, devices=1):
     return dict(peer=peer, batch=batch, order=order, seed=seed,
                 momentum=momentum, weights=weights, variance=variance,
                 epochs=epochs, estimator=estimator, gamma=gamma, beta=beta,
-                eps=eps, partial=partial)
+                eps=eps, partial=partial, initial=initial, devices=devices)
+
+
+# A partial checkpoint of another population ([layer] initial): three of
+# the eight features, one with a variance of 0.
+CHECKPOINT = {0: (1.25, 3.5), 3: (-0.5, 0.0), 6: (2.0, 0.125)}
 
 
 def torch_configs():
@@ -328,6 +366,22 @@ def torch_configs():
         for b in (8, 64, 256):
             cfgs.append(config("update_bn", b, order, 0.1, "new", "unbiased",
                                estimator="cumulative", gamma=1.5, beta=0.25))
+    # Started from a checkpoint: the buffers carry the loaded values'
+    # weight (1 - p)^T; never updated (initial), they are the file's.
+    for order in ORDERS:
+        for b in (16, 256):
+            cfgs.append(config("torch", b, order, 0.1, "new", "unbiased",
+                               epochs=2, initial=CHECKPOINT))
+        cfgs.append(config("torch", 64, order, 0.1, "new", "unbiased",
+                           estimator="initial", initial=CHECKPOINT))
+    # On devices of their own: each share normalised by its own rows, the
+    # buffers device 0's.
+    for order in ORDERS:
+        for b, k in ((256, 4), (256, 32), (64, 2)):
+            cfgs.append(config("torch", b, order, 0.1, "new", "unbiased",
+                               epochs=2, devices=k))
+    cfgs.append(config("torch", 128, "shuffled", 0.5, "new", "unbiased",
+                       devices=8, gamma=1.5, beta=-0.5, eps=1e-3))
     return cfgs
 
 
@@ -362,6 +416,10 @@ def label(cfg):
         extra.append("g=%g b=%g eps=%g" % (cfg["gamma"], cfg["beta"], cfg["eps"]))
     if cfg["partial"] != "drop":
         extra.append("partial=" + cfg["partial"])
+    if cfg["initial"]:
+        extra.append("from a checkpoint")
+    if cfg["devices"] != 1:
+        extra.append("devices=%d" % cfg["devices"])
     return s + (" " + ",".join(extra) if extra else "")
 
 
