@@ -374,8 +374,8 @@ WEB_LAYERS := base pop model study figure
 WEB_SRCS := $(foreach d,$(WEB_LAYERS),$(wildcard src/$(d)/*.c)) web/glue.c
 WEB_LDFLAGS := -sMODULARIZE=1 -sEXPORT_NAME=bnstudyModule \
                -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 \
-               -sEXPORTED_FUNCTIONS=_web_tables,_web_run,_web_figures \
-               -sEXPORTED_RUNTIME_METHODS=cwrap
+               -sEXPORTED_FUNCTIONS=_web_tables,_web_run,_web_figures,_web_give_file,_web_dump_add,_web_dump_report,_malloc,_free \
+               -sEXPORTED_RUNTIME_METHODS=cwrap,ccall,HEAPU8
 # emcc is a node program; Debian's finds its JavaScript packages in
 # /usr/share/nodejs, where a node not installed by Debian does not look.
 WEB_ENV  := NODE_PATH=/usr/share/nodejs$${NODE_PATH:+:$$NODE_PATH}

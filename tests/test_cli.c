@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "model/order.h"
+#include "pop/convpop.h"
 #include "model/score.h"
 #include "pop/popid.h"
 
@@ -581,6 +583,60 @@ static void test_run_writes_the_features_file(void **state)
     cli_free(&r);
 }
 
+/* --write-effective: a row per channel of generated maps, its count B H W
+ * and its effective count from the definition (docs/convolution.md),
+ * worked out here in long double from the maps themselves: the variance
+ * of the samples' means s2 gives the batch mean's variance over orderings
+ * (s2 / B) (M - B) / (M - 1), and the effective count is the channel's
+ * variance over it. */
+static void test_run_writes_the_effective_file(void **state)
+{
+    const char *dir = *state;
+    cli_out r;
+    const char *args[] = {"run", "--set", "maps.size=5 4", "--set",
+                          "maps.samples=12", "--set",
+                          "maps.channel=a 0 1 0.5", "--set",
+                          "maps.channel=b 1 2 -0.3", "--batch-size", "3",
+                          "--order", "shuffled-samples", "--write-effective",
+                          "E.tsv", NULL};
+    cli(dir, args, &r);
+    assert_int_equal(r.status, 0);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/E.tsv", dir);
+    char *text = test_slurp(path, NULL);
+    assert_non_null(text);
+    const convpop_channel ch[2] = {{.r = 0.5, .mean = 0, .sd = 1},
+                                   {.r = -0.3, .mean = 1, .sd = 2}};
+    convpop_t cp;
+    assert_int_equal(convpop_field(12, 5, 4, 2, ch, 1, &cp, NULL), 0);
+    char *lines[4], *h[64], *v[64];
+    assert_int_equal(test_split(text, '\n', lines, 4), 4);
+    size_t n = test_split(lines[0], '\t', h, 64);
+    for (size_t j = 0; j < 2; j++) {
+        assert_int_equal(test_split(lines[j + 1], '\t', v, 64), n);
+#define CELL(name) v[test_column(h, n, name, "effective.tsv")]
+        assert_string_equal(CELL("feature"), j ? "b" : "a");
+        assert_string_equal(CELL("count"), "60");
+        long double all = 0, sq = 0, means[12];
+        for (size_t s = 0; s < 12; s++) {
+            means[s] = 0;
+            for (size_t i = 0; i < 20; i++)
+                means[s] += (long double)cp.x[(s * 20 + i) * 2 + j] / 20;
+            all += means[s] / 12;
+        }
+        for (size_t s = 0; s < 12; s++)
+            sq += (means[s] - all) * (means[s] - all) / 12;
+        long double var_batch = sq / 3 * (12 - 3) / (12 - 1);
+        long double n_eff = (long double)cp.var[j] / var_batch;
+        double got = field_double(CELL("n_eff"));
+        assert_true(fabsl(got - n_eff) <= 1e-12L * n_eff);
+#undef CELL
+    }
+    convpop_free(&cp);
+    test_slurp_free(text);
+    cli_free(&r);
+}
+
 /* `run --set`: the population's keys reach the run. The first feature
  * replaces the default eight, later ones add to it; the row equals the
  * library's run on the same recipe built by hand. */
@@ -681,6 +737,7 @@ int test_cli_run(size_t *ntests)
         DIR_TEST(test_run_prints_the_summary),
         DIR_TEST(test_population_prints_the_rows),
         DIR_TEST(test_run_writes_the_features_file),
+        DIR_TEST(test_run_writes_the_effective_file),
         DIR_TEST(test_run_sets_the_population),
         DIR_TEST(test_help_and_version),
     };

@@ -24,9 +24,10 @@
 #include "model/score.h"
 
 const char *web_tables(void);
-const char *web_run(const char *sets, int with_features);
+const char *web_run(const char *sets, int tables);
 const char *web_figures(const char *sets, const char *summary,
-                        const char *features);
+                        const char *features, const char *curve,
+                        const char *effective);
 
 /* What `bnstudy run --write-features -` prints for cfg on pop. */
 static char *expected(const pop_t *pop, const run_config *cfg)
@@ -75,6 +76,64 @@ static void test_web_run_is_the_run(void **state)
     free(want);
     pop_free(&pop);
     pop_spec_free(&spec);
+}
+
+/* A column of a TSV text's row (0 the first after the header), or NULL:
+ * a static copy. */
+static const char *tsv_cell(const char *text, size_t row, const char *col)
+{
+    static char cell[64];
+    const char *line = text, *hdr = text;
+    for (size_t r = 0; r <= row; r++) {
+        line = strchr(line, '\n');
+        if (!line || line[1] == '\0' || line[1] == '\n')
+            return NULL;
+        line++;
+    }
+    size_t i = 0, want = (size_t)-1, n = strlen(col);
+    for (const char *h = hdr; *h && *h != '\n'; i++) {
+        size_t len = strcspn(h, "\t\n");
+        if (len == n && strncmp(h, col, n) == 0)
+            want = i;
+        h += len + (h[len] == '\t');
+    }
+    const char *c = line;
+    for (i = 0; i < want && *c && *c != '\n'; i++)
+        c += strcspn(c, "\t\n") + (c[strcspn(c, "\t\n")] == '\t');
+    size_t len = strcspn(c, "\t\n");
+    if (want == (size_t)-1 || len >= sizeof cell)
+        return NULL;
+    memcpy(cell, c, len);
+    cell[len] = '\0';
+    return cell;
+}
+
+/* The classifier with its curve: a row per epoch, the last of which is
+ * the run's own accuracies (the summary's), as run --write-curve writes
+ * them. */
+static void test_web_run_classifier_curve(void **state)
+{
+    (void)state;
+    char *text = strdup(web_run("model.type=classifier\npopulation.classes=2\n"
+                                "sweep.epochs=3\n", 2));
+    assert_non_null(text);
+    assert_int_not_equal(text[0], '!');
+    char *curve = strstr(text, "\n\n");
+    assert_non_null(curve);
+    *curve = '\0';
+    curve += 2;
+    assert_non_null(tsv_cell(curve, 2, "epoch"));
+    assert_string_equal(tsv_cell(curve, 2, "epoch"), "3");
+    assert_null(tsv_cell(curve, 3, "epoch"));
+    for (const char *const *c = (const char *const[]){"acc_train_mode",
+                                                       "acc_eval_mode", NULL};
+         *c; c++) {
+        char want[64];
+        assert_non_null(tsv_cell(text, 0, *c));
+        snprintf(want, sizeof want, "%s", tsv_cell(text, 0, *c));
+        assert_string_equal(tsv_cell(curve, 2, *c), want);
+    }
+    free(text);
 }
 
 static void test_web_run_refuses(void **state)
@@ -214,7 +273,7 @@ static void test_web_figures_are_the_sweeps(void **state)
     }
     char *summary = strdup(web_run(figure_sets, 0));
     assert_non_null(summary);
-    const char *got = web_figures(figure_sets, summary, "");
+    const char *got = web_figures(figure_sets, summary, "", NULL, NULL);
     assert_string_equal(got, w.p);
     free(summary);
     buf_free(&want);
@@ -280,7 +339,7 @@ static void test_web_figures_word_the_numbers(void **state)
             s0 = cell_at(t, "stats_err", "8");
             s1 = cell_at(t, "stats_err", "256");
         }
-        const char *got = web_figures(sets, t, NULL);
+        const char *got = web_figures(sets, t, NULL, NULL, NULL);
         assert_int_equal(got[0], '[');
         char title[200], note[200];
         snprintf(title, sizeof title, "\"title\":\"%s\"",
@@ -303,17 +362,17 @@ static void test_web_figures_word_the_numbers(void **state)
 static void test_web_figures_refuse(void **state)
 {
     (void)state;
-    const char *got = web_figures("layer.momentum=2", "a\tb\n1\t2\n", "");
+    const char *got = web_figures("layer.momentum=2", "a\tb\n1\t2\n", "", NULL, NULL);
     assert_string_equal(got, "!--set layer.momentum=2: momentum: '2' is "
                              "not a number in (0, 1]");
-    got = web_figures("", "batch_size\tstats_err\n8", "");
+    got = web_figures("", "batch_size\tstats_err\n8", "", NULL, NULL);
     assert_string_equal(got, "!summary.tsv: not a TSV file with a header "
                              "line");
-    got = web_figures("", "batch_size\tstats_err\nx\t1\n", "");
+    got = web_figures("", "batch_size\tstats_err\nx\t1\n", "", NULL, NULL);
     assert_string_equal(got, "!summary.tsv:2: column batch_size: 'x' is not "
                              "a number as bnstudy writes one");
     /* Nothing to draw is no figure. */
-    assert_string_equal(web_figures("", "a\tb\n1\t2\n", ""), "[]");
+    assert_string_equal(web_figures("", "a\tb\n1\t2\n", "", NULL, NULL), "[]");
 }
 
 int test_web_run(size_t *ntests)
@@ -323,6 +382,7 @@ int test_web_run(size_t *ntests)
         cmocka_unit_test(test_web_run_refuses),
         cmocka_unit_test(test_web_run_runs_a_product),
         cmocka_unit_test(test_web_tables_name_every_row),
+        cmocka_unit_test(test_web_run_classifier_curve),
         cmocka_unit_test(test_web_figures_are_the_sweeps),
         cmocka_unit_test(test_web_figures_word_the_numbers),
         cmocka_unit_test(test_web_figures_refuse),

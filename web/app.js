@@ -35,11 +35,12 @@
   /* The layer's keys; [model] type, which would choose another model,
    * is not the page's to set, nor [maps], which would make its
    * population feature maps, nor drift_size, which moves nothing
-   * without a drift profile (a type the page has no control for). */
+   * without a drift profile (a type the page has no control for), nor
+   * the classes, which only the classifier's section reads. */
   const keys = T.keys.filter(k => k.section && TYPES.includes(k.type) &&
                                   (k.models & (1 << LAYER)) &&
                                   k.section !== 'model' && k.section !== 'maps' &&
-                                  k.name !== 'drift_size');
+                                  k.name !== 'drift_size' && k.name !== 'classes');
   const kid = k => `${k.section}.${k.name}`;
   const FEATURE = keys.find(k => k.type === 'feature');
   const ORDER = keys.find(k => k.type === 'orders');
@@ -58,6 +59,8 @@
 
   const state = {};
   function setDefaults() {
+    clfDefaults();
+    causeDefaults();
     for (const k of keys)
       if (k !== FEATURE)
         state[kid(k)] = k.default;
@@ -71,20 +74,25 @@
   const featuresChanged = () => state.features.map(featureLine).join('\n') !== defaultFeatures;
 
   /* The settings as --set lines; over replaces some of them. */
+  /* A file given to the page (your data, below) replaces the generated
+   * population: its keys are left out, and population.file names it. */
+  let fileInfo = null;
+  const generated = k => !(fileInfo && k.section === FEATURE.section);
+  const fileLines = () => fileInfo ? [`${FEATURE.section}.file=${fileInfo.name}`] : [];
   function setsText(over) {
     const s = Object.assign({}, state, over || {});
-    const lines = keys.filter(k => k !== FEATURE).map(k => `${kid(k)}=${s[kid(k)]}`);
-    for (const f of s.features)
+    const lines = keys.filter(k => k !== FEATURE && generated(k)).map(k => `${kid(k)}=${s[kid(k)]}`);
+    for (const f of generated(FEATURE) ? s.features : [])
       lines.push(`${kid(FEATURE)}=${featureLine(f)}`);
-    return lines.join('\n');
+    return lines.concat(fileLines()).join('\n');
   }
 
   /* The same settings as a command: an option for each axis (its name
    * with dashes, as bnstudy's cli_key_options makes it), --set for the
    * other keys; only what differs from the defaults. */
-  function commandArgs() {
-    const args = [];
-    for (const k of keys) {
+  function commandArgs(only) {
+    const args = fileInfo ? ['--population', fileInfo.name] : [];
+    for (const k of (only || keys).filter(generated)) {
       if (k === FEATURE) {
         if (featuresChanged())
           for (const f of state.features)
@@ -146,7 +154,7 @@
    * them; the page shows each job's answer with that job's settings. */
   let jobs = 0;
   function makeJob() {
-    const n = Number(state[kid(ROWS)]), b = Number(state[kid(BATCH)]);
+    const n = fileInfo ? fileInfo.rows : Number(state[kid(ROWS)]), b = Number(state[kid(BATCH)]);
     const bs = batchSizes(n, b), ord = state[kid(ORDER)];
     const calls = [{ sets: setsText(), features: true },
                    sweepCall({}, bs, [...new Set([ord, 'shuffled', 'sorted'])])];
@@ -165,6 +173,9 @@
   /* One job in the worker at a time, and the newest waiting; a worker
    * still busy after a while when the settings change is replaced. */
   let busy = null, waiting = null;
+  /* Set with the link's code below: the link kept up to date, a link the
+   * core refuses, and whether the job in hand is a link's. */
+  let saveLink = () => {}, linkRefused = null, linkPending = false;
   window.bnIdle = false;
   function listen() {
     /* A worker that fails (out of memory, say) is replaced, and the
@@ -178,6 +189,7 @@
         send();
       window.bnIdle = !busy && !waiting;
       $('busy').hidden = !busy;
+      afterLayer();
     };
     worker.onmessage = e => {
       if (!e.data.answers || !busy || e.data.id !== busy.id)
@@ -189,6 +201,7 @@
         send();
       window.bnIdle = !busy && !waiting;
       $('busy').hidden = !busy;
+      afterLayer();
     };
   }
   function send() {
@@ -200,9 +213,23 @@
     const id = busy.id;
     setTimeout(() => { if (busy && busy.id === id) $('busy').hidden = false; }, 150);
   }
+  /* The sections below the layer (the classifier, the other causes)
+   * rerun after the layer's answer: the numbers a knob moves first come
+   * first, and the sections never take the cores from it. */
+  let belowPending = false;
+  const computeAll = () => { belowPending = true; compute(); };
+  const afterLayer = () => {
+    if (belowPending && !busy && !waiting) {
+      belowPending = false;
+      computeClf();
+      computeCauses();
+    }
+  };
   function compute() {
     window.bnIdle = false;
+    saveLink();
     waiting = makeJob();
+    waiting.fromLink = linkPending;
     if (!busy)
       return send();
     if (performance.now() - busy.sent > 250) {
@@ -214,12 +241,17 @@
   function restart() {
     worker.terminate();
     worker = new Worker('worker.js');
+    giveTo(worker);
     listen();
   }
 
   window.bnTimings = [];
   function show(job, answers, runs, figures) {
     const text = answers[0];
+    const fromLink = job.fromLink;
+    linkPending = false;
+    if (text.startsWith('!') && fromLink)
+      return linkRefused(`bnstudy run refuses them: ${text.slice(1)}`);
     if (text.startsWith('!'))
       return refuse(text.slice(1));
     const [sumText, featText] = text.split('\n\n');
@@ -249,6 +281,10 @@
     plotFeatures(features.rows, figureOf(run, 'features'));
     plotWeight(rows, pub, job.bs, b, job.ord, figureOf(mine, 'init-weight'),
                figureOf(mine, 'stats-err'));
+    caption('plot-batch', mine, 'stats-err');
+    caption('plot-order', orders, 'train-eval');
+    caption('plot-features', run, 'features');
+    caption('plot-weight', mine, 'init-weight');
 
     /* Timed from the change to the page laid out anew (reading a size
      * forces the layout), as the browser test reports it. */
@@ -341,12 +377,22 @@
     const f = list.find(x => x.name === name);
     return f ? f.values : null;
   };
+  /* A figure's caption: its title and findings, then what it draws, in
+   * bnstudy plot's words (its kind table's), or why there is none. */
+  function caption(id, list, name) {
+    const f = list.find(x => x.name === name);
+    const v = f ? f.values : {};
+    const said = [v.title, v.note, v.worst_text, v.wlabel, v.labnote].map(plain)
+      .filter(t => t).map(t => t.replace(/\n/g, ' ').replace(/[.:]?$/, '.'));
+    $(`${id}-caption`).textContent = f
+      ? `${said.join(' ')} What it draws: ${plain(f.what)}.`
+      : 'bnstudy plot draws no such figure of these rows (it needs two or more update counts among the runs).';
+  }
   const plain = s => String(s || '').replace(/\{\/:Bold ([^}]*)\}/g, '$1').replace(/\\(.)/g, '$1');
   const first = a => plain(Array.isArray(a) ? a[0] : a);
-  /* A log y axis where bnstudy plot draws one, unless it floors values
-   * that are 0 up to rounding there (yzero), which a log axis here would
-   * leave out. */
-  const logScale = v => Boolean(v.ylog && v.ylog[0] && !(v.yzero && v.yzero[0]));
+  /* A log y axis where bnstudy plot draws one; values 0 up to rounding
+   * go on its floor (plot.js), as they do in bnstudy plot's figure. */
+  const logScale = v => Boolean(v.ylog && v.ylog[0]);
   /* gnuplot's x2tics, "\"64\" 8, \"32\" 16": the top label by batch size. */
   const topTics = tics => Object.fromEntries([...String(tics || '').matchAll(/"([^"]*)" ([^,]+)/g)]
     .map(m => [Number(m[2]), `T=${m[1]}`]));
@@ -456,8 +502,10 @@
         return `a number ${k.lo_open ? '>' : '\u2265'} ${lo}`;
       return `in ${k.lo_open ? '(' : '['}${lo}, ${hi}]`;
     }
+    /* The table's 1 is one sample of feature maps; a batch of the
+     * layer's rows needs two (exp_checks refuses fewer). */
     if (k === BATCH)
-      return `from ${k.min}`;
+      return 'from 2 to the population\'s rows';
     return `${k.min} to ${k.max}`;
   }
 
@@ -470,7 +518,8 @@
     return p;
   }
 
-  const changed = () => compute();
+  /* A change to the layer's settings is one to the classifier's too. */
+  const changed = () => computeAll();
 
   function textInput(k, box, onSet) {
     const id = `k-${k.section}-${k.name}`;
@@ -489,7 +538,7 @@
   function slider(k, box, input) {
     let lo, hi, step;
     if (k === BATCH) {
-      lo = Number(k.min); hi = Number(state[kid(ROWS)]) || lo; step = 1;
+      lo = Math.max(2, Number(k.min)); hi = Number(state[kid(ROWS)]) || lo; step = 1;
     } else if (k.type === 'reals' && Number(k.hi) < 1.7e308 && Number(k.lo) > -1.7e308) {
       step = (Number(k.hi) - Number(k.lo)) / 1000;
       lo = Number(k.lo) + (k.lo_open ? step : 0); hi = Number(k.hi);
@@ -569,8 +618,8 @@
       feature.replaceChildren();
       if (def().optional)
         feature.appendChild(new Option('(the first feature)', ''));
-      for (const f of state.features)
-        feature.appendChild(new Option(f.name, f.name));
+      for (const name of fileInfo ? fileInfo.features : state.features.map(f => f.name))
+        feature.appendChild(new Option(name, name));
       feature.value = [...feature.options].some(o => o.value === keep) ? keep : feature.options[0].value;
     };
     const compose = () => {
@@ -673,7 +722,6 @@
   function buildControls() {
     const form = $('controls');
     form.querySelectorAll('fieldset').forEach(f => f.remove());
-    const actions = form.querySelector('.actions');
     /* Sections by the fastest-varying axis they hold (the key table's
      * nest): the batch size's first, the population's, with none, last. */
     const rank = sec => Math.max(0, ...keys.filter(k => k.section === sec).map(k => k.nest));
@@ -685,6 +733,10 @@
       const lg = document.createElement('legend');
       lg.textContent = `[${section}]`;
       fs.appendChild(lg);
+      if (!generated(keys.find(x => x.section === section))) {
+        fs.disabled = true;
+        help(fs, 'population-file', `The rows of ${fileInfo.name} replace the generated population (your data, below).`);
+      }
       for (const k of keys.filter(x => x.section === section)) {
         const box = document.createElement('div');
         box.className = `control ${k.type}`;
@@ -711,12 +763,600 @@
             batchSlider = s;
         }
         const range = ['reals', 'uints', 'uint'].includes(k.type) ? ` (${rangeText(k)})` : '';
-        help(box, `${id}-help`, `${k.help}${range}; default ${k.default || 'the eight below'}`);
+        help(box, `${id}-help`, `${k.help}${range}; default ${k.default || 'the eight above'}`);
         fs.appendChild(box);
       }
-      form.insertBefore(fs, actions);
+      form.appendChild(fs);
+    }
+    buildClfControls();
+    buildCauseControls();
+  }
+
+  /* ---- the classifier: the layer's settings with its own keys over
+   * them, in a worker of its own, so a change to its keys reruns it alone
+   * and the layer's answer never waits for it ---- */
+
+  const tkey = id => T.keys.find(k => kid(k) === id);
+  /* Its keys, each the key table's row; the defaults differ from the
+   * table's where the table's would train nothing worth seeing: no class
+   * labels (classes 0), one epoch (no curve). */
+  const CLF_KEYS = [
+    { key: 'population.classes', dflt: '2' },
+    { key: 'sweep.epochs', dflt: '10', option: '--epochs' },
+    { key: 'model.hidden', option: '--hidden' },
+    { key: 'model.norm', option: '--norm' },
+    { key: 'model.lr', option: '--lr' },
+  ].map(c => Object.assign(c, { def: tkey(c.key) }))
+   .map(c => Object.assign(c, { dflt: c.dflt || c.def.default }));
+  const clfState = {};
+  const clfDefaults = () => CLF_KEYS.forEach(c => { clfState[c.key] = c.dflt; });
+  /* The layer's settings it takes: those the classifier reads (not
+   * gamma and beta, which it learns), and of them only those that differ
+   * from their defaults, as a command line would give them (a key set
+   * that no configuration reads is refused). */
+  const CLF = T.models.findIndex(m => m.name === 'classifier');
+  const clfReads = k => (k.models & (1 << CLF)) && kid(k) !== 'sweep.epochs';
+  const clfSets = () => {
+    const lines = ['model.type=classifier'].concat(fileLines());
+    for (const k of keys.filter(clfReads).filter(generated)) {
+      if (k === FEATURE && featuresChanged())
+        lines.push(...state.features.map(f => `${kid(k)}=${featureLine(f)}`));
+      else if (k !== FEATURE && state[kid(k)] !== k.default)
+        lines.push(`${kid(k)}=${state[kid(k)]}`);
+    }
+    return lines.concat(CLF_KEYS.filter(c => generated(c.def)).map(c => `${c.key}=${clfState[c.key]}`)).join('\n');
+  };
+  /* bnstudy run's command for it: the layer's options it reads, then the
+   * classifier's. */
+  function clfCommand() {
+    const args = commandArgs(keys.filter(clfReads));
+    args.push('--type', 'classifier');
+    if (!fileInfo)
+      args.push('--set', `population.classes=${clfState['population.classes']}`);
+    for (const c of CLF_KEYS.filter(c => c.option))
+      if (clfState[c.key] !== c.def.default)
+        args.push(c.option, clfState[c.key]);
+    return ['./bnstudy', 'run'].concat(args).map(shellWord).join(' ');
+  }
+
+  /* A section's own controls, one per key of its table (each the key
+   * table's row, with the section's default `dflt`, and `lines` for a key
+   * given once a line): the control's id is prefix and the key's name,
+   * its value in values, and each change calls changed. */
+  function sectionControls(form, prefix, list, values, changed) {
+    form.replaceChildren();
+    for (const x of list) {
+      const k = x.def, id = `${prefix}-${k.section}-${k.name}`;
+      const box = document.createElement('div');
+      box.className = 'control';
+      const label = document.createElement('label');
+      label.htmlFor = id;
+      cell(label, 'code', k.name);
+      box.appendChild(label);
+      let input;
+      if (k.type === 'choices') {
+        input = document.createElement('select');
+        for (const v of k.choices)
+          input.appendChild(new Option(v, v, false, v === values[x.key]));
+      } else if (x.lines) {
+        input = document.createElement('textarea');
+        Object.assign(input, { rows: 3, value: values[x.key], spellcheck: false });
+      } else {
+        input = document.createElement('input');
+        Object.assign(input, { type: 'text', value: values[x.key], spellcheck: false });
+        input.setAttribute('inputmode', k.type === 'real' || k.type === 'reals' ? 'decimal' : 'numeric');
+      }
+      input.id = id;
+      input.dataset.key = x.key;
+      input.setAttribute('aria-describedby', `${id}-help`);
+      input.addEventListener(k.type === 'choices' ? 'change' : 'input', () => {
+        values[x.key] = x.lines ? input.value : input.value.trim();
+        changed();
+      });
+      box.appendChild(input);
+      help(box, `${id}-help`, `${k.help}; default here ${x.dflt.replace(/\n/g, '; ')}`);
+      form.appendChild(box);
     }
   }
+  const buildClfControls = () => sectionControls($('clf-controls'), 'c', CLF_KEYS, clfState, computeClf);
+
+
+  /* A section's worker: one job at a time and the newest waiting; a job
+   * still running after 250 ms is abandoned for the newest (the worker
+   * replaced). show(job, answers, figures) takes each answer; fail(msg)
+   * a worker that stopped (out of memory, say). */
+  const sections = [];
+  function sectionWorker(show, fail) {
+    let w = null, busy = null, waiting = null, n = 0;
+    const send = () => {
+      busy = waiting;
+      waiting = null;
+      busy.sent = performance.now();
+      w.postMessage({ id: busy.id, calls: busy.calls, figures: busy.figures });
+    };
+    const start = () => {
+      w = new Worker('worker.js');
+      giveTo(w);
+      w.onmessage = e => {
+        if (!e.data.answers || !busy || e.data.id !== busy.id)
+          return;
+        const job = busy;
+        busy = null;
+        show(job, e.data.answers, e.data.figures);
+        if (waiting)
+          send();
+      };
+      w.onerror = e => {
+        e.preventDefault();
+        busy = null;
+        w.terminate();
+        start();
+        fail(`the computation stopped: ${e.message}`);
+        if (waiting)
+          send();
+      };
+    };
+    const s = {
+      run(job) {
+        job.id = ++n;
+        waiting = job;
+        if (!w)
+          start();
+        if (!busy)
+          return send();
+        if (performance.now() - busy.sent > 250) {
+          w.terminate();
+          busy = null;
+          start();
+          send();
+        }
+      },
+      idle: () => !busy && !waiting,
+      give: () => w && giveTo(w),
+    };
+    sections.push(s);
+    return s;
+  }
+  /* For the browser test: every section below the layer at rest. */
+  Object.defineProperty(window, 'bnSectionsIdle', { get: () => !belowPending && sections.every(s => s.idle()) });
+
+  const clfWorker = sectionWorker((job, answers, figures) => showClf(job, answers[0], figures[0]),
+                                  msg => clfRefuse(msg));
+  function computeClf() {
+    saveLink();
+    const sets = clfSets();
+    clfWorker.run({ sets, command: clfCommand(), calls: [{ sets, tables: 2 }],
+                    figures: [{ sets, from: 0, curve: true }] });
+  }
+  function clfRefuse(msg) {
+    const box = $('clf-error');
+    box.hidden = !msg;
+    box.textContent = msg ? `bnstudy run refuses these settings: ${msg}` : '';
+    $('classifier').classList.toggle('stale', !!msg);
+    document.querySelectorAll('#clf-controls [aria-invalid]').forEach(e => e.removeAttribute('aria-invalid'));
+    const m = msg && /--set ([a-z_]+\.[a-z_]+)=|--([a-z-]+)/.exec(msg);
+    if (m) {
+      const key = m[1] || CLF_KEYS.map(c => c.key).find(k => k.endsWith(`.${m[2].replace(/-/g, '_')}`));
+      document.querySelectorAll(`#clf-controls [data-key="${key}"]`).forEach(e => e.setAttribute('aria-invalid', 'true'));
+    }
+  }
+  /* The accuracies and the rest of its summary, and its curve: both
+   * accuracies after every epoch, train mode dashed, eval mode solid
+   * (accuracy.gp's), its words bnstudy plot's curve figure's. */
+  const CLF_SHOWN = ['acc_train_mode', 'acc_eval_mode', 'agreement', 'loss_train_mode', 'loss_eval_mode',
+                     'fit_acc_train_mode', 'fit_acc_eval_mode', 'stats_err'];
+  function showClf(job, text, figures) {
+    if (text.startsWith('!'))
+      return clfRefuse(text.slice(1));
+    clfRefuse(null);
+    const [sumText, curveText] = text.split('\n\n');
+    const row = parseTsv(sumText).rows[0], curve = parseTsv(curveText || '').rows;
+    const t = $('clf-scores');
+    t.replaceChildren();
+    for (const name of CLF_SHOWN) {
+      const s = T.scores.find(x => x.name === name);
+      const tr = document.createElement('tr');
+      cell(tr, 'th', name, { scope: 'row' });
+      cell(tr, 'td', row[name], { class: 'num', 'data-col': name });
+      cell(tr, 'td', s ? s.definition : '', { class: 'def' });
+      t.appendChild(tr);
+    }
+    $('clf-command').textContent = `${job.command} --write-curve -`;
+    const figs = figures && !figures.startsWith('!') ? JSON.parse(figures) : [];
+    const f = figs.find(x => x.name === 'curve');
+    const v = f ? f.values : {};
+    const pts = col => curve.map(r => ({ x: Number(r.epoch), y: Number(r[col]), text: r[col] }));
+    bnPlot.lines($('plot-curve'), {
+      title: plain(v.title) || 'accuracy after every epoch', note: plain(v.note),
+      xlabel: 'epoch', xname: 'epoch', ylabel: 'accuracy on held-out rows', xlog: false,
+      bs: curve.map(r => Number(r.epoch)), legend: 'right',
+      series: [{ key: 'acc_train_mode', label: 'train mode (batch statistics)', colour: C.blue,
+                 shape: 'circle', dash: '6 4', points: pts('acc_train_mode') },
+               { key: 'acc_eval_mode', label: 'eval mode (running statistics)', colour: C.vermilion,
+                 shape: 'square', points: pts('acc_eval_mode') }]
+    });
+    $('plot-curve-caption').textContent = f
+      ? `${[v.title, v.note].map(plain).filter(x => x).map(x => x.replace(/\n/g, ' ')).join('. ')}. What it draws: ${plain(f.what)}.`
+      : 'bnstudy plot draws the curve of two or more epochs.';
+  }
+
+  /* ---- the other causes: a section each, from this table. A cause is
+   * the layer's settings with its own keys over them (defaults here
+   * where the table's would show nothing: no shift, no drift), and a
+   * figure of bnstudy plot's (its kind `figure`) over the batch sizes,
+   * a series per value of its `series` key: its `base` values and the
+   * one chosen. `omit` leaves the layer's keys of a section out (feature
+   * maps are their own population), `fixed` sets keys the cause needs,
+   * `feature` adds a feature to the population, `tables` asks web_run
+   * for a table beside the summary (4: effective.tsv's rows). ---- */
+  const CAUSES = [
+    { id: 'shift', heading: 'A shift between training and evaluation data',
+      lede: 'The rows the layer is evaluated on, moved: by shift standard deviations of each feature, ' +
+            'their spread scaled, or offset in the features\u2019 units. Eval mode normalises them with ' +
+            'the training data\u2019s buffers; train mode with their own statistics, so it never sees the move.',
+      keys: [{ key: 'evaluation.shift', dflt: '1' }, { key: 'evaluation.scale' }, { key: 'evaluation.offset' }],
+      series: 'evaluation.shift', base: ['0'], figure: 'train-eval' },
+    { id: 'drift', heading: 'Drift during training',
+      lede: 'The training stream moves by drift_size standard deviations after update T0 (step:T0) or ' +
+            'from T0 to T1 (ramp:T0:T1); the buffers follow at the pace of the momentum, and the truth ' +
+            'is the stream as the last update leaves it.',
+      keys: [{ key: 'sweep.drift', dflt: 'step:4' }, { key: 'sweep.drift_size', dflt: '2' },
+             { key: 'sweep.epochs', dflt: '4' }],
+      series: 'sweep.drift_size', base: ['0'], figure: 'stats-err' },
+    { id: 'collapse', heading: 'A channel that collapses',
+      lede: 'A feature constant in training (dead, sd 0) has its stored variance fall to 0; eval mode then ' +
+            'multiplies any later move of it by gamma / sqrt(running_var + eps), train mode not at all.',
+      keys: [{ key: 'evaluation.offset', dflt: '0.01' }, { key: 'layer.eps' }], feature: 'dead 0 0 0',
+      series: 'evaluation.offset', base: ['0'], figure: 'train-eval' },
+    { id: 'initial', heading: 'Buffers that were never filled',
+      lede: 'A checkpoint loaded without its running statistics, or evaluation before any training step, ' +
+            'leaves the initial 0 and 1 (estimator initial); beside it ema and precise, which fills them.',
+      keys: [{ key: 'layer.estimator', dflt: 'initial' }],
+      series: 'layer.estimator', base: ['ema', 'precise'], figure: 'stats-err' },
+    { id: 'maps', heading: 'Feature maps: what a batch mean counts',
+      lede: 'BatchNorm2d pools each channel over every sample and position, but values within one map ' +
+            'are not independent: the effective number of values behind a batch mean against the count ' +
+            'B\u00b7H\u00b7W (a channel a line: NAME MEAN SD R, r the neighbours\u2019 correlation).',
+      keys: [{ key: 'maps.size', dflt: '7 7' }, { key: 'maps.samples', dflt: '64' },
+             { key: 'maps.channel', dflt: 'near 0 1 0.8\napart 0 1 -0.5', lines: true }, { key: 'maps.seed' },
+             { key: 'sweep.batch_size', dflt: '8' }],
+      omit: ['population'], fixed: { 'sweep.order': 'shuffled-samples' }, tables: 4,
+      write: '--write-effective', figure: 'effective' },
+  ].map(c => Object.assign(c, {
+    keys: c.keys.map(k => Object.assign(k, { def: tkey(k.key) }))
+      .map(k => Object.assign(k, { dflt: k.dflt || k.def.default }))
+  }));
+  const causeState = {};
+  const causeDefaults = () => CAUSES.forEach(c => {
+    causeState[c.id] = Object.fromEntries(c.keys.map(k => [k.key, k.dflt]));
+  });
+  /* The layer's keys a cause takes: not those of a section it omits, nor
+   * those it sets itself. */
+  const causeTakes = c => k => !(c.omit || []).includes(k.section) && k !== FEATURE && generated(k) &&
+    !c.keys.some(x => x.key === kid(k)) && !(kid(k) in (c.fixed || {}));
+  const causeFeatures = c => (c.omit || []).includes('population') || fileInfo ? []
+    : (featuresChanged() || c.feature ? state.features.map(featureLine) : []).concat(c.feature ? [c.feature] : []);
+  /* key=value pairs, a key that takes lines (maps.channel) once a line. */
+  const pairs = (key, value, lines) => lines
+    ? value.split('\n').map(l => l.trim()).filter(l => l).map(l => [key, l]) : [[key, value]];
+  function causePairs(c, over) {
+    const m = new Map();
+    for (const k of keys.filter(causeTakes(c)))
+      if (state[kid(k)] !== k.default)
+        m.set(kid(k), state[kid(k)]);
+    for (const k of c.keys)
+      m.set(k.key, causeState[c.id][k.key]);
+    for (const [k, v] of Object.entries(Object.assign({}, c.fixed, over)))
+      m.set(k, v);
+    const file = fileInfo && !(c.omit || []).includes('population') ? [['population.file', fileInfo.name]] : [];
+    return file.concat([...m].flatMap(([k, v]) => pairs(k, v, c.keys.some(x => x.key === k && x.lines))),
+                       causeFeatures(c).map(f => ['population.feature', f]));
+  }
+  const causeSets = (c, over) => causePairs(c, over).map(([k, v]) => `${k}=${v}`).join('\n');
+  /* bnstudy run's command: an axis by its option, any other key by --set,
+   * only what differs from the key table's defaults. */
+  function causeCommand(c) {
+    const args = [];
+    for (const [k, v] of causePairs(c)) {
+      const d = tkey(k);
+      if (k === 'population.file')
+        args.push('--population', v);
+      else if (k === 'population.feature' || k === 'maps.channel' || d.nest === 0)
+        args.push('--set', `${k}=${v}`);
+      else if (v !== d.default)
+        args.push(`--${d.name.replace(/_/g, '-')}`, v);
+    }
+    return ['./bnstudy', 'run'].concat(args, c.write ? [c.write, '-'] : []).map(shellWord).join(' ');
+  }
+
+  function buildCauseSections() {
+    const box = $('causes');
+    for (const c of CAUSES) {
+      const sec = document.createElement('section');
+      sec.id = `cause-${c.id}`;
+      sec.setAttribute('aria-labelledby', `h-cause-${c.id}`);
+      sec.innerHTML = `<h2 id="h-cause-${c.id}"></h2><p class="note"></p>
+        <form id="x-${c.id}-controls" class="inline-controls" autocomplete="off"></form>
+        <div id="x-${c.id}-error" class="error" role="alert" hidden></div>
+        <div class="scroll"><table id="x-${c.id}-scores" class="numbers"></table></div>
+        ${c.tables ? `<div class="scroll"><table id="x-${c.id}-table" class="numbers"></table></div>` : ''}
+        <figure><svg id="plot-x-${c.id}" role="img" aria-labelledby="plot-x-${c.id}-title"></svg>
+          <figcaption id="plot-x-${c.id}-caption"></figcaption></figure>
+        <pre id="x-${c.id}-command" class="command"></pre>`;
+      sec.querySelector('h2').textContent = c.heading;
+      sec.querySelector('p').textContent = c.lede;
+      sec.querySelector('form').setAttribute('aria-label', `${c.heading}: its settings`);
+      box.appendChild(sec);
+      c.worker = sectionWorker((job, answers, figures) => showCause(c, job, answers, figures),
+                               msg => causeRefuse(c, msg));
+    }
+  }
+  buildCauseSections();
+
+  const buildCauseControls = () => CAUSES.forEach(c =>
+    sectionControls($(`x-${c.id}-controls`), `x-${c.id}`, c.keys, causeState[c.id], () => computeCause(c)));
+
+
+  /* The run chosen, and the sweep the figure draws: the batch sizes 8 to
+   * 256 within the rows (feature maps: within half the samples, as a
+   * batch of all of them has no variance over orderings), a series per
+   * value of the cause's key. */
+  function computeCause(c) {
+    saveLink();
+    const own = causeState[c.id];
+    const n = c.tables ? Math.floor(Number(own['maps.samples']) / 2) : Number(state[kid(ROWS)]);
+    const bs = batchSizes(n, NaN);
+    const over = { [kid(BATCH)]: bs.join(' ') };
+    if (c.series)
+      over[c.series] = [...new Set(c.base.concat([own[c.series]]))].map(token).join(' ');
+    const sets = causeSets(c), sweep = causeSets(c, over);
+    const each = bs.flatMap(b => (c.series ? over[c.series].split(' ') : ['']).map(v =>
+      causeSets(c, Object.assign({}, over, { [kid(BATCH)]: String(b) }, c.series ? { [c.series]: v } : {}))));
+    c.worker.run({ command: causeCommand(c), chosen: c.series ? own[c.series] : null,
+                   calls: [{ sets, tables: c.tables || 0 }, { sets: sweep, tables: c.tables || 0, each }],
+                   figures: [{ sets: sweep, from: 1, effective: Boolean(c.tables) }] });
+  }
+  const computeCauses = () => CAUSES.forEach(computeCause);
+
+  function causeRefuse(c, msg) {
+    const box = $(`x-${c.id}-error`);
+    box.hidden = !msg;
+    box.textContent = msg ? `bnstudy run refuses these settings: ${msg}` : '';
+    $(`cause-${c.id}`).classList.toggle('stale', !!msg);
+  }
+
+  function showCause(c, job, answers, figures) {
+    const text = answers[0];
+    if (text.startsWith('!'))
+      return causeRefuse(c, text.slice(1));
+    causeRefuse(c, null);
+    const [sumText, tableText] = text.split('\n\n');
+    const sum = parseTsv(sumText);
+    const t = $(`x-${c.id}-scores`);
+    t.replaceChildren();
+    for (const name of sum.header.filter(h => scoreNames.includes(h))) {
+      const tr = document.createElement('tr');
+      cell(tr, 'th', name, { scope: 'row' });
+      cell(tr, 'td', sum.rows[0][name], { class: 'num', 'data-col': name });
+      cell(tr, 'td', T.scores.find(x => x.name === name).definition, { class: 'def' });
+      t.appendChild(tr);
+    }
+    if (c.tables)
+      showEffective($(`x-${c.id}-table`), parseTsv(tableText || ''));
+    $(`x-${c.id}-command`).textContent = job.command;
+    const list = figures && figures[0] && !figures[0].startsWith('!') ? JSON.parse(figures[0]) : [];
+    const f = list.find(x => x.name === c.figure);
+    const svg = $(`plot-x-${c.id}`);
+    const sweep = typeof answers[1] === 'string' && answers[1].startsWith('!') ? [] : sweepRows(answers[1]);
+    if (f && c.tables)
+      plotEffective(svg, secondRows(answers[1]), f.values);
+    else if (f)
+      plotCurves(svg, sweep, f.values, Number(sum.rows[0][BATCH.name]));
+    $(`plot-x-${c.id}-caption`).textContent = f
+      ? `${[f.values.title, f.values.note].map(plain).filter(x => x).map(x => x.replace(/\n/g, ' ')).join('. ')}. ` +
+        `What it draws: ${plain(f.what)}.`
+      : 'bnstudy plot draws no such figure of these rows.';
+  }
+
+  /* The rows of the table beside a sweep's summaries (its answer, or
+   * its single runs' answers). */
+  const secondRows = a => (typeof a === 'string' ? [a] : a)
+    .flatMap(t => t.startsWith('!') ? [] : parseTsv(t.split('\n\n')[1] || 'x\n').rows);
+  function showEffective(t, e) {
+    const cols = ['feature', 'count', 'count_fpc', 'n_eff', 'ratio'];
+    t.replaceChildren();
+    const head = document.createElement('tr');
+    cols.forEach(x => cell(head, 'th', x, { scope: 'col' }));
+    t.appendChild(head);
+    for (const r of e.rows) {
+      const tr = document.createElement('tr');
+      cols.forEach((x, i) => cell(tr, i ? 'td' : 'th', r[x],
+        i ? { class: 'num', 'data-feature': r.feature, 'data-col': x } : { scope: 'row' }));
+      t.appendChild(tr);
+    }
+  }
+
+  /* A curves figure as bnstudy plot draws it: its score against its x
+   * axis, a series per value of its series column (skey), each series'
+   * label and colour role its own. */
+  /* A cell and a series value: the same text, or the same number
+   * (0.10000000000000001 and 0.1). */
+  const same = (a, b) => a === b || (a !== '' && b !== '' && Number(a) === Number(b));
+  function plotCurves(svg, rows, v, b) {
+    const col = (/strcol\("([^"]+)"\)/.exec(v['skey(d)'] || '') || [])[1];
+    const y = v.sc[0], sv = v.sv && v.sv.length ? v.sv : [''];
+    const shapes = ['circle', 'square', 'diamond'];
+    bnPlot.lines(svg, {
+      title: plain(v.title), note: plain(v.note), xlabel: plain(v.xlabel), ylabel: first(v.yl),
+      ylog: logScale(v), bs: v.xv, current: b, legend: 'right',
+      series: sv.map((val, i) => ({
+        key: `${y}:${val !== '' && Number.isFinite(Number(val)) ? Number(val) : val}`, label: plain(v.sl && v.sl[i]) || y,
+        colour: bnPlot.seriesColour(v.srole && v.srole[i], v.sname ? v.sname[i] : val, i + 1, sv.length),
+        shape: shapes[i % shapes.length],
+        points: rows.filter(r => !col || same(r[col], val))
+          .map(r => ({ x: Number(r[v.xcol]), y: Number(r[y]), text: r[y] }))
+      }))
+    });
+  }
+
+  /* The effective figure: each channel's n_eff against the batch size,
+   * beside the count B H W and the count with the finite-population
+   * correction (the same for every channel: the first's). */
+  function plotEffective(svg, rows, v) {
+    const pts = (ch, col) => rows.filter(r => r.feature === ch)
+      .map(r => ({ x: Number(r.batch_size), y: Number(r[col]), text: r[col] }));
+    const shapes = ['circle', 'square', 'diamond'];
+    bnPlot.lines(svg, {
+      title: plain(v.title), xlabel: plain(v.xlabel), ylabel: 'values behind a batch mean',
+      ylog: true, xlog: Boolean(v.xlog), bs: v.xv, legend: 'left',
+      series: v.cn.map((ch, i) => ({
+        key: `n_eff:${ch}`, label: plain(v.cl[i]), colour: bnPlot.seriesColour('index', ch, i + 1, v.cn.length),
+        shape: shapes[i % shapes.length], points: pts(ch, 'n_eff')
+      })).concat([
+        { key: 'count', label: 'count B\u00b7H\u00b7W', colour: C.grey, dash: '6 4', shape: 'circle', points: pts(v.cn[0], 'count') },
+        { key: 'count_fpc', label: 'count, finite-population corrected', colour: C.black, dash: '2 3', shape: 'circle',
+          points: pts(v.cn[0], 'count_fpc') }])
+    });
+  }
+
+  /* ---- your data: a CSV, TSV or .npy chosen or dropped, read in the
+   * page and handed to every worker (each its own copy of the core, with
+   * no filesystem: web_give_file), never sent anywhere ---- */
+  const MAX_FILE = 64 << 20;
+  let given = null;
+  function giveTo(w) {
+    if (given)
+      w.postMessage({ give: given });
+  }
+  /* The layer's worker reads the file first and says what bnstudy reads
+   * of it (its rows and features) or why it refuses it. */
+  const describe = file => new Promise(ok => {
+    const on = e => {
+      if (e.data.given === undefined)
+        return;
+      worker.removeEventListener('message', on);
+      ok(e.data.given);
+    };
+    worker.addEventListener('message', on);
+    worker.postMessage({ give: file });
+  });
+  async function takeFile(file) {
+    const status = $('drop-status');
+    const cmd = `./bnstudy run --population ${shellWord(file.name)}`;
+    if (file.size > MAX_FILE) {
+      status.textContent = `${file.name} is ${(file.size / 1048576).toFixed(1)} MB, more than the page reads ` +
+        `(${MAX_FILE >> 20} MB): run the study on it on the command line, ${cmd}`;
+      return;
+    }
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const reply = await describe({ name: file.name, bytes });
+    if (reply.startsWith('!')) {
+      status.textContent = `bnstudy refuses ${file.name}: ${reply.slice(1)}`;
+      return;
+    }
+    given = { name: file.name, bytes };
+    fileInfo = JSON.parse(reply);
+    sections.forEach(s => s.give());
+    status.textContent = `${fileInfo.name}: ${fileInfo.rows} rows of ${fileInfo.features.length} features ` +
+      `(${fileInfo.features.join(', ')}), read in this page and sent nowhere. Every section runs on them; ` +
+      `${cmd} prints the same numbers.`;
+    $('drop-clear').hidden = false;
+    state[kid(ORDER)] = ORDER.default;
+    buildControls();
+    computeAll();
+  }
+  /* Emptied once read, so that choosing the same file again (edited
+   * since) reads it again. */
+  /* A dump folder: its files (each its path in the folder, as
+   * `bnstudy diagnose DIR` opens them) diagnosed in a worker of its own,
+   * which goes when it has answered. */
+  const MAX_DUMP = 256 << 20;
+  async function diagnoseDump(dir, files) {
+    const status = $('dump-status'), out = $('diagnosis');
+    const size = files.reduce((n, f) => n + f.file.size, 0);
+    const cmd = `./bnstudy diagnose ${shellWord(dir)}`;
+    out.hidden = true;
+    if (size > MAX_DUMP) {
+      status.textContent = `${dir} holds ${(size / 1048576).toFixed(1)} MB, more than the page reads ` +
+        `(${MAX_DUMP >> 20} MB): diagnose it on the command line, ${cmd}`;
+      return;
+    }
+    status.textContent = `Diagnosing ${dir} (${files.length} files) in this page…`;
+    const dump = { dir, files: await Promise.all(files.map(async f =>
+      ({ path: `${dir}/${f.name}`, bytes: new Uint8Array(await f.file.arrayBuffer()) }))) };
+    const text = await new Promise(ok => {
+      const w = new Worker('worker.js');
+      w.onmessage = e => {
+        if (e.data.tables)
+          w.postMessage({ dump });
+        else if (e.data.diagnosis !== undefined || e.data.error) {
+          w.terminate();
+          ok(e.data.error ? `!${e.data.error}` : e.data.diagnosis);
+        }
+      };
+    });
+    if (text.startsWith('!')) {
+      status.textContent = `bnstudy diagnose refuses ${dir}: ${text.slice(1)}`;
+      return;
+    }
+    status.textContent = `${dir}: the diagnosis ${cmd} prints, worked out in this page (nothing was sent anywhere):`;
+    out.textContent = text;
+    out.hidden = false;
+  }
+  /* A folder chosen: its files are those directly in it. */
+  $('dump-files').addEventListener('change', e => {
+    const all = [...e.target.files];
+    e.target.value = '';
+    if (!all.length)
+      return;
+    const dir = (all[0].webkitRelativePath || '').split('/')[0] || 'the chosen files';
+    diagnoseDump(dir, all.filter(f => (f.webkitRelativePath || f.name).split('/').length <= 2)
+      .map(f => ({ name: f.name, file: f })));
+  });
+  /* A folder dropped: its entries read one level down. */
+  const entries = dir => new Promise((ok, fail) => {
+    const r = dir.createReader(), all = [];
+    const more = () => r.readEntries(batch => { if (!batch.length) ok(all); else { all.push(...batch); more(); } }, fail);
+    more();
+  });
+  const entryFile = entry => new Promise((ok, fail) => entry.file(ok, fail));
+  async function dropped(dt) {
+    const item = [...dt.items].map(i => i.webkitGetAsEntry && i.webkitGetAsEntry()).find(x => x);
+    if (item && item.isDirectory) {
+      const files = await Promise.all((await entries(item)).filter(x => x.isFile)
+        .map(async x => ({ name: x.name, file: await entryFile(x) })));
+      return diagnoseDump(item.name, files);
+    }
+    const files = [...dt.files];
+    if (files.some(f => f.name === 'model.tsv'))
+      return diagnoseDump('the dropped files', files.map(f => ({ name: f.name, file: f })));
+    if (files[0])
+      takeFile(files[0]);
+  }
+
+  $('drop-file').addEventListener('change', e => {
+    const file = e.target.files[0];
+    e.target.value = '';
+    if (file)
+      takeFile(file);
+  });
+  const zone = $('drop');
+  zone.addEventListener('dragover', e => { e.preventDefault(); zone.classList.add('over'); });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', e => {
+    e.preventDefault();
+    zone.classList.remove('over');
+    dropped(e.dataTransfer);
+  });
+  $('drop-clear').addEventListener('click', () => {
+    fileInfo = null;
+    $('drop-clear').hidden = true;
+    $('drop-status').textContent = 'Back to the generated population.';
+    $('drop-file').value = '';
+    state[kid(ORDER)] = ORDER.default;
+    buildControls();
+    computeAll();
+  });
 
   /* ---- the buttons ---- */
 
@@ -736,19 +1376,195 @@
   }
   $('copy-command').addEventListener('click', () => copy($('command').textContent, 'the command'));
   $('copy-tsv').addEventListener('click', () => copy($('tsv').textContent, 'the TSV'));
-  $('reset').addEventListener('click', () => {
-    $('copy-status').textContent = '';
+  $('copy-link').addEventListener('click', () => copy(location.href, 'the link'));
+
+  /* A file made in the page and handed to the browser's downloads: a
+   * blob of the page's own, nothing fetched. */
+  function download(name, type, data) {
+    const url = URL.createObjectURL(data instanceof Blob ? data : new Blob([data], { type }));
+    const a = document.createElement('a');
+    Object.assign(a, { href: url, download: name, hidden: true });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    $('copy-status').textContent = `Downloaded ${name}.`;
+  }
+  $('download-tsv').addEventListener('click', () =>
+    download('bnstudy-run.tsv', 'text/tab-separated-values', $('tsv').textContent));
+  /* The command as a script run from the repository's top folder; its
+   * arguments are bnstudy run's own (--write-features - prints the TSV). */
+  $('download-command').addEventListener('click', () =>
+    download('bnstudy-run.sh', 'text/x-shellscript',
+             `#!/bin/sh\n# The page's settings, from the top folder of the repository.\n${$('command').textContent} "$@"\n`));
+
+  /* A figure as a file: the SVG the page drew, standing alone, or that
+   * SVG drawn at twice its size on a canvas. */
+  function svgFile(svg) {
+    const c = svg.cloneNode(true);
+    const vb = svg.viewBox.baseVal;
+    c.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
+    c.setAttribute('width', vb.width);
+    c.setAttribute('height', vb.height);
+    return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(c)}\n`;
+  }
+  async function pngFile(svg) {
+    const vb = svg.viewBox.baseVal;
+    const url = URL.createObjectURL(new Blob([svgFile(svg)], { type: 'image/svg+xml' }));
+    try {
+      const img = new Image();
+      await new Promise((ok, fail) => { img.onload = ok; img.onerror = () => fail(new Error('the figure did not draw')); img.src = url; });
+      const canvas = document.createElement('canvas');
+      canvas.width = 2 * vb.width;
+      canvas.height = 2 * vb.height;
+      canvas.getContext('2d').drawImage(img, 0, 0, canvas.width, canvas.height);
+      return await new Promise(ok => canvas.toBlob(ok, 'image/png'));
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  }
+  for (const fig of document.querySelectorAll('figure')) {
+    const svg = fig.querySelector('svg');
+    const name = svg.id.replace(/^plot-/, 'bnstudy-');
+    const box = document.createElement('div');
+    box.className = 'figure-actions';
+    for (const [ext, make] of [['svg', async () => new Blob([svgFile(svg)], { type: 'image/svg+xml' })],
+                               ['png', () => pngFile(svg)]]) {
+      const b = document.createElement('button');
+      Object.assign(b, { type: 'button', id: `${svg.id}-${ext}`, textContent: `Download as ${ext.toUpperCase()}` });
+      b.setAttribute('aria-describedby', `${svg.id}-caption`);
+      b.addEventListener('click', async () => {
+        try {
+          download(`${name}.${ext}`, '', await make());
+        } catch (e) {
+          $('copy-status').textContent = `Could not save the figure: ${e.message || e}`;
+        }
+      });
+      box.appendChild(b);
+    }
+    fig.appendChild(box);
+  }
+
+  /* ---- presets: the frameworks' conventions (docs/frameworks.md's
+   * command lines), each a few keys over the defaults ---- */
+  const PRESETS = [
+    { id: 'reset', label: 'the published study', sets: {} },
+    { id: 'preset-pytorch', label: 'PyTorch BatchNorm1d',
+      sets: { 'layer.momentum': '0.1', 'layer.momentum_weights': 'new', 'layer.variance': 'unbiased' } },
+    { id: 'preset-keras', label: 'Keras/TF BatchNormalization',
+      sets: { 'layer.momentum': '0.99', 'layer.eps': '1e-3' } },
+  ];
+  for (const p of PRESETS) {
+    const b = document.createElement('button');
+    Object.assign(b, { type: 'button', id: p.id, textContent: p.label });
+    b.addEventListener('click', () => {
+      $('copy-status').textContent = '';
+      $('link-error').hidden = true;
+      setDefaults();
+      Object.assign(state, p.sets);
+      buildControls();
+      computeAll();
+    });
+    document.querySelector('.presets').appendChild(b);
+  }
+
+  /* ---- the settings in the link: every key that differs from its
+   * default, as "section.key=value" in the fragment (never sent to the
+   * server), the features one per feature= ---- */
+  function linkText() {
+    const p = new URLSearchParams();
+    for (const k of keys) {
+      if (k === FEATURE) {
+        if (featuresChanged())
+          for (const f of state.features)
+            p.append(kid(k), featureLine(f));
+      } else if (state[kid(k)] !== k.default) {
+        p.set(kid(k), state[kid(k)]);
+      }
+    }
+    for (const c of CLF_KEYS)
+      if (clfState[c.key] !== c.dflt)
+        p.set(`clf.${c.key}`, clfState[c.key]);
+    for (const c of CAUSES)
+      for (const k of c.keys)
+        if (causeState[c.id][k.key] !== k.dflt)
+          p.set(`${c.id}.${k.key}`, causeState[c.id][k.key]);
+    return p.toString();
+  }
+  saveLink = () => {
+    const h = linkText();
+    if (h !== location.hash.slice(1))
+      history.replaceState(null, '', h ? `#${h}` : location.pathname + location.search);
+  };
+  /* A link's settings into the state; what is wrong with it, or null. */
+  function readLink(hash) {
+    const byId = new Map(keys.map(k => [kid(k), k]));
+    const seen = new Set(), features = [];
+    for (const [name, value] of new URLSearchParams(hash)) {
+      const k = byId.get(name);
+      if (!k && CLF_KEYS.some(c => `clf.${c.key}` === name)) {
+        clfState[name.slice(4)] = value;
+        continue;
+      }
+      const cause = !k && CAUSES.find(c => c.keys.some(x => `${c.id}.${x.key}` === name));
+      if (cause) {
+        causeState[cause.id][name.slice(cause.id.length + 1)] = value;
+        continue;
+      }
+      if (!k)
+        return `it names ${name}, a setting this page does not have`;
+      if (k === FEATURE) {
+        const m = /^("(?:[^"]|"")*"|\S+) (\S+) (\S+) (\S+)$/.exec(value);
+        if (!m)
+          return `its feature "${value}" is not NAME MEAN SD RHO`;
+        features.push({ name: untoken(m[1]), mean: m[2], sd: m[3], rho: m[4] });
+      } else if (seen.has(name)) {
+        return `it sets ${name} twice`;
+      } else {
+        seen.add(name);
+        state[name] = value;
+      }
+    }
+    if (features.length)
+      state.features = features;
+    return null;
+  }
+  /* A bad or stale link: said above the results, and the defaults. */
+  linkRefused = why => {
+    const box = $('link-error');
+    box.hidden = false;
+    box.textContent = `This link's settings could not be used (${why}); the page shows the published setting instead.`;
     setDefaults();
     buildControls();
-    compute();
+    computeAll();
+  };
+  function openLink() {
+    setDefaults();
+    const hash = location.hash.slice(1);
+    const why = hash ? readLink(hash) : null;
+    if (why) {
+      linkRefused(why);
+      return;
+    }
+    $('link-error').hidden = true;
+    buildControls();
+    linkPending = Boolean(hash);
+    computeAll();
+  }
+  /* The skip link scrolls; it leaves the link's settings alone. */
+  $('skip').addEventListener('click', e => {
+    e.preventDefault();
+    $('results').scrollIntoView();
+  });
+  window.addEventListener('hashchange', () => {
+    if (location.hash.slice(1) !== linkText())
+      openLink();
   });
 
   listen();
-  setDefaults();
   $('loading').remove();
   $('version').textContent = T.version;
-  buildControls();
-  compute();
+  openLink();
   window.bnReady = true;
 })().catch(e => {
   /* A page opened as a file cannot start its worker: say how to serve it. */

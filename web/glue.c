@@ -7,18 +7,26 @@
  * `bnstudy run --set` takes them, one "section.key=value" per line,
  * applies them with the same function (exp_set_override), checks them
  * with exp_finish and runs every configuration of their product, as a
- * sweep would; it answers with the text `bnstudy run --write-features -`
- * prints: summary.tsv's header and a row per configuration, then a blank
- * line and features.tsv's header and rows. Every number is formatted
+ * sweep would, each as `bnstudy run` runs it (its populations, held-out
+ * rows and evaluation moves, its blame); it answers with the text
+ * `bnstudy run --write-features -` prints: summary.tsv's header and a row
+ * per configuration, then for each table asked for (features.tsv's,
+ * curve.tsv's, effective.tsv's: a bit each) a blank line and its header
+ * and rows. Every number is formatted
  * here, by the writers bnstudy uses (%.17g), so the page shows what the
  * command line prints, byte for byte. A refusal is one line starting with
  * '!', the message bnstudy would print.
  *
- * web_figures reads the figures bnstudy plot would draw of a summary.tsv
- * and a features.tsv the page holds (web_run's answers, a sweep of
+ * web_figures reads the figures bnstudy plot would draw of a summary.tsv,
+ * a features.tsv, a classifier's curve.tsv and feature maps'
+ * effective.tsv the page holds (web_run's answers, a sweep of
  * settings), through the same code (plot_tables), and answers with them
  * as JSON (plot_json): each figure's title, findings, labels, axes and
  * series roles, which the page shows instead of wording its own.
+ *
+ * web_give_file keeps a file's bytes for `population.file` (the page has
+ * no filesystem); web_dump_add and web_dump_report diagnose a dump
+ * folder's files as `bnstudy diagnose DIR` does, to the byte.
  *
  * Each call's answer lives until the next call; the page copies it out at
  * once (emscripten's UTF8ToString).
@@ -35,10 +43,15 @@
 #include "study/exp.h"
 #include "model/order.h"
 #include "study/out.h"
+#include "study/report.h"
 #include "pop/pop.h"
+#include "pop/popfile.h"
 #include "pop/popid.h"
 #include "model/run.h"
 #include "model/score.h"
+
+/* web_run's tables after the summary, each asked for by its bit. */
+enum { WEB_FEATURES = 1, WEB_CURVE = 2, WEB_EFFECTIVE = 4, WEB_TABLES = 3 };
 
 static char *answer;
 static size_t answer_len;
@@ -264,35 +277,175 @@ const char *web_tables(void)
     return answer_close(fp);
 }
 
-/* The population of the last call, kept while the settings describe the
- * same one (its canonical description, popid.h, names every number to
- * the bit): the figures' calls share it, and generating it is most of a
- * call's time. */
+/* The populations of the last call, kept while the settings describe
+ * the same ones (a generated population's canonical description, popid.h,
+ * names every number to the bit; the held-out rows' id beside it): the
+ * figures' calls share them, and generating them is most of a call's
+ * time. A file's rows or feature maps are made anew at each call. */
 static char *kept_desc;
-static pop_t kept_pop;
+static exp_pops kept;
 
-static const pop_t *population(const exp_t *e, bn_error *err)
+static char *pops_desc(const exp_t *e, int held_out)
 {
-    size_t n = pop_describe(&e->pop, NULL, 0);
-    char *desc = malloc(n + 1);
-    if (!desc) {
-        bn_fail(err, "out of memory");
+    if (e->popfile.file || exp_maps_active(e))
         return NULL;
+    size_t n = pop_describe(&e->pop, NULL, 0);
+    size_t cap = n + sizeof e->held_id + 4;
+    char *desc = malloc(cap);
+    if (desc) {
+        pop_describe(&e->pop, desc, n + 1);
+        snprintf(desc + n, cap - n, "|%d|%s", held_out, e->held_id);
     }
-    pop_describe(&e->pop, desc, n + 1);
-    if (kept_desc && strcmp(desc, kept_desc) == 0) {
+    return desc;
+}
+
+static const run_pops *populations(const exp_t *e, bn_error *err)
+{
+    int held_out = exp_held_out_models(e->models);
+    char *desc = pops_desc(e, held_out);
+    if (desc && kept_desc && strcmp(desc, kept_desc) == 0) {
         free(desc);
-        return &kept_pop;
+        return &kept.p;
     }
     free(kept_desc);
     kept_desc = NULL;
-    pop_free(&kept_pop);
-    if (pop_generate(&e->pop, &kept_pop, err) != 0) {
+    exp_pops_free(&kept);
+    if (exp_populations(e, held_out, &kept, err) != 0) {
         free(desc);
         return NULL;
     }
     kept_desc = desc;
-    return &kept_pop;
+    return &kept.p;
+}
+
+/* The file the page was given (dropped, or chosen), by its name: the
+ * wasm build has no filesystem, so the rows `population.file` names are
+ * these bytes, read as bnstudy reads a file's (exp_population_bytes). */
+static unsigned char *given;
+static size_t given_len;
+static char *given_name;
+
+static int read_given(exp_t *e, bn_error *err)
+{
+    if (!e->popfile.file)
+        return 0;
+    if (!given_name || strcmp(e->popfile.file, given_name) != 0)
+        return bn_fail(err, "--set population.file=%s: no such file was "
+                            "given to the page", e->popfile.file);
+    /* The manifest's sha256 needs nettle, which the page has not: the
+     * summary's population id is the bytes' FNV-1a, as bnstudy's. */
+    return exp_population_bytes(e, given, given_len, "-", err);
+}
+
+/* Keep a file's bytes under its name, and say what bnstudy reads of them:
+ * {"name", "rows", "features": [names]}, or a refusal naming the file
+ * and line, as `bnstudy run --population FILE` words it. */
+const char *web_give_file(const char *name, const unsigned char *bytes,
+                          size_t len)
+{
+    static char refusal[sizeof ((bn_error *)0)->msg + 2];
+    bn_error err;
+    popfile pf;
+    free(given);
+    free(given_name);
+    given = malloc(len + 1);
+    given_name = malloc(strlen(name) + 1);
+    given_len = len;
+    if (!given || !given_name) {
+        free(given);
+        free(given_name);
+        given = NULL;
+        given_name = NULL;
+        return "!out of memory";
+    }
+    memcpy(given, bytes, len);
+    given[len] = '\0';
+    strcpy(given_name, name);
+    if (popfile_parse(name, given, len, NULL, &pf, &err) != 0) {
+        snprintf(refusal, sizeof refusal, "!%s", err.msg);
+        return refusal;
+    }
+    FILE *fp = answer_open();
+    if (!fp) {
+        popfile_free(&pf);
+        return "!out of memory";
+    }
+    fputc('{', fp);
+    json_field(fp, "name", name, 1);
+    fprintf(fp, ",\"rows\":%zu,\"features\":[", pf.n);
+    for (size_t j = 0; j < pf.f; j++) {
+        fputs(j ? "," : "", fp);
+        json_str(fp, pf.names[j]);
+    }
+    fputs("]}", fp);
+    popfile_free(&pf);
+    return answer_close(fp);
+}
+
+/* A dump folder's files as the page was given them (dropped, or chosen
+ * as a folder), each its path ("dump/model.tsv") and a copy of its
+ * bytes: web_dump_report reads them as `bnstudy diagnose DIR` reads the
+ * folder (dumpdir_read_files) and words the same report (diagnose_dump). */
+static dump_file *dump_files;
+static size_t dump_n;
+
+static void dump_clear(void)
+{
+    for (size_t i = 0; i < dump_n; i++) {
+        free((char *)dump_files[i].path);
+        free((unsigned char *)dump_files[i].bytes);
+    }
+    free(dump_files);
+    dump_files = NULL;
+    dump_n = 0;
+}
+
+/* 0, or -1 out of memory (the files given so far dropped). */
+int web_dump_add(const char *path, const unsigned char *bytes, size_t len)
+{
+    dump_file *grown = realloc(dump_files, (dump_n + 1) * sizeof *grown);
+    char *p = malloc(strlen(path) + 1);
+    unsigned char *b = malloc(len ? len : 1);
+    if (!grown || !p || !b) {
+        free(p);
+        free(b);
+        if (grown)
+            dump_files = grown;
+        dump_clear();
+        return -1;
+    }
+    dump_files = grown;
+    strcpy(p, path);
+    memcpy(b, bytes, len);
+    dump_files[dump_n++] = (dump_file){.path = p, .bytes = b, .len = len};
+    return 0;
+}
+
+/* The report of the files given, the folder called dir; they are
+ * dropped after. A refusal is '!' and the message bnstudy diagnose
+ * prints after "bnstudy diagnose: ". */
+const char *web_dump_report(const char *dir)
+{
+    static char refusal[sizeof ((bn_error *)0)->msg + 2];
+    bn_error err;
+    dump_dir d;
+    FILE *fp = answer_open();
+    int rc = !fp ? bn_fail(&err, "out of memory")
+             : dumpdir_read_files(dir, dump_files, dump_n, &d, &err) != 0
+                 ? -1
+                 : diagnose_dump(fp, &d, dir, NULL, 0, &err);
+    if (fp)
+        dumpdir_free(&d);
+    dump_clear();
+    if (rc != 0) {
+        if (fp)
+            fclose(fp);
+        free(answer);
+        answer = NULL;
+        snprintf(refusal, sizeof refusal, "!%s", err.msg);
+        return refusal;
+    }
+    return answer_close(fp);
 }
 
 /* Apply the settings, one "section.key=value" per line, as `run --set`
@@ -323,58 +476,100 @@ static int apply(exp_t *e, const char *sets, bn_error *err)
     int rc = exp_set_overrides(e, lines, n, err);
     free(lines);
     free(copy);
-    return rc != 0 ? -1 : exp_finish(e, err);
+    return rc != 0 || read_given(e, err) != 0 ? -1 : exp_finish(e, err);
 }
 
-const char *web_run(const char *sets, int with_features)
+/* A run's curve.tsv rows, as `run --write-curve` writes them after
+ * every epoch. */
+typedef struct {
+    bn_buf *b;
+    unsigned models;
+    const pop_t *pop;
+    const run_config *cfg;
+} curve_ctx;
+
+static void curve_row(void *ctx, unsigned long epoch, const run_result *r)
+{
+    curve_ctx *c = ctx;
+    out_curve_row(c->b, c->models, c->pop, c->cfg, epoch + 1, r);
+}
+
+/* Every configuration of the experiment, run as `bnstudy run` runs one
+ * (its populations, its blame), its rows into the tables asked for. */
+static int run_all(exp_t *e, int tables, bn_buf *out, bn_error *err)
+{
+    static bn_error sub;
+    const run_pops *p = populations(e, err);
+    if (!p)
+        return -1;
+    bn_buf t[WEB_TABLES] = {{0}};
+    run_result res;
+    memset(&res, 0, sizeof res);
+    int rc = 0;
+    size_t count = exp_count(e);
+    for (size_t k = 0; rc == 0 && k < count; k++) {
+        run_config cfg;
+        exp_config(e, k, &cfg);
+        /* The columns bnstudy run writes: the model's, and a network's
+         * own when the experiment names one (run_cmd_models). */
+        unsigned m = RUN_MODEL_BIT(cfg.model) | (e->models & RUN_NET_EXT);
+        if (k == 0) {
+            out_summary_header(out, m);
+            out_features_header(&t[0], m);
+            out_curve_header(&t[1], m);
+            out_effective_header(&t[2], m);
+        }
+        curve_ctx cc = {&t[1], m, p->pop, &cfg};
+        run_observer obs = {NULL, NULL, tables & WEB_CURVE ? curve_row : NULL,
+                            &cc, NULL};
+        int blame[2] = {-1, -1};
+        if (run_execute_blamed(p, &cfg, &obs, &res, blame, &sub) != 0) {
+            exp_blame(e, &cfg, blame, sub.msg, err);
+            rc = -1;
+            break;
+        }
+        out_summary_row(out, m, p->pop, &cfg, &res);
+        if (tables & WEB_FEATURES)
+            out_features_rows(&t[0], m, p->pop, &cfg, &res);
+        if (tables & WEB_EFFECTIVE)
+            out_effective_rows(&t[2], m, p->pop, &cfg, &res);
+        run_result_free(&res);
+    }
+    run_result_free(&res);
+    for (int i = 0; i < WEB_TABLES; i++) {
+        if (rc == 0 && (tables & (1 << i))) {
+            buf_putc(out, '\n');
+            buf_add(out, t[i].p, t[i].len);
+        }
+        if (t[i].failed)
+            rc = bn_fail(err, "out of memory");
+        buf_free(&t[i]);
+    }
+    if (rc == 0 && out->failed)
+        rc = bn_fail(err, "out of memory");
+    return rc;
+}
+
+const char *web_run(const char *sets, int tables)
 {
     exp_t *e = malloc(sizeof *e);
     bn_error err;
-    run_result res;
-    memset(&res, 0, sizeof res);
     int failed = 1, inited = 0;
     FILE *fp = answer_open();
     /* The writers format into buffers, as the sweep's threads do. */
-    bn_buf sum = {0}, feat = {0};
+    bn_buf out = {0};
     if (!e || !fp) {
         snprintf(err.msg, sizeof err.msg, "out of memory");
         goto done;
     }
     inited = 1;
-    if (exp_init(e, &err) != 0 || apply(e, sets, &err) != 0)
+    if (exp_init(e, &err) != 0 || apply(e, sets, &err) != 0 ||
+        run_all(e, tables, &out, &err) != 0)
         goto done;
-    const pop_t *pop = population(e, &err);
-    if (!pop)
-        goto done;
-    size_t count = exp_count(e);
-    for (size_t k = 0; k < count; k++) {
-        run_config cfg;
-        exp_config(e, k, &cfg);
-        if (k == 0) {
-            out_summary_header(&sum, 1u << cfg.model);
-            out_features_header(&feat, 1u << cfg.model);
-        }
-        if (run_execute(pop, &cfg, NULL, &res, &err) != 0)
-            goto done;
-        out_summary_row(&sum, 1u << cfg.model, pop, &cfg, &res);
-        if (with_features)
-            out_features_rows(&feat, 1u << cfg.model, pop, &cfg, &res);
-        run_result_free(&res);
-    }
-    if (sum.failed || feat.failed) {
-        snprintf(err.msg, sizeof err.msg, "out of memory");
-        goto done;
-    }
-    fwrite(sum.p, 1, sum.len, fp);
-    if (with_features) {
-        fputc('\n', fp);
-        fwrite(feat.p, 1, feat.len, fp);
-    }
+    fwrite(out.p, 1, out.len, fp);
     failed = 0;
 done:
-    buf_free(&sum);
-    buf_free(&feat);
-    run_result_free(&res);
+    buf_free(&out);
     if (inited)
         exp_free(e);
     free(e);
@@ -408,24 +603,29 @@ static int manifest_of(const char *sets, bn_buf *m, bn_error *err)
     return rc;
 }
 
-/* The figures of plot.h that a summary.tsv and a features.tsv (NULL or
- * "" for none) support, as bnstudy plot draws them of a sweep of the
- * settings sets: a JSON array of plot_json's objects. */
+/* The figures of plot.h that a summary.tsv and the tables beside it, a
+ * features.tsv, a curve.tsv and an effective.tsv (each NULL or "" for
+ * none), support, as bnstudy plot draws them of
+ * a sweep of the settings sets: a JSON array of plot_json's objects. */
 static int figures(const char *sets, const char *summary,
-                   const char *features, bn_buf *out, bn_error *err)
+                   const char *const tables[3], bn_buf *out, bn_error *err)
 {
     bn_buf m = {0};
     plot_list l = {0};
     int rc = manifest_of(sets, &m, err);
     if (rc == 0 && m.failed)
         rc = bn_fail(err, "out of memory");
-    plot_file files[3] = {
+    static const char *const names[3] = {"features.tsv", "curve.tsv",
+                                         "effective.tsv"};
+    plot_file files[5] = {
         {.name = "manifest.tsv", .text = m.p, .len = m.len},
         {.name = "summary.tsv", .text = summary, .len = strlen(summary)},
-        {.name = "features.tsv", .text = features,
-         .len = features ? strlen(features) : 0},
     };
-    size_t n = features && features[0] ? 3 : 2;
+    size_t n = 2;
+    for (int i = 0; i < 3; i++)
+        if (tables[i] && tables[i][0])
+            files[n++] = (plot_file){.name = names[i], .text = tables[i],
+                                     .len = strlen(tables[i])};
     if (rc == 0 && plot_tables(files, n, "page", &l, err) < 0)
         rc = -1;
     buf_putc(out, '[');
@@ -444,12 +644,14 @@ static int figures(const char *sets, const char *summary,
 }
 
 const char *web_figures(const char *sets, const char *summary,
-                        const char *features)
+                        const char *features, const char *curve,
+                        const char *effective)
 {
     bn_error err;
     bn_buf b = {0};
     FILE *fp = answer_open();
-    if (!fp || figures(sets, summary, features, &b, &err) != 0) {
+    if (!fp || figures(sets, summary, (const char *const[3]){features, curve, effective},
+                           &b, &err) != 0) {
         if (!fp)
             snprintf(err.msg, sizeof err.msg, "out of memory");
         else

@@ -18,6 +18,8 @@
     grey: '#999999', black: '#000000', grid: '#d8d8d8'
   };
   const W = 640, H = 420, FONT = 14, LINE = 2.4, PUBLISHED = 5;
+  /* 0 up to rounding (plot_parts.h's EXACT). */
+  const EXACT = 1e-12;
 
   function el(parent, name, attrs, text) {
     const e = document.createElementNS(NS, name);
@@ -41,18 +43,19 @@
     el(svg, 'rect', { width: W, height: H, fill: 'white' });
     el(svg, 'title', { id: svg.id + '-title' },
        [title, note].filter(t => t).join('. ').replace(/\n/g, ' '));
+    /* Lines 1.3 times their font size apart, so that no two touch. */
     let y = 20;
     for (const line of (title || '').split('\n')) {
       el(svg, 'text', { x: W / 2, y, 'text-anchor': 'middle',
                         'font-size': FONT + 2, class: 'title' }, line);
-      y += FONT + 4;
+      y += Math.ceil((FONT + 2) * 1.3);
     }
     for (const line of note ? note.split('\n') : []) {
       el(svg, 'text', { x: W / 2, y, 'text-anchor': 'middle', fill: colours.vermilion,
                         'font-size': FONT - 1, class: 'note' }, line);
-      y += FONT + 1;
+      y += Math.ceil((FONT - 1) * 1.3);
     }
-    return y - 20 - (FONT + 4);
+    return y - 20 - Math.ceil((FONT + 2) * 1.3);
   }
 
   /* Tics for a linear axis: steps of 1, 2 or 5 times a power of ten. */
@@ -95,13 +98,18 @@
     const X = v => x0 + (lx(v) - lx(o.xlo)) / (lx(o.xhi) - lx(o.xlo)) * w;
     const Y = v => y0 + h - (ly(v) - ly(o.ylo)) / (ly(o.yhi) - ly(o.ylo)) * h;
     const g = el(svg, 'g', { class: 'frame' });
-    const yt = o.ylog ? logTicks(o.ylo, o.yhi) : linearTicks(o.ylo, o.yhi);
+    /* On a log axis with a floor, the floor's tic says 0 and the tics
+     * start a quarter decade above it. */
+    const yt = o.ylog ? logTicks(o.ylo, o.yhi).filter(t => !(t < o.yfloor * Math.pow(10, 0.25))) : linearTicks(o.ylo, o.yhi);
+    const label = t => t === o.yfloor ? '0' : fmt(t);
+    if (o.ylog && o.yfloor > 0)
+      yt.unshift(o.yfloor);
     for (const t of yt) {
       el(g, 'line', { x1: x0, x2: x0 + w, y1: Y(t), y2: Y(t),
                       stroke: colours.grid, 'stroke-width': 1 });
       el(g, 'line', { x1: x0, x2: x0 - 5, y1: Y(t), y2: Y(t), stroke: 'black' });
       el(g, 'text', { x: x0 - 8, y: Y(t) + FONT * 0.35,
-                      'text-anchor': 'end' }, fmt(t));
+                      'text-anchor': 'end' }, label(t));
     }
     for (const t of o.xticks) {
       if (o.xgrid !== false)
@@ -122,8 +130,10 @@
                         fill: 'none', stroke: 'black', 'stroke-width': 1.2 });
     el(g, 'text', { x: x0 + w / 2, y: y0 + h + 2 * FONT + 14,
                     'text-anchor': 'middle' }, o.xlabel || '');
+    /* The y label clear of the widest tic label. */
+    const wide = Math.max(0, ...yt.map(t => label(t).length));
     const yl = el(g, 'text', { 'text-anchor': 'middle',
-                               transform: `translate(${x0 - 54},${y0 + h / 2}) rotate(-90)` },
+                               transform: `translate(${Math.min(x0 - 54, x0 - 18 - wide * FONT * 0.62)},${y0 + h / 2}) rotate(-90)` },
                   o.ylabel);
     yl.setAttribute('font-size', FONT - 1);
     return { X, Y };
@@ -173,20 +183,32 @@
     const head = start(svg, spec.title, spec.note);
     const box = { x0: 76, y0: (spec.x2 ? 62 : 44) + head, w: W - 76 - 18, h: 0 };
     box.h = H - box.y0 - 64;
-    const ys = spec.series.flatMap(s => s.points.map(p => p.y))
-      .filter(v => Number.isFinite(v) && (!spec.ylog || v > 0));
+    /* A log axis draws the values that are 0 up to rounding on a floor
+     * half a decade under the smallest other value, labelled 0, as
+     * bnstudy plot does (curves.gp); all of them 0, a linear axis. */
+    const ys = spec.series.flatMap(s => s.points.map(p => p.y)).filter(Number.isFinite);
+    const pos = ys.filter(v => v >= EXACT);
+    const ylog = Boolean(spec.ylog) && pos.length > 0;
+    const zero = ylog && pos.length < ys.length;
+    const floorY = zero ? Math.pow(10, Math.floor(Math.log10(Math.min(...pos))) - 0.5) : NaN;
+    const yv = v => zero && v < EXACT ? floorY : v;
     /* Headroom above the data for the legend, a line per line of it. */
     const n = spec.series.reduce((k, s) => k + s.label.split('\n').length, 0);
     let ylo = 0, yhi = Math.max(...ys, 0) * (1.1 + 0.11 * n) || 1;
-    if (spec.ylog) {
-      ylo = Math.min(...ys) / 1.6;
-      yhi = Math.max(...ys) * Math.pow(ylo > 0 ? Math.max(...ys) / ylo : 10, 0.12 * n) * 1.5;
-      if (!(ylo > 0)) { ylo = 1e-3; yhi = 1; }
+    if (ylog) {
+      const lo = zero ? floorY : Math.min(...pos), hi = Math.max(...pos);
+      ylo = lo / 1.6;
+      yhi = hi * Math.pow(hi / ylo, 0.12 * n) * 1.5;
     }
-    const xlo = Math.min(...spec.bs) / 1.5, xhi = Math.max(...spec.bs) * 1.3;
+    /* Batch sizes on a log2 axis; another x (epochs) on a linear one,
+     * its tics thinned to about ten. */
+    const xlog = spec.xlog !== false, xs = spec.bs;
+    const xlo = xlog ? Math.min(...xs) / 1.5 : Math.min(...xs) - 0.5;
+    const xhi = xlog ? Math.max(...xs) * 1.3 : Math.max(...xs) + 0.5;
+    const every = xlog ? 1 : Math.ceil(xs.length / 10);
     const { X, Y } = frame(svg, box, {
-      xlog: true, ylog: spec.ylog, xlo, xhi, ylo, yhi,
-      xticks: spec.bs.map(b => ({ at: b, label: String(b) })),
+      xlog, ylog, xlo, xhi, ylo, yhi, yfloor: floorY,
+      xticks: xs.filter((b, i) => i % every === 0).map(b => ({ at: b, label: String(b) })),
       x2ticks: spec.x2 ? spec.bs.map(b => ({ at: b, label: spec.x2[b] })) : null,
       xlabel: spec.xlabel, ylabel: spec.ylabel
     });
@@ -197,20 +219,29 @@
     }
     for (const s of spec.series) {
       const g = el(svg, 'g', { class: 'series', 'data-series': s.key });
-      const pts = s.points.filter(p => Number.isFinite(p.y) && (!spec.ylog || p.y > 0));
-      el(g, 'polyline', { points: pts.map(p => `${X(p.x)},${Y(p.y)}`).join(' '),
+      const pts = s.points.filter(p => Number.isFinite(p.y) && (!ylog || yv(p.y) > 0));
+      el(g, 'polyline', { points: pts.map(p => `${X(p.x)},${Y(yv(p.y))}`).join(' '),
                           fill: 'none', stroke: s.colour,
-                          'stroke-width': s.width || LINE,
+                          'stroke-width': s.width || LINE, 'stroke-dasharray': s.dash || 'none',
                           'stroke-linejoin': 'round' });
       for (const p of pts) {
-        const m = marker(g, s.shape, X(p.x), Y(p.y), s.colour,
+        const m = marker(g, s.shape, X(p.x), Y(yv(p.y)), s.colour,
                          { 'data-x': p.x, 'data-value': p.text });
-        el(m, 'title', {}, `B ${p.x}: ${s.label.replace(/\n/g, ' ')}, ${p.text}`);
+        el(m, 'title', {}, `${spec.xname || 'B'} ${p.x}: ${s.label.replace(/\n/g, ' ')}, ${p.text}`);
       }
     }
-    for (const l of spec.labels || [])
-      el(svg, 'text', { x: X(l.x), y: Y(l.y) - 10, 'text-anchor': 'middle',
+    /* Each label over its point, or under it, or further off, where it
+     * does not fall on a label already placed (two series close
+     * together). */
+    const placed = [], LH = FONT;
+    for (const l of spec.labels || []) {
+      const x = X(l.x), y = Y(yv(l.y)), w = l.text.length * (FONT - 2) * 0.62;
+      const free = ty => placed.every(q => Math.abs(q.x - x) > (q.w + w) / 2 + 2 || Math.abs(q.y - ty) > LH + 1);
+      const ty = [y - 10, y + LH + 8, y - 10 - LH - 2, y + 2 * LH + 10].find(free) ?? y - 10;
+      placed.push({ x, y: ty, w });
+      el(svg, 'text', { x, y: ty, 'text-anchor': 'middle',
                         fill: l.colour, 'font-size': FONT - 2 }, l.text);
+    }
     legend(svg, box, spec.series, spec.legend);
   }
 

@@ -25,7 +25,7 @@
 
 #include "cli/cli.h"
 #include "cli/diag_report.h"
-#include "io/dumpdir.h"
+#include "study/dumpdir.h"
 #include "model/diag.h"
 #include "study/exp.h"
 #include "model/order.h"

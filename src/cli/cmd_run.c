@@ -15,7 +15,7 @@
 
 #include "model/net.h"
 #include "cli/cli.h"
-#include "io/dumpdir.h"
+#include "study/dumpdir.h"
 #include "study/exp.h"
 #include "model/order.h"
 #include "study/out.h"
@@ -57,6 +57,10 @@ static void run_usage(void)
           "  --write-outputs FILE   also write each last-epoch row's "
           "train-mode and\n"
           "                         eval-mode outputs to FILE (the layer)\n"
+          "  --write-effective FILE also write the effective.tsv rows to "
+          "FILE (the\n"
+          "                         layer: what a batch mean counts, and "
+          "is worth)\n"
           "  --write-curve FILE     also write the curve.tsv rows to FILE "
           "(the\n"
           "                         classifier: its scores after every "
@@ -120,13 +124,14 @@ static void pop_usage(void)
 
 enum {
     OPT_HELP = 'h', OPT_FEATURES = 1000, OPT_OUTPUTS, OPT_CURVE,
-    OPT_WEIGHTS, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET, OPT_LAYER
+    OPT_WEIGHTS, OPT_EFFECTIVE, OPT_MAX_WORK, OPT_MAX_MEMORY, OPT_SET,
+    OPT_LAYER
 };
-#define N_OUTPUTS 4
+#define N_OUTPUTS 5
 
 /* The --write options, in OPT_FEATURES order, and the model each has
- * rows of: features and outputs are the layer's, the curve and the
- * weights the classifier's. */
+ * rows of: features, outputs and effective are the layer's, the curve
+ * and the weights the classifier's. */
 static const struct {
     const char *option;
     run_model_id model;
@@ -135,6 +140,7 @@ static const struct {
     {.option = "write-outputs", .model = RUN_MODEL_LAYER},
     {.option = "write-curve", .model = RUN_MODEL_CLASSIFIER},
     {.option = "write-weights", .model = RUN_MODEL_CLASSIFIER},
+    {.option = "write-effective", .model = RUN_MODEL_LAYER},
 };
 
 /* A buffer's text on fp, or an error naming what. */
@@ -401,8 +407,23 @@ static int run_prepare(run_cmd *r, const char *cmd, int argc, char **argv)
     return 0;
 }
 
+/* A table of the finished run into an output: the features, or the
+ * effective counts. */
+static int put_table(run_cmd *r, const char *cmd, run_output *o,
+                     void (*header)(bn_buf *, unsigned),
+                     void (*rows)(bn_buf *, unsigned, const pop_t *,
+                                  const run_config *, const run_result *))
+{
+    bn_buf b = {0};
+    unsigned models = run_cmd_models(r);
+    header(&b, models);
+    rows(&b, models, r->pops.p.pop, &r->cfg, &r->res);
+    return put(o->fp, &b, cmd, o->opt);
+}
+
 /* The run, its observer writing the per-row outputs, the curve and the
- * weights as it goes; then the features. -1 on a failure (said). */
+ * weights as it goes; then the features and the effective counts. -1 on
+ * a failure (said). */
 static int run_run(run_cmd *r, const char *cmd)
 {
     static bn_error err, sub;
@@ -427,13 +448,12 @@ static int run_run(run_cmd *r, const char *cmd)
         exp_blame(r->e, &r->cfg, blame, sub.msg, &err);
         return cli_error(cmd, "%s", err.msg), -1;
     }
-    if (outs[0].path) {
-        bn_buf b = {0};
-        out_features_header(&b, run_cmd_models(r));
-        out_features_rows(&b, run_cmd_models(r), pop, &r->cfg, &r->res);
-        if (put(outs[0].fp, &b, cmd, outs[0].opt) != 0)
-            return -1;
-    }
+    if (outs[0].path && put_table(r, cmd, &outs[0], out_features_header,
+                                  out_features_rows) != 0)
+        return -1;
+    if (outs[4].path && put_table(r, cmd, &outs[4], out_effective_header,
+                                  out_effective_rows) != 0)
+        return -1;
     return 0;
 }
 

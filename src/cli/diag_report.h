@@ -1,45 +1,15 @@
 /*
- * `bnstudy diagnose DIR`: a dump folder's report, the model's verdict
- * first, then a line per layer, the fixes measured; --layer NAME and --tsv
- * the per-feature detail. Also the words every report shares.
+ * `bnstudy diagnose`'s reports on standard output (study/report.h writes
+ * them): a dump folder's, and the classifier's.
  */
 #ifndef BN_DIAG_REPORT_H
 #define BN_DIAG_REPORT_H
 
-#include <stddef.h>
-#include <stdio.h>
-
 #include "model/config.h"
-#include "model/diag.h"
-#include "model/verdict.h"
+#include "study/report.h"
 
-/* Every cause in flags, comma-separated ("-" for none). */
-void diag_causes_of(unsigned flags, char *buf, size_t cap);
-/* The verdict's lines: the cause, where, the fix and what it measured;
- * alike, when the evidence is a checkpoint's, why it cannot tell the
- * cause from what the table's `alike` names (NULL: it can). */
-void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
-                        size_t n, const verdict_model *m, const char *alike);
-/* One layer of a report: what its lines print, and its evidence. */
-typedef struct {
-    const char *name, *type;
-    size_t f, tracked;
-    double momentum, eps; /* momentum NaN: None */
-    const double *em, *ev; /* the evaluation data's, for --tsv, or NULL */
-    diag_layer in;
-} report_layer;
-
-typedef struct {
-    size_t n;
-    const report_layer *layers; /* in the order they run */
-    verdict_model m;
-    const char *what; /* lines on what was diagnosed, each ending '\n' */
-    const char *alike; /* diag_print_verdict's, or NULL */
-} report_in;
-
-/* The verdict, what was diagnosed, a line per layer, the fixes measured,
- * and --layer's table; or with tsv a row per feature of every layer (of
- * the one named). 0, or CLI_EXIT_USAGE with the message printed. */
+/* diag_report_write to standard output: 0, or CLI_EXIT_USAGE with the
+ * message printed. */
 int diag_report(const char *cmd, const report_in *in, const char *layer,
                 int tsv);
 /* The classifier of cfg (a finished experiment's configuration) trained

@@ -7,7 +7,7 @@
  *                the layer TSV), run as `diagnose --stats --activations
  *                --batches --layer` (--batch-size 3 instead of --batches
  *                when the batches piece is empty);
- *   bit 0 set    a dump folder (scripts/dump_bn_inputs.py's, io/dumpdir.h):
+ *   bit 0 set    a dump folder (scripts/dump_bn_inputs.py's, study/dumpdir.h):
  *                pieces cut at lines "%%" (the newline before the cut is
  *                the cut's), each a file name on its first line and the
  *                file's bytes after it, run as `diagnose DIR` (with

@@ -83,7 +83,12 @@ async function typeInto(page, selector, value) {
   const el = await page.$(selector);
   if (!el)
     throw new Error(`no control ${selector}`);
-  await el.click({ clickCount: 3 });
+  /* Everything in it selected (a textarea's triple click selects one
+   * line), then replaced. */
+  await el.click();
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyA');
+  await page.keyboard.up('Control');
   await page.keyboard.press('Backspace');
   await el.type(value);
 }
@@ -117,6 +122,8 @@ async function apply(page, actions) {
       await page.click('#add-feature');
     } else if (a[0] === 'remove-feature') {
       await page.click(`button[aria-label="remove feature ${a[1] + 1}"]`);
+    } else if (a[0] === 'click') {
+      await page.click(a[1]);
     } else if (a[0] === 'keys') {
       await page.focus(a[1]);
       for (let i = 0; i < a[3]; i++)
@@ -144,6 +151,15 @@ const sets = lines => lines.flatMap(l => ['--set', l]);
 const configurations = [
   ['the published setting', [], []],
   ['batch size 8', [['sweep.batch_size', '8']], ['--batch-size', '8']],
+  ['64 rows, B 8, 10 epochs, momentum 0.99 new: zeros on a log axis',
+   [['population.rows', '64'], ['sweep.batch_size', '8'], ['sweep.epochs', '10'],
+    ['layer.momentum', '0.99'], ['layer.momentum_weights', 'new']],
+   ['--set', 'population.rows=64', '--batch-size', '8', '--epochs', '10', '--momentum', '0.99',
+    '--momentum-weights', 'new']],
+  ['the PyTorch preset', [['click', '#preset-pytorch']],
+   ['--momentum', '0.1', '--momentum-weights', 'new', '--variance', 'unbiased']],
+  ['the Keras preset at B 32', [['click', '#preset-keras'], ['sweep.batch_size', '32']],
+   ['--momentum', '0.99', '--eps', '1e-3', '--batch-size', '32']],
   ['batch size 100, a partial batch dropped', [['sweep.batch_size', '100']], ['--batch-size', '100']],
   ['partial batch kept', [['sweep.batch_size', '100'], ['sweep.partial', 'keep']],
    ['--batch-size', '100', '--partial', 'keep']],
@@ -289,8 +305,95 @@ async function runConfigurations(page) {
         problems.push(`${svg} ${series} at B ${b} (${order}): page ${v}, bnstudy ${column(p.out, col)}`);
       }
     }
+    problems.push(...await figureProblems(page));
     check(name, problems);
   }
+}
+
+/* What a figure must not have: a coordinate that is not a number (a 0
+ * on a log axis), or a series missing a batch size the sweep ran. */
+async function figureProblems(page) {
+  return page.evaluate(() => {
+    const out = [];
+    for (const svg of document.querySelectorAll('figure svg')) {
+      for (const e of svg.querySelectorAll('*'))
+        for (const a of e.attributes)
+          if (/NaN|Infinity/.test(a.value))
+            out.push(`${svg.id}: <${e.tagName}> ${a.name}="${a.value}"`);
+      /* The batch sizes any series of these settings has, every one has
+       * (bnstudy refuses some settings at some sizes, for every series). */
+      const mine = [...svg.querySelectorAll('[data-series]')].filter(g => !g.dataset.series.endsWith('_published'));
+      const xs = new Set(mine.flatMap(g => [...g.querySelectorAll('[data-x]')].map(e => e.dataset.x)));
+      for (const g of svg.id === 'plot-features' ? [] : mine)
+        if (g.querySelectorAll('[data-x]').length < xs.size)
+          out.push(`${svg.id}: ${g.dataset.series} has ${g.querySelectorAll('[data-x]').length} of ${xs.size} points`);
+    }
+    return out;
+  });
+}
+
+/* The layout at one window size: the page no wider than the window, no
+ * element past its right edge, and no two pieces of text on each other
+ * (each line of text a box, clipped to the boxes that scroll or clip it;
+ * the figures' texts among them). */
+async function layoutProblems(page) {
+  return page.evaluate(() => {
+    const out = [], W = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > W)
+      out.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${W} px window`);
+    /* A text's own element may clip it (a <pre> that scrolls); an
+     * element's own overflow clips its contents, not itself. */
+    const clipOf = (el, self) => {
+      let r = { left: -1e9, right: 1e9, top: -1e9, bottom: 1e9 };
+      for (let a = self ? el : el.parentElement; a; a = a.parentElement) {
+        const cs = getComputedStyle(a);
+        if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
+          const b = a.getBoundingClientRect();
+          r = { left: Math.max(r.left, b.left), right: Math.min(r.right, b.right),
+                top: Math.max(r.top, b.top), bottom: Math.min(r.bottom, b.bottom) };
+        }
+      }
+      return r;
+    };
+    const boxes = [];
+    const add = (b, el, text, self) => {
+      const c = clipOf(el, self);
+      const r = { left: Math.max(b.left, c.left), right: Math.min(b.right, c.right),
+                  top: Math.max(b.top, c.top), bottom: Math.min(b.bottom, c.bottom) };
+      if (r.right - r.left > 0.5 && r.bottom - r.top > 0.5)
+        boxes.push({ r, el, text: text.trim().slice(0, 40) });
+      if (b.right > W + 0.5 && c.right > W)
+        out.push(`"${text.trim().slice(0, 40)}" ends at ${Math.round(b.right)} px, past the window's ${W}`);
+    };
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode());) {
+      const el = n.parentElement;
+      if (!n.textContent.trim() || el.closest('svg, [hidden], script, style, option, select'))
+        continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const b of range.getClientRects())
+        add(b, el, n.textContent, true);
+    }
+    for (const e of document.querySelectorAll('input, select, button, svg'))
+      if (!e.closest('[hidden]'))
+        add(e.getBoundingClientRect(), e, e.id || e.tagName);
+    for (const t of document.querySelectorAll('svg text'))
+      if (t.textContent.trim())
+        add(t.getBoundingClientRect(), t, t.textContent, true);
+    const over = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+                           Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++) {
+        const a = boxes[i], b = boxes[j];
+        /* A control and the text inside it, a figure and its own texts. */
+        if (a.el.contains(b.el) || b.el.contains(a.el))
+          continue;
+        if (over(a.r, b.r))
+          out.push(`"${a.text}" overlaps "${b.text}"`);
+      }
+    return out;
+  });
 }
 
 async function otherChecks(page) {
@@ -368,6 +471,506 @@ async function otherChecks(page) {
         reached.size === all ? [] : [`${all - reached.size} never reached`]);
 }
 
+/* The classifier's section, set through its own labelled controls (and
+ * the layer's), against bnstudy run --type classifier --write-curve -:
+ * every number it shows, every point of its curve, and its command. */
+const clfIdle = page => page.waitForFunction('window.bnIdle === true && window.bnSectionsIdle === true',
+                                             { timeout: 30000 });
+async function classifierChecks(page) {
+  const cases = [
+    ['the classifier at its defaults here: 2 classes, 10 epochs', [], [],
+     ['--set', 'population.classes=2', '--epochs', '10']],
+    ['the classifier: 3 classes, 8 hidden units, lr 0.05, 6 epochs, B 64',
+     [['c-population-classes', '3'], ['c-model-hidden', '8'], ['c-model-lr', '0.05'], ['c-sweep-epochs', '6']],
+     [['sweep.batch_size', '64']],
+     ['--set', 'population.classes=3', '--hidden', '8', '--lr', '0.05', '--epochs', '6', '--batch-size', '64']],
+    ['the classifier without batch norm, shuffle seed 3, 4 epochs',
+     [['c-model-norm', 'none'], ['c-sweep-epochs', '4']], [['sweep.seed', '3']],
+     ['--set', 'population.classes=2', '--norm', 'none', '--epochs', '4', '--seed', '3']],
+    ['the classifier with PyTorch\'s layer, sorted, gamma 2 (the layer\'s alone)',
+     [], [['click', '#preset-pytorch'], ['order', 'sorted'], ['layer.gamma', '2']],
+     ['--set', 'population.classes=2', '--epochs', '10', '--momentum', '0.1', '--momentum-weights', 'new',
+      '--variance', 'unbiased', '--order', 'sorted']],
+  ];
+  for (const [name, mine, layer, argv] of cases) {
+    await page.click('#reset');
+    await clfIdle(page);
+    await apply(page, layer);
+    for (const [id, value] of mine) {
+      const tag = await page.$eval(`#${id}`, e => e.tagName);
+      if (tag === 'SELECT')
+        await choose(page, `#${id}`, value);
+      else
+        await typeInto(page, `#${id}`, value);
+      await clfIdle(page);
+    }
+    await clfIdle(page);
+    const want = spawnSync(bnstudy, ['run', '--type', 'classifier', ...argv, '--write-curve', '-'], { encoding: 'utf8' });
+    const problems = [];
+    if (want.status !== 0) {
+      check(name, [`bnstudy: ${want.stderr.trim()}`]);
+      continue;
+    }
+    const [sumText, curveText] = want.stdout.split('\n\n');
+    const sum = parseTsv(sumText), curve = parseTsv(curveText);
+    const got = await page.evaluate(() => ({
+      cols: [...document.querySelectorAll('#clf-scores [data-col]')].map(e => [e.dataset.col, e.textContent]),
+      points: [...document.querySelectorAll('#plot-curve [data-series] [data-x]')]
+        .map(e => [e.closest('[data-series]').dataset.series, e.dataset.x, e.dataset.value]),
+      command: document.getElementById('clf-command').textContent,
+      error: document.getElementById('clf-error').hidden ? null : document.getElementById('clf-error').textContent,
+      caption: document.getElementById('plot-curve-caption').textContent,
+    }));
+    if (got.error)
+      problems.push(`the page refuses: ${got.error}`);
+    if (got.cols.length < 5)
+      problems.push(`only ${got.cols.length} numbers shown`);
+    for (const [col, v] of got.cols)
+      if (v !== sum.rows[0][sum.header.indexOf(col)])
+        problems.push(`${col}: page ${v}, bnstudy ${sum.rows[0][sum.header.indexOf(col)]}`);
+    const wantPoints = ['acc_train_mode', 'acc_eval_mode'].flatMap(c =>
+      curve.rows.map(r => [c, r[curve.header.indexOf('epoch')], r[curve.header.indexOf(c)]]));
+    if (JSON.stringify(got.points) !== JSON.stringify(wantPoints))
+      problems.push(`the curve's ${got.points.length} points are not bnstudy's ${wantPoints.length}: ` +
+                    `${JSON.stringify(got.points.slice(0, 2))} against ${JSON.stringify(wantPoints.slice(0, 2))}`);
+    const own = spawnSync('bash', ['-c', got.command], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
+    if (own.stdout !== want.stdout)
+      problems.push(`the page's command prints other numbers: ${got.command} (${own.stderr.trim()})`);
+    if (!/What it draws: /.test(got.caption))
+      problems.push(`the caption is not bnstudy plot's: ${got.caption}`);
+    check(name, problems);
+  }
+  /* A refusal of its own: no classes is no labels. */
+  await page.click('#reset');
+  await clfIdle(page);
+  await typeInto(page, '#c-population-classes', '0');
+  await clfIdle(page);
+  const want = spawnSync(bnstudy, ['run', '--type', 'classifier'], { encoding: 'utf8' });
+  const msg = await page.$eval('#clf-error', e => e.hidden ? '' : e.textContent);
+  /* The message past the option that names the key (--type, or the
+   * page's --set model.type=...). */
+  const tail = want.stderr.trim().replace(/^bnstudy run: [^:]*: /, '');
+  check('the classifier with 0 classes is refused as bnstudy refuses it',
+        [want.status === 2 ? null : `bnstudy exits ${want.status}`,
+         msg.endsWith(tail) ? null : `page: "${msg}"; bnstudy: "${tail}"`].filter(x => x));
+}
+
+/* The other causes' sections, each set through its labelled controls
+ * (and the layer's) in three configurations, against bnstudy run: every
+ * score shown, the effective counts of feature maps, a point of the
+ * figure's chosen series (a run of its own at that batch size), and the
+ * section's own command. */
+const D8 = sets(defaults8);
+const causeCases = [
+  ['shift', 'a shift of 1 sd at its defaults', [], [], ['--shift', '1'], 'evaluation.shift', '1', 'train_eval_rmse'],
+  ['shift', 'shift 0.5, scale 2, B 32', [['x-shift-evaluation-shift', '0.5'], ['x-shift-evaluation-scale', '2']],
+   [['sweep.batch_size', '32']], ['--shift', '0.5', '--scale', '2', '--batch-size', '32'], 'evaluation.shift', '0.5', 'train_eval_rmse'],
+  ['shift', 'shift 2 with offset 1, PyTorch\'s layer', [['x-shift-evaluation-shift', '2'], ['x-shift-evaluation-offset', '1']],
+   [['click', '#preset-pytorch']], ['--shift', '2', '--offset', '1', '--momentum', '0.1', '--momentum-weights', 'new',
+                                    '--variance', 'unbiased'], 'evaluation.shift', '2', 'train_eval_rmse'],
+  ['drift', 'a step of 2 sd after update 4, 4 epochs', [], [], ['--drift', 'step:4', '--drift-size', '2', '--epochs', '4'],
+   'sweep.drift_size', '2', 'stats_err'],
+  ['drift', 'a ramp from 2 to 10 of 1 sd, 3 epochs, momentum 0.99', [['x-drift-sweep-drift', 'ramp:2:10'],
+    ['x-drift-sweep-drift_size', '1'], ['x-drift-sweep-epochs', '3']], [['layer.momentum', '0.99']],
+   ['--drift', 'ramp:2:10', '--drift-size', '1', '--epochs', '3', '--momentum', '0.99'], 'sweep.drift_size', '1', 'stats_err'],
+  ['drift', 'a step of 3 sd after update 1, 2 epochs, B 64', [['x-drift-sweep-drift', 'step:1'],
+    ['x-drift-sweep-drift_size', '3'], ['x-drift-sweep-epochs', '2']], [['sweep.batch_size', '64']],
+   ['--drift', 'step:1', '--drift-size', '3', '--epochs', '2', '--batch-size', '64'], 'sweep.drift_size', '3', 'stats_err'],
+  ['collapse', 'a dead feature offset by 0.01', [], [], D8.concat(['--set', 'population.feature=dead 0 0 0', '--offset', '0.01']),
+   'evaluation.offset', '0.01', 'train_eval_rmse'],
+  ['collapse', 'offset 1 at Keras\'s eps 1e-3', [['x-collapse-evaluation-offset', '1'], ['x-collapse-layer-eps', '1e-3']], [],
+   D8.concat(['--set', 'population.feature=dead 0 0 0', '--offset', '1', '--eps', '1e-3']), 'evaluation.offset', '1', 'train_eval_rmse'],
+  ['collapse', 'offset 0.1 at B 32, an edited feature', [['x-collapse-evaluation-offset', '0.1']],
+   [['sweep.batch_size', '32'], ['feature', 0, 'sd', '2']],
+   sets([F('f0', 0, 2, 1)].concat(defaults8.slice(1))).concat(['--set', 'population.feature=dead 0 0 0', '--offset', '0.1',
+                                                               '--batch-size', '32']), 'evaluation.offset', '0.1', 'train_eval_rmse'],
+  ['initial', 'buffers never filled', [], [], ['--estimator', 'initial'], 'layer.estimator', 'initial', 'stats_err'],
+  ['initial', 'adaptive at B 64', [['x-initial-layer-estimator', 'adaptive']], [['sweep.batch_size', '64']],
+   ['--estimator', 'adaptive', '--batch-size', '64'], 'layer.estimator', 'adaptive', 'stats_err'],
+  ['initial', 'initial, sorted, gamma 2', [], [['order', 'sorted'], ['layer.gamma', '2']],
+   ['--estimator', 'initial', '--order', 'sorted', '--gamma', '2'], 'layer.estimator', 'initial', 'stats_err'],
+  ['maps', 'generated maps, near and apart channels', [], [],
+   ['--set', 'maps.size=7 7', '--set', 'maps.samples=64', '--set', 'maps.channel=near 0 1 0.8',
+    '--set', 'maps.channel=apart 0 1 -0.5', '--batch-size', '8', '--order', 'shuffled-samples'], null, null, 'n_eff'],
+  ['maps', '5x5 maps of 32 samples, one channel, B 4', [['x-maps-maps-size', '5 5'], ['x-maps-maps-samples', '32'],
+    ['x-maps-maps-channel', 'only 1 2 0.3'], ['x-maps-sweep-batch_size', '4']], [],
+   ['--set', 'maps.size=5 5', '--set', 'maps.samples=32', '--set', 'maps.channel=only 1 2 0.3', '--batch-size', '4',
+    '--order', 'shuffled-samples'], null, null, 'n_eff'],
+  ['maps', 'maps seed 3, momentum 0.5', [['x-maps-maps-seed', '3']], [['layer.momentum', '0.5']],
+   ['--set', 'maps.size=7 7', '--set', 'maps.samples=64', '--set', 'maps.channel=near 0 1 0.8',
+    '--set', 'maps.channel=apart 0 1 -0.5', '--set', 'maps.seed=3', '--batch-size', '8', '--order', 'shuffled-samples',
+    '--momentum', '0.5'], null, null, 'n_eff'],
+];
+
+async function causeChecks(page) {
+  for (const [id, name, mine, layer, argv, seriesKey, chosen, col] of causeCases) {
+    await page.click('#reset');
+    await clfIdle(page);
+    await apply(page, layer);
+    for (const [sel, value] of mine) {
+      const tag = await page.$eval(`#${sel}`, e => e.tagName);
+      if (tag === 'SELECT')
+        await choose(page, `#${sel}`, value);
+      else
+        await typeInto(page, `#${sel}`, value);
+      await clfIdle(page);
+    }
+    await clfIdle(page);
+    const maps = id === 'maps';
+    const extra = maps ? ['--write-effective', '-'] : [];
+    const want = spawnSync(bnstudy, ['run', ...argv, ...extra], { encoding: 'utf8' });
+    if (want.status !== 0) {
+      check(`${id}: ${name}`, [`bnstudy: ${want.stderr.trim()}`]);
+      continue;
+    }
+    const got = await page.evaluate(id => ({
+      cols: [...document.querySelectorAll(`#x-${id}-scores [data-col]`)].map(e => [e.dataset.col, e.textContent]),
+      table: [...document.querySelectorAll(`#x-${id}-table [data-col]`)].map(e => [e.dataset.feature, e.dataset.col, e.textContent]),
+      command: document.getElementById(`x-${id}-command`).textContent,
+      error: document.getElementById(`x-${id}-error`).hidden ? null : document.getElementById(`x-${id}-error`).textContent,
+      caption: document.getElementById(`plot-x-${id}-caption`).textContent,
+    }), id);
+    const problems = [];
+    if (got.error)
+      problems.push(`the page refuses: ${got.error}`);
+    const [sumText, tableText] = want.stdout.split('\n\n');
+    const sum = parseTsv(sumText);
+    if (got.cols.length < 10)
+      problems.push(`only ${got.cols.length} scores shown`);
+    for (const [c, v] of got.cols)
+      if (v !== sum.rows[0][sum.header.indexOf(c)])
+        problems.push(`${c}: page ${v}, bnstudy ${sum.rows[0][sum.header.indexOf(c)]}`);
+    if (maps) {
+      const e = parseTsv(tableText), ix = n => e.header.indexOf(n);
+      const wantCells = e.rows.flatMap(r => ['count', 'count_fpc', 'n_eff', 'ratio'].map(c => [r[ix('feature')], c, r[ix(c)]]));
+      if (JSON.stringify(got.table) !== JSON.stringify(wantCells))
+        problems.push(`the effective counts are not bnstudy's: ${JSON.stringify(got.table.slice(0, 2))}`);
+    }
+    /* A point of the figure: the chosen series at B 16, a run of its own. */
+    const at = 16;
+    const p = spawnSync(bnstudy, ['run', ...replaced(argv, ['--batch-size', String(at)]), ...extra], { encoding: 'utf8' });
+    let wantPoint = null;
+    if (maps) {
+      const e = parseTsv(p.stdout.split('\n\n')[1]);
+      wantPoint = e.rows[0][e.header.indexOf(col)];
+    } else {
+      wantPoint = column(p.stdout, col);
+    }
+    const series = maps ? `n_eff:${parseTsv(p.stdout.split('\n\n')[1]).rows[0][0 + parseTsv(p.stdout.split('\n\n')[1]).header.indexOf('feature')]}`
+      : `${col}:${chosen}`;
+    const drawn = await plotValue(page, `plot-x-${id}`, series, at);
+    if (drawn !== wantPoint)
+      problems.push(`the figure's ${series} at B ${at}: page ${drawn}, bnstudy ${wantPoint}`);
+    const own = spawnSync('bash', ['-c', got.command], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
+    if (own.stdout !== want.stdout)
+      problems.push(`the section's command prints other numbers: ${got.command} (${own.stderr.trim()})`);
+    if (!/What it draws: /.test(got.caption))
+      problems.push(`no caption from bnstudy plot: ${got.caption}`);
+    problems.push(...await figureProblems(page));
+    check(`${id}: ${name}`, problems);
+  }
+}
+
+/* Your data: a CSV and a .npy chosen through the page's file control
+ * (as a person picks one), read in the page, every number bnstudy run
+ * --population FILE's; a file bnstudy refuses and one too large say so;
+ * no request is made (checked with the rest at the end). */
+function writeData(dir) {
+  const rows = [];
+  for (let i = 0; i < 200; i++)
+    rows.push([((i * 37) % 101) / 10, Math.round(100 * Math.sin(i)) / 50, (i % 9) - 4]);
+  const csv = path.join(dir, 'my rows.csv');
+  fs.writeFileSync(csv, 'width,height,depth\n' + rows.map(r => r.join(',')).join('\n') + '\n');
+  /* The same rows as a .npy: format 1.0, little-endian float64, C order. */
+  let header = `{'descr': '<f8', 'fortran_order': False, 'shape': (200, 3), }`;
+  header += ' '.repeat(64 - ((10 + header.length + 1) % 64)) + '\n';
+  const head = Buffer.alloc(10);
+  Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]).copy(head);
+  head.writeUInt16LE(header.length, 8);
+  const body = Buffer.alloc(200 * 3 * 8);
+  rows.flat().forEach((v, i) => body.writeDoubleLE(v, 8 * i));
+  const npy = path.join(dir, 'rows.npy');
+  fs.writeFileSync(npy, Buffer.concat([head, Buffer.from(header, 'latin1'), body]));
+  const bad = path.join(dir, 'bad.csv');
+  fs.writeFileSync(bad, 'a,b\n1,2\n3,x\n');
+  const big = path.join(dir, 'big.csv');
+  fs.writeFileSync(big, Buffer.alloc(65 << 20, 0x31));
+  return { csv, npy, bad, big };
+}
+
+async function dataChecks(page) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-data-'));
+  const files = writeData(dir);
+  const choose_ = async file => {
+    await page.$eval('#drop-status', e => { e.textContent = ''; });
+    const input = await page.$('#drop-file');
+    await input.uploadFile(file);
+    await page.waitForFunction(() => document.getElementById('drop-status').textContent !== '', { timeout: 20000 });
+    await clfIdle(page);
+    return page.$eval('#drop-status', e => e.textContent);
+  };
+  const cases = [
+    ['a CSV of yours at B 32', files.csv, [['sweep.batch_size', '32']], ['--batch-size', '32']],
+    ['a CSV of yours sorted by its column height, B 16', files.csv,
+     [['order', 'sorted', 'height'], ['sweep.batch_size', '16']], ['--order', 'sorted:height', '--batch-size', '16']],
+    ['a .npy of yours with PyTorch\'s layer, 3 epochs', files.npy,
+     [['click', '#preset-pytorch'], ['sweep.epochs', '3'], ['sweep.batch_size', '64']],
+     ['--momentum', '0.1', '--momentum-weights', 'new', '--variance', 'unbiased', '--epochs', '3', '--batch-size', '64']],
+  ];
+  for (const [name, file, actions, argv] of cases) {
+    await page.click('#reset');
+    await clfIdle(page);
+    const status = await choose_(file);
+    await apply(page, actions);
+    await clfIdle(page);
+    const got = await pageNumbers(page);
+    const want = spawnSync(bnstudy, ['run', '--population', file, ...argv, '--write-features', '-'], { encoding: 'utf8' });
+    const own = spawnSync('bash', ['-c', `${got.command.replace(/^\.\/bnstudy/, shq(bnstudy))} --write-features -`],
+                          { encoding: 'utf8', cwd: dir });
+    /* The shift section on the same rows. */
+    const shift = await page.evaluate(() => [...document.querySelectorAll('#x-shift-scores [data-col]')]
+      .map(e => [e.dataset.col, e.textContent]));
+    const wantShift = spawnSync(bnstudy, ['run', '--population', file, ...argv, '--shift', '1'], { encoding: 'utf8' });
+    const ws = wantShift.status === 0 ? parseTsv(wantShift.stdout) : { header: [], rows: [[]] };
+    check(name, [
+      want.status === 0 ? null : `bnstudy: ${want.stderr.trim()}`,
+      /200 rows of 3 features/.test(status) ? null : `the page says: ${status}`,
+      got.error ? `the page refuses: ${got.error}` : null,
+      got.tsv === want.stdout ? null : 'the TSV is not bnstudy run --population\'s',
+      own.stdout === want.stdout ? null : `the page's command prints other numbers: ${got.command} (${own.stderr.trim()})`,
+      shift.length > 0 && shift.every(([c, v]) => v === ws.rows[0][ws.header.indexOf(c)])
+        ? null : `the shift section on these rows is not bnstudy run --shift 1's (${wantShift.stderr.trim()})`,
+    ].filter(x => x));
+  }
+  const refused = await choose_(files.bad);
+  const wantBad = spawnSync(bnstudy, ['run', '--population', files.bad], { encoding: 'utf8' });
+  const tail = wantBad.stderr.trim().replace(/^.*bad\.csv/, 'bad.csv');
+  const big = await choose_(files.big);
+  check('a file bnstudy refuses, and one too large, are said so', [
+    wantBad.status === 2 ? null : `bnstudy exits ${wantBad.status}`,
+    refused.endsWith(tail) ? null : `page: "${refused}"; bnstudy: "${wantBad.stderr.trim()}"`,
+    /more than the page reads .*\.\/bnstudy run --population big\.csv/.test(big) ? null : `page: "${big}"`,
+  ].filter(x => x));
+  await page.click('#drop-clear');
+  await clfIdle(page);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+const shq = s => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/* A dump folder as scripts/dump_bn_inputs.py writes one (docs/diagnose.md,
+ * "The dump"; tests/fuzz/seeds.sh's): one layer "a" of 2 features, 8
+ * training rows in 2 batches of 4, 6 evaluation rows moved by shift; its
+ * buffers the checkpoint's (0.9 of the truth and 0.1 of the initial
+ * values), or never filled. */
+function writeDump(dir, { shift = 0, filled = true }) {
+  fs.mkdirSync(dir, { recursive: true });
+  const tr = [...Array(8).keys()].map(i => [0.1 * i, 1 - 0.2 * i]);
+  const ev = [...Array(6).keys()].map(i => [0.15 * i + 0.3 + shift, 0.5 - 0.1 * i + shift]);
+  const npy = rows => {
+    let head = `{'descr': '<f8', 'fortran_order': False, 'shape': (${rows.length}, 2), }`;
+    head += ' '.repeat(63 - ((10 + head.length) % 64)) + '\n';
+    const b = Buffer.alloc(16 * rows.length);
+    rows.flat().forEach((v, i) => b.writeDoubleLE(v, 8 * i));
+    const len = Buffer.alloc(2);
+    len.writeUInt16LE(head.length);
+    return Buffer.concat([Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]), len, Buffer.from(head, 'latin1'), b]);
+  };
+  const moments = (rows, j) => {
+    const m = rows.reduce((a, r) => a + r[j], 0) / rows.length;
+    return [m, rows.reduce((a, r) => a + (r[j] - m) ** 2, 0) / rows.length];
+  };
+  const g = v => String(v);
+  let stats = 'feature\trunning_mean\trunning_var\tnum_batches_tracked\ttrain_mean\ttrain_var\ttrain_batch_var\t' +
+              'train_unit_var\ttrain_eval_mode_mean\ttrain_eval_mode_var\teval_mean\teval_var\n';
+  for (const j of [0, 1]) {
+    const [tm, tv] = moments(tr, j), [em, evv] = moments(ev, j);
+    const bv = (moments(tr.slice(0, 4), j)[1] + moments(tr.slice(4), j)[1]) / 2;
+    stats += [`f${j}`, filled ? g(0.9 * tm) : '0', filled ? g(0.9 * tv + 0.1) : '1', filled ? '2' : '0',
+              g(tm), g(tv), g(bv), g(tv), g(tm), g(tv), g(em), g(evv)].join('\t') + '\n';
+  }
+  const files = {
+    'model.tsv': 'key\tvalue\nformat\tbnstudy-dump 2\nkind\tdump\nmodel\tm.pt\nloaded\ta whole pickled model\n' +
+                 'notes\t-\nlayers\t1\nbatch_size\t4\ntrain_rows\t8\neval_rows\t6\ntrain_mode_accuracy\t0.95\n' +
+                 `eval_mode_accuracy\t${filled && !shift ? 0.9 : 0.5}\nbatch_dependence\t0\n`,
+    'layers.tsv': 'layer\ttype\tfeatures\na\tBatchNorm1d\t2\n',
+    'fixes.tsv': 'fix\teval_mode_accuracy\twhat\nrecompute-train\t0.95\t-\n',
+    'a.layer.tsv': 'key\tvalue\nlayer\ta\ntype\tBatchNorm1d\nfeatures\t2\nmomentum\t0.1\neps\t1e-05\n' +
+                   `num_batches_tracked\t${filled ? 2 : 0}\nbatch_size\t4\nrows_per_sample\t1\ntrain_samples\t8\n` +
+                   'eval_samples\t6\ndtype\tfloat32\n',
+    'a.batches.tsv': 'batch\trows\tsamples\n0\t4\t4\n1\t4\t4\n',
+    'a.stats.tsv': stats,
+  };
+  for (const [name, text] of Object.entries(files))
+    fs.writeFileSync(path.join(dir, name), text);
+  const means = [0, 1].map(k => [0, 1].map(j => moments(tr.slice(4 * k, 4 * k + 4), j)[0]));
+  for (const [name, rows] of [['a.train.npy', tr], ['a.train-eval.npy', tr], ['a.eval.npy', ev], ['a.batchmeans.npy', means]])
+    fs.writeFileSync(path.join(dir, name), npy(rows));
+}
+
+/* A dump folder chosen in the page is diagnosed there, to the byte what
+ * bnstudy diagnose DIR prints; a broken one gets its refusal. */
+async function dumpChecks(page) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-dumps-'));
+  const cases = [['as saved', 'checkpoint', {}], ['never filled', 'fresh', { filled: false }],
+                 ['evaluation data moved by 3', 'moved', { shift: 3 }], ['a file missing', 'broken', {}]];
+  for (const [label, name, opt] of cases) {
+    const dir = path.join(root, name);
+    writeDump(dir, opt);
+    if (name === 'broken')
+      fs.rmSync(path.join(dir, 'a.stats.tsv'));
+    const want = spawnSync(bnstudy, ['diagnose', name], { encoding: 'utf8', cwd: root });
+    await page.$eval('#dump-status', e => { e.textContent = ''; });
+    const input = await page.$('#dump-files');
+    await input.uploadFile(dir);
+    await page.waitForFunction(() => /: the diagnosis|refuses/.test(document.getElementById('dump-status').textContent),
+                               { timeout: 20000 });
+    const got = await page.evaluate(() => ({
+      status: document.getElementById('dump-status').textContent,
+      text: document.getElementById('diagnosis').hidden ? null : document.getElementById('diagnosis').textContent,
+    }));
+    const problems = [];
+    if (name === 'broken') {
+      /* The file named as bnstudy names it (the page's words for a file
+       * missing are its own: it has no filesystem to ask). */
+      const file = (/(broken\/[^:]*):/.exec(want.stderr) || [])[1];
+      if (want.status !== 2 || !file)
+        problems.push(`bnstudy exits ${want.status}: ${want.stderr.trim()}`);
+      else if (!got.status.includes(`refuses broken: ${file}:`) || got.text !== null)
+        problems.push(`page: "${got.status}"; bnstudy: "${want.stderr.trim()}"`);
+    } else {
+      if (want.status !== 0)
+        problems.push(`bnstudy: ${want.stderr.trim()}`);
+      if (got.text !== want.stdout)
+        problems.push(`the page's diagnosis is not bnstudy diagnose's:\n${got.text}\n---\n${want.stdout}`);
+    }
+    check(`a dump folder, ${label}: the page's diagnosis is bnstudy diagnose's`, problems);
+  }
+  fs.rmSync(root, { recursive: true, force: true });
+}
+
+/* The phone screenshot beside the laptop one: web.png, web-phone.png. */
+const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
+
+/* A fresh tab at url, ready, its script errors kept with the others. */
+async function openTab(browser, url, pageErrors) {
+  const tab = await browser.newPage();
+  await tab.setViewport({ width: 1366, height: 900 });
+  tab.on('pageerror', e => pageErrors.push(String(e)));
+  tab.on('console', m => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  await tab.goto(url, { waitUntil: 'load' });
+  await tab.waitForFunction('window.bnReady === true && window.bnIdle === true', { timeout: 20000 });
+  return tab;
+}
+
+/* A link to a configuration opens it in another tab, every number and
+ * control as they were; a bad or stale link says so and shows the
+ * defaults, which are bnstudy run's. */
+async function linkChecks(browser, page, origin, pageErrors) {
+  await page.click('#reset');
+  await apply(page, [['order', 'sorted', 'f3'], ['sweep.batch_size', '64'], ['layer.momentum', '0.95'],
+                     ['feature', 2, 'sd', '3'], ['layer.estimator', 'ema-debiased']]);
+  /* The sections' own keys travel in the link too. */
+  await typeInto(page, '#c-model-hidden', '8');
+  await typeInto(page, '#x-shift-evaluation-shift', '0.5');
+  await clfIdle(page);
+  const shown = await pageNumbers(page);
+  const sectionsShown = await page.evaluate(() => [document.getElementById('clf-command').textContent,
+                                                   document.getElementById('x-shift-command').textContent]);
+  const url = page.url();
+  const tab = await openTab(browser, url, pageErrors);
+  await tab.waitForFunction('window.bnSectionsIdle === true', { timeout: 30000 });
+  const got = await pageNumbers(tab);
+  const sectionsGot = await tab.evaluate(() => [document.getElementById('clf-command').textContent,
+                                                document.getElementById('x-shift-command').textContent]);
+  const controls = await tab.evaluate(() => ['#k-sweep-order', '#k-sweep-order-feature', '#k-sweep-batch_size',
+    '#k-layer-momentum', '#k-feature-2-sd', '#k-layer-estimator'].map(s => document.querySelector(s).value));
+  const want = cli(sets(defaults8.map(l => l.startsWith('population.feature=f2 ') ? F('f2', -0.5, 3, 0.6) : l))
+    .concat(['--order', 'sorted:f3', '--batch-size', '64', '--momentum', '0.95', '--estimator', 'ema-debiased']));
+  check(`a shared link restores the configuration (${url.slice(url.indexOf('#'), url.indexOf('#') + 60)}...)`,
+        [url.includes('#') ? null : 'the settings are not in the link',
+         got.tsv === shown.tsv ? null : 'the restored page shows other numbers',
+         got.tsv === want.out ? null : 'the restored numbers are not bnstudy run\'s',
+         got.command === shown.command ? null : `command ${got.command}`,
+         JSON.stringify(sectionsGot) === JSON.stringify(sectionsShown) ? null : `the sections' commands: ${sectionsGot}`,
+         /--hidden 8/.test(sectionsGot[0]) && /--shift 0\.5/.test(sectionsGot[1]) ? null : `sections: ${sectionsGot}`,
+         JSON.stringify(controls) === JSON.stringify(['sorted', 'f3', '64', '0.95', '3', 'ema-debiased'])
+           ? null : `controls ${controls}`].filter(x => x));
+  await tab.close();
+  const defaults = cli([]).out;
+  for (const [hash, why] of [['#layer.momentm=0.5', 'momentm'], ['#sweep.batch_size=600', 'batch size'],
+                             ['#population.feature=onlyaname', 'NAME MEAN SD RHO'],
+                             ['#layer.momentum=0.5&layer.momentum=0.6', 'twice']]) {
+    const bad = await openTab(browser, `${origin}/${hash}`, pageErrors);
+    const b = await pageNumbers(bad);
+    const msg = await bad.$eval('#link-error', e => e.hidden ? '' : e.textContent);
+    check(`a bad link (${hash}) says why and shows the defaults`,
+          [msg.includes(why) ? null : `message: "${msg}"`,
+           b.tsv === defaults ? null : 'the numbers are not the defaults\'',
+           b.error ? `an error besides: ${b.error}` : null].filter(x => x));
+    await bad.close();
+  }
+}
+
+/* Each download, read back: the TSV is bnstudy run's output, the script
+ * prints it, each figure's SVG holds the points the page drew (bnstudy
+ * run's numbers) and its PNG is an image twice the figure's size. */
+async function downloadChecks(page) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-downloads-'));
+  const cdp = await page.createCDPSession();
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
+  const fetched = async (button, name) => {
+    const file = path.join(dir, name);
+    fs.rmSync(file, { force: true });
+    await page.click(button);
+    for (let i = 0; i < 200 && !fs.existsSync(file); i++)
+      await new Promise(ok => setTimeout(ok, 50));
+    if (!fs.existsSync(file))
+      throw new Error(`${button} downloaded no ${name} (${fs.readdirSync(dir)}; the page says: ${
+        await page.$eval('#copy-status', e => e.textContent)})`);
+    return fs.readFileSync(file);
+  };
+  await page.click('#reset');
+  await apply(page, [['layer.momentum', '0.95'], ['sweep.batch_size', '32']]);
+  const argv = ['--momentum', '0.95', '--batch-size', '32'];
+  const want = cli(argv);
+  const tsv = (await fetched('#download-tsv', 'bnstudy-run.tsv')).toString();
+  const script = path.join(dir, 'bnstudy-run.sh');
+  await fetched('#download-command', 'bnstudy-run.sh');
+  const ran = spawnSync('bash', [script, '--write-features', '-'], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
+  check('the downloaded TSV is bnstudy run\'s output; the downloaded command prints it',
+        [tsv === want.out ? null : 'the TSV differs',
+         ran.stdout === want.out ? null : `the script prints other numbers (${ran.stderr.trim()})`].filter(x => x));
+  const f = parseTsv(want.out.split('\n\n')[1]);
+  const expected = {
+    'plot-batch': [column(want.out, 'stats_err')],
+    'plot-order': [column(cli(replaced(argv, ['--order', 'sorted'])).out, 'train_eval_rmse')],
+    'plot-features': f.rows.map(r => r[f.header.indexOf('running_var')]),
+    'plot-weight': [column(want.out, 'init_weight')],
+  };
+  for (const id of Object.keys(expected)) {
+    const problems = [];
+    const svg = (await fetched(`#${id}-svg`, `${id.replace('plot-', 'bnstudy-')}.svg`)).toString();
+    const drawn = await page.$$eval(`#${id} [data-value]`, es => es.map(e => e.dataset.value));
+    const inFile = [...svg.matchAll(/data-value="([^"]*)"/g)].map(m => m[1]);
+    if (!svg.startsWith('<?xml') || !svg.includes('xmlns="http://www.w3.org/2000/svg"'))
+      problems.push('the SVG does not stand alone');
+    if (JSON.stringify(inFile) !== JSON.stringify(drawn))
+      problems.push(`the SVG holds ${inFile.length} values, the page drew ${drawn.length}`);
+    for (const v of expected[id])
+      if (!inFile.includes(v))
+        problems.push(`bnstudy run's ${v} is not in the SVG`);
+    const png = await fetched(`#${id}-png`, `${id.replace('plot-', 'bnstudy-')}.png`);
+    const sig = png.subarray(0, 8).toString('hex');
+    if (sig !== '89504e470d0a1a0a')
+      problems.push('the PNG is not a PNG');
+    else if (png.readUInt32BE(16) !== 1280 || png.readUInt32BE(20) !== 840)
+      problems.push(`the PNG is ${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`);
+    check(`${id}: the downloaded SVG holds bnstudy run's numbers, the PNG is 1280x840`, problems);
+  }
+  await cdp.detach();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 /* A control's value changed by one event, as a choice or a paste makes it. */
 const setOnce = (page, sel, value) => page.$eval(sel, (e, v) => {
   e.value = v;
@@ -394,7 +997,9 @@ async function timeChanges(page) {
   for (const [sel, value] of changes) {
     const before = await page.evaluate(() => window.bnTimings.length);
     await setOnce(page, sel, value);
-    await idle(page);
+    /* The whole page at rest before the next change: the classifier
+     * reruns after the layer's answer. */
+    await clfIdle(page);
     const t = await page.evaluate(n => window.bnTimings.slice(n), before);
     if (t.length !== 1)
       throw new Error(`${sel} = ${value}: ${t.length} answers to one change`);
@@ -446,17 +1051,20 @@ async function main() {
            '--disable-sync', '--disable-quic', '--disable-dev-shm-usage'],
   });
 
+  const pageErrors = [];
   try {
     const context = browser.defaultBrowserContext();
     await context.overridePermissions(origin, ['clipboard-read', 'clipboard-write',
                                                'clipboard-sanitized-write']);
     const page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 1180 });
-    const pageErrors = [];
+    await page.setViewport({ width: 1366, height: 900 });
     page.on('pageerror', e => pageErrors.push(String(e)));
     page.on('console', m => { if (m.type() === 'error') pageErrors.push(m.text()); });
     const requests = [];
     page.on('request', r => requests.push(r.url()));
+    /* Requests made after the load: none, downloads and drops included
+     * (a blob of the page's own is not a request anywhere). */
+    const foreign = () => requests.filter(u => !u.startsWith(origin) && !u.startsWith(`blob:${origin}/`));
     await page.goto(`${origin}/`, { waitUntil: 'load' });
     await page.waitForFunction('window.bnReady === true && window.bnIdle === true', { timeout: 20000 });
     check('the page loads from web/ alone, with no error and no request elsewhere',
@@ -464,18 +1072,43 @@ async function main() {
 
     await runConfigurations(page);
     await otherChecks(page);
-    /* The screenshot: the published setting, as the last reset left it,
-     * its answer timed warm. */
-    if (opt.screenshot) {
+    await classifierChecks(page);
+    await causeChecks(page);
+    await dataChecks(page);
+    await dumpChecks(page);
+    await linkChecks(browser, page, origin, pageErrors);
+    await downloadChecks(page);
+    /* The layout at a phone's width and a laptop's, in the published
+     * setting and in one whose figures have the most to say; the
+     * screenshots the README shows are the published setting's. */
+    for (const [w, h, file] of [[390, 844, phoneShot(opt.screenshot)], [1366, 900, opt.screenshot]]) {
+      await page.setViewport({ width: w, height: h });
+      for (const [label, actions] of [['the published setting', []],
+                                      ['sorted by f3 at B 8, 3 epochs',
+                                       [['order', 'sorted', 'f3'], ['sweep.batch_size', '8'], ['sweep.epochs', '3']]]]) {
+        await page.click('#reset');
+        await apply(page, actions);
+        /* Everything laid out, as it is once scrolled to. */
+        const style = await page.addStyleTag({ content: '* { content-visibility: visible !important; }' });
+        check(`at ${w}x${h}, ${label}: nothing overlaps, nothing past the window's edge`,
+              await layoutProblems(page));
+        await style.evaluate(e => e.remove());
+      }
       await page.click('#reset');
       await idle(page);
-      await page.evaluate(() => {
-        document.activeElement.blur();
-        document.getElementById('controls').scrollTop = 0;
-        window.scrollTo(0, 0);
-      });
-      fs.mkdirSync(path.dirname(opt.screenshot), { recursive: true });
-      await page.screenshot({ path: opt.screenshot });
+      if (file) {
+        /* The laptop's from the top; the phone's at the results, as the
+         * skip link takes a reader there. */
+        await page.evaluate(phone => {
+          document.activeElement.blur();
+          document.getElementById('controls').scrollTop = 0;
+          window.scrollTo(0, 0);
+          if (phone)
+            document.getElementById('results').scrollIntoView();
+        }, w < 960);
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        await page.screenshot({ path: file });
+      }
     }
     /* The page's own clock, from a change to its answer laid out: the
      * first, at load, compiles the code on its first run; then one change
@@ -493,9 +1126,13 @@ async function main() {
                 `${single.length} single changes: ${stats(single)}; ` +
                 `${typed.length} answers while typing: ${stats(typed)}`);
     check('no script error in the page', pageErrors);
+    check('no request beyond the page\'s own host, from load to the last check',
+          foreign().map(u => `request to ${u}`));
   } catch (e) {
     failed++;
     console.log(`not ok - the test stopped: ${e.stack || e}`);
+    for (const m of pageErrors.slice(0, 8))
+      console.log(`    the page said: ${m}`);
   } finally {
     await browser.close();
     server.close();

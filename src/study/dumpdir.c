@@ -3,7 +3,7 @@
  * are key-value files, layers.tsv names the layers in the order they ran,
  * fixes.tsv holds the scored fixes, NAME.stats.tsv a row per feature.
  */
-#include "io/dumpdir.h"
+#include "study/dumpdir.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +37,66 @@ static int cmp_entry(const void *a, const void *b)
     return c ? c : (x->row > y->row) - (x->row < y->row);
 }
 
+/* Where a dump's files are read: its folder on disk, or the
+ * files a caller holds in memory (mem), each named by its path as a folder's
+ * would be ("dump/model.tsv"): the page has no filesystem. */
+typedef struct {
+    const char *dir;
+    int mem; /* the files below, not the folder */
+    const dump_file *files;
+    size_t n;
+} dump_src;
+
+static int dumpdir_read_src(const dump_src *src, dump_dir *d, bn_error *err);
+
+static const dump_file *src_find(const dump_src *src, const char *path)
+{
+    for (size_t i = 0; i < src->n; i++)
+        if (strcmp(src->files[i].path, path) == 0)
+            return &src->files[i];
+    return NULL;
+}
+
+static int src_tsv(const dump_src *src, const char *path, tsv_table *t,
+                   bn_error *err)
+{
+    if (!src->mem)
+        return tsv_read(path, t, err);
+    const dump_file *f = src_find(src, path);
+    if (!f) {
+        memset(t, 0, sizeof *t);
+        return bn_fail(err, "%s: no such file among those given", path);
+    }
+    return tsv_parse(path, (const char *)f->bytes, f->len, t, err);
+}
+
+/* A file's bytes with a NUL after them, freed with input_free, as
+ * popfile_slurp gives them (and charged to the reading budget as it
+ * charges them). */
+static int src_slurp(const dump_src *src, const char *path,
+                     unsigned char **bytes, size_t *len, bn_error *err)
+{
+    if (!src->mem)
+        return popfile_slurp(path, POPFILE_MAX_BYTES, bytes, len, err);
+    const dump_file *f = src_find(src, path);
+    if (!f)
+        return bn_fail(err, "%s: no such file among those given", path);
+    if (f->len > POPFILE_MAX_BYTES)
+        return bn_fail(err, "%s: more than %zu bytes", path,
+                       (size_t)POPFILE_MAX_BYTES);
+    if (input_charge(path, f->len + 1, "its bytes", err) != 0)
+        return -1;
+    *bytes = malloc(f->len + 1);
+    if (!*bytes) {
+        input_release(f->len + 1);
+        return bn_fail(err, "out of memory");
+    }
+    memcpy(*bytes, f->bytes, f->len);
+    (*bytes)[f->len] = '\0';
+    *len = f->len;
+    return 0;
+}
+
 /* Every key once: a key given twice would leave one of its values
  * unread (kv_row takes the first). */
 static int kv_unique(const kv_file *kv, bn_error *err)
@@ -57,10 +117,11 @@ static int kv_unique(const kv_file *kv, bn_error *err)
     return rc;
 }
 
-static int kv_open(const char *path, kv_file *kv, bn_error *err)
+static int kv_open(const dump_src *src, const char *path, kv_file *kv,
+                   bn_error *err)
 {
     kv->path = path;
-    if (tsv_read(path, &kv->t, err) != 0)
+    if (src_tsv(src, path, &kv->t, err) != 0)
         return -1;
     if (tsv_need_column(&kv->t, path, "key", &kv->key, err) != 0 ||
         tsv_need_column(&kv->t, path, "value", &kv->value, err) != 0 ||
@@ -127,8 +188,9 @@ static int kv_yes(const kv_file *kv, const char *key)
 
 int dumpdir_settings(const char *path, dump_settings *s, bn_error *err)
 {
+    static const dump_src disk = {0};
     kv_file kv;
-    if (kv_open(path, &kv, err) != 0)
+    if (kv_open(&disk, path, &kv, err) != 0)
         return -1;
     int rc = -1;
     const char *m = kv_str(&kv, "momentum"), *dt = kv_str(&kv, "dtype");
@@ -209,7 +271,7 @@ static int stats_column(const tsv_table *t, const char *path,
     return 0;
 }
 
-static int read_stats_file(const char *dir, dump_layer *l, int recording,
+static int read_stats_file(const dump_src *src, dump_layer *l, int recording,
                            int running_only, bn_error *err);
 
 /* A recording's statistics file: where the buffers and the count
@@ -245,26 +307,26 @@ static int dump_columns(const tsv_table *t, const char *path, dump_layer *l,
            stats_column(t, path, "eval_var", 0, &l->ev, err);
 }
 
-static int read_stats(const char *dir, dump_layer *l, int recording,
+static int read_stats(const dump_src *src, dump_layer *l, int recording,
                       bn_error *err)
 {
-    return read_stats_file(dir, l, recording, 0, err);
+    return read_stats_file(src, l, recording, 0, err);
 }
 
-static int read_running(const char *dir, dump_layer *l, bn_error *err)
+static int read_running(const dump_src *src, dump_layer *l, bn_error *err)
 {
-    return read_stats_file(dir, l, 0, 1, err);
+    return read_stats_file(src, l, 0, 1, err);
 }
 
-static int read_stats_file(const char *dir, dump_layer *l, int recording,
+static int read_stats_file(const dump_src *src, dump_layer *l, int recording,
                            int running_only, bn_error *err)
 {
-    char *path = path_of(dir, l->name, ".stats.tsv");
+    char *path = path_of(src->dir, l->name, ".stats.tsv");
     tsv_table t;
     int rc = -1;
     if (!path)
         return bn_fail(err, "out of memory");
-    if (tsv_read(path, &t, err) != 0) {
+    if (src_tsv(src, path, &t, err) != 0) {
         free(path);
         return -1;
     }
@@ -303,18 +365,18 @@ done:
 
 /* NAME.EXT, of f columns and at least min_rows rows (0: a population's
  * 2). */
-static int read_npy_rows(const char *dir, const char *name, const char *ext,
+static int read_npy_rows(const dump_src *src, const char *name, const char *ext,
                          size_t f, size_t min_rows, popfile *pf,
                          bn_error *err)
 {
     popfile_options opt = {.format = POPFILE_NPY, .min_rows = min_rows};
-    char *path = path_of(dir, name, ext);
+    char *path = path_of(src->dir, name, ext);
     unsigned char *bytes;
     size_t len;
     memset(pf, 0, sizeof *pf);
     if (!path)
         return bn_fail(err, "out of memory");
-    int rc = popfile_slurp(path, POPFILE_MAX_BYTES, &bytes, &len, err);
+    int rc = src_slurp(src, path, &bytes, &len, err);
     if (rc == 0) {
         rc = popfile_parse(path, bytes, len, &opt, pf, err);
         input_free((char *)bytes, len);
@@ -326,23 +388,23 @@ static int read_npy_rows(const char *dir, const char *name, const char *ext,
     return rc;
 }
 
-static int read_npy(const char *dir, const char *name, const char *ext,
+static int read_npy(const dump_src *src, const char *name, const char *ext,
                     size_t f, popfile *pf, bn_error *err)
 {
-    return read_npy_rows(dir, name, ext, f, 0, pf, err);
+    return read_npy_rows(src, name, ext, f, 0, pf, err);
 }
 
 /* The batches: a dump's rows and samples per batch with their means; a
  * recording's first_row and rows, with the rows themselves. */
-static int read_batches(const char *dir, dump_layer *l, int recording,
+static int read_batches(const dump_src *src, dump_layer *l, int recording,
                         bn_error *err)
 {
-    char *path = path_of(dir, l->name, ".batches.tsv");
+    char *path = path_of(src->dir, l->name, ".batches.tsv");
     tsv_table t;
     int rc = -1, c_units;
     if (!path)
         return bn_fail(err, "out of memory");
-    if (tsv_read(path, &t, err) != 0) {
+    if (src_tsv(src, path, &t, err) != 0) {
         free(path);
         return -1;
     }
@@ -378,19 +440,19 @@ done:
     return rc;
 }
 
-static int read_batch_means(const char *dir, dump_layer *l, bn_error *err)
+static int read_batch_means(const dump_src *src, dump_layer *l, bn_error *err)
 {
     popfile pf;
     /* One row a batch: full-batch training has one (the exchange test is
      * then undefined, diag.c). */
-    if (read_npy_rows(dir, l->name, ".batchmeans.npy", l->f, 1, &pf, err) !=
+    if (read_npy_rows(src, l->name, ".batchmeans.npy", l->f, 1, &pf, err) !=
         0)
         return -1;
     if (pf.n != l->n_batches) {
         popfile_free(&pf);
         return bn_fail(err, "%s/%s.batchmeans.npy: %zu batches, "
                             "%s.batches.tsv %zu",
-                       dir, l->name, pf.n, l->name, l->n_batches);
+                       src->dir, l->name, pf.n, l->name, l->n_batches);
     }
     l->bm = pf.x;
     pf.x = NULL;
@@ -440,15 +502,15 @@ static void trend_lag(dump_layer *l, size_t k0, size_t j)
     l->lag[j] = sd > 0 ? -behind / sd : 0.0;
 }
 
-static int recording_evidence(const char *dir, dump_layer *l, bn_error *err)
+static int recording_evidence(const dump_src *src, dump_layer *l, bn_error *err)
 {
     popfile pf;
     size_t f = l->f;
-    if (read_npy(dir, l->name, ".npy", f, &pf, err) != 0)
+    if (read_npy(src, l->name, ".npy", f, &pf, err) != 0)
         return -1;
     if (pf.n != l->units) {
         popfile_free(&pf);
-        return bn_fail(err, "%s/%s.npy: %zu rows, %s.batches.tsv %zu", dir,
+        return bn_fail(err, "%s/%s.npy: %zu rows, %s.batches.tsv %zu", src->dir,
                        l->name, pf.n, l->name, l->units);
     }
     l->x = pf.x;
@@ -461,7 +523,7 @@ static int recording_evidence(const char *dir, dump_layer *l, bn_error *err)
     if (!l->tm || !l->tv || !l->bv || !l->lag || !l->bm)
         return bn_fail(err, "out of memory");
     if (l->n_rows < 2 || l->n_batches < 1)
-        return bn_fail(err, "%s/%s.npy: fewer than 2 rows recorded", dir,
+        return bn_fail(err, "%s/%s.npy: fewer than 2 rows recorded", src->dir,
                        l->name);
     for (size_t k = 0, first = 0; k < l->n_batches;
          first += l->bunits[k], k++)
@@ -481,14 +543,14 @@ static int recording_evidence(const char *dir, dump_layer *l, bn_error *err)
     return 0;
 }
 
-static int read_settings(const char *dir, dump_layer *l, int recording,
+static int read_settings(const dump_src *src, dump_layer *l, int recording,
                          bn_error *err)
 {
-    char *path = path_of(dir, l->name, ".layer.tsv");
+    char *path = path_of(src->dir, l->name, ".layer.tsv");
     kv_file kv;
     if (!path)
         return bn_fail(err, "out of memory");
-    if (kv_open(path, &kv, err) != 0) {
+    if (kv_open(src, path, &kv, err) != 0) {
         free(path);
         return -1;
     }
@@ -554,14 +616,14 @@ done:
 
 /* A dump's kept rows: the training rows' kurtosis, and with evaluation
  * data the comparisons of compare_eval. */
-static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
+static int sample_evidence(const dump_src *src, dump_layer *l, bn_error *err)
 {
     popfile tr, te, ev;
     size_t f = l->f;
     int rc = -1;
     memset(&te, 0, sizeof te);
     memset(&ev, 0, sizeof ev);
-    if (read_npy(dir, l->name, ".train.npy", f, &tr, err) != 0)
+    if (read_npy(src, l->name, ".train.npy", f, &tr, err) != 0)
         return -1;
     if (!(l->kurt = reals(f))) {
         bn_fail(err, "out of memory");
@@ -572,8 +634,8 @@ static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
         rc = 0;
         goto done;
     }
-    if (read_npy(dir, l->name, ".train-eval.npy", f, &te, err) != 0 ||
-        read_npy(dir, l->name, ".eval.npy", f, &ev, err) != 0)
+    if (read_npy(src, l->name, ".train-eval.npy", f, &te, err) != 0 ||
+        read_npy(src, l->name, ".eval.npy", f, &ev, err) != 0)
         goto done;
     double *scratch = reals(te.n + ev.n);
     l->eshift = reals(f), l->escale = reals(f), l->eks = reals(f);
@@ -585,7 +647,7 @@ static int sample_evidence(const char *dir, dump_layer *l, bn_error *err)
     }
     if (te.n < 2 || ev.n < 2) {
         free(scratch);
-        bn_fail(err, "%s/%s: fewer than 2 rows kept of a data set", dir,
+        bn_fail(err, "%s/%s: fewer than 2 rows kept of a data set", src->dir,
                 l->name);
         goto done;
     }
@@ -623,18 +685,18 @@ static int buffers_only(dump_layer *l, bn_error *err)
     return 0;
 }
 
-static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
+static int read_layer(const dump_src *src, const dump_dir *d, dump_layer *l,
                       bn_error *err)
 {
     if (!d->hooked) {
-        if (read_settings(dir, l, 0, err) != 0)
+        if (read_settings(src, l, 0, err) != 0)
             return -1;
         l->steps = d->steps;
-        return read_running(dir, l, err) || buffers_only(l, err);
+        return read_running(src, l, err) || buffers_only(l, err);
     }
-    if (read_settings(dir, l, d->recording, err) != 0 ||
-        read_stats(dir, l, d->recording, err) != 0 ||
-        read_batches(dir, l, d->recording, err) != 0)
+    if (read_settings(src, l, d->recording, err) != 0 ||
+        read_stats(src, l, d->recording, err) != 0 ||
+        read_batches(src, l, d->recording, err) != 0)
         return -1;
     if (!d->recording) {
         if (!d->steps)
@@ -643,8 +705,8 @@ static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
             l->steps = d->steps;
         l->updates = l->tracked;
         l->fresh_fixed = 1;
-        return read_batch_means(dir, l, err) ||
-               sample_evidence(dir, l, err);
+        return read_batch_means(src, l, err) ||
+               sample_evidence(src, l, err);
     }
     l->recorded = 1;
     /* (1 - p)^T counts every batch the buffers ever tracked; the values
@@ -659,7 +721,7 @@ static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
      * the buffers' own causes can show, frozen above all. */
     if (l->units == 0)
         return buffers_only(l, err);
-    if (recording_evidence(dir, l, err) != 0)
+    if (recording_evidence(src, l, err) != 0)
         return -1;
     if (!(l->kurt = reals(l->f)))
         return bn_fail(err, "out of memory");
@@ -669,13 +731,13 @@ static int read_layer(const char *dir, const dump_dir *d, dump_layer *l,
 
 /* ------------------------------------------------------- the whole dump */
 
-static int read_model(const char *dir, dump_dir *d, bn_error *err)
+static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
 {
-    char *path = path_of(dir, "model", ".tsv");
+    char *path = path_of(src->dir, "model", ".tsv");
     kv_file kv;
     if (!path)
         return bn_fail(err, "out of memory");
-    if (kv_open(path, &kv, err) != 0) {
+    if (kv_open(src, path, &kv, err) != 0) {
         free(path);
         return -1;
     }
@@ -717,18 +779,18 @@ done:
     return rc;
 }
 
-static int read_fixes(const char *dir, dump_dir *d, bn_error *err)
+static int read_fixes(const dump_src *src, dump_dir *d, bn_error *err)
 {
     for (int f = 0; f < DIAG_N_FIXES; f++)
         d->fix_acc[f] = NAN;
     if (d->recording)
         return 0;
-    char *path = path_of(dir, "fixes", ".tsv");
+    char *path = path_of(src->dir, "fixes", ".tsv");
     tsv_table t;
     int c_fix, c_acc, rc = -1;
     if (!path)
         return bn_fail(err, "out of memory");
-    if (tsv_read(path, &t, err) != 0) {
+    if (src_tsv(src, path, &t, err) != 0) {
         free(path);
         return -1;
     }
@@ -755,14 +817,14 @@ done:
     return rc;
 }
 
-static int read_layers(const char *dir, dump_dir *d, bn_error *err)
+static int read_layers(const dump_src *src, dump_dir *d, bn_error *err)
 {
-    char *path = path_of(dir, "layers", ".tsv");
+    char *path = path_of(src->dir, "layers", ".tsv");
     tsv_table t;
     int c_name, c_type, c_f, rc = -1;
     if (!path)
         return bn_fail(err, "out of memory");
-    if (tsv_read(path, &t, err) != 0) {
+    if (src_tsv(src, path, &t, err) != 0) {
         free(path);
         return -1;
     }
@@ -814,12 +876,25 @@ done:
 
 int dumpdir_read(const char *dir, dump_dir *d, bn_error *err)
 {
+    const dump_src disk = {.dir = dir};
+    return dumpdir_read_src(&disk, d, err);
+}
+
+int dumpdir_read_files(const char *dir, const dump_file *files, size_t n,
+                       dump_dir *d, bn_error *err)
+{
+    const dump_src mem = {.dir = dir, .mem = 1, .files = files, .n = n};
+    return dumpdir_read_src(&mem, d, err);
+}
+
+static int dumpdir_read_src(const dump_src *src, dump_dir *d, bn_error *err)
+{
     memset(d, 0, sizeof *d);
-    if (read_model(dir, d, err) != 0 || read_fixes(dir, d, err) != 0 ||
-        read_layers(dir, d, err) != 0)
+    if (read_model(src, d, err) != 0 || read_fixes(src, d, err) != 0 ||
+        read_layers(src, d, err) != 0)
         return -1;
     for (size_t i = 0; i < d->n; i++)
-        if (read_layer(dir, d, &d->layers[i], err) != 0)
+        if (read_layer(src, d, &d->layers[i], err) != 0)
             return -1;
     return 0;
 }

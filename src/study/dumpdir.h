@@ -57,6 +57,16 @@ typedef struct {
 } dump_dir;
 
 int dumpdir_read(const char *dir, dump_dir *d, bn_error *err);
+/* The same of files held in memory (the web page's, dropped), each named
+ * by its path as dumpdir_read would open it ("DIR/model.tsv"); every
+ * message names that path. */
+typedef struct {
+    const char *path;
+    const unsigned char *bytes;
+    size_t len;
+} dump_file;
+int dumpdir_read_files(const char *dir, const dump_file *files, size_t n,
+                       dump_dir *d, bn_error *err);
 
 /* A layer's settings file (NAME.layer.tsv, key and value columns):
  * PyTorch's momentum, the new value's weight (NaN for None, the
