@@ -4,7 +4,8 @@
  * puppeteer-core, its controls found as a person finds them (by the
  * label they read, within its section; a button by its words) and set
  * as a person sets them (selects chosen, text typed, a slider moved with
- * the arrow keys, features edited, added and removed, files chosen) for each configuration below, and every number the page
+ * the arrow keys, features edited, added and removed, files chosen and
+ * dragged onto the page) for each configuration below, and every number the page
  * shows compared as text with what `bnstudy run` prints for the same
  * settings: the summary's every column, the features table, the TSV the
  * page copies, and points of its figures (each a run at another batch
@@ -933,6 +934,99 @@ async function dumpChecks(page) {
   fs.rmSync(root, { recursive: true, force: true });
 }
 
+/* Drag and drop, as a person drags from a file manager: Chromium's own
+ * drag events (dragenter, dragover, drop) carrying the files or the
+ * folder named, let go on the words "or drop the file here" (not on the
+ * chooser, which takes a file dropped on it without the page's help). */
+async function dropOn(page, paths) {
+  const chooser = await labelled(page, [DATA], 'Your rows (CSV, TSV or .npy):');
+  const box = (await chooser.evaluateHandle(e => [...e.parentElement.querySelectorAll('span')]
+    .find(x => x.textContent.trim() === 'or drop the file here') || null)).asElement();
+  if (!box)
+    throw new Error('no "or drop the file here" beside the chooser');
+  await box.scrollIntoView();
+  const b = await box.boundingBox();
+  const at = { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+  const cdp = await page.createCDPSession();
+  const data = { items: [], files: paths, dragOperationsMask: 1 };
+  for (const type of ['dragEnter', 'dragOver', 'drop'])
+    await cdp.send('Input.dispatchDragEvent', { type, ...at, data });
+  await cdp.detach();
+}
+
+/* A file dropped runs the study on its rows, as the chooser does; a dump
+ * folder dropped, and all of its files dropped, are diagnosed as bnstudy
+ * diagnose DIR diagnoses it (no request is made: checked at the end). */
+async function dropChecks(page) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-drop-'));
+  await dropRows(page, writeData(dir));
+  await dropDumps(page, dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+async function dropRows(page, files) {
+  await reset(page);
+  await clfIdle(page);
+  await page.$eval('#drop-status', e => { e.textContent = ''; });
+  await dropOn(page, [files.csv]);
+  /* Nothing said is the failure the check below names. */
+  await page.waitForFunction(() => document.getElementById('drop-status').textContent !== '', { timeout: 20000 })
+    .catch(() => {});
+  await clfIdle(page);
+  const status = await page.$eval('#drop-status', e => e.textContent);
+  const name = 'a CSV dropped on the page, sorted by its column height at B 16: bnstudy run --population\'s numbers';
+  if (!/200 rows of 3 features/.test(status)) {
+    check(name, [`the drop was not taken: the page says "${status}"`]);
+    return;
+  }
+  await apply(page, [['order', 'sorted', 'height'], ['sweep.batch_size', '16']]);
+  await clfIdle(page);
+  const got = await pageNumbers(page);
+  const argv = ['--order', 'sorted:height', '--batch-size', '16'];
+  const want = spawnSync(bnstudy, ['run', '--population', files.csv, ...argv, '--write-features', '-'], { encoding: 'utf8' });
+  const shift = await page.evaluate(() => [...document.querySelectorAll('#x-shift-scores [data-col]')]
+    .map(e => [e.dataset.col, e.textContent]));
+  const wantShift = spawnSync(bnstudy, ['run', '--population', files.csv, ...argv, '--shift', '1'], { encoding: 'utf8' });
+  const ws = wantShift.status === 0 ? parseTsv(wantShift.stdout) : { header: [], rows: [[]] };
+  check(name, [
+    want.status === 0 ? null : `bnstudy: ${want.stderr.trim()}`,
+    got.error ? `the page refuses: ${got.error}` : null,
+    got.tsv === want.stdout ? null : 'the TSV is not bnstudy run --population\'s',
+    shift.length > 0 && shift.every(([c, v]) => v === ws.rows[0][ws.header.indexOf(c)])
+      ? null : 'the shift section on these rows is not bnstudy run --shift 1\'s',
+  ].filter(x => x));
+  await (await button(page, [DATA], 'Back to the generated population')).click();
+  await clfIdle(page);
+}
+
+async function dropDumps(page, dir) {
+  /* Loose files have no folder's name: the page calls them "the dropped
+   * files", so bnstudy diagnoses a folder of that name. */
+  for (const [label, name, loose] of [['the folder', 'moved', false], ['all of its files', 'the dropped files', true]]) {
+    const dump = path.join(dir, name);
+    writeDump(dump, { shift: 3 });
+    const want2 = spawnSync(bnstudy, ['diagnose', name], { encoding: 'utf8', cwd: dir });
+    const paths = loose ? fs.readdirSync(dump).sort().map(n => path.join(dump, n)) : [dump];
+    /* Nothing left from the chooser's checks to pass for the drop's answer. */
+    await page.evaluate(() => {
+      document.getElementById('dump-status').textContent = '';
+      document.getElementById('diagnosis').hidden = true;
+    });
+    await dropOn(page, paths);
+    await page.waitForFunction(() => /: the diagnosis|refuses/.test(document.getElementById('dump-status').textContent),
+                               { timeout: 20000 }).catch(() => {});
+    const d = await page.evaluate(() => ({
+      status: document.getElementById('dump-status').textContent,
+      text: document.getElementById('diagnosis').hidden ? null : document.getElementById('diagnosis').textContent,
+    }));
+    check(`a dump dropped on the page, ${label}: the diagnosis is bnstudy diagnose's`, [
+      want2.status === 0 ? null : `bnstudy: ${want2.stderr.trim()}`,
+      d.status.startsWith(`${name}: the diagnosis`) ? null : `the drop was not taken as ${name}`,
+      d.text === want2.stdout ? null : `the page says "${d.status}", and shows:\n${d.text}\n---\n${want2.stdout}`,
+    ].filter(x => x));
+  }
+}
+
 /* The phone screenshot beside the laptop one: web.png, web-phone.png. */
 const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
 
@@ -1163,6 +1257,7 @@ async function main() {
     await causeChecks(page);
     await dataChecks(page);
     await dumpChecks(page);
+    await dropChecks(page);
     await linkChecks(browser, page, origin, pageErrors);
     await downloadChecks(page);
     /* The layout at a phone's width and a laptop's, in the published
