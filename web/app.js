@@ -548,8 +548,11 @@
     const s = document.createElement('input');
     Object.assign(s, { type: 'range', min: lo, max: hi, step, value: Number(state[kid(k)]) });
     s.id = `${input.id}-slider`;
-    s.setAttribute('aria-label', `${k.name} (slider)`);
     s.dataset.key = kid(k);
+    /* Its own visible label, as every control has one to be read by. */
+    const l = document.createElement('label');
+    l.className = 'slider';
+    l.append('or slide', s);
     s.addEventListener('input', () => {
       const v = String(Number(s.value));
       input.value = v;
@@ -557,7 +560,7 @@
       changed();
     });
     input.addEventListener('input', () => { if (Number.isFinite(Number(input.value))) s.value = input.value; });
-    box.appendChild(s);
+    box.appendChild(l);
     return s;
   }
 
@@ -605,12 +608,14 @@
     const more = help(box, `${id}-choice`, '');
     const feature = document.createElement('select');
     feature.id = `${id}-feature`;
-    feature.setAttribute('aria-label', 'the feature the order sorts by');
+    const featureLabel = document.createElement('label');
+    featureLabel.append('by', feature);
     const count = document.createElement('input');
     Object.assign(count, { type: 'text', id: `${id}-count`, value: '8' });
     count.setAttribute('inputmode', 'numeric');
-    count.setAttribute('aria-label', 'the number of groups K');
     count.dataset.key = kid(k);
+    const countLabel = document.createElement('label');
+    countLabel.append('groups K', count);
 
     const def = () => orders.find(o => o.name === sel.value);
     refreshOrderFeatures = () => {
@@ -636,9 +641,9 @@
       argBox.replaceChildren();
       if (d.arg === 'feature') {
         refreshOrderFeatures();
-        argBox.appendChild(feature);
+        argBox.appendChild(featureLabel);
       } else if (d.arg === 'count') {
-        argBox.appendChild(count);
+        argBox.appendChild(countLabel);
       }
       more.textContent = `${d.name}${d.arg === 'feature' ? ':NAME' : d.arg === 'count' ? ':K' : ''}: ${d.help}`;
     };

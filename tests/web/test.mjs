@@ -1,9 +1,11 @@
 /*
  * The browser test of the web page (web/, `make test-web`): web/ served
  * from 127.0.0.1, the page opened in headless Chromium through
- * puppeteer-core, its controls set as a user sets them (selects chosen,
- * text typed, a slider moved with the arrow keys, features edited, added
- * and removed) for each configuration below, and every number the page
+ * puppeteer-core, its controls found as a person finds them (by the
+ * label they read, within its section; a button by its words) and set
+ * as a person sets them (selects chosen, text typed, a slider moved with
+ * the arrow keys, features edited, added and removed, files chosen and
+ * dragged onto the page) for each configuration below, and every number the page
  * shows compared as text with what `bnstudy run` prints for the same
  * settings: the summary's every column, the features table, the TSV the
  * page copies, and points of its figures (each a run at another batch
@@ -77,12 +79,93 @@ function parseTsv(text) {
   return { header, rows: lines.slice(1).map(l => l.split('\t')) };
 }
 
+/* ---- finding a control as a person does: by the text beside it ---- */
+
+/* The element a scope names: null for the whole page; else a list whose
+ * first step is the text of a section's heading or a fieldset's legend
+ * (or {css} for a box with no heading of its own, a figure), and each
+ * further step the label of a control's box within it. One match each,
+ * or the test stops saying what it looked for and found. */
+function findIn(page, scope, what, text) {
+  return page.evaluateHandle((scope, what, text) => {
+    const norm = s => s.replace(/\s+/g, ' ').trim();
+    /* A label's own words, without those of a control it holds. */
+    const own = l => {
+      const c = l.cloneNode(true);
+      c.querySelectorAll('input, select, textarea, button').forEach(e => e.remove());
+      return norm(c.textContent);
+    };
+    const where = [];
+    let root = document;
+    for (const [i, step] of (scope || []).entries()) {
+      let hits;
+      if (typeof step === 'object')
+        hits = [...document.querySelectorAll(step.css)];
+      else if (i === 0)
+        hits = [...document.querySelectorAll('fieldset, section')].filter(s => {
+          const h = s.querySelector(':scope > legend, :scope > h2, :scope > h3');
+          return h && norm(h.textContent) === step;
+        });
+      else
+        hits = [...root.querySelectorAll('label')].filter(l => own(l) === step).map(l => l.closest('.control'));
+      where.push(typeof step === 'object' ? step.css : `"${step}"`);
+      if (hits.length !== 1 || !hits[0])
+        return `${hits.length} boxes named ${where.join(' > ')}`;
+      root = hits[0];
+    }
+    const inside = where.length ? ` in ${where.join(' > ')}` : '';
+    if (what === 'button') {
+      const b = [...root.querySelectorAll('button')].filter(e => norm(e.textContent) === text);
+      return b.length === 1 ? b[0] : `${b.length} buttons reading "${text}"${inside}`;
+    }
+    const labels = [...root.querySelectorAll('label')].filter(l => own(l) === text);
+    if (labels.length !== 1)
+      return `${labels.length} labels reading "${text}"${inside}`;
+    return labels[0].control || `the label "${text}"${inside} labels no control`;
+  }, scope, what, text);
+}
+
+async function found(page, scope, what, text) {
+  const h = await findIn(page, scope, what, text);
+  const el = h.asElement();
+  if (!el)
+    throw new Error(`no single control: ${await h.jsonValue()}`);
+  return el;
+}
+/* The control a label names, and the button that reads text. */
+const labelled = (page, scope, text) => found(page, scope, 'label', text);
+const button = (page, scope, text) => found(page, scope, 'button', text);
+
+/* The controls of a key of the layer's: its fieldset's legend, [section],
+ * and its name, as the page writes them. */
+const keyScope = key => [`[${key.split('.')[0]}]`];
+const keyControl = (page, key) => labelled(page, keyScope(key), key.split('.')[1]);
+/* A feature's field: the row of the features table, its column by the
+ * header a person reads over it. */
+async function featureCell(page, i, field) {
+  const h = await page.evaluateHandle((i, field) => {
+    const t = document.querySelectorAll('fieldset table.features-edit');
+    if (t.length !== 1)
+      return `${t.length} feature tables`;
+    const row = t[0].rows[i + 1];
+    /* The button that reads − in the row, under no header. */
+    if (row && field === '\u2212')
+      return [...row.querySelectorAll('button')].find(b => b.textContent === field) || `no − in row ${i + 1}`;
+    const col = [...t[0].rows[0].cells].findIndex(c => c.textContent.trim() === field);
+    if (col < 0 || !row)
+      return `no column "${field}" or no feature ${i + 1}`;
+    return row.cells[col].querySelector('input');
+  }, i, field);
+  const el = h.asElement();
+  if (!el)
+    throw new Error(`no feature cell: ${await h.jsonValue()}`);
+  return el;
+}
+const reset = async page => (await button(page, null, 'the published study')).click();
+
 /* ---- setting the controls, as a user does ---- */
 
-async function typeInto(page, selector, value) {
-  const el = await page.$(selector);
-  if (!el)
-    throw new Error(`no control ${selector}`);
+async function typeInto(page, el, value) {
   /* Everything in it selected (a textarea's triple click selects one
    * line), then replaced. */
   await el.click();
@@ -93,48 +176,51 @@ async function typeInto(page, selector, value) {
   await el.type(value);
 }
 
-async function choose(page, selector, value) {
-  const got = await page.select(selector, value);
+async function choose(page, el, value) {
+  const got = await el.select(value);
   if (got[0] !== value)
-    throw new Error(`${selector} has no option '${value}'`);
+    throw new Error(`${await el.evaluate(e => e.id)} has no option '${value}'`);
+}
+/* A text typed or a choice made, as the control takes it. */
+async function setControl(page, el, value) {
+  if (await el.evaluate(e => e.tagName) === 'SELECT')
+    await choose(page, el, value);
+  else
+    await typeInto(page, el, value);
 }
 
 /* Actions: [key, value] for a key's own control, ['order', NAME, ARG],
  * ['feature', I, FIELD, VALUE], ['add-feature'], ['remove-feature', I],
- * ['keys', SELECTOR, KEY, N] (press a key N times in a control). */
+ * ['click', TEXT] (a button), ['keys', KEY, PRESS, N] (press a key N
+ * times in the key's slider). */
 const idle = page => page.waitForFunction('window.bnIdle === true', { timeout: 20000 });
 
 async function apply(page, actions) {
   await idle(page);
   for (const a of actions) {
     if (a[0] === 'order') {
-      await choose(page, '#k-sweep-order', a[1]);
+      await choose(page, await keyControl(page, 'sweep.order'), a[1]);
       if (a[2] !== undefined) {
-        const feature = await page.$('#k-sweep-order-feature');
-        if (feature)
-          await choose(page, '#k-sweep-order-feature', a[2]);
+        const byFeature = await findIn(page, ['[sweep]', 'order'], 'label', 'by');
+        if (byFeature.asElement())
+          await choose(page, byFeature.asElement(), a[2]);
         else
-          await typeInto(page, '#k-sweep-order-count', a[2]);
+          await typeInto(page, await labelled(page, ['[sweep]', 'order'], 'groups K'), a[2]);
       }
     } else if (a[0] === 'feature') {
-      await typeInto(page, `#k-feature-${a[1]}-${a[2]}`, a[3]);
+      await typeInto(page, await featureCell(page, a[1], a[2]), a[3]);
     } else if (a[0] === 'add-feature') {
-      await page.click('#add-feature');
+      await (await button(page, ['[population]'], 'Add a feature')).click();
     } else if (a[0] === 'remove-feature') {
-      await page.click(`button[aria-label="remove feature ${a[1] + 1}"]`);
+      await (await featureCell(page, a[1], '\u2212')).click();
     } else if (a[0] === 'click') {
-      await page.click(a[1]);
+      await (await button(page, null, a[1])).click();
     } else if (a[0] === 'keys') {
-      await page.focus(a[1]);
+      await (await labelled(page, keyScope(a[1]).concat([a[1].split('.')[1]]), 'or slide')).focus();
       for (let i = 0; i < a[3]; i++)
         await page.keyboard.press(a[2]);
     } else {
-      const sel = `#k-${a[0].replace('.', '-')}`;
-      const tag = await page.$eval(sel, e => e.tagName);
-      if (tag === 'SELECT')
-        await choose(page, sel, a[1]);
-      else
-        await typeInto(page, sel, a[1]);
+      await setControl(page, await keyControl(page, a[0]), a[1]);
     }
     await idle(page);
   }
@@ -156,9 +242,9 @@ const configurations = [
     ['layer.momentum', '0.99'], ['layer.momentum_weights', 'new']],
    ['--set', 'population.rows=64', '--batch-size', '8', '--epochs', '10', '--momentum', '0.99',
     '--momentum-weights', 'new']],
-  ['the PyTorch preset', [['click', '#preset-pytorch']],
+  ['the PyTorch preset', [['click', 'PyTorch BatchNorm1d']],
    ['--momentum', '0.1', '--momentum-weights', 'new', '--variance', 'unbiased']],
-  ['the Keras preset at B 32', [['click', '#preset-keras'], ['sweep.batch_size', '32']],
+  ['the Keras preset at B 32', [['click', 'Keras/TF BatchNormalization'], ['sweep.batch_size', '32']],
    ['--momentum', '0.99', '--eps', '1e-3', '--batch-size', '32']],
   ['batch size 100, a partial batch dropped', [['sweep.batch_size', '100']], ['--batch-size', '100']],
   ['partial batch kept', [['sweep.batch_size', '100'], ['sweep.partial', 'keep']],
@@ -213,9 +299,9 @@ const configurations = [
    sets(defaults8.map(l => l.replace('=f0 ', '="worst area" ')))
      .concat(['--order', '"sorted-desc:worst area"', '--batch-size', '64'])],
   ['the momentum slider moved by the keyboard: 3 steps down',
-   [['keys', '#k-layer-momentum-slider', 'ArrowLeft', 3]], ['--momentum', '0.897']],
+   [['keys', 'layer.momentum', 'ArrowLeft', 3]], ['--momentum', '0.897']],
   ['the batch-size slider moved by the keyboard: 5 steps down, then momentum new 0.3',
-   [['keys', '#k-sweep-batch_size-slider', 'ArrowLeft', 5], ['layer.momentum_weights', 'new'],
+   [['keys', 'sweep.batch_size', 'ArrowLeft', 5], ['layer.momentum_weights', 'new'],
     ['layer.momentum', '0.3']],
    ['--batch-size', '251', '--momentum-weights', 'new', '--momentum', '0.3']],
 ];
@@ -247,7 +333,7 @@ function column(out, name) {
 
 async function runConfigurations(page) {
   for (const [name, actions, argv] of configurations) {
-    await page.click('#reset');
+    await reset(page);
     await apply(page, actions);
     const got = await pageNumbers(page);
     const want = cli(argv);
@@ -398,23 +484,23 @@ async function layoutProblems(page) {
 
 async function otherChecks(page) {
   /* A refusal: the page says what bnstudy says, and marks the control. */
-  await page.click('#reset');
+  await reset(page);
   await apply(page, [['sweep.batch_size', '600']]);
   const got = await pageNumbers(page);
   const want = cli(['--batch-size', '600']);
   const msg = want.err.trim().replace(/^bnstudy run: [^:]*: /, '');
-  const invalid = await page.$eval('#k-sweep-batch_size', e => e.getAttribute('aria-invalid'));
+  const invalid = await (await keyControl(page, 'sweep.batch_size')).evaluate(e => e.getAttribute('aria-invalid'));
   check('batch size 600 is refused as bnstudy refuses it, the control marked',
         [want.status === 2 ? null : `bnstudy exits ${want.status}`,
          got.error && got.error.endsWith(msg) ? null : `page: ${got.error}; bnstudy: ${want.err.trim()}`,
          invalid === 'true' ? null : 'the batch size control is not marked invalid'].filter(x => x));
 
   /* A list typed into a field is refused, as bnstudy run refuses it. */
-  await page.click('#reset');
+  await reset(page);
   await apply(page, [['layer.momentum', '0.9 0.99']]);
   const list = await pageNumbers(page);
   const listWant = cli(['--momentum', '0.9 0.99']);
-  const marked = await page.$eval('#k-layer-momentum', e => e.getAttribute('aria-invalid'));
+  const marked = await (await keyControl(page, 'layer.momentum')).evaluate(e => e.getAttribute('aria-invalid'));
   const tail = ': one value at a time (a sweep takes lists)';
   check('a list in one field is refused, as bnstudy refuses it, the control marked',
         [listWant.status === 2 && listWant.err.trim().endsWith(tail) ? null : `bnstudy: ${listWant.err.trim()}`,
@@ -422,13 +508,13 @@ async function otherChecks(page) {
          marked === 'true' ? null : 'the momentum control is not marked invalid'].filter(x => x));
 
   /* The copy buttons put the command and the TSV on the clipboard. */
-  await page.click('#reset');
+  await reset(page);
   await apply(page, [['layer.momentum', '0.95'], ['order', 'grouped', '2']]);
   const shown = await pageNumbers(page);
-  await page.click('#copy-command');
+  await (await button(page, null, 'Copy the bnstudy run command')).click();
   await page.waitForFunction(() => document.getElementById('copy-status').textContent !== '');
   const cmd = await page.evaluate(() => navigator.clipboard.readText());
-  await page.click('#copy-tsv');
+  await (await button(page, null, 'Copy the numbers as TSV')).click();
   await page.waitForFunction(() => /TSV/.test(document.getElementById('copy-status').textContent));
   const tsv = await page.evaluate(() => navigator.clipboard.readText());
   check('the buttons copy the command and the TSV',
@@ -438,12 +524,12 @@ async function otherChecks(page) {
 
   /* A long run does not hold the page: a million epochs are abandoned
    * for the next change, which is answered as bnstudy answers it. */
-  await page.click('#reset');
+  await reset(page);
   await idle(page);
-  await setOnce(page, '#k-sweep-epochs', '1000000');
+  await setOnce(await keyControl(page, 'sweep.epochs'), '1000000');
   await new Promise(ok => setTimeout(ok, 500));
   const noted = await page.$eval('#busy', e => !e.hidden);
-  await setOnce(page, '#k-sweep-epochs', '2');
+  await setOnce(await keyControl(page, 'sweep.epochs'), '2');
   await idle(page);
   const after = await pageNumbers(page);
   check('a million epochs do not hold the page: the next change is answered',
@@ -451,7 +537,7 @@ async function otherChecks(page) {
          after.tsv === cli(['--epochs', '2']).out ? null : 'the answer is not bnstudy run --epochs 2\'s'].filter(x => x));
 
   /* Every control is reached with the Tab key, from the top of the page. */
-  await page.click('#reset');
+  await reset(page);
   await idle(page);
   const all = await page.evaluate(() => {
     const controls = [...document.querySelectorAll('#controls input, #controls select, #controls button')]
@@ -474,6 +560,7 @@ async function otherChecks(page) {
 /* The classifier's section, set through its own labelled controls (and
  * the layer's), against bnstudy run --type classifier --write-curve -:
  * every number it shows, every point of its curve, and its command. */
+const CLASSIFIER = 'The classifier: accuracy in train mode and in eval mode';
 const clfIdle = page => page.waitForFunction('window.bnIdle === true && window.bnSectionsIdle === true',
                                              { timeout: 30000 });
 async function classifierChecks(page) {
@@ -481,27 +568,23 @@ async function classifierChecks(page) {
     ['the classifier at its defaults here: 2 classes, 10 epochs', [], [],
      ['--set', 'population.classes=2', '--epochs', '10']],
     ['the classifier: 3 classes, 8 hidden units, lr 0.05, 6 epochs, B 64',
-     [['c-population-classes', '3'], ['c-model-hidden', '8'], ['c-model-lr', '0.05'], ['c-sweep-epochs', '6']],
+     [['classes', '3'], ['hidden', '8'], ['lr', '0.05'], ['epochs', '6']],
      [['sweep.batch_size', '64']],
      ['--set', 'population.classes=3', '--hidden', '8', '--lr', '0.05', '--epochs', '6', '--batch-size', '64']],
     ['the classifier without batch norm, shuffle seed 3, 4 epochs',
-     [['c-model-norm', 'none'], ['c-sweep-epochs', '4']], [['sweep.seed', '3']],
+     [['norm', 'none'], ['epochs', '4']], [['sweep.seed', '3']],
      ['--set', 'population.classes=2', '--norm', 'none', '--epochs', '4', '--seed', '3']],
     ['the classifier with PyTorch\'s layer, sorted, gamma 2 (the layer\'s alone)',
-     [], [['click', '#preset-pytorch'], ['order', 'sorted'], ['layer.gamma', '2']],
+     [], [['click', 'PyTorch BatchNorm1d'], ['order', 'sorted'], ['layer.gamma', '2']],
      ['--set', 'population.classes=2', '--epochs', '10', '--momentum', '0.1', '--momentum-weights', 'new',
       '--variance', 'unbiased', '--order', 'sorted']],
   ];
   for (const [name, mine, layer, argv] of cases) {
-    await page.click('#reset');
+    await reset(page);
     await clfIdle(page);
     await apply(page, layer);
-    for (const [id, value] of mine) {
-      const tag = await page.$eval(`#${id}`, e => e.tagName);
-      if (tag === 'SELECT')
-        await choose(page, `#${id}`, value);
-      else
-        await typeInto(page, `#${id}`, value);
+    for (const [name, value] of mine) {
+      await setControl(page, await labelled(page, [CLASSIFIER], name), value);
       await clfIdle(page);
     }
     await clfIdle(page);
@@ -541,9 +624,9 @@ async function classifierChecks(page) {
     check(name, problems);
   }
   /* A refusal of its own: no classes is no labels. */
-  await page.click('#reset');
+  await reset(page);
   await clfIdle(page);
-  await typeInto(page, '#c-population-classes', '0');
+  await typeInto(page, await labelled(page, [CLASSIFIER], 'classes'), '0');
   await clfIdle(page);
   const want = spawnSync(bnstudy, ['run', '--type', 'classifier'], { encoding: 'utf8' });
   const msg = await page.$eval('#clf-error', e => e.hidden ? '' : e.textContent);
@@ -561,42 +644,48 @@ async function classifierChecks(page) {
  * figure's chosen series (a run of its own at that batch size), and the
  * section's own command. */
 const D8 = sets(defaults8);
+/* Each section's heading, as the page shows it. */
+const CAUSES = {
+  shift: 'A shift between training and evaluation data', drift: 'Drift during training',
+  collapse: 'A channel that collapses', initial: 'Buffers that were never filled',
+  maps: 'Feature maps: what a batch mean counts',
+};
 const causeCases = [
   ['shift', 'a shift of 1 sd at its defaults', [], [], ['--shift', '1'], 'evaluation.shift', '1', 'train_eval_rmse'],
-  ['shift', 'shift 0.5, scale 2, B 32', [['x-shift-evaluation-shift', '0.5'], ['x-shift-evaluation-scale', '2']],
+  ['shift', 'shift 0.5, scale 2, B 32', [['shift', '0.5'], ['scale', '2']],
    [['sweep.batch_size', '32']], ['--shift', '0.5', '--scale', '2', '--batch-size', '32'], 'evaluation.shift', '0.5', 'train_eval_rmse'],
-  ['shift', 'shift 2 with offset 1, PyTorch\'s layer', [['x-shift-evaluation-shift', '2'], ['x-shift-evaluation-offset', '1']],
-   [['click', '#preset-pytorch']], ['--shift', '2', '--offset', '1', '--momentum', '0.1', '--momentum-weights', 'new',
+  ['shift', 'shift 2 with offset 1, PyTorch\'s layer', [['shift', '2'], ['offset', '1']],
+   [['click', 'PyTorch BatchNorm1d']], ['--shift', '2', '--offset', '1', '--momentum', '0.1', '--momentum-weights', 'new',
                                     '--variance', 'unbiased'], 'evaluation.shift', '2', 'train_eval_rmse'],
   ['drift', 'a step of 2 sd after update 4, 4 epochs', [], [], ['--drift', 'step:4', '--drift-size', '2', '--epochs', '4'],
    'sweep.drift_size', '2', 'stats_err'],
-  ['drift', 'a ramp from 2 to 10 of 1 sd, 3 epochs, momentum 0.99', [['x-drift-sweep-drift', 'ramp:2:10'],
-    ['x-drift-sweep-drift_size', '1'], ['x-drift-sweep-epochs', '3']], [['layer.momentum', '0.99']],
+  ['drift', 'a ramp from 2 to 10 of 1 sd, 3 epochs, momentum 0.99', [['drift', 'ramp:2:10'],
+    ['drift_size', '1'], ['epochs', '3']], [['layer.momentum', '0.99']],
    ['--drift', 'ramp:2:10', '--drift-size', '1', '--epochs', '3', '--momentum', '0.99'], 'sweep.drift_size', '1', 'stats_err'],
-  ['drift', 'a step of 3 sd after update 1, 2 epochs, B 64', [['x-drift-sweep-drift', 'step:1'],
-    ['x-drift-sweep-drift_size', '3'], ['x-drift-sweep-epochs', '2']], [['sweep.batch_size', '64']],
+  ['drift', 'a step of 3 sd after update 1, 2 epochs, B 64', [['drift', 'step:1'],
+    ['drift_size', '3'], ['epochs', '2']], [['sweep.batch_size', '64']],
    ['--drift', 'step:1', '--drift-size', '3', '--epochs', '2', '--batch-size', '64'], 'sweep.drift_size', '3', 'stats_err'],
   ['collapse', 'a dead feature offset by 0.01', [], [], D8.concat(['--set', 'population.feature=dead 0 0 0', '--offset', '0.01']),
    'evaluation.offset', '0.01', 'train_eval_rmse'],
-  ['collapse', 'offset 1 at Keras\'s eps 1e-3', [['x-collapse-evaluation-offset', '1'], ['x-collapse-layer-eps', '1e-3']], [],
+  ['collapse', 'offset 1 at Keras\'s eps 1e-3', [['offset', '1'], ['eps', '1e-3']], [],
    D8.concat(['--set', 'population.feature=dead 0 0 0', '--offset', '1', '--eps', '1e-3']), 'evaluation.offset', '1', 'train_eval_rmse'],
-  ['collapse', 'offset 0.1 at B 32, an edited feature', [['x-collapse-evaluation-offset', '0.1']],
+  ['collapse', 'offset 0.1 at B 32, an edited feature', [['offset', '0.1']],
    [['sweep.batch_size', '32'], ['feature', 0, 'sd', '2']],
    sets([F('f0', 0, 2, 1)].concat(defaults8.slice(1))).concat(['--set', 'population.feature=dead 0 0 0', '--offset', '0.1',
                                                                '--batch-size', '32']), 'evaluation.offset', '0.1', 'train_eval_rmse'],
   ['initial', 'buffers never filled', [], [], ['--estimator', 'initial'], 'layer.estimator', 'initial', 'stats_err'],
-  ['initial', 'adaptive at B 64', [['x-initial-layer-estimator', 'adaptive']], [['sweep.batch_size', '64']],
+  ['initial', 'adaptive at B 64', [['estimator', 'adaptive']], [['sweep.batch_size', '64']],
    ['--estimator', 'adaptive', '--batch-size', '64'], 'layer.estimator', 'adaptive', 'stats_err'],
   ['initial', 'initial, sorted, gamma 2', [], [['order', 'sorted'], ['layer.gamma', '2']],
    ['--estimator', 'initial', '--order', 'sorted', '--gamma', '2'], 'layer.estimator', 'initial', 'stats_err'],
   ['maps', 'generated maps, near and apart channels', [], [],
    ['--set', 'maps.size=7 7', '--set', 'maps.samples=64', '--set', 'maps.channel=near 0 1 0.8',
     '--set', 'maps.channel=apart 0 1 -0.5', '--batch-size', '8', '--order', 'shuffled-samples'], null, null, 'n_eff'],
-  ['maps', '5x5 maps of 32 samples, one channel, B 4', [['x-maps-maps-size', '5 5'], ['x-maps-maps-samples', '32'],
-    ['x-maps-maps-channel', 'only 1 2 0.3'], ['x-maps-sweep-batch_size', '4']], [],
+  ['maps', '5x5 maps of 32 samples, one channel, B 4', [['size', '5 5'], ['samples', '32'],
+    ['channel', 'only 1 2 0.3'], ['batch_size', '4']], [],
    ['--set', 'maps.size=5 5', '--set', 'maps.samples=32', '--set', 'maps.channel=only 1 2 0.3', '--batch-size', '4',
     '--order', 'shuffled-samples'], null, null, 'n_eff'],
-  ['maps', 'maps seed 3, momentum 0.5', [['x-maps-maps-seed', '3']], [['layer.momentum', '0.5']],
+  ['maps', 'maps seed 3, momentum 0.5', [['seed', '3']], [['layer.momentum', '0.5']],
    ['--set', 'maps.size=7 7', '--set', 'maps.samples=64', '--set', 'maps.channel=near 0 1 0.8',
     '--set', 'maps.channel=apart 0 1 -0.5', '--set', 'maps.seed=3', '--batch-size', '8', '--order', 'shuffled-samples',
     '--momentum', '0.5'], null, null, 'n_eff'],
@@ -604,15 +693,11 @@ const causeCases = [
 
 async function causeChecks(page) {
   for (const [id, name, mine, layer, argv, seriesKey, chosen, col] of causeCases) {
-    await page.click('#reset');
+    await reset(page);
     await clfIdle(page);
     await apply(page, layer);
-    for (const [sel, value] of mine) {
-      const tag = await page.$eval(`#${sel}`, e => e.tagName);
-      if (tag === 'SELECT')
-        await choose(page, `#${sel}`, value);
-      else
-        await typeInto(page, `#${sel}`, value);
+    for (const [name, value] of mine) {
+      await setControl(page, await labelled(page, [CAUSES[id]], name), value);
       await clfIdle(page);
     }
     await clfIdle(page);
@@ -703,7 +788,7 @@ async function dataChecks(page) {
   const files = writeData(dir);
   const choose_ = async file => {
     await page.$eval('#drop-status', e => { e.textContent = ''; });
-    const input = await page.$('#drop-file');
+    const input = await labelled(page, [DATA], 'Your rows (CSV, TSV or .npy):');
     await input.uploadFile(file);
     await page.waitForFunction(() => document.getElementById('drop-status').textContent !== '', { timeout: 20000 });
     await clfIdle(page);
@@ -714,11 +799,11 @@ async function dataChecks(page) {
     ['a CSV of yours sorted by its column height, B 16', files.csv,
      [['order', 'sorted', 'height'], ['sweep.batch_size', '16']], ['--order', 'sorted:height', '--batch-size', '16']],
     ['a .npy of yours with PyTorch\'s layer, 3 epochs', files.npy,
-     [['click', '#preset-pytorch'], ['sweep.epochs', '3'], ['sweep.batch_size', '64']],
+     [['click', 'PyTorch BatchNorm1d'], ['sweep.epochs', '3'], ['sweep.batch_size', '64']],
      ['--momentum', '0.1', '--momentum-weights', 'new', '--variance', 'unbiased', '--epochs', '3', '--batch-size', '64']],
   ];
   for (const [name, file, actions, argv] of cases) {
-    await page.click('#reset');
+    await reset(page);
     await clfIdle(page);
     const status = await choose_(file);
     await apply(page, actions);
@@ -751,10 +836,11 @@ async function dataChecks(page) {
     refused.endsWith(tail) ? null : `page: "${refused}"; bnstudy: "${wantBad.stderr.trim()}"`,
     /more than the page reads .*\.\/bnstudy run --population big\.csv/.test(big) ? null : `page: "${big}"`,
   ].filter(x => x));
-  await page.click('#drop-clear');
+  await (await button(page, [DATA], 'Back to the generated population')).click();
   await clfIdle(page);
   fs.rmSync(dir, { recursive: true, force: true });
 }
+const DATA = 'Your data, diagnosed locally';
 const shq = s => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /* A dump folder as scripts/dump_bn_inputs.py writes one (docs/diagnose.md,
@@ -820,7 +906,7 @@ async function dumpChecks(page) {
       fs.rmSync(path.join(dir, 'a.stats.tsv'));
     const want = spawnSync(bnstudy, ['diagnose', name], { encoding: 'utf8', cwd: root });
     await page.$eval('#dump-status', e => { e.textContent = ''; });
-    const input = await page.$('#dump-files');
+    const input = await labelled(page, [DATA], 'Your dump folder:');
     await input.uploadFile(dir);
     await page.waitForFunction(() => /: the diagnosis|refuses/.test(document.getElementById('dump-status').textContent),
                                { timeout: 20000 });
@@ -848,6 +934,99 @@ async function dumpChecks(page) {
   fs.rmSync(root, { recursive: true, force: true });
 }
 
+/* Drag and drop, as a person drags from a file manager: Chromium's own
+ * drag events (dragenter, dragover, drop) carrying the files or the
+ * folder named, let go on the words "or drop the file here" (not on the
+ * chooser, which takes a file dropped on it without the page's help). */
+async function dropOn(page, paths) {
+  const chooser = await labelled(page, [DATA], 'Your rows (CSV, TSV or .npy):');
+  const box = (await chooser.evaluateHandle(e => [...e.parentElement.querySelectorAll('span')]
+    .find(x => x.textContent.trim() === 'or drop the file here') || null)).asElement();
+  if (!box)
+    throw new Error('no "or drop the file here" beside the chooser');
+  await box.scrollIntoView();
+  const b = await box.boundingBox();
+  const at = { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+  const cdp = await page.createCDPSession();
+  const data = { items: [], files: paths, dragOperationsMask: 1 };
+  for (const type of ['dragEnter', 'dragOver', 'drop'])
+    await cdp.send('Input.dispatchDragEvent', { type, ...at, data });
+  await cdp.detach();
+}
+
+/* A file dropped runs the study on its rows, as the chooser does; a dump
+ * folder dropped, and all of its files dropped, are diagnosed as bnstudy
+ * diagnose DIR diagnoses it (no request is made: checked at the end). */
+async function dropChecks(page) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-drop-'));
+  await dropRows(page, writeData(dir));
+  await dropDumps(page, dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+async function dropRows(page, files) {
+  await reset(page);
+  await clfIdle(page);
+  await page.$eval('#drop-status', e => { e.textContent = ''; });
+  await dropOn(page, [files.csv]);
+  /* Nothing said is the failure the check below names. */
+  await page.waitForFunction(() => document.getElementById('drop-status').textContent !== '', { timeout: 20000 })
+    .catch(() => {});
+  await clfIdle(page);
+  const status = await page.$eval('#drop-status', e => e.textContent);
+  const name = 'a CSV dropped on the page, sorted by its column height at B 16: bnstudy run --population\'s numbers';
+  if (!/200 rows of 3 features/.test(status)) {
+    check(name, [`the drop was not taken: the page says "${status}"`]);
+    return;
+  }
+  await apply(page, [['order', 'sorted', 'height'], ['sweep.batch_size', '16']]);
+  await clfIdle(page);
+  const got = await pageNumbers(page);
+  const argv = ['--order', 'sorted:height', '--batch-size', '16'];
+  const want = spawnSync(bnstudy, ['run', '--population', files.csv, ...argv, '--write-features', '-'], { encoding: 'utf8' });
+  const shift = await page.evaluate(() => [...document.querySelectorAll('#x-shift-scores [data-col]')]
+    .map(e => [e.dataset.col, e.textContent]));
+  const wantShift = spawnSync(bnstudy, ['run', '--population', files.csv, ...argv, '--shift', '1'], { encoding: 'utf8' });
+  const ws = wantShift.status === 0 ? parseTsv(wantShift.stdout) : { header: [], rows: [[]] };
+  check(name, [
+    want.status === 0 ? null : `bnstudy: ${want.stderr.trim()}`,
+    got.error ? `the page refuses: ${got.error}` : null,
+    got.tsv === want.stdout ? null : 'the TSV is not bnstudy run --population\'s',
+    shift.length > 0 && shift.every(([c, v]) => v === ws.rows[0][ws.header.indexOf(c)])
+      ? null : 'the shift section on these rows is not bnstudy run --shift 1\'s',
+  ].filter(x => x));
+  await (await button(page, [DATA], 'Back to the generated population')).click();
+  await clfIdle(page);
+}
+
+async function dropDumps(page, dir) {
+  /* Loose files have no folder's name: the page calls them "the dropped
+   * files", so bnstudy diagnoses a folder of that name. */
+  for (const [label, name, loose] of [['the folder', 'moved', false], ['all of its files', 'the dropped files', true]]) {
+    const dump = path.join(dir, name);
+    writeDump(dump, { shift: 3 });
+    const want2 = spawnSync(bnstudy, ['diagnose', name], { encoding: 'utf8', cwd: dir });
+    const paths = loose ? fs.readdirSync(dump).sort().map(n => path.join(dump, n)) : [dump];
+    /* Nothing left from the chooser's checks to pass for the drop's answer. */
+    await page.evaluate(() => {
+      document.getElementById('dump-status').textContent = '';
+      document.getElementById('diagnosis').hidden = true;
+    });
+    await dropOn(page, paths);
+    await page.waitForFunction(() => /: the diagnosis|refuses/.test(document.getElementById('dump-status').textContent),
+                               { timeout: 20000 }).catch(() => {});
+    const d = await page.evaluate(() => ({
+      status: document.getElementById('dump-status').textContent,
+      text: document.getElementById('diagnosis').hidden ? null : document.getElementById('diagnosis').textContent,
+    }));
+    check(`a dump dropped on the page, ${label}: the diagnosis is bnstudy diagnose's`, [
+      want2.status === 0 ? null : `bnstudy: ${want2.stderr.trim()}`,
+      d.status.startsWith(`${name}: the diagnosis`) ? null : `the drop was not taken as ${name}`,
+      d.text === want2.stdout ? null : `the page says "${d.status}", and shows:\n${d.text}\n---\n${want2.stdout}`,
+    ].filter(x => x));
+  }
+}
+
 /* The phone screenshot beside the laptop one: web.png, web-phone.png. */
 const phoneShot = file => file ? file.replace(/(\.png)?$/, '-phone.png') : null;
 
@@ -866,12 +1045,12 @@ async function openTab(browser, url, pageErrors) {
  * control as they were; a bad or stale link says so and shows the
  * defaults, which are bnstudy run's. */
 async function linkChecks(browser, page, origin, pageErrors) {
-  await page.click('#reset');
+  await reset(page);
   await apply(page, [['order', 'sorted', 'f3'], ['sweep.batch_size', '64'], ['layer.momentum', '0.95'],
                      ['feature', 2, 'sd', '3'], ['layer.estimator', 'ema-debiased']]);
   /* The sections' own keys travel in the link too. */
-  await typeInto(page, '#c-model-hidden', '8');
-  await typeInto(page, '#x-shift-evaluation-shift', '0.5');
+  await typeInto(page, await labelled(page, [CLASSIFIER], 'hidden'), '8');
+  await typeInto(page, await labelled(page, [CAUSES.shift], 'shift'), '0.5');
   await clfIdle(page);
   const shown = await pageNumbers(page);
   const sectionsShown = await page.evaluate(() => [document.getElementById('clf-command').textContent,
@@ -882,8 +1061,11 @@ async function linkChecks(browser, page, origin, pageErrors) {
   const got = await pageNumbers(tab);
   const sectionsGot = await tab.evaluate(() => [document.getElementById('clf-command').textContent,
                                                 document.getElementById('x-shift-command').textContent]);
-  const controls = await tab.evaluate(() => ['#k-sweep-order', '#k-sweep-order-feature', '#k-sweep-batch_size',
-    '#k-layer-momentum', '#k-feature-2-sd', '#k-layer-estimator'].map(s => document.querySelector(s).value));
+  const controls = [];
+  for (const el of [await keyControl(tab, 'sweep.order'), await labelled(tab, ['[sweep]', 'order'], 'by'),
+                    await keyControl(tab, 'sweep.batch_size'), await keyControl(tab, 'layer.momentum'),
+                    await featureCell(tab, 2, 'sd'), await keyControl(tab, 'layer.estimator')])
+    controls.push(await el.evaluate(e => e.value));
   const want = cli(sets(defaults8.map(l => l.startsWith('population.feature=f2 ') ? F('f2', -0.5, 3, 0.6) : l))
     .concat(['--order', 'sorted:f3', '--batch-size', '64', '--momentum', '0.95', '--estimator', 'ema-debiased']));
   check(`a shared link restores the configuration (${url.slice(url.indexOf('#'), url.indexOf('#') + 60)}...)`,
@@ -918,24 +1100,24 @@ async function downloadChecks(page) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-downloads-'));
   const cdp = await page.createCDPSession();
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
-  const fetched = async (button, name) => {
+  const fetched = async (scope, text, name) => {
     const file = path.join(dir, name);
     fs.rmSync(file, { force: true });
-    await page.click(button);
+    await (await button(page, scope, text)).click();
     for (let i = 0; i < 200 && !fs.existsSync(file); i++)
       await new Promise(ok => setTimeout(ok, 50));
     if (!fs.existsSync(file))
-      throw new Error(`${button} downloaded no ${name} (${fs.readdirSync(dir)}; the page says: ${
+      throw new Error(`${text} downloaded no ${name} (${fs.readdirSync(dir)}; the page says: ${
         await page.$eval('#copy-status', e => e.textContent)})`);
     return fs.readFileSync(file);
   };
-  await page.click('#reset');
+  await reset(page);
   await apply(page, [['layer.momentum', '0.95'], ['sweep.batch_size', '32']]);
   const argv = ['--momentum', '0.95', '--batch-size', '32'];
   const want = cli(argv);
-  const tsv = (await fetched('#download-tsv', 'bnstudy-run.tsv')).toString();
+  const tsv = (await fetched(null, 'Download the numbers (.tsv)', 'bnstudy-run.tsv')).toString();
   const script = path.join(dir, 'bnstudy-run.sh');
-  await fetched('#download-command', 'bnstudy-run.sh');
+  await fetched(null, 'Download the command (.sh)', 'bnstudy-run.sh');
   const ran = spawnSync('bash', [script, '--write-features', '-'], { encoding: 'utf8', cwd: path.dirname(bnstudy) });
   check('the downloaded TSV is bnstudy run\'s output; the downloaded command prints it',
         [tsv === want.out ? null : 'the TSV differs',
@@ -949,7 +1131,7 @@ async function downloadChecks(page) {
   };
   for (const id of Object.keys(expected)) {
     const problems = [];
-    const svg = (await fetched(`#${id}-svg`, `${id.replace('plot-', 'bnstudy-')}.svg`)).toString();
+    const svg = (await fetched([{ css: `figure:has(#${id})` }], 'Download as SVG', `${id.replace('plot-', 'bnstudy-')}.svg`)).toString();
     const drawn = await page.$$eval(`#${id} [data-value]`, es => es.map(e => e.dataset.value));
     const inFile = [...svg.matchAll(/data-value="([^"]*)"/g)].map(m => m[1]);
     if (!svg.startsWith('<?xml') || !svg.includes('xmlns="http://www.w3.org/2000/svg"'))
@@ -959,7 +1141,7 @@ async function downloadChecks(page) {
     for (const v of expected[id])
       if (!inFile.includes(v))
         problems.push(`bnstudy run's ${v} is not in the SVG`);
-    const png = await fetched(`#${id}-png`, `${id.replace('plot-', 'bnstudy-')}.png`);
+    const png = await fetched([{ css: `figure:has(#${id})` }], 'Download as PNG', `${id.replace('plot-', 'bnstudy-')}.png`);
     const sig = png.subarray(0, 8).toString('hex');
     if (sig !== '89504e470d0a1a0a')
       problems.push('the PNG is not a PNG');
@@ -972,7 +1154,7 @@ async function downloadChecks(page) {
 }
 
 /* A control's value changed by one event, as a choice or a paste makes it. */
-const setOnce = (page, sel, value) => page.$eval(sel, (e, v) => {
+const setOnce = (el, value) => el.evaluate((e, v) => {
   e.value = v;
   e.dispatchEvent(new Event(e.tagName === 'SELECT' ? 'change' : 'input', { bubbles: true }));
 }, value);
@@ -981,22 +1163,21 @@ const setOnce = (page, sel, value) => page.$eval(sel, (e, v) => {
  * choice makes it, and the time the page took to answer it. */
 async function timeChanges(page) {
   const changes = [
-    ['#k-sweep-batch_size', '8'], ['#k-sweep-batch_size', '64'], ['#k-sweep-batch_size', '256'],
-    ['#k-layer-momentum', '0.99'], ['#k-layer-momentum', '0.5'], ['#k-layer-momentum', '0.9'],
-    ['#k-layer-momentum_weights', 'new'], ['#k-layer-momentum_weights', 'old'],
-    ['#k-layer-variance', 'unbiased'], ['#k-layer-variance', 'biased'],
-    ['#k-sweep-order', 'sorted'], ['#k-sweep-order', 'interleaved'], ['#k-sweep-order', 'shuffled'],
-    ['#k-layer-estimator', 'precise'], ['#k-layer-estimator', 'cumulative'],
-    ['#k-layer-estimator', 'ema'], ['#k-sweep-epochs', '3'], ['#k-sweep-epochs', '1'],
-    ['#k-sweep-seed', '2'], ['#k-sweep-seed', '1'], ['#k-feature-6-sd', '4'],
-    ['#k-feature-6-sd', '2.76'],
+    ['sweep.batch_size', '8'], ['sweep.batch_size', '64'], ['sweep.batch_size', '256'],
+    ['layer.momentum', '0.99'], ['layer.momentum', '0.5'], ['layer.momentum', '0.9'],
+    ['layer.momentum_weights', 'new'], ['layer.momentum_weights', 'old'],
+    ['layer.variance', 'unbiased'], ['layer.variance', 'biased'],
+    ['sweep.order', 'sorted'], ['sweep.order', 'interleaved'], ['sweep.order', 'shuffled'],
+    ['layer.estimator', 'precise'], ['layer.estimator', 'cumulative'],
+    ['layer.estimator', 'ema'], ['sweep.epochs', '3'], ['sweep.epochs', '1'],
+    ['sweep.seed', '2'], ['sweep.seed', '1'], [6, '4'], [6, '2.76'],
   ];
   const times = [];
-  await page.click('#reset');
+  await reset(page);
   await idle(page);
   for (const [sel, value] of changes) {
     const before = await page.evaluate(() => window.bnTimings.length);
-    await setOnce(page, sel, value);
+    await setOnce(typeof sel === 'number' ? await featureCell(page, sel, 'sd') : await keyControl(page, sel), value);
     /* The whole page at rest before the next change: the classifier
      * reruns after the layer's answer. */
     await clfIdle(page);
@@ -1076,6 +1257,7 @@ async function main() {
     await causeChecks(page);
     await dataChecks(page);
     await dumpChecks(page);
+    await dropChecks(page);
     await linkChecks(browser, page, origin, pageErrors);
     await downloadChecks(page);
     /* The layout at a phone's width and a laptop's, in the published
@@ -1086,7 +1268,7 @@ async function main() {
       for (const [label, actions] of [['the published setting', []],
                                       ['sorted by f3 at B 8, 3 epochs',
                                        [['order', 'sorted', 'f3'], ['sweep.batch_size', '8'], ['sweep.epochs', '3']]]]) {
-        await page.click('#reset');
+        await reset(page);
         await apply(page, actions);
         /* Everything laid out, as it is once scrolled to. */
         const style = await page.addStyleTag({ content: '* { content-visibility: visible !important; }' });
@@ -1094,7 +1276,7 @@ async function main() {
               await layoutProblems(page));
         await style.evaluate(e => e.remove());
       }
-      await page.click('#reset');
+      await reset(page);
       await idle(page);
       if (file) {
         /* The laptop's from the top; the phone's at the results, as the
