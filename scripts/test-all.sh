@@ -43,20 +43,35 @@ suite() {
 quick=${TEST_QUICK:-0}
 suite "the include rule of src/" make --no-print-directory check-layers
 suite "unit tests (cmocka)" make --no-print-directory unit-tests
-if [ "$quick" != 1 ]; then
+# The sanitizer suites (one core's work each) run beside the others on a
+# second lane in make test, their output printed when they end; make
+# test-full (CI) and make test-quick keep one lane.
+lanes=0
+[ "$quick" != 1 ] && [ "${TEST_FULL:-0}" != 1 ] && lanes=1
+sanitizers() {
     if [ "${TEST_FULL:-0}" = 1 ]; then
         suite "unit tests and the whole study under ASan and UBSan" \
             make --no-print-directory sanitize SAN_EXPERIMENTS=
     else
         suite "unit tests under ASan and UBSan" make --no-print-directory sanitize
     fi
-fi
-suite "command line: bad input and faults" make --no-print-directory test-cli
-suite "sharded sweeps merged" make --no-print-directory test-shard
-if [ "$quick" != 1 ]; then
     suite "fault injection under ASan and UBSan" make --no-print-directory test-faults
     suite "fuzz corpus replayed under ASan and UBSan" make --no-print-directory fuzz-replay
+}
+if [ "$lanes" = 1 ]; then
+    lane_out=$(mktemp) lane_sum=$(mktemp)
+    trap 'rm -f "$log" "$lane_out" "$lane_sum"' EXIT
+    (
+        total_pass=0 total_fail=0 status=0 log=$(mktemp)
+        sanitizers
+        rm -f "$log"
+        echo "$total_pass $total_fail $status" >"$lane_sum"
+    ) >"$lane_out" 2>&1 &
+    lane_pid=$!
 fi
+[ "$quick" = 1 ] || [ "$lanes" = 1 ] || sanitizers
+suite "command line: bad input and faults" make --no-print-directory test-cli
+suite "sharded sweeps merged" make --no-print-directory test-shard
 suite "figures (gnuplot)" bash tests/figures.sh
 [ "$quick" = 1 ] ||
     suite "peer test (PyTorch, numpy)" make --no-print-directory test-peer-if-available
@@ -67,6 +82,14 @@ suite "README examples" bash scripts/readme-examples.sh
 suite "links of README.md and docs/" bash scripts/check-links.sh
 [ "$quick" = 1 ] ||
     suite "browser test (the web page in Chromium)" make --no-print-directory test-web-if-available
+
+if [ "$lanes" = 1 ]; then
+    wait "$lane_pid"
+    cat "$lane_out"
+    read -r lp lf ls <"$lane_sum" || { lp=0 lf=1 ls=1; }
+    total_pass=$((total_pass + lp)) total_fail=$((total_fail + lf))
+    [ "$ls" -eq 0 ] || status=1
+fi
 
 echo
 echo "$total_pass passed, $total_fail failed"
