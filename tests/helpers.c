@@ -649,3 +649,14 @@ void ref_layer_dependence(const double *x, size_t n, size_t f, size_t b,
     free(lo);
     free(seen);
 }
+
+double test_rnd(pcg32_t *rng)
+{
+    return (double)pcg32_next(rng) / 2147483648.0 - 1.0;
+}
+
+void test_rows_free(test_rows *r)
+{
+    free(r->x);
+    free(r->label);
+}

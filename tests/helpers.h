@@ -22,6 +22,7 @@
 #include "base/pcg32.h"
 #include "pop/pop.h"
 #include "pop/popfile.h"
+#include "model/net.h"
 #include "model/run.h"
 #include "study/exp.h"
 
@@ -227,5 +228,17 @@ void default_layer(bn_config *cfg);
 /* cfg's order parsed from name against the default population's
  * features, or failing the test; name must outlive cfg's order. */
 void set_order(run_config *cfg, const char *name);
+
+/* The network tests' data: uniform draws on [-1, 1) from a PCG32 stream
+ * of the test's own, and n rows of f features with k labels (each group
+ * fills it by its own rule), freed by test_rows_free. */
+double test_rnd(pcg32_t *rng);
+typedef struct {
+    size_t n, f, k;
+    double *x;
+    int *label;
+    net_data d;
+} test_rows;
+void test_rows_free(test_rows *r);
 
 #endif

@@ -27,21 +27,10 @@
 #include "model/net.h"
 #include "model/optim.h"
 
-static double rnd(pcg32_t *rng)
-{
-    return (double)pcg32_next(rng) / 2147483648.0 - 1.0;
-}
-
 /* n rows of f values on scales 1, 2, 3, ... about 0.5, labels a noisy
  * rule of them. */
-typedef struct {
-    size_t n, f, k;
-    double *x;
-    int *label;
-    net_data d;
-} rows_t;
-
-static void make_rows(rows_t *r, size_t n, size_t f, size_t k, uint64_t seed)
+static void make_rows(test_rows *r, size_t n, size_t f, size_t k,
+                      uint64_t seed)
 {
     pcg32_t rng;
     pcg32_seed(&rng, seed, 81);
@@ -52,20 +41,14 @@ static void make_rows(rows_t *r, size_t n, size_t f, size_t k, uint64_t seed)
     for (size_t i = 0; i < n; i++) {
         double s = 0.0;
         for (size_t c = 0; c < f; c++) {
-            r->x[i * f + c] = 0.5 + (double)(c % 5 + 1) * rnd(&rng);
+            r->x[i * f + c] = 0.5 + (double)(c % 5 + 1) * test_rnd(&rng);
             s += r->x[i * f + c];
         }
-        long cls = (long)floor((s / (double)f + 0.3 * rnd(&rng) + 1.0) *
+        long cls = (long)floor((s / (double)f + 0.3 * test_rnd(&rng) + 1.0) *
                                (double)k / 3.0);
         r->label[i] = (int)(cls < 0 ? 0 : cls >= (long)k ? (long)k - 1 : cls);
     }
     r->d = (net_data){n, f, k, r->x, r->label};
-}
-
-static void free_rows(rows_t *r)
-{
-    free(r->x);
-    free(r->label);
 }
 
 /* The defaults with the network `layers`, batches of b. */
@@ -97,12 +80,12 @@ static void perturb(net_t *net, uint64_t seed)
         if (!l->kind->normalises)
             continue;
         for (size_t j = 0; j < l->t[0].rows; j++) {
-            l->t[0].p[j] = 1.0 + 0.5 * rnd(&rng);
-            l->t[1].p[j] = 0.3 * rnd(&rng);
+            l->t[0].p[j] = 1.0 + 0.5 * test_rnd(&rng);
+            l->t[1].p[j] = 0.3 * test_rnd(&rng);
         }
         for (size_t j = 0; l->kind->running && j < l->in.c; j++) {
-            l->bn.rm[j] = 0.2 * rnd(&rng);
-            l->bn.rv[j] = 1.0 + 0.5 * rnd(&rng);
+            l->bn.rm[j] = 0.2 * test_rnd(&rng);
+            l->bn.rv[j] = 1.0 + 0.5 * test_rnd(&rng);
         }
     }
 }
@@ -201,7 +184,7 @@ static const struct {
 
 /* The case's rows and net, from the first seed whose values all stay
  * 1e-3 from a ReLU's kink in both modes (test data chosen, not results). */
-static int kink_free_case(size_t c, rows_t *r, net_t *net)
+static int kink_free_case(size_t c, test_rows *r, net_t *net)
 {
     for (uint64_t s = 0; s < 50; s++) {
         make_rows(r, fd_cases[c].b, fd_cases[c].f, 3, 30 + 100 * c + s);
@@ -222,7 +205,7 @@ static int kink_free_case(size_t c, rows_t *r, net_t *net)
             return 0;
         }
         net_free(net);
-        free_rows(r);
+        test_rows_free(r);
     }
     return -1;
 }
@@ -231,7 +214,7 @@ static void test_gradients_every_kind(void **state)
 {
     (void)state;
     for (size_t c = 0; c < sizeof fd_cases / sizeof *fd_cases; c++) {
-        rows_t r;
+        test_rows r;
         net_t net;
         if (kink_free_case(c, &r, &net) != 0)
             fail_msg("%s: no test data off ReLU's kinks", fd_cases[c].layers);
@@ -241,7 +224,7 @@ static void test_gradients_every_kind(void **state)
         check_gradients(&net, r.n, r.x, r.label, NN_BN_RUNNING,
                         fd_cases[c].layers);
         net_free(&net);
-        free_rows(&r);
+        test_rows_free(&r);
     }
 }
 
@@ -277,7 +260,7 @@ static void test_conv_forward(void **state)
     nn_draw_uniform(&rng, 3, 18, l.t[1].p);
     double x[2 * 12 * 2];
     for (size_t i = 0; i < sizeof x / sizeof *x; i++)
-        x[i] = rnd(&rng);
+        x[i] = test_rnd(&rng);
     l.kind->forward(&l, &F64, b, x);
     for (size_t i = 0; i < b; i++)
         for (long r = 0; r < 4; r++)
@@ -337,7 +320,7 @@ static void test_linear_flattens(void **state)
  * other bits. */
 static double spread(pcg32_t *rng)
 {
-    return rnd(rng) * ldexp(1.0, (int)(pcg32_next(rng) % 41) - 20);
+    return test_rnd(rng) * ldexp(1.0, (int)(pcg32_next(rng) % 41) - 20);
 }
 
 /* linear:N's sums, bit for bit, against the plain loops in double that
@@ -526,10 +509,10 @@ static void check_norm(const char *text, nn_shape in, size_t b)
     double *x = malloc(b * n * sizeof *x);
     assert_non_null(x);
     for (size_t i = 0; i < b * n; i++)
-        x[i] = 3.0 + 2.0 * rnd(&rng);
+        x[i] = 3.0 + 2.0 * test_rnd(&rng);
     for (size_t j = 0; j < l.t[0].rows; j++) {
-        l.t[0].p[j] = 1.0 + 0.5 * rnd(&rng);
-        l.t[1].p[j] = rnd(&rng);
+        l.t[0].p[j] = 1.0 + 0.5 * test_rnd(&rng);
+        l.t[1].p[j] = test_rnd(&rng);
     }
     l.kind->forward(&l, &F64, b, x);
     double eps = l.bn.eps;
@@ -582,7 +565,7 @@ static void test_batch_free(void **state)
         "image:2x2 conv:4 group:2 relu layer dropout:0.5 linear:K",
         "linear:6 batch relu linear:K",
     };
-    rows_t r;
+    test_rows r;
     make_rows(&r, 12, 4, 3, 60);
     for (size_t t = 0; t < 3; t++) {
         run_config cfg;
@@ -603,7 +586,7 @@ static void test_batch_free(void **state)
         assert_int_equal(same, t < 2);
         net_free(&net);
     }
-    free_rows(&r);
+    test_rows_free(&r);
 }
 
 /* dropout:P: each value of a training pass kept when the documented
@@ -669,7 +652,7 @@ static void test_float32_holds_float32(void **state)
         "image:2x3 conv:4 batch relu group:2 linear:K",
     };
     static const net_optimizer opts[] = {NET_OPT_NESTEROV, NET_OPT_ADAMW};
-    rows_t r;
+    test_rows r;
     make_rows(&r, 40, 6, 3, 70);
     size_t *perm = malloc(r.n * sizeof *perm);
     assert_non_null(perm);
@@ -725,7 +708,7 @@ static void test_float32_holds_float32(void **state)
         net_free(&d);
     }
     free(perm);
-    free_rows(&r);
+    test_rows_free(&r);
 }
 
 /* ------------------------------------------------ optimisers */
@@ -842,7 +825,7 @@ static void jacobian_case(size_t b, double eps, double gamma, uint64_t seed)
     double x[16], xhat[16], dy[16], dx[16], g = gamma, sd, dg, dbe;
     assert_true(b <= 16);
     for (size_t i = 0; i < b; i++)
-        x[i] = 2.0 + rnd(&rng) * (double)(i % 3 + 1);
+        x[i] = 2.0 + test_rnd(&rng) * (double)(i % 3 + 1);
     long double m = 0, v = 0;
     for (size_t i = 0; i < b; i++)
         m += x[i];
@@ -904,7 +887,7 @@ static void test_jacobian(void **state)
  * is. Both against the backward pass, for eps 1e-5 and 0.5. */
 static void radial_case(const char *layers, size_t f, double eps)
 {
-    rows_t r;
+    test_rows r;
     make_rows(&r, 9, f, 3, 90);
     run_config cfg;
     net_config(&cfg, layers, 9);
@@ -939,7 +922,7 @@ static void radial_case(const char *layers, size_t f, double eps)
     }
     assert_true(checked > 0);
     net_free(&net);
-    free_rows(&r);
+    test_rows_free(&r);
 }
 
 static void test_radial(void **state)

@@ -16,23 +16,10 @@
 #include "model/net.h"
 #include "model/optim.h"
 
-/* Test data from a PCG32 stream of its own: uniform on [-1, 1). */
-static double rnd(pcg32_t *rng)
-{
-    return (double)pcg32_next(rng) / 2147483648.0 - 1.0;
-}
-
-typedef struct {
-    size_t n, f, k;
-    double *x;
-    int *label;
-    net_data d;
-} dataset;
-
 /* n rows of f features on scales 1, 2, 3, ... with an offset, and labels
  * that depend on the features (so training has something to learn) but
  * not only on them. */
-static void make_data(dataset *ds, size_t n, size_t f, size_t k,
+static void make_data(test_rows *ds, size_t n, size_t f, size_t k,
                       uint64_t seed)
 {
     pcg32_t rng;
@@ -47,20 +34,14 @@ static void make_data(dataset *ds, size_t n, size_t f, size_t k,
     for (size_t i = 0; i < n; i++) {
         double s = 0.0;
         for (size_t c = 0; c < f; c++) {
-            ds->x[i * f + c] = 0.5 + (double)(c + 1) * rnd(&rng);
+            ds->x[i * f + c] = 0.5 + (double)(c + 1) * test_rnd(&rng);
             s += ds->x[i * f + c] / (double)(c + 1);
         }
-        s += 0.3 * rnd(&rng);
+        s += 0.3 * test_rnd(&rng);
         long cls = (long)floor((s / (double)f + 1.0) * 0.5 * (double)k);
         ds->label[i] = (int)(cls < 0 ? 0 : cls >= (long)k ? (long)k - 1 : cls);
     }
     ds->d = (net_data){n, f, k, ds->x, ds->label};
-}
-
-static void free_data(dataset *ds)
-{
-    free(ds->x);
-    free(ds->label);
 }
 
 /* The default network's layers: fc1 (0), batch norm (1, when norm is
@@ -99,10 +80,10 @@ static void perturb_bn(net_t *net, uint64_t seed)
     pcg32_t rng;
     pcg32_seed(&rng, seed, 78);
     for (size_t j = 0; j < hidden_of(net); j++) {
-        bn_of(net)->gamma[j] = 1.0 + 0.5 * rnd(&rng);
-        bn_of(net)->beta[j] = 0.3 * rnd(&rng);
-        bn_of(net)->rm[j] = 0.2 * rnd(&rng);
-        bn_of(net)->rv[j] = 1.0 + 0.5 * rnd(&rng);
+        bn_of(net)->gamma[j] = 1.0 + 0.5 * test_rnd(&rng);
+        bn_of(net)->beta[j] = 0.3 * test_rnd(&rng);
+        bn_of(net)->rm[j] = 0.2 * test_rnd(&rng);
+        bn_of(net)->rv[j] = 1.0 + 0.5 * test_rnd(&rng);
     }
 }
 
@@ -168,7 +149,7 @@ static void check_gradients(net_t *net, size_t b, const double *x,
 
 static void fd_case(net_norm norm, nn_bn_mode mode, size_t b, uint64_t seed)
 {
-    dataset ds;
+    test_rows ds;
     make_data(&ds, b, 3, 3, seed);
     run_config cfg;
     small_config(&cfg, 5, b, norm);
@@ -179,7 +160,7 @@ static void fd_case(net_norm norm, nn_bn_mode mode, size_t b, uint64_t seed)
         perturb_bn(&net, seed);
     check_gradients(&net, b, ds.x, ds.label, mode);
     net_free(&net);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 static void test_gradients_batch_norm(void **state)
@@ -234,12 +215,12 @@ static void bn_backward_case(size_t b, size_t h, double eps, uint64_t seed)
     bn_layer layer;
     assert_int_equal(bn_init(&layer, h, &cfg), 0);
     for (size_t j = 0; j < h; j++) {
-        layer.gamma[j] = 1.0 + 0.7 * rnd(&rng);
-        layer.beta[j] = rnd(&rng);
+        layer.gamma[j] = 1.0 + 0.7 * test_rnd(&rng);
+        layer.beta[j] = test_rnd(&rng);
     }
     for (size_t i = 0; i < b * h; i++) {
-        x[i] = (double)(i % h + 1) * rnd(&rng) + 0.25;
-        r[i] = rnd(&rng);
+        x[i] = (double)(i % h + 1) * test_rnd(&rng) + 0.25;
+        r[i] = test_rnd(&rng);
     }
     double mean[h], var[h], sd[h], dgamma[h], dbeta[h];
     bn_batch_stats(b, h, x, mean, var);
@@ -369,7 +350,7 @@ static long double ld_train_loss(net_t *net, size_t b, const double *x,
 static void test_forward_loss_matches_long_double(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 20, 4, 3, 11);
     run_config cfg;
     small_config(&cfg, 6, 20, CLF_NORM_BATCH);
@@ -384,7 +365,7 @@ static void test_forward_loss_matches_long_double(void **state)
     double got = net_forward(&net, 20, ds.x, ds.label, NN_BN_BATCH_KEEP, 0);
     assert_rel(got, want, 1e-13);
     net_free(&net);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 /* ------------------------------------------------ SGD */
@@ -547,7 +528,7 @@ static void score_both(net_t *net, const net_data *d, const size_t *perm,
 static void test_training_learns_and_repeats(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 300, 4, 2, 21);
     size_t *perm = shuffled(ds.n, 1);
     run_config cfg;
@@ -579,13 +560,13 @@ static void test_training_learns_and_repeats(void **state)
     net_free(&a);
     net_free(&b);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 static void test_scores(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 103, 3, 3, 22);
     size_t *perm = shuffled(ds.n, 2);
     run_config cfg;
@@ -679,7 +660,7 @@ static void test_scores(void **state)
     net_free(&plain);
     net_free(&net);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 typedef struct {
@@ -708,7 +689,7 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
 static void test_freeze_after(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 64, 3, 2, 23);
     size_t *perm = shuffled(ds.n, 3);
     run_config cfg;
@@ -735,11 +716,11 @@ static void test_freeze_after(void **state)
     net_free(&one);
     net_free(&frozen);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 /* The loss of the first batch of perm on a fresh network, in mode. */
-static double first_batch_loss(const run_config *cfg, const dataset *ds,
+static double first_batch_loss(const run_config *cfg, const test_rows *ds,
                                const size_t *perm, nn_bn_mode mode)
 {
     net_t net;
@@ -767,7 +748,7 @@ static double first_batch_loss(const run_config *cfg, const dataset *ds,
 static void test_freeze_from_start(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 64, 3, 2, 23);
     size_t *perm = shuffled(ds.n, 3);
     run_config cfg;
@@ -799,7 +780,7 @@ static void test_freeze_from_start(void **state)
     assert_true(w.first_loss == batch);
     net_free(&net);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 typedef struct {
@@ -820,7 +801,7 @@ static void keep_first(void *ctx, const net_step *s)
 }
 
 /* A fresh network trained on ds in the order perm: its first step. */
-static first_step first_step_of(const run_config *cfg, const dataset *ds,
+static first_step first_step_of(const run_config *cfg, const test_rows *ds,
                                 const size_t *perm)
 {
     first_step f = {0};
@@ -840,7 +821,7 @@ static first_step first_step_of(const run_config *cfg, const dataset *ds,
 static void test_devices_split_the_batch(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 64, 3, 2, 23);
     size_t *perm = shuffled(ds.n, 3);
     run_config cfg;
@@ -862,12 +843,12 @@ static void test_devices_split_the_batch(void **state)
     assert_memory_equal(synced.rm, one.rm, 5 * sizeof(double));
     assert_true(two.loss != one.loss); /* the shares do differ */
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 /* mean and var against the moments of fc1's outputs over rows[0..n-1]
  * (NULL: the first n rows), computed in long double. */
-static void check_hidden_moments(net_t *net, const dataset *ds,
+static void check_hidden_moments(net_t *net, const test_rows *ds,
                                  const size_t *rows, size_t n,
                                  const double *mean, const double *var)
 {
@@ -895,7 +876,7 @@ static void check_hidden_moments(net_t *net, const dataset *ds,
  * outputs over the first K batches, under the final weights. */
 static void precise_case(size_t b, run_partial partial, size_t kb)
 {
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 70, 3, 2, 24);
     size_t *perm = shuffled(ds.n, 4);
     run_config cfg;
@@ -913,7 +894,7 @@ static void precise_case(size_t b, run_partial partial, size_t kb)
                          bn_of(&net)->rm, bn_of(&net)->rv);
     net_free(&net);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 static void test_precise(void **state)
@@ -929,7 +910,7 @@ static void test_precise(void **state)
 static void test_hidden_moments(void **state)
 {
     (void)state;
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 50, 3, 2, 26);
     run_config cfg;
     small_config(&cfg, 4, 8, CLF_NORM_BATCH);
@@ -941,7 +922,7 @@ static void test_hidden_moments(void **state)
         net_layer_moments(&net, &ds.d, NULL, ds.n, 1, mean, var, &err), 0);
     check_hidden_moments(&net, &ds, NULL, ds.n, mean, var);
     net_free(&net);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 /* The validator runs use (run_check, with the classifier's own check
@@ -1017,7 +998,7 @@ static void test_validation(void **state)
     cfg.clf.hidden = CLF_MAX_HIDDEN + 1;
     net_t net;
     assert_int_equal(net_init(&net, &cfg, 3, 3, &err), -1);
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 33, 3, 3, 25);
     ds.label[7] = 3;
     init_or_fail(&net, &ok, 3, 3);
@@ -1026,7 +1007,7 @@ static void test_validation(void **state)
     assert_non_null(strstr(err.msg, "row 7: label 3"));
     net_free(&net);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 /* A training-mode score cuts n rows into the fewest batches of at most B
@@ -1056,7 +1037,7 @@ static void test_score_batches(void **state)
             }
         }
     /* B 2 and 7 rows: batches of 3, 2 and 2 through a net sized for 2. */
-    dataset ds;
+    test_rows ds;
     make_data(&ds, 7, 3, 2, 27);
     run_config cfg;
     small_config(&cfg, 4, 2, CLF_NORM_BATCH);
@@ -1070,7 +1051,7 @@ static void test_score_batches(void **state)
     assert_int_equal(tr.rows, 7);
     net_free(&net);
     free(perm);
-    free_data(&ds);
+    test_rows_free(&ds);
 }
 
 int test_net_run(size_t *ntests)
