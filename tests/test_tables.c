@@ -254,24 +254,32 @@ static int which_value(const key_def *d, const run_config *c)
     return -1;
 }
 
-/* Which of a model's axes a product takes: a declared network's keys
- * (RUN_NET_EXT) apart from the default network's, and `layers` apart from
- * `depth`, which only the default network reads. */
-typedef enum { AXES_BASE, AXES_NET, AXES_LAYERS, AXES_SEQ } axes_part;
+/* Which of a model's axes a product takes: the keys of no extension, and
+ * those of each extension (RUN_EXTS: a declared network, devices, batch
+ * compositions, padded sequences) in a product of their own, since an
+ * extension's keys may refuse another's (sequences refuse a drift, an
+ * order but shuffled, ...). A declared network's `layers` is apart from
+ * `depth`, which only the default network reads. The batch size and the
+ * seed are in every product. */
+typedef enum {
+    AXES_BASE, AXES_NET, AXES_LAYERS, AXES_DEV, AXES_DEP, AXES_SEQ,
+    AXES_PARTS
+} axes_part;
+
+static const unsigned part_ext[AXES_PARTS] = {
+    [AXES_BASE] = 0,           [AXES_NET] = RUN_NET_EXT,
+    [AXES_LAYERS] = RUN_NET_EXT, [AXES_DEV] = RUN_DEV_EXT,
+    [AXES_DEP] = RUN_DEP_EXT,  [AXES_SEQ] = RUN_SEQ_EXT,
+};
 
 static int in_part(const key_def *d, int pass, axes_part part)
 {
-    int ext = (d->models & RUN_NET_EXT) != 0;
-    /* Padded sequences refuse a drift, an order but shuffled, ...: their
-     * axes make a product of their own. */
-    int seq = (d->models & RUN_SEQ_EXT) != 0;
     if (pass == KEY_BATCH_SIZE || pass == KEY_SEED)
         return 1;
-    if (part == AXES_SEQ || seq)
-        return part == AXES_SEQ && seq;
-    if (part == AXES_BASE)
-        return !ext;
-    return ext && ((pass == KEY_LAYERS) == (part == AXES_LAYERS));
+    if ((d->models & RUN_EXTS) != part_ext[part])
+        return 0;
+    return part_ext[part] != RUN_NET_EXT ||
+           (pass == KEY_LAYERS) == (part == AXES_LAYERS);
 }
 
 /* Every axis of model m's in part (the type held at m, and for a model
@@ -279,6 +287,8 @@ static int in_part(const key_def *d, int pass, axes_part part)
  * its two values: each configuration decodes to its own combination, read
  * back through each key's get, and the axes vary by their nesting rank,
  * the highest fastest. */
+static int axis_tried[KEY_COUNT];
+
 static void check_axes_decode(run_model_id m, axes_part part)
 {
     int axes[KEY_COUNT];
@@ -304,6 +314,7 @@ static void check_axes_decode(run_model_id m, axes_part part)
                                 (int)(at - v), v, *at == '|' ? ", " : " ",
                                 at + 1);
         axes[na++] = pass;
+        axis_tried[pass] = 1;
     }
     assert_true(len < sizeof text && na < 8 * sizeof(unsigned));
     char path[300];
@@ -346,12 +357,15 @@ static void check_axes_decode(run_model_id m, axes_part part)
     free(e);
 }
 
-static int has_net_axes(run_model_id m)
+/* Whether model m has an axis of its own (beyond the batch size and the
+ * seed) in part. */
+static int has_axes(run_model_id m, axes_part part)
 {
     for (int pass = 0; pass < KEY_COUNT; pass++) {
         const key_def *d = exp_key((key_id)pass);
-        if (d->nest && (d->models & RUN_NET_EXT) &&
-            (d->models & RUN_MODEL_BIT(m)))
+        if (d->nest && pass != KEY_MODEL && pass != KEY_BATCH_SIZE &&
+            pass != KEY_SEED && (d->models & RUN_MODEL_BIT(m)) &&
+            in_part(d, pass, part))
             return 1;
     }
     return 0;
@@ -360,15 +374,22 @@ static int has_net_axes(run_model_id m)
 static void test_every_axis_decodes(void **state)
 {
     (void)state;
-    for (int m = 0; run_model_name(m); m++) {
-        check_axes_decode((run_model_id)m, AXES_BASE);
-        if (m == RUN_MODEL_LAYER)
-            check_axes_decode((run_model_id)m, AXES_SEQ);
-        if (has_net_axes((run_model_id)m)) {
-            check_axes_decode((run_model_id)m, AXES_NET);
-            check_axes_decode((run_model_id)m, AXES_LAYERS);
-        }
-    }
+    size_t products = 0;
+    for (int m = 0; run_model_name(m); m++)
+        for (int part = 0; part < AXES_PARTS; part++)
+            if (part == AXES_BASE || has_axes((run_model_id)m, part)) {
+                check_axes_decode((run_model_id)m, (axes_part)part);
+                products++;
+            }
+    /* Every axis was in some model's product: a key of an extension
+     * without a part here would decode untested. */
+    for (int pass = 0; pass < KEY_COUNT; pass++)
+        if (exp_key((key_id)pass)->nest && pass != KEY_MODEL &&
+            !axis_tried[pass])
+            fail_msg("axis %s is in no product: give its extension a part "
+                     "in tests/test_tables.c",
+                     exp_key((key_id)pass)->name);
+    assert_true(products >= AXES_PARTS);
 }
 
 /* ---- validators: the same bounds from a file and from `run` ---- */
