@@ -286,7 +286,14 @@ def value_words(key, v):
 
 def facts_ok(ck, where, E, rows, label, x=None):
     """The settings no axis shows, in an axis label."""
-    if E.rows is not None:
+    # Padded sequences of one length L: the population in whole sequences.
+    lengths = distinct(rows, "length") if "length" in rows[0] else ["0"]
+    if E.rows is not None and len(lengths) == 1 and int(lengths[0]) > 0:
+        n = int(lengths[0])
+        want = f"{E.rows // n} sequences of {n} positions"
+        ck.check(f"{where}: the label gives the sequences", want in label,
+                 f"{label!r} lacks {want!r}")
+    elif E.rows is not None:
         ck.check(f"{where}: the label gives the rows", f"{E.rows} rows" in label,
                  label)
     if "epochs" in rows[0] and len(distinct(rows, "epochs")) == 1 and x != "epochs":

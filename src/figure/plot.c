@@ -719,7 +719,14 @@ void facts(bn_buf *b, const plot_exp *x, const table_t *tb,
            const roles_t *r)
 {
     const char *sep = "";
-    if (!isnan(x->rows)) {
+    /* Padded sequences: B counts whole sequences of L positions, so the
+     * population is said in sequences too. */
+    const axis_t *ln = axis_of(tb, KEY_SEQ_LENGTH);
+    double len = ln && ln->n == 1 ? num(ln->val[0]) : 0.0;
+    if (!isnan(x->rows) && len > 0) {
+        txf(b, "%.0f sequences of %g positions", x->rows / len, len);
+        sep = ", ";
+    } else if (!isnan(x->rows)) {
         txf(b, "%.0f rows", x->rows);
         sep = ", ";
     }
