@@ -209,6 +209,25 @@ epochs = 3
 EOF
 "$bn" sweep "$tmp/user/my layer, take 2.ini" --out "$tmp/user/out" >/dev/null 2>&1 || exit 2
 check "plot draws a user's experiment" plots 0 "$tmp/user/plot" "$tmp/user/out"
+# A batch of every sample: effective.tsv reads `-` where no ordering moves
+# the batch mean, and the figure draws the counts there without n_eff.
+mkdir -p "$tmp/whole"
+cat > "$tmp/whole/whole.ini" <<'EOF'
+[experiment]
+outputs = summary effective manifest
+[maps]
+size = 4 4
+samples = 32
+channel = smooth 0 1 0.8
+[sweep]
+batch_size = 8 16 32
+order = shuffled-samples
+EOF
+"$bn" sweep "$tmp/whole/whole.ini" --out "$tmp/whole/out" >/dev/null 2>&1 || exit 2
+check "a batch of every sample: effective.tsv reads - there" \
+    grep -q "	-	0	-	-	" "$tmp/whole/out/whole/effective.tsv"
+check "... and plot draws it" plots 0 "$tmp/whole/plot" "$tmp/whole/out"
+check "... the effective figure included" is_svg "$tmp/whole/out/figures/whole/effective.svg"
 # Which figures they are is figures_content.py's to say (content user,
 # below); here, that each is drawn under the experiment's own name.
 user_figures() {

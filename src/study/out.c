@@ -189,6 +189,12 @@ unsigned out_column_cells(const char *name)
         return NUMREAD_DASH | (s->relative ? NUMREAD_INF : 0);
     if (strcmp(name, "feature") == 0 || strcmp(name, "score") == 0)
         return OUT_CELL_TEXT;
+    /* effective.tsv's: `-` where the batch is every sample and no ordering
+     * moves its mean (out_effective_rows). */
+    static const char *const effective[] = {"count_fpc", "n_eff", "ratio"};
+    for (size_t i = 0; i < sizeof effective / sizeof *effective; i++)
+        if (strcmp(name, effective[i]) == 0)
+            return NUMREAD_DASH;
     for (size_t i = 0; i < sizeof across / sizeof *across; i++)
         if (strcmp(name, across[i]) == 0)
             return NUMREAD_INF;
