@@ -86,50 +86,32 @@ static size_t net_doubles(const nn_net_spec *spec, const nn_shape *sh,
     return d;
 }
 
-/* The one network of hidden units the sizes were first written for:
- * linear:H, batch norm or none, relu, linear:K. */
-static int one_block(const clf_settings *s)
-{
-    return s->net.n == 0 && s->depth <= 1;
-}
-
 size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
 {
-    size_t h = cfg->clf.hidden, b = cfg->batch_size < 3 ? 3 : cfg->batch_size;
-    if (!one_block(&cfg->clf)) {
-        nn_net_spec spec;
-        nn_shape sh[NN_MAX_LAYERS + 1];
-        size_t largest;
-        bn_error err;
-        net_spec_of(&cfg->clf, &spec);
-        if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
-            return 0; /* the check refuses it */
-        size_t doubles = net_doubles(&spec, sh, b, &largest) + b * f +
-                         3 * b * k + b + 2 * b * largest + n * largest +
-                         n * f;
-        return doubles * sizeof(double) + b * sizeof(int) +
-               n * (4 * sizeof(int) + 2 * sizeof(size_t));
-    }
-    /* net_init's one block, its bn_layer, the rows' labels, the scores'
-     * orders and classes, fc1's outputs over the rows (net_layer_moments)
-     * and a shifted copy of the evaluation rows. */
-    size_t np = h * f + h + k * h + k;
-    size_t doubles = 3 * np + 4 * h + b * f + 5 * b * h + 3 * b * k + b +
-                     3 * h + 8 * h + n * h + n * f;
+    size_t b = cfg->batch_size < 3 ? 3 : cfg->batch_size;
+    nn_net_spec spec;
+    nn_shape sh[NN_MAX_LAYERS + 1];
+    size_t largest;
+    bn_error err;
+    net_spec_of(&cfg->clf, &spec);
+    if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
+        return 0; /* the check refuses it */
+    /* The layers, a batch's rows, logits and labels, the widest layer's
+     * input twice over a batch and once over the rows (the moments), the
+     * rows themselves, and the scores' orders and classes. */
+    size_t doubles = net_doubles(&spec, sh, b, &largest) + b * f + 3 * b * k +
+                     b + 2 * b * largest + n * largest + n * f;
     return doubles * sizeof(double) + b * sizeof(int) +
            n * (4 * sizeof(int) + 2 * sizeof(size_t));
 }
 
 double classifier_row_work(const run_config *cfg, size_t f, size_t k)
 {
-    /* A row's pass through the weights, h (f + k) of them for the one
-     * block of hidden units, takes about what the layer's pass over a
-     * feature does (both measured: training, the scores after each epoch
-     * and the moments together are about eight multiply-adds a weight);
-     * any other network counts its linear and conv layers' multiply-adds
-     * the same way, and an eighth of a pass for each value of the rest. */
-    if (one_block(&cfg->clf))
-        return (double)cfg->clf.hidden * (double)(f + k);
+    /* A row's pass through a weight takes about what the layer's pass
+     * over a feature does (both measured: training, the scores after each
+     * epoch and the moments together are about eight multiply-adds a
+     * weight): the linear and conv layers' multiply-adds count one each,
+     * and each value of the other layers an eighth. */
     nn_net_spec spec;
     nn_shape sh[NN_MAX_LAYERS + 1];
     bn_error err;
