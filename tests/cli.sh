@@ -644,6 +644,12 @@ checkpoint_file() {
 }
 case_ "scripts/make-checkpoint.sh still writes the committed checkpoint-shifted.tsv" checkpoint_file
 
+users_file() {
+    (cd "$repo" && BNSTUDY="$bin" bash scripts/make-users.sh "$run/users.tsv") &&
+        cmp -s users.tsv "$repo/experiments/users.tsv"
+}
+case_ "scripts/make-users.sh still writes the committed users.tsv" users_file
+
 bad_initial() {
     local out rc
     cp "$repo/experiments/checkpoint.ini" .

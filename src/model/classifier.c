@@ -259,6 +259,7 @@ typedef struct {
     net_data train, eval;
     const size_t *train_perm; /* the order trained on */
     size_t *fit_perm, *eval_perm;
+    const pop_factor *eval_group; /* the evaluation rows' groups, or NULL */
     const run_observer *obs;
     bn_error *err;
     int failed;
@@ -558,24 +559,52 @@ static int clf_dep_batch(void *ctx, size_t b, const size_t *rows,
 }
 
 /* Training-mode accuracy in batches cut from the evaluation rows in the
- * shuffled order, stably sorted by class: batches of one class but where
- * two classes meet. */
-static int by_class_accuracy(net_t *net, const scoring *s, double *acc,
-                             bn_error *err)
+ * shuffled order, stably sorted by a level of each row (its class, its
+ * group): batches of one level but where two levels meet. level(ctx, r)
+ * is row r's, below levels. */
+typedef size_t (*row_level)(const void *ctx, size_t r);
+
+static size_t class_of(const void *ctx, size_t r)
+{
+    return (size_t)((const net_data *)ctx)->label[r];
+}
+
+static size_t group_of(const void *ctx, size_t r)
+{
+    return ((const pop_factor *)ctx)->of_row[r];
+}
+
+static int sorted_accuracy(net_t *net, const scoring *s, row_level level,
+                           const void *ctx, size_t levels, double *acc,
+                           bn_error *err)
 {
     const net_data *d = &s->eval;
     size_t *sorted = malloc((d->n ? d->n : 1) * sizeof *sorted), at = 0;
     if (!sorted)
         return bn_fail(err, "out of memory");
-    for (size_t c = 0; c < d->k; c++)
+    for (size_t c = 0; c < levels; c++)
         for (size_t i = 0; i < d->n; i++)
-            if ((size_t)d->label[s->eval_perm[i]] == c)
+            if (level(ctx, s->eval_perm[i]) == c)
                 sorted[at++] = s->eval_perm[i];
     net_score sc;
     int rc = net_score_train_mode(net, d, sorted, &sc, NULL, NULL, err);
     free(sorted);
     *acc = sc.accuracy;
     return rc;
+}
+
+/* The same by class, and by group where the evaluation rows have one. */
+static int one_level_accuracy(net_t *net, const scoring *s, run_result *res,
+                              bn_error *err)
+{
+    if (sorted_accuracy(net, s, class_of, &s->eval, s->eval.k,
+                        &res->acc_train_by_class, err) != 0)
+        return -1;
+    const pop_factor *g = s->eval_group;
+    if (!g)
+        return 0;
+    return sorted_accuracy(net, s, group_of, g, g->n_levels,
+                           &res->acc_train_by_group, err);
 }
 
 static int clf_dependence(net_t *net, const scoring *s, run_result *res,
@@ -587,7 +616,7 @@ static int clf_dependence(net_t *net, const scoring *s, run_result *res,
     res->dep_batches = compose_batches(n, b, m, &enumerated);
     if (m == 0)
         return 0;
-    if (by_class_accuracy(net, s, &res->acc_train_by_class, err) != 0)
+    if (one_level_accuracy(net, s, res, err) != 0)
         return -1;
     if (res->dep_batches == 0)
         return 0;
@@ -629,6 +658,7 @@ int classifier_train(const pop_t *train, const pop_t *eval,
                  .train = {train->n, f, k, train->x, ltrain},
                  .eval = {eval->n, f, k, eval->x, leval},
                  .train_perm = perm,
+                 .eval_group = eval->group.of_row ? &eval->group : NULL,
                  .obs = obs ? obs : &none,
                  .err = err};
     memset(net, 0, sizeof *net);
