@@ -650,6 +650,12 @@ users_file() {
 }
 case_ "scripts/make-users.sh still writes the committed users.tsv" users_file
 
+clf_checkpoint_file() {
+    (cd "$repo" && BNSTUDY="$bin" bash scripts/make-clf-checkpoint.sh "$run/clf-ck.tsv") &&
+        cmp -s clf-ck.tsv "$repo/experiments/clf-checkpoint.tsv"
+}
+case_ "scripts/make-clf-checkpoint.sh still writes the committed clf-checkpoint.tsv" clf_checkpoint_file
+
 bad_initial() {
     local out rc
     cp "$repo/experiments/checkpoint.ini" .

@@ -6,6 +6,7 @@
 #include "model/classifier.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,80 @@ static int check_optimiser(const clf_settings *s, int *blame, bn_error *err)
     return 0;
 }
 
+/* A batch-norm unit's name in a checkpoint ([layer] initial):
+ * LAYER.UNIT, the layer's index as the weights file names its buffers
+ * (LAYER.running_mean, row UNIT) and PyTorch's state_dict does. */
+static void unit_name(char *buf, size_t n, const nn_layer *l, size_t unit)
+{
+    snprintf(buf, n, "%zu.%zu", l->index, unit);
+}
+
+/* Whether every row of the checkpoint names a unit of net's batch norms;
+ * the message lists them. */
+static int initial_check_units(const bn_initial *ini, const net_t *net,
+                               bn_error *err)
+{
+    char name[48], units[160] = "";
+    size_t nb = net_batch_layers(net);
+    for (size_t i = 0, at = 0; i < nb && at < sizeof units; i++) {
+        const nn_layer *l = &net->l[net_batch_layer(net, i)];
+        at += (size_t)snprintf(units + at, sizeof units - at,
+                               "%s%zu.0 to %zu.%zu", i ? ", " : "",
+                               l->index, l->index, l->in.c - 1);
+    }
+    for (size_t r = 0; r < ini->n; r++) {
+        int found = 0;
+        for (size_t i = 0; i < nb && !found; i++) {
+            const nn_layer *l = &net->l[net_batch_layer(net, i)];
+            for (size_t u = 0; u < l->in.c && !found; u++) {
+                unit_name(name, sizeof name, l, u);
+                found = strcmp(name, ini->names[r]) == 0;
+            }
+        }
+        if (!found)
+            return nb ? bn_fail(err, "%s:%zu: '%s' is not one of the "
+                                     "classifier's batch-norm units "
+                                     "(LAYER.UNIT: %s)",
+                                ini->file, r + 2, ini->names[r], units)
+                      : bn_fail(err, "%s: the classifier has no batch norm "
+                                     "whose buffers it could load",
+                                ini->file);
+    }
+    return 0;
+}
+
+/* The buffers before the first update: the checkpoint's where it names
+ * the unit, net_init's 0 and 1 elsewhere. */
+static void initial_apply_units(const bn_initial *ini, net_t *net)
+{
+    char name[48];
+    for (size_t i = 0; i < net_batch_layers(net); i++) {
+        nn_layer *l = &net->l[net_batch_layer(net, i)];
+        for (size_t u = 0; u < l->in.c; u++) {
+            unit_name(name, sizeof name, l, u);
+            size_t r = bn_initial_find(ini, name);
+            if (r < ini->n)
+                l->bn.rm[u] = ini->mean[r], l->bn.rv[u] = ini->var[r];
+        }
+    }
+}
+
+/* The checkpoint against the network the run would build. */
+static int check_initial(const run_config *cfg, const pop_t *pop, int *blame,
+                         bn_error *err)
+{
+    if (!cfg->initial)
+        return 0;
+    net_t net;
+    if (net_init(&net, cfg, pop->f, pop->label.n_levels, err) != 0)
+        return -1;
+    int rc = initial_check_units(cfg->initial, &net, err);
+    net_free(&net);
+    if (rc != 0 && blame)
+        blame[0] = KEY_LAYER_INITIAL, blame[1] = -1;
+    return rc;
+}
+
 int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
                      bn_error *err)
 {
@@ -223,7 +298,8 @@ int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
                        CLF_MAX_HIDDEN, cfg->clf.hidden),
                blamed(blame, KEY_HIDDEN, -1);
     if (check_optimiser(&cfg->clf, blame, err) != 0 ||
-        check_net(cfg, pop->f, pop->label.n_levels, blame, err) != 0)
+        check_net(cfg, pop->f, pop->label.n_levels, blame, err) != 0 ||
+        check_initial(cfg, pop, blame, err) != 0)
         return -1;
     nn_net_spec spec;
     net_spec_of(&cfg->clf, &spec);
@@ -673,6 +749,8 @@ int classifier_train(const pop_t *train, const pop_t *eval,
         shuffled(eval, cfg->seed, &s.eval_perm, err) != 0 ||
         net_init(net, cfg, f, k, err) != 0)
         goto done;
+    if (cfg->initial)
+        initial_apply_units(cfg->initial, net);
     s.w_norm0 = weights_norm(net);
     if (s.obs->weights)
         net_write_weights(s.obs->weights, "initial", net);

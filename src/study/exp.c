@@ -490,8 +490,9 @@ const key_def keys[KEY_COUNT] = {
                            .type = KT_PATH, .arg = "PATH",
                            .help = "the buffers before the first update, from "
                                    "a TSV of feature, running_mean, "
-                                   "running_var (features it lacks: 0 and 1)",
-                           .models = M_LAYER},
+                                   "running_var (features it lacks: 0 and 1; "
+                                   "the classifier's units LAYER.UNIT)",
+                           .models = M_BN},
     /* Beyond the default setting (RUN_DEV_EXT): a column only where an
      * experiment sets them. The devices vary fastest after the seed and
      * the batch size, so that a figure against them reads each series'
