@@ -143,6 +143,11 @@ typedef struct {
     struct {
         size_t length, min_length;
         int mask; /* seq_mask */
+        /* [sequence] file's values (a row per sequence: a length, or L
+         * mask values), or NULL for lengths from min_length; and its
+         * name, for messages. */
+        const pop_t *file;
+        const char *file_name;
     } seq;
 } run_config;
 
