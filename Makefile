@@ -316,7 +316,8 @@ EXPERIMENTS := headline batch-size ordering momentum estimators \
                clf-depth clf-norms clf-adam clf-float32 clf-conv-digits \
                clf-radial \
                checkpoint clf-frozen devices clf-devices \
-               batch-dependence clf-batch-dependence sequences
+               batch-dependence clf-batch-dependence sequences clf-users \
+               clf-checkpoint
 
 study:
 	@bash scripts/deps.sh study

@@ -644,6 +644,53 @@ checkpoint_file() {
 }
 case_ "scripts/make-checkpoint.sh still writes the committed checkpoint-shifted.tsv" checkpoint_file
 
+users_file() {
+    (cd "$repo" && BNSTUDY="$bin" bash scripts/make-users.sh "$run/users.tsv") &&
+        cmp -s users.tsv "$repo/experiments/users.tsv"
+}
+case_ "scripts/make-users.sh still writes the committed users.tsv" users_file
+
+# ---- sequences read from a file (issue 24) ----
+
+seq_files() {
+    local out rc
+    printf '[population]\nrows = 64\n[sweep]\nbatch_size = 4\n[sequence]\nlength = 4\nfile = s.tsv\n' > s.ini
+    # 16 sequences of 4: lengths as a column, then the same as a mask.
+    { echo length; for i in $(seq 16); do echo $((i % 4 + 1)); done; } > s.tsv
+    "$bin" sweep s.ini --out a > /dev/null 2>&1 || return 1
+    { echo a,b,c,d; for i in $(seq 16); do
+        case $((i % 4 + 1)) in 1) echo 1,0,0,0;; 2) echo 1,1,0,0;;
+                               3) echo 1,1,1,0;; 4) echo 1,1,1,1;; esac
+      done; } > m.csv
+    sed 's/file = s.tsv/file = m.csv/' s.ini > m.ini
+    "$bin" sweep m.ini --out b > /dev/null 2>&1 || return 1
+    cmp -s <(cut -f2- a/s/summary.tsv) \
+           <(cut -f2- b/m/summary.tsv) || return 1
+    # A length above L, a mask value not 0/1, a row short: exit 2, one
+    # line naming the file, nothing written.
+    local bad
+    for bad in 'length=5' 'mask=2' 'rows'; do
+        case $bad in
+        length=5) { echo length; echo 5; for i in $(seq 15); do echo 1; done; } > bad.tsv ;;
+        mask=2) { echo a,b,c,d; echo 1,2,0,0; for i in $(seq 15); do echo 1,0,0,0; done; } > bad.csv ;;
+        rows) { echo length; echo 1; echo 2; } > bad.tsv ;;
+        esac
+        local f=bad.tsv; [ "$bad" = mask=2 ] && f=bad.csv
+        sed "s/file = s.tsv/file = $f/" s.ini > bad.ini
+        rm -rf c
+        out=$("$bin" sweep bad.ini --out c 2>&1 >/dev/null); rc=$?
+        [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] &&
+            [[ $out == *"$f: "* ]] && [ ! -e c ] || { echo "$bad: $rc $out"; return 1; }
+    done
+}
+case_ "[sequence] file: lengths and the same as a mask give the same scores; bad files are refused naming them" seq_files
+
+clf_checkpoint_file() {
+    (cd "$repo" && BNSTUDY="$bin" bash scripts/make-clf-checkpoint.sh "$run/clf-ck.tsv") &&
+        cmp -s clf-ck.tsv "$repo/experiments/clf-checkpoint.tsv"
+}
+case_ "scripts/make-clf-checkpoint.sh still writes the committed clf-checkpoint.tsv" clf_checkpoint_file
+
 bad_initial() {
     local out rc
     cp "$repo/experiments/checkpoint.ini" .

@@ -20,6 +20,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
+#include "model/classifier.h"
 #include "model/net.h"
 #include "pop/evalpop.h"
 #include "study/exp.h"
@@ -433,6 +434,80 @@ static void clf_dependence_ref(net_t *net, const net_data *d,
     free(seen);
 }
 
+/* acc_train_by_group on a file with a group column: the held-out rows in
+ * the shuffled order, stably sorted by group by counting here, scored in
+ * training mode by the network the run trained. The groups' names are
+ * in neither the rows' order nor the classes' (u2 first), so a sort by
+ * row, by class or by name read as the index would score other batches. */
+static void group_accuracy_ref(const char *dir, score_refs *ck)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/g.tsv", dir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("a\tb\ty\tuser\n", fp);
+    static const char *users[] = {"u2", "u0", "u3", "u1"};
+    for (int i = 0; i < 96; i++) {
+        double z = (i - 47.5) / 24.0, u = (double)((i * 7) % 4);
+        fprintf(fp, "%.17g\t%.17g\t%d\t%s\n", z + u + 0.1 * ((i * 37) % 11),
+                -z + 0.5 * u, i * 3 / 96, users[(i * 7) % 4]);
+    }
+    assert_int_equal(fclose(fp), 0);
+    exp_t *e = malloc(sizeof *e);
+    assert_non_null(e);
+    load(e, dir, "g.ini",
+         "[population]\nfile = g.tsv\nlabel = y\ngroup = user\n"
+         "[model]\ntype = classifier\nhidden = 4\nlr = 0.2\n"
+         "[sweep]\nbatch_size = 8\nepochs = 2\nseed = 3\n"
+         "compositions = 2\n");
+    exp_pops pops;
+    bn_error err;
+    assert_int_equal(exp_populations(e, 1, &pops, &err), 0);
+    run_config cfg;
+    exp_config(e, 0, &cfg);
+    run_result res, own;
+    assert_int_equal(run_execute_on(&pops.p, &cfg, NULL, &res, &err), 0);
+    const pop_t *tr = pops.p.train, *ev = pops.p.held_out;
+    assert_non_null(ev->group.of_row);
+    size_t *perm = malloc(tr->n * sizeof *perm);
+    size_t *evp = malloc(ev->n * sizeof *evp), *by = malloc(ev->n * sizeof *by);
+    assert_true(perm && evp && by);
+    order_spec shuffled;
+    assert_int_equal(order_parse("shuffled", tr, &shuffled, &err), 0);
+    assert_int_equal(order_make(&shuffled, tr, 3, perm, &err), 0);
+    assert_int_equal(order_make(&shuffled, ev, 3, evp, &err), 0);
+    net_t net;
+    assert_int_equal(classifier_train(tr, ev, perm, &cfg, NULL, &net, &own,
+                                      &err),
+                     0);
+    size_t at = 0, k = ev->label.n_levels;
+    for (size_t g = 0; g < ev->group.n_levels; g++)
+        for (size_t i = 0; i < ev->n; i++)
+            if (ev->group.of_row[evp[i]] == g)
+                by[at++] = evp[i];
+    assert_int_equal(at, ev->n);
+    int *le = labels(ev);
+    net_data de = {ev->n, ev->f, k, ev->x, le};
+    net_score s;
+    assert_int_equal(net_score_train_mode(&net, &de, by, &s, NULL, NULL,
+                                          &err),
+                     0);
+    assert_true(score_ref(ck, &res, "acc_train_by_group") == s.accuracy);
+    assert_true(own.acc_train_by_group == s.accuracy);
+    /* Batches of one user are not batches of one class. */
+    assert_true(s.accuracy != res.acc_train_by_class);
+    net_free(&net);
+    free(le);
+    free(perm);
+    free(evp);
+    free(by);
+    run_result_free(&own);
+    run_result_free(&res);
+    exp_pops_free(&pops);
+    exp_free(e);
+    free(e);
+}
+
 void ref_classifier_scores(const char *root)
 {
     char dir[300];
@@ -552,6 +627,9 @@ void ref_classifier_scores(const char *root)
     assert_rel(REF("init_weight"),
                powl(cfg.layer.keep, (long double)(2 * (tr->n / 16))), 1e-12);
     clf_dependence_ref(&net, &de, evp, &cfg, &res, &ck);
+    /* No group column here: the accuracy by group is not made. */
+    assert_true(res.acc_train_by_group == 0.0);
+    group_accuracy_ref(dir, &ck);
     score_refs_all(&ck, &cfg,
                    "ref_classifier_scores in tests/test_classifier.c");
 #undef REF

@@ -20,6 +20,7 @@
 #include "base/pcg32.h"
 #include "model/score.h"
 #include "model/seqlayer.h"
+#include "pop/popfile.h"
 
 static void make_order(const pop_t *pop, const char *name, uint64_t seed,
                        size_t *perm)
@@ -890,16 +891,22 @@ static void check_sequences(const pop_t *pop, const run_config *cfg)
     run_result_free(&res);
 }
 
+/* The default population as 32 sequences of 16, lengths 3..16, B 8. */
+static void seq_setup_default(pop_t *pop, run_config *cfg)
+{
+    default_pop(pop); /* 512 rows: 32 sequences of 16 */
+    run_default_config(cfg);
+    cfg->seq.length = 16;
+    cfg->seq.min_length = 3;
+    cfg->batch_size = 8;
+}
+
 static void test_sequences_recomputed(void **state)
 {
     (void)state;
     pop_t pop;
-    default_pop(&pop); /* 512 rows: 32 sequences of 16 */
     run_config cfg;
-    run_default_config(&cfg);
-    cfg.seq.length = 16;
-    cfg.seq.min_length = 3;
-    cfg.batch_size = 8;
+    seq_setup_default(&pop, &cfg);
     for (int m = 0; seq_mask_name(m); m++) {
         cfg.seq.mask = m;
         cfg.layer.estimator = BN_EST_EMA;
@@ -920,6 +927,147 @@ static void test_sequences_recomputed(void **state)
     cfg.seq.mask = SEQ_MASK_PADDED;
     check_sequences(&pop, &cfg);
     pop_free(&pop);
+}
+
+/* text, a sequence file's bytes, read as a run reads [sequence] file. */
+static void seq_file(const char *name, const char *text, pop_t *out)
+{
+    popfile pf;
+    bn_error err;
+    if (popfile_parse(name, (const unsigned char *)text, strlen(text), NULL,
+                      &pf, &err) != 0 ||
+        pop_from_file(&pf, out, &err) != 0)
+        fail_msg("%s: %s", name, err.msg);
+    popfile_free(&pf);
+}
+
+/* Every score of the layer's, bit for bit. */
+static void assert_same_scores(const run_config *cfg, const run_result *a,
+                               const run_result *b)
+{
+    size_t seen = 0;
+    for (size_t i = 0; score_get(i); i++) {
+        const score_def *s = score_get(i);
+        if (!score_applies(s, cfg))
+            continue;
+        double x = score_value(s, a), y = score_value(s, b);
+        if (memcmp(&x, &y, sizeof x) != 0)
+            fail_msg("%s: %.17g from the file, %.17g generated", s->name, y,
+                     x);
+        seen++;
+    }
+    assert_true(seen > 10);
+    for (size_t j = 0; j < 8; j++)
+        assert_true(a->running_mean[j] == b->running_mean[j] &&
+                    a->running_var[j] == b->running_var[j]);
+}
+
+/* [sequence] file: the generated lengths written out, as a column of
+ * lengths (TSV) and as the L columns of their mask (CSV), give the
+ * generated run's scores to the bit under every policy; a mask that is
+ * not a prefix is its own sequences (checked against PyTorch in
+ * peer_sequences.py). */
+static void test_sequences_from_a_file(void **state)
+{
+    (void)state;
+    pop_t pop;
+    run_config cfg;
+    seq_setup_default(&pop, &cfg);
+    size_t lens[32];
+    seq_lengths(cfg.seed, 32, 16, 3, lens);
+    char *lt = malloc(32 * 8 + 16), *mt = malloc(33 * 16 * 4 + 16);
+    assert_true(lt && mt);
+    size_t a = (size_t)sprintf(lt, "length\n"), b = 0;
+    for (size_t t = 0; t < 16; t++)
+        b += (size_t)sprintf(mt + b, "%sp%zu", t ? "," : "", t);
+    b += (size_t)sprintf(mt + b, "\n");
+    for (size_t i = 0; i < 32; i++) {
+        a += (size_t)sprintf(lt + a, "%zu\n", lens[i]);
+        for (size_t t = 0; t < 16; t++)
+            b += (size_t)sprintf(mt + b, "%s%d", t ? "," : "",
+                                 t < lens[i]);
+        b += (size_t)sprintf(mt + b, "\n");
+    }
+    pop_t by_len, by_mask;
+    seq_file("lengths.tsv", lt, &by_len);
+    seq_file("mask.csv", mt, &by_mask);
+    free(lt);
+    free(mt);
+    for (int m = 0; seq_mask_name(m); m++) {
+        for (int est = 0; est < 2; est++) {
+            cfg.seq.mask = m;
+            cfg.seq.min_length = 3;
+            cfg.seq.file = NULL;
+            cfg.layer.estimator = est ? BN_EST_PRECISE : BN_EST_EMA;
+            run_result gen, lf, mf;
+            run_or_fail(&pop, &cfg, NULL, &gen);
+            cfg.seq.min_length = 1;
+            cfg.seq.file = &by_len, cfg.seq.file_name = "lengths.tsv";
+            run_or_fail(&pop, &cfg, NULL, &lf);
+            cfg.seq.file = &by_mask, cfg.seq.file_name = "mask.csv";
+            run_or_fail(&pop, &cfg, NULL, &mf);
+            assert_same_scores(&cfg, &gen, &lf);
+            assert_same_scores(&cfg, &gen, &mf);
+            run_result_free(&gen);
+            run_result_free(&lf);
+            run_result_free(&mf);
+        }
+    }
+    pop_free(&by_len);
+    pop_free(&by_mask);
+    pop_free(&pop);
+}
+
+/* Bad sequence files: one message naming the file and what is wrong. */
+static void seq_refused(const char *name, const char *text, const char *want)
+{
+    pop_t pop, m;
+    default_pop(&pop);
+    seq_file(name, text, &m);
+    run_config cfg;
+    run_default_config(&cfg);
+    cfg.seq.length = 4, cfg.batch_size = 8; /* 128 sequences of 4 */
+    cfg.seq.file = &m, cfg.seq.file_name = name;
+    int blame[2] = {-1, -1};
+    bn_error err;
+    assert_int_equal(run_check(&cfg, &pop, blame, &err), -1);
+    if (!strstr(err.msg, want))
+        fail_msg("'%s' does not say '%s'", err.msg, want);
+    assert_int_equal(blame[0], KEY_SEQ_FILE);
+    pop_free(&m);
+    pop_free(&pop);
+}
+
+static void test_bad_sequence_files(void **state)
+{
+    (void)state;
+    char text[128 * 12 + 32];
+    size_t at = (size_t)sprintf(text, "length\n");
+    for (int i = 0; i < 128; i++)
+        at += (size_t)sprintf(text + at, "%d\n", i == 6 ? 5 : 1 + i % 4);
+    seq_refused("l.tsv", text, "l.tsv: sequence 7: length 5: a length is a "
+                               "whole number from 1 to length = 4");
+    text[0] = '\0';
+    at = (size_t)sprintf(text, "length\n");
+    for (int i = 0; i < 128; i++)
+        at += (size_t)sprintf(text + at, "%s\n", i == 2 ? "1.5" : "2");
+    seq_refused("l.tsv", text, "l.tsv: sequence 3: length 1.5");
+    seq_refused("l.tsv", "length\n1\n2\n", "l.tsv: 2 rows for 128 "
+                                            "sequences");
+    seq_refused("m.csv", "a,b,c\n1,0,0\n1,1,0\n",
+                "m.csv: 3 columns: a sequence file holds one column of "
+                "lengths or length = 4 columns");
+    at = (size_t)sprintf(text, "a,b,c,d\n");
+    for (int i = 0; i < 128; i++)
+        at += (size_t)sprintf(text + at, "%s\n",
+                              i == 9 ? "1,1,2,0" : "1,1,0,0");
+    seq_refused("m.csv", text, "m.csv: sequence 10, position 3: mask value "
+                               "2: a mask is 0 (padding) or 1 (real)");
+    at = (size_t)sprintf(text, "a,b,c,d\n");
+    for (int i = 0; i < 128; i++)
+        at += (size_t)sprintf(text + at, "%s\n",
+                              i == 0 ? "0,0,0,0" : "1,1,0,0");
+    seq_refused("m.csv", text, "m.csv: sequence 1: no real position");
 }
 
 /* The self-checks are only worth their passing if they can fail: doctor
@@ -1040,6 +1188,8 @@ int test_run_run(size_t *ntests)
         cmocka_unit_test(test_default_run),
         cmocka_unit_test(test_scores_recomputed),
         cmocka_unit_test(test_sequences_recomputed),
+        cmocka_unit_test(test_sequences_from_a_file),
+        cmocka_unit_test(test_bad_sequence_files),
         cmocka_unit_test(test_drift_outputs),
         cmocka_unit_test(test_self_checks_can_fail),
         cmocka_unit_test(test_run_validate_rejects_bad_configs),

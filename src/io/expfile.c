@@ -126,6 +126,9 @@ int exp_read_population(exp_t *e, bn_error *err)
         read_file(e, &e->initfile, KEY_LAYER_INITIAL, exp_initial_bytes,
                   err) != 0)
         return -1;
+    if (e->seqfile.file &&
+        read_file(e, &e->seqfile, KEY_SEQ_FILE, exp_seqfile_bytes, err) != 0)
+        return -1;
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "model/classifier.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +188,80 @@ static int check_optimiser(const clf_settings *s, int *blame, bn_error *err)
     return 0;
 }
 
+/* A batch-norm unit's name in a checkpoint ([layer] initial):
+ * LAYER.UNIT, the layer's index as the weights file names its buffers
+ * (LAYER.running_mean, row UNIT) and PyTorch's state_dict does. */
+static void unit_name(char *buf, size_t n, const nn_layer *l, size_t unit)
+{
+    snprintf(buf, n, "%zu.%zu", l->index, unit);
+}
+
+/* Whether every row of the checkpoint names a unit of net's batch norms;
+ * the message lists them. */
+static int initial_check_units(const bn_initial *ini, const net_t *net,
+                               bn_error *err)
+{
+    char name[48], units[160] = "";
+    size_t nb = net_batch_layers(net);
+    for (size_t i = 0, at = 0; i < nb && at < sizeof units; i++) {
+        const nn_layer *l = &net->l[net_batch_layer(net, i)];
+        at += (size_t)snprintf(units + at, sizeof units - at,
+                               "%s%zu.0 to %zu.%zu", i ? ", " : "",
+                               l->index, l->index, l->in.c - 1);
+    }
+    for (size_t r = 0; r < ini->n; r++) {
+        int found = 0;
+        for (size_t i = 0; i < nb && !found; i++) {
+            const nn_layer *l = &net->l[net_batch_layer(net, i)];
+            for (size_t u = 0; u < l->in.c && !found; u++) {
+                unit_name(name, sizeof name, l, u);
+                found = strcmp(name, ini->names[r]) == 0;
+            }
+        }
+        if (!found)
+            return nb ? bn_fail(err, "%s:%zu: '%s' is not one of the "
+                                     "classifier's batch-norm units "
+                                     "(LAYER.UNIT: %s)",
+                                ini->file, r + 2, ini->names[r], units)
+                      : bn_fail(err, "%s: the classifier has no batch norm "
+                                     "whose buffers it could load",
+                                ini->file);
+    }
+    return 0;
+}
+
+/* The buffers before the first update: the checkpoint's where it names
+ * the unit, net_init's 0 and 1 elsewhere. */
+static void initial_apply_units(const bn_initial *ini, net_t *net)
+{
+    char name[48];
+    for (size_t i = 0; i < net_batch_layers(net); i++) {
+        nn_layer *l = &net->l[net_batch_layer(net, i)];
+        for (size_t u = 0; u < l->in.c; u++) {
+            unit_name(name, sizeof name, l, u);
+            size_t r = bn_initial_find(ini, name);
+            if (r < ini->n)
+                l->bn.rm[u] = ini->mean[r], l->bn.rv[u] = ini->var[r];
+        }
+    }
+}
+
+/* The checkpoint against the network the run would build. */
+static int check_initial(const run_config *cfg, const pop_t *pop, int *blame,
+                         bn_error *err)
+{
+    if (!cfg->initial)
+        return 0;
+    net_t net;
+    if (net_init(&net, cfg, pop->f, pop->label.n_levels, err) != 0)
+        return -1;
+    int rc = initial_check_units(cfg->initial, &net, err);
+    net_free(&net);
+    if (rc != 0 && blame)
+        blame[0] = KEY_LAYER_INITIAL, blame[1] = -1;
+    return rc;
+}
+
 int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
                      bn_error *err)
 {
@@ -205,7 +280,8 @@ int classifier_check(const run_config *cfg, const pop_t *pop, int *blame,
                        CLF_MAX_HIDDEN, cfg->clf.hidden),
                blamed(blame, KEY_HIDDEN, -1);
     if (check_optimiser(&cfg->clf, blame, err) != 0 ||
-        check_net(cfg, pop->f, pop->label.n_levels, blame, err) != 0)
+        check_net(cfg, pop->f, pop->label.n_levels, blame, err) != 0 ||
+        check_initial(cfg, pop, blame, err) != 0)
         return -1;
     nn_net_spec spec;
     net_spec_of(&cfg->clf, &spec);
@@ -241,6 +317,7 @@ typedef struct {
     net_data train, eval;
     const size_t *train_perm; /* the order trained on */
     size_t *fit_perm, *eval_perm;
+    const pop_factor *eval_group; /* the evaluation rows' groups, or NULL */
     const run_observer *obs;
     bn_error *err;
     int failed;
@@ -540,24 +617,52 @@ static int clf_dep_batch(void *ctx, size_t b, const size_t *rows,
 }
 
 /* Training-mode accuracy in batches cut from the evaluation rows in the
- * shuffled order, stably sorted by class: batches of one class but where
- * two classes meet. */
-static int by_class_accuracy(net_t *net, const scoring *s, double *acc,
-                             bn_error *err)
+ * shuffled order, stably sorted by a level of each row (its class, its
+ * group): batches of one level but where two levels meet. level(ctx, r)
+ * is row r's, below levels. */
+typedef size_t (*row_level)(const void *ctx, size_t r);
+
+static size_t class_of(const void *ctx, size_t r)
+{
+    return (size_t)((const net_data *)ctx)->label[r];
+}
+
+static size_t group_of(const void *ctx, size_t r)
+{
+    return ((const pop_factor *)ctx)->of_row[r];
+}
+
+static int sorted_accuracy(net_t *net, const scoring *s, row_level level,
+                           const void *ctx, size_t levels, double *acc,
+                           bn_error *err)
 {
     const net_data *d = &s->eval;
     size_t *sorted = malloc((d->n ? d->n : 1) * sizeof *sorted), at = 0;
     if (!sorted)
         return bn_fail(err, "out of memory");
-    for (size_t c = 0; c < d->k; c++)
+    for (size_t c = 0; c < levels; c++)
         for (size_t i = 0; i < d->n; i++)
-            if ((size_t)d->label[s->eval_perm[i]] == c)
+            if (level(ctx, s->eval_perm[i]) == c)
                 sorted[at++] = s->eval_perm[i];
     net_score sc;
     int rc = net_score_train_mode(net, d, sorted, &sc, NULL, NULL, err);
     free(sorted);
     *acc = sc.accuracy;
     return rc;
+}
+
+/* The same by class, and by group where the evaluation rows have one. */
+static int one_level_accuracy(net_t *net, const scoring *s, run_result *res,
+                              bn_error *err)
+{
+    if (sorted_accuracy(net, s, class_of, &s->eval, s->eval.k,
+                        &res->acc_train_by_class, err) != 0)
+        return -1;
+    const pop_factor *g = s->eval_group;
+    if (!g)
+        return 0;
+    return sorted_accuracy(net, s, group_of, g, g->n_levels,
+                           &res->acc_train_by_group, err);
 }
 
 static int clf_dependence(net_t *net, const scoring *s, run_result *res,
@@ -569,7 +674,7 @@ static int clf_dependence(net_t *net, const scoring *s, run_result *res,
     res->dep_batches = compose_batches(n, b, m, &enumerated);
     if (m == 0)
         return 0;
-    if (by_class_accuracy(net, s, &res->acc_train_by_class, err) != 0)
+    if (one_level_accuracy(net, s, res, err) != 0)
         return -1;
     if (res->dep_batches == 0)
         return 0;
@@ -611,6 +716,7 @@ int classifier_train(const pop_t *train, const pop_t *eval,
                  .train = {train->n, f, k, train->x, ltrain},
                  .eval = {eval->n, f, k, eval->x, leval},
                  .train_perm = perm,
+                 .eval_group = eval->group.of_row ? &eval->group : NULL,
                  .obs = obs ? obs : &none,
                  .err = err};
     memset(net, 0, sizeof *net);
@@ -625,6 +731,8 @@ int classifier_train(const pop_t *train, const pop_t *eval,
         shuffled(eval, cfg->seed, &s.eval_perm, err) != 0 ||
         net_init(net, cfg, f, k, err) != 0)
         goto done;
+    if (cfg->initial)
+        initial_apply_units(cfg->initial, net);
     s.w_norm0 = weights_norm(net);
     if (s.obs->weights)
         net_write_weights(s.obs->weights, "initial", net);

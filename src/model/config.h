@@ -46,7 +46,11 @@ typedef enum {
 #define RUN_DEP_EXT (1u << (RUN_MODEL_COUNT + 2))
 /* And for padded sequences ([sequence] length, seqlayer.h). */
 #define RUN_SEQ_EXT (1u << (RUN_MODEL_COUNT + 3))
-#define RUN_EXTS (RUN_NET_EXT | RUN_DEV_EXT | RUN_DEP_EXT | RUN_SEQ_EXT)
+/* And for a population with a group column ([population] group, or
+ * --group): with RUN_DEP_EXT, the accuracy on batches of one group. */
+#define RUN_GRP_EXT (1u << (RUN_MODEL_COUNT + 4))
+#define RUN_EXTS                                                           \
+    (RUN_NET_EXT | RUN_DEV_EXT | RUN_DEP_EXT | RUN_SEQ_EXT | RUN_GRP_EXT)
 /* Whether a key's or a score's column (models def) is in the files of an
  * experiment of the set `models`: one of its models, and every extension
  * it belongs to. */
@@ -139,6 +143,11 @@ typedef struct {
     struct {
         size_t length, min_length;
         int mask; /* seq_mask */
+        /* [sequence] file's values (a row per sequence: a length, or L
+         * mask values), or NULL for lengths from min_length; and its
+         * name, for messages. */
+        const pop_t *file;
+        const char *file_name;
     } seq;
 } run_config;
 
@@ -179,10 +188,11 @@ typedef struct {
      * range of a train-mode output (the layer's outputs, the
      * classifier's logits) over them, and the largest in eval mode; the
      * classifier's share of rows whose class moves, and its train-mode
-     * accuracy in batches cut from the rows sorted by class. */
+     * accuracy in batches cut from the rows sorted by class, and by
+     * group where the population has a group column (RUN_GRP_EXT). */
     size_t dep_batches;
     double batch_dependence, batch_dependence_mean, batch_dependence_eval;
-    double class_flips, acc_train_by_class;
+    double class_flips, acc_train_by_class, acc_train_by_group;
     /* Padded sequences (seqlayer.h): the share of padded positions, and
      * the closed form of what padding does to buffers that pool every
      * position (RMS over features of pad_fraction mu and of pad_fraction

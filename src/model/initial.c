@@ -85,6 +85,14 @@ done:
     return rc;
 }
 
+size_t bn_initial_find(const bn_initial *ini, const char *name)
+{
+    size_t i = 0;
+    while (i < ini->n && strcmp(ini->names[i], name) != 0)
+        i++;
+    return i;
+}
+
 static size_t feature_of(const pop_t *pop, const char *f)
 {
     size_t j = 0;

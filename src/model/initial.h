@@ -4,7 +4,8 @@
  * features, as a TSV with the columns feature, running_mean and
  * running_var (a dump's NAME.stats.tsv has them). The layer starts from
  * them instead of 0 and 1; a feature the file does not name keeps 0 and 1,
- * as a partially loaded state_dict leaves it.
+ * as a partially loaded state_dict leaves it. The classifier's units are
+ * named LAYER.UNIT (classifier.c), its weights file's names.
  */
 #ifndef BN_INITIAL_H
 #define BN_INITIAL_H
@@ -29,6 +30,8 @@ typedef struct {
 int bn_initial_parse(const char *name, const char *bytes, size_t len,
                      bn_initial *out, bn_error *err);
 void bn_initial_free(bn_initial *ini);
+/* The row naming `name`, or ini->n. */
+size_t bn_initial_find(const bn_initial *ini, const char *name);
 /* Whether every row names one of pop's features. */
 int bn_initial_check(const bn_initial *ini, const pop_t *pop, bn_error *err);
 /* The buffers before the first update: the file's where it names the

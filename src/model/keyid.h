@@ -24,7 +24,7 @@ typedef enum {
     KEY_BATCH_SIZE, KEY_ORDER, KEY_SEED, KEY_EPOCHS, KEY_PARTIAL,
     KEY_PRECISE, KEY_DRIFT, KEY_DRIFT_SIZE,
     KEY_COMPOSITIONS, /* issue 24, batch dependence */
-    KEY_SEQ_LENGTH, KEY_SEQ_MIN_LENGTH, KEY_SEQ_MASK, /* issue 24, sequences */
+    KEY_SEQ_LENGTH, KEY_SEQ_MIN_LENGTH, KEY_SEQ_MASK, KEY_SEQ_FILE, /* sequences */
     /* Columns that identify a row without being a key of the file. */
     KEY_EXPERIMENT, KEY_POPULATION, KEY_NEW_WEIGHT,
     KEY_COUNT

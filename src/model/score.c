@@ -29,6 +29,7 @@
 #define C RUN_MODEL_BIT(RUN_MODEL_CLASSIFIER)
 #define DEP RUN_DEP_EXT
 #define SEQ RUN_SEQ_EXT
+#define GRP RUN_GRP_EXT
 /* The value's place in run_result. */
 #define AT(field) offsetof(run_result, field)
 /* In the published study's order, which summary.tsv keeps. */
@@ -195,6 +196,12 @@ static const score_def scores[] = {
                    "class",
      .kind = SCORE_REAL, .offset = AT(acc_train_by_class), .models = C | DEP,
      .summarised = 1, TRAINED},
+    /* Only where the population has a group column too (RUN_GRP_EXT). */
+    {.name = "acc_train_by_group",
+     .definition = "acc_train_mode in batches cut from the rows sorted by "
+                   "group (one user, one source, one time)",
+     .kind = SCORE_REAL, .offset = AT(acc_train_by_group),
+     .models = C | DEP | GRP, .summarised = 1, TRAINED},
     /* Padded sequences (issue 24, seqlayer.h): only in the files of an
      * experiment that sets a [sequence] key (RUN_SEQ_EXT). */
     {.name = "pad_fraction",
@@ -213,6 +220,7 @@ static const score_def scores[] = {
      .summarised = 1, DATA},
 };
 #undef SEQ
+#undef GRP
 #undef DEP
 #undef L
 #undef C

@@ -38,10 +38,72 @@ static int refuse(int *blame, int k0, int k1, bn_error *err, const char *msg)
     return bn_fail(err, "%s", msg);
 }
 
+/* One sequence file's row: a length of 1..len (one column) or len mask
+ * values of 0 and 1, at least one 1. */
+static int file_row(const char *name, const double *v, size_t cols,
+                    size_t len, size_t i, bn_error *err)
+{
+    if (cols == 1) {
+        if (!(v[0] >= 1.0 && v[0] <= (double)len) || v[0] != floor(v[0]))
+            return bn_fail(err, "%s: sequence %zu: length %.17g: a length "
+                                "is a whole number from 1 to length = %zu",
+                           name, i + 1, v[0], len);
+        return 0;
+    }
+    size_t real = 0;
+    for (size_t t = 0; t < cols; t++) {
+        if (v[t] != 0.0 && v[t] != 1.0)
+            return bn_fail(err, "%s: sequence %zu, position %zu: mask value "
+                                "%.17g: a mask is 0 (padding) or 1 (real)",
+                           name, i + 1, t + 1, v[t]);
+        real += v[t] == 1.0;
+    }
+    if (real == 0)
+        return bn_fail(err, "%s: sequence %zu: no real position", name,
+                       i + 1);
+    return 0;
+}
+
+/* [sequence] file against the sequences: a row each, one column of
+ * lengths or L of mask values. */
+static int file_check(const run_config *cfg, size_t n_seq, int *blame,
+                      bn_error *err)
+{
+    const pop_t *m = cfg->seq.file;
+    const char *name = cfg->seq.file_name;
+    size_t len = cfg->seq.length;
+    if (cfg->seq.min_length != 1)
+        return refuse(blame, KEY_SEQ_MIN_LENGTH, KEY_SEQ_FILE, err,
+                      "min_length draws the lengths, which [sequence] "
+                      "file gives: set one of them");
+    if (blame)
+        blame[0] = KEY_SEQ_FILE, blame[1] = KEY_SEQ_LENGTH;
+    if (m->f != 1 && m->f != len)
+        return bn_fail(err, "%s: %zu columns: a sequence file holds one "
+                            "column of lengths or length = %zu columns of "
+                            "a 0/1 mask",
+                       name, m->f, len);
+    if (m->n != n_seq)
+        return bn_fail(err, "%s: %zu rows for %zu sequences (the "
+                            "population's %zu rows / length = %zu): a row "
+                            "per sequence",
+                       name, m->n, n_seq, n_seq * len, len);
+    for (size_t i = 0; i < m->n; i++)
+        if (file_row(name, &m->x[i * m->f], m->f, len, i, err) != 0)
+            return -1;
+    if (blame)
+        blame[0] = blame[1] = -1;
+    return 0;
+}
+
 int seq_check(const run_config *cfg, const pop_t *pop, int *blame,
               bn_error *err)
 {
     size_t len = cfg->seq.length, b = cfg->batch_size;
+    if (len == 0 && cfg->seq.file)
+        return refuse(blame, KEY_SEQ_FILE, KEY_SEQ_LENGTH, err,
+                      "a sequence file needs [sequence] length, the "
+                      "positions each sequence is padded to");
     if (len == 0)
         return 0;
     if (pop->sample_rows > 1 || pop->n % len != 0)
@@ -51,6 +113,8 @@ int seq_check(const run_config *cfg, const pop_t *pop, int *blame,
     if (cfg->seq.min_length > len)
         return refuse(blame, KEY_SEQ_MIN_LENGTH, KEY_SEQ_LENGTH, err,
                       "min_length must be at most length");
+    if (cfg->seq.file && file_check(cfg, pop->n / len, blame, err) != 0)
+        return -1;
     if (b < 2 || b > pop->n / len)
         return refuse(blame, KEY_BATCH_SIZE, KEY_SEQ_LENGTH, err,
                       "with sequences the batch size counts sequences: "
@@ -83,6 +147,7 @@ typedef struct {
     const run_config *cfg;
     size_t len, n_seq, f, b, nb;
     size_t *lengths, *order, *rows; /* rows: a batch's real positions */
+    unsigned char *real;            /* n_seq x len: 1 where real */
     double *mu, *var;               /* the real positions' truth */
     double *stats;                  /* the last epoch's norm statistics */
     double *m_real, *v_real, *m_all, *v_all;
@@ -98,8 +163,9 @@ static size_t real_rows(const seq_state *s, const size_t *seqs, size_t b,
 {
     size_t r = 0;
     for (size_t i = 0; i < b; i++)
-        for (size_t t = 0; t < s->lengths[seqs[i]]; t++)
-            rows[r++] = seqs[i] * s->len + t;
+        for (size_t t = 0; t < s->len; t++)
+            if (s->real[seqs[i] * s->len + t])
+                rows[r++] = seqs[i] * s->len + t;
     return r;
 }
 
@@ -153,8 +219,10 @@ static int seq_alloc(seq_state *s, const pop_t *pop, const run_config *cfg,
     s->rows = bn_alloc_large(pop->n * sizeof *s->rows);
     s->mu = malloc((6 * f + 2 * s->nb * f) * sizeof *s->mu);
     s->y = malloc(2 * bl * f * sizeof *s->y);
+    s->real = bn_alloc_large(pop->n);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
-    if (!s->lengths || !s->rows || !s->mu || !s->y || !s->have_layer ||
+    if (!s->lengths || !s->rows || !s->mu || !s->y || !s->real ||
+        !s->have_layer ||
         run_result_arrays(res, f) != 0)
         return -1;
     s->order = s->lengths + s->n_seq;
@@ -171,16 +239,37 @@ static void seq_free(seq_state *s)
     free(s->rows);
     free(s->mu);
     free(s->y);
+    free(s->real);
     if (s->have_layer)
         bn_free(&s->layer);
 }
 
-/* The lengths, the shuffle of the sequences and the real positions'
- * truth; returns the share of padded positions. */
+/* Which positions are real: the file's mask, or the first l_i of each
+ * sequence, l_i the file's length or a generated one. */
+static void seq_real(seq_state *s)
+{
+    const pop_t *m = s->cfg->seq.file;
+    if (m && m->f == s->len && s->len > 1) {
+        for (size_t i = 0; i < s->n_seq * s->len; i++)
+            s->real[i] = m->x[i] == 1.0;
+        return;
+    }
+    if (m)
+        for (size_t i = 0; i < s->n_seq; i++)
+            s->lengths[i] = (size_t)m->x[i];
+    else
+        seq_lengths(s->cfg->seed, s->n_seq, s->len, s->cfg->seq.min_length,
+                    s->lengths);
+    for (size_t i = 0; i < s->n_seq; i++)
+        for (size_t t = 0; t < s->len; t++)
+            s->real[i * s->len + t] = t < s->lengths[i];
+}
+
+/* The real positions, the shuffle of the sequences and the real
+ * positions' truth; returns the share of padded positions. */
 static double seq_setup(seq_state *s)
 {
-    seq_lengths(s->cfg->seed, s->n_seq, s->len, s->cfg->seq.min_length,
-                s->lengths);
+    seq_real(s);
     pcg32_t rng;
     pcg32_seed(&rng, s->cfg->seed, PCG32_INITSEQ_SHUFFLE);
     for (size_t i = 0; i < s->n_seq; i++)

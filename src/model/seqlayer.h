@@ -3,7 +3,9 @@
  * "Padded sequences"): the population's rows, L consecutive rows a
  * sequence, each sequence i real at positions 0..l_i - 1 and padding
  * (the value 0) after, l_i uniform on min_length..L from PCG32(the run's
- * seed, PCG32_INITSEQ_SEQ_LENGTHS). A batch is B whole sequences, cut
+ * seed, PCG32_INITSEQ_SEQ_LENGTHS); or, with [sequence] file, real where
+ * the file says: its l_i (one column) or its 0/1 mask (L columns, the
+ * real positions anywhere in the sequence). A batch is B whole sequences, cut
  * from a shuffle of the sequences (PCG32 stream 2 from the run's seed,
  * as `shuffled` shuffles rows). The mask policy says which positions a
  * batch's statistics are taken over: the real ones (real), all of them

@@ -490,8 +490,9 @@ const key_def keys[KEY_COUNT] = {
                            .type = KT_PATH, .arg = "PATH",
                            .help = "the buffers before the first update, from "
                                    "a TSV of feature, running_mean, "
-                                   "running_var (features it lacks: 0 and 1)",
-                           .models = M_LAYER},
+                                   "running_var (features it lacks: 0 and 1; "
+                                   "the classifier's units LAYER.UNIT)",
+                           .models = M_BN},
     /* Beyond the default setting (RUN_DEV_EXT): a column only where an
      * experiment sets them. The devices vary fastest after the seed and
      * the batch size, so that a figure against them reads each series'
@@ -602,6 +603,13 @@ const key_def keys[KEY_COUNT] = {
                       .col = 46, .files = ALL, .nest = 41,
                       .models = M_LAYER | RUN_SEQ_EXT,
                       .apply = apply_seq_mask, .get = get_seq_mask},
+    [KEY_SEQ_FILE] = {.section = "sequence", .name = "file",
+                      .type = KT_PATH, .arg = "PATH",
+                      .help = "the sequences' real positions from a CSV, "
+                              "TSV or .npy file, a row per sequence: one "
+                              "column of lengths (1..L), or L columns of a "
+                              "0/1 mask (1 real); instead of min_length's",
+                      .models = M_LAYER | RUN_SEQ_EXT},
     [KEY_EXPERIMENT] = {.name = "experiment", .type = KT_DERIVED,
                         .help = "the experiment file's stem", .col = 1,
                         .files = ALL, .models = ANY, .get = get_experiment},

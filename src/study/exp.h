@@ -162,6 +162,9 @@ typedef struct exp_s {
     /* [layer] initial: the file (its pop unused) and the buffers it holds,
      * once read (exp_read_population) */
     exp_popfile initfile;
+    /* [sequence] file: the sequences' lengths or masks, read as a
+     * population file's values (no label, no group). */
+    exp_popfile seqfile;
     bn_initial initial;
     exp_maps maps;
     double holdout;        /* a population file's held-out share */
@@ -236,6 +239,8 @@ int exp_population_bytes(exp_t *e, const unsigned char *bytes, size_t len,
 /* The same for [evaluation] file, parsed with the population's label and
  * group columns. */
 /* [layer] initial's buffers from the bytes of its file (initial.h). */
+int exp_seqfile_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                      const char *sha256, bn_error *err);
 int exp_initial_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                       const char *sha256, bn_error *err);
 /* The file a KT_PATH key names: the population's, the evaluation rows' or

@@ -436,6 +436,10 @@ int exp_finish(exp_t *e, bn_error *err)
         if ((keys[k].models & RUN_EXTS) && was_set(e, k) &&
             (keys[k].models & e->models & RUN_MODELS_ALL))
             e->models |= keys[k].models & RUN_EXTS;
+    /* A group column, from the file or --group, adds the scores of
+     * batches of one group to the batch-dependence ones. */
+    if (e->popfile.file && e->popfile.group)
+        e->models |= RUN_GRP_EXT;
     if (population_excludes(e, err) != 0 || maps_excludes(e, err) != 0)
         return -1;
     /* The shape the orders and the checks see: the file's rows, or the

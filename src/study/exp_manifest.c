@@ -73,6 +73,8 @@ static int in_manifest(const exp_t *e, int k)
         return e->evalfile.file != NULL;
     case KEY_LAYER_INITIAL:
         return e->initfile.file != NULL;
+    case KEY_SEQ_FILE:
+        return e->seqfile.file != NULL;
     case KEY_MODEL: /* the study's files are the layer's alone */
         return (e->models & RUN_MODELS_ALL) != RUN_MODEL_BIT(RUN_MODEL_LAYER);
     default:

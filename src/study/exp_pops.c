@@ -75,6 +75,15 @@ int exp_evaluation_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                       sha256, err);
 }
 
+/* The sequences' lengths or masks: a population file's values, checked
+ * against the sequences by the run's check (seqlayer.c). */
+int exp_seqfile_bytes(exp_t *e, const unsigned char *bytes, size_t len,
+                      const char *sha256, bn_error *err)
+{
+    return read_bytes(e, &e->seqfile, KEY_SEQ_FILE, NULL, NULL, bytes, len,
+                      sha256, err);
+}
+
 int exp_initial_bytes(exp_t *e, const unsigned char *bytes, size_t len,
                       const char *sha256, bn_error *err)
 {

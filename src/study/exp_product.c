@@ -145,6 +145,8 @@ void config_at(const exp_t *e, const key_id *ax, size_t na,
            strnlen(e->stem, sizeof cfg->experiment - 1));
     cfg->model = RUN_MODEL_LAYER;
     cfg->initial = e->initfile.file ? &e->initial : NULL;
+    cfg->seq.file = e->seqfile.file ? e->seqfile.pop : NULL;
+    cfg->seq.file_name = e->seqfile.file;
     for (size_t i = 0; i < na; i++)
         keys[ax[i]].apply(cfg, e, e->v[ax[i]][pos[i]]);
     /* A held-out model's rows are the population and its held-out rows. */

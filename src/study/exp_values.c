@@ -584,6 +584,7 @@ const exp_popfile *exp_file_of(const exp_t *e, key_id k)
 {
     return k == KEY_EVAL_FILE       ? &e->evalfile
            : k == KEY_LAYER_INITIAL ? &e->initfile
+           : k == KEY_SEQ_FILE      ? &e->seqfile
                                     : &e->popfile;
 }
 
@@ -922,8 +923,9 @@ void exp_free(exp_t *e)
     memset(&e->maps, 0, sizeof e->maps);
     pop_spec_free(&e->pop);
     bn_initial_free(&e->initial);
-    exp_popfile *files[3] = {&e->popfile, &e->evalfile, &e->initfile};
-    for (int i = 0; i < 3; i++) {
+    exp_popfile *files[4] = {&e->popfile, &e->evalfile, &e->initfile,
+                             &e->seqfile};
+    for (int i = 0; i < 4; i++) {
         exp_popfile *pf = files[i];
         free(pf->file);
         free(pf->path);

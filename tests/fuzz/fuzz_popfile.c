@@ -5,7 +5,10 @@
  * column ("label", "group"). Whatever the bytes: no crash or sanitizer
  * report, a refusal says why on one line, and a population read has every
  * value finite and within POP_MAX_SCALE, its classes numbered within
- * their levels, and becomes a population whose truth is finite.
+ * their levels, and becomes a population whose truth is finite. The
+ * same population, read as a sequence file ([sequence] file) for
+ * sequences of its width (a mask) or of 1 + the byte's top bits (lengths
+ * when it has one column), is accepted or refused on one line.
  */
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +16,8 @@
 #include <string.h>
 
 #include "base/input.h"
+#include "model/config.h"
+#include "model/seqlayer.h"
 #include "pop/popfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,6 +32,22 @@ static void check(const popfile *pf)
         for (size_t i = 0; fac[k]->of_row && i < pf->n; i++)
             if (fac[k]->of_row[i] >= fac[k]->n_levels)
                 abort();
+}
+
+static void as_sequences(const pop_t *file, uint8_t pick)
+{
+    run_config cfg;
+    run_default_config(&cfg);
+    cfg.seq.length = file->f > 1 ? file->f : 1u + (pick >> 5);
+    cfg.seq.file = file, cfg.seq.file_name = "fuzz.seq";
+    cfg.batch_size = 2;
+    pop_t rows;
+    memset(&rows, 0, sizeof rows);
+    rows.n = file->n * cfg.seq.length, rows.f = 1;
+    bn_error err;
+    if (seq_check(&cfg, &rows, NULL, &err) != 0 &&
+        (!err.msg[0] || strchr(err.msg, '\n')))
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -53,10 +74,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check(&pf);
     pop_t pop;
-    if (pop_from_file(&pf, &pop, &err) == 0)
+    if (pop_from_file(&pf, &pop, &err) == 0) {
         for (size_t j = 0; j < pop.f; j++)
             if (!isfinite(pop.mean[j]) || !isfinite(pop.var[j]))
                 abort();
+        as_sequences(&pop, data[0]);
+    }
     pop_free(&pop);
     popfile_free(&pf);
     return 0;

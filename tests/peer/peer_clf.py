@@ -38,7 +38,8 @@ CosineAnnealingLR), F.cross_entropy, and compares:
     shuffles of PCG32 stream 24, made here from its own PCG32), each row's
     logits in training and in evaluation mode, their ranges, the rows
     whose class moves, and training mode's accuracy on held-out batches
-    cut from the rows sorted by class: to 1e-12 of the logits' size.
+    cut from the rows sorted by class, and by group where the file has a
+    `user` column (acc_train_by_group): to 1e-12 of the logits' size.
 
 Dropout has no seeded stream PyTorch could share: the peer draws the
 masks from its own PCG32, as docs/definitions.md defines them, and
@@ -150,12 +151,19 @@ def peer_population(n, seed):
     return x, np.digitize(noisy, [-0.43, 0.43])
 
 
-def write_population(path, x, label):
+def write_population(path, x, label, groups=0):
+    """With groups, a column `user`: row i is user (7 i) mod groups's,
+    named so that byte order is not the users' numbers ("u9" > "u10"),
+    and its features moved by the user's own offset."""
+    users = ["u%d" % (groups - 1 - g) for g in range(groups)]
     with open(path, "w") as fp:
-        fp.write("\t".join(["x%d" % j for j in range(PEER_F)] + ["label"])
-                 + "\n")
-        for row, lab in zip(x, label):
-            fp.write("\t".join(repr(float(v)) for v in row) + "\t%d\n" % lab)
+        fp.write("\t".join(["x%d" % j for j in range(PEER_F)] + ["label"]
+                           + (["user"] if groups else [])) + "\n")
+        for i, (row, lab) in enumerate(zip(x, label)):
+            g = 7 * i % groups if groups else 0
+            row = row + (g - 1.0) * 0.5 if groups else row
+            fp.write("\t".join(repr(float(v)) for v in row) + "\t%d" % lab
+                     + ("\t" + users[g] if groups else "") + "\n")
 
 
 def parse_tsv(text):
@@ -207,9 +215,10 @@ class Rows:
         rows = self.query([])
         self.origin = [int(r["row"]) for r in rows]
         self.at = {o: i for i, o in enumerate(self.origin)}
-        self.names = [k for k in rows[0] if k not in ("row", "label")]
+        self.names = [k for k in rows[0] if k not in ("row", "label", "user")]
         self.x = np.array([[float(r[k]) for k in self.names] for r in rows])
         self.labels = [r["label"] for r in rows]
+        self.groups = [r.get("user") for r in rows]
 
     def query(self, extra):
         out = subprocess.run([self.bnstudy, "population"] + self.source
@@ -498,6 +507,8 @@ class Peer:
         """The buffer update PyTorch cannot do, from the batch's own
         statistics, as docs/definitions.md defines it: device 0's share's
         on devices of their own."""
+        if self.cfg["estimator"] == "initial":
+            return  # never updated: the buffers as loaded
         if self.net.devices > 1:
             h = self.torch.tensor_split(h, self.net.devices)[0]
         m, v = channel_moments(h.detach())
@@ -770,7 +781,8 @@ def config(**kw):
              init_seed=1, order="shuffled", dtype="float64", optimizer="sgd",
              adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-8, warmup=0,
              schedule="constant", step_epochs=10, step_factor=0.1,
-             devices=1, sync="no", compositions=0, short=False)
+             devices=1, sync="no", compositions=0, groups=0, initial=False,
+             short=False)
     c.update(kw)
     return c
 
@@ -863,6 +875,12 @@ def configs():
         # Batch dependence: shuffles, and every subset of a tiny part.
         config(compositions=3, batch=16, epochs=2),
         config(compositions=40, batch=2, n=40, epochs=1, lr=0.02),
+        # ... and held-out batches of one user (acc_train_by_group).
+        config(compositions=3, batch=8, epochs=3, groups=12),
+        # A checkpoint's buffers for some units ([layer] initial), kept
+        # (initial) and trained on (ema).
+        config(initial=True, estimator="initial", epochs=2),
+        config(initial=True, epochs=2),
     ]
     # float32, each beside its float64 twin.
     c += float32_pair()
@@ -932,9 +950,10 @@ def sources(cfg, tmp):
     if cfg["data"] == "peer":
         x, y = peer_population(cfg["n"], cfg["seed"])
         pop = os.path.join(tmp, "pop.tsv")
-        write_population(pop, x, y)
-        return ["--population", pop, "--label", "label"], \
-            ["--population", pop, "--label", "label"]
+        write_population(pop, x, y, cfg["groups"])
+        src = ["--population", pop, "--label", "label"] + \
+            (["--group", "user"] if cfg["groups"] else [])
+        return src, src
     if cfg["data"] == "generated":
         return ["--set", "population.classes=4"], ["--classes", "4"]
     path = os.path.join(REPO, "data", cfg["data"] + ".csv")
@@ -942,8 +961,20 @@ def sources(cfg, tmp):
         ["--population", path, "--label", "label"]
 
 
+# [layer] initial's checkpoint for the default network: units 1.0 and
+# 1.5 of its 8 (LAYER.UNIT, the weights file's names); the rest keep 0, 1.
+CHECKPOINT = {"1.0": (-0.75, 2.5), "1.5": (1.25, 0.0625)}
+
+
 def run_bnstudy(bnstudy, cfg, tmp):
     run_src, pop_src = sources(cfg, tmp)
+    if cfg["initial"]:
+        ck = os.path.join(tmp, "ck.tsv")
+        with open(ck, "w") as fp:
+            fp.write("feature\trunning_mean\trunning_var\n")
+            for u, (m, v) in CHECKPOINT.items():
+                fp.write("%s\t%r\t%r\n" % (u, m, v))
+        run_src = run_src + ["--set", "layer.initial=" + ck]
     weights, curve = (os.path.join(tmp, f) for f in ("w.tsv", "curve.tsv"))
     out = subprocess.run(
         [bnstudy, "run"] + run_src + ["--write-weights", weights,
@@ -982,8 +1013,13 @@ def check_initial(cfg, peer, init, problems):
                 want.update(running_mean=0.0, running_var=1.0,
                             num_batches_tracked=0.0)
             for part, v in want.items():
+                v = np.full(np.shape(init["%d.%s" % (i, part)]), v)
+                for u, mv in (CHECKPOINT.items() if cfg["initial"] else ()):
+                    layer, unit = map(int, u.split("."))
+                    if layer == i and part in ("running_mean", "running_var"):
+                        v.reshape(-1)[unit] = mv[part == "running_var"]
                 if not np.all(init["%d.%s" % (i, part)] == v):
-                    problems.append("initial %d.%s is not %g" % (i, part, v))
+                    problems.append("initial %d.%s is not %s" % (i, part, v))
 
 
 # The scores bnstudy writes, by the population and mode they are of.
@@ -1243,16 +1279,31 @@ def dependence(cfg, final, held, held_perm, k):
         # One-class batches: the shuffled order, sorted by class.
         peer.set_mode(True)
         by = [i for c in range(k) for i in held_perm if held.y[i] == c]
-        correct = 0
-        for bt in score_batches(by, b):
-            z = peer.net.forward(xs[torch.tensor(bt)])
-            correct += int((z.argmax(1).numpy() == held.y[bt]).sum())
+        correct = one_level_correct(peer, xs, held.y, by, b)
+        # One-user batches: the same, sorted by the user's index, which
+        # docs/population-files.md numbers as it numbers classes.
+        if held.groups[0] is not None:
+            users = label_levels(held.groups)
+            by = [i for g in range(len(users)) for i in held_perm
+                  if users[held.groups[i]] == g]
+            by_group = one_level_correct(peer, xs, held.y, by, b) / n
         peer.net.modules.load_state_dict(saved)
     out = output_ranges(batches, zt, ze)
     flips = sum(len(set(np.argmax(np.array([o[0] for o in outs]), axis=1))) > 1
                 for outs in out.pop("seen").values())
     out.update(class_flips=flips / n, acc_train_by_class=correct / n)
+    if held.groups[0] is not None:
+        out.update(acc_train_by_group=by_group)
     return out
+
+
+def one_level_correct(peer, xs, y, order, b):
+    """Training mode's correct rows in the score batches cut from order."""
+    correct = 0
+    for bt in score_batches(order, b):
+        z = peer.net.forward(xs[peer.torch.tensor(bt)])
+        correct += int((z.argmax(1).numpy() == y[bt]).sum())
+    return correct
 
 
 def output_ranges(batches, yt, ye):
@@ -1286,9 +1337,16 @@ def compare_dependence(summary, want, problems):
     the counts and accuracies exactly, the ranges to TOL64["grad"] of the
     logits' size."""
     worst = 0.0
-    for name in ("dep_batches", "class_flips", "acc_train_by_class",
-                 "batch_dependence_eval"):
-        if float(summary[name]) != want[name]:
+    names = ["dep_batches", "class_flips", "acc_train_by_class",
+             "batch_dependence_eval"]
+    if "acc_train_by_group" in want:
+        names.append("acc_train_by_group")
+    elif "acc_train_by_group" in summary:
+        problems.append("acc_train_by_group written without a group column")
+    for name in names:
+        if name not in summary:
+            problems.append("no %s in the summary" % name)
+        elif float(summary[name]) != want[name]:
             problems.append("%s %s, peer %r" % (name, summary[name], want[name]))
     for name in ("batch_dependence", "batch_dependence_mean"):
         worst = max(worst, rel_diff(float(summary[name]), want[name],

@@ -12,8 +12,10 @@ training mode (its batch statistics, a fresh layer so no buffer moves)
 and in evaluation mode (bnstudy's final buffers loaded), in float64; the
 largest and the mean over rows of a row's largest range of an output, and
 evaluation mode's range, must agree with summary.tsv's to 1e-12 of the
-outputs' size, and the batches formed exactly. The classifier's scores
-are peer_clf.py's (--compositions configurations).
+outputs' size, and the batches formed exactly. The classifier's scores,
+with its accuracy on held-out batches of one class and of one group
+(acc_train_by_group, a configuration with a `user` column), are
+peer_clf.py's (--compositions configurations).
 
 Prints one line per configuration and `N passed, N failed`; exits 1 if any
 check fails.

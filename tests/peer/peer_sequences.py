@@ -21,7 +21,14 @@ peer_clf.py's PCG32:
     nn.BatchNorm1d's buffers take the padded batch.
 
 Then evaluation mode, nn.BatchNorm1d with the buffers, on every real
-position of the last epoch's batches. The buffers (features.tsv), the
+position of the last epoch's batches.
+
+With a source other than `generated`, the real positions come from a
+file bnstudy reads (`[sequence] file`, --set sequence.file=F): the
+lengths made here written as a TSV column (`lengths`), their mask as a
+(N, L) float64 .npy as PyTorch exports one (`mask`), or a mask made
+here with holes, not a prefix of each sequence (`holes`, PCG32 stream
+99), which the peer then uses for its own real positions. The buffers (features.tsv), the
 train/eval RMS over the real positions, the padded share and the closed
 form of the padding's effect must agree to 1e-12.
 
@@ -45,14 +52,20 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOLERANCE = 1e-12
 PCG32_INITSEQ_SHUFFLE, PCG32_INITSEQ_SEQ_LENGTHS = 2, 25
 
-# (sequences, length, min_length, batch, epochs, mask, momentum, seed)
+# (sequences, length, min_length, batch, epochs, mask, momentum, seed,
+# where the real positions come from)
 CONFIGS = [
-    (24, 8, 2, 4, 1, "padded", 0.1, 1),
-    (24, 8, 2, 4, 2, "real", 0.1, 1),
-    (24, 8, 2, 4, 1, "mismatch", 0.1, 1),
-    (30, 10, 1, 5, 3, "padded", 0.3, 4),
-    (30, 10, 1, 6, 1, "mismatch", 0.3, 4),
-    (16, 5, 5, 4, 1, "real", 0.1, 2),
+    (24, 8, 2, 4, 1, "padded", 0.1, 1, "generated"),
+    (24, 8, 2, 4, 2, "real", 0.1, 1, "generated"),
+    (24, 8, 2, 4, 1, "mismatch", 0.1, 1, "generated"),
+    (30, 10, 1, 5, 3, "padded", 0.3, 4, "generated"),
+    (30, 10, 1, 6, 1, "mismatch", 0.3, 4, "generated"),
+    (16, 5, 5, 4, 1, "real", 0.1, 2, "generated"),
+    (24, 8, 2, 4, 2, "real", 0.1, 1, "lengths"),
+    (24, 8, 2, 4, 1, "mismatch", 0.1, 1, "mask"),
+    (30, 10, 1, 5, 2, "padded", 0.3, 4, "mask"),
+    (30, 10, 1, 5, 2, "real", 0.3, 4, "holes"),
+    (30, 10, 1, 6, 1, "mismatch", 0.3, 4, "holes"),
 ]
 
 
@@ -73,17 +86,34 @@ def population(path, n, seed):
     return x
 
 
-def peer(torch, x, cfg):
-    ns, L, L0, B, E, mask, p, seed = cfg
-    C = x.shape[1]
+def real_positions(cfg):
+    """The (ns, L) mask of real positions: a prefix of the generated
+    length of each sequence, or for `holes` each position real with
+    probability 0.7 (at least the first), from PCG32 stream 99."""
+    ns, L, L0, seed, source = cfg[0], cfg[1], cfg[2], cfg[7], cfg[8]
+    real = np.zeros((ns, L), dtype=bool)
+    if source == "holes":
+        rng = PCG32(seed, 99)
+        for i in range(ns):
+            for t in range(L):
+                real[i, t] = t == 0 or rand_index(rng, 10) < 7
+        return real
     rng = PCG32(seed, PCG32_INITSEQ_SEQ_LENGTHS)
-    lens = [L0 + rand_index(rng, L - L0 + 1) for _ in range(ns)]
-    order = shuffle(PCG32(seed, PCG32_INITSEQ_SHUFFLE), list(range(ns)))
-    seqs = torch.zeros((ns, C, L), dtype=torch.float64)
-    real = torch.zeros((ns, L), dtype=torch.bool)
     for i in range(ns):
-        seqs[i, :, :lens[i]] = torch.tensor(x[i * L:i * L + lens[i]].T)
-        real[i, :lens[i]] = True
+        real[i, :L0 + rand_index(rng, L - L0 + 1)] = True
+    return real
+
+
+def peer(torch, x, cfg, mask_np):
+    ns, L, L0, B, E, mask, p, seed, _ = cfg
+    C = x.shape[1]
+    order = shuffle(PCG32(seed, PCG32_INITSEQ_SHUFFLE), list(range(ns)))
+    real = torch.tensor(mask_np)
+    # Padding is 0 wherever the mask says so, whatever the file's rows
+    # hold there.
+    seqs = torch.tensor(x.reshape(ns, L, C).transpose(0, 2, 1).copy()) * \
+        real[:, None, :]
+    lens = [int(r.sum()) for r in mask_np]
     bn = torch.nn.BatchNorm1d(C, momentum=p, eps=1e-5, affine=False,
                               dtype=torch.float64)
     out = []
@@ -122,13 +152,30 @@ def peer(torch, x, cfg):
                     (pad * ((1 - pad) * mu ** 2 - var)) ** 2))))
 
 
+def sequence_file(tmp, cfg, real):
+    """bnstudy's options for the real positions of cfg's source."""
+    source, L0 = cfg[8], cfg[2]
+    if source == "generated":
+        return ["--min-length", str(L0)]
+    if source == "lengths":
+        path = os.path.join(tmp, "lengths.tsv")
+        with open(path, "w") as fp:
+            fp.write("length\n" + "".join("%d\n" % r.sum() for r in real))
+    else:
+        path = os.path.join(tmp, "mask.npy")
+        np.save(path, real.astype(np.float64))
+    return ["--set", "sequence.file=" + path]
+
+
 def check(bnstudy, torch, cfg, tmp):
-    ns, L, L0, B, E, mask, p, seed = cfg
+    ns, L, L0, B, E, mask, p, seed, source = cfg
     pop, feat = os.path.join(tmp, "pop.tsv"), os.path.join(tmp, "feat.tsv")
     x = population(pop, ns * L, seed)
+    real = real_positions(cfg)
     out = subprocess.run(
-        [bnstudy, "run", "--population", pop, "--length", str(L),
-         "--min-length", str(L0), "--mask", mask, "--batch-size", str(B),
+        [bnstudy, "run", "--population", pop, "--length", str(L)] +
+        sequence_file(tmp, cfg, real) +
+        ["--mask", mask, "--batch-size", str(B),
          "--epochs", str(E), "--momentum", repr(p), "--momentum-weights",
          "new", "--variance", "unbiased", "--seed", str(seed),
          "--write-features", feat],
@@ -136,7 +183,7 @@ def check(bnstudy, torch, cfg, tmp):
     row = parse_tsv(out)[0]
     with open(feat) as fp:
         fr = parse_tsv(fp.read())
-    want = peer(torch, x, cfg)
+    want = peer(torch, x, cfg, real)
     got = dict(rm=np.array([float(r["running_mean"]) for r in fr]),
                rv=np.array([float(r["running_var"]) for r in fr]))
     worst = max(float(np.max(np.abs(got[k] - want[k]) /
@@ -151,7 +198,7 @@ def check(bnstudy, torch, cfg, tmp):
 def main():
     return run_configs(__doc__, CONFIGS, check,
                        "sequences=%d length=%d min_length=%d B=%d epochs=%d "
-                       "mask=%s p=%g seed=%d")
+                       "mask=%s p=%g seed=%d from %s")
 
 
 if __name__ == "__main__":
