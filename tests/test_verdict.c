@@ -497,9 +497,12 @@ static void test_closes(void **state)
 /* Few-updates and lagging at once: after 5 updates the initial 0 and 1
  * weigh w = 0.9^5 = 0.59; buffers pulled off by them alone, w m0 + (1 - w) mu
  * and w v0 + (1 - w) t, are few-updates and nothing else; moved a further
- * 0.5 of the spread (beyond the mean's limit, 4 sqrt(0.1 / 19) = 0.29),
- * they lag as well, by an effect of that 0.5 times the scale; moved 0.25
- * (inside it), they do not. The layer's verdict names both. */
+ * 0.5 or 1 of the spread (beyond the mean's limit, 4 sqrt(0.1 / 19) =
+ * 0.29), they lag as well, by an effect of that times the scale; moved
+ * 0.25 (inside it), they do not. The layer lags beside few-updates only
+ * where the lag outweighs what the initial values alone make of the
+ * feature, sqrt((s0 - 1)^2 + (s0 w mu / sd)^2) with s0 = sqrt(t / (w v0
+ * + (1 - w) t), eps in both): 0.86 here, so 1 does and 0.5 does not. */
 static void test_few_updates_and_lagging(void **state)
 {
     (void)state;
@@ -512,20 +515,25 @@ static void test_few_updates_and_lagging(void **state)
     /* What the initial values do not explain of the variance: none, so
      * the rest's scale is 1. */
     long double scale = 1.0L;
+    long double s0 = sqrtl((4.0L + 1e-5L) / (w + (1.0L - w) * 4.0L + 1e-5L));
+    long double init = sqrtl((s0 - 1.0L) * (s0 - 1.0L) +
+                             s0 * s0 * w * w * 4.0L / (sd * sd));
     static const struct {
         double lag;
-        int lags;
-    } cases[] = {{0.0, 0}, {0.25, 0}, {0.5, 1}};
+        int flag, lags;
+    } cases[] = {{0.0, 0, 0}, {0.25, 0, 0}, {0.5, 1, 0}, {1.0, 1, 1}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         o.rm = (double)((1.0L - w) * 2.0L - cases[k].lag * sd);
         diag_feature d;
         assert_int_equal(diag_layer_run(&o.in, &d, NULL), 0);
         assert_int_equal(d.cause, DIAG_FEW_UPDATES);
-        assert_int_equal(!!(d.flags & 1u << DIAG_LAGGING), cases[k].lags);
+        assert_int_equal(!!(d.flags & 1u << DIAG_LAGGING), cases[k].flag);
         assert_close(d.rest_shift, -cases[k].lag, 1e-9, 1.0);
         assert_close(d.lag_effect,
-                     cases[k].lags ? (double)(cases[k].lag * scale) : 0.0,
+                     cases[k].flag ? (double)(cases[k].lag * scale) : 0.0,
                      1e-9, 1.0);
+        assert_close(d.init_effect, cases[k].flag ? (double)init : 0.0, 1e-9,
+                     1.0);
         verdict_layer l = {.name = "a", .f = 1, .d = &d};
         verdict_layer_sum(&l, NULL);
         verdict v;

@@ -575,6 +575,16 @@ static double lag_effect_of(const diag_feature *d)
     return root_sum_sq(d->rest_scale * fabs(d->rest_shift), stretch);
 }
 
+/* What the initial values alone would make of the same feature, beside
+ * a lag: effect_of's measure on init_shift and init_scale. */
+static double init_effect_of(const diag_feature *d)
+{
+    if (d->lag_effect == 0.0)
+        return 0.0;
+    double stretch = d->target_var == 0.0 ? 0.0 : d->init_scale - 1.0;
+    return root_sum_sq(d->init_scale * fabs(d->init_shift), stretch);
+}
+
 static double effect_of(const diag_feature *d)
 {
     if (d->cause == DIAG_SHIFT)
@@ -626,6 +636,7 @@ int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
             }
         d->effect = effect_of(d);
         d->lag_effect = lag_effect_of(d);
+        d->init_effect = init_effect_of(d);
     }
     return 0;
 }

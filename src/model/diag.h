@@ -258,6 +258,11 @@ typedef struct {
     /* For a few-updates feature that lags too (both flags): the effect of
      * what the initial values do not explain; 0 otherwise. */
     double lag_effect;
+    /* The same feature's effect had only the initial values pulled the
+     * buffers off (init_shift, init_scale); 0 where lag_effect is 0. The
+     * layer lags beside few-updates only where the lag is the larger part
+     * (verdict.h). */
+    double init_effect;
     /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
      * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
      * average's noise, whichever is larger); a scale beyond DIAG_OFF whose

@@ -34,10 +34,11 @@ typedef struct {
     unsigned material;              /* bit c: cause c is material here */
     /* Few-updates features off beyond what the initial values explain
      * (diag.h's lag_effect): how many, their root mean square effect over
-     * the layer, and whether that is material (DIAG_MATERIAL): the layer
-     * lags as well. */
+     * the layer, and whether that is material (DIAG_MATERIAL) and the
+     * larger part: the layer lags as well. init_effect is what the initial
+     * values alone make of the same features, by the same measure. */
     size_t lag_count;
-    double lag_effect;
+    double lag_effect, init_effect;
     int lags_too;
 } verdict_layer;
 
