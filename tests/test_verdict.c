@@ -371,14 +371,30 @@ static void test_verdict(void **state)
     verdict_make(l, 1, &m, &v);
     assert_int_equal(v.fix, DIAG_FIX_RELOAD);
     /* Healthy layers: the batch, when the modes were measured to disagree
-     * beyond 0.03 and more than 0.03 of the predictions move. */
+     * beyond 0.03 and more than 0.03 of the predictions move; training
+     * mode above is batch-dependence, evaluation mode above is healthy
+     * with the drop beside it (the round-two MLP with dropout: 0.932 and
+     * 1.000). */
     l[0] = layer_of("a", 0, h4, 4);
-    verdict_model b = model_of(0.80, 0.93, 0.0301);
+    verdict_model b = model_of(0.93, 0.80, 0.0301);
     verdict_make(l, 1, &b, &v);
     assert_int_equal(v.cause, DIAG_BATCH_DEPENDENCE);
-    b.batch_dependence = 0.03;
+    assert_int_equal(v.batch_drop, 0);
+    b = model_of(0.80, 0.93, 0.0301);
     verdict_make(l, 1, &b, &v);
     assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_int_equal(v.batch_drop, 1);
+    b = model_of(0.932, 1.0, 0.091);
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_int_equal(v.batch_drop, 1);
+    b = model_of(0.93, 0.80, 0.03);
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_int_equal(v.batch_drop, 0);
+    b = model_of(0.80, 0.93, 0.03);
+    verdict_make(l, 1, &b, &v);
+    assert_int_equal(v.batch_drop, 0);
     b = model_of(0.93, 0.91, 0.2);
     verdict_make(l, 1, &b, &v);
     assert_int_equal(v.cause, DIAG_HEALTHY); /* within 0.03 */

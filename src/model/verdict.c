@@ -113,6 +113,24 @@ static diag_fix best_fix(const verdict_model *m)
     return best;
 }
 
+/* Statistics that are right leave the batch as what makes the modes
+ * disagree, when they were measured to (without accuracies there is no
+ * disagreement to explain, however many predictions move). Which way
+ * decides what it means: training mode above evaluation mode is a model
+ * that scores only with its batch's statistics, which no statistics
+ * mend (batch-dependence); evaluation mode above is a model healthy for
+ * shipping in evaluation mode, whose running statistics remove the noise
+ * a batch's own adds to each row (healthy, with the drop beside it). */
+static void batch_verdict(const verdict_model *m, verdict *v)
+{
+    if (v->cause != DIAG_HEALTHY || !(m->batch_dependence > DIAG_BATCH_DEP))
+        return;
+    if (v->gap > DIAG_FIX_CLOSES)
+        v->cause = DIAG_BATCH_DEPENDENCE;
+    else if (v->gap < -DIAG_FIX_CLOSES)
+        v->batch_drop = 1;
+}
+
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                   verdict *v)
 {
@@ -136,12 +154,7 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                          l[i].cause != DIAG_HEALTHY;
     }
     v->gap = m->train_acc - m->eval_acc;
-    /* Statistics that are right leave the batch as what makes the modes
-     * disagree, when they were measured to: without accuracies there is
-     * no disagreement to explain, however many predictions move. */
-    if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP &&
-        fabs(v->gap) > DIAG_FIX_CLOSES)
-        v->cause = DIAG_BATCH_DEPENDENCE;
+    batch_verdict(m, v);
     v->fix = verdict_cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
     v->best = best_fix(m);

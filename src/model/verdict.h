@@ -59,6 +59,11 @@ typedef struct {
     /* Layers whose cause is the verdict's (few-updates) that lag as well,
      * and the first of them (n when none). */
     size_t lags_too, lags_first;
+    /* Healthy, and training mode trails evaluation mode by more than
+     * DIAG_FIX_CLOSES with more than DIAG_BATCH_DEP of its predictions
+     * moving with the batch: the batch dependence evaluation mode
+     * removes, a report's line beside the healthy verdict. */
+    int batch_drop;
 } verdict;
 
 /* A layer's cause: of the causes material in it (m, NULL when nothing
