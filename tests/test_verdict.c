@@ -184,6 +184,42 @@ static void test_buffer_causes(void **state)
     expect(&o, DIAG_FAR_FROM_INIT, "0.9^29 = 0.047");
 }
 
+/* Dropout's variance shift: inverted dropout of rate q on a feature of
+ * mean 2 and variance 4 keeps the mean and adds q/(1-q) E[x^2] = q/(1-q)
+ * 8 to the variance, so at q = 0.5 the buffers hold 12 where the fresh
+ * statistics with dropout off give 4. The variance limit's edge
+ * (test_variance_limit's closed form) holds for it too; a variance below
+ * the target, a mean off, or no dropout before the layer is not it. */
+static void test_dropout_shift(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    o.in.dropout = 0.5;
+    expect(&o, DIAG_HEALTHY, "dropout before, statistics right");
+    long double q = 0.5L;
+    o.rv = (double)(4.0L + q / (1.0L - q) * (4.0L + 2.0L * 2.0L));
+    expect(&o, DIAG_DROPOUT_SHIFT, "q = 0.5: 12 against 4");
+    o.in.dropout = 0.0;
+    expect(&o, DIAG_LAGGING, "the same buffers, no dropout before");
+    o.in.dropout = 0.1;
+    long double lim = 4.0L * sqrtl(2.0L * q_noise());
+    o.rv = (double)(4.0L * expl(lim * (1.0L - 1e-9L)));
+    expect(&o, DIAG_HEALTHY, "above, inside the noise");
+    o.rv = (double)(4.0L * expl(lim * (1.0L + 1e-9L)));
+    expect(&o, DIAG_DROPOUT_SHIFT, "above, beyond the noise");
+    o.rv = (double)(4.0L * (1.0L - lim * (1.0L + 1e-9L)));
+    expect(&o, DIAG_LAGGING, "below: dropout adds, never removes");
+    o.rv = 12.0;
+    o.rm = 3.0;
+    expect(&o, DIAG_LAGGING, "the mean off: dropout keeps the mean");
+    o.in.dropout = 1.0;
+    diag_feature d;
+    bn_error err;
+    assert_int_equal(diag_layer_run(&o.in, &d, &err), -1);
+    assert_non_null(strstr(err.msg, "dropout"));
+}
+
 static void test_eval_causes(void **state)
 {
     (void)state;
@@ -616,6 +652,7 @@ int test_verdict_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mean_limit),
         cmocka_unit_test(test_few_updates_and_lagging),
+        cmocka_unit_test(test_dropout_shift),
         cmocka_unit_test(test_poor),
         cmocka_unit_test(test_variance_limit),
         cmocka_unit_test(test_buffer_causes),
