@@ -412,25 +412,22 @@ static void test_verdict(void **state)
      * with the drop beside it (the round-two MLP with dropout: 0.932 and
      * 1.000). */
     l[0] = layer_of("a", 0, h4, 4);
-    verdict_model b = model_of(0.93, 0.80, 0.0301);
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.cause, DIAG_BATCH_DEPENDENCE);
-    assert_int_equal(v.batch_drop, 0);
-    b = model_of(0.80, 0.93, 0.0301);
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.cause, DIAG_HEALTHY);
-    assert_int_equal(v.batch_drop, 1);
-    b = model_of(0.932, 1.0, 0.091);
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.cause, DIAG_HEALTHY);
-    assert_int_equal(v.batch_drop, 1);
-    b = model_of(0.93, 0.80, 0.03);
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.cause, DIAG_HEALTHY);
-    assert_int_equal(v.batch_drop, 0);
-    b = model_of(0.80, 0.93, 0.03);
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.batch_drop, 0);
+    static const struct {
+        double train, eval, dep;
+        diag_cause cause;
+        int drop;
+    } bd[] = {{0.93, 0.80, 0.0301, DIAG_BATCH_DEPENDENCE, 0},
+              {0.80, 0.93, 0.0301, DIAG_HEALTHY, 1},
+              {0.932, 1.0, 0.091, DIAG_HEALTHY, 1},
+              {0.93, 0.80, 0.03, DIAG_HEALTHY, 0},
+              {0.80, 0.93, 0.03, DIAG_HEALTHY, 0}};
+    verdict_model b;
+    for (size_t k = 0; k < sizeof bd / sizeof bd[0]; k++) {
+        b = model_of(bd[k].train, bd[k].eval, bd[k].dep);
+        verdict_make(l, 1, &b, &v);
+        assert_int_equal(v.cause, bd[k].cause);
+        assert_int_equal(v.batch_drop, bd[k].drop);
+    }
     b = model_of(0.93, 0.91, 0.2);
     verdict_make(l, 1, &b, &v);
     assert_int_equal(v.cause, DIAG_HEALTHY); /* within 0.03 */
