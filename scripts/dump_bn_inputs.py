@@ -192,7 +192,8 @@ def write_buffers(out, name, mod):
     tsv.write_keys(base + ".layer.tsv", tsv.settings(name, mod))
 
 
-def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None):
+def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None,
+                dropout=0.0):
     base = os.path.join(out, tsv.safe_name(name))
     c = int(mod.num_features)
     np.save(base + ".train.npy", tr.rows_sample(c))
@@ -218,6 +219,7 @@ def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None):
          % tr.stride),
         ("inputs_taken", "on copies of the model with every momentum 0: "
          "no buffer moved"),
+        ("dropout_before", float(dropout)),
     ])
 
 
@@ -273,9 +275,11 @@ def dump(a):
         names = {n for n, _ in layers}
         order = [n for n in order if n in names]
         order += [n for n, _ in layers if n not in order]
+        drop = passes.dropout_before(model, xtr[:max(2, a.batch_size)])
         for name, mod in layers:
             write_layer(tmp, name, mod, tr[name], te[name],
-                        ev[name] if ev else None, train_batch, largest)
+                        ev[name] if ev else None, train_batch, largest,
+                        drop.get(name, 0.0))
     else:
         for name, mod in layers:
             write_buffers(tmp, name, mod)

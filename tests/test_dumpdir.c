@@ -260,6 +260,27 @@ static void test_causes(void **state)
                "recompute-train\t0.95\t-\n");
     expect_start("healthy", "verdict: healthy\n",
                  "evaluation mode is within 0.03 of training mode");
+    /* Dropout's variance shift: the same layer with its running
+     * variances three times the fresh ones (dropout 0.5 before it adds
+     * q/(1-q) E[x^2], at least the variance) reads as dropout-shift with
+     * the dumper's dropout_before, and without the key (an older dump)
+     * as the lag it would otherwise be; a rate of 1 is refused. */
+    assert_int_equal(test_shell("cp -r '%s/healthy' '%s/dropout' && cd "
+                                "'%s/dropout' && awk -F'\t' -v OFS='\t' "
+                                "'NR > 1 { $3 = $3 * 3 } 1' a.stats.tsv > s "
+                                "&& mv s a.stats.tsv && cp -r . ../nodrop && "
+                                "printf 'dropout_before\t0.5\n' >> "
+                                "a.layer.tsv",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_start("dropout", "verdict: dropout-shift, in 1 of 1 layer, "
+                            "first a\n", NULL);
+    expect_start("nodrop", "verdict: lagging", NULL);
+    assert_int_equal(test_shell("cp -r '%s/nodrop' '%s/dropout1' && "
+                                "printf 'dropout_before\t1\n' >> "
+                                "'%s/dropout1/a.layer.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
     /* The majority class's share measured: a model half-way from it to 1
      * in neither mode is poor, and the report says the gap is not the
      * main problem; a good one is not. */
@@ -543,6 +564,8 @@ static void test_refusals(void **state)
                                 tmpdir, tmpdir, tmpdir),
                      0);
     expect_refused("gone", "gone/a.eval.npy");
+    expect_refused("dropout1", "a.layer.tsv: dropout_before 1 is not in "
+                               "[0, 1)");
 }
 
 int test_dumpdir_run(size_t *ntests)

@@ -184,6 +184,42 @@ static void test_buffer_causes(void **state)
     expect(&o, DIAG_FAR_FROM_INIT, "0.9^29 = 0.047");
 }
 
+/* Dropout's variance shift: inverted dropout of rate q on a feature of
+ * mean 2 and variance 4 keeps the mean and adds q/(1-q) E[x^2] = q/(1-q)
+ * 8 to the variance, so at q = 0.5 the buffers hold 12 where the fresh
+ * statistics with dropout off give 4. The variance limit's edge
+ * (test_variance_limit's closed form) holds for it too; a variance below
+ * the target, a mean off, or no dropout before the layer is not it. */
+static void test_dropout_shift(void **state)
+{
+    (void)state;
+    one o;
+    one_init(&o);
+    o.in.dropout = 0.5;
+    expect(&o, DIAG_HEALTHY, "dropout before, statistics right");
+    long double q = 0.5L;
+    o.rv = (double)(4.0L + q / (1.0L - q) * (4.0L + 2.0L * 2.0L));
+    expect(&o, DIAG_DROPOUT_SHIFT, "q = 0.5: 12 against 4");
+    o.in.dropout = 0.0;
+    expect(&o, DIAG_LAGGING, "the same buffers, no dropout before");
+    o.in.dropout = 0.1;
+    long double lim = 4.0L * sqrtl(2.0L * q_noise());
+    o.rv = (double)(4.0L * expl(lim * (1.0L - 1e-9L)));
+    expect(&o, DIAG_HEALTHY, "above, inside the noise");
+    o.rv = (double)(4.0L * expl(lim * (1.0L + 1e-9L)));
+    expect(&o, DIAG_DROPOUT_SHIFT, "above, beyond the noise");
+    o.rv = (double)(4.0L * (1.0L - lim * (1.0L + 1e-9L)));
+    expect(&o, DIAG_LAGGING, "below: dropout adds, never removes");
+    o.rv = 12.0;
+    o.rm = 3.0;
+    expect(&o, DIAG_LAGGING, "the mean off: dropout keeps the mean");
+    o.in.dropout = 1.0;
+    diag_feature d;
+    bn_error err;
+    assert_int_equal(diag_layer_run(&o.in, &d, &err), -1);
+    assert_non_null(strstr(err.msg, "dropout"));
+}
+
 static void test_eval_causes(void **state)
 {
     (void)state;
@@ -371,14 +407,27 @@ static void test_verdict(void **state)
     verdict_make(l, 1, &m, &v);
     assert_int_equal(v.fix, DIAG_FIX_RELOAD);
     /* Healthy layers: the batch, when the modes were measured to disagree
-     * beyond 0.03 and more than 0.03 of the predictions move. */
+     * beyond 0.03 and more than 0.03 of the predictions move; training
+     * mode above is batch-dependence, evaluation mode above is healthy
+     * with the drop beside it (the round-two MLP with dropout: 0.932 and
+     * 1.000). */
     l[0] = layer_of("a", 0, h4, 4);
-    verdict_model b = model_of(0.80, 0.93, 0.0301);
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.cause, DIAG_BATCH_DEPENDENCE);
-    b.batch_dependence = 0.03;
-    verdict_make(l, 1, &b, &v);
-    assert_int_equal(v.cause, DIAG_HEALTHY);
+    static const struct {
+        double train, eval, dep;
+        diag_cause cause;
+        int drop;
+    } bd[] = {{0.93, 0.80, 0.0301, DIAG_BATCH_DEPENDENCE, 0},
+              {0.80, 0.93, 0.0301, DIAG_HEALTHY, 1},
+              {0.932, 1.0, 0.091, DIAG_HEALTHY, 1},
+              {0.93, 0.80, 0.03, DIAG_HEALTHY, 0},
+              {0.80, 0.93, 0.03, DIAG_HEALTHY, 0}};
+    verdict_model b;
+    for (size_t k = 0; k < sizeof bd / sizeof bd[0]; k++) {
+        b = model_of(bd[k].train, bd[k].eval, bd[k].dep);
+        verdict_make(l, 1, &b, &v);
+        assert_int_equal(v.cause, bd[k].cause);
+        assert_int_equal(v.batch_drop, bd[k].drop);
+    }
     b = model_of(0.93, 0.91, 0.2);
     verdict_make(l, 1, &b, &v);
     assert_int_equal(v.cause, DIAG_HEALTHY); /* within 0.03 */
@@ -497,9 +546,12 @@ static void test_closes(void **state)
 /* Few-updates and lagging at once: after 5 updates the initial 0 and 1
  * weigh w = 0.9^5 = 0.59; buffers pulled off by them alone, w m0 + (1 - w) mu
  * and w v0 + (1 - w) t, are few-updates and nothing else; moved a further
- * 0.5 of the spread (beyond the mean's limit, 4 sqrt(0.1 / 19) = 0.29),
- * they lag as well, by an effect of that 0.5 times the scale; moved 0.25
- * (inside it), they do not. The layer's verdict names both. */
+ * 0.5 or 1 of the spread (beyond the mean's limit, 4 sqrt(0.1 / 19) =
+ * 0.29), they lag as well, by an effect of that times the scale; moved
+ * 0.25 (inside it), they do not. The layer lags beside few-updates only
+ * where the lag outweighs what the initial values alone make of the
+ * feature, sqrt((s0 - 1)^2 + (s0 w mu / sd)^2) with s0 = sqrt(t / (w v0
+ * + (1 - w) t), eps in both): 0.86 here, so 1 does and 0.5 does not. */
 static void test_few_updates_and_lagging(void **state)
 {
     (void)state;
@@ -512,20 +564,25 @@ static void test_few_updates_and_lagging(void **state)
     /* What the initial values do not explain of the variance: none, so
      * the rest's scale is 1. */
     long double scale = 1.0L;
+    long double s0 = sqrtl((4.0L + 1e-5L) / (w + (1.0L - w) * 4.0L + 1e-5L));
+    long double init = sqrtl((s0 - 1.0L) * (s0 - 1.0L) +
+                             s0 * s0 * w * w * 4.0L / (sd * sd));
     static const struct {
         double lag;
-        int lags;
-    } cases[] = {{0.0, 0}, {0.25, 0}, {0.5, 1}};
+        int flag, lags;
+    } cases[] = {{0.0, 0, 0}, {0.25, 0, 0}, {0.5, 1, 0}, {1.0, 1, 1}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         o.rm = (double)((1.0L - w) * 2.0L - cases[k].lag * sd);
         diag_feature d;
         assert_int_equal(diag_layer_run(&o.in, &d, NULL), 0);
         assert_int_equal(d.cause, DIAG_FEW_UPDATES);
-        assert_int_equal(!!(d.flags & 1u << DIAG_LAGGING), cases[k].lags);
+        assert_int_equal(!!(d.flags & 1u << DIAG_LAGGING), cases[k].flag);
         assert_close(d.rest_shift, -cases[k].lag, 1e-9, 1.0);
         assert_close(d.lag_effect,
-                     cases[k].lags ? (double)(cases[k].lag * scale) : 0.0,
+                     cases[k].flag ? (double)(cases[k].lag * scale) : 0.0,
                      1e-9, 1.0);
+        assert_close(d.init_effect, cases[k].flag ? (double)init : 0.0, 1e-9,
+                     1.0);
         verdict_layer l = {.name = "a", .f = 1, .d = &d};
         verdict_layer_sum(&l, NULL);
         verdict v;
@@ -592,6 +649,7 @@ int test_verdict_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mean_limit),
         cmocka_unit_test(test_few_updates_and_lagging),
+        cmocka_unit_test(test_dropout_shift),
         cmocka_unit_test(test_poor),
         cmocka_unit_test(test_variance_limit),
         cmocka_unit_test(test_buffer_causes),

@@ -168,3 +168,37 @@ def run(model, x, batch_size, max_rows, what, train_mode=False,
         for h in handles:
             h.remove()
     return seen, order
+
+
+def dropout_before(model, xb):
+    """{layer name: the rate of the dropout that runs before it}: of the
+    dropout modules called since the batch-norm layer before it (or the
+    start), the largest rate; 0 for none. One batch in evaluation mode on
+    a copy, where dropout does nothing but its modules are still called.
+    In training such a layer's running variance holds dropout's noise,
+    which evaluation mode's inputs do not (the variance shift)."""
+    model = copy.deepcopy(model)
+    layers = tsv.bn_layers(model)
+    rate = {name: 0.0 for name, _ in layers}
+    pending = [0.0]
+    handles = []
+
+    def on_dropout(m, inputs):
+        pending[0] = max(pending[0], float(m.p))
+
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.modules.dropout._DropoutNd):
+            handles.append(mod.register_forward_pre_hook(on_dropout))
+    for name, mod in layers:
+        def on_bn(m, inputs, name=name):
+            rate[name] = max(rate[name], pending[0])
+            pending[0] = 0.0
+        handles.append(mod.register_forward_pre_hook(on_bn))
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(torch.as_tensor(np.array(xb)).to(model_dtype(model)))
+    finally:
+        for h in handles:
+            h.remove()
+    return rate

@@ -88,6 +88,20 @@ static int near_constant(const diag_feature *d)
                               : d->eval_out > DIAG_ROWS;
 }
 
+/* Dropout's variance shift: inverted dropout of rate q keeps each input's
+ * mean and adds q/(1-q) of its mean square to its variance, so a layer
+ * after dropout tracks a running variance above what the same inputs
+ * give with dropout off (evaluation mode's, and the dump's fresh ones)
+ * while its running mean is right. Nothing before applies, dropout runs
+ * before the layer, the mean is within its limit, and the variance is
+ * off above its target. */
+static int dropout_shift(const diag_feature *d)
+{
+    return d->flags == 0 && d->dropout > 0.0 &&
+           fabs(d->shift) <= d->off_mean && d->scale < 1.0 &&
+           off_train(d);
+}
+
 /* Off by what the initial values do not explain: the buffers with the
  * initial values' part, w (m0 - mu) and w (v0 - t), taken out are still
  * off, so the activations moved while the average followed them. */
@@ -227,6 +241,24 @@ static const struct {
       .keep = "the statistics' error costs evaluation mode nothing measured "
               "here, so a fix to them has nothing to gain"},
      far_from_init},
+    {{.cause = DIAG_DROPOUT_SHIFT,
+      .name = "dropout-shift",
+      .words = "dropout's variance shift: the running variance was "
+               "accumulated with dropout on before the layer, and holds "
+               "dropout's noise, which evaluation mode's inputs (dropout "
+               "off) do not have, so evaluation mode shrinks the outputs",
+      .threshold = "a dropout before the layer (the dump's dropout_before), "
+                   "the mean within its limit, and the running variance "
+                   "above the fresh one with dropout off beyond the "
+                   "variance limit (scale below 1 - 0.1)",
+      .fix = "recompute the statistics with dropout off (update_bn with "
+             "only the batch-norm layers in training mode), or put the "
+             "dropout after the last batch-norm layer",
+      .fix_id = DIAG_FIX_RECOMPUTE_TRAIN,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the statistics' error costs evaluation mode nothing measured "
+              "here, so a fix to them has nothing to gain"},
+     dropout_shift},
     {{.cause = DIAG_LAGGING,
       .name = "lagging",
       .words = "statistics lagging the weights: the activations moved "
@@ -285,10 +317,12 @@ static const struct {
       .words = "training-mode outputs that depend on the batch: a row's "
                "prediction moves with its batch neighbours, so training "
                "mode's score belongs to the batching, not the model",
-      .threshold = "the statistics are right, the modes' accuracies differ "
-                   "by more than 0.03, and more than 0.03 of the evaluation "
-                   "rows change their training-mode prediction when batched "
-                   "in another order",
+      .threshold = "the statistics are right, training mode's accuracy "
+                   "above evaluation mode's by more than 0.03, and more "
+                   "than 0.03 of the evaluation rows change their "
+                   "training-mode prediction when batched in another order "
+                   "(evaluation mode above is healthy: the drop is the "
+                   "batch dependence it removes)",
       .fix = "ship and score in evaluation mode; training mode's number is "
              "not one to reach",
       .fix_id = DIAG_FIX_NONE,
@@ -450,6 +484,10 @@ static int validate_layer(const diag_layer *in, bn_error *err)
     if (!(in->eps >= 0.0 && isfinite(in->eps)))
         return bn_fail(err, "diagnose: eps must be finite and >= 0, got %.17g",
                        in->eps);
+    if (!(in->dropout >= 0.0 && in->dropout < 1.0))
+        return bn_fail(err, "diagnose: the dropout rate before the layer "
+                            "must be in [0, 1), got %.17g",
+                       in->dropout);
     if (!finite_stats(in->running_mean, in->running_var, in->f))
         return bn_fail(err, "diagnose: the running mean and variance must "
                             "be finite and the variance >= 0");
@@ -575,6 +613,16 @@ static double lag_effect_of(const diag_feature *d)
     return root_sum_sq(d->rest_scale * fabs(d->rest_shift), stretch);
 }
 
+/* What the initial values alone would make of the same feature, beside
+ * a lag: effect_of's measure on init_shift and init_scale. */
+static double init_effect_of(const diag_feature *d)
+{
+    if (d->lag_effect == 0.0)
+        return 0.0;
+    double stretch = d->target_var == 0.0 ? 0.0 : d->init_scale - 1.0;
+    return root_sum_sq(d->init_scale * fabs(d->init_shift), stretch);
+}
+
 static double effect_of(const diag_feature *d)
 {
     if (d->cause == DIAG_SHIFT)
@@ -615,6 +663,7 @@ int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
         memset(d, 0, sizeof *d);
         measure(in, j, w, d);
         d->never_filled = never;
+        d->dropout = in->dropout;
         d->fresh_fixed = in->fresh_fixed;
         d->frozen = froze;
         d->cause = DIAG_N_CAUSES;
@@ -626,6 +675,7 @@ int diag_layer_run(const diag_layer *in, diag_feature *out, bn_error *err)
             }
         d->effect = effect_of(d);
         d->lag_effect = lag_effect_of(d);
+        d->init_effect = init_effect_of(d);
     }
     return 0;
 }

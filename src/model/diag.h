@@ -23,6 +23,7 @@ typedef enum {
     DIAG_NOT_EXCHANGEABLE,
     DIAG_NEAR_CONSTANT,
     DIAG_FAR_FROM_INIT,
+    DIAG_DROPOUT_SHIFT,
     DIAG_LAGGING,
     DIAG_SHIFT,
     DIAG_OTHER,
@@ -172,6 +173,11 @@ typedef struct {
     /* A recording's trend: the lag the moving average's closed form gives
      * for the batch means' trend, in units of the spread (f), or NULL. */
     const double *trend_lag;
+    /* The rate of the dropout that runs before the layer in training
+     * (since the batch-norm layer before it), 0 for none or unknown: its
+     * buffers then hold dropout's noise, which evaluation mode's inputs
+     * and the dump's fresh statistics (dropout off) do not. */
+    double dropout;
 } diag_layer;
 
 /* The two-sample Kolmogorov-Smirnov distance between column j of an
@@ -258,6 +264,11 @@ typedef struct {
     /* For a few-updates feature that lags too (both flags): the effect of
      * what the initial values do not explain; 0 otherwise. */
     double lag_effect;
+    /* The same feature's effect had only the initial values pulled the
+     * buffers off (init_shift, init_scale); 0 where lag_effect is 0. The
+     * layer lags beside few-updates only where the lag is the larger part
+     * (verdict.h). */
+    double init_effect;
     /* The "off" thresholds (docs/diagnose.md): a mean beyond off_mean
      * (DIAG_OFF, or DIAG_NOISE_SD standard deviations of the moving
      * average's noise, whichever is larger); a scale beyond DIAG_OFF whose
@@ -266,6 +277,7 @@ typedef struct {
      * the evaluation data beyond a distance off_ks. */
     double target_var, off_mean, off_var, off_ks;
     int never_filled, frozen; /* the layer's tests, copied to each */
+    double dropout;           /* diag_layer's, copied to each */
     int fresh_fixed;
     unsigned flags;       /* bit c for every cause c that applies */
     diag_cause cause;     /* the first of them in table order */

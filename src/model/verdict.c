@@ -59,9 +59,24 @@ static int material(const verdict_layer *l, diag_cause c,
     return m && verdict_closes(m, verdict_cause_fix(c, m)) == 1;
 }
 
+/* A lag beside few-updates is the layer's finding only where it is
+ * material by lagging's own rule and the larger part of those features'
+ * error: the initial values' weight w = (1-p)^T is also the weight the
+ * average gives its earliest updates against its latest, so weights that
+ * moved far in few updates leave their early activations in the buffers
+ * with about the weight the initial values keep, and a lag no larger
+ * than what those values explain is the same few-updates seen twice.
+ * Data that changed while the average followed leave a lag that
+ * outweighs the start's share (docs/diagnose.md). */
+static int lags_beside(const verdict_layer *l)
+{
+    return l->cause == DIAG_FEW_UPDATES && l->lag_effect > DIAG_MATERIAL &&
+           l->lag_effect > l->init_effect;
+}
+
 void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
 {
-    double sq[DIAG_N_CAUSES] = {0}, lag_sq = 0.0;
+    double sq[DIAG_N_CAUSES] = {0}, lag_sq = 0.0, init_sq = 0.0;
     memset(l->count, 0, sizeof l->count);
     l->lag_count = 0;
     for (size_t j = 0; j < l->f; j++) {
@@ -69,8 +84,10 @@ void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
         sq[l->d[j].cause] += l->d[j].effect * l->d[j].effect;
         l->lag_count += l->d[j].lag_effect > 0.0;
         lag_sq += l->d[j].lag_effect * l->d[j].lag_effect;
+        init_sq += l->d[j].init_effect * l->d[j].init_effect;
     }
     l->lag_effect = l->f ? sqrt(lag_sq / (double)l->f) : 0.0;
+    l->init_effect = l->f ? sqrt(init_sq / (double)l->f) : 0.0;
     l->material = 0;
     l->cause = DIAG_HEALTHY;
     for (int c = 0; c < DIAG_N_CAUSES; c++) {
@@ -83,9 +100,7 @@ void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
                 l->cause = (diag_cause)c;
         }
     }
-    /* The lag beside few-updates is judged as lagging is, by its size. */
-    l->lags_too = l->cause == DIAG_FEW_UPDATES &&
-                  l->lag_effect > DIAG_MATERIAL;
+    l->lags_too = lags_beside(l);
 }
 
 static diag_fix best_fix(const verdict_model *m)
@@ -96,6 +111,24 @@ static diag_fix best_fix(const verdict_model *m)
             (best == DIAG_FIX_NONE || m->fix_acc[f] > m->fix_acc[best]))
             best = (diag_fix)f;
     return best;
+}
+
+/* Statistics that are right leave the batch as what makes the modes
+ * disagree, when they were measured to (without accuracies there is no
+ * disagreement to explain, however many predictions move). Which way
+ * decides what it means: training mode above evaluation mode is a model
+ * that scores only with its batch's statistics, which no statistics
+ * mend (batch-dependence); evaluation mode above is a model healthy for
+ * shipping in evaluation mode, whose running statistics remove the noise
+ * a batch's own adds to each row (healthy, with the drop beside it). */
+static void batch_verdict(const verdict_model *m, verdict *v)
+{
+    if (v->cause != DIAG_HEALTHY || !(m->batch_dependence > DIAG_BATCH_DEP))
+        return;
+    if (v->gap > DIAG_FIX_CLOSES)
+        v->cause = DIAG_BATCH_DEPENDENCE;
+    else if (v->gap < -DIAG_FIX_CLOSES)
+        v->batch_drop = 1;
 }
 
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
@@ -121,12 +154,7 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                          l[i].cause != DIAG_HEALTHY;
     }
     v->gap = m->train_acc - m->eval_acc;
-    /* Statistics that are right leave the batch as what makes the modes
-     * disagree, when they were measured to: without accuracies there is
-     * no disagreement to explain, however many predictions move. */
-    if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP &&
-        fabs(v->gap) > DIAG_FIX_CLOSES)
-        v->cause = DIAG_BATCH_DEPENDENCE;
+    batch_verdict(m, v);
     v->fix = verdict_cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
     v->best = best_fix(m);

@@ -34,10 +34,11 @@ typedef struct {
     unsigned material;              /* bit c: cause c is material here */
     /* Few-updates features off beyond what the initial values explain
      * (diag.h's lag_effect): how many, their root mean square effect over
-     * the layer, and whether that is material (DIAG_MATERIAL): the layer
-     * lags as well. */
+     * the layer, and whether that is material (DIAG_MATERIAL) and the
+     * larger part: the layer lags as well. init_effect is what the initial
+     * values alone make of the same features, by the same measure. */
     size_t lag_count;
-    double lag_effect;
+    double lag_effect, init_effect;
     int lags_too;
 } verdict_layer;
 
@@ -58,6 +59,11 @@ typedef struct {
     /* Layers whose cause is the verdict's (few-updates) that lag as well,
      * and the first of them (n when none). */
     size_t lags_too, lags_first;
+    /* Healthy, and training mode trails evaluation mode by more than
+     * DIAG_FIX_CLOSES with more than DIAG_BATCH_DEP of its predictions
+     * moving with the batch: the batch dependence evaluation mode
+     * removes, a report's line beside the healthy verdict. */
+    int batch_drop;
 } verdict;
 
 /* A layer's cause: of the causes material in it (m, NULL when nothing

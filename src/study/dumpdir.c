@@ -543,6 +543,22 @@ static int recording_evidence(const dump_src *src, dump_layer *l, bn_error *err)
     return 0;
 }
 
+/* dropout_before: the rate of the dropout the dumper saw run before the
+ * layer; absent (older dumps, recordings) is none known. */
+static int read_dropout(const kv_file *kv, dump_layer *l, bn_error *err)
+{
+    if (kv_real(kv, "dropout_before", &l->dropout, err) != 0)
+        return -1;
+    if (isnan(l->dropout) && kv_row(kv, "dropout_before") < 0) {
+        l->dropout = 0.0;
+        return 0;
+    }
+    if (!(l->dropout >= 0.0 && l->dropout < 1.0))
+        return bn_fail(err, "%s: dropout_before %s is not in [0, 1)",
+                       kv->path, kv_str(kv, "dropout_before"));
+    return 0;
+}
+
 static int read_settings(const dump_src *src, dump_layer *l, int recording,
                          bn_error *err)
 {
@@ -578,7 +594,8 @@ static int read_settings(const dump_src *src, dump_layer *l, int recording,
         kv_count(&kv, "training_calls", 0, &calls, err) != 0 ||
         kv_count(&kv, "eval_calls_with_grad", 0, &frozen_calls, err) != 0 ||
         kv_count(&kv, "training_calls_unmoved", 0, &unmoved, err) != 0 ||
-        kv_count(&kv, "largest_batch", 0, &l->largest_batch, err) != 0)
+        kv_count(&kv, "largest_batch", 0, &l->largest_batch, err) != 0 ||
+        read_dropout(&kv, l, err) != 0)
         goto done;
     if (unmoved > calls) {
         bn_fail(err, "%s: training_calls_unmoved %zu is more than the %zu "
@@ -962,6 +979,7 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->cumulative = cumulative;
     in->eps = l->eps;
     in->trend_lag = l->lag;
+    in->dropout = l->dropout;
     in->batch_samples = l->batch_size;
     in->train_samples = l->train_samples;
     in->eval_samples = l->eval_samples;

@@ -35,6 +35,7 @@ typedef struct {
     size_t batch_size, rows_per_sample, train_samples, eval_samples;
     size_t largest_batch;        /* samples, when batches differed; or 0 */
     double momentum;             /* PyTorch's; NaN for None */
+    double dropout;              /* dropout_before: 0 when absent */
     double eps;
     int training_as_saved, fresh_fixed, recorded, unmoved_known;
     /* A recording: the rows and batches, for the replay. */

@@ -110,13 +110,27 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
         print_fix_line(fp, v->fix, m);
 }
 
+/* Healthy, with training mode below evaluation mode by the batch. */
+static void print_batch_drop(FILE *fp, const verdict *v,
+                             const verdict_model *m)
+{
+    fprintf(fp, "  training mode trails it by %.3f, and %.3f of the "
+                "evaluation rows change their training-mode prediction "
+                "when batched in another order: the batch dependence "
+                "evaluation mode removes, with running statistics that "
+                "match fresh ones; ship and score in evaluation mode\n",
+            -v->gap, m->batch_dependence);
+}
+
 /* Whether there is a gap, where the fix lines have not said. */
-static void print_gap(FILE *fp, const verdict *v)
+static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
 {
     if (keep_eval(v)) {
         if (v->cause == DIAG_HEALTHY)
             fputs("  evaluation mode scores at or above training mode: keep "
                   "it as it is\n", fp);
+        if (v->batch_drop)
+            print_batch_drop(fp, v, m);
         else if (v->fix == DIAG_FIX_NONE)
             fputs("  evaluation mode scores at or above training mode: no "
                   "gap to close\n", fp);
@@ -178,7 +192,7 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
                 fabs(m->train_acc - m->eval_acc));
     print_fix(fp, v, m, alike);
     if (!isnan(v->gap))
-        print_gap(fp, v);
+        print_gap(fp, v, m);
     if (v->downstream)
         fprintf(fp, "  %zu later layer%s with another cause: downstream of "
                     "%s, whose inputs it changes\n",

@@ -7,6 +7,15 @@ way to standardise inputs, so that a near-constant input is a batch-norm
 channel, as it is in the issue's report. ResNet is the small residual
 network trained with SGD whose healthy statistics trail its moving
 weights a little in a feature or two.
+
+The other four are the architectures an outside evaluation found the
+suite lacking, on the images scaled to [0, 1]: DropMLP, three
+Linear-BatchNorm1d-ReLU blocks with dropout after the first two (so
+before the second and third batch-norm layers); Conv1dNet, each image's
+rows as channels and its columns as positions, Conv1d with BatchNorm1d
+on (N, C, L); PostBNMLP, batch norm after the nonlinearity; and
+PreResMLP, pre-activation residual blocks (BN-ReLU-Linear twice, plus
+the skip) and a final batch norm.
 """
 
 import torch
@@ -71,3 +80,71 @@ class ResNet(nn.Module):
         x = torch.relu(self.bn0(self.stem(x)))
         y = self.bn_b(self.conv_b(torch.relu(self.bn_a(self.conv_a(x)))))
         return self.out(torch.relu(x + y).mean((2, 3)))
+
+
+class DropMLP(nn.Module):
+    def __init__(self, hidden=64, p=0.1, momentum=0.1):
+        super().__init__()
+        self.fc1 = nn.Linear(64, hidden)
+        self.bn1 = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.bn2 = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.fc3 = nn.Linear(hidden, hidden // 2)
+        self.bn3 = nn.BatchNorm1d(hidden // 2, momentum=momentum)
+        self.drop = nn.Dropout(p)
+        self.out = nn.Linear(hidden // 2, 10)
+
+    def forward(self, x):
+        x = self.drop(torch.relu(self.bn1(self.fc1(x.flatten(1)))))
+        x = self.drop(torch.relu(self.bn2(self.fc2(x))))
+        return self.out(torch.relu(self.bn3(self.fc3(x))))
+
+
+class Conv1dNet(nn.Module):
+    def __init__(self, width=16, momentum=0.1):
+        super().__init__()
+        self.c1 = nn.Conv1d(8, width, 3, padding=1, bias=False)
+        self.n1 = nn.BatchNorm1d(width, momentum=momentum)
+        self.c2 = nn.Conv1d(width, 2 * width, 3, padding=1, bias=False)
+        self.n2 = nn.BatchNorm1d(2 * width, momentum=momentum)
+        self.out = nn.Linear(2 * width, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.n1(self.c1(x)))
+        x = torch.relu(self.n2(self.c2(x)))
+        return self.out(x.mean(-1))
+
+
+class PostBNMLP(nn.Module):
+    def __init__(self, hidden=64, momentum=0.1):
+        super().__init__()
+        self.fc1 = nn.Linear(64, hidden)
+        self.bn1 = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.bn2 = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.out = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        x = self.bn1(torch.relu(self.fc1(x.flatten(1))))
+        x = self.bn2(torch.relu(self.fc2(x)))
+        return self.out(x)
+
+
+class PreResMLP(nn.Module):
+    def __init__(self, hidden=48, momentum=0.1):
+        super().__init__()
+        self.stem = nn.Linear(64, hidden)
+        self.blocks = nn.ModuleList(nn.ModuleDict(dict(
+            bna=nn.BatchNorm1d(hidden, momentum=momentum),
+            la=nn.Linear(hidden, hidden),
+            bnb=nn.BatchNorm1d(hidden, momentum=momentum),
+            lb=nn.Linear(hidden, hidden))) for _ in range(2))
+        self.bnf = nn.BatchNorm1d(hidden, momentum=momentum)
+        self.out = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        x = self.stem(x.flatten(1))
+        for b in self.blocks:
+            y = b["la"](torch.relu(b["bna"](x)))
+            x = x + b["lb"](torch.relu(b["bnb"](y)))
+        return self.out(torch.relu(self.bnf(x)))
