@@ -215,7 +215,7 @@ static void on_outputs(void *ctx, size_t first, size_t n, size_t f,
 run_observer recorder_observer(recorder *rec)
 {
     memset(rec, 0, sizeof *rec);
-    run_observer obs = {on_batch, on_outputs, NULL, rec, NULL};
+    run_observer obs = {on_batch, on_outputs, NULL, rec, NULL, NULL};
     return obs;
 }
 

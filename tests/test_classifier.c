@@ -799,6 +799,81 @@ static void test_sweep_bytes_and_curve(void **state)
     free(curve);
 }
 
+/* Configurations that differ only in [evaluation] train one network,
+ * which the sweep keeps and scores on each one's rows (trained.h): each
+ * configuration swept alone, which trains it again, writes the very
+ * lines of summary.tsv and curve.tsv the whole sweep wrote for it. */
+static const char *kept_ini =
+    "[experiment]\ntable = shift scale acc_train_mode acc_eval_mode\n"
+    "[population]\nrows = 120\nclasses = 3\nlabel_noise = 0.1\n"
+    "[evaluation]\nshift = 0 1\nscale = 1 2\n"
+    "[model]\ntype = classifier\nhidden = 5\n"
+    "[layer]\nestimator = ema precise\n"
+    "[sweep]\nbatch_size = 8\norder = shuffled\nepochs = 3\nseed = 1\n";
+
+/* Lines of the file at path past its header, each found in the text of
+ * whole (a line of it, newline and all); their count. */
+static size_t lines_found_in(const char *path, const char *whole)
+{
+    char *t = test_slurp(path, NULL);
+    assert_non_null(t);
+    size_t n = 0;
+    for (char *l = strchr(t, '\n'); l && l[1]; n++) {
+        char *e = strchr(l + 1, '\n');
+        assert_non_null(e);
+        size_t len = (size_t)(e - l) + 1; /* from the newline before it */
+        int found = 0;
+        for (const char *h = whole; !found && (h = strstr(h, "\n")); h++)
+            found = strncmp(h, l, len) == 0;
+        if (!found)
+            fail_msg("%s: a line not in the whole sweep's: %.*s", path,
+                     (int)(len - 1), l + 1);
+        l = e;
+    }
+    free(t);
+    return n;
+}
+
+static void test_kept_training_is_training_again(void **state)
+{
+    (void)state;
+    char dir[300], path[400];
+    test_fresh_dir(tmpdir, dir, sizeof dir, "kept");
+    snprintf(path, sizeof path, "%s/k.ini", dir);
+    test_write_file(path, kept_ini);
+    char *out, *err;
+    if (test_bnstudy(dir, &out, &err, "sweep k.ini --out all --jobs 2") != 0)
+        fail_msg("sweep: %s", err);
+    free(out);
+    free(err);
+    static const char *files[] = {"summary.tsv", "curve.tsv"};
+    size_t want[2] = {4 * 2, 4 * 2 * 3}, got[2] = {0, 0};
+    const char *shifts[] = {"0", "1"}, *scales[] = {"1", "2"};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            if (test_bnstudy(dir, &out, &err,
+                             "sweep k.ini --out one%d%d --set "
+                             "evaluation.shift=%s --set evaluation.scale=%s",
+                             a, b, shifts[a], scales[b]) != 0)
+                fail_msg("sweep: %s", err);
+            free(out);
+            free(err);
+            for (int f = 0; f < 2; f++) {
+                char whole[500], one[500];
+                snprintf(whole, sizeof whole, "%s/all/k/%s", dir, files[f]);
+                snprintf(one, sizeof one, "%s/one%d%d/k/%s", dir, a, b,
+                         files[f]);
+                char *w = test_slurp(whole, NULL);
+                assert_non_null(w);
+                got[f] += lines_found_in(one, w);
+                free(w);
+            }
+        }
+    /* Two estimators at each of four evaluations; three epochs each. */
+    assert_int_equal(got[0], want[0]);
+    assert_int_equal(got[1], want[1]);
+}
+
 /* What names the rows: the population's identifier for the layer's, and
  * for the classifier's the population with its held-out rows. */
 static void test_population_ids(void **state)
@@ -1033,6 +1108,7 @@ int test_classifier_run(size_t *ntests)
         cmocka_unit_test(test_shift_and_match),
         cmocka_unit_test(test_scores_are_the_networks),
         cmocka_unit_test(test_sweep_bytes_and_curve),
+        cmocka_unit_test(test_kept_training_is_training_again),
         cmocka_unit_test(test_population_ids),
         cmocka_unit_test(test_settings_that_do_not_apply),
         cmocka_unit_test(test_run_and_population_commands),

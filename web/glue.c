@@ -521,7 +521,7 @@ static int run_all(exp_t *e, int tables, bn_buf *out, bn_error *err)
         }
         curve_ctx cc = {&t[1], m, p->pop, &cfg};
         run_observer obs = {NULL, NULL, tables & WEB_CURVE ? curve_row : NULL,
-                            &cc, NULL};
+                            &cc, NULL, NULL};
         int blame[2] = {-1, -1};
         if (run_execute_blamed(p, &cfg, &obs, &res, blame, &sub) != 0) {
             exp_blame(e, &cfg, blame, sub.msg, err);

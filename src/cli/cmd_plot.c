@@ -21,6 +21,7 @@
 
 #include "base/buf.h"
 #include "cli/cli.h"
+#include "cli/plot_cols.h"
 #include "base/input.h"
 #include "figure/plot.h"
 #include "io/digest.h"
@@ -231,24 +232,76 @@ static int mkdir_p(const char *dir)
     return -1;
 }
 
-/* Draw one figure: gnuplot's output, if any, is a warning. 0 drawn
- * cleanly, 1 drawn with warnings, 2 failed (message printed). */
+/* The text of the figure's script and of the style every script loads,
+ * into t: the names a script can read a column by. */
+static void scripts_text(const char *scripts, const char *script, bn_buf *t)
+{
+    const char *files[2] = {script, "style.gp"};
+    for (int i = 0; i < 2; i++) {
+        char path[4200], *s;
+        size_t len;
+        bn_error err;
+        snprintf(path, sizeof path, "%s/%s", scripts, files[i]);
+        if (input_read(path, (size_t)1 << 20, 1, &s, &len, &err) == 0) {
+            buf_add(t, s, len);
+            buf_putc(t, '\n');
+            input_free(s, len);
+        }
+    }
+}
+
+/* Remove the files made lists, one a line. */
+static void remove_made(bn_buf *made)
+{
+    for (char *p = made->p; p && *p;) {
+        char *e = strchr(p, '\n');
+        *e = '\0';
+        unlink(p);
+        p = e + 1;
+    }
+    buf_free(made);
+}
+
+/* Draw one figure, of the experiment in directory edir: gnuplot's
+ * output, if any, is a warning. 0 drawn cleanly, 1 drawn with warnings,
+ * 2 failed (message printed). */
 static int draw(const char *gnuplot, const char *scripts,
-                const plot_figure *f, const char *figdir, const char *tables)
+                const plot_figure *f, const char *edir, const char *figdir,
+                const char *tables)
 {
     char script[4200];
     snprintf(script, sizeof script, "%s/%s", scripts, f->script);
+    /* The tables cut to the columns the figure can read, beside its log;
+     * the assignments after these point the script at them. */
+    bn_buf text = {0}, extra = {0}, made = {0};
+    char stem[4300];
+    snprintf(stem, sizeof stem, "%s/.%s", tables ? tables : figdir, f->name);
+    scripts_text(scripts, f->script, &text);
+    int cut = text.failed ? -1
+                          : plot_cols_narrow(f->assign, text.p ? text.p : "",
+                                             edir, stem, &extra, &made);
+    buf_free(&text);
+    if (cut != 0) {
+        remove_made(&made);
+        buf_free(&extra);
+        return cli_error(cmd, "%s/%s: cannot write a table for gnuplot",
+                         f->experiment, f->name);
+    }
     char *qn = quoted(f->name), *qd = quoted(figdir),
          *qt = tables ? quoted(tables) : NULL;
-    size_t n = strlen(f->assign) + 200 + strlen(figdir) + strlen(f->name) +
-               (tables ? strlen(tables) : 0) * 2;
+    size_t n = strlen(f->assign) + extra.len + 200 + strlen(figdir) +
+               strlen(f->name) + (tables ? strlen(tables) : 0) * 2;
     char *assign = malloc(n);
     if (!qn || !qd || (tables && !qt) || !assign) {
         free(qn), free(qd), free(qt), free(assign);
+        remove_made(&made);
+        buf_free(&extra);
         return cli_error(cmd, "out of memory");
     }
-    snprintf(assign, n, "%s name = %s; figdir = %s;%s%s", f->assign, qn, qd,
-             tables ? " tables = " : "", tables ? qt : "");
+    snprintf(assign, n, "%s%s name = %s; figdir = %s;%s%s", f->assign,
+             extra.p ? extra.p : "", qn, qd, tables ? " tables = " : "",
+             tables ? qt : "");
+    buf_free(&extra);
     char *argv[] = {(char *)gnuplot, "-e", assign, script, NULL};
     /* What gnuplot says goes to a file beside the figure, read back and
      * removed; a warning's text is short, a megabyte is not one. */
@@ -256,6 +309,7 @@ static int draw(const char *gnuplot, const char *scripts,
     snprintf(log, sizeof log, "%s/.%s.log", tables ? tables : figdir, f->name);
     int st = run(argv, log);
     int started = errno;
+    remove_made(&made);
     char *out = NULL;
     size_t len = 0;
     bn_error err;
@@ -467,8 +521,9 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
                            const char *dir, const char *e,
                            const plot_list *l, const char *tables)
 {
-    char final[4200], tmp[4300], old[4300];
+    char final[4200], tmp[4300], old[4300], edir[4200];
     int worst = 0;
+    snprintf(edir, sizeof edir, "%s/%s", dir, e);
     if (tables) {
         snprintf(final, sizeof final, "%s/%s", tables, e);
         if (mkdir_p(tables) != 0 || mkdir_p(final) != 0)
@@ -476,7 +531,8 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
                              strerror(errno));
         for (size_t i = 0; i < l->n && worst < 2; i++)
             if (strcmp(l->fig[i].experiment, e) == 0) {
-                int r = draw(gnuplot, scripts, &l->fig[i], "/dev/null", final);
+                int r = draw(gnuplot, scripts, &l->fig[i], edir, "/dev/null",
+                             final);
                 worst = r > worst ? r : worst;
             }
         return worst;
@@ -497,7 +553,7 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
     chmod(tmp, 0777 & ~mask);
     for (size_t i = 0; i < l->n && worst < 2; i++)
         if (strcmp(l->fig[i].experiment, e) == 0) {
-            int r = draw(gnuplot, scripts, &l->fig[i], tmp, NULL);
+            int r = draw(gnuplot, scripts, &l->fig[i], edir, tmp, NULL);
             worst = r > worst ? r : worst;
         }
     /* Figures drawn with a warning are not stamped, so the next plot

@@ -441,7 +441,7 @@ static int run_run(run_cmd *r, const char *cmd)
                         run_cmd_models(r)};
     run_observer obs = {NULL, outs[1].path ? write_outputs : NULL,
                         outs[2].path ? write_curve : NULL, &octx,
-                        outs[3].fp};
+                        outs[3].fp, NULL};
     int blame[2] = {-1, -1};
     if (run_execute_blamed(&r->pops.p, &r->cfg, &obs, &r->res, blame,
                            &sub) != 0) {

@@ -28,6 +28,7 @@
 #include "io/provenance.h"
 #include "study/resultdir.h"
 #include "model/run.h"
+#include "model/trained.h"
 #include "io/shard.h"
 
 /* ---- the estimate ---- */
@@ -288,6 +289,10 @@ typedef struct {
     size_t window;
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    /* The classifier's trainings, kept when configurations differ only in
+     * [evaluation] (trained.h), under a lock of their own. */
+    trained_cache *trained;
+    pthread_mutex_t trained_lock;
     size_t next;    /* the next configuration to claim */
     size_t written; /* configurations written */
     int writing;    /* a thread is writing */
@@ -553,7 +558,7 @@ static void *worker(void *arg)
         /* A classifier's curve.tsv rows, formatted as its epochs end. */
         buf_clear(&s->text[TEXT_CURVE]);
         curve_ctx cc = {w->pop, &s->cfg, &s->text[TEXT_CURVE], w->models};
-        run_observer obs = {NULL, NULL, on_epoch, &cc, NULL};
+        run_observer obs = {NULL, NULL, on_epoch, &cc, NULL, w->trained};
         int curve = w->files[OUT_CURVE].fd >= 0 &&
                     s->cfg.model == RUN_MODEL_CLASSIFIER;
         rc = run_execute_blamed(w->pops, &s->cfg, curve ? &obs : NULL,
@@ -689,6 +694,14 @@ static int open_files(sweep_work *w, const resultdir *rd,
  * and the manifest that names the shard: what is made across
  * configurations is the merge's), the files it writes, and stem, the
  * result set's name (cap bytes). */
+/* What the kept trainings may take: a few MiB for the study's largest
+ * (30 epochs of a small network, a configuration per estimator and
+ * freeze), a bound for any other. */
+#define TRAINED_BYTES ((size_t)64 << 20)
+
+static void trained_lock(void *m) { pthread_mutex_lock(m); }
+static void trained_unlock(void *m) { pthread_mutex_unlock(m); }
+
 static void work_init(sweep_work *w, const exp_t *e, const sweep_options *opt,
                       const sweep_estimate *est, char *stem, size_t cap)
 {
@@ -723,6 +736,17 @@ static void work_init(sweep_work *w, const exp_t *e, const sweep_options *opt,
     clock_gettime(CLOCK_MONOTONIC, &w->start);
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cond, NULL);
+    pthread_mutex_init(&w->trained_lock, NULL);
+    /* The kept trainings are no part of the estimate: they take only what
+     * --max-memory leaves beside it, so the limit holds either way. */
+    size_t spare = opt->limits.bytes > est->bytes
+                       ? (size_t)(opt->limits.bytes - est->bytes) : 0;
+    if ((e->models & (1u << RUN_MODEL_CLASSIFIER)) &&
+        (e->n[KEY_EVAL_SHIFT] > 1 || e->n[KEY_EVAL_SCALE] > 1 ||
+         e->n[KEY_EVAL_OFFSET] > 1) && spare > 0)
+        w->trained = trained_new(spare < TRAINED_BYTES ? spare : TRAINED_BYTES,
+                                 trained_lock, trained_unlock,
+                                 &w->trained_lock);
 }
 
 /* A merge's shards, opened and checked against the experiment before
@@ -780,6 +804,8 @@ static void work_free(sweep_work *w)
     shard_close(w->shards);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
+    trained_free(w->trained);
+    pthread_mutex_destroy(&w->trained_lock);
 }
 
 /* The populations, the window's slots, the many-seed summaries (held

@@ -16,6 +16,7 @@
 #include "model/optim.h"
 #include "model/order.h"
 #include "model/score.h"
+#include "model/trained.h"
 
 int classifier_uses(const run_config *cfg, int key)
 {
@@ -326,6 +327,7 @@ typedef struct {
      * the run's own, which are then not made a second time. */
     run_result last;
     int have_last;
+    trained_run *rec; /* the epochs kept for other evaluation rows */
 } scoring;
 
 static int *labels_of(const pop_t *pop)
@@ -411,11 +413,13 @@ static double weights_norm(const net_t *net)
     return sqrt(s);
 }
 
-/* Every classifier score of net into res (which holds no buffers). */
-static int score(net_t *net, const scoring *s, run_result *res,
-                 bn_error *err)
+/* The scores of the evaluation rows into res: each mode's accuracy and
+ * loss, the share of rows both modes predict alike, the largest
+ * difference the modes make to a logit. */
+static int score_eval(net_t *net, const scoring *s, run_result *res,
+                      bn_error *err)
 {
-    net_score tr, ev, ftr, fev;
+    net_score tr, ev;
     size_t n = s->eval.n, k = net->k, same = 0;
     int *pred = malloc(2 * n * sizeof *pred);
     double *z = malloc(2 * n * k * sizeof *z);
@@ -427,11 +431,7 @@ static int score(net_t *net, const scoring *s, run_result *res,
     int rc = net_score_train_mode(net, &s->eval, s->eval_perm, &tr, pred, z,
                                   err) != 0 ||
                      net_score_eval_mode(net, &s->eval, &ev, pred + n,
-                                         z + n * k, err) != 0 ||
-                     net_score_train_mode(net, &s->train, s->fit_perm, &ftr,
-                                          NULL, NULL, err) != 0 ||
-                     net_score_eval_mode(net, &s->train, &fev, NULL, NULL,
-                                         err) != 0
+                                         z + n * k, err) != 0
                  ? -1
                  : 0;
     /* The largest difference the two modes make to a logit: 0 exactly
@@ -454,6 +454,21 @@ static int score(net_t *net, const scoring *s, run_result *res,
     res->acc_eval_mode = ev.accuracy;
     res->loss_train_mode = tr.loss;
     res->loss_eval_mode = ev.loss;
+    return 0;
+}
+
+/* Every classifier score of net into res (which holds no buffers): the
+ * evaluation rows', then those that read only the training rows and the
+ * weights. */
+static int score(net_t *net, const scoring *s, run_result *res,
+                 bn_error *err)
+{
+    net_score ftr, fev;
+    if (score_eval(net, s, res, err) != 0 ||
+        net_score_train_mode(net, &s->train, s->fit_perm, &ftr, NULL, NULL,
+                             err) != 0 ||
+        net_score_eval_mode(net, &s->train, &fev, NULL, NULL, err) != 0)
+        return -1;
     res->fit_acc_train_mode = ftr.accuracy;
     res->fit_acc_eval_mode = fev.accuracy;
     res->fit_loss_train_mode = ftr.loss;
@@ -564,6 +579,8 @@ static void on_epoch(void *ctx, unsigned long epoch, net_t *net)
     if (net_finish(net, s->cfg, &s->train, s->train_perm, s->err) != 0 ||
         adapt(net, s, s->err) != 0 || score(net, s, &r, s->err) != 0)
         s->failed = -1;
+    else
+        trained_epoch(s->rec, epoch, net, &r);
     buffers_copy(net, keep, 1);
     free(keep);
     if (s->failed)
@@ -704,12 +721,44 @@ static int clf_dependence(net_t *net, const scoring *s, run_result *res,
     return rc;
 }
 
+/* A kept training's epochs scored on this run's evaluation rows, as
+ * on_epoch would score them had it trained: the scores that read only the
+ * training rows and the weights are the kept ones. net is left as the
+ * last epoch left it. */
+static int replay(net_t *net, scoring *s, const trained_run *t,
+                  run_result *res, bn_error *err)
+{
+    for (size_t i = 0; i < trained_epochs(t); i++) {
+        run_result r;
+        unsigned long epoch = trained_epoch_at(t, i, &r, net);
+        if (score_eval(net, s, &r, err) != 0)
+            return -1;
+        s->obs->on_epoch(s->obs->ctx, epoch, &r);
+        if (epoch + 1 == s->cfg->epochs)
+            s->last = r, s->have_last = 1;
+    }
+    if (!s->have_last)
+        return bn_fail(err, "a kept training has no last epoch");
+    *res = s->last;
+    return 0;
+}
+
+/* Whether this run's training may be kept for, or taken from, others
+ * that differ only in their evaluation rows: its scores after every
+ * epoch are wanted, no tensors are written, and the buffers are not the
+ * evaluation rows' own (adaptive). */
+static int keepable(const scoring *s)
+{
+    return s->obs->trained && s->obs->on_epoch && !s->obs->weights &&
+           !bn_estimator_get(s->cfg->layer.estimator)->adapts;
+}
+
 int classifier_train(const pop_t *train, const pop_t *eval,
                      const size_t *perm, const run_config *cfg,
                      const run_observer *obs, net_t *net, run_result *res,
                      bn_error *err)
 {
-    static const run_observer none = {NULL, NULL, NULL, NULL, NULL};
+    static const run_observer none = {NULL, NULL, NULL, NULL, NULL, NULL};
     size_t f = train->f, k = train->label.n_levels;
     int *ltrain = labels_of(train), *leval = labels_of(eval);
     scoring s = {.cfg = cfg,
@@ -733,17 +782,28 @@ int classifier_train(const pop_t *train, const pop_t *eval,
         goto done;
     if (cfg->initial)
         initial_apply_units(cfg->initial, net);
-    s.w_norm0 = weights_norm(net);
-    if (s.obs->weights)
-        net_write_weights(s.obs->weights, "initial", net);
-    net_observer co = {on_step, on_epoch, &s};
-    if (net_train(net, cfg, &s.train, perm, &co, err) != 0 || s.failed ||
-        adapt(net, &s, err) != 0)
-        goto done;
-    if (s.have_last)
-        *res = s.last;
-    else if (score(net, &s, res, err) != 0)
-        goto done;
+    const trained_run *kept =
+        keepable(&s) ? trained_find(s.obs->trained, cfg, train) : NULL;
+    if (kept) {
+        if (replay(net, &s, kept, res, err) != 0)
+            goto done;
+    } else {
+        if (keepable(&s))
+            s.rec = trained_begin(s.obs->trained, cfg, train, net);
+        s.w_norm0 = weights_norm(net);
+        if (s.obs->weights)
+            net_write_weights(s.obs->weights, "initial", net);
+        net_observer co = {on_step, on_epoch, &s};
+        int trained_ok = net_train(net, cfg, &s.train, perm, &co, err) == 0 &&
+                         !s.failed && adapt(net, &s, err) == 0;
+        trained_end(s.obs->trained, s.rec, trained_ok && s.have_last);
+        if (!trained_ok)
+            goto done;
+        if (s.have_last)
+            *res = s.last;
+        else if (score(net, &s, res, err) != 0)
+            goto done;
+    }
     if (clf_dependence(net, &s, res, err) != 0)
         goto done;
     if (s.obs->weights)

@@ -237,6 +237,9 @@ typedef struct {
     void *ctx;
     /* The classifier writes its tensors here (--write-weights), or NULL. */
     FILE *weights;
+    /* The classifier's trainings kept for configurations that differ
+     * only in [evaluation] (trained.h), or NULL. */
+    struct trained_cache *trained;
 } run_observer;
 
 /* Batches in one epoch: N / B, plus the partial one when it is kept. */
