@@ -854,9 +854,11 @@ static int undiagnosed(const char *cmd, const exp_t *e)
         return -1;
     }
     if (e->v[KEY_DEVICES][0].u > 1 && !e->v[KEY_SYNC][0].i) {
-        cli_error(cmd, "%s: the diagnosis reads each batch as one update's; "
-                       "devices with statistics of their own are not "
-                       "diagnosed (sync = yes is one device's run)",
+        cli_error(cmd, "%s: a run's diagnosis reads each batch as one "
+                       "update's; devices with statistics of their own are "
+                       "not diagnosed from a run (sync = yes is one "
+                       "device's run), only from a dump of a model trained "
+                       "so (dump_bn_inputs.py --devices K)",
                   e->from[KEY_DEVICES]);
         return -1;
     }

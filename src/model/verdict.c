@@ -88,6 +88,13 @@ void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
                   l->lag_effect > DIAG_MATERIAL;
 }
 
+int verdict_per_device(const verdict_model *m)
+{
+    return m->devices > 1 &&
+           fabs(m->train_acc - m->eval_acc) > DIAG_FIX_CLOSES && /* NaN: 0 */
+           fabs(m->sync_acc - m->eval_acc) <= DIAG_FIX_CLOSES;
+}
+
 static diag_fix best_fix(const verdict_model *m)
 {
     diag_fix best = DIAG_FIX_NONE;
@@ -127,6 +134,11 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
     if (v->cause == DIAG_HEALTHY && m->batch_dependence > DIAG_BATCH_DEP &&
         fabs(v->gap) > DIAG_FIX_CLOSES)
         v->cause = DIAG_BATCH_DEPENDENCE;
+    /* The batch a device normalised, where the whole batch agrees with
+     * evaluation mode: what makes the modes disagree is the split. */
+    if ((v->cause == DIAG_HEALTHY || v->cause == DIAG_BATCH_DEPENDENCE) &&
+        verdict_per_device(m))
+        v->cause = DIAG_DEVICES;
     v->fix = verdict_cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
     v->best = best_fix(m);

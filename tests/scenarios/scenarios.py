@@ -80,6 +80,27 @@ def as_images(x, mask=None):
     return np.concatenate([img, mask.reshape(-1, 1, 8, 8)], axis=1)
 
 
+SEQ_LEN = 32
+
+
+def sequences(n, seed):
+    """Padded sequences of 4 classes told by their period, lengths 4 to
+    SEQ_LEN, a level of 2 beside the wave (so that padding's zeros sit
+    away from the real positions' mean); (N, 2, L): the values, 0 at
+    padding, and the mask; the labels; the lengths."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, n)
+    lens = rng.integers(4, SEQ_LEN + 1, n)
+    t = np.arange(SEQ_LEN)
+    period = np.array([3.0, 4.5, 7.0, 11.0])[y]
+    x = np.sin(2 * np.pi * t[None] / period[:, None] +
+               rng.uniform(0, 2 * np.pi, n)[:, None])
+    x = x + 0.5 * rng.standard_normal((n, SEQ_LEN)) + 2.0
+    mask = (t[None] < lens[:, None]).astype(np.float32)
+    return (np.stack([(x * mask).astype(np.float32), mask], 1),
+            y.astype(np.int64), lens.astype(np.int64))
+
+
 # ------------------------------------------------------------ training
 
 def orders(y, epochs, how, seed):
@@ -117,6 +138,36 @@ def train(model, x, y, epochs, batch=BATCH, how="shuffled", lr=3e-3,
         sizes = [len(rows) for rows in cut]
     model.eval()
     return (last, sizes) if chunks else last
+
+
+def train_devices(model, x, y, epochs, batch, k, lr=1e-3, seed=0):
+    """Data-parallel training on k devices without SyncBatchNorm, in one
+    process: each shuffled batch split into k consecutive shards (as
+    np.array_split cuts them), each normalised by its own rows, the
+    buffers moved by device 0's shard only (the others' tracking off for
+    their pass, as a replica's buffers are dropped for device 0's), the
+    gradient the shards' mean loss (what DistributedDataParallel
+    averages). Returns the last epoch's order."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    bns = bn_modules(model)
+    model.train()
+    for order in orders(y, epochs, "shuffled", seed):
+        for i in range(0, len(order), batch):
+            opt.zero_grad()
+            loss = 0.0
+            for d, rows in enumerate(np.array_split(order[i:i + batch], k)):
+                for b in bns:
+                    b.track_running_stats = d == 0
+                b = torch.from_numpy(rows)
+                loss = loss + torch.nn.functional.cross_entropy(
+                    model(xt[b]), yt[b]) / k
+            loss.backward()
+            opt.step()
+    for b in bns:
+        b.track_running_stats = True
+    model.eval()
+    return order
 
 
 def bn_modules(model):
@@ -157,8 +208,41 @@ def update_bn(model, x):
     return m
 
 
+def real_recompute(model, x):
+    """The masked layers' statistics recomputed over the real positions
+    only, by hand from the mask the model carries: for each training
+    batch the real positions' mean and unbiased variance at each layer's
+    input (training mode, momentum 0 on a copy), averaged over batches."""
+    m = copy.deepcopy(model)
+    layers = [b for b in bn_modules(m) if isinstance(b, models.MaskedBN)]
+    got = {id(b): [] for b in layers}
+
+    def hook(b, inputs, output):
+        h, mask = inputs
+        keep = mask[:, 0].bool()
+        r = h.detach().double().movedim(1, -1)[keep]
+        got[id(b)].append((r.mean(0), r.var(0, unbiased=True)))
+    handles = [b.register_forward_hook(hook) for b in layers]
+    m.train()
+    for b in layers:
+        b.momentum = 0.0
+    with torch.no_grad():
+        for i, j in spans(len(x), BATCH):
+            m(torch.from_numpy(x[i:j]))
+    for h in handles:
+        h.remove()
+    for b in layers:
+        b.running_mean.copy_(torch.stack([a for a, _ in got[id(b)]]).mean(0))
+        b.running_var.copy_(torch.stack([v for _, v in got[id(b)]]).mean(0))
+        b.momentum = 0.1
+    m.eval()
+    return m
+
+
 def apply_fix(fix, s):
     m = s["model"]
+    if fix == "recompute-real":
+        return real_recompute(m, s["xtr"])
     if fix == "recompute-train":
         return update_bn(m, s["xtr"])
     if fix == "adapt-eval":
@@ -180,8 +264,10 @@ def apply_fix(fix, s):
 
 # ---------------------------------------------------------- the scenarios
 
-def build(arch, momentum=0.1, channels=1, head_bn=False):
+def build(arch, momentum=0.1, channels=1, head_bn=False, buffers="real"):
     torch.manual_seed(7)
+    if arch == "seq":
+        return models.SeqCNN(buffers=buffers, momentum=momentum)
     if arch == "mlp":
         return models.MLP(momentum=momentum)
     if arch == "res":
@@ -400,6 +486,40 @@ def batch_dependence(arch, data):
                 xev=shaped(arch, xev), yev=yev, epochs=4, batch=4)
 
 
+def padded(arch, data, buffers="real"):
+    """A 1-D CNN over padded sequences whose hand-written masked batch
+    norm normalises a training batch over its real positions and averages
+    into its buffers the real positions too (buffers="real", healthy) or
+    the padded tensor's, padding included ("all"): dumped with the
+    lengths (--train-lengths, --eval-lengths)."""
+    xtr, ytr, ltr = sequences(1200, 1)
+    xev, yev, lev = sequences(400, 2)
+    m = build(arch, buffers=buffers)
+    order = train(m, xtr, ytr, 10)
+    return dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
+                epochs=10, lengths=(ltr[order], lev))
+
+
+def padded_all(arch, data):
+    return padded(arch, data, buffers="all")
+
+
+DEVICES = 8
+DEVICE_BATCH = 32
+
+
+def per_device(arch, data):
+    """Batches of 32 split over 8 devices without synchronised batch
+    norm: each normalises 4 rows; dumped with --devices 8."""
+    xtr, ytr, xev, yev = data
+    m = build(arch)
+    order = train_devices(m, shaped(arch, xtr), ytr, 4, DEVICE_BATCH,
+                          DEVICES)
+    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
+                xev=shaped(arch, xev), yev=yev, epochs=4, batch=DEVICE_BATCH,
+                devices=DEVICES)
+
+
 def healthy_unless_measured(tr, ev):
     """A healthy model's buffers trail its moving weights a little; the
     verdict is healthy unless the suite measures that costing evaluation
@@ -425,6 +545,9 @@ SCENARIOS = [
     ("momentum0-restored", "lagging", momentum0_restored, ("mlp",)),
     ("frozen-finetune", "lagging", frozen_finetune, ("cnn",)),
     ("grouped-batches", "not-exchangeable", grouped_batches, ("mlp",)),
+    ("padded-healthy", "healthy", padded, ("seq",)),
+    ("masking-mismatch", "masking-mismatch", padded_all, ("seq",)),
+    ("per-device", "per-device", per_device, ("mlp",)),
 ]
 # The checkpoint cannot tell these frozen layers from lagging ones.
 CANNOT_TELL = ("momentum0-restored", "frozen-finetune")
@@ -448,6 +571,14 @@ def save(s, arch, cause, tmp):
         files[k] = base + "." + k + ".npy"
         np.save(files[k], s[k])
     args = []
+    if "lengths" in s:
+        for k, v in zip(("ltr", "lev"), s["lengths"]):
+            files[k] = base + "." + k + ".npy"
+            np.save(files[k], v)
+        args = ["--train-lengths", files["ltr"], "--eval-lengths",
+                files["lev"]]
+    if "devices" in s:
+        args += ["--devices", str(s["devices"])]
     if "sizes" in s:
         with open(base + ".batches.txt", "w") as fp:
             fp.write("\n".join(str(b) for b in s["sizes"]) + "\n")
@@ -548,7 +679,7 @@ def check_fix(c, label, cause, s, report, tr, ev):
     has a statistics fix, the report keeps it, and recomputing would not
     raise it."""
     stats_fix = cause not in ("healthy", "batch-dependence",
-                              "not-exchangeable")
+                              "not-exchangeable", "per-device")
     if ev >= tr and stats_fix:
         again = accuracy(update_bn(s["model"], s["xtr"]), s["xev"], s["yev"],
                          False)
@@ -596,13 +727,24 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
                          text=True)
     report = rep.stdout
     got = verdict_of(report)
-    tr = accuracy(s["model"], s["xev"], s["yev"], True, s.get("batch", BATCH))
+    batch = s.get("batch", BATCH)
+    # Training mode as it trained: on a device's share of the batch.
+    tr = accuracy(s["model"], s["xev"], s["yev"], True,
+                  batch // s.get("devices", 1))
     ev = accuracy(s["model"], s["xev"], s["yev"], False)
     cause = expect(tr, ev) if callable(expect) else expect
     c.check(rep.returncode == 0 and got == cause,
             "%s: the verdict names %s" % (label, cause),
             "got %s; training mode %.3f, evaluation mode %.3f" % (got, tr,
                                                                  ev))
+    if "devices" in s:
+        sync = accuracy(s["model"], s["xev"], s["yev"], True, batch)
+        c.check(abs(sync - ev) <= CLOSE and abs(tr - ev) > CLOSE and
+                "SyncBatchNorm" in report,
+                "%s: training mode at B/K, not at B, is what differs; "
+                "the report names SyncBatchNorm" % label,
+                "training mode at %d rows %.3f, at %d %.3f, evaluation "
+                "mode %.3f" % (batch // s["devices"], tr, batch, sync, ev))
     if name in CANNOT_TELL:
         c.check(CANNOT_TELL_WORDS in report,
                 "%s: says it cannot tell frozen from lagging" % label)
