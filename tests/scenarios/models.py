@@ -80,14 +80,16 @@ class MaskedBN(nn.BatchNorm1d):
     nn.BatchNorm1d does. buffers="real" averages the same real positions
     into the running statistics; "all" averages the padded tensor's
     (x.mean((0, 2)), padding included): the hand-written masked layer's
-    common slip, which no training-mode number shows."""
+    common slip, which no training-mode number shows. buffers="padded"
+    is nn.BatchNorm1d itself: every position, padding included, in
+    training mode and in the buffers."""
 
     def __init__(self, features, buffers="real", momentum=0.1):
         super().__init__(features, momentum=momentum)
         self.buffers = buffers
 
     def forward(self, x, mask):
-        if not self.training:
+        if not self.training or self.buffers == "padded":
             return super().forward(x)
         n = mask.sum()
         mean = (x * mask).sum((0, 2)) / n

@@ -4,7 +4,11 @@
 Small PyTorch models (an MLP with BatchNorm1d, a CNN with BatchNorm2d, a
 small ResNet, models.py) are trained here on the shipped Digits data,
 seeded, on one thread, each with one cause of a train/eval disagreement
-injected (and healthy ones). Each is then saved as a researcher would,
+injected (and healthy ones); a 1-D CNN over seeded padded sequences
+(models.SeqCNN) with its masked batch norm right, with its buffers over
+the padded tensor, and as nn.BatchNorm1d with the evaluation sequences
+padded longer, dumped with the lengths; and the MLP trained on 8 devices
+by hand, dumped with --devices. Each is then saved as a researcher would,
 dumped and diagnosed exactly as README "Your model, then bnstudy" says,
 and the suite asserts, against its own measurements rather than the
 dump's:
@@ -27,7 +31,11 @@ dump's:
     pretrained model), the report says so; a recording tells frozen;
   * the dump leaves the checkpoint's file and its buffers byte-identical,
     and a state_dict loads with --module;
-  * a float32 recording of a healthy model replays to float32 rounding.
+  * a float32 recording of a healthy model replays to float32 rounding;
+  * the per-device model's training mode at B/K, not at B, is what
+    differs from evaluation mode (the suite's own measurement), and the
+    report names SyncBatchNorm; recompute-real is applied by the suite
+    from the mask the model carries, by hand.
 
 Prints a line per check and `N passed, N failed`; exits 1 on a failure.
 --only NAME runs the scenarios whose name contains NAME; --keep DIR
@@ -83,7 +91,7 @@ def as_images(x, mask=None):
 SEQ_LEN = 32
 
 
-def sequences(n, seed):
+def sequences(n, seed, padded_to=None):
     """Padded sequences of 4 classes told by their period, lengths 4 to
     SEQ_LEN, a level of 2 beside the wave (so that padding's zeros sit
     away from the real positions' mean); (N, 2, L): the values, 0 at
@@ -97,6 +105,9 @@ def sequences(n, seed):
                rng.uniform(0, 2 * np.pi, n)[:, None])
     x = x + 0.5 * rng.standard_normal((n, SEQ_LEN)) + 2.0
     mask = (t[None] < lens[:, None]).astype(np.float32)
+    if padded_to:
+        x = np.pad(x, ((0, 0), (0, padded_to - SEQ_LEN)))
+        mask = np.pad(mask, ((0, 0), (0, padded_to - SEQ_LEN)))
     return (np.stack([(x * mask).astype(np.float32), mask], 1),
             y.astype(np.int64), lens.astype(np.int64))
 
@@ -504,6 +515,19 @@ def padded_all(arch, data):
     return padded(arch, data, buffers="all")
 
 
+def padding_share(arch, data):
+    """nn.BatchNorm1d on the padded tensor in both modes, the evaluation
+    sequences padded to twice the training length (another loader's
+    collate): evaluation mode normalises the real positions as training
+    did, training mode on the evaluation batches at their padded share."""
+    xtr, ytr, ltr = sequences(1200, 1)
+    xev, yev, lev = sequences(400, 2, padded_to=2 * SEQ_LEN)
+    m = build(arch, buffers="padded")
+    order = train(m, xtr, ytr, 10)
+    return dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
+                epochs=10, lengths=(ltr[order], lev))
+
+
 DEVICES = 8
 DEVICE_BATCH = 32
 
@@ -547,6 +571,7 @@ SCENARIOS = [
     ("grouped-batches", "not-exchangeable", grouped_batches, ("mlp",)),
     ("padded-healthy", "healthy", padded, ("seq",)),
     ("masking-mismatch", "masking-mismatch", padded_all, ("seq",)),
+    ("padding-share", "masking-mismatch", padding_share, ("seq",)),
     ("per-device", "per-device", per_device, ("mlp",)),
 ]
 # The checkpoint cannot tell these frozen layers from lagging ones.
