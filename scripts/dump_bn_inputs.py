@@ -20,6 +20,19 @@ package.module:Class (and --module-args JSON); --source DIR makes the
 user's code importable. With --eval-labels the dump also scores, on
 copies, each candidate fix (bndump/fixes.py).
 
+Data-parallel training without synchronised batch norm: --devices K says
+each batch of B was split over K devices, each normalising its own B/K
+rows (the buffers from device 0's); training mode is then taken and
+scored on those device batches, and also on whole batches of B, what
+SyncBatchNorm gives.
+
+Padded sequences: --train-lengths and --eval-lengths (.npy, one integer a
+sample, the lengths a collate function pads from, as
+pack_padded_sequence takes them) say that sample i is real at the first
+lengths[i] positions of its last axis and padding after; every layer
+whose input keeps that axis then has its real positions and its padding
+apart in the dump.
+
 In a training script, BNRecorder records every call instead
 (bndump/record.py): put this folder on sys.path, then `from
 dump_bn_inputs import BNRecorder`; rec.write(DIR), then rec.close().
@@ -69,6 +82,15 @@ def parse():
                     "--train-inputs")
     ap.add_argument("--steps", type=int, help="optimiser steps training "
                     "took (instead of --epochs)")
+    ap.add_argument("--train-lengths", help=".npy of each training "
+                    "sample's length: real at the first positions of its "
+                    "last axis, padding after")
+    ap.add_argument("--eval-lengths", help=".npy of each evaluation "
+                    "sample's length (with --train-lengths)")
+    ap.add_argument("--devices", type=int, help="devices training split "
+                    "each batch over, each normalising its own share "
+                    "(DataParallel or DistributedDataParallel without "
+                    "SyncBatchNorm)")
     ap.add_argument("--reload", help="a checkpoint whose batch-norm buffers "
                     "to try as a fix")
     ap.add_argument("--max-rows", type=int, default=MAX_ROWS,
@@ -135,7 +157,42 @@ def batch_sizes(path, n):
     return [int(b) for b in v]
 
 
+def lengths_of(path, opt, x):
+    """--train-lengths or --eval-lengths: a whole number in 1..L for each
+    of x's samples, L its last axis."""
+    v = load_array(path, opt, x.shape[0])
+    v = np.asarray(v)
+    top = x.shape[-1]
+    if v.ndim != 1 or not np.all(v == np.floor(v)):
+        raise LoadError("%s %s: not one whole number a sample" % (opt, path))
+    if x.ndim < 3:
+        raise LoadError("%s %s: the inputs are %s, with no axis of "
+                        "positions after the channels" % (opt, path,
+                                                          x.shape))
+    bad = np.where((v < 1) | (v > top))[0]
+    if bad.size:
+        raise LoadError("%s %s: sample %d has length %d, not in 1..%d (the "
+                        "inputs' last axis)" % (opt, path, bad[0] + 1,
+                                                int(v[bad[0]]), top))
+    return v.astype(np.int64)
+
+
+def device_sizes(sizes, k):
+    """Each batch split into k consecutive device batches, as a sampler
+    shards it (sizes differing by at most one), each of 2 rows at least."""
+    out = []
+    for b in sizes:
+        if b < 2 * k:
+            raise LoadError("--devices %d: a batch of %d samples leaves a "
+                            "device fewer than 2, which training mode "
+                            "cannot normalise" % (k, b))
+        out += [b // k + (i < b % k) for i in range(k)]
+    return out
+
+
 def check_args(a):
+    if a.devices is not None and a.devices < 1:
+        raise LoadError("--devices must be at least 1")
     if a.batch_size is None and not a.batches:
         raise LoadError("--batch-size: give training's batch size (or "
                         "--batches FILE)")
@@ -151,6 +208,12 @@ def check_args(a):
         raise LoadError("--out %s: exists and is not an empty folder" % a.out)
     if a.eval_labels and not a.eval_inputs:
         raise LoadError("--eval-labels needs --eval-inputs")
+    if a.eval_lengths and not (a.train_lengths and a.eval_inputs):
+        raise LoadError("--eval-lengths needs --train-lengths and "
+                        "--eval-inputs")
+    if a.train_lengths and a.eval_inputs and not a.eval_lengths:
+        raise LoadError("--train-lengths: give --eval-lengths for "
+                        "--eval-inputs too")
 
 
 def stats_rows(mod, tr, te, ev):
@@ -174,7 +237,25 @@ def stats_rows(mod, tr, te, ev):
              float(tv[j]), float(bv[j]), float(uv[j]), float(em_t[j]),
              float(ev_t[j]), None if em is None else float(em[j]),
              None if em is None else float(evv[j])) for j in range(c)]
+    if tr.padding:
+        # The training data's real positions and padding, training mode.
+        head += ["train_real_mean", "train_real_var", "train_pad_mean",
+                 "train_pad_var", "train_real_batch_var"]
+        pad = tr.padding.fresh() + (tr.padding.recomputed()[1],)
+        rows = [r + tuple(float(a[j]) for a in pad)
+                for j, r in enumerate(rows)]
     return head, rows
+
+
+def padding_keys(tr, ev):
+    """NAME.layer.tsv's padded sequences: the shares and the positions
+    training mode normalised over."""
+    if not tr.padding:
+        return []
+    return [("pad_train_share", tr.padding.share()),
+            ("pad_eval_share", ev.padding.share() if ev and ev.padding
+             else None),
+            ("train_mode_positions", tr.padding.positions())]
 
 
 def write_buffers(out, name, mod):
@@ -220,7 +301,7 @@ def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None,
         ("inputs_taken", "on copies of the model with every momentum 0: "
          "no buffer moved"),
         ("dropout_before", float(dropout)),
-    ])
+    ] + padding_keys(tr, ev))
 
 
 def dump(a):
@@ -249,6 +330,10 @@ def dump(a):
         if a.eval_labels else None
     del ytr  # kept for the user's own checks: the fixes score evaluation
     sizes = batch_sizes(a.batches, xtr.shape[0]) if a.batches else None
+    ltr = lengths_of(a.train_lengths, "--train-lengths", xtr) \
+        if a.train_lengths else None
+    lev = lengths_of(a.eval_lengths, "--eval-lengths", xev) \
+        if a.eval_lengths else None
     # The moving average's noise over batches of unequal sizes is that of
     # their harmonic mean; Samuelson's bound is the largest batch's.
     train_batch = a.batch_size if sizes is None else \
@@ -256,22 +341,32 @@ def dump(a):
     largest = max(sizes) if sizes else None
     if a.batch_size is None:
         a.batch_size = int(round(xtr.shape[0] / len(sizes)))
+    whole = sizes  # training's batches: SyncBatchNorm's
+    if a.devices and a.devices > 1:
+        # What each device normalised: the statistics, the noise floors
+        # and training mode are the device batches'.
+        c = passes.cuts(xtr.shape[0], a.batch_size, sizes)
+        sizes = device_sizes([e - b for b, e in zip(c[:-1], c[1:])],
+                             a.devices)
+        train_batch = int(len(sizes) / sum(1.0 / b for b in sizes))
+        largest = max(sizes)
     scripted = isinstance(model, torch.jit.ScriptModule)
     tmp = a.out.rstrip(os.sep) + ".part"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    nb = len(passes.cuts(xtr.shape[0], a.batch_size, sizes)) - 1
+    nb = len(passes.cuts(xtr.shape[0], a.batch_size, whole)) - 1
     steps = a.steps if a.steps is not None else \
         (a.epochs * nb if a.epochs is not None else None)
     order = [n for n, _ in layers]
     if not scripted:
         tr, order = passes.run(model, xtr, a.batch_size, a.max_rows,
                                "training data, training mode",
-                               train_mode=True, sizes=sizes)
+                               train_mode=True, sizes=sizes, lengths=ltr)
         te = passes.run(model, xtr, a.batch_size, a.max_rows,
                         "training data, evaluation mode", sizes=sizes)[0]
         ev = passes.run(model, xev, a.batch_size, a.max_rows,
-                        "evaluation data")[0] if xev is not None else None
+                        "evaluation data", lengths=lev)[0] \
+            if xev is not None else None
         names = {n for n, _ in layers}
         order = [n for n in order if n in names]
         order += [n for n, _ in layers if n not in order]
@@ -284,13 +379,16 @@ def dump(a):
         for name, mod in layers:
             write_buffers(tmp, name, mod)
     acc, fx = {}, []
+    real = {n: tr[n].padding.recomputed() for n, _ in layers
+            if not scripted and tr[n].padding} if ltr is not None else None
     if xev is not None:
         reload_state = None
         if a.reload:
             r, _, _ = load(a.reload, a.module, a.module_args, a.source)
             reload_state = r.state_dict()
         acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
-                              a.batch_size, reload_state, sizes, scripted)
+                              a.batch_size, reload_state, sizes, scripted,
+                              real, a.devices or 1)
     kinds = {n: tsv.layer_kind(m) for n, m in layers}
     feats = {n: int(m.num_features) for n, m in layers}
     tsv.write_rows(os.path.join(tmp, "layers.tsv"),
@@ -309,6 +407,9 @@ def dump(a):
         ("batch_size", a.batch_size),
         ("batches_file", os.path.basename(a.batches) if a.batches
          else None),
+        ("lengths_files", " ".join(os.path.basename(f) for f in
+                                   (a.train_lengths, a.eval_lengths) if f)
+         or None),
         ("train_rows", xtr.shape[0]),
         ("train_batches", nb),
         ("eval_rows", xev.shape[0] if xev is not None else None),
@@ -318,6 +419,8 @@ def dump(a):
         ("eval_mode_accuracy", acc.get("eval_mode_accuracy")),
         ("batch_dependence", acc.get("batch_dependence")),
         ("majority_rate", acc.get("majority_rate")),
+        ("devices", a.devices),
+        ("sync_mode_accuracy", acc.get("sync_mode_accuracy")),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

@@ -735,12 +735,14 @@ bad_devices() {
         return 1
     # The diagnosis refuses what its tests do not describe.
     out=$("$bin" diagnose --batch-size 64 --devices 4 2>&1); rc=$?
-    [ "$rc" -eq 2 ] && grep -q "devices with statistics of their own are not diagnosed" <<< "$out" || return 1
+    [ "$rc" -eq 2 ] && grep -q "devices with statistics of their own are not diagnosed from a run.*--devices K" <<< "$out" || return 1
+    out=$("$bin" diagnose --batch-size 8 --set sequence.length=16 2>&1); rc=$?
+    [ "$rc" -eq 2 ] && grep -q "padded sequences are not diagnosed from a run, only from a dump with their lengths" <<< "$out" || return 1
     printf 'feature\trunning_mean\trunning_var\nf0\t1\t2\n' > ck.tsv
     out=$("$bin" diagnose --batch-size 64 --set layer.initial=ck.tsv 2>&1); rc=$?
     [ "$rc" -eq 2 ] && grep -q "starts the buffers at 0 and 1, not at a checkpoint's" <<< "$out"
 }
-case_ "devices that do not split the batch: one message naming the line, 2, nothing written; diagnose refuses devices of their own and [layer] initial" bad_devices
+case_ "devices that do not split the batch: one message naming the line, 2, nothing written; diagnose refuses devices of their own, [layer] initial and sequences" bad_devices
 
 cd "$repo" || exit 2
 echo "$pass passed, $fail failed"

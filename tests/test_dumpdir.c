@@ -568,6 +568,66 @@ static void test_refusals(void **state)
                                "[0, 1)");
 }
 
+/* Padded sequences: the healthy folder's layer given real positions and
+ * padding whose closed form at a padded share of 0.5 is its buffers (the
+ * real mean half a spread above, the padding's half below, both of
+ * variance 3/4 of the buffers': 0.5 (3/4) rv + 0.5 (3/4) rv + 0.25 rv =
+ * rv), training mode over the real positions only: masking-mismatch. The
+ * same layer normalised over every position, both data sets at that
+ * share, is healthy; and the refusals of what does not fit. */
+static void test_padded(void **state)
+{
+    (void)state;
+    const char *cols =
+        "awk -F'\\t' -v OFS='\\t' 'NR == 1 { print $0, \"train_real_mean\", "
+        "\"train_real_var\", \"train_pad_mean\", \"train_pad_var\", "
+        "\"train_real_batch_var\"; next } { s = sqrt($3); print $0, "
+        "$2 + 0.5 * s, 0.75 * $3, $2 - 0.5 * s, 0.75 * $3, 0.75 * $3 }' "
+        "'%s/padded/a.stats.tsv' > '%s/t' && mv '%s/t' "
+        "'%s/padded/a.stats.tsv'";
+    assert_int_equal(test_shell("rm -rf '%s/padded' && cp -r '%s/healthy' "
+                                "'%s/padded'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    assert_int_equal(test_shell(cols, tmpdir, tmpdir, tmpdir, tmpdir), 0);
+    assert_int_equal(test_shell("printf 'pad_train_share\\t0.5\\n"
+                                "pad_eval_share\\t0.5\\n"
+                                "train_mode_positions\\treal\\n' >> "
+                                "'%s/padded/a.layer.tsv'",
+                                tmpdir),
+                     0);
+    expect_start("padded", "verdict: masking-mismatch, in 1 of 1 layer",
+                 NULL);
+    assert_int_equal(test_shell("sed -i 's/positions\\treal/positions\\tall/' "
+                                "'%s/padded/a.layer.tsv'",
+                                tmpdir),
+                     0);
+    expect_start("padded", "verdict: healthy\n", NULL);
+    assert_int_equal(test_shell("cp -r '%s/padded' '%s/share' && sed -i "
+                                "'s/pad_eval_share\\t0.5/pad_eval_share\\t1.5/' "
+                                "'%s/share/a.layer.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("share", "share/a.layer.tsv: pad_eval_share 1.5 is not "
+                            "in [0, 1]");
+    assert_int_equal(test_shell("cp -r '%s/padded' '%s/where' && sed -i "
+                                "'s/positions\\tall/positions\\tsome/' "
+                                "'%s/where/a.layer.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("where", "where/a.layer.tsv: train_mode_positions 'some' "
+                            "is not real, all or unknown");
+    assert_int_equal(test_shell("cp -r '%s/padded' '%s/half' && cut -f1-13 "
+                                "'%s/half/a.stats.tsv' > '%s/t' && mv '%s/t' "
+                                "'%s/half/a.stats.tsv'",
+                                tmpdir, tmpdir, tmpdir, tmpdir, tmpdir,
+                                tmpdir),
+                     0);
+    expect_refused("half", "half/a.stats.tsv: train_real_mean, "
+                           "train_real_var, train_pad_mean, train_pad_var "
+                           "and train_real_batch_var come together");
+}
+
 int test_dumpdir_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +636,7 @@ int test_dumpdir_run(size_t *ntests)
         cmocka_unit_test(test_one_batch),
         cmocka_unit_test(test_detail),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_padded),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("dumpdir", tests, group_setup,

@@ -644,6 +644,192 @@ static void test_table(void **state)
     }
 }
 
+/* Padding's effect against the rows themselves: 7 real rows and 3 of
+ * padding (values of their own), pooled by brute force in long double,
+ * against diag_padded_moments' closed form at pi = 3/10. */
+static void test_padded_moments(void **state)
+{
+    (void)state;
+    const double real[7] = {1.5, 2.25, -0.5, 3.0, 2.0, 0.75, 4.5};
+    const double pad[3] = {0.0, 0.25, -0.125};
+    long double all[10], sum = 0.0L, ss = 0.0L;
+    for (int i = 0; i < 10; i++) {
+        all[i] = i < 7 ? real[i] : pad[i - 7];
+        sum += all[i];
+    }
+    long double mean = sum / 10.0L;
+    for (int i = 0; i < 10; i++)
+        ss += (all[i] - mean) * (all[i] - mean);
+    double mr = 0, vr = 0, mp = 0, vp = 0, m, v;
+    for (int i = 0; i < 7; i++)
+        mr += real[i] / 7.0;
+    for (int i = 0; i < 7; i++)
+        vr += (real[i] - mr) * (real[i] - mr) / 7.0;
+    for (int i = 0; i < 3; i++)
+        mp += pad[i] / 3.0;
+    for (int i = 0; i < 3; i++)
+        vp += (pad[i] - mp) * (pad[i] - mp) / 3.0;
+    diag_padded_moments(0.3, mr, vr, mp, vp, &m, &v);
+    assert_close(m, (double)mean, 1e-15, 1.0);
+    assert_close(v, (double)(ss / 10.0L), 1e-14, 1.0);
+}
+
+/* One feature over padded sequences: real positions of mean 4 and
+ * variance 4, padding of zeros, the training rows padded at pi = 0.4.
+ * The closed form for buffers that average every position, computed
+ * here in long double: (1 - pi) 4 and (1 - pi) 4 + pi (1 - pi) 16. */
+typedef struct {
+    one o;
+    double rmean, rvar, pmean, pvar;
+} padded_one;
+
+static long double mix_mean(long double pi)
+{
+    return (1.0L - pi) * 4.0L;
+}
+
+static long double mix_var(long double pi)
+{
+    return (1.0L - pi) * 4.0L + pi * (1.0L - pi) * 16.0L;
+}
+
+static void padded_init(padded_one *p, int norm_real, double pad_eval)
+{
+    one_init(&p->o);
+    p->rmean = 4.0, p->rvar = 4.0, p->pmean = 0.0, p->pvar = 0.0;
+    p->o.in.real_mean = &p->rmean;
+    p->o.in.real_var = &p->rvar;
+    p->o.in.pad_mean = &p->pmean;
+    p->o.in.pad_var = &p->pvar;
+    p->o.in.pad_train = 0.4;
+    p->o.in.pad_eval = pad_eval;
+    p->o.in.norm_real = norm_real;
+    /* The buffers average every position at the training share. */
+    p->o.rm = (double)mix_mean(0.4L);
+    p->o.rv = (double)mix_var(0.4L);
+    if (!norm_real) { /* nn.BatchNorm1d: the padded rows are the data */
+        p->o.tm = p->o.rm;
+        p->o.tv = p->o.rv;
+    }
+}
+
+/* The hand-written masked layer whose buffers take the padding in:
+ * masking-mismatch, the buffers within the mean's limit of the closed
+ * form at the training share (the edge held here on both sides), and
+ * healthy once the buffers are the real positions' own. */
+static void test_masking_real(void **state)
+{
+    (void)state;
+    padded_one p;
+    padded_init(&p, 1, 0.4);
+    expect(&p.o, DIAG_MASKING, "padded buffers, masked training");
+    diag_feature d;
+    bn_error err;
+    assert_int_equal(diag_layer_run(&p.o.in, &d, &err), 0);
+    long double sd = sqrtl(4.0L + 1e-5L);
+    assert_close(d.pad_shift, (double)((mix_mean(0.4L) - 4.0L) / sd), 1e-14,
+                 1.0);
+    assert_close(d.pad_scale,
+                 (double)sqrtl((4.0L + 1e-5L) / (mix_var(0.4L) + 1e-5L)),
+                 1e-14, 1.0);
+    /* The mean's limit here: 4 sqrt(p / ((2 - p) B)), above 0.1. */
+    long double lim = 4.0L * sqrtl(q_noise());
+    long double msd = sqrtl(mix_var(0.4L) + 1e-5L);
+    p.o.rm = (double)(mix_mean(0.4L) + lim * msd * (1.0L - 1e-9L));
+    expect(&p.o, DIAG_MASKING, "just within the closed form's limit");
+    p.o.rm = (double)(mix_mean(0.4L) + lim * msd * (1.0L + 1e-9L));
+    expect(&p.o, DIAG_LAGGING, "beyond what the padding explains");
+    p.o.rm = 4.0, p.o.rv = 4.0;
+    expect(&p.o, DIAG_HEALTHY, "the real positions' own buffers");
+    p.o.in.norm_real = -1;
+    p.o.rm = (double)mix_mean(0.4L), p.o.rv = (double)mix_var(0.4L);
+    p.o.tm = p.o.rm, p.o.tv = p.o.rv;
+    expect(&p.o, DIAG_HEALTHY, "positions unknown: no masking test");
+}
+
+/* nn.BatchNorm1d on the padded tensor in both modes: consistent while
+ * the evaluation batches pad the training share; masking-mismatch once
+ * training mode, at the evaluation share, normalises with a closed form
+ * the buffers are off from by more than the mean's limit (the edge in
+ * pi found here from the closed form in long double: the shift
+ * (m(0.4) - m(pi)) / sqrt(v(pi) + eps) at the limit). */
+static void test_masking_padded(void **state)
+{
+    (void)state;
+    padded_one p;
+    padded_init(&p, 0, 0.4);
+    expect(&p.o, DIAG_HEALTHY, "the same padded share in both modes");
+    long double lim = 4.0L * sqrtl(q_noise()), lo = 0.4L, hi = 0.99L;
+    for (int k = 0; k < 200; k++) {
+        long double mid = (lo + hi) / 2.0L;
+        long double sh = (mix_mean(0.4L) - mix_mean(mid)) /
+                         sqrtl(mix_var(mid) + 1e-5L);
+        if (sh > lim)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    /* The scale stays within 0.1 at this edge: the mean decides. */
+    assert_true(fabsl(sqrtl((mix_var(lo) + 1e-5L) /
+                            (mix_var(0.4L) + 1e-5L)) - 1.0L) < 0.1L);
+    padded_init(&p, 0, (double)(lo * (1.0L - 1e-9L)));
+    expect(&p.o, DIAG_HEALTHY, "just within");
+    padded_init(&p, 0, (double)(lo * (1.0L + 1e-9L)));
+    expect(&p.o, DIAG_MASKING, "just beyond");
+    padded_init(&p, 0, NAN);
+    expect(&p.o, DIAG_HEALTHY, "the evaluation share unknown");
+}
+
+/* Per-device statistics: the model's, where every layer is healthy (or
+ * only the batch is blamed), K > 1, training mode at B/K more than 0.03
+ * from evaluation mode and training mode at B within 0.03 of it. */
+static void test_per_device(void **state)
+{
+    (void)state;
+    const diag_cause h4[] = {DIAG_HEALTHY, DIAG_HEALTHY, DIAG_HEALTHY,
+                             DIAG_HEALTHY};
+    verdict_layer l = layer_of("a", 0, h4, 4);
+    verdict_model m = model_of(0.80, 0.93, 0.2);
+    m.devices = 8;
+    m.sync_acc = 0.91;
+    verdict v;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_DEVICES);
+    assert_int_equal(v.recommended, DIAG_FIX_NONE);
+    /* Otherwise evaluation mode above training mode is healthy, the
+     * training-mode drop said beside it (batch_verdict). */
+    m.sync_acc = 0.8999; /* 0.0301 from evaluation mode */
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_true(v.batch_drop);
+    m.sync_acc = 0.91, m.devices = 1;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_true(v.batch_drop);
+    m.devices = 8, m.train_acc = 0.91; /* within 0.03: no gap */
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_false(v.batch_drop);
+    m.train_acc = 0.80, m.sync_acc = NAN; /* not measured */
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_true(v.batch_drop);
+    /* Training mode above evaluation mode at B/K: still the devices. */
+    m.train_acc = 0.97, m.sync_acc = 0.92;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_DEVICES);
+    m.devices = 1;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_BATCH_DEPENDENCE);
+    m.devices = 8, m.train_acc = 0.80;
+    /* A layer's own cause stands. */
+    const diag_cause sh[] = {DIAG_SHIFT, DIAG_SHIFT, DIAG_SHIFT, DIAG_SHIFT};
+    l = layer_of("a", 0, sh, 4);
+    m.sync_acc = 0.91;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.cause, DIAG_SHIFT);
+}
+
 int test_verdict_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +846,10 @@ int test_verdict_run(size_t *ntests)
         cmocka_unit_test(test_material),
         cmocka_unit_test(test_closes),
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_padded_moments),
+        cmocka_unit_test(test_masking_real),
+        cmocka_unit_test(test_masking_padded),
+        cmocka_unit_test(test_per_device),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);

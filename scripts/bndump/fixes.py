@@ -15,10 +15,20 @@ beside training mode's on the same batches.
   eps              eps raised to 1e-3 in every layer (Keras's default):
                    evaluation then amplifies a near-constant channel at
                    most 1/sqrt(1e-3) = 32 times instead of 316
+  recompute-real   with --train-lengths: as recompute-train, the layers
+                   over padded sequences taking the real positions only
+                   (the mean of the training batches' real means and
+                   unbiased variances, what update_bn gives a masked
+                   layer)
 
 And how much a row's training-mode prediction depends on its batch
 neighbours: the share of evaluation rows whose predicted class changes
 when the same rows are batched in another (seeded) order.
+
+Trained on K devices without synchronised statistics (--devices K),
+training mode is scored on device batches of B/K evaluation rows, as each
+device normalised, and apart on whole batches of B (sync_mode_accuracy:
+what SyncBatchNorm's training mode gives).
 """
 
 import copy
@@ -87,6 +97,18 @@ def reloaded(model, layers_of, state):
     return m, done
 
 
+def real_only(model, layers_of, x, batch_size, sizes, real):
+    """recompute-train, then each layer of `real` (name: the real
+    positions' mean and variance) given those."""
+    m = recompute(model, layers_of, x, batch_size, sizes)
+    for name, mod in layers_of(m):
+        if name in real:
+            mean, var = real[name]
+            mod.running_mean.copy_(torch.as_tensor(mean))
+            mod.running_var.copy_(torch.as_tensor(var))
+    return m
+
+
 def raised_eps(model, layers_of):
     m = copy.deepcopy(model)
     for _, mod in layers_of(m):
@@ -119,7 +141,8 @@ SCRIPTED = ("not applied: a TorchScript module's momentum and eps are "
 
 
 def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
-          reload_state=None, sizes=None, scripted=False):
+          reload_state=None, sizes=None, scripted=False, real=None,
+          devices=1):
     """(accuracies, fixes): the model as it is in both modes, and a row
     per candidate fix: (name, evaluation-mode accuracy, what was done).
     The training data are batched as training batched them (sizes, or
@@ -127,14 +150,19 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
     TorchScript module is scored as it is and with --reload's buffers:
     the recomputed statistics need a momentum of None and eps raised,
     which its constants refuse."""
+    device = max(2, batch_size // devices)
     acc = {
         "eval_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
                                                False), eval_y),
-        "train_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
+        "train_mode_accuracy": accuracy(outputs(model, eval_x, device,
                                                 True), eval_y),
-        "batch_dependence": batch_dependence(model, eval_x, batch_size),
+        "batch_dependence": batch_dependence(model, eval_x, device),
         "majority_rate": majority_rate(eval_y),
     }
+    if devices > 1:
+        acc["sync_mode_accuracy"] = accuracy(outputs(model, eval_x,
+                                                     batch_size, True),
+                                             eval_y)
     if eval_y is None:
         return acc, []
 
@@ -155,6 +183,12 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
             ("eps", ev(raised_eps(model, layers_of)),
              "eps raised to %g in every layer" % FIX_EPS),
         ]
+    if real and not scripted:
+        fixes.append(("recompute-real",
+                      ev(real_only(model, layers_of, train_x, batch_size,
+                                   sizes, real)),
+                      "statistics recomputed on the training data, over "
+                      "the real positions only in %d layers" % len(real)))
     if reload_state is not None:
         m, done = reloaded(model, layers_of, reload_state)
         fixes.append(("reload", ev(m) if done else None,

@@ -11,6 +11,12 @@ that a pass, and the dump, is the same every time it is taken.
 A layer's rows are what it normalises together: an input (N, C) is N
 rows, an input (N, C, *spatial) is moved to channels last and flattened
 to N * prod(spatial) rows, in the order sample, then each spatial axis.
+
+Padded sequences (lengths given, one a sample): a layer whose input is
+(N, C, L) with the model input's L along its last axis has, per batch,
+its real positions (the first length of each sample) and its padding
+apart: their statistics, and, from its output, which of the two sets
+training mode normalised over (Padding below).
 """
 
 import copy
@@ -44,6 +50,16 @@ class LayerPass:
         self.units = []
         self.unit_sum = self.unit_sq = 0.0
         self.dtype = np.float64
+        self.padding = None  # a Padding, for sequences of the input's L
+
+    def add_padding(self, x, lens, y, mod, length):
+        """The batch's real positions and padding, where the layer's input
+        is (N, C, L) of the model input's L; else the layer has none."""
+        if lens is None or x.dim() != 3 or x.shape[2] != length:
+            self.padding = False
+        elif self.padding is not False:
+            self.padding = self.padding or Padding()
+            self.padding.add(x, lens, y, mod)
 
     def add(self, x):
         r = as_rows(x.detach())
@@ -98,6 +114,97 @@ class LayerPass:
         return np.ascontiguousarray(np.concatenate(self.sample))
 
 
+# A standardised output's mean over the positions a batch was normalised
+# over is 0 to rounding (float32's 1e-7 relative); over another set it is
+# the gap between the sets' means in units of the spread.
+POSITIONS_TOL = 1e-3
+
+
+class Padding:
+    """One layer's real positions and padding over a pass: per batch the
+    rows, mean and unbiased variance of each, and from the output,
+    standardised by the layer's own affine weights, the largest mean over
+    the real positions and over every one."""
+
+    def __init__(self):
+        self.real, self.pad = [], []
+        self.z_real = self.z_all = 0.0
+        self.z_known = False
+
+    @staticmethod
+    def _moments(r):
+        n = r.shape[0]
+        if n == 0:
+            return (0, None, None)
+        return (n, r.mean(0).numpy(),
+                r.var(0, unbiased=True).numpy() if n > 1
+                else np.zeros(r.shape[1]))
+
+    def add(self, x, lens, y, mod):
+        d = x.detach().to(torch.float64).movedim(1, -1)   # (N, L, C)
+        mask = torch.arange(d.shape[1])[None, :] < lens[:, None]
+        self.real.append(self._moments(d[mask]))
+        self.pad.append(self._moments(d[~mask]))
+        w = getattr(mod, "weight", None)
+        if y is None or w is None or not mask.any() or mask.all():
+            return
+        w = w.detach().to(torch.float64)
+        b = mod.bias.detach().to(torch.float64)
+        keep = w.abs() > 1e-6
+        if not keep.any():
+            return
+        z = ((y.detach().to(torch.float64).movedim(1, -1) - b) / w)[..., keep]
+        self.z_real = max(self.z_real, float(z[mask].mean(0).abs().max()))
+        self.z_all = max(self.z_all, float(z.mean((0, 1)).abs().max()))
+        self.z_known = True
+
+    @staticmethod
+    def _pooled(parts):
+        parts = [p for p in parts if p[0] > 0]
+        if not parts:
+            return None, None
+        b = np.array([p[0] for p in parts], dtype=np.float64)[:, None]
+        m = np.array([p[1] for p in parts])
+        v = np.array([p[2] for p in parts])
+        n = b.sum()
+        mu = (b * m).sum(0) / n
+        return mu, ((b - 1) * v + b * (m - mu) ** 2).sum(0) / n
+
+    def share(self):
+        """The padded share of the rows seen."""
+        r = sum(p[0] for p in self.real)
+        return sum(p[0] for p in self.pad) / float(r + sum(p[0] for p in
+                                                           self.pad))
+
+    def fresh(self):
+        """(real mean, real variance, padding's mean, padding's variance),
+        divisor n; the padding's 0 where there is none."""
+        rm, rv = self._pooled(self.real)
+        pm, pv = self._pooled(self.pad)
+        if pm is None:
+            pm, pv = np.zeros_like(rm), np.zeros_like(rv)
+        return rm, rv, pm, pv
+
+    def positions(self):
+        """Which positions training mode normalised over: "real", "all",
+        or "unknown" (no batch with both, or no affine weight to undo)."""
+        if not self.z_known:
+            return "unknown"
+        if self.z_real < POSITIONS_TOL <= self.z_all:
+            return "real"
+        if self.z_all < POSITIONS_TOL <= self.z_real:
+            return "all"
+        return "unknown"
+
+    def recomputed(self):
+        """The real positions' cumulative average over the batches, as
+        update_bn would give for a masked layer: the mean of the batches'
+        means and of their unbiased variances."""
+        parts = [p for p in self.real if p[0] > 1]
+        return (np.mean([p[1] for p in parts], 0),
+                np.mean([p[2] for p in parts], 0))
+
+
 def cuts(n, batch_size, sizes=None):
     """The first row of each batch and the end: the sizes given (the
     batches training took, --batches), or consecutive batches of
@@ -135,21 +242,27 @@ def set_mode(model, train_mode):
 
 
 def run(model, x, batch_size, max_rows, what, train_mode=False,
-        progress=True, sizes=None):
+        progress=True, sizes=None, lengths=None):
     """One pass of x through a deep copy of model, in evaluation mode or,
     with train_mode, in training mode with every momentum 0, batched by
     batch_size or by the sizes given; returns {layer name: LayerPass} and
-    the order the layers were first called in."""
+    the order the layers were first called in. With lengths (one a
+    sample) each layer over the input's positions keeps a Padding."""
     model = copy.deepcopy(model)
     layers = tsv.bn_layers(model)
     seen = {name: LayerPass(max_rows, x.shape[0]) for name, _ in layers}
     order = []
     handles = []
+    current = {}
+    length = x.shape[-1]
     for name, mod in layers:
         def hook(m, inputs, output, name=name):
             if name not in order:
                 order.append(name)
             seen[name].add(inputs[0])
+            if lengths is not None:
+                seen[name].add_padding(inputs[0], current["lens"], output,
+                                       m, length)
         handles.append(mod.register_forward_hook(hook))
     dtype = model_dtype(model)
     nb = len(cuts(x.shape[0], batch_size, sizes)) - 1
@@ -160,6 +273,9 @@ def run(model, x, batch_size, max_rows, what, train_mode=False,
     try:
         with torch.no_grad():
             for k, (i, xb) in enumerate(batches(x, batch_size, sizes)):
+                if lengths is not None:
+                    current["lens"] = torch.as_tensor(
+                        np.asarray(lengths[i:i + len(xb)]))
                 model(torch.as_tensor(np.array(xb)).to(dtype))
                 if progress and nb >= 50 and (k + 1) % step == 0:
                     print("dump_bn_inputs: %s: %d of %d batches" % (

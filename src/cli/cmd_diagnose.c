@@ -843,8 +843,9 @@ done:
 }
 
 /* Settings whose runs the causes' tests do not describe: they replay the
- * buffers from 0 and 1, and read every recorded batch as one update's. A
- * message naming the setting, not a diagnosis that would mislead. */
+ * buffers from 0 and 1, read every recorded batch as one update's, and
+ * every row as a row of its own. A message naming the setting, not a
+ * diagnosis that would mislead. */
 static int undiagnosed(const char *cmd, const exp_t *e)
 {
     if (e->initfile.file) {
@@ -854,10 +855,21 @@ static int undiagnosed(const char *cmd, const exp_t *e)
         return -1;
     }
     if (e->v[KEY_DEVICES][0].u > 1 && !e->v[KEY_SYNC][0].i) {
-        cli_error(cmd, "%s: the diagnosis reads each batch as one update's; "
-                       "devices with statistics of their own are not "
-                       "diagnosed (sync = yes is one device's run)",
+        cli_error(cmd, "%s: a run's diagnosis reads each batch as one "
+                       "update's; devices with statistics of their own are "
+                       "not diagnosed from a run (sync = yes is one "
+                       "device's run), only from a dump of a model trained "
+                       "so (dump_bn_inputs.py --devices K)",
                   e->from[KEY_DEVICES]);
+        return -1;
+    }
+    if (e->v[KEY_SEQ_LENGTH][0].u > 0) {
+        cli_error(cmd, "%s: a run's diagnosis replays rows, not padded "
+                       "sequences: its tests know no mask, so padded "
+                       "sequences are not diagnosed from a run, only from a "
+                       "dump with their lengths (dump_bn_inputs.py "
+                       "--train-lengths, --eval-lengths)",
+                  e->from[KEY_SEQ_LENGTH]);
         return -1;
     }
     return 0;

@@ -242,6 +242,8 @@ int clf_diag(const pop_t *train, const pop_t *eval, const size_t *perm,
     ev->model.train_acc = res.acc_train_mode;
     ev->model.eval_acc = res.acc_eval_mode;
     ev->model.majority = NAN; /* not measured here */
+    ev->model.devices = 0;    /* refused before: cmd_diagnose.c */
+    ev->model.sync_acc = NAN;
     for (int f = 0; f < DIAG_N_FIXES; f++)
         ev->model.fix_acc[f] = NAN;
     tr.n = train->n; /* hidden_rows goes through every row of perm */

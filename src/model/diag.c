@@ -124,6 +124,20 @@ static int lagging(const diag_feature *d)
             (isnan(d->trend_lag) && d->fresh_fixed && off_train(d)));
 }
 
+/* Padded sequences: nothing before applies, the buffers are what the
+ * closed form gives at the training rows' padded share (the padding's
+ * effect explains them), and they are off against the statistics
+ * training mode normalises the real positions with. */
+static int masking(const diag_feature *d)
+{
+    if (d->flags != 0 || isnan(d->pad_shift) || isnan(d->pad_explained))
+        return 0;
+    int explained = fabs(d->pad_explained) <= d->off_mean;
+    int mismatch = !(fabs(d->pad_shift) <= d->off_mean) ||
+                   !(fabs(d->pad_scale - 1.0) <= DIAG_OFF);
+    return explained && mismatch;
+}
+
 static int shift(const diag_feature *d)
 {
     return d->flags == 0 && !off_train(d) && off_eval(d);
@@ -259,6 +273,29 @@ static const struct {
       .keep = "the statistics' error costs evaluation mode nothing measured "
               "here, so a fix to them has nothing to gain"},
      dropout_shift},
+    {{.cause = DIAG_MASKING,
+      .name = "masking-mismatch",
+      .words = "padded sequences normalised over other positions in each "
+               "mode: the running statistics average every position, "
+               "padding included, at the training batches' padded share, "
+               "while training mode normalises the real positions only, "
+               "or the evaluation batches at another padded share",
+      .threshold = "the buffers within the mean's limit of the closed form "
+                   "(1 - pi) m_real + pi m_pad at the training rows' padded "
+                   "share pi, and off (the mean's limit, or a scale beyond "
+                   "0.1) against the statistics training mode normalises "
+                   "the real positions with: theirs, or the closed form at "
+                   "the evaluation rows' share",
+      .fix = "take the statistics over the real positions only (a masked "
+             "batch norm, its buffers too), or pad the same share in both "
+             "modes",
+      .fix_id = DIAG_FIX_RECOMPUTE_REAL,
+      .material = DIAG_BY_EFFECT,
+      .keep = "the weights learned the padded statistics (training mode "
+              "normalised every position too), so evaluation mode, which "
+              "normalises real positions whatever the padding, is the one "
+              "that matches them"},
+     masking},
     {{.cause = DIAG_LAGGING,
       .name = "lagging",
       .words = "statistics lagging the weights: the activations moved "
@@ -328,6 +365,23 @@ static const struct {
       .fix_id = DIAG_FIX_NONE,
       .material = DIAG_BY_LAYER},
      model_only},
+    {{.cause = DIAG_DEVICES,
+      .name = "per-device",
+      .words = "statistics per device: trained data-parallel on K devices "
+               "without synchronised batch norm, each normalised by its own "
+               "B/K rows, so training mode's score is a device batch's and "
+               "evaluation mode differs from it by those small batches' "
+               "noise",
+      .threshold = "the dump's --devices K above 1, the statistics right, "
+                   "training mode at B/K rows more than 0.03 from evaluation "
+                   "mode, and training mode at B rows (what synchronised "
+                   "statistics give) within 0.03 of it",
+      .fix = "train with SyncBatchNorm (statistics over all B rows), or "
+             "ship and score in evaluation mode as it is; training mode's "
+             "number at B/K rows is not one to reach",
+      .fix_id = DIAG_FIX_NONE,
+      .material = DIAG_BY_LAYER},
+     model_only},
     {{.cause = DIAG_HEALTHY,
       .name = "healthy",
       .words = "healthy: the running statistics describe the activations",
@@ -355,6 +409,10 @@ static const diag_fix_info fixes[DIAG_N_FIXES] = {
     {.fix = DIAG_FIX_EPS,
      .name = "eps",
      .words = "eps raised to 1e-3 in every layer"},
+    {.fix = DIAG_FIX_RECOMPUTE_REAL,
+     .name = "recompute-real",
+     .words = "the statistics recomputed on the training data over the "
+              "real positions only (--train-lengths)"},
 };
 
 const diag_cause_info *diag_cause_get(diag_cause c)
@@ -551,11 +609,46 @@ static int buffers_initial(const diag_layer *in)
     return 1;
 }
 
+void diag_padded_moments(double pi, double mr, double vr, double mp,
+                         double vp, double *mean, double *var)
+{
+    double gap = mr - mp;
+    *mean = (1.0 - pi) * mr + pi * mp;
+    *var = (1.0 - pi) * vr + pi * vp + pi * (1.0 - pi) * gap * gap;
+}
+
+/* The buffers against what training mode normalises an evaluation
+ * batch's real positions with, and against the closed form at the
+ * training share (diag.h's pad_shift, pad_scale, pad_explained). */
+static void measure_padding(const diag_layer *in, size_t j, diag_feature *d)
+{
+    d->pad_shift = d->pad_scale = d->pad_explained = NAN;
+    if (!in->real_mean || in->norm_real < 0 || isnan(in->pad_train))
+        return;
+    double mr = in->real_mean[j], vr = in->real_var[j];
+    double mp = in->pad_mean[j], vp = in->pad_var[j];
+    double sm = mr, sv = vr, tm, tv;
+    if (!in->norm_real) {
+        if (isnan(in->pad_eval))
+            return;
+        diag_padded_moments(in->pad_eval, mr, vr, mp, vp, &sm, &sv);
+    }
+    diag_padded_moments(in->pad_train, mr, vr, mp, vp, &tm, &tv);
+    double rm = in->running_mean[j], rv = in->running_var[j];
+    d->pad_shift = in_units(rm, sm, sqrt(sv + in->eps));
+    d->pad_scale = root_ratio(sv + in->eps, rv + in->eps);
+    d->pad_explained = in_units(rm, tm, sqrt(tv + in->eps));
+}
+
 static void measure(const diag_layer *in, size_t j, double w,
                     diag_feature *d)
 {
     double mu = in->train_mean[j], v = in->train_var[j];
     double tv = in->target_var ? in->target_var[j] : v;
+    if (in->real_mean && in->norm_real == 1) {
+        mu = in->real_mean[j], v = in->real_var[j];
+        tv = in->real_target ? in->real_target[j] : v;
+    }
     double rm = in->running_mean[j], rv = in->running_var[j];
     double m0 = in->init_mean ? in->init_mean[j] : 0.0;
     double v0 = in->init_var ? in->init_var[j] : 1.0;
@@ -588,8 +681,11 @@ static void measure(const diag_layer *in, size_t j, double w,
     }
     train_limits(in, in->kurtosis ? in->kurtosis[j] : 3.0, d);
     eval_limits(in, d);
-    d->exchange = spread_ratio(in, j, mu, in->unit_var ? in->unit_var[j] : v);
+    d->exchange = spread_ratio(in, j, in->train_mean[j],
+                               in->unit_var ? in->unit_var[j]
+                                            : in->train_var[j]);
     d->trend_lag = in->trend_lag ? in->trend_lag[j] : NAN;
+    measure_padding(in, j, d);
 }
 
 /* The error evaluation mode adds through the feature's cause (diag.h):
@@ -625,6 +721,9 @@ static double init_effect_of(const diag_feature *d)
 
 static double effect_of(const diag_feature *d)
 {
+    if (d->cause == DIAG_MASKING)
+        return root_sum_sq(d->pad_scale * fabs(d->pad_shift),
+                           d->pad_scale - 1.0);
     if (d->cause == DIAG_SHIFT)
         return root_sum_sq(d->eval_shift, d->eval_scale - 1.0);
     double lag = fabs(d->shift);

@@ -24,10 +24,12 @@ typedef enum {
     DIAG_NEAR_CONSTANT,
     DIAG_FAR_FROM_INIT,
     DIAG_DROPOUT_SHIFT,
+    DIAG_MASKING, /* padded sequences: before what its evidence mimics */
     DIAG_LAGGING,
     DIAG_SHIFT,
     DIAG_OTHER,
     DIAG_BATCH_DEPENDENCE, /* the model's: verdict.c tests it */
+    DIAG_DEVICES,          /* the model's: verdict.c tests it */
     DIAG_HEALTHY,
     DIAG_N_CAUSES
 } diag_cause;
@@ -39,6 +41,7 @@ typedef enum {
     DIAG_FIX_ADAPT_EVAL,
     DIAG_FIX_RELOAD,
     DIAG_FIX_EPS,
+    DIAG_FIX_RECOMPUTE_REAL,
     DIAG_N_FIXES
 } diag_fix;
 
@@ -178,7 +181,26 @@ typedef struct {
      * buffers then hold dropout's noise, which evaluation mode's inputs
      * and the dump's fresh statistics (dropout off) do not. */
     double dropout;
+    /* Padded sequences (a dump's --train-lengths): the training rows'
+     * real positions' mean and variance and the padding's (divisor n, f
+     * each; NULL real_mean without lengths), the padded shares of the
+     * training and evaluation rows (NaN: unknown), and which positions
+     * training mode normalised over: 1 the real ones only, 0 every one
+     * (nn.BatchNorm1d on the padded tensor), -1 unknown. Where it
+     * normalised the real ones, theirs are the statistics the buffers
+     * are held to (real_target the batches' mean unbiased variance); the
+     * exchange test keeps every row's. */
+    const double *real_mean, *real_var, *pad_mean, *pad_var, *real_target;
+    double pad_train, pad_eval;
+    int norm_real;
 } diag_layer;
+
+/* Padding's effect in closed form: the mean and variance (divisor n) of
+ * rows of which a share pi is padding (mean mp, variance vp) and the
+ * rest real (mr, vr): (1 - pi) mr + pi mp and (1 - pi) vr + pi vp +
+ * pi (1 - pi) (mr - mp)^2. */
+void diag_padded_moments(double pi, double mr, double vr, double mp,
+                         double vp, double *mean, double *var);
 
 /* The two-sample Kolmogorov-Smirnov distance between column j of an
  * n x f array and of an m x f array: the largest difference of their
@@ -253,6 +275,14 @@ typedef struct {
     double exchange;
     double amplification; /* 1/sqrt(v + eps) */
     double trend_lag;     /* a recording's, NaN otherwise */
+    /* Padded sequences: the buffers against the statistics training mode
+     * normalises an evaluation batch's real positions with (the real
+     * positions' own; or, over every position, the closed form at the
+     * evaluation rows' padded share), as shift and scale are; and the
+     * closed form's shift between the training and evaluation shares
+     * (pad_explained: the buffers' shift it does not explain). NaN
+     * without lengths. */
+    double pad_shift, pad_scale, pad_explained;
     /* The root mean square error evaluation mode adds to the feature's
      * outputs through its cause, in units of their spread: against the
      * evaluation rows' own statistics for shift, sqrt(eval_shift^2 +

@@ -103,6 +103,13 @@ void verdict_layer_sum(verdict_layer *l, const verdict_model *m)
     l->lags_too = lags_beside(l);
 }
 
+int verdict_per_device(const verdict_model *m)
+{
+    return m->devices > 1 &&
+           fabs(m->train_acc - m->eval_acc) > DIAG_FIX_CLOSES && /* NaN: 0 */
+           fabs(m->sync_acc - m->eval_acc) <= DIAG_FIX_CLOSES;
+}
+
 static diag_fix best_fix(const verdict_model *m)
 {
     diag_fix best = DIAG_FIX_NONE;
@@ -155,6 +162,13 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
     }
     v->gap = m->train_acc - m->eval_acc;
     batch_verdict(m, v);
+    /* The batch a device normalised, where the whole batch agrees with
+     * evaluation mode: what makes the modes disagree is the split. */
+    if ((v->cause == DIAG_HEALTHY || v->cause == DIAG_BATCH_DEPENDENCE) &&
+        verdict_per_device(m)) {
+        v->cause = DIAG_DEVICES;
+        v->batch_drop = 0;
+    }
     v->fix = verdict_cause_fix(v->cause, m);
     v->fix_closes = verdict_closes(m, v->fix);
     v->best = best_fix(m);

@@ -20,6 +20,13 @@ typedef struct {
     /* The share of the evaluation data's most common class: what always
      * naming it scores; NaN when not measured. */
     double majority;
+    /* Data-parallel training without synchronised statistics (a dump's
+     * --devices K): K (0 or 1: one device's), and training mode's
+     * accuracy over whole batches of B rows, what synchronised statistics
+     * give (train_acc is then at B/K rows, a device's); NaN when not
+     * measured. */
+    size_t devices;
+    double sync_acc;
 } verdict_model;
 
 typedef struct {
@@ -72,6 +79,10 @@ typedef struct {
 void verdict_layer_sum(verdict_layer *l, const verdict_model *m);
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                   verdict *v);
+/* Per-device statistics explain the modes' disagreement: K above 1,
+ * training mode at B/K more than DIAG_FIX_CLOSES from evaluation mode,
+ * and at B within it. */
+int verdict_per_device(const verdict_model *m);
 /* A fix closes the gap: evaluation mode trailed training mode by more
  * than DIAG_FIX_CLOSES, and the fix leaves it within DIAG_FIX_CLOSES of
  * training mode or above. 1, 0, or -1 when the fix was not measured or

@@ -293,6 +293,59 @@ static int recording_columns(const tsv_table *t, const char *path,
     return 0;
 }
 
+/* A dump's with --train-lengths: the real positions' and the padding's
+ * statistics, all four or none. */
+static int padding_columns(const tsv_table *t, const char *path,
+                           dump_layer *l, bn_error *err)
+{
+    if (stats_column(t, path, "train_real_mean", 0, &l->real_m, err) ||
+        stats_column(t, path, "train_real_var", 0, &l->real_v, err) ||
+        stats_column(t, path, "train_pad_mean", 0, &l->pad_m, err) ||
+        stats_column(t, path, "train_pad_var", 0, &l->pad_v, err) ||
+        stats_column(t, path, "train_real_batch_var", 0, &l->real_bv, err))
+        return -1;
+    int have = !!l->real_m + !!l->real_v + !!l->pad_m + !!l->pad_v +
+               !!l->real_bv;
+    if (have != 0 && have != 5)
+        return bn_fail(err, "%s: train_real_mean, train_real_var, "
+                            "train_pad_mean, train_pad_var and "
+                            "train_real_batch_var come together",
+                       path);
+    for (size_t j = 0; have && j < l->f; j++)
+        if (!(l->real_v[j] >= 0) || !(l->pad_v[j] >= 0) ||
+            !(l->real_bv[j] >= 0))
+            return bn_fail(err, "%s:%zu: a variance below 0", path, j + 2);
+    return 0;
+}
+
+/* A padded share in [0, 1], NaN when absent. */
+static int pad_share(const kv_file *kv, const char *key, double *out,
+                     bn_error *err)
+{
+    if (kv_real(kv, key, out, err) != 0)
+        return -1;
+    if (!isnan(*out) && !(*out >= 0.0 && *out <= 1.0))
+        return bn_fail(err, "%s: %s %s is not in [0, 1]", kv->path, key,
+                       kv_str(kv, key));
+    return 0;
+}
+
+/* The positions training mode normalised over: "real", "all", or
+ * unknown (absent or "-"). */
+static int train_positions(const kv_file *kv, int *out, bn_error *err)
+{
+    const char *s = kv_str(kv, "train_mode_positions");
+    *out = -1;
+    if (!s || strcmp(s, "unknown") == 0)
+        return 0;
+    if (strcmp(s, "real") && strcmp(s, "all"))
+        return bn_fail(err, "%s: train_mode_positions '%s' is not real, all "
+                            "or unknown",
+                       kv->path, s);
+    *out = strcmp(s, "real") == 0;
+    return 0;
+}
+
 /* A dump's: the data's fresh statistics, in both modes. */
 static int dump_columns(const tsv_table *t, const char *path, dump_layer *l,
                         bn_error *err)
@@ -304,7 +357,8 @@ static int dump_columns(const tsv_table *t, const char *path, dump_layer *l,
            stats_column(t, path, "train_eval_mode_mean", 1, &l->tem, err) ||
            stats_column(t, path, "train_eval_mode_var", 1, &l->tev, err) ||
            stats_column(t, path, "eval_mean", 0, &l->em, err) ||
-           stats_column(t, path, "eval_var", 0, &l->ev, err);
+           stats_column(t, path, "eval_var", 0, &l->ev, err) ||
+           padding_columns(t, path, l, err);
 }
 
 static int read_stats(const dump_src *src, dump_layer *l, int recording,
@@ -595,7 +649,10 @@ static int read_settings(const dump_src *src, dump_layer *l, int recording,
         kv_count(&kv, "eval_calls_with_grad", 0, &frozen_calls, err) != 0 ||
         kv_count(&kv, "training_calls_unmoved", 0, &unmoved, err) != 0 ||
         kv_count(&kv, "largest_batch", 0, &l->largest_batch, err) != 0 ||
-        read_dropout(&kv, l, err) != 0)
+        read_dropout(&kv, l, err) != 0 ||
+        pad_share(&kv, "pad_train_share", &l->pad_train, err) != 0 ||
+        pad_share(&kv, "pad_eval_share", &l->pad_eval, err) != 0 ||
+        train_positions(&kv, &l->norm_real, err) != 0)
         goto done;
     if (unmoved > calls) {
         bn_fail(err, "%s: training_calls_unmoved %zu is more than the %zu "
@@ -787,7 +844,9 @@ static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
         kv_real(&kv, "train_mode_accuracy", &d->train_acc, err) != 0 ||
         kv_real(&kv, "eval_mode_accuracy", &d->eval_acc, err) != 0 ||
         kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0 ||
-        kv_real(&kv, "majority_rate", &d->majority, err) != 0)
+        kv_real(&kv, "majority_rate", &d->majority, err) != 0 ||
+        kv_count(&kv, "devices", 0, &d->devices, err) != 0 ||
+        kv_real(&kv, "sync_mode_accuracy", &d->sync_acc, err) != 0)
         goto done;
     rc = 0;
 done:
@@ -921,7 +980,8 @@ static void layer_free(dump_layer *l)
     void *p[] = {l->name, l->type, l->dtype, l->rm, l->rv, l->m0, l->v0,
                  l->tm, l->tv, l->uv, l->em, l->ev, l->bm, l->bunits,
                  l->lag, l->x, l->kurt, l->eshift, l->escale, l->eks,
-                 l->eout, l->tem, l->tev, l->bv};
+                 l->eout, l->tem, l->tev, l->bv, l->real_m, l->real_v,
+                 l->pad_m, l->pad_v, l->real_bv};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         free(p[i]);
 }
@@ -988,4 +1048,12 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->eval_scale = l->escale;
     in->eval_ks = l->eks;
     in->eval_out = l->eout;
+    in->real_mean = l->real_m;
+    in->real_var = l->real_v;
+    in->pad_mean = l->pad_m;
+    in->pad_var = l->pad_v;
+    in->pad_train = l->pad_train;
+    in->pad_eval = l->pad_eval;
+    in->real_target = l->real_bv;
+    in->norm_real = l->real_m ? l->norm_real : -1;
 }

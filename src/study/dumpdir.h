@@ -41,6 +41,14 @@ typedef struct {
     /* A recording: the rows and batches, for the replay. */
     double *x;
     size_t n_rows, *batch_rows;
+    /* Padded sequences (--train-lengths): the training data's real
+     * positions' and padding's statistics (NULL without), the padded
+     * shares (NaN: unknown), and the positions training mode normalised
+     * over (diag_layer's norm_real). */
+    double *real_m, *real_v, *pad_m, *pad_v;
+    double *real_bv; /* the batches' real positions' unbiased variance */
+    double pad_train, pad_eval;
+    int norm_real;
 } dump_layer;
 
 typedef struct {
@@ -52,6 +60,10 @@ typedef struct {
     int weights_moved;
     double train_acc, eval_acc, batch_dependence;
     double majority; /* majority_rate: NaN when absent (older dumps) */
+    /* --devices K (0 when absent) and training mode's accuracy over whole
+     * batches then (sync_mode_accuracy; NaN when absent). */
+    size_t devices;
+    double sync_acc;
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;
     size_t n;

@@ -293,6 +293,20 @@ static void print_fixes(FILE *out, const report *r)
                m->batch_dependence);
 }
 
+/* Trained on K devices: training mode's score above is a device
+ * batch's; over whole batches it is what synchronised statistics give. */
+static void print_devices(FILE *out, const verdict_model *m)
+{
+    if (m->devices < 2)
+        return;
+    fprintf(out, "trained on %zu devices: training mode above normalised "
+                 "each device's share of a batch; over whole batches (what "
+                 "SyncBatchNorm gives) it scores ",
+            m->devices);
+    print_acc(out, m->sync_acc);
+    fputc('\n', out);
+}
+
 static void print_features_tsv(FILE *out, const report_layer *l,
                                const diag_feature *d, int head)
 {
@@ -301,7 +315,8 @@ static void print_features_tsv(FILE *out, const report_layer *l,
               "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
               "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
               "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
-              "off_ks\teffect\tcause\tcauses\n",
+              "off_ks\teffect\tcause\tcauses\tpad_shift\tpad_scale\t"
+              "pad_explained\n",
               out);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
@@ -309,7 +324,7 @@ static void print_features_tsv(FILE *out, const report_layer *l,
         fprintf(out, "%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
-               "%s\n",
+               "%s\t%.17g\t%.17g\t%.17g\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
@@ -317,7 +332,8 @@ static void print_features_tsv(FILE *out, const report_layer *l,
                d[j].updates, d[j].init_weight, d[j].exchange,
                d[j].amplification, d[j].trend_lag, d[j].off_mean,
                d[j].off_var, d[j].off_ks, d[j].effect,
-               diag_cause_get(d[j].cause)->name, all);
+               diag_cause_get(d[j].cause)->name, all, d[j].pad_shift,
+               d[j].pad_scale, d[j].pad_explained);
     }
 }
 
@@ -384,6 +400,7 @@ int diag_report_write(FILE *out, const report_in *in, const char *layer,
         fprintf(out, "\n%s", in->what);
         print_layers(out, &r);
         print_fixes(out, &r);
+        print_devices(out, &in->m);
         for (size_t i = 0; one && i < in->n; i++)
             if (one == &in->layers[i])
                 print_features(out, one, r.feat[i]);
@@ -499,6 +516,8 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
     in.m.eval_acc = d->eval_acc;
     in.m.batch_dependence = d->batch_dependence;
     in.m.majority = d->majority;
+    in.m.devices = d->devices;
+    in.m.sync_acc = d->sync_acc;
     memcpy(in.m.fix_acc, d->fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(d, layer))
         bn_fail(err, "--layer %s: no such layer in %s/layers.tsv", layer, dir);

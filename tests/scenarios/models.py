@@ -148,3 +148,63 @@ class PreResMLP(nn.Module):
             y = b["la"](torch.relu(b["bna"](x)))
             x = x + b["lb"](torch.relu(b["bnb"](y)))
         return self.out(torch.relu(self.bnf(x)))
+
+
+class MaskedBN(nn.BatchNorm1d):
+    """Batch norm over padded sequences (N, C, L), the mask (N, 1, L) 1 at
+    the real positions: a training batch is normalised by its real
+    positions' statistics, and evaluation mode uses the running ones, as
+    nn.BatchNorm1d does. buffers="real" averages the same real positions
+    into the running statistics; "all" averages the padded tensor's
+    (x.mean((0, 2)), padding included): the hand-written masked layer's
+    common slip, which no training-mode number shows. buffers="padded"
+    is nn.BatchNorm1d itself: every position, padding included, in
+    training mode and in the buffers."""
+
+    def __init__(self, features, buffers="real", momentum=0.1):
+        super().__init__(features, momentum=momentum)
+        self.buffers = buffers
+
+    def forward(self, x, mask):
+        if not self.training or self.buffers == "padded":
+            return super().forward(x)
+        n = mask.sum()
+        mean = (x * mask).sum((0, 2)) / n
+        var = ((x - mean[None, :, None]) ** 2 * mask).sum((0, 2)) / n
+        if self.track_running_stats:
+            self._track(x, mean, var, n)
+        z = (x - mean[None, :, None]) / torch.sqrt(var[None, :, None] +
+                                                   self.eps)
+        return z * self.weight[None, :, None] + self.bias[None, :, None]
+
+    @torch.no_grad()
+    def _track(self, x, mean, var, n):
+        self.num_batches_tracked += 1
+        f = (1.0 / float(self.num_batches_tracked) if self.momentum is None
+             else self.momentum)
+        if self.buffers == "real":
+            bm, bv = mean, var * n / (n - 1)
+        else:
+            bm, bv = x.mean((0, 2)), x.var((0, 2), unbiased=True)
+        self.running_mean.mul_(1 - f).add_(f * bm)
+        self.running_var.mul_(1 - f).add_(f * bv)
+
+
+class SeqCNN(nn.Module):
+    """Two 1-D convolutions over padded sequences, each followed by a
+    MaskedBN, and a mean over the real positions. The input is (N, 2, L):
+    the values (0 at padding) and the mask."""
+
+    def __init__(self, width=16, classes=4, buffers="real", momentum=0.1):
+        super().__init__()
+        self.conv1 = nn.Conv1d(1, width, 5, padding=2)
+        self.bn1 = MaskedBN(width, buffers, momentum)
+        self.conv2 = nn.Conv1d(width, width, 5, padding=2)
+        self.bn2 = MaskedBN(width, buffers, momentum)
+        self.out = nn.Linear(width, classes)
+
+    def forward(self, x):
+        v, m = x[:, :1], x[:, 1:]
+        h = torch.relu(self.bn1(self.conv1(v), m)) * m
+        h = torch.relu(self.bn2(self.conv2(h), m)) * m
+        return self.out(h.sum(2) / m.sum(2))

@@ -7,7 +7,11 @@ a three-layer MLP with dropout, a Conv1d with BatchNorm1d on (N, C, L),
 batch norm after ReLU, a pre-activation residual MLP; models.py) are
 trained here on the shipped Digits data,
 seeded, on one thread, each with one cause of a train/eval disagreement
-injected (and healthy ones). Each is then saved as a researcher would,
+injected (and healthy ones); a 1-D CNN over seeded padded sequences
+(models.SeqCNN) with its masked batch norm right, with its buffers over
+the padded tensor, and as nn.BatchNorm1d with the evaluation sequences
+padded longer, dumped with the lengths; and the MLP trained on 8 devices
+by hand, dumped with --devices. Each is then saved as a researcher would,
 dumped and diagnosed exactly as README "Your model, then bnstudy" says,
 and the suite asserts, against its own measurements rather than the
 dump's:
@@ -30,7 +34,11 @@ dump's:
     pretrained model), the report says so; a recording tells frozen;
   * the dump leaves the checkpoint's file and its buffers byte-identical,
     and a state_dict loads with --module;
-  * a float32 recording of a healthy model replays to float32 rounding.
+  * a float32 recording of a healthy model replays to float32 rounding;
+  * the per-device model's training mode at B/K, not at B, is what
+    differs from evaluation mode (the suite's own measurement), and the
+    report names SyncBatchNorm; recompute-real is applied by the suite
+    from the mask the model carries, by hand.
 
 Prints a line per check and `N passed, N failed`; exits 1 on a failure.
 --only NAME runs the scenarios whose name contains NAME; --keep DIR
@@ -83,6 +91,30 @@ def as_images(x, mask=None):
     return np.concatenate([img, mask.reshape(-1, 1, 8, 8)], axis=1)
 
 
+SEQ_LEN = 32
+
+
+def sequences(n, seed, padded_to=None):
+    """Padded sequences of 4 classes told by their period, lengths 4 to
+    SEQ_LEN, a level of 2 beside the wave (so that padding's zeros sit
+    away from the real positions' mean); (N, 2, L): the values, 0 at
+    padding, and the mask; the labels; the lengths."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, n)
+    lens = rng.integers(4, SEQ_LEN + 1, n)
+    t = np.arange(SEQ_LEN)
+    period = np.array([3.0, 4.5, 7.0, 11.0])[y]
+    x = np.sin(2 * np.pi * t[None] / period[:, None] +
+               rng.uniform(0, 2 * np.pi, n)[:, None])
+    x = x + 0.5 * rng.standard_normal((n, SEQ_LEN)) + 2.0
+    mask = (t[None] < lens[:, None]).astype(np.float32)
+    if padded_to:
+        x = np.pad(x, ((0, 0), (0, padded_to - SEQ_LEN)))
+        mask = np.pad(mask, ((0, 0), (0, padded_to - SEQ_LEN)))
+    return (np.stack([(x * mask).astype(np.float32), mask], 1),
+            y.astype(np.int64), lens.astype(np.int64))
+
+
 # ------------------------------------------------------------ training
 
 def orders(y, epochs, how, seed):
@@ -120,6 +152,36 @@ def train(model, x, y, epochs, batch=BATCH, how="shuffled", lr=3e-3,
         sizes = [len(rows) for rows in cut]
     model.eval()
     return (last, sizes) if chunks else last
+
+
+def train_devices(model, x, y, epochs, batch, k, lr=1e-3, seed=0):
+    """Data-parallel training on k devices without SyncBatchNorm, in one
+    process: each shuffled batch split into k consecutive shards (as
+    np.array_split cuts them), each normalised by its own rows, the
+    buffers moved by device 0's shard only (the others' tracking off for
+    their pass, as a replica's buffers are dropped for device 0's), the
+    gradient the shards' mean loss (what DistributedDataParallel
+    averages). Returns the last epoch's order."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    bns = bn_modules(model)
+    model.train()
+    for order in orders(y, epochs, "shuffled", seed):
+        for i in range(0, len(order), batch):
+            opt.zero_grad()
+            loss = 0.0
+            for d, rows in enumerate(np.array_split(order[i:i + batch], k)):
+                for b in bns:
+                    b.track_running_stats = d == 0
+                b = torch.from_numpy(rows)
+                loss = loss + torch.nn.functional.cross_entropy(
+                    model(xt[b]), yt[b]) / k
+            loss.backward()
+            opt.step()
+    for b in bns:
+        b.track_running_stats = True
+    model.eval()
+    return order
 
 
 def bn_modules(model):
@@ -175,8 +237,41 @@ def update_bn(model, x):
     return m
 
 
+def real_recompute(model, x):
+    """The masked layers' statistics recomputed over the real positions
+    only, by hand from the mask the model carries: for each training
+    batch the real positions' mean and unbiased variance at each layer's
+    input (training mode, momentum 0 on a copy), averaged over batches."""
+    m = copy.deepcopy(model)
+    layers = [b for b in bn_modules(m) if isinstance(b, models.MaskedBN)]
+    got = {id(b): [] for b in layers}
+
+    def hook(b, inputs, output):
+        h, mask = inputs
+        keep = mask[:, 0].bool()
+        r = h.detach().double().movedim(1, -1)[keep]
+        got[id(b)].append((r.mean(0), r.var(0, unbiased=True)))
+    handles = [b.register_forward_hook(hook) for b in layers]
+    m.train()
+    for b in layers:
+        b.momentum = 0.0
+    with torch.no_grad():
+        for i, j in spans(len(x), BATCH):
+            m(torch.from_numpy(x[i:j]))
+    for h in handles:
+        h.remove()
+    for b in layers:
+        b.running_mean.copy_(torch.stack([a for a, _ in got[id(b)]]).mean(0))
+        b.running_var.copy_(torch.stack([v for _, v in got[id(b)]]).mean(0))
+        b.momentum = 0.1
+    m.eval()
+    return m
+
+
 def apply_fix(fix, s):
     m = s["model"]
+    if fix == "recompute-real":
+        return real_recompute(m, s["xtr"])
     if fix == "recompute-train":
         return update_bn(m, s["xtr"])
     if fix == "adapt-eval":
@@ -204,8 +299,11 @@ MORE = {"drop": models.DropMLP, "conv1d": models.Conv1dNet,
 MORE_T = tuple(MORE)
 
 
-def build(arch, momentum=0.1, channels=1, head_bn=False, dropout=0.1):
+def build(arch, momentum=0.1, channels=1, head_bn=False, dropout=0.1,
+          buffers="real"):
     torch.manual_seed(7)
+    if arch == "seq":
+        return models.SeqCNN(buffers=buffers, momentum=momentum)
     if arch == "mlp":
         return models.MLP(momentum=momentum)
     if arch == "res":
@@ -488,6 +586,53 @@ def switch_partway(arch, data):
                 xev=shaped(arch, xev), yev=yev, epochs=8)
 
 
+def padded(arch, data, buffers="real"):
+    """A 1-D CNN over padded sequences whose hand-written masked batch
+    norm normalises a training batch over its real positions and averages
+    into its buffers the real positions too (buffers="real", healthy) or
+    the padded tensor's, padding included ("all"): dumped with the
+    lengths (--train-lengths, --eval-lengths)."""
+    xtr, ytr, ltr = sequences(1200, 1)
+    xev, yev, lev = sequences(400, 2)
+    m = build(arch, buffers=buffers)
+    order = train(m, xtr, ytr, 10)
+    return dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
+                epochs=10, lengths=(ltr[order], lev))
+
+
+def padded_all(arch, data):
+    return padded(arch, data, buffers="all")
+
+
+def padding_share(arch, data):
+    """nn.BatchNorm1d on the padded tensor in both modes, the evaluation
+    sequences padded to twice the training length (another loader's
+    collate): evaluation mode normalises the real positions as training
+    did, training mode on the evaluation batches at their padded share."""
+    xtr, ytr, ltr = sequences(1200, 1)
+    xev, yev, lev = sequences(400, 2, padded_to=2 * SEQ_LEN)
+    m = build(arch, buffers="padded")
+    order = train(m, xtr, ytr, 10)
+    return dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
+                epochs=10, lengths=(ltr[order], lev))
+
+
+DEVICES = 8
+DEVICE_BATCH = 32
+
+
+def per_device(arch, data):
+    """Batches of 32 split over 8 devices without synchronised batch
+    norm: each normalises 4 rows; dumped with --devices 8."""
+    xtr, ytr, xev, yev = data
+    m = build(arch)
+    order = train_devices(m, shaped(arch, xtr), ytr, 4, DEVICE_BATCH,
+                          DEVICES)
+    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
+                xev=shaped(arch, xev), yev=yev, epochs=4, batch=DEVICE_BATCH,
+                devices=DEVICES)
+
+
 def healthy_unless_measured(tr, ev):
     """A healthy model's buffers trail its moving weights a little; the
     verdict is healthy unless the suite measures that costing evaluation
@@ -519,6 +664,10 @@ SCENARIOS = [
     ("few-updates-moving", "few-updates", few_updates_moving, MORE_T),
     ("switch-partway", "few-updates", switch_partway, ("conv1d",)),
     ("not-exchangeable", "not-exchangeable", not_exchangeable, ("preres",)),
+    ("padded-healthy", "healthy", padded, ("seq",)),
+    ("masking-mismatch", "masking-mismatch", padded_all, ("seq",)),
+    ("padding-share", "masking-mismatch", padding_share, ("seq",)),
+    ("per-device", "per-device", per_device, ("mlp",)),
 ]
 # Few-updates with the lag beside it, which the report's second line
 # says; and without it, where the weights' own movement over few updates
@@ -550,6 +699,14 @@ def save(s, arch, cause, tmp):
         files[k] = base + "." + k + ".npy"
         np.save(files[k], s[k])
     args = []
+    if "lengths" in s:
+        for k, v in zip(("ltr", "lev"), s["lengths"]):
+            files[k] = base + "." + k + ".npy"
+            np.save(files[k], v)
+        args = ["--train-lengths", files["ltr"], "--eval-lengths",
+                files["lev"]]
+    if "devices" in s:
+        args += ["--devices", str(s["devices"])]
     if "sizes" in s:
         with open(base + ".batches.txt", "w") as fp:
             fp.write("\n".join(str(b) for b in s["sizes"]) + "\n")
@@ -657,7 +814,7 @@ def check_fix(c, label, cause, s, report, tr, ev):
     has a statistics fix, the report keeps it, and recomputing would not
     raise it."""
     stats_fix = cause not in ("healthy", "batch-dependence",
-                              "not-exchangeable")
+                              "not-exchangeable", "per-device")
     if ev >= tr and stats_fix:
         again = accuracy(update_bn(s["model"], s["xtr"]), s["xev"], s["yev"],
                          False)
@@ -705,7 +862,10 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
                          text=True)
     report = rep.stdout
     got = verdict_of(report)
-    tr = accuracy(s["model"], s["xev"], s["yev"], True, s.get("batch", BATCH))
+    batch = s.get("batch", BATCH)
+    # Training mode as it trained: on a device's share of the batch.
+    tr = accuracy(s["model"], s["xev"], s["yev"], True,
+                  batch // s.get("devices", 1))
     ev = accuracy(s["model"], s["xev"], s["yev"], False)
     cause = expect(tr, ev) if callable(expect) else expect
     c.check(rep.returncode == 0 and got == cause,
@@ -722,6 +882,14 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
         c.check((LAGS_TOO_WORDS in report) == (name in LAGS_TOO),
                 "%s: %s the lag beside few-updates" % (
                     label, "says" if name in LAGS_TOO else "does not say"))
+    if "devices" in s:
+        sync = accuracy(s["model"], s["xev"], s["yev"], True, batch)
+        c.check(abs(sync - ev) <= CLOSE and abs(tr - ev) > CLOSE and
+                "SyncBatchNorm" in report,
+                "%s: training mode at B/K, not at B, is what differs; "
+                "the report names SyncBatchNorm" % label,
+                "training mode at %d rows %.3f, at %d %.3f, evaluation "
+                "mode %.3f" % (batch // s["devices"], tr, batch, sync, ev))
     if name in CANNOT_TELL:
         c.check(CANNOT_TELL_WORDS in report,
                 "%s: says it cannot tell frozen from lagging" % label)
