@@ -205,14 +205,24 @@ static void test_eval_causes(void **state)
     expect(&o, DIAG_HEALTHY, "0.0299 of the rows");
     o.eks = 0.0301;
     expect(&o, DIAG_SHIFT, "0.0301 of the rows");
-    /* Near-constant: amplified over 100 and more than 0.03 of the rows
-     * out of range. */
+    /* Near-constant: eps at least the variance, and more than 0.03 of the
+     * rows out of range beyond the training rows' own share. */
     one_init(&o);
     o.tv = o.rv = 1e-6;
     o.eout = 0.03;
     expect(&o, DIAG_HEALTHY, "0.03 of the rows amplified");
     o.eout = 0.0301;
     expect(&o, DIAG_NEAR_CONSTANT, "0.0301 of the rows amplified");
+    double tout = 0.05;
+    o.in.train_out = &tout;
+    o.eout = 0.08;
+    expect(&o, DIAG_HEALTHY, "0.08 of the rows out, 0.05 in training");
+    o.eout = 0.0801;
+    expect(&o, DIAG_NEAR_CONSTANT, "0.0801 of the rows out, 0.05 in training");
+    o.in.train_out = NULL;
+    o.tv = o.rv = 1.0001e-5;
+    expect(&o, DIAG_HEALTHY, "the variance just above eps");
+    o.tv = o.rv = 1e-6;
     o.in.eval_out = NULL;
     o.in.eval_shift = o.in.eval_scale = o.in.eval_ks = NULL;
     expect(&o, DIAG_NEAR_CONSTANT, "no evaluation data, varies");

@@ -639,8 +639,9 @@ static int sample_evidence(const dump_src *src, dump_layer *l, bn_error *err)
         goto done;
     double *scratch = reals(te.n + ev.n);
     l->eshift = reals(f), l->escale = reals(f), l->eks = reals(f);
-    l->eout = reals(f);
-    if (!scratch || !l->eshift || !l->escale || !l->eks || !l->eout) {
+    l->eout = reals(f), l->tout = reals(f);
+    if (!scratch || !l->eshift || !l->escale || !l->eks || !l->eout ||
+        !l->tout) {
         free(scratch);
         bn_fail(err, "out of memory");
         goto done;
@@ -660,7 +661,8 @@ static int sample_evidence(const dump_src *src, dump_layer *l, bn_error *err)
                       .eps = l->eps, .rows_each = rows_each,
                       .train_mean = l->tem, .train_var = l->tev,
                       .eval_mean = l->em, .eval_var = l->ev};
-    diag_compare(&rows, scratch, l->eshift, l->escale, l->eks, l->eout);
+    diag_compare(&rows, scratch, l->eshift, l->escale, l->eks, l->eout,
+                 l->tout);
     free(scratch);
     rc = 0;
 done:
@@ -904,7 +906,7 @@ static void layer_free(dump_layer *l)
     void *p[] = {l->name, l->type, l->dtype, l->rm, l->rv, l->m0, l->v0,
                  l->tm, l->tv, l->uv, l->em, l->ev, l->bm, l->bunits,
                  l->lag, l->x, l->kurt, l->eshift, l->escale, l->eks,
-                 l->eout, l->tem, l->tev, l->bv};
+                 l->eout, l->tout, l->tem, l->tev, l->bv};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         free(p[i]);
 }
@@ -970,4 +972,5 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->eval_scale = l->escale;
     in->eval_ks = l->eks;
     in->eval_out = l->eout;
+    in->train_out = l->tout;
 }

@@ -26,7 +26,7 @@ typedef struct {
     size_t *bunits, n_batches, units;
     double *lag;                 /* a recording's trend lag, or NULL */
     /* From the rows kept (diag.h's diag_layer says what each is). */
-    double *kurt, *eshift, *escale, *eks, *eout;
+    double *kurt, *eshift, *escale, *eks, *eout, *tout;
     double *tem, *tev;           /* the training data's in evaluation mode */
     size_t tracked, updates, steps;
     /* A recording's: the count when it began, its training-mode calls,
