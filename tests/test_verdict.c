@@ -436,6 +436,48 @@ static void test_material(void **state)
     m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.95;
     l = layer_with("a", 0, lag, e, 2, 32, &m);
     assert_int_equal(l.cause, DIAG_HEALTHY);
+    /* Material by size, measured to cost nothing: recompute-train moves
+     * evaluation mode by 0.03 or less either way and the modes agree
+     * within 0.03: a note, not the cause. Each side of each edge. */
+    e[0] = e[1] = 1.0;
+    const double moved[] = {0.929, 0.871, 0.931, 0.869};
+    for (size_t k = 0; k < 4; k++) {
+        m = model_of(0.92, 0.90, 0.0);
+        m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = moved[k];
+        l = layer_with("a", 0, lag, e, 2, 32, &m);
+        assert_int_equal(l.cause, k < 2 ? DIAG_HEALTHY : DIAG_LAGGING);
+        assert_int_equal(l.harmless, k < 2 ? 1u << DIAG_LAGGING : 0u);
+    }
+    const double train[] = {0.929, 0.871, 0.931, 0.869};
+    for (size_t k = 0; k < 4; k++) {
+        m = model_of(train[k], 0.90, 0.0);
+        m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.90;
+        l = layer_with("a", 0, lag, e, 2, 32, &m);
+        assert_int_equal(l.cause, k < 2 ? DIAG_HEALTHY : DIAG_LAGGING);
+    }
+    /* Not measured: the size rule stands. */
+    m = model_of(0.92, 0.90, 0.0);
+    l = layer_with("a", 0, lag, e, 2, 32, &m);
+    assert_int_equal(l.cause, DIAG_LAGGING);
+    /* The verdict notes it; shift, whose fact is the data's, and the
+     * layer's own causes are not judged so. */
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.91;
+    verdict_layer two[2] = {layer_of("a", 0, (const diag_cause[]){
+                                DIAG_HEALTHY}, 1),
+                            layer_with("b", 1, lag, e, 2, 32, &m)};
+    verdict v;
+    verdict_make(two, 2, &m, &v);
+    assert_int_equal(v.cause, DIAG_HEALTHY);
+    assert_int_equal(v.note, DIAG_LAGGING);
+    assert_int_equal(v.note_root, 1);
+    assert_int_equal(v.note_with, 1);
+    const diag_cause sh[2] = {DIAG_SHIFT, DIAG_SHIFT};
+    m.fix_acc[DIAG_FIX_ADAPT_EVAL] = 0.91;
+    l = layer_with("a", 0, sh, e, 2, 32, &m);
+    assert_int_equal(l.cause, DIAG_SHIFT);
+    const diag_cause fr[2] = {DIAG_FROZEN, DIAG_FROZEN};
+    l = layer_with("a", 0, fr, e, 2, 32, &m);
+    assert_int_equal(l.cause, DIAG_FROZEN);
     /* One near-constant feature of 64, with no error on the training
      * data, is the layer's: its test counts evaluation rows. */
     const diag_cause nc[1] = {DIAG_NEAR_CONSTANT};

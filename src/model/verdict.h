@@ -32,6 +32,9 @@ typedef struct {
      * outputs through each cause's features: sqrt(sum effect^2 / f). */
     double effect[DIAG_N_CAUSES];
     unsigned material;              /* bit c: cause c is material here */
+    /* bit c: cause c would be material by its size, and the dump measured
+     * it to cost nothing (verdict_harmless): a note, not the cause. */
+    unsigned harmless;
     /* Few-updates features off beyond what the initial values explain
      * (diag.h's lag_effect): how many, their root mean square effect over
      * the layer, and whether that is material (DIAG_MATERIAL): the layer
@@ -58,6 +61,10 @@ typedef struct {
     /* Layers whose cause is the verdict's (few-updates) that lag as well,
      * and the first of them (n when none). */
     size_t lags_too, lags_first;
+    /* The first layer's cause measured to cost nothing (DIAG_HEALTHY when
+     * none), that layer (n when none) and how many layers share it. */
+    diag_cause note;
+    size_t note_root, note_with;
 } verdict;
 
 /* A layer's cause: of the causes material in it (m, NULL when nothing
@@ -79,6 +86,12 @@ int verdict_lowers(const verdict_model *m, diag_fix f);
  * the gap between them leaves a poor model. 0 when not measured (a
  * majority of NaN, or 0). */
 int verdict_poor(const verdict_model *m);
+/* A cause found by its size (DIAG_BY_EFFECT) whose own fix recomputes
+ * the very buffers it says are off (recompute-train), where the dump
+ * measured that fix to move evaluation mode by DIAG_FIX_CLOSES or less
+ * either way and the two modes to agree within it: what the size rule
+ * estimates was measured to be nothing. 0 when not measured. */
+int verdict_harmless(const verdict_model *m, diag_cause c);
 /* The cause's own fix: for never-filled the checkpoint's buffers where
  * the dump scored them, recomputing where it could not. */
 diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m);

@@ -128,6 +128,26 @@ static void print_gap(FILE *fp, const verdict *v)
     }
 }
 
+/* A cause its size would name that the dump measured to cost nothing
+ * (verdict_harmless): a note beside the verdict, not the cause. */
+static void print_note(FILE *fp, const verdict *v, const verdict_layer *l,
+                       size_t n, const verdict_model *m)
+{
+    if (v->note == DIAG_HEALTHY)
+        return;
+    const verdict_layer *r = &l[v->note_root];
+    fprintf(fp, "  note: %s in %zu of %zu layer%s, first %s, by its size "
+                "(%.2f of the outputs' spread there), but %s, its own fix, "
+                "was measured to move evaluation mode by %+.3f, and the two "
+                "modes agree within 0.03: the error is real, and costs "
+                "nothing the evaluation data can measure, so it is not the "
+                "cause (its usual fix: %s)\n",
+            diag_cause_get(v->note)->name, v->note_with, n, n == 1 ? "" : "s",
+            r->name, r->effect[v->note], diag_fix_name(DIAG_FIX_RECOMPUTE_TRAIN),
+            m->fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] - m->eval_acc,
+            diag_cause_get(v->note)->fix);
+}
+
 void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
                         size_t n, const verdict_model *m, const char *alike)
 {
@@ -145,6 +165,7 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         }
     }
     fprintf(fp, "\n  %s.\n", c->words);
+    print_note(fp, v, l, n, m);
     if (v->lags_too)
         fprintf(fp, "  and lagging, in %zu of these layers, first %s: with "
                     "the initial values' part taken out, the buffers are "
@@ -246,6 +267,8 @@ static void print_layers(FILE *out, const report *r)
                        diag_cause_get(c)->name, r->vl[i].count[c],
                        c == DIAG_HEALTHY || r->vl[i].material & (1u << c)
                            ? ""
+                       : r->vl[i].harmless & (1u << c)
+                           ? " (measured to cost nothing)"
                            : " (immaterial)");
         fputc('\n', out);
     }
