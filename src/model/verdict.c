@@ -140,6 +140,21 @@ static void note_harmless(const verdict_layer *l, size_t n, verdict *v)
         v->note_with += (l[i].harmless & (1u << v->note)) != 0;
 }
 
+/* Not-exchangeable: the weights learned from grouped batches'
+ * statistics, which no buffers give in evaluation, so a statistics fix
+ * that closes the gap brings evaluation mode only to training mode's
+ * score, itself the grouped network's (a per-class sampler's: 0.479
+ * against training mode's 0.492, where retraining shuffled gives 0.989).
+ * Retraining shuffled is the fix; a statistics fix is a stopgap. */
+static void retrain_first(verdict *v)
+{
+    v->stopgap = DIAG_FIX_NONE;
+    if (v->cause != DIAG_NOT_EXCHANGEABLE)
+        return;
+    v->stopgap = v->recommended;
+    v->recommended = DIAG_FIX_NONE;
+}
+
 void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
                   verdict *v)
 {
@@ -177,4 +192,5 @@ void verdict_make(const verdict_layer *l, size_t n, const verdict_model *m,
     v->recommended = v->fix_closes == 1   ? v->fix
                      : v->best_closes == 1 ? v->best
                                           : DIAG_FIX_NONE;
+    retrain_first(v);
 }

@@ -57,6 +57,10 @@ typedef struct {
      * the gap, else the measured fix that closes it best; DIAG_FIX_NONE
      * when none does, or there is no gap. */
     diag_fix recommended;
+    /* Not-exchangeable: the measured fix that closes the gap between the
+     * modes until the model is retrained (DIAG_FIX_NONE when none does):
+     * never recommended, since both modes are the grouped network's. */
+    diag_fix stopgap;
     double gap;         /* training mode's accuracy less evaluation's */
     /* Layers whose cause is the verdict's (few-updates) that lag as well,
      * and the first of them (n when none). */
