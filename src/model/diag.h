@@ -66,8 +66,8 @@ typedef struct {
      * NULL: the report says so when the evidence is a checkpoint's. */
     const char *alike;
     /* Why evaluation mode can score at or above training mode with this
-     * cause, in words: the report's reason for keeping it as it is (NULL
-     * for a cause whose fix touches no statistics). */
+     * cause, in words: the report's reason for keeping it as it is (NULL:
+     * the report gives none). */
     const char *keep;
     /* The cause's fix can lower evaluation mode (the weights may have
      * trained against the statistics it replaces), so it is not

@@ -87,6 +87,20 @@ static void print_stopgap(FILE *fp, const verdict *v, const verdict_model *m)
             m->fix_acc[v->stopgap], m->train_acc);
 }
 
+/* Evaluation mode at or above training mode, whatever the cause: one
+ * line, the same for a cause whose fix touches the statistics and one
+ * whose fix is to retrain or to ship as it is (docs/diagnose.md, "The
+ * report"). */
+static void print_keep(FILE *fp, const diag_cause_info *c)
+{
+    fputs("  fix: none: keep evaluation mode as it is, since it scores at or "
+          "above training mode",
+          fp);
+    if (c->keep)
+        fprintf(fp, " (%s)", c->keep);
+    fprintf(fp, ". The cause's usual fix: %s\n", c->fix);
+}
+
 /* The fix: keeping evaluation mode where it needs no statistics fixed
  * (for the cause's own reason), or until a fix that can lower it is
  * measured; the cause's own, or the one measured to close the gap where
@@ -95,11 +109,8 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
                       const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
-    if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
-        fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
-                    "scores at or above training mode (%s). The cause's "
-                    "usual fix: %s\n",
-                c->keep, c->fix);
+    if (keep_eval(v) && v->cause != DIAG_HEALTHY)
+        print_keep(fp, c);
     else if (unmeasured_risk(v, m, alike))
         fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
                     "is meanwhile, since %s can lower it (%s). Measure it: "
@@ -133,9 +144,6 @@ static void print_gap(FILE *fp, const verdict *v)
         if (v->cause == DIAG_HEALTHY)
             fputs("  evaluation mode scores at or above training mode: keep "
                   "it as it is\n", fp);
-        else if (v->fix == DIAG_FIX_NONE)
-            fputs("  evaluation mode scores at or above training mode: no "
-                  "gap to close\n", fp);
     } else if (!(v->gap > DIAG_FIX_CLOSES)) {
         fputs("  evaluation mode is within 0.03 of training mode: no gap "
               "to close\n", fp);
