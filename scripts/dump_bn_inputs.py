@@ -314,6 +314,8 @@ def dump(a):
         ("eval_mode_accuracy", acc.get("eval_mode_accuracy")),
         ("batch_dependence", acc.get("batch_dependence")),
         ("majority_rate", acc.get("majority_rate")),
+        ("dropout_before_bn", fixes.dropout_before_bn(
+            model, tsv.bn_layers, xtr[:max(2, a.batch_size)])),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

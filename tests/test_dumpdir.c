@@ -293,6 +293,18 @@ static void test_causes(void **state)
     expect_start("momentum0", "verdict: frozen, in 1 of 1 layer, first a\n",
                  "measured: recompute-train gives evaluation mode 0.940: "
                  "it closes the gap");
+    /* Dropout before the layer: update_bn's recompute is not the one
+     * measured, and the report says so where it names recomputing. */
+    expect_absent("momentum0", "dropout");
+    assert_int_equal(test_shell("printf 'dropout_before_bn\\t2\\n' >> "
+                                "'%s/momentum0/model.tsv'",
+                                tmpdir),
+                     0);
+    expect_start("momentum0", "verdict: frozen",
+                 "\n  recompute with dropout off: this model runs 2 dropout "
+                 "modules before its batch-norm layers, and "
+                 "torch.optim.swa_utils.update_bn puts the whole model in "
+                 "training mode");
     write_dump("keep", one, 1, 60, 0.84, 0.976,
                "recompute-train\t0.85\t-\n");
     expect_start("keep", "verdict: frozen",

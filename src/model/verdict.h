@@ -20,6 +20,10 @@ typedef struct {
     /* The share of the evaluation data's most common class: what always
      * naming it scores; NaN when not measured. */
     double majority;
+    /* Dropout modules that run before a batch-norm layer (0: none, or
+     * not known): what update_bn's recompute keeps and recompute-train's
+     * does not, for the report's words. */
+    size_t dropout;
 } verdict_model;
 
 typedef struct {

@@ -772,7 +772,8 @@ static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
         kv_real(&kv, "train_mode_accuracy", &d->train_acc, err) != 0 ||
         kv_real(&kv, "eval_mode_accuracy", &d->eval_acc, err) != 0 ||
         kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0 ||
-        kv_real(&kv, "majority_rate", &d->majority, err) != 0)
+        kv_real(&kv, "majority_rate", &d->majority, err) != 0 ||
+        kv_count(&kv, "dropout_before_bn", 0, &d->dropout, err) != 0)
         goto done;
     rc = 0;
 done:

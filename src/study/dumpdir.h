@@ -51,6 +51,9 @@ typedef struct {
     int weights_moved;
     double train_acc, eval_acc, batch_dependence;
     double majority; /* majority_rate: NaN when absent (older dumps) */
+    /* dropout_before_bn: dropout modules that run before a batch-norm
+     * layer; 0 when absent (older dumps, recordings, TorchScript). */
+    size_t dropout;
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;
     size_t n;

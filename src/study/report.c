@@ -101,6 +101,30 @@ static void print_keep(FILE *fp, const diag_cause_info *c)
     fprintf(fp, ". The cause's usual fix: %s\n", c->fix);
 }
 
+/* update_bn, which the fixes' words name, runs the whole model in
+ * training mode: with dropout before a batch-norm layer it recomputes
+ * the statistics with dropout on, and so keeps in them the variance
+ * shift dropout gives in training, which recompute-train (dropout off)
+ * does not. Said where the report names recomputing, and the dump saw
+ * such dropout. */
+static void print_update_bn(FILE *fp, const verdict *v,
+                            const verdict_model *m)
+{
+    diag_fix rt = DIAG_FIX_RECOMPUTE_TRAIN;
+    if (!m->dropout || !(v->fix == rt || v->recommended == rt ||
+                         v->stopgap == rt || v->note != DIAG_HEALTHY))
+        return;
+    fprintf(fp, "  recompute with dropout off: this model runs %zu dropout "
+                "module%s before its batch-norm layers, and "
+                "torch.optim.swa_utils.update_bn puts the whole model in "
+                "training mode, so it recomputes the statistics with dropout "
+                "on and keeps dropout's variance shift in them; "
+                "recompute-train, as measured here, sets model.eval() and "
+                "only the batch-norm layers to training mode (momentum None, "
+                "buffers reset) over the training batches\n",
+            m->dropout, m->dropout == 1 ? "" : "s");
+}
+
 /* The fix: keeping evaluation mode where it needs no statistics fixed
  * (for the cause's own reason), or until a fix that can lower it is
  * measured; the cause's own, or the one measured to close the gap where
@@ -135,6 +159,7 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
     if (v->fix != DIAG_FIX_NONE)
         print_fix_line(fp, v->fix, m);
     print_stopgap(fp, v, m);
+    print_update_bn(fp, v, m);
 }
 
 /* Whether there is a gap, where the fix lines have not said. */
@@ -532,6 +557,7 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
     in.m.eval_acc = d->eval_acc;
     in.m.batch_dependence = d->batch_dependence;
     in.m.majority = d->majority;
+    in.m.dropout = d->dropout;
     memcpy(in.m.fix_acc, d->fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(d, layer))
         bn_fail(err, "--layer %s: no such layer in %s/layers.tsv", layer, dir);

@@ -46,6 +46,7 @@ import tempfile
 
 import numpy as np
 import torch
+from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -746,6 +747,39 @@ def torchscript(c, data, tmp, exe, env):
             want)
 
 
+def dropout_count(c, data, tmp, env):
+    """The dump counts the dropout modules that run before a batch-norm
+    layer (model.tsv's dropout_before_bn: what update_bn recomputes with
+    on, and the report says so): here one before the layer and one after
+    it, which update_bn's recompute does not reach, counted by the
+    suite from the Sequential's own order."""
+    xtr, ytr, xev, yev = data
+    torch.manual_seed(7)
+    m = nn.Sequential(nn.Linear(64, 32), nn.Dropout(0.3),
+                      nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.5),
+                      nn.Linear(32, 10))
+    order = train(m, xtr, ytr, 2)
+    s = dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
+             epochs=2)
+    files, args = save(s, "mlp", "dropout", tmp)
+    out = os.path.join(tmp, "mlp-dropout.dump")
+    shutil.rmtree(out, ignore_errors=True)
+    r = dump(s, files, args, out, env)
+    mods = list(m)
+    last_bn = max(i for i, x in enumerate(mods)
+                  if isinstance(x, nn.modules.batchnorm._BatchNorm))
+    want = sum(isinstance(x, nn.modules.dropout._DropoutNd)
+               for x in mods[:last_bn])
+    got = None
+    if r.returncode == 0:
+        with open(os.path.join(out, "model.tsv")) as fp:
+            keys = dict(line.rstrip("\n").split("\t", 1) for line in fp)
+        got = keys.get("dropout_before_bn")
+    c.check(got == str(want), "mlp dropout: the dump counts the dropout "
+            "before batch norm", "%s, want %d %s"
+            % (got, want, r.stderr.strip()[-200:]))
+
+
 def float32_recording(c, arch, data, tmp, exe):
     """A healthy float32 model recorded while it trains: the replay of
     every layer's recording reproduces the checkpoint's statistics to
@@ -795,6 +829,8 @@ def main():
         recordings(c, data, tmp, args.bnstudy, args.only)
         if args.only in "mlp torchscript":
             torchscript(c, data, tmp, args.bnstudy, env)
+        if args.only in "mlp dropout":
+            dropout_count(c, data, tmp, env)
         for arch in ("mlp", "cnn"):
             if args.only in "%s float32 recording" % arch:
                 float32_recording(c, arch, data, tmp, args.bnstudy)
