@@ -13,7 +13,10 @@ dump's:
     other, and a healthy model comes out healthy (a healthy ResNet trained
     with SGD, whose buffers trail its moving weights a little, too: unless
     the suite measures that lag costing evaluation mode more than 0.03,
-    when the verdict must be lagging and its fix must close the gap);
+    when the verdict must be lagging and its fix must close the gap; and
+    an injected lag that the suite measures costing no more than 0.03,
+    the modes within 0.03 and update_bn moving evaluation mode by 0.03
+    or less, is healthy with the lag in a note);
   * where the model's evaluation mode trails its training mode by more
     than 0.03, the fix the verdict recommends first, applied here by the
     suite itself (torch.optim.swa_utils.update_bn for recomputed
@@ -401,11 +404,22 @@ def batch_dependence(arch, data):
                 xev=shaped(arch, xev), yev=yev, epochs=4, batch=4)
 
 
-def healthy_unless_measured(tr, ev):
+def healthy_unless_measured(tr, ev, recomputed):
     """A healthy model's buffers trail its moving weights a little; the
     verdict is healthy unless the suite measures that costing evaluation
     mode more than the tolerance, when it is lagging."""
     return "lagging" if tr - ev > CLOSE else "healthy"
+
+
+def lagging_unless_harmless(tr, ev, recomputed):
+    """An injected lag is the verdict's cause unless the suite measures it
+    costing no more than the tolerance: the modes within 0.03 of each
+    other and PyTorch's own recomputation (update_bn) moving evaluation
+    mode by 0.03 or less; then the verdict is healthy, with the lag in a
+    note (docs/diagnose.md, "unless measured to cost nothing")."""
+    if abs(tr - ev) <= CLOSE and abs(recomputed() - ev) <= CLOSE:
+        return "healthy"
+    return "lagging"
 
 
 BOTH = ("mlp", "cnn")
@@ -416,7 +430,7 @@ SCENARIOS = [
     ("never-filled", "never-filled", never_filled, BOTH),
     ("few-updates", "few-updates", few_updates, BOTH),
     ("frozen", "frozen", frozen, BOTH),
-    ("lagging", "lagging", lagging, BOTH),
+    ("lagging", lagging_unless_harmless, lagging, BOTH),
     ("shift", "shift", shift, BOTH),
     ("not-exchangeable", "not-exchangeable", not_exchangeable, BOTH),
     ("near-constant", "near-constant", near_constant, BOTH),
@@ -599,11 +613,17 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
     got = verdict_of(report)
     tr = accuracy(s["model"], s["xev"], s["yev"], True, s.get("batch", BATCH))
     ev = accuracy(s["model"], s["xev"], s["yev"], False)
-    cause = expect(tr, ev) if callable(expect) else expect
+    recomputed = lambda: accuracy(update_bn(s["model"], s["xtr"]),  # noqa
+                                  s["xev"], s["yev"], False)
+    cause = expect(tr, ev, recomputed) if callable(expect) else expect
     c.check(rep.returncode == 0 and got == cause,
             "%s: the verdict names %s" % (label, cause),
             "got %s; training mode %.3f, evaluation mode %.3f" % (got, tr,
                                                                  ev))
+    if expect is lagging_unless_harmless and cause == "healthy":
+        c.check("\n  note: lagging in " in report,
+                "%s: notes the lag measured to cost nothing" % label,
+                "recomputed %.3f" % recomputed())
     if name in CANNOT_TELL:
         c.check(CANNOT_TELL_WORDS in report,
                 "%s: says it cannot tell frozen from lagging" % label)
