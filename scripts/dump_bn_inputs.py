@@ -421,6 +421,8 @@ def dump(a):
         ("majority_rate", acc.get("majority_rate")),
         ("devices", a.devices),
         ("sync_mode_accuracy", acc.get("sync_mode_accuracy")),
+        ("dropout_before_bn", fixes.dropout_before_bn(
+            model, tsv.bn_layers, xtr[:max(2, a.batch_size)])),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
 #include "model/diag.h"
 #include "base/pcg32.h"
+#include "pop/pop.h"
 
 /* ------------------------------------------------------------ builders */
 
@@ -380,22 +382,99 @@ static void test_off_edge(void **state)
     }
 }
 
-static void test_amplification_edge(void **state)
+static void test_eps_share_edge(void **state)
 {
     (void)state;
-    /* var 2.5e-5: with eps 7.5e-5 +- 1e-6, 1/sqrt(var + eps) is 100
-     * -+ 0.5, just inside and just outside the threshold. */
+    /* var 2.5e-5 (rows +-0.005): with eps 2.5e-5 (1 -+ 1e-9), eps holds
+     * just under and just over half of var + eps. Without evaluation data
+     * a varying feature that eps scales is near-constant, whatever its
+     * unit. */
     double x[] = {-0.005, 0.005, -0.005, 0.005};
     double rm = 0.0, rv = 2.5e-5;
-    diag_input in = {4, 1, x, 2, &rm, &rv, &rm, &rv, 100, 0.1, 7.6e-5, NULL, 0};
+    diag_input in = {4,   1,   x,   2,   &rm, &rv,
+                     &rm, &rv, 100, 0.1, 2.5e-5 * (1.0 - 1e-9),
+                     NULL, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
-    assert_close(d.amplification, 1.0 / sqrt(1.01e-4), 1e-12, 1.0);
+    assert_close(d.eps_share, in.eps / (2.5e-5 + in.eps), 1e-12, 1.0);
     assert_int_equal(d.cause, DIAG_HEALTHY);
-    in.eps = 7.4e-5;
+    in.eps = 2.5e-5 * (1.0 + 1e-9);
     assert_int_equal(diag_run(&in, &d, NULL), 0);
-    assert_close(d.amplification, 1.0 / sqrt(0.99e-4), 1e-12, 1.0);
     assert_int_equal(d.cause, DIAG_NEAR_CONSTANT);
+    /* The same feature in units 100 times larger: eps is nothing to it. */
+    for (size_t i = 0; i < 4; i++)
+        x[i] *= 100.0;
+    rv *= 1e4;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_int_equal(d.cause, DIAG_HEALTHY);
+}
+
+/* n rows of a normal feature of sd `sd` at its quantiles (i + 1/2)/n,
+ * whose share beyond any bound is the normal's to within 1/n. */
+static void normal_quantiles(double *x, size_t n, size_t f, size_t j,
+                             double sd)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i * f + j] = sd * gsl_cdf_ugaussian_Pinv(((double)i + 0.5) /
+                                                   (double)n);
+}
+
+/* Batches of 4 (Samuelson's bound sqrt(3)), features in small units: f0
+ * an ordinary feature of sd 0.0071 (var 5 eps, amplified 129 times),
+ * f1 one of sd 0.002 (var 0.4 eps), both with evaluation data like their
+ * training data; f2 of sd 0.002 in training whose evaluation data vary
+ * ten times as much. Only f2 is near-constant: f0's and f1's rows beyond
+ * the bound are as many in evaluation as in training, 2 Q(sqrt(3) sqrt((v
+ * + eps) / v)) of them (0.058 for f0: the old test, amplification over
+ * 100 and over 0.03 of the rows beyond the bound, called it
+ * near-constant). */
+static void test_near_constant_small_batch(void **state)
+{
+    (void)state;
+    enum { N = 4000, F = 3 };
+    static const double sd_tr[F] = {0.0071, 0.002, 0.002};
+    static const double sd_ev[F] = {0.0071, 0.002, 0.02};
+    double *tr = malloc(N * F * sizeof *tr), *ev = malloc(N * F * sizeof *ev);
+    double *scratch = malloc(2 * N * sizeof *scratch);
+    assert_true(tr && ev && scratch);
+    double zero[F] = {0}, v[F], vev[F], eps = 1e-5;
+    for (size_t j = 0; j < F; j++) {
+        normal_quantiles(tr, N, F, j, sd_tr[j]);
+        normal_quantiles(ev, N, F, j, sd_ev[j]);
+        double m;
+        pop_moments(N, F, tr + j, &m, &v[j]);
+        pop_moments(N, F, ev + j, &m, &vev[j]);
+    }
+    double es[F], ec[F], ks[F], eout[F], tout[F];
+    diag_rows rows = {.train = tr, .eval = ev, .n_train = N, .n_eval = N,
+                      .f = F, .rm = zero, .rv = v, .eps = eps,
+                      .rows_each = 4, .train_mean = zero, .train_var = v,
+                      .eval_mean = zero, .eval_var = vev};
+    diag_compare(&rows, scratch, es, ec, ks, eout, tout);
+    for (size_t j = 0; j < F; j++) {
+        double z = sqrt(3.0 * (v[j] + eps));
+        double want_tr = 2.0 * gsl_cdf_ugaussian_Q(z / sd_tr[j]);
+        double want_ev = 2.0 * gsl_cdf_ugaussian_Q(z / sd_ev[j]);
+        assert_close(tout[j], want_tr, 2.0 / N, 1.0);
+        assert_close(eout[j], want_ev, 2.0 / N, 1.0);
+    }
+    assert_true(eout[0] > 0.05 && tout[0] > 0.05);
+    diag_layer in = {.f = F, .running_mean = zero, .running_var = v,
+                     .train_mean = zero, .train_var = v, .updates = 1000,
+                     .tracked = 1000, .fresh_fixed = 1, .p = 0.1,
+                     .eps = eps, .batch_samples = 4, .train_samples = N,
+                     .eval_samples = N, .batch_rows_each = 4,
+                     .eval_shift = es, .eval_scale = ec, .eval_ks = ks,
+                     .eval_out = eout, .train_out = tout};
+    diag_feature d[F];
+    assert_int_equal(diag_layer_run(&in, d, NULL), 0);
+    assert_true(d[0].amplification > 100.0);
+    assert_int_equal(d[0].cause, DIAG_HEALTHY);
+    assert_int_equal(d[1].cause, DIAG_HEALTHY);
+    assert_int_equal(d[2].cause, DIAG_NEAR_CONSTANT);
+    free(tr);
+    free(ev);
+    free(scratch);
 }
 
 static void test_table_and_bad_input(void **state)
@@ -467,7 +546,8 @@ int test_diag_run(size_t *ntests)
         cmocka_unit_test(test_spread_ratio_is_one_for_random_orders),
         cmocka_unit_test(test_init_weight_edge),
         cmocka_unit_test(test_off_edge),
-        cmocka_unit_test(test_amplification_edge),
+        cmocka_unit_test(test_eps_share_edge),
+        cmocka_unit_test(test_near_constant_small_batch),
         cmocka_unit_test(test_table_and_bad_input),
     };
     *ntests = sizeof tests / sizeof tests[0];

@@ -126,7 +126,7 @@ static int fixed_accuracy(net_t *net, const net_data *d, const double *rm,
 static int alloc_evidence(clf_evidence *ev, size_t h, size_t n, size_t m,
                           size_t nb)
 {
-    size_t doubles = 12 * h + nb * h;
+    size_t doubles = 13 * h + nb * h;
     (void)n, (void)m;
     ev->block = malloc(doubles * sizeof *ev->block);
     ev->bunits = malloc(nb * sizeof *ev->bunits);
@@ -135,7 +135,7 @@ static int alloc_evidence(clf_evidence *ev, size_t h, size_t n, size_t m,
     double *p = ev->block;
     double **arrays[] = {&ev->rm, &ev->rv, &ev->tm, &ev->tv, &ev->bv,
                          &ev->kurt, &ev->em, &ev->ev, &ev->eshift,
-                         &ev->escale, &ev->eks, &ev->eout};
+                         &ev->escale, &ev->eks, &ev->eout, &ev->tout};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++, p += h)
         *arrays[i] = p;
     ev->bm = p;
@@ -187,7 +187,7 @@ static int gather(net_t *net, const net_data *tr, const net_data *te,
                       .eval_var = ev->ev};
     if (rc == 0)
         diag_compare(&rows, scratch, ev->eshift, ev->escale, ev->eks,
-                     ev->eout);
+                     ev->eout, ev->tout);
     free(scratch);
     return rc;
 }
@@ -290,5 +290,6 @@ void clf_evidence_layer(const clf_evidence *ev, diag_layer *in)
         .eval_scale = ev->escale,
         .eval_ks = ev->eks,
         .eval_out = ev->eout,
+        .train_out = ev->tout,
     };
 }

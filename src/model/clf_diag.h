@@ -22,7 +22,7 @@ typedef struct {
     double *rm, *rv;          /* the trained layer's buffers */
     double *tm, *tv, *bv, *bm, *kurt;
     size_t *bunits;
-    double *em, *ev, *eshift, *escale, *eks, *eout;
+    double *em, *ev, *eshift, *escale, *eks, *eout, *tout;
     size_t tracked, steps;
     double p, eps;
     int cumulative;

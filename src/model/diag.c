@@ -76,16 +76,37 @@ static int not_exchangeable(const diag_feature *d)
     return d->exchange > DIAG_EXCHANGE; /* false for NaN */
 }
 
-/* Amplified, and the evaluation data carry more than DIAG_ROWS of the
- * rows beyond anything training mode gives; without evaluation data,
- * a feature that varies at all: one exactly constant in training harms
- * nothing while it stays so, which only evaluation data can deny. */
+/* eps, not the data, sets the feature's scale. With the buffers at the
+ * truth, evaluation's output is z sqrt(v / (v + eps)) for the data's own
+ * standard score z: the feature's unit enters only through eps / (v +
+ * eps). Where the data's variance dominates, an output far out is the
+ * evaluation data's own difference, in any unit (shift's test); where
+ * eps holds DIAG_EPS_SHARE of the denominator or more (eps >= v), eps's
+ * arbitrary scale is what any evaluation difference is divided by. */
+static int eps_scaled(const diag_feature *d)
+{
+    return d->eps_share >= DIAG_EPS_SHARE;
+}
+
+/* The evaluation rows beyond anything a training batch gives, beyond
+ * what the training rows themselves put there in evaluation mode, by
+ * more than DIAG_ROWS: at a small batch Samuelson's bound sqrt(B - 1)
+ * lies inside an ordinary feature's range (1.73 at B 4, beyond which a
+ * normal feature puts 0.083 of its rows), so only the excess is the
+ * evaluation data's. */
+static int rows_out(const diag_feature *d)
+{
+    return d->eval_out - d->train_out > DIAG_ROWS; /* false for NaN */
+}
+
+/* eps-scaled, and rows out; without evaluation data, a feature that
+ * varies at all: one exactly constant in training harms nothing while it
+ * stays so, which only evaluation data can deny. */
 static int near_constant(const diag_feature *d)
 {
-    if (!(d->amplification > DIAG_AMPLIFY))
+    if (!eps_scaled(d))
         return 0;
-    return isnan(d->eval_out) ? d->true_var > 0.0
-                              : d->eval_out > DIAG_ROWS;
+    return isnan(d->eval_out) ? d->true_var > 0.0 : rows_out(d);
 }
 
 /* Dropout's variance shift: inverted dropout of rate q keeps each input's
@@ -224,15 +245,20 @@ static const struct {
       .fix = "retrain with shuffled batches: no statistics mend a network "
              "that learned from grouped ones",
       .fix_id = DIAG_FIX_NONE,
-      .material = DIAG_BY_TEST},
+      .material = DIAG_BY_TEST,
+      .keep = "the grouped batches' statistics cost evaluation mode nothing "
+              "measured here; a network retrained with shuffled batches may "
+              "still score better in both modes"},
      not_exchangeable},
     {{.cause = DIAG_NEAR_CONSTANT,
       .name = "near-constant",
       .words = "a near-constant feature: evaluation amplifies any "
                "difference by 1/sqrt(var + eps)",
-      .threshold = "1/sqrt(var + eps) > 100, and more than 0.03 of the "
-                   "evaluation rows normalised beyond sqrt(B - 1), which no "
-                   "training batch of B rows can give",
+      .threshold = "eps at least the training variance (eps / (var + "
+                   "eps) >= 0.5), and more of the evaluation rows "
+                   "normalised beyond sqrt(B - 1), which no training batch "
+                   "of B rows can give, than of the training rows, by more "
+                   "than 0.03",
       .fix = "raise eps (1e-3 amplifies at most 32 times), adapt the "
              "statistics to the evaluation data, or drop or fix the "
              "constant input",
@@ -363,7 +389,9 @@ static const struct {
       .fix = "ship and score in evaluation mode; training mode's number is "
              "not one to reach",
       .fix_id = DIAG_FIX_NONE,
-      .material = DIAG_BY_LAYER},
+      .material = DIAG_BY_LAYER,
+      .keep = "training mode's score is its batching's, below what the "
+              "network gives a row on its own"},
      model_only},
     {{.cause = DIAG_DEVICES,
       .name = "per-device",
@@ -502,10 +530,21 @@ void diag_kurtosis(const double *x, size_t n, size_t f, double *kurtosis)
     }
 }
 
+/* The share of n rows of column j beyond bound * sqrt(rv + eps) of rm. */
+static double share_beyond(const double *x, size_t n, size_t f, size_t j,
+                           double rm, double lim)
+{
+    size_t beyond = 0;
+    for (size_t i = 0; i < n; i++)
+        beyond += fabs(x[i * f + j] - rm) > lim;
+    return (double)beyond / (double)n;
+}
+
 /* Samuelson's inequality: in a batch of b rows normalised by its own
  * mean and biased variance no value lies beyond sqrt(b - 1). */
 void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
-                  double *eval_scale, double *eval_ks, double *eval_out)
+                  double *eval_scale, double *eval_ks, double *eval_out,
+                  double *train_out)
 {
     double bound = r->rows_each > 1 ? sqrt((double)(r->rows_each - 1)) : 0.0;
     for (size_t j = 0; j < r->f; j++) {
@@ -514,11 +553,10 @@ void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
         eval_scale[j] = st > 0 ? se / st : se == 0 ? 1.0 : INFINITY;
         eval_ks[j] = diag_ks(r->train, r->n_train, r->eval, r->n_eval, r->f, j,
                              scratch);
-        double rsd = sqrt(r->rv[j] + r->eps);
-        size_t beyond = 0;
-        for (size_t i = 0; i < r->n_eval; i++)
-            beyond += fabs(r->eval[i * r->f + j] - r->rm[j]) > bound * rsd;
-        eval_out[j] = (double)beyond / (double)r->n_eval;
+        double lim = bound * sqrt(r->rv[j] + r->eps);
+        eval_out[j] = share_beyond(r->eval, r->n_eval, r->f, j, r->rm[j], lim);
+        train_out[j] = share_beyond(r->train, r->n_train, r->f, j, r->rm[j],
+                                    lim);
     }
 }
 
@@ -672,6 +710,7 @@ static void measure(const diag_layer *in, size_t j, double w,
                         ? root_ratio(tv + in->eps, d->rest_var + in->eps)
                         : INFINITY;
     d->amplification = sd > 0.0 ? 1.0 / sd : INFINITY;
+    d->eps_share = den > 0.0 ? in->eps / den : 1.0;
     d->eval_shift = d->eval_scale = d->eval_ks = d->eval_out = NAN;
     if (in->eval_shift) {
         d->eval_shift = in->eval_shift[j];
@@ -679,6 +718,7 @@ static void measure(const diag_layer *in, size_t j, double w,
         d->eval_ks = in->eval_ks[j];
         d->eval_out = in->eval_out[j];
     }
+    d->train_out = in->train_out ? in->train_out[j] : 0.0;
     train_limits(in, in->kurtosis ? in->kurtosis[j] : 3.0, d);
     eval_limits(in, d);
     d->exchange = spread_ratio(in, j, in->train_mean[j],

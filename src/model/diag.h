@@ -70,8 +70,8 @@ typedef struct {
      * NULL: the report says so when the evidence is a checkpoint's. */
     const char *alike;
     /* Why evaluation mode can score at or above training mode with this
-     * cause, in words: the report's reason for keeping it as it is (NULL
-     * for a cause whose fix touches no statistics). */
+     * cause, in words: the report's reason for keeping it as it is (NULL:
+     * the report gives none). */
     const char *keep;
     /* The cause's fix can lower evaluation mode (the weights may have
      * trained against the statistics it replaces), so it is not
@@ -95,7 +95,10 @@ typedef struct {
 #define DIAG_NOISE_SD 4.0
 #define DIAG_INIT_WEIGHT 0.05 /* too few updates: (1-p)^T above this */
 #define DIAG_EXCHANGE 4.0     /* batch means spread 4x what random would */
-#define DIAG_AMPLIFY 100.0    /* near-constant: 1/sqrt(var + eps) above */
+/* near-constant: eps holds at least this share of the variance's
+ * denominator, eps / (var + eps), so eps and not the data sets the
+ * feature's scale in evaluation mode (docs/diagnose.md) */
+#define DIAG_EPS_SHARE 0.5
 #define DIAG_FROZEN_SHARE 0.5 /* frozen: tracked under half the steps */
 #define DIAG_BATCH_DEP 0.03   /* batch-dependence: predictions changed */
 #define DIAG_FIX_CLOSES 0.03  /* a fix within this of training mode */
@@ -173,6 +176,11 @@ typedef struct {
      * than any training batch of rows_each rows can give. NULL without
      * evaluation data. */
     const double *eval_shift, *eval_scale, *eval_ks, *eval_out;
+    /* The share of the training rows, fed as evaluation mode feeds them,
+     * beyond the same bound: what the network's own data give there at
+     * this batch size (at 4 rows a normal feature puts 0.083 beyond
+     * sqrt(3)); NULL for 0. */
+    const double *train_out;
     /* A recording's trend: the lag the moving average's closed form gives
      * for the batch means' trend, in units of the spread (f), or NULL. */
     const double *trend_lag;
@@ -213,9 +221,9 @@ void diag_kurtosis(const double *x, size_t n, size_t f, double *kurtosis);
 
 /* The evaluation rows against the training rows, both as evaluation mode
  * feeds the layer, with their moments (divisor n) and the layer's
- * buffers: diag_layer's eval_shift, eval_scale, eval_ks and eval_out,
- * rows_each being the rows of a training batch. scratch holds n_train +
- * n_eval doubles. */
+ * buffers: diag_layer's eval_shift, eval_scale, eval_ks, eval_out and
+ * train_out, rows_each being the rows of a training batch. scratch holds
+ * n_train + n_eval doubles. */
 typedef struct {
     const double *train, *eval;
     size_t n_train, n_eval, f;
@@ -225,7 +233,8 @@ typedef struct {
     const double *train_mean, *train_var, *eval_mean, *eval_var;
 } diag_rows;
 void diag_compare(const diag_rows *r, double *scratch, double *eval_shift,
-                  double *eval_scale, double *eval_ks, double *eval_out);
+                  double *eval_scale, double *eval_ks, double *eval_out,
+                  double *train_out);
 
 /* The activations as a run or a checkpoint recorded them, rows in the
  * order the batches arrived (the checkpoint and run form). */
@@ -257,8 +266,9 @@ typedef struct {
      *   shift = (rm - mu) / sqrt(v + eps)
      *   scale = sqrt((v + eps) / (rv + eps)) */
     double shift, scale;
-    /* diag_layer's comparisons of the evaluation data (NaN without). */
-    double eval_shift, eval_scale, eval_ks, eval_out;
+    /* diag_layer's comparisons of the evaluation data (NaN without), and
+     * the training rows' share beyond the bound (0 without). */
+    double eval_shift, eval_scale, eval_ks, eval_out, train_out;
     size_t updates;
     double init_weight; /* (1-p)^T */
     /* The same two for running statistics that only the initial values
@@ -274,6 +284,7 @@ typedef struct {
      * every row, a constant feature, or batches under moving weights). */
     double exchange;
     double amplification; /* 1/sqrt(v + eps) */
+    double eps_share;     /* eps / (v + eps); 1 for v = eps = 0 */
     double trend_lag;     /* a recording's, NaN otherwise */
     /* Padded sequences: the buffers against the statistics training mode
      * normalises an evaluation batch's real positions with (the real

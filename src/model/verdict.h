@@ -27,6 +27,10 @@ typedef struct {
      * measured. */
     size_t devices;
     double sync_acc;
+    /* Dropout modules that run before a batch-norm layer (0: none, or
+     * not known): what update_bn's recompute keeps and recompute-train's
+     * does not, for the report's words. */
+    size_t dropout;
 } verdict_model;
 
 typedef struct {
@@ -39,6 +43,9 @@ typedef struct {
      * outputs through each cause's features: sqrt(sum effect^2 / f). */
     double effect[DIAG_N_CAUSES];
     unsigned material;              /* bit c: cause c is material here */
+    /* bit c: cause c would be material by its size, and the dump measured
+     * it to cost nothing (verdict_harmless): a note, not the cause. */
+    unsigned harmless;
     /* Few-updates features off beyond what the initial values explain
      * (diag.h's lag_effect): how many, their root mean square effect over
      * the layer, and whether that is material (DIAG_MATERIAL) and the
@@ -62,6 +69,10 @@ typedef struct {
      * the gap, else the measured fix that closes it best; DIAG_FIX_NONE
      * when none does, or there is no gap. */
     diag_fix recommended;
+    /* Not-exchangeable: the measured fix that closes the gap between the
+     * modes until the model is retrained (DIAG_FIX_NONE when none does):
+     * never recommended, since both modes are the grouped network's. */
+    diag_fix stopgap;
     double gap;         /* training mode's accuracy less evaluation's */
     /* Layers whose cause is the verdict's (few-updates) that lag as well,
      * and the first of them (n when none). */
@@ -71,6 +82,10 @@ typedef struct {
      * moving with the batch: the batch dependence evaluation mode
      * removes, a report's line beside the healthy verdict. */
     int batch_drop;
+    /* The first layer's cause measured to cost nothing (DIAG_HEALTHY when
+     * none), that layer (n when none) and how many layers share it. */
+    diag_cause note;
+    size_t note_root, note_with;
 } verdict;
 
 /* A layer's cause: of the causes material in it (m, NULL when nothing
@@ -96,6 +111,12 @@ int verdict_lowers(const verdict_model *m, diag_fix f);
  * the gap between them leaves a poor model. 0 when not measured (a
  * majority of NaN, or 0). */
 int verdict_poor(const verdict_model *m);
+/* A cause found by its size (DIAG_BY_EFFECT) whose own fix recomputes
+ * the very buffers it says are off (recompute-train), where the dump
+ * measured that fix to move evaluation mode by DIAG_FIX_CLOSES or less
+ * either way and the two modes to agree within it: what the size rule
+ * estimates was measured to be nothing. 0 when not measured. */
+int verdict_harmless(const verdict_model *m, diag_cause c);
 /* The cause's own fix: for never-filled the checkpoint's buffers where
  * the dump scored them, recomputing where it could not. */
 diag_fix verdict_cause_fix(diag_cause c, const verdict_model *m);

@@ -713,8 +713,9 @@ static int sample_evidence(const dump_src *src, dump_layer *l, bn_error *err)
         goto done;
     double *scratch = reals(te.n + ev.n);
     l->eshift = reals(f), l->escale = reals(f), l->eks = reals(f);
-    l->eout = reals(f);
-    if (!scratch || !l->eshift || !l->escale || !l->eks || !l->eout) {
+    l->eout = reals(f), l->tout = reals(f);
+    if (!scratch || !l->eshift || !l->escale || !l->eks || !l->eout ||
+        !l->tout) {
         free(scratch);
         bn_fail(err, "out of memory");
         goto done;
@@ -734,7 +735,8 @@ static int sample_evidence(const dump_src *src, dump_layer *l, bn_error *err)
                       .eps = l->eps, .rows_each = rows_each,
                       .train_mean = l->tem, .train_var = l->tev,
                       .eval_mean = l->em, .eval_var = l->ev};
-    diag_compare(&rows, scratch, l->eshift, l->escale, l->eks, l->eout);
+    diag_compare(&rows, scratch, l->eshift, l->escale, l->eks, l->eout,
+                 l->tout);
     free(scratch);
     rc = 0;
 done:
@@ -846,7 +848,8 @@ static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
         kv_real(&kv, "batch_dependence", &d->batch_dependence, err) != 0 ||
         kv_real(&kv, "majority_rate", &d->majority, err) != 0 ||
         kv_count(&kv, "devices", 0, &d->devices, err) != 0 ||
-        kv_real(&kv, "sync_mode_accuracy", &d->sync_acc, err) != 0)
+        kv_real(&kv, "sync_mode_accuracy", &d->sync_acc, err) != 0 ||
+        kv_count(&kv, "dropout_before_bn", 0, &d->dropout, err) != 0)
         goto done;
     rc = 0;
 done:
@@ -980,8 +983,8 @@ static void layer_free(dump_layer *l)
     void *p[] = {l->name, l->type, l->dtype, l->rm, l->rv, l->m0, l->v0,
                  l->tm, l->tv, l->uv, l->em, l->ev, l->bm, l->bunits,
                  l->lag, l->x, l->kurt, l->eshift, l->escale, l->eks,
-                 l->eout, l->tem, l->tev, l->bv, l->real_m, l->real_v,
-                 l->pad_m, l->pad_v, l->real_bv};
+                 l->eout, l->tout, l->tem, l->tev, l->bv, l->real_m,
+                 l->real_v, l->pad_m, l->pad_v, l->real_bv};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++)
         free(p[i]);
 }
@@ -1056,4 +1059,5 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->pad_eval = l->pad_eval;
     in->real_target = l->real_bv;
     in->norm_real = l->real_m ? l->norm_real : -1;
+    in->train_out = l->tout;
 }

@@ -26,7 +26,7 @@ typedef struct {
     size_t *bunits, n_batches, units;
     double *lag;                 /* a recording's trend lag, or NULL */
     /* From the rows kept (diag.h's diag_layer says what each is). */
-    double *kurt, *eshift, *escale, *eks, *eout;
+    double *kurt, *eshift, *escale, *eks, *eout, *tout;
     double *tem, *tev;           /* the training data's in evaluation mode */
     size_t tracked, updates, steps;
     /* A recording's: the count when it began, its training-mode calls,
@@ -64,6 +64,9 @@ typedef struct {
      * batches then (sync_mode_accuracy; NaN when absent). */
     size_t devices;
     double sync_acc;
+    /* dropout_before_bn: dropout modules that run before a batch-norm
+     * layer; 0 when absent (older dumps, recordings, TorchScript). */
+    size_t dropout;
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;
     size_t n;

@@ -72,6 +72,59 @@ static int unmeasured_risk(const verdict *v, const verdict_model *m,
            isnan(m->fix_acc[v->fix]);
 }
 
+/* A measured fix that closes the gap where the cause's fix is to retrain
+ * (verdict.h's stopgap): named after that fix, as what to ship meanwhile,
+ * without the words "measured: ... closes the gap" of a fix to apply. */
+static void print_stopgap(FILE *fp, const verdict *v, const verdict_model *m)
+{
+    if (v->stopgap == DIAG_FIX_NONE)
+        return;
+    fprintf(fp, "  stopgap until retrained: %s (%s) was measured to give "
+                "evaluation mode %.3f, within 0.03 of training mode's %.3f, "
+                "but both are the network that learned from grouped "
+                "batches: it narrows the two modes' gap and mends nothing\n",
+            diag_fix_name(v->stopgap), diag_fix_get(v->stopgap)->words,
+            m->fix_acc[v->stopgap], m->train_acc);
+}
+
+/* Evaluation mode at or above training mode, whatever the cause: one
+ * line, the same for a cause whose fix touches the statistics and one
+ * whose fix is to retrain or to ship as it is (docs/diagnose.md, "The
+ * report"). */
+static void print_keep(FILE *fp, const diag_cause_info *c)
+{
+    fputs("  fix: none: keep evaluation mode as it is, since it scores at or "
+          "above training mode",
+          fp);
+    if (c->keep)
+        fprintf(fp, " (%s)", c->keep);
+    fprintf(fp, ". The cause's usual fix: %s\n", c->fix);
+}
+
+/* update_bn, which the fixes' words name, runs the whole model in
+ * training mode: with dropout before a batch-norm layer it recomputes
+ * the statistics with dropout on, and so keeps in them the variance
+ * shift dropout gives in training, which recompute-train (dropout off)
+ * does not. Said where the report names recomputing, and the dump saw
+ * such dropout. */
+static void print_update_bn(FILE *fp, const verdict *v,
+                            const verdict_model *m)
+{
+    diag_fix rt = DIAG_FIX_RECOMPUTE_TRAIN;
+    if (!m->dropout || !(v->fix == rt || v->recommended == rt ||
+                         v->stopgap == rt || v->note != DIAG_HEALTHY))
+        return;
+    fprintf(fp, "  recompute with dropout off: this model runs %zu dropout "
+                "module%s before its batch-norm layers, and "
+                "torch.optim.swa_utils.update_bn puts the whole model in "
+                "training mode, so it recomputes the statistics with dropout "
+                "on and keeps dropout's variance shift in them; "
+                "recompute-train, as measured here, sets model.eval() and "
+                "only the batch-norm layers to training mode (momentum None, "
+                "buffers reset) over the training batches\n",
+            m->dropout, m->dropout == 1 ? "" : "s");
+}
+
 /* The fix: keeping evaluation mode where it needs no statistics fixed
  * (for the cause's own reason), or until a fix that can lower it is
  * measured; the cause's own, or the one measured to close the gap where
@@ -80,11 +133,8 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
                       const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
-    if (keep_eval(v) && v->fix != DIAG_FIX_NONE)
-        fprintf(fp, "  fix: none: keep evaluation mode as it is, since it "
-                    "scores at or above training mode (%s). The cause's "
-                    "usual fix: %s\n",
-                c->keep, c->fix);
+    if (keep_eval(v) && v->cause != DIAG_HEALTHY)
+        print_keep(fp, c);
     else if (unmeasured_risk(v, m, alike))
         fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
                     "is meanwhile, since %s can lower it (%s). Measure it: "
@@ -108,9 +158,11 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
     }
     if (v->fix != DIAG_FIX_NONE)
         print_fix_line(fp, v->fix, m);
+    print_stopgap(fp, v, m);
+    print_update_bn(fp, v, m);
 }
 
-/* Healthy, with training mode below evaluation mode by the batch. */
+/* Batch-dependence with training mode below evaluation mode. */
 static void print_batch_drop(FILE *fp, const verdict *v,
                              const verdict_model *m)
 {
@@ -131,15 +183,32 @@ static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
                   "it as it is\n", fp);
         if (v->batch_drop)
             print_batch_drop(fp, v, m);
-        else if (v->fix == DIAG_FIX_NONE)
-            fputs("  evaluation mode scores at or above training mode: no "
-                  "gap to close\n", fp);
     } else if (!(v->gap > DIAG_FIX_CLOSES)) {
         fputs("  evaluation mode is within 0.03 of training mode: no gap "
               "to close\n", fp);
     } else if (v->recommended == DIAG_FIX_NONE && v->best_closes == 0) {
         fputs("  no measured fix closes the gap\n", fp);
     }
+}
+
+/* A cause its size would name that the dump measured to cost nothing
+ * (verdict_harmless): a note beside the verdict, not the cause. */
+static void print_note(FILE *fp, const verdict *v, const verdict_layer *l,
+                       size_t n, const verdict_model *m)
+{
+    if (v->note == DIAG_HEALTHY)
+        return;
+    const verdict_layer *r = &l[v->note_root];
+    fprintf(fp, "  note: %s in %zu of %zu layer%s, first %s, by its size "
+                "(%.2f of the outputs' spread there), but %s, its own fix, "
+                "was measured to move evaluation mode by %+.3f, and the two "
+                "modes agree within 0.03: the error is real, and costs "
+                "nothing the evaluation data can measure, so it is not the "
+                "cause (its usual fix: %s)\n",
+            diag_cause_get(v->note)->name, v->note_with, n, n == 1 ? "" : "s",
+            r->name, r->effect[v->note], diag_fix_name(DIAG_FIX_RECOMPUTE_TRAIN),
+            m->fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] - m->eval_acc,
+            diag_cause_get(v->note)->fix);
 }
 
 void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
@@ -159,6 +228,7 @@ void diag_print_verdict(FILE *fp, const verdict *v, const verdict_layer *l,
         }
     }
     fprintf(fp, "\n  %s.\n", c->words);
+    print_note(fp, v, l, n, m);
     if (v->lags_too)
         fprintf(fp, "  and lagging, in %zu of these layers, first %s: with "
                     "the initial values' part taken out, the buffers are "
@@ -260,6 +330,8 @@ static void print_layers(FILE *out, const report *r)
                        diag_cause_get(c)->name, r->vl[i].count[c],
                        c == DIAG_HEALTHY || r->vl[i].material & (1u << c)
                            ? ""
+                       : r->vl[i].harmless & (1u << c)
+                           ? " (measured to cost nothing)"
                            : " (immaterial)");
         fputc('\n', out);
     }
@@ -518,6 +590,7 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
     in.m.majority = d->majority;
     in.m.devices = d->devices;
     in.m.sync_acc = d->sync_acc;
+    in.m.dropout = d->dropout;
     memcpy(in.m.fix_acc, d->fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(d, layer))
         bn_fail(err, "--layer %s: no such layer in %s/layers.tsv", layer, dir);

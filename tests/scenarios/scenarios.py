@@ -20,7 +20,10 @@ dump's:
     other, and a healthy model comes out healthy (a healthy ResNet trained
     with SGD, whose buffers trail its moving weights a little, too: unless
     the suite measures that lag costing evaluation mode more than 0.03,
-    when the verdict must be lagging and its fix must close the gap);
+    when the verdict must be lagging and its fix must close the gap; and
+    an injected lag that the suite measures costing no more than 0.03,
+    the modes within 0.03 and update_bn moving evaluation mode by 0.03
+    or less, is healthy with the lag in a note);
   * where the model's evaluation mode trails its training mode by more
     than 0.03, the fix the verdict recommends first, applied here by the
     suite itself (torch.optim.swa_utils.update_bn for recomputed
@@ -57,6 +60,7 @@ import tempfile
 
 import numpy as np
 import torch
+from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -530,11 +534,11 @@ def batch_dependence(arch, data):
                 xev=shaped(arch, xev), yev=yev, epochs=4, batch=4)
 
 
-def batch_verdict(tr, ev):
+def batch_verdict(tr, ev, recomputed=None):
     """Healthy statistics and a batch-dependent training mode: the cause
-    where training mode scores above evaluation mode; healthy, with the
-    drop beside it, where evaluation mode scores above."""
-    return "batch-dependence" if tr - ev > CLOSE else "healthy"
+    where the modes differ by more than CLOSE, either way (where
+    evaluation mode scores above, with the drop said beside it)."""
+    return "batch-dependence" if abs(tr - ev) > CLOSE else "healthy"
 
 
 def few_updates_moving(arch, data):
@@ -633,11 +637,22 @@ def per_device(arch, data):
                 devices=DEVICES)
 
 
-def healthy_unless_measured(tr, ev):
+def healthy_unless_measured(tr, ev, recomputed):
     """A healthy model's buffers trail its moving weights a little; the
     verdict is healthy unless the suite measures that costing evaluation
     mode more than the tolerance, when it is lagging."""
     return "lagging" if tr - ev > CLOSE else "healthy"
+
+
+def lagging_unless_harmless(tr, ev, recomputed):
+    """An injected lag is the verdict's cause unless the suite measures it
+    costing no more than the tolerance: the modes within 0.03 of each
+    other and PyTorch's own recomputation (update_bn) moving evaluation
+    mode by 0.03 or less; then the verdict is healthy, with the lag in a
+    note (docs/diagnose.md, "unless measured to cost nothing")."""
+    if abs(tr - ev) <= CLOSE and abs(recomputed() - ev) <= CLOSE:
+        return "healthy"
+    return "lagging"
 
 
 BOTH = ("mlp", "cnn")
@@ -648,7 +663,7 @@ SCENARIOS = [
     ("never-filled", "never-filled", never_filled, BOTH),
     ("few-updates", "few-updates", few_updates, BOTH),
     ("frozen", "frozen", frozen, BOTH),
-    ("lagging", "lagging", lagging, BOTH),
+    ("lagging", lagging_unless_harmless, lagging, BOTH),
     ("shift", "shift", shift, BOTH),
     ("not-exchangeable", "not-exchangeable", not_exchangeable, BOTH),
     ("near-constant", "near-constant", near_constant, BOTH),
@@ -867,13 +882,15 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
     tr = accuracy(s["model"], s["xev"], s["yev"], True,
                   batch // s.get("devices", 1))
     ev = accuracy(s["model"], s["xev"], s["yev"], False)
-    cause = expect(tr, ev) if callable(expect) else expect
+    recomputed = lambda: accuracy(update_bn(s["model"], s["xtr"]),  # noqa
+                                  s["xev"], s["yev"], False)
+    cause = expect(tr, ev, recomputed) if callable(expect) else expect
     c.check(rep.returncode == 0 and got == cause,
             "%s: the verdict names %s" % (label, cause),
             "got %s; training mode %.3f, evaluation mode %.3f" % (got, tr,
                                                                  ev))
     dep = dumped_key(out, "batch_dependence")
-    if got == "healthy" and ev - tr > CLOSE and dep != "-" and \
+    if got == "batch-dependence" and ev - tr > CLOSE and dep != "-" and \
             float(dep) > CLOSE:
         c.check(BATCH_DROP_WORDS in report,
                 "%s: says the drop is the batch dependence evaluation mode "
@@ -890,6 +907,10 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
                 "the report names SyncBatchNorm" % label,
                 "training mode at %d rows %.3f, at %d %.3f, evaluation "
                 "mode %.3f" % (batch // s["devices"], tr, batch, sync, ev))
+    if expect is lagging_unless_harmless and cause == "healthy":
+        c.check("\n  note: lagging in " in report,
+                "%s: notes the lag measured to cost nothing" % label,
+                "recomputed %.3f" % recomputed())
     if name in CANNOT_TELL:
         c.check(CANNOT_TELL_WORDS in report,
                 "%s: says it cannot tell frozen from lagging" % label)
@@ -1033,6 +1054,39 @@ def torchscript(c, data, tmp, exe, env):
             want)
 
 
+def dropout_count(c, data, tmp, env):
+    """The dump counts the dropout modules that run before a batch-norm
+    layer (model.tsv's dropout_before_bn: what update_bn recomputes with
+    on, and the report says so): here one before the layer and one after
+    it, which update_bn's recompute does not reach, counted by the
+    suite from the Sequential's own order."""
+    xtr, ytr, xev, yev = data
+    torch.manual_seed(7)
+    m = nn.Sequential(nn.Linear(64, 32), nn.Dropout(0.3),
+                      nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.5),
+                      nn.Linear(32, 10))
+    order = train(m, xtr, ytr, 2)
+    s = dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
+             epochs=2)
+    files, args = save(s, "mlp", "dropout", tmp)
+    out = os.path.join(tmp, "mlp-dropout.dump")
+    shutil.rmtree(out, ignore_errors=True)
+    r = dump(s, files, args, out, env)
+    mods = list(m)
+    last_bn = max(i for i, x in enumerate(mods)
+                  if isinstance(x, nn.modules.batchnorm._BatchNorm))
+    want = sum(isinstance(x, nn.modules.dropout._DropoutNd)
+               for x in mods[:last_bn])
+    got = None
+    if r.returncode == 0:
+        with open(os.path.join(out, "model.tsv")) as fp:
+            keys = dict(line.rstrip("\n").split("\t", 1) for line in fp)
+        got = keys.get("dropout_before_bn")
+    c.check(got == str(want), "mlp dropout: the dump counts the dropout "
+            "before batch norm", "%s, want %d %s"
+            % (got, want, r.stderr.strip()[-200:]))
+
+
 def float32_recording(c, arch, data, tmp, exe):
     """A healthy float32 model recorded while it trains: the replay of
     every layer's recording reproduces the checkpoint's statistics to
@@ -1082,6 +1136,8 @@ def main():
         recordings(c, data, tmp, args.bnstudy, args.only)
         if args.only in "mlp torchscript":
             torchscript(c, data, tmp, args.bnstudy, env)
+        if args.only in "mlp dropout":
+            dropout_count(c, data, tmp, env)
         for arch in ("mlp", "cnn"):
             if args.only in "%s float32 recording" % arch:
                 float32_recording(c, arch, data, tmp, args.bnstudy)
