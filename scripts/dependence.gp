@@ -8,8 +8,8 @@
 # evaluation mode. bnstudy plot (src/figure/plot_dependence.c) gives what
 # to draw and every text:
 #   nx the batch sizes; xv, xlog the x axis; w, m, e the three ranges;
-#   clf 1 for the accuracies at, ac, ae; title, xlabel, st1, st2 the
-#   panels' titles.
+#   clf 1 for the accuracies at, ac, ae; grp 1 for ag, on batches of one
+#   group; title, xlabel, st1, st2 the panels' titles.
 
 lastslash(s, i) = i < 1 ? 0 : (s[i:i] eq "/" ? i : lastslash(s, i - 1))
 scriptdir = ARG0[1:lastslash(ARG0, strlen(ARG0))]
@@ -27,8 +27,13 @@ do for [i = 1:nx] { print sprintf("%.17g\t%.17g\t%.17g\t%.17g", xv[i], w[i], m[i
 set print
 if (clf) {
     set print $acc
-    print "B\tacc_train_mode\tacc_train_by_class\tacc_eval_mode"
-    do for [i = 1:nx] { print sprintf("%.17g\t%.17g\t%.17g\t%.17g", xv[i], at[i], ac[i], ae[i]) }
+    if (grp) {
+        print "B\tacc_train_mode\tacc_train_by_class\tacc_eval_mode\tacc_train_by_group"
+        do for [i = 1:nx] { print sprintf("%.17g\t%.17g\t%.17g\t%.17g\t%.17g", xv[i], at[i], ac[i], ae[i], ag[i]) }
+    } else {
+        print "B\tacc_train_mode\tacc_train_by_class\tacc_eval_mode"
+        do for [i = 1:nx] { print sprintf("%.17g\t%.17g\t%.17g\t%.17g", xv[i], at[i], ac[i], ae[i]) }
+    }
     set print
 }
 cmd1 = "plot $ranges using 1:2 with linespoints lw 3 lc rgb c_vermilion pt 7 ps 0.7 title 'largest (training mode)', " . \
@@ -37,6 +42,9 @@ cmd1 = "plot $ranges using 1:2 with linespoints lw 3 lc rgb c_vermilion pt 7 ps 
 cmd2 = "plot $acc using 1:2 with linespoints lw 3 dt 2 lc rgb c_blue pt 7 ps 0.7 title 'training mode, random batches', " . \
        "$acc using 1:3 with linespoints lw 3 dt 2 lc rgb c_vermilion pt 5 ps 0.7 title 'training mode, one-class batches', " . \
        "$acc using 1:4 with linespoints lw 3 lc rgb c_black pt 9 ps 0.7 title 'evaluation mode'"
+if (clf && grp) {
+    cmd2 = cmd2 . ", $acc using 1:5 with linespoints lw 3 dt 2 lc rgb c_green pt 13 ps 0.7 title 'training mode, one-group batches'"
+}
 
 do for [out = 1:2] {
     if (out == 1) { eval png_terminal; eval png_output } else { eval svg_terminal; eval svg_output }

@@ -1402,7 +1402,12 @@ def fig_batch_dependence(ck, E, tabs):
                     len(plots) == want_plots,
                     f"{len(plots)} plots, want {want_plots}"):
         return
-    for k, cols in enumerate((DEP_COLS, DEP_ACC)[:want_plots]):
+    # Batches of one group too, where the population file has groups.
+    acc = DEP_ACC + (("acc_train_by_group",)
+                     if "acc_train_by_group" in rows[0] else ())
+    for k, cols in enumerate((DEP_COLS, acc)[:want_plots]):
+        ck.check(f"{where}: a series for each of {', '.join(cols)}",
+                 len(plots[k]) == len(cols), f"{len(plots[k])} series")
         for curve, col in zip(plots[k], cols):
             want = [(float(r["batch_size"]), float(r[col])) for r in rows]
             ck.series(f"{where}: {col} at each batch size", curve, want)

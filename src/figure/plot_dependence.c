@@ -5,8 +5,9 @@
  * over rows) against the batch size, beside evaluation mode's, which
  * moves by nothing; and for a classifier, under it, training mode's
  * accuracy on random held-out batches and on batches of one class,
- * against evaluation mode's: how much a metric made in training mode
- * moves with the way the test rows are batched. Every other varying
+ * (and of one group, where the population file has groups) against
+ * evaluation mode's: how much a metric made in training mode moves with
+ * the way the test rows are batched. Every other varying
  * axis is held at its first value (select_first).
  */
 #include "figure/plot_parts.h"
@@ -18,6 +19,7 @@
 static const char *const dep_cols[] = {
     "batch_dependence", "batch_dependence_mean", "batch_dependence_eval",
     "acc_train_mode", "acc_train_by_class", "acc_eval_mode",
+    "acc_train_by_group",
 };
 #define N_DEP COUNT(dep_cols)
 
@@ -132,9 +134,13 @@ int kind_batch_dependence(const plot_exp *x, figure_out *o, bn_error *err)
     as_nums(a, "m", y + n, n);
     as_nums(a, "e", y + 2 * n, n);
     if (clf) {
+        int grp = column(tb, "acc_train_by_group") >= 0;
         as_nums(a, "at", y + 3 * n, n);
         as_nums(a, "ac", y + 4 * n, n);
         as_nums(a, "ae", y + 5 * n, n);
+        as_num(a, "grp", grp);
+        if (grp)
+            as_nums(a, "ag", y + 6 * n, n);
         as_accuracy(bx, y, a, &t);
     }
     as_title(bx, y, clf, a, &t);
@@ -145,7 +151,9 @@ int kind_batch_dependence(const plot_exp *x, figure_out *o, bn_error *err)
     free(xv);
     if (rc < 0)
         return bn_fail(err, "%s: out of memory", tb->path);
-    buf_printf(&o->what, "batch_dependence against the batch size%s",
-               clf ? ", and the accuracy on one-class batches" : "");
+    buf_printf(&o->what, "batch_dependence against the batch size%s%s",
+               clf ? ", and the accuracy on one-class batches" : "",
+               column(tb, "acc_train_by_group") >= 0 ? " and one-group ones"
+                                                     : "");
     return 1;
 }
