@@ -358,6 +358,7 @@ def dump(a):
     steps = a.steps if a.steps is not None else \
         (a.epochs * nb if a.epochs is not None else None)
     order = [n for n, _ in layers]
+    n_drop = None  # a TorchScript module takes no hooks
     if not scripted:
         tr, order = passes.run(model, xtr, a.batch_size, a.max_rows,
                                "training data, training mode",
@@ -370,7 +371,8 @@ def dump(a):
         names = {n for n, _ in layers}
         order = [n for n in order if n in names]
         order += [n for n, _ in layers if n not in order]
-        drop = passes.dropout_before(model, xtr[:max(2, a.batch_size)])
+        drop, n_drop = passes.dropout_before(model,
+                                             xtr[:max(2, a.batch_size)])
         for name, mod in layers:
             write_layer(tmp, name, mod, tr[name], te[name],
                         ev[name] if ev else None, train_batch, largest,
@@ -421,8 +423,7 @@ def dump(a):
         ("majority_rate", acc.get("majority_rate")),
         ("devices", a.devices),
         ("sync_mode_accuracy", acc.get("sync_mode_accuracy")),
-        ("dropout_before_bn", fixes.dropout_before_bn(
-            model, tsv.bn_layers, xtr[:max(2, a.batch_size)])),
+        ("dropout_before_bn", n_drop),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

@@ -116,40 +116,6 @@ def raised_eps(model, layers_of):
     return m
 
 
-def dropout_before_bn(model, layers_of, x):
-    """How many dropout modules run before some batch-norm layer, from one
-    evaluation-mode batch on a copy (where they are called and do
-    nothing); None for a TorchScript module, which takes no hooks.
-    torch.optim.swa_utils.update_bn puts the whole model in training mode,
-    so where this is above 0 it recomputes the statistics with those
-    dropouts on and keeps their variance shift in the buffers; the
-    recompute-train scored here does not (the report says so)."""
-    m = copy.deepcopy(model)
-    if isinstance(m, torch.jit.ScriptModule):
-        return None
-    seen, before, handles = set(), set(), []
-
-    def on_dropout(mod, inputs):
-        seen.add(id(mod))
-
-    def on_bn(mod, inputs):
-        before.update(seen)
-
-    for mod in m.modules():
-        if isinstance(mod, torch.nn.modules.dropout._DropoutNd):
-            handles.append(mod.register_forward_pre_hook(on_dropout))
-    for _, mod in layers_of(m):
-        handles.append(mod.register_forward_pre_hook(on_bn))
-    m.eval()
-    try:
-        with torch.no_grad():
-            m(torch.as_tensor(np.array(x)).to(model_dtype(m)))
-    finally:
-        for h in handles:
-            h.remove()
-    return len(before)
-
-
 def majority_rate(labels):
     """The share of the most common class: what always naming it scores,
     against which a model's accuracy is poor or not."""

@@ -287,20 +287,28 @@ def run(model, x, batch_size, max_rows, what, train_mode=False,
 
 
 def dropout_before(model, xb):
-    """{layer name: the rate of the dropout that runs before it}: of the
+    """({layer name: the rate of the dropout that runs before it}, how many
+    dropout modules run before some batch-norm layer). The rate: of the
     dropout modules called since the batch-norm layer before it (or the
-    start), the largest rate; 0 for none. One batch in evaluation mode on
-    a copy, where dropout does nothing but its modules are still called.
+    start), the largest; 0 for none. One batch in evaluation mode on a
+    copy, where dropout does nothing but its modules are still called.
     In training such a layer's running variance holds dropout's noise,
-    which evaluation mode's inputs do not (the variance shift)."""
+    which evaluation mode's inputs do not (the variance shift); and
+    torch.optim.swa_utils.update_bn, which puts the whole model in
+    training mode, recomputes the statistics with those dropouts on and
+    keeps the shift, where the dump's recompute-train does not (the
+    report says so where the count is above 0)."""
     model = copy.deepcopy(model)
     layers = tsv.bn_layers(model)
     rate = {name: 0.0 for name, _ in layers}
     pending = [0.0]
     handles = []
 
+    seen, before = set(), set()
+
     def on_dropout(m, inputs):
         pending[0] = max(pending[0], float(m.p))
+        seen.add(id(m))
 
     for mod in model.modules():
         if isinstance(mod, torch.nn.modules.dropout._DropoutNd):
@@ -309,6 +317,7 @@ def dropout_before(model, xb):
         def on_bn(m, inputs, name=name):
             rate[name] = max(rate[name], pending[0])
             pending[0] = 0.0
+            before.update(seen)
         handles.append(mod.register_forward_pre_hook(on_bn))
     model.eval()
     try:
@@ -317,4 +326,4 @@ def dropout_before(model, xb):
     finally:
         for h in handles:
             h.remove()
-    return rate
+    return rate, len(before)
