@@ -30,6 +30,7 @@ import tempfile
 import numpy as np
 
 from peer_clf import compositions, output_ranges, parse_tsv
+from peer_torch import run_checks
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A range is a difference of two outputs of size up to a few: two correct
@@ -111,10 +112,12 @@ def check(bnstudy, torch, cfg, tmp):
     return worst, problems
 
 
-def run_configs(doc, configs, check, describe):
-    """check(bnstudy, torch, cfg, tmp) for every configuration, a line
-    each (describe % cfg, the largest difference), and `N passed, N
-    failed`; the exit status."""
+def run_configs(doc, configs, check, describe, tolerance=TOLERANCE):
+    """check(bnstudy, torch, cfg, tmp), which returns (the largest
+    difference, problems), for every configuration in a directory of its
+    own, through peer_torch.run_checks: a line each (describe % cfg), the
+    largest difference against tolerance, and `N passed, N failed`; the
+    exit status."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
     args = ap.parse_args()
@@ -124,19 +127,14 @@ def run_configs(doc, configs, check, describe):
     except ImportError as e:
         print("peer test needs torch: %s" % e, file=sys.stderr)
         return 2
-    passed = failed = 0
-    for cfg in configs:
+
+    def one(cfg):
         with tempfile.TemporaryDirectory(prefix="bnstudy-peer-") as tmp:
             worst, problems = check(args.bnstudy, torch, cfg, tmp)
-        ok = not problems
-        passed += ok
-        failed += not ok
-        print("%s  %s  %.2e" % ("ok  " if ok else "FAIL", describe % cfg,
-                                worst))
-        for p in problems:
-            print("      " + p)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        return {"difference": worst}, problems
+
+    return run_checks(configs, one, {"difference": tolerance},
+                      lambda cfg: describe % cfg)
 
 
 def main():

@@ -198,7 +198,7 @@ def check(bnstudy, torch, cfg, tmp):
 def main():
     return run_configs(__doc__, CONFIGS, check,
                        "sequences=%d length=%d min_length=%d B=%d epochs=%d "
-                       "mask=%s p=%g seed=%d from %s")
+                       "mask=%s p=%g seed=%d from %s", TOLERANCE)
 
 
 if __name__ == "__main__":
