@@ -739,14 +739,22 @@ static double root_sum_sq(double a, double b)
     return sqrt(a * a + b * b); /* sqrt rounds correctly, hypot need not */
 }
 
+/* The measure of every effect: statistics off by a shift (in units of
+ * the spread) and a scale move the outputs by the shift stretched by the
+ * scale, beside the stretch itself; a feature whose target variance is 0
+ * (stretches 0) has no stretch to count. */
+static double off_effect(double shift, double scale, int stretches)
+{
+    return root_sum_sq(scale * fabs(shift), stretches ? scale - 1.0 : 0.0);
+}
+
 /* What the initial values do not explain of a few-updates feature's
  * error, by effect_of's measure; 0 where it is not off. */
 static double lag_effect_of(const diag_feature *d)
 {
     if (!(d->flags & 1u << DIAG_LAGGING) || d->cause == DIAG_LAGGING)
         return 0.0;
-    double stretch = d->target_var == 0.0 ? 0.0 : d->rest_scale - 1.0;
-    return root_sum_sq(d->rest_scale * fabs(d->rest_shift), stretch);
+    return off_effect(d->rest_shift, d->rest_scale, d->target_var != 0.0);
 }
 
 /* What the initial values alone would make of the same feature, beside
@@ -755,22 +763,19 @@ static double init_effect_of(const diag_feature *d)
 {
     if (d->lag_effect == 0.0)
         return 0.0;
-    double stretch = d->target_var == 0.0 ? 0.0 : d->init_scale - 1.0;
-    return root_sum_sq(d->init_scale * fabs(d->init_shift), stretch);
+    return off_effect(d->init_shift, d->init_scale, d->target_var != 0.0);
 }
 
 static double effect_of(const diag_feature *d)
 {
     if (d->cause == DIAG_MASKING)
-        return root_sum_sq(d->pad_scale * fabs(d->pad_shift),
-                           d->pad_scale - 1.0);
+        return off_effect(d->pad_shift, d->pad_scale, 1);
     if (d->cause == DIAG_SHIFT)
         return root_sum_sq(d->eval_shift, d->eval_scale - 1.0);
     double lag = fabs(d->shift);
     if (fabs(d->trend_lag) > lag) /* false for NaN */
         lag = fabs(d->trend_lag);
-    double stretch = d->target_var == 0.0 ? 0.0 : d->scale - 1.0;
-    return root_sum_sq(d->scale * lag, stretch);
+    return off_effect(lag, d->scale, d->target_var != 0.0);
 }
 
 /* Frozen: a momentum of 0 never moves the buffers, whatever the count
