@@ -5,6 +5,7 @@
 #include "base/common.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
@@ -83,4 +84,38 @@ void *bn_alloc_large(size_t bytes)
     }
 #endif
     return malloc(bytes ? bytes : 1);
+}
+
+typedef struct {
+    const char *s;
+    size_t at;
+} repeat_entry;
+
+static int cmp_repeat(const void *a, const void *b)
+{
+    const repeat_entry *x = a, *y = b;
+    int c = strcmp(x->s, y->s);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+int bn_find_repeat(const char *const *s, size_t n, size_t *first,
+                   size_t *again)
+{
+    repeat_entry *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        e[i] = (repeat_entry){s[i], i};
+    /* Sorted by (string, index), a string's first use comes first and its
+     * first repeat right after it; of those, the earliest is reported. */
+    qsort(e, n, sizeof *e, cmp_repeat);
+    *again = SIZE_MAX;
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(e[k].s, e[k - 1].s) == 0 && e[k].at < *again &&
+            (k == 1 || strcmp(e[k - 1].s, e[k - 2].s) != 0)) {
+            *first = e[k - 1].at;
+            *again = e[k].at;
+        }
+    free(e);
+    return *again != SIZE_MAX;
 }

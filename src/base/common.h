@@ -53,6 +53,13 @@ const char *bn_control_char(const char *s);
  * "byte 0x1b". */
 const char *bn_control_name(char c, char buf[16]);
 
+/* Whether two of the n strings s[0..n-1] are the same, for a file's
+ * names given twice: 1 with the earliest repeat in their order in
+ * *again and the index of the string it repeats in *first; 0 when all
+ * differ; -1 out of memory. */
+int bn_find_repeat(const char *const *s, size_t n, size_t *first,
+                   size_t *again);
+
 /* An array of bytes that a shuffled order reads at random (a population's
  * rows, an order): past the caches, with the system's 4 KiB pages, nearly
  * every row read is a TLB miss as well as a trip to memory. From 2 MiB

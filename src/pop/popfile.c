@@ -317,18 +317,6 @@ static int only_blank(const unsigned char *p, const unsigned char *end)
 
 typedef enum { ROLE_FEATURE, ROLE_LABEL, ROLE_GROUP, ROLE_BOTH } col_role;
 
-typedef struct {
-    const char *name;
-    size_t col;
-} name_entry;
-
-static int cmp_name(const void *a, const void *b)
-{
-    const name_entry *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : (x->col > y->col) - (x->col < y->col);
-}
-
 /* Header names: present, distinct, free of control characters. */
 static int check_names(const char *path, char **names, size_t ncol,
                        bn_error *err)
@@ -346,24 +334,11 @@ static int check_names(const char *path, char **names, size_t ncol,
                            path, c + 1, show(buf, names[c], strlen(names[c])),
                            (unsigned char)*bad);
     }
-    name_entry *e = malloc(ncol * sizeof *e);
-    if (!e)
+    size_t first = 0, again = 0;
+    int rep = bn_find_repeat((const char *const *)names, ncol, &first, &again);
+    if (rep < 0)
         return bn_fail(err, "%s: out of memory", path);
-    for (size_t c = 0; c < ncol; c++)
-        e[c] = (name_entry){names[c], c};
-    /* Sorted by (name, column), a name's first use comes first and its
-     * first repeat right after it; the repeat reported is the earliest in
-     * the file. */
-    qsort(e, ncol, sizeof *e, cmp_name);
-    size_t first = 0, again = SIZE_MAX;
-    for (size_t k = 1; k < ncol; k++)
-        if (strcmp(e[k].name, e[k - 1].name) == 0 && e[k].col < again &&
-            (k == 1 || strcmp(e[k - 1].name, e[k - 2].name) != 0)) {
-            first = e[k - 1].col;
-            again = e[k].col;
-        }
-    free(e);
-    if (again == SIZE_MAX)
+    if (rep == 0)
         return 0;
     return bn_fail(err,
                    "%s:1:%zu: the column name '%s' is already the name of "

@@ -24,19 +24,6 @@ typedef struct {
     const char *path;
 } kv_file;
 
-/* A row's key, for finding one given twice. */
-typedef struct {
-    const char *key;
-    size_t row;
-} kv_entry;
-
-static int cmp_entry(const void *a, const void *b)
-{
-    const kv_entry *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : (x->row > y->row) - (x->row < y->row);
-}
-
 /* Where a dump's files are read: its folder on disk, or the
  * files a caller holds in memory (mem), each named by its path as a folder's
  * would be ("dump/model.tsv"): the page has no filesystem. */
@@ -101,20 +88,21 @@ static int src_slurp(const dump_src *src, const char *path,
  * unread (kv_row takes the first). */
 static int kv_unique(const kv_file *kv, bn_error *err)
 {
-    size_t n = kv->t.nrow;
-    kv_entry *e = malloc((n ? n : 1) * sizeof *e);
-    if (!e)
+    size_t n = kv->t.nrow, first = 0, again = 0;
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
         return bn_fail(err, "out of memory");
     for (size_t r = 0; r < n; r++)
-        e[r] = (kv_entry){tsv_cell(&kv->t, r, (size_t)kv->key), r};
-    qsort(e, n, sizeof *e, cmp_entry);
-    int rc = 0;
-    for (size_t i = 1; rc == 0 && i < n; i++)
-        if (strcmp(e[i].key, e[i - 1].key) == 0)
-            rc = bn_fail(err, "%s:%zu: key '%s' already given on line %zu",
-                         kv->path, e[i].row + 2, e[i].key, e[i - 1].row + 2);
-    free(e);
-    return rc;
+        keys[r] = tsv_cell(&kv->t, r, (size_t)kv->key);
+    int rep = bn_find_repeat(keys, n, &first, &again);
+    free(keys);
+    if (rep < 0)
+        return bn_fail(err, "out of memory");
+    if (rep == 0)
+        return 0;
+    return bn_fail(err, "%s:%zu: key '%s' already given on line %zu",
+                   kv->path, again + 2,
+                   tsv_cell(&kv->t, again, (size_t)kv->key), first + 2);
 }
 
 static int kv_open(const dump_src *src, const char *path, kv_file *kv,
