@@ -80,16 +80,24 @@ static void unlock(trained_cache *c)
         c->unlock(c->lock_ctx);
 }
 
+/* The kept training of key on train, or NULL; the caller holds the
+ * lock. */
+static const trained_run *kept(const trained_cache *c, const run_config *key,
+                               const pop_t *train)
+{
+    for (const trained_run *t = c->first; t; t = t->next)
+        if (t->train == train && memcmp(&t->key, key, sizeof *key) == 0)
+            return t;
+    return NULL;
+}
+
 const trained_run *trained_find(trained_cache *c, const run_config *cfg,
                                 const pop_t *train)
 {
     run_config key;
     key_of(cfg, &key);
     lock(c);
-    const trained_run *hit = NULL;
-    for (const trained_run *t = c->first; t && !hit; t = t->next)
-        if (t->train == train && memcmp(&t->key, &key, sizeof key) == 0)
-            hit = t;
+    const trained_run *hit = kept(c, &key, train);
     unlock(c);
     return hit;
 }
@@ -178,10 +186,9 @@ void trained_end(trained_cache *c, trained_run *t, int ok)
         return;
     }
     lock(c);
-    int keep = c->bytes + t->bytes <= c->max_bytes;
-    for (const trained_run *o = c->first; keep && o; o = o->next)
-        if (o->train == t->train && memcmp(&o->key, &t->key, sizeof t->key) == 0)
-            keep = 0; /* another thread kept the same training first */
+    /* Not when another thread kept the same training first. */
+    int keep = c->bytes + t->bytes <= c->max_bytes &&
+               !kept(c, &t->key, t->train);
     if (keep) {
         t->next = c->first;
         c->first = t;
