@@ -331,12 +331,20 @@ def shaped(arch, x):
     return x if arch == "mlp" else as_images(x)
 
 
-def healthy(arch, data):
+def scenario(m, arch, data, order, epochs, **extra):
+    """What a scenario hands on: model m trained on data's training rows
+    in the order order (shaped for arch) for epochs, the evaluation rows,
+    and any extra keys (batch, sizes, devices)."""
     xtr, ytr, xev, yev = data
+    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
+                xev=shaped(arch, xev), yev=yev, epochs=epochs, **extra)
+
+
+def healthy(arch, data):
+    xtr, ytr = data[:2]
     m = build(arch)
     order = train(m, shaped(arch, xtr), ytr, 10)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=10)
+    return scenario(m, arch, data, order, 10)
 
 
 def never_filled(arch, data):
@@ -357,11 +365,10 @@ def few_updates(arch, data):
     """A momentum of 0.01 (the Keras habit of 0.99, written the other way
     round) over one epoch: 28 updates keep 0.99^28 = 0.75 of the initial
     0 and 1."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch, momentum=0.01)
     order = train(m, shaped(arch, xtr), ytr, 1, lr=1e-2)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=1)
+    return scenario(m, arch, data, order, 1)
 
 
 LOW_CONTRAST = np.float32(0.3)
@@ -373,7 +380,7 @@ def frozen(arch, data):
     (track_running_stats off: the layers normalise with the batch's
     statistics and leave the buffers be), tracking turned back on to
     save."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch)
     train(m, shaped(arch, xtr) * LOW_CONTRAST, ytr, 2, lr=1e-2)
 
@@ -384,8 +391,7 @@ def frozen(arch, data):
                   at_epoch=freeze)
     for b in bn_modules(m):
         b.track_running_stats = True
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=10)
+    return scenario(m, arch, data, order, 10)
 
 
 def lagging(arch, data):
@@ -393,23 +399,21 @@ def lagging(arch, data):
     without it, with a momentum of 0.01: the data moved in the last 28
     updates, and the buffers keep 0.99^28 = 0.75 of before (and of the
     initial values 0.99^308 = 0.045)."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch, momentum=0.01)
     train(m, shaped(arch, xtr) * LOW_CONTRAST, ytr, 10, lr=1e-2)
     order = train(m, shaped(arch, xtr), ytr, 1, lr=1e-2, seed=1)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=11)
+    return scenario(m, arch, data, order, 11)
 
 
 def healthy_sgd(arch, data):
     """Healthy, with SGD: six epochs of batches of 32 at a learning rate of
     0.05 with momentum 0.9 move the weights fast enough that a feature or
     two of the buffers trail the final weights' activations a little."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch)
     order = train(m, shaped(arch, xtr), ytr, 6, batch=32, lr=0.05, sgd=True)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=6, batch=32)
+    return scenario(m, arch, data, order, 6, batch=32)
 
 
 def momentum0(arch, data, restore=False):
@@ -417,7 +421,7 @@ def momentum0(arch, data, restore=False):
     for eight on the real ones with every momentum set to 0 ("freeze the
     statistics": PyTorch accepts it, and num_batches_tracked still counts
     every step); saved so, or with the momentum set back to 0.1."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch)
     train(m, shaped(arch, xtr) * LOW_CONTRAST, ytr, 2, lr=1e-2)
     for b in bn_modules(m):
@@ -425,8 +429,7 @@ def momentum0(arch, data, restore=False):
     order = train(m, shaped(arch, xtr), ytr, 8, lr=1e-2, seed=1)
     for b in bn_modules(m):
         b.momentum = 0.1 if restore else 0.0
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=10)
+    return scenario(m, arch, data, order, 10)
 
 
 def momentum0_restored(arch, data):
@@ -473,13 +476,12 @@ def class_chunks(y, batch, rng):
 def grouped_batches(arch, data):
     """Every batch of one class, of unequal sizes (each class's remainder
     a smaller batch): dumped with the batches' sizes (--batches)."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch)
     order, sizes = train(m, shaped(arch, xtr), ytr, 10,
                          chunks=class_chunks(ytr, BATCH,
                                              np.random.default_rng(3)))
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=10, sizes=sizes)
+    return scenario(m, arch, data, order, 10, sizes=sizes)
 
 
 def shift(arch, data):
@@ -527,11 +529,10 @@ def batch_dependence(arch, data):
     neighbours' statistics (the CNN's with a batch-norm head on its pooled
     features: its 2-D layers pool 64 positions of each image, which makes
     them depend little on the neighbours)."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch, head_bn=arch == "cnn")
     order = train(m, shaped(arch, xtr), ytr, 4, batch=4, lr=1e-3)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=4, batch=4)
+    return scenario(m, arch, data, order, 4, batch=4)
 
 
 def batch_verdict(tr, ev, recomputed=None):
@@ -547,33 +548,30 @@ def few_updates_moving(arch, data):
     move all the while, leaving their early activations in the buffers
     with about the initial values' weight: few-updates, no lag beside
     it."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch, momentum=0.01)
     order = train(m, shaped(arch, xtr), ytr, 3)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=3)
+    return scenario(m, arch, data, order, 3)
 
 
 def dropout_shift(arch, data):
     """Dropout of 0.5 before the second and third batch-norm layers: their
     running variances hold its noise, which evaluation mode's inputs do
     not."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch, dropout=0.5)
     order = train(m, shaped(arch, xtr), ytr, 10)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=10)
+    return scenario(m, arch, data, order, 10)
 
 
 def full_batch(arch, data):
     """Every training row in one batch, 15 steps at a learning rate of
     0.01: 15 updates keep 0.9^15 = 0.21 of the initial 0 and 1, and the
     dump has one batch mean per layer."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch)
     order = train(m, shaped(arch, xtr), ytr, 15, batch=len(xtr), lr=1e-2)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=15, batch=len(xtr))
+    return scenario(m, arch, data, order, 15, batch=len(xtr))
 
 
 def switch_partway(arch, data):
@@ -582,12 +580,11 @@ def switch_partway(arch, data):
     initial values (few-updates), and the last 28 moved the data, which
     the buffers trail beyond what the initial values explain (the lag
     beside it)."""
-    xtr, ytr, xev, yev = data
+    xtr, ytr = data[:2]
     m = build(arch, momentum=0.01)
     train(m, shaped(arch, xtr) * LOW_CONTRAST, ytr, 7, lr=1e-2)
     order = train(m, shaped(arch, xtr), ytr, 1, lr=1e-2, seed=1)
-    return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
-                xev=shaped(arch, xev), yev=yev, epochs=8)
+    return scenario(m, arch, data, order, 8)
 
 
 def padded(arch, data, buffers="real"):
