@@ -689,11 +689,6 @@ static int open_files(sweep_work *w, const resultdir *rd,
     return rc;
 }
 
-/* The sweep's state before anything runs: the configurations it makes
- * (a shard's every opt->shards-th, and only the rows merge reads back
- * and the manifest that names the shard: what is made across
- * configurations is the merge's), the files it writes, and stem, the
- * result set's name (cap bytes). */
 /* What the kept trainings may take: a few MiB for the study's largest
  * (30 epochs of a small network, a configuration per estimator and
  * freeze), a bound for any other. */
@@ -702,6 +697,11 @@ static int open_files(sweep_work *w, const resultdir *rd,
 static void trained_lock(void *m) { pthread_mutex_lock(m); }
 static void trained_unlock(void *m) { pthread_mutex_unlock(m); }
 
+/* The sweep's state before anything runs: the configurations it makes
+ * (a shard's every opt->shards-th, and only the rows merge reads back
+ * and the manifest that names the shard: what is made across
+ * configurations is the merge's), the files it writes, and stem, the
+ * result set's name (cap bytes). */
 static void work_init(sweep_work *w, const exp_t *e, const sweep_options *opt,
                       const sweep_estimate *est, char *stem, size_t cap)
 {
