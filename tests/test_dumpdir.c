@@ -326,7 +326,7 @@ static void test_causes(void **state)
                      0);
     expect_start("momentum0", "verdict: frozen",
                  "\n  recompute with dropout off: this model runs 2 dropout "
-                 "modules before its batch-norm layers, and "
+                 "modules or calls before its batch-norm layers, and "
                  "torch.optim.swa_utils.update_bn puts the whole model in "
                  "training mode");
     write_dump("keep", one, 1, 60, 0.84, 0.976,

@@ -64,8 +64,9 @@ typedef struct {
      * batches then (sync_mode_accuracy; NaN when absent). */
     size_t devices;
     double sync_acc;
-    /* dropout_before_bn: dropout modules that run before a batch-norm
-     * layer; 0 when absent (older dumps, recordings, TorchScript). */
+    /* dropout_before_bn: dropout modules or calls that run before a
+     * batch-norm layer; 0 when absent (older dumps, recordings,
+     * TorchScript). */
     size_t dropout;
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;

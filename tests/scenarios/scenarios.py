@@ -225,11 +225,12 @@ def update_bn(model, x):
     """PyTorch's own recomputation of the statistics, with dropout off:
     update_bn puts the whole model in training mode, and a dropout left on
     would put its noise back into the variances (dropout's variance
-    shift), so the copy's dropout modules are given a rate of 0 while it
-    runs."""
+    shift), so the copy's dropout modules (and FuncDropMLP, whose
+    F.dropout reads its p) are given a rate of 0 while it runs."""
     m = copy.deepcopy(model)
     drops = [d for d in m.modules()
-             if isinstance(d, torch.nn.modules.dropout._DropoutNd)]
+             if isinstance(d, (torch.nn.modules.dropout._DropoutNd,
+                               models.FuncDropMLP))]
     rates = [d.p for d in drops]
     for d in drops:
         d.p = 0.0
@@ -314,6 +315,8 @@ def build(arch, momentum=0.1, channels=1, head_bn=False, dropout=0.1,
         return models.ResNet(momentum=momentum)
     if arch == "drop":
         return models.DropMLP(p=dropout, momentum=momentum)
+    if arch == "fdrop":
+        return models.FuncDropMLP(p=dropout, momentum=momentum)
     if arch in MORE:
         return MORE[arch](momentum=momentum)
     return models.CNN(channels=channels, momentum=momentum, head_bn=head_bn)
@@ -326,7 +329,7 @@ def shaped(arch, x):
         return as_images(x / np.float32(16))
     if arch == "conv1d":
         return x.reshape(-1, 8, 8) / np.float32(16)
-    if arch in MORE:
+    if arch in MORE or arch == "fdrop":
         return x / np.float32(16)
     return x if arch == "mlp" else as_images(x)
 
@@ -682,6 +685,9 @@ SCENARIOS = [
     ("healthy", "healthy", healthy, ("drop", "conv1d", "preres")),
     ("dropout-shift", dropout_shift_unless_harmless, dropout_shift,
      ("drop",)),
+    # F.dropout in the forward: no module, the dump measures it.
+    ("dropout-shift", dropout_shift_unless_harmless, dropout_shift,
+     ("fdrop",)),
     ("full-batch", "few-updates", full_batch, ("postbn",)),
     ("few-updates-moving", "few-updates", few_updates_moving, MORE_T),
     ("switch-partway", "few-updates", switch_partway, ("conv1d",)),
@@ -1095,6 +1101,41 @@ def dropout_count(c, data, tmp, env):
             % (got, want, r.stderr.strip()[-200:]))
 
 
+def read_keys(path):
+    with open(path) as fp:
+        return dict(line.rstrip("\n").split("\t", 1) for line in fp)
+
+
+def random_before(c, data, tmp, env):
+    """The dump measures what draws at random before each layer, with no
+    module to find (models.RandomNet, by construction): F.dropout of 0.3
+    before bn1, its rate read from the call; nothing new before bn2,
+    whose input carries bn1's draw only through bn1; noise in both
+    modes before bn3, no dropout."""
+    xtr, ytr, xev, yev = data
+    torch.manual_seed(7)
+    m = models.RandomNet(p=0.3)
+    order = train(m, xtr / np.float32(16), ytr, 2)
+    s = dict(model=m, xtr=xtr[order] / np.float32(16), ytr=ytr[order],
+             xev=xev / np.float32(16), yev=yev, epochs=2)
+    files, args = save(s, "random", "before", tmp)
+    out = os.path.join(tmp, "random-before.dump")
+    if not dumped(c, "random before", s, files, args, out, env):
+        return
+    want = {"bn1": ("0.3", "training"), "bn2": ("0.0", "no"),
+            "bn3": ("0.0", "both")}
+    for name, (rate, how) in want.items():
+        k = read_keys(os.path.join(out, name + ".layer.tsv"))
+        got = (k.get("dropout_before"), k.get("random_before"))
+        c.check(got == (rate, how), "random before %s: dropout_before %s, "
+                "random %s" % (name, rate, how), "got %s %s" % got)
+    k = read_keys(os.path.join(out, "model.tsv"))
+    c.check(k.get("dropout_before_bn") == "1" and "random in evaluation "
+            "mode too before bn3" in k.get("notes", ""),
+            "random before: one dropout call counted, bn3's noise noted",
+            "%s; %s" % (k.get("dropout_before_bn"), k.get("notes")))
+
+
 def float32_recording(c, arch, data, tmp, exe):
     """A healthy float32 model recorded while it trains: the replay of
     every layer's recording reproduces the checkpoint's statistics to
@@ -1146,6 +1187,8 @@ def main():
             torchscript(c, data, tmp, args.bnstudy, env)
         if args.only in "mlp dropout":
             dropout_count(c, data, tmp, env)
+        if args.only in "random before":
+            random_before(c, data, tmp, env)
         for arch in ("mlp", "cnn"):
             if args.only in "%s float32 recording" % arch:
                 float32_recording(c, arch, data, tmp, args.bnstudy)
