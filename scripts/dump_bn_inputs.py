@@ -36,6 +36,10 @@ apart in the dump.
 In a training script, BNRecorder records every call instead
 (bndump/record.py): put this folder on sys.path, then `from
 dump_bn_inputs import BNRecorder`; rec.write(DIR), then rec.close().
+Its forms of --train-lengths and --devices: `with rec.batch(lengths):`
+around a padded batch's forward, BNRecorder(model, devices=K); of
+--eval-inputs and --eval-labels, rec.write(DIR, eval_inputs=...,
+eval_labels=..., batch_size=B).
 """
 
 import argparse

@@ -16,7 +16,9 @@ same with F.dropout called in its forward; Conv1dNet, each image's
 rows as channels and its columns as positions, Conv1d with BatchNorm1d
 on (N, C, L); PostBNMLP, batch norm after the nonlinearity; and
 PreResMLP, pre-activation residual blocks (BN-ReLU-Linear twice, plus
-the skip) and a final batch norm.
+the skip) and a final batch norm. RandomNet is DropMLP drawing at random
+in the ways the dump must tell apart (F.dropout, nothing, noise in both
+modes).
 """
 
 import torch
@@ -118,26 +120,21 @@ class FuncDropMLP(DropMLP):
         return self.out(torch.relu(self.bn3(self.fc3(x))))
 
 
-class RandomNet(nn.Module):
-    """Three batch-norm layers with what draws at random between them
-    written by hand: F.dropout of rate p before the first, nothing
-    between the first and the second, and noise added in both modes
-    before the third."""
+class RandomNet(DropMLP):
+    """DropMLP's layers with what draws at random between its batch-norm
+    layers written by hand: F.dropout of rate p before the first,
+    nothing between the first and the second, and noise added in both
+    modes before the third's linear layer."""
 
-    def __init__(self, hidden=32, p=0.3, momentum=0.1):
-        super().__init__()
-        self.fc1 = nn.Linear(64, hidden)
-        self.bn1 = nn.BatchNorm1d(hidden, momentum=momentum)
-        self.fc2 = nn.Linear(hidden, hidden)
-        self.bn2 = nn.BatchNorm1d(hidden, momentum=momentum)
-        self.bn3 = nn.BatchNorm1d(hidden, momentum=momentum)
-        self.out = nn.Linear(hidden, 10)
+    def __init__(self, hidden=64, p=0.3, momentum=0.1):
+        super().__init__(hidden, p, momentum)
+        del self.drop
         self.p = p
 
     def forward(self, x):
         h = F.dropout(self.fc1(x.flatten(1)), self.p, self.training)
         h = self.bn2(self.fc2(torch.relu(self.bn1(h))))
-        h = self.bn3(h + 0.1 * torch.randn_like(h))
+        h = self.bn3(self.fc3(h + 0.1 * torch.randn_like(h)))
         return self.out(torch.relu(h))
 
 
