@@ -42,6 +42,14 @@ dump's:
     differs from evaluation mode (the suite's own measurement), and the
     report names SyncBatchNorm; recompute-real is applied by the suite
     from the mask the model carries, by hand.
+  * a recording of the padded-sequence and per-device runs, given
+    BNRecorder's forms of the dumper's options (batch(lengths),
+    devices=K, write's scores), names the cause a dump of the same model
+    names;
+  * the dump measures what draws at random before each layer: a model
+    with F.dropout in its forward (no module) gets dropout-shift as the
+    nn.Dropout one does, and models.RandomNet's F.dropout, nothing and
+    noise in both modes are told apart.
 
 Prints a line per check and `N passed, N failed`; exits 1 on a failure.
 --only NAME runs the scenarios whose name contains NAME; --keep DIR
