@@ -41,8 +41,9 @@ typedef struct {
     /* A recording: the rows and batches, for the replay. */
     double *x;
     size_t n_rows, *batch_rows;
-    /* Padded sequences (--train-lengths): the training data's real
-     * positions' and padding's statistics (NULL without), the padded
+    /* Padded sequences (--train-lengths, or a recording's
+     * BNRecorder.batch): the training data's real positions' and
+     * padding's statistics (NULL without), the padded
      * shares (NaN: unknown), and the positions training mode normalised
      * over (diag_layer's norm_real). */
     double *real_m, *real_v, *pad_m, *pad_v;
