@@ -36,6 +36,10 @@ apart in the dump.
 In a training script, BNRecorder records every call instead
 (bndump/record.py): put this folder on sys.path, then `from
 dump_bn_inputs import BNRecorder`; rec.write(DIR), then rec.close().
+Its forms of --train-lengths and --devices: `with rec.batch(lengths):`
+around a padded batch's forward, BNRecorder(model, devices=K); of
+--eval-inputs and --eval-labels, rec.write(DIR, eval_inputs=...,
+eval_labels=..., batch_size=B).
 """
 
 import argparse
@@ -48,7 +52,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bndump import fixes, passes, tsv  # noqa: E402
+from bndump import fixes, noise, passes, tsv  # noqa: E402
 from bndump.load import LoadError, load  # noqa: E402
 from bndump.record import BNRecorder  # noqa: E402,F401
 
@@ -274,7 +278,7 @@ def write_buffers(out, name, mod):
 
 
 def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None,
-                dropout=0.0):
+                dropout=(0.0, "no")):
     base = os.path.join(out, tsv.safe_name(name))
     c = int(mod.num_features)
     np.save(base + ".train.npy", tr.rows_sample(c))
@@ -300,7 +304,13 @@ def write_layer(out, name, mod, tr, te, ev, batch_size, largest=None,
          % tr.stride),
         ("inputs_taken", "on copies of the model with every momentum 0: "
          "no buffer moved"),
-        ("dropout_before", float(dropout)),
+        ("dropout_before", float(dropout[0])),
+        ("random_before", dropout[1]),
+        ("random_measured", "one batch twice on a copy under two seeds, "
+         "the batch-norm layers in evaluation mode, every other layer in "
+         "training mode and then in evaluation mode, each batch-norm "
+         "output held at the first pass's: the input differs in "
+         "training mode only (training), in both (both), or not (no)"),
     ] + padding_keys(tr, ev))
 
 
@@ -371,12 +381,16 @@ def dump(a):
         names = {n for n, _ in layers}
         order = [n for n in order if n in names]
         order += [n for n, _ in layers if n not in order]
-        drop, n_drop = passes.dropout_before(model,
-                                             xtr[:max(2, a.batch_size)])
+        drop, n_drop = noise.measure(model, xtr[:max(2, a.batch_size)])
+        both = [n for n, _ in layers if drop[n][1] == "both"]
+        if both:
+            notes.append("random in evaluation mode too before %s: its "
+                         "evaluation-mode passes are draws"
+                         % ", ".join(both))
         for name, mod in layers:
             write_layer(tmp, name, mod, tr[name], te[name],
                         ev[name] if ev else None, train_batch, largest,
-                        drop.get(name, 0.0))
+                        drop[name])
     else:
         for name, mod in layers:
             write_buffers(tmp, name, mod)

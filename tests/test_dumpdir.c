@@ -326,7 +326,7 @@ static void test_causes(void **state)
                      0);
     expect_start("momentum0", "verdict: frozen",
                  "\n  recompute with dropout off: this model runs 2 dropout "
-                 "modules before its batch-norm layers, and "
+                 "modules or calls before its batch-norm layers, and "
                  "torch.optim.swa_utils.update_bn puts the whole model in "
                  "training mode");
     write_dump("keep", one, 1, 60, 0.84, 0.976,
@@ -584,34 +584,42 @@ static void test_refusals(void **state)
                                "[0, 1)");
 }
 
-/* Padded sequences: the healthy folder's layer given real positions and
- * padding whose closed form at a padded share of 0.5 is its buffers (the
- * real mean half a spread above, the padding's half below, both of
+/* Folder `to`, a copy of `from`, its layer `name` given real positions
+ * and padding whose closed form at a padded share of 0.5 is its buffers
+ * (the real mean half a spread above, the padding's half below, both of
  * variance 3/4 of the buffers': 0.5 (3/4) rv + 0.5 (3/4) rv + 0.25 rv =
- * rv), training mode over the real positions only: masking-mismatch. The
- * same layer normalised over every position, both data sets at that
- * share, is healthy; and the refusals of what does not fit. */
-static void test_padded(void **state)
+ * rv), both data sets at that share, training mode over the real
+ * positions only. */
+static void add_padding(const char *from, const char *to, const char *name)
 {
-    (void)state;
     const char *cols =
         "awk -F'\\t' -v OFS='\\t' 'NR == 1 { print $0, \"train_real_mean\", "
         "\"train_real_var\", \"train_pad_mean\", \"train_pad_var\", "
         "\"train_real_batch_var\"; next } { s = sqrt($3); print $0, "
         "$2 + 0.5 * s, 0.75 * $3, $2 - 0.5 * s, 0.75 * $3, 0.75 * $3 }' "
-        "'%s/padded/a.stats.tsv' > '%s/t' && mv '%s/t' "
-        "'%s/padded/a.stats.tsv'";
-    assert_int_equal(test_shell("rm -rf '%s/padded' && cp -r '%s/healthy' "
-                                "'%s/padded'",
-                                tmpdir, tmpdir, tmpdir),
+        "'%s/%s/%s.stats.tsv' > '%s/t' && mv '%s/t' "
+        "'%s/%s/%s.stats.tsv'";
+    assert_int_equal(test_shell("rm -rf '%s/%s' && cp -r '%s/%s' '%s/%s'",
+                                tmpdir, to, tmpdir, from, tmpdir, to),
                      0);
-    assert_int_equal(test_shell(cols, tmpdir, tmpdir, tmpdir, tmpdir), 0);
+    assert_int_equal(test_shell(cols, tmpdir, to, name, tmpdir, tmpdir,
+                                tmpdir, to, name),
+                     0);
     assert_int_equal(test_shell("printf 'pad_train_share\\t0.5\\n"
                                 "pad_eval_share\\t0.5\\n"
                                 "train_mode_positions\\treal\\n' >> "
-                                "'%s/padded/a.layer.tsv'",
-                                tmpdir),
+                                "'%s/%s/%s.layer.tsv'",
+                                tmpdir, to, name),
                      0);
+}
+
+/* Padded sequences: the healthy folder's layer with add_padding's
+ * positions: masking-mismatch. The same layer normalised over every
+ * position is healthy; and the refusals of what does not fit. */
+static void test_padded(void **state)
+{
+    (void)state;
+    add_padding("healthy", "padded", "a");
     expect_start("padded", "verdict: masking-mismatch, in 1 of 1 layer",
                  NULL);
     assert_int_equal(test_shell("sed -i 's/positions\\treal/positions\\tall/' "
@@ -642,6 +650,17 @@ static void test_padded(void **state)
     expect_refused("half", "half/a.stats.tsv: train_real_mean, "
                            "train_real_var, train_pad_mean, train_pad_var "
                            "and train_real_batch_var come together");
+}
+
+/* A recording's padded sequences (BNRecorder.batch) read as a dump's:
+ * the healthy recording's layer with add_padding's positions is
+ * masking-mismatch. */
+static void test_padded_recording(void **state)
+{
+    (void)state;
+    add_padding("rec-healthy", "rec-padded", "r");
+    expect_start("rec-padded", "verdict: masking-mismatch, in 1 of 1 layer",
+                 NULL);
 }
 
 /* The verdict's lines for one layer of one cause, the model measured as
@@ -717,6 +736,7 @@ int test_dumpdir_run(size_t *ntests)
         cmocka_unit_test(test_detail),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_padded),
+        cmocka_unit_test(test_padded_recording),
         cmocka_unit_test(test_fix_lines),
     };
     *ntests = sizeof tests / sizeof tests[0];

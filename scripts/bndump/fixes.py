@@ -140,16 +140,12 @@ SCRIPTED = ("not applied: a TorchScript module's momentum and eps are "
             "constants; load the model whole or as a state_dict to score it")
 
 
-def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
-          reload_state=None, sizes=None, scripted=False, real=None,
-          devices=1):
-    """(accuracies, fixes): the model as it is in both modes, and a row
-    per candidate fix: (name, evaluation-mode accuracy, what was done).
-    The training data are batched as training batched them (sizes, or
-    batch_size); the evaluation data in batches of batch_size. A
-    TorchScript module is scored as it is and with --reload's buffers:
-    the recomputed statistics need a momentum of None and eps raised,
-    which its constants refuse."""
+def modes(model, eval_x, eval_y, batch_size, devices=1):
+    """The model as it is in both modes on the evaluation data in batches
+    of batch_size (training mode's on each device's share of one, with
+    devices), how much training mode depends on the batch, and the
+    labels' majority rate; with devices, training mode over whole
+    batches too (sync_mode_accuracy)."""
     device = max(2, batch_size // devices)
     acc = {
         "eval_mode_accuracy": accuracy(outputs(model, eval_x, batch_size,
@@ -163,6 +159,20 @@ def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
         acc["sync_mode_accuracy"] = accuracy(outputs(model, eval_x,
                                                      batch_size, True),
                                              eval_y)
+    return acc
+
+
+def score(model, layers_of, train_x, eval_x, eval_y, batch_size,
+          reload_state=None, sizes=None, scripted=False, real=None,
+          devices=1):
+    """(accuracies, fixes): the model as it is in both modes (modes), and
+    a row per candidate fix: (name, evaluation-mode accuracy, what was
+    done). The training data are batched as training batched them
+    (sizes, or batch_size); the evaluation data in batches of
+    batch_size. A TorchScript module is scored as it is and with
+    --reload's buffers: the recomputed statistics need a momentum of
+    None and eps raised, which its constants refuse."""
+    acc = modes(model, eval_x, eval_y, batch_size, devices)
     if eval_y is None:
         return acc, []
 

@@ -262,13 +262,19 @@ static int stats_column(const tsv_table *t, const char *path,
 static int read_stats_file(const dump_src *src, dump_layer *l, int recording,
                            int running_only, bn_error *err);
 
+static int padding_columns(const tsv_table *t, const char *path,
+                           dump_layer *l, bn_error *err);
+
 /* A recording's statistics file: where the buffers and the count
- * started (the count is the layer's, on every line). */
+ * started (the count is the layer's, on every line); with the batches'
+ * lengths (BNRecorder.batch), the real positions' and the padding's
+ * statistics as a dump's. */
 static int recording_columns(const tsv_table *t, const char *path,
                              dump_layer *l, bn_error *err)
 {
     if (stats_column(t, path, "initial_mean", 1, &l->m0, err) ||
-        stats_column(t, path, "initial_var", 1, &l->v0, err))
+        stats_column(t, path, "initial_var", 1, &l->v0, err) ||
+        padding_columns(t, path, l, err))
         return -1;
     int c = tsv_column(t, "initial_batches_tracked");
     if (c >= 0 && t->nrow &&

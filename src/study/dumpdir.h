@@ -41,8 +41,9 @@ typedef struct {
     /* A recording: the rows and batches, for the replay. */
     double *x;
     size_t n_rows, *batch_rows;
-    /* Padded sequences (--train-lengths): the training data's real
-     * positions' and padding's statistics (NULL without), the padded
+    /* Padded sequences (--train-lengths, or a recording's
+     * BNRecorder.batch): the training data's real positions' and
+     * padding's statistics (NULL without), the padded
      * shares (NaN: unknown), and the positions training mode normalised
      * over (diag_layer's norm_real). */
     double *real_m, *real_v, *pad_m, *pad_v;
@@ -64,8 +65,9 @@ typedef struct {
      * batches then (sync_mode_accuracy; NaN when absent). */
     size_t devices;
     double sync_acc;
-    /* dropout_before_bn: dropout modules that run before a batch-norm
-     * layer; 0 when absent (older dumps, recordings, TorchScript). */
+    /* dropout_before_bn: dropout modules or calls that run before a
+     * batch-norm layer; 0 when absent (older dumps, recordings,
+     * TorchScript). */
     size_t dropout;
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;

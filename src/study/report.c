@@ -115,14 +115,15 @@ static void print_update_bn(FILE *fp, const verdict *v,
                          v->stopgap == rt || v->note != DIAG_HEALTHY))
         return;
     fprintf(fp, "  recompute with dropout off: this model runs %zu dropout "
-                "module%s before its batch-norm layers, and "
+                "module%s or call%s before its batch-norm layers, and "
                 "torch.optim.swa_utils.update_bn puts the whole model in "
                 "training mode, so it recomputes the statistics with dropout "
                 "on and keeps dropout's variance shift in them; "
                 "recompute-train, as measured here, sets model.eval() and "
                 "only the batch-norm layers to training mode (momentum None, "
                 "buffers reset) over the training batches\n",
-            m->dropout, m->dropout == 1 ? "" : "s");
+            m->dropout, m->dropout == 1 ? "" : "s",
+            m->dropout == 1 ? "" : "s");
 }
 
 /* The fix: keeping evaluation mode where it needs no statistics fixed

@@ -32,7 +32,11 @@ batches of unequal size, with an evaluation pass in between. Then:
     labels, gives the same bytes in every file (the training-mode passes
     put only the batch-norm layers in training mode, dropout stays off),
     and the layer's training-mode statistics are NumPy's of the linear
-    layer's output without dropout.
+    layer's output without dropout;
+  * BNRecorder.batch(lengths): the real positions' and padding's
+    statistics over the last ceil(3/p) kept batches are NumPy's from the
+    recorded rows and the lengths, the padded shares the counts', and
+    bad lengths, devices or scores raise a ValueError.
 
 Prints one line per check and `N passed, N failed`; exits 1 on a failure.
 """
@@ -391,6 +395,85 @@ def check_dropout(c, tmp, env):
             "unit dropped", "%.2e" % d)
 
 
+def check_recorded_lengths(c, tmp):
+    """BNRecorder.batch(lengths): the real positions' and the padding's
+    statistics over the last ceil(3/p) kept batches are NumPy's from the
+    recorded rows and the lengths; the shares are the counts'; and bad
+    lengths, devices or scores are refused with a ValueError naming the
+    call."""
+    torch.manual_seed(4)
+    net = torch.nn.Sequential(torch.nn.Conv1d(2, 3, 3, padding=1),
+                              torch.nn.BatchNorm1d(3, momentum=0.5)
+                              ).to(torch.float64)
+    g = torch.Generator().manual_seed(8)
+    rec = BNRecorder(net)
+    net.train()
+    lens = []
+    with torch.no_grad():
+        for k in range(10):
+            b = 5 + k % 3
+            n = torch.randint(2, 10, (b,), generator=g)
+            lens.append(n.numpy())
+            x = torch.randn(b, 2, 9, generator=g, dtype=torch.float64)
+            x = x * (torch.arange(9)[None, None] < n[:, None, None])
+            with rec.batch(n):
+                net(x)
+        net.eval()
+        ev = torch.full((4,), 3)
+        with rec.batch(ev):
+            net(torch.zeros(4, 2, 9, dtype=torch.float64))
+    out = os.path.join(tmp, "lengths")
+    rec.write(out)
+    rows = np.load(os.path.join(out, "1.npy"))
+    stats = read_tsv(os.path.join(out, "1.stats.tsv"))
+    keys = {r["key"]: r["value"] for r in
+            read_tsv(os.path.join(out, "1.layer.tsv"))}
+    w = math.ceil(3 / 0.5)
+    per = [r.reshape(-1, 9, 3) for r in
+           np.split(rows, np.cumsum([len(n) * 9 for n in lens])[:-1])]
+    masks = [np.arange(9)[None] < n[:, None] for n in lens]
+    real = np.concatenate([p[m] for p, m in zip(per[-w:], masks[-w:])])
+    pad = np.concatenate([p[~m] for p, m in zip(per[-w:], masks[-w:])])
+    bvar = np.mean([p[m].var(0, ddof=1) for p, m in
+                    zip(per[-w:], masks[-w:])], 0)
+    col = lambda k: np.array([float(r[k]) for r in stats])  # noqa: E731
+    d = max(rel(col("train_real_mean"), real.mean(0), real.std(0)),
+            rel(col("train_real_var"), real.var(0), 0.0),
+            rel(col("train_pad_mean"), pad.mean(0), pad.std(0)),
+            rel(col("train_pad_var"), pad.var(0), 0.0),
+            rel(col("train_real_batch_var"), bvar, 0.0))
+    share = len(pad) / float(len(pad) + len(real))
+    c.check(d <= TOLERANCE and
+            abs(float(keys["pad_train_share"]) - share) <= 1e-15 and
+            float(keys["pad_eval_share"]) == 2 / 3.0 and
+            keys["train_mode_positions"] == "all",
+            "recorder lengths: the last %d batches' real and padded "
+            "statistics, the shares" % w, "%.2e" % d)
+    rec.close()
+    bad = [("lengths for another batch", lambda: _forward_with(
+        BNRecorder(net), net, [3, 3])),
+        ("devices 0", lambda: BNRecorder(net, devices=0)),
+        ("scores without labels", lambda: BNRecorder(net).write(
+            os.path.join(tmp, "nolabels"), eval_inputs=np.zeros((4, 2, 9)),
+            batch_size=4))]
+    for what, call in bad:
+        try:
+            call()
+            msg = None
+        except ValueError as e:
+            msg = str(e)
+        c.check(msg is not None and msg.startswith("BNRecorder"),
+                "recorder refuses %s" % what, msg or "accepted")
+
+
+def _forward_with(rec, net, lengths):
+    try:
+        with rec.batch(lengths), torch.no_grad():
+            net(torch.zeros(4, 2, 9, dtype=torch.float64))
+    finally:
+        rec.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bnstudy", default=os.path.join(REPO, "bnstudy"))
@@ -443,6 +526,7 @@ def main():
         check_cli(c, tmp, x, args.bnstudy, one_thread)
         check_refusals(c, tmp, one_thread)
         check_dropout(c, tmp, one_thread)
+        check_recorded_lengths(c, tmp)
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1

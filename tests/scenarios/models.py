@@ -8,17 +8,21 @@ channel, as it is in the issue's report. ResNet is the small residual
 network trained with SGD whose healthy statistics trail its moving
 weights a little in a feature or two.
 
-The other four are the architectures an outside evaluation found the
+The other five are the architectures an outside evaluation found the
 suite lacking, on the images scaled to [0, 1]: DropMLP, three
 Linear-BatchNorm1d-ReLU blocks with dropout after the first two (so
-before the second and third batch-norm layers); Conv1dNet, each image's
+before the second and third batch-norm layers), and FuncDropMLP, the
+same with F.dropout called in its forward; Conv1dNet, each image's
 rows as channels and its columns as positions, Conv1d with BatchNorm1d
 on (N, C, L); PostBNMLP, batch norm after the nonlinearity; and
 PreResMLP, pre-activation residual blocks (BN-ReLU-Linear twice, plus
-the skip) and a final batch norm.
+the skip) and a final batch norm. RandomNet is DropMLP drawing at random
+in the ways the dump must tell apart (F.dropout, nothing, noise in both
+modes).
 """
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -98,6 +102,40 @@ class DropMLP(nn.Module):
         x = self.drop(torch.relu(self.bn1(self.fc1(x.flatten(1)))))
         x = self.drop(torch.relu(self.bn2(self.fc2(x))))
         return self.out(torch.relu(self.bn3(self.fc3(x))))
+
+
+class FuncDropMLP(DropMLP):
+    """DropMLP with its dropout called as a function in the forward, as
+    much research code writes it: no nn.Dropout module to find."""
+
+    def __init__(self, hidden=64, p=0.1, momentum=0.1):
+        super().__init__(hidden, p, momentum)
+        del self.drop
+        self.p = p
+
+    def forward(self, x):
+        drop = lambda h: F.dropout(h, self.p, training=self.training)  # noqa
+        x = drop(torch.relu(self.bn1(self.fc1(x.flatten(1)))))
+        x = drop(torch.relu(self.bn2(self.fc2(x))))
+        return self.out(torch.relu(self.bn3(self.fc3(x))))
+
+
+class RandomNet(DropMLP):
+    """DropMLP's layers with what draws at random between its batch-norm
+    layers written by hand: F.dropout of rate p before the first,
+    nothing between the first and the second, and noise added in both
+    modes before the third's linear layer."""
+
+    def __init__(self, hidden=64, p=0.3, momentum=0.1):
+        super().__init__(hidden, p, momentum)
+        del self.drop
+        self.p = p
+
+    def forward(self, x):
+        h = F.dropout(self.fc1(x.flatten(1)), self.p, self.training)
+        h = self.bn2(self.fc2(torch.relu(self.bn1(h))))
+        h = self.bn3(self.fc3(h + 0.1 * torch.randn_like(h)))
+        return self.out(torch.relu(h))
 
 
 class Conv1dNet(nn.Module):

@@ -42,6 +42,14 @@ dump's:
     differs from evaluation mode (the suite's own measurement), and the
     report names SyncBatchNorm; recompute-real is applied by the suite
     from the mask the model carries, by hand.
+  * a recording of the padded-sequence and per-device runs, given
+    BNRecorder's forms of the dumper's options (batch(lengths),
+    devices=K, write's scores), names the cause a dump of the same model
+    names;
+  * the dump measures what draws at random before each layer: a model
+    with F.dropout in its forward (no module) gets dropout-shift as the
+    nn.Dropout one does, and models.RandomNet's F.dropout, nothing and
+    noise in both modes are told apart.
 
 Prints a line per check and `N passed, N failed`; exits 1 on a failure.
 --only NAME runs the scenarios whose name contains NAME; --keep DIR
@@ -49,6 +57,7 @@ keeps every checkpoint and dump there.
 """
 
 import argparse
+import contextlib
 import copy
 import hashlib
 import os
@@ -131,10 +140,11 @@ def orders(y, epochs, how, seed):
 
 
 def train(model, x, y, epochs, batch=BATCH, how="shuffled", lr=3e-3,
-          seed=0, at_epoch=None, sgd=False, chunks=None):
+          seed=0, at_epoch=None, sgd=False, chunks=None, around=None):
     """Adam (or SGD with momentum 0.9) on cross-entropy; at_epoch(epoch,
     model) runs before each epoch (where a fault is injected); chunks(rng)
-    gives an epoch's batches where they are not cut from an order. Returns
+    gives an epoch's batches where they are not cut from an order;
+    around(rows), a context each step runs in (a recorder's). Returns
     the last epoch's order (and its batches' sizes, with chunks)."""
     opt = (torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9) if sgd
            else torch.optim.Adam(model.parameters(), lr=lr))
@@ -149,9 +159,11 @@ def train(model, x, y, epochs, batch=BATCH, how="shuffled", lr=3e-3,
                                           range(0, len(order), batch)]
         for rows in cut:
             b = torch.from_numpy(rows)
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(xt[b]), yt[b]).backward()
-            opt.step()
+            with around(rows) if around else contextlib.nullcontext():
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(model(xt[b]),
+                                                  yt[b]).backward()
+                opt.step()
         last = np.concatenate(cut) if chunks else order
         sizes = [len(rows) for rows in cut]
     model.eval()
@@ -225,11 +237,12 @@ def update_bn(model, x):
     """PyTorch's own recomputation of the statistics, with dropout off:
     update_bn puts the whole model in training mode, and a dropout left on
     would put its noise back into the variances (dropout's variance
-    shift), so the copy's dropout modules are given a rate of 0 while it
-    runs."""
+    shift), so the copy's dropout modules (and FuncDropMLP, whose
+    F.dropout reads its p) are given a rate of 0 while it runs."""
     m = copy.deepcopy(model)
     drops = [d for d in m.modules()
-             if isinstance(d, torch.nn.modules.dropout._DropoutNd)]
+             if isinstance(d, (torch.nn.modules.dropout._DropoutNd,
+                               models.FuncDropMLP))]
     rates = [d.p for d in drops]
     for d in drops:
         d.p = 0.0
@@ -314,6 +327,8 @@ def build(arch, momentum=0.1, channels=1, head_bn=False, dropout=0.1,
         return models.ResNet(momentum=momentum)
     if arch == "drop":
         return models.DropMLP(p=dropout, momentum=momentum)
+    if arch == "fdrop":
+        return models.FuncDropMLP(p=dropout, momentum=momentum)
     if arch in MORE:
         return MORE[arch](momentum=momentum)
     return models.CNN(channels=channels, momentum=momentum, head_bn=head_bn)
@@ -326,7 +341,7 @@ def shaped(arch, x):
         return as_images(x / np.float32(16))
     if arch == "conv1d":
         return x.reshape(-1, 8, 8) / np.float32(16)
-    if arch in MORE:
+    if arch in MORE or arch == "fdrop":
         return x / np.float32(16)
     return x if arch == "mlp" else as_images(x)
 
@@ -587,7 +602,16 @@ def switch_partway(arch, data):
     return scenario(m, arch, data, order, 8)
 
 
-def padded(arch, data, buffers="real"):
+def recorded_train(m, x, y, lens, record, epochs=10):
+    """Train m; with record (a function of the model giving a
+    BNRecorder), every step inside the recorder's batch() with the
+    batch's lengths. Returns the last epoch's order and the recorder."""
+    rec = record(m) if record else None
+    around = (lambda rows: rec.batch(lens[rows])) if rec else None
+    return train(m, x, y, epochs, around=around), rec
+
+
+def padded(arch, data, buffers="real", record=None):
     """A 1-D CNN over padded sequences whose hand-written masked batch
     norm normalises a training batch over its real positions and averages
     into its buffers the real positions too (buffers="real", healthy) or
@@ -596,16 +620,16 @@ def padded(arch, data, buffers="real"):
     xtr, ytr, ltr = sequences(1200, 1)
     xev, yev, lev = sequences(400, 2)
     m = build(arch, buffers=buffers)
-    order = train(m, xtr, ytr, 10)
+    order, rec = recorded_train(m, xtr, ytr, ltr, record)
     return dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
-                epochs=10, lengths=(ltr[order], lev))
+                epochs=10, lengths=(ltr[order], lev), rec=rec)
 
 
-def padded_all(arch, data):
-    return padded(arch, data, buffers="all")
+def padded_all(arch, data, record=None):
+    return padded(arch, data, buffers="all", record=record)
 
 
-def padding_share(arch, data):
+def padding_share(arch, data, record=None):
     """nn.BatchNorm1d on the padded tensor in both modes, the evaluation
     sequences padded to twice the training length (another loader's
     collate): evaluation mode normalises the real positions as training
@@ -613,25 +637,26 @@ def padding_share(arch, data):
     xtr, ytr, ltr = sequences(1200, 1)
     xev, yev, lev = sequences(400, 2, padded_to=2 * SEQ_LEN)
     m = build(arch, buffers="padded")
-    order = train(m, xtr, ytr, 10)
+    order, rec = recorded_train(m, xtr, ytr, ltr, record)
     return dict(model=m, xtr=xtr[order], ytr=ytr[order], xev=xev, yev=yev,
-                epochs=10, lengths=(ltr[order], lev))
+                epochs=10, lengths=(ltr[order], lev), rec=rec)
 
 
 DEVICES = 8
 DEVICE_BATCH = 32
 
 
-def per_device(arch, data):
+def per_device(arch, data, record=None):
     """Batches of 32 split over 8 devices without synchronised batch
     norm: each normalises 4 rows; dumped with --devices 8."""
     xtr, ytr, xev, yev = data
     m = build(arch)
+    rec = record(m) if record else None
     order = train_devices(m, shaped(arch, xtr), ytr, 4, DEVICE_BATCH,
                           DEVICES)
     return dict(model=m, xtr=shaped(arch, xtr)[order], ytr=ytr[order],
                 xev=shaped(arch, xev), yev=yev, epochs=4, batch=DEVICE_BATCH,
-                devices=DEVICES)
+                devices=DEVICES, rec=rec)
 
 
 def healthy_unless_measured(tr, ev, recomputed):
@@ -682,6 +707,9 @@ SCENARIOS = [
     ("healthy", "healthy", healthy, ("drop", "conv1d", "preres")),
     ("dropout-shift", dropout_shift_unless_harmless, dropout_shift,
      ("drop",)),
+    # F.dropout in the forward: no module, the dump measures it.
+    ("dropout-shift", dropout_shift_unless_harmless, dropout_shift,
+     ("fdrop",)),
     ("full-batch", "few-updates", full_batch, ("postbn",)),
     ("few-updates-moving", "few-updates", few_updates_moving, MORE_T),
     ("switch-partway", "few-updates", switch_partway, ("conv1d",)),
@@ -1037,6 +1065,68 @@ def recordings(c, data, tmp, exe, only):
                     % (arch, name))
 
 
+# The dumper's --train-lengths and --devices runs, recorded as they train
+# with BNRecorder's own options: name, the cause, the scenario, the
+# recorder it is given.
+RECORDED_OPTIONS = [
+    ("padded-healthy", "healthy", padded, BNRecorder),
+    ("masking-mismatch", "masking-mismatch", padded_all, BNRecorder),
+    ("padding-share", "masking-mismatch", padding_share, BNRecorder),
+    ("per-device", "per-device", per_device,
+     lambda m: BNRecorder(m, devices=DEVICES)),
+]
+
+
+def validate(s):
+    """A validation pass as a training script makes one: evaluation mode,
+    no autograd, each padded batch inside the recorder's batch()."""
+    m, rec = s["model"], s["rec"]
+    lev = s["lengths"][1] if "lengths" in s else None
+    m.eval()
+    with torch.no_grad():
+        for i, j in spans(len(s["xev"]), BATCH):
+            with rec.batch(lev[i:j]) if lev is not None else \
+                    contextlib.nullcontext():
+                m(torch.from_numpy(s["xev"][i:j]))
+
+
+def recorded_options(c, data, tmp, exe, env, only):
+    """A recording of a padded-sequence or a multi-device run (the
+    lengths given each batch, the devices to the recorder) gives the
+    cause the dump of the same model gives, and both the cause the run
+    was made with."""
+    for name, cause, make, record in RECORDED_OPTIONS:
+        arch = "mlp" if make is per_device else "seq"
+        label = "%s %s recording" % (arch, name)
+        if only not in label:
+            continue
+        torch.manual_seed(0)
+        s = make(arch, data, record=record)
+        validate(s)
+        out = os.path.join(tmp, "%s-%s.recording" % (arch, name))
+        shutil.rmtree(out, ignore_errors=True)
+        s["rec"].write(out, eval_inputs=s["xev"], eval_labels=s["yev"],
+                       batch_size=s.get("batch", BATCH))
+        s["rec"].close()
+        rep = subprocess.run([exe, "diagnose", out], capture_output=True,
+                             text=True)
+        got = verdict_of(rep.stdout)
+        files, args = save(s, arch, name + "-rec", tmp)
+        dump_out = os.path.join(tmp, "%s-%s-rec.dump" % (arch, name))
+        if not dumped(c, label, s, files, args, dump_out, env):
+            continue
+        want = verdict_of(subprocess.run([exe, "diagnose", dump_out],
+                                         capture_output=True,
+                                         text=True).stdout)
+        c.check(rep.returncode == 0 and got == want == cause,
+                "%s: the verdict names %s, as the dump's" % (label, cause),
+                "recording %s, dump %s %s" % (got, want,
+                                              rep.stderr.strip()[-200:]))
+        if make is per_device:
+            c.check("SyncBatchNorm" in rep.stdout,
+                    "%s: the report names SyncBatchNorm" % label)
+
+
 def torchscript(c, data, tmp, exe, env):
     """A TorchScript module takes no forward hooks: its dump holds the
     buffers, whose own causes still show (here buffers never loaded)."""
@@ -1095,6 +1185,41 @@ def dropout_count(c, data, tmp, env):
             % (got, want, r.stderr.strip()[-200:]))
 
 
+def read_keys(path):
+    with open(path) as fp:
+        return dict(line.rstrip("\n").split("\t", 1) for line in fp)
+
+
+def random_before(c, data, tmp, env):
+    """The dump measures what draws at random before each layer, with no
+    module to find (models.RandomNet, by construction): F.dropout of 0.3
+    before bn1, its rate read from the call; nothing new before bn2,
+    whose input carries bn1's draw only through bn1; noise in both
+    modes before bn3, no dropout."""
+    xtr, ytr, xev, yev = data
+    torch.manual_seed(7)
+    m = models.RandomNet(p=0.3)
+    order = train(m, xtr / np.float32(16), ytr, 2)
+    s = dict(model=m, xtr=xtr[order] / np.float32(16), ytr=ytr[order],
+             xev=xev / np.float32(16), yev=yev, epochs=2)
+    files, args = save(s, "random", "before", tmp)
+    out = os.path.join(tmp, "random-before.dump")
+    if not dumped(c, "random before", s, files, args, out, env):
+        return
+    want = {"bn1": ("0.3", "training"), "bn2": ("0.0", "no"),
+            "bn3": ("0.0", "both")}
+    for name, (rate, how) in want.items():
+        k = read_keys(os.path.join(out, name + ".layer.tsv"))
+        got = (k.get("dropout_before"), k.get("random_before"))
+        c.check(got == (rate, how), "random before %s: dropout_before %s, "
+                "random %s" % (name, rate, how), "got %s %s" % got)
+    k = read_keys(os.path.join(out, "model.tsv"))
+    c.check(k.get("dropout_before_bn") == "1" and "random in evaluation "
+            "mode too before bn3" in k.get("notes", ""),
+            "random before: one dropout call counted, bn3's noise noted",
+            "%s; %s" % (k.get("dropout_before_bn"), k.get("notes")))
+
+
 def float32_recording(c, arch, data, tmp, exe):
     """A healthy float32 model recorded while it trains: the replay of
     every layer's recording reproduces the checkpoint's statistics to
@@ -1142,10 +1267,13 @@ def main():
                     run_scenario(c, arch, name, expect, make, data, tmp,
                                  args.bnstudy, env)
         recordings(c, data, tmp, args.bnstudy, args.only)
+        recorded_options(c, data, tmp, args.bnstudy, env, args.only)
         if args.only in "mlp torchscript":
             torchscript(c, data, tmp, args.bnstudy, env)
         if args.only in "mlp dropout":
             dropout_count(c, data, tmp, env)
+        if args.only in "random before":
+            random_before(c, data, tmp, env)
         for arch in ("mlp", "cnn"):
             if args.only in "%s float32 recording" % arch:
                 float32_recording(c, arch, data, tmp, args.bnstudy)
