@@ -378,6 +378,17 @@ def dump(a):
         ev = passes.run(model, xev, a.batch_size, a.max_rows,
                         "evaluation data", lengths=lev)[0] \
             if xev is not None else None
+        # A layer the forward never calls (a head left over, a branch not
+        # taken) has no inputs to diagnose: said, and left out.
+        unused = [n for n, _ in layers if not tr[n].rows]
+        if unused:
+            notes.append("never called by the forward on the training "
+                         "data, so not diagnosed: %s" % ", ".join(unused))
+            layers = [(n, m) for n, m in layers if n not in unused]
+        if not layers:
+            raise LoadError("%s: the forward calls none of the model's "
+                            "batch-norm layers on the training data"
+                            % a.model)
         names = {n for n, _ in layers}
         order = [n for n in order if n in names]
         order += [n for n, _ in layers if n not in order]

@@ -395,6 +395,52 @@ def check_dropout(c, tmp, env):
             "unit dropped", "%.2e" % d)
 
 
+class WithUnusedBN(torch.nn.Module):
+    """A head declared and never called, as a model keeps a left-over
+    auxiliary branch."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 6)
+        self.bn = torch.nn.BatchNorm1d(6)
+        self.aux_bn = torch.nn.BatchNorm1d(6)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+def check_unused_layer(c, tmp, env):
+    """A batch-norm layer the forward never calls: the dump diagnoses the
+    others and names it in the notes, not a ZeroDivisionError."""
+    torch.manual_seed(8)
+    model = WithUnusedBN().to(torch.float64).eval()
+    mpath = os.path.join(tmp, "unused.state.pt")
+    torch.save(model.state_dict(), mpath)
+    xpath = os.path.join(tmp, "unused-x.npy")
+    np.save(xpath, np.random.default_rng(9).standard_normal((40, 4)))
+    out = os.path.join(tmp, "unused-dump")
+    r = subprocess.run([sys.executable,
+                        os.path.join(REPO, "scripts", "dump_bn_inputs.py"),
+                        "--model", mpath, "--module",
+                        "peer_dump:WithUnusedBN", "--source",
+                        os.path.dirname(os.path.abspath(__file__)),
+                        "--train-inputs", xpath, "--batch-size", "10",
+                        "--out", out],
+                       capture_output=True, text=True, env=env)
+    c.check(r.returncode == 0, "unused layer: the dump is made",
+            r.stderr.strip()[-200:])
+    if r.returncode != 0:
+        return
+    layers = [row["layer"] for row in
+              read_tsv(os.path.join(out, "layers.tsv"))]
+    keys = dict(line.rstrip("\n").split("\t", 1) for line in
+                open(os.path.join(out, "model.tsv")))
+    c.check(layers == ["bn"] and "not diagnosed: aux_bn" in
+            keys.get("notes", ""),
+            "unused layer: left out of layers.tsv and named in the notes",
+            "%s; notes %r" % (layers, keys.get("notes")))
+
+
 def check_recorded_lengths(c, tmp):
     """BNRecorder.batch(lengths): the real positions' and the padding's
     statistics over the last ceil(3/p) kept batches are NumPy's from the
@@ -526,6 +572,7 @@ def main():
         check_cli(c, tmp, x, args.bnstudy, one_thread)
         check_refusals(c, tmp, one_thread)
         check_dropout(c, tmp, one_thread)
+        check_unused_layer(c, tmp, one_thread)
         check_recorded_lengths(c, tmp)
 
     print("%d passed, %d failed" % (c.passed, c.failed))
