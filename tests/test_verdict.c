@@ -535,19 +535,21 @@ static void test_material(void **state)
      * never saw) costs nothing measured; the same modes with the fix
      * unscored, or 0.04 apart, name it. */
     const diag_cause mk[2] = {DIAG_MASKING, DIAG_MASKING};
-    m = model_of(0.890, 0.882, 0.0);
-    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.927;
-    m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = 0.265;
-    l = layer_with("a", 0, mk, e, 2, 32, &m);
-    assert_int_equal(l.cause, DIAG_HEALTHY);
-    assert_int_equal(l.harmless, 1u << DIAG_MASKING);
-    m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = NAN;
-    l = layer_with("a", 0, mk, e, 2, 32, &m);
-    assert_int_equal(l.cause, DIAG_MASKING);
-    m = model_of(0.842, 0.882, 0.0);
-    m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = 0.265;
-    l = layer_with("a", 0, mk, e, 2, 32, &m);
-    assert_int_equal(l.cause, DIAG_MASKING);
+    static const struct {
+        double train, real;
+        diag_cause want;
+    } mc[] = {{0.890, 0.265, DIAG_HEALTHY},
+              {0.890, NAN, DIAG_MASKING},
+              {0.842, 0.265, DIAG_MASKING}};
+    for (size_t k = 0; k < sizeof mc / sizeof mc[0]; k++) {
+        m = model_of(mc[k].train, 0.882, 0.0);
+        m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.927; /* not masking's */
+        m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = mc[k].real;
+        l = layer_with("a", 0, mk, e, 2, 32, &m);
+        assert_int_equal(l.cause, mc[k].want);
+        assert_int_equal(l.harmless,
+                         mc[k].want == DIAG_HEALTHY ? 1u << DIAG_MASKING : 0u);
+    }
     /* One near-constant feature of 64, with no error on the training
      * data, is the layer's: its test counts evaluation rows. */
     const diag_cause nc[1] = {DIAG_NEAR_CONSTANT};
