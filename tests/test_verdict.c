@@ -485,17 +485,18 @@ static void test_material(void **state)
     m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.95;
     l = layer_with("a", 0, lag, e, 2, 32, &m);
     assert_int_equal(l.cause, DIAG_HEALTHY);
-    /* Material by size, measured to cost nothing: recompute-train moves
-     * evaluation mode by 0.03 or less either way and the modes agree
-     * within 0.03: a note, not the cause. Each side of each edge. */
+    /* Material by size, measured to cost nothing: recompute-train
+     * raises evaluation mode by 0.03 or less and the modes agree within
+     * 0.03: a note, not the cause. Each side of the edge; a fix that
+     * lowers evaluation mode, by a little or by much, gains nothing. */
     e[0] = e[1] = 1.0;
-    const double moved[] = {0.929, 0.871, 0.931, 0.869};
-    for (size_t k = 0; k < 4; k++) {
+    const double moved[] = {0.929, 0.871, 0.869, 0.5, 0.931};
+    for (size_t k = 0; k < 5; k++) {
         m = model_of(0.92, 0.90, 0.0);
         m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = moved[k];
         l = layer_with("a", 0, lag, e, 2, 32, &m);
-        assert_int_equal(l.cause, k < 2 ? DIAG_HEALTHY : DIAG_LAGGING);
-        assert_int_equal(l.harmless, k < 2 ? 1u << DIAG_LAGGING : 0u);
+        assert_int_equal(l.cause, k < 4 ? DIAG_HEALTHY : DIAG_LAGGING);
+        assert_int_equal(l.harmless, k < 4 ? 1u << DIAG_LAGGING : 0u);
     }
     const double train[] = {0.929, 0.871, 0.931, 0.869};
     for (size_t k = 0; k < 4; k++) {
@@ -527,6 +528,28 @@ static void test_material(void **state)
     const diag_cause fr[2] = {DIAG_FROZEN, DIAG_FROZEN};
     l = layer_with("a", 0, fr, e, 2, 32, &m);
     assert_int_equal(l.cause, DIAG_FROZEN);
+    /* Masking-mismatch is judged by its own fix, recompute-real: the
+     * scenario suite's nn.BatchNorm1d over sequences padded twice as
+     * long for evaluation (0.890 in training mode, 0.882 in evaluation
+     * mode, 0.265 with the real positions' statistics, which its weights
+     * never saw) costs nothing measured; the same modes with the fix
+     * unscored, or 0.04 apart, name it. */
+    const diag_cause mk[2] = {DIAG_MASKING, DIAG_MASKING};
+    static const struct {
+        double train, real;
+        diag_cause want;
+    } mc[] = {{0.890, 0.265, DIAG_HEALTHY},
+              {0.890, NAN, DIAG_MASKING},
+              {0.842, 0.265, DIAG_MASKING}};
+    for (size_t k = 0; k < sizeof mc / sizeof mc[0]; k++) {
+        m = model_of(mc[k].train, 0.882, 0.0);
+        m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.927; /* not masking's */
+        m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = mc[k].real;
+        l = layer_with("a", 0, mk, e, 2, 32, &m);
+        assert_int_equal(l.cause, mc[k].want);
+        assert_int_equal(l.harmless,
+                         mc[k].want == DIAG_HEALTHY ? 1u << DIAG_MASKING : 0u);
+    }
     /* One near-constant feature of 64, with no error on the training
      * data, is the layer's: its test counts evaluation rows. */
     const diag_cause nc[1] = {DIAG_NEAR_CONSTANT};
@@ -612,6 +635,37 @@ static void test_closes(void **state)
     m.fix_acc[DIAG_FIX_EPS] = m.fix_acc[DIAG_FIX_ADAPT_EVAL] = 0.5;
     verdict_make(&l, 1, &m, &v);
     assert_int_equal(v.recommended, DIAG_FIX_NONE);
+    /* Evaluation mode at or above training mode: a fix measured more
+     * than 0.03 above it raises it (each side of the edge), and is
+     * recommended, the cause's own first, else the best that does; not
+     * for a cause whose fix is to retrain. */
+    m = model_of(0.845, 0.882, NAN);
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.9125;
+    m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = 0.265;
+    assert_true(verdict_raises(&m, DIAG_FIX_RECOMPUTE_TRAIN));
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.9115;
+    assert_false(verdict_raises(&m, DIAG_FIX_RECOMPUTE_TRAIN));
+    assert_false(verdict_raises(&m, DIAG_FIX_EPS)); /* unscored */
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.927;
+    const diag_cause mk[1] = {DIAG_MASKING};
+    l = layer_of("a", 0, mk, 1);
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.recommended, DIAG_FIX_RECOMPUTE_TRAIN);
+    m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = 0.95;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.recommended, DIAG_FIX_RECOMPUTE_REAL);
+    m.fix_acc[DIAG_FIX_RECOMPUTE_REAL] = 0.265;
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.90;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.recommended, DIAG_FIX_NONE); /* kept */
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.927;
+    l = layer_of("a", 0, ne, 1);
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.recommended, DIAG_FIX_NONE);
+    assert_int_equal(v.stopgap, DIAG_FIX_NONE);
+    m = model_of(0.95, 0.90, NAN); /* a gap: closing, not raising */
+    m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.99;
+    assert_false(verdict_raises(&m, DIAG_FIX_RECOMPUTE_TRAIN));
 }
 
 /* Few-updates and lagging at once: after 5 updates the initial 0 and 1

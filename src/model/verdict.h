@@ -66,8 +66,11 @@ typedef struct {
     diag_fix best;      /* the best measured fix (DIAG_FIX_NONE: none) */
     int best_closes;
     /* The fix to apply: the cause's own where it was measured to close
-     * the gap, else the measured fix that closes it best; DIAG_FIX_NONE
-     * when none does, or there is no gap. */
+     * the gap, else the measured fix that closes it best; where
+     * evaluation mode is at or above training mode and the cause's fix
+     * is to the statistics, the cause's own where it was measured to
+     * raise evaluation mode (verdict_raises), else the best that does;
+     * DIAG_FIX_NONE when none does, or there is no gap. */
     diag_fix recommended;
     /* Not-exchangeable: the measured fix that closes the gap between the
      * modes until the model is retrained (DIAG_FIX_NONE when none does):
@@ -106,16 +109,19 @@ int verdict_closes(const verdict_model *m, diag_fix f);
 /* The fix was measured to leave evaluation mode more than
  * DIAG_FIX_CLOSES below where it is. */
 int verdict_lowers(const verdict_model *m, diag_fix f);
+/* Evaluation mode scores at or above training mode, and the fix was
+ * measured to raise it by more than DIAG_FIX_CLOSES all the same. */
+int verdict_raises(const verdict_model *m, diag_fix f);
 /* The model is poor in both modes: the better one gets less than
  * DIAG_POOR of the way from the majority class's share to 1, so closing
  * the gap between them leaves a poor model. 0 when not measured (a
  * majority of NaN, or 0). */
 int verdict_poor(const verdict_model *m);
-/* A cause found by its size (DIAG_BY_EFFECT) whose own fix recomputes
- * the very buffers it says are off (recompute-train), where the dump
- * measured that fix to move evaluation mode by DIAG_FIX_CLOSES or less
- * either way and the two modes to agree within it: what the size rule
- * estimates was measured to be nothing. 0 when not measured. */
+/* A cause found by its size (DIAG_BY_EFFECT), shift apart, where the
+ * dump measured the two modes to agree within DIAG_FIX_CLOSES and the
+ * cause's own fix to raise evaluation mode by no more than that (a fix
+ * that lowers it gains nothing): what the size rule estimates was
+ * measured to be nothing. 0 when not measured. */
 int verdict_harmless(const verdict_model *m, diag_cause c);
 /* The cause's own fix: for never-filled the checkpoint's buffers where
  * the dump scored them, recomputing where it could not. */

@@ -50,6 +50,8 @@ static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
                         : closes == 0 ? ": it does NOT close the gap"
                         : verdict_lowers(m, f)
                             ? ": it LOWERS evaluation mode"
+                        : verdict_raises(m, f)
+                            ? ": it raises evaluation mode"
                             : "");
 }
 
@@ -134,7 +136,8 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
                       const char *alike)
 {
     const diag_cause_info *c = diag_cause_get(v->cause);
-    if (keep_eval(v) && v->cause != DIAG_HEALTHY)
+    if (keep_eval(v) && v->cause != DIAG_HEALTHY &&
+        v->recommended == DIAG_FIX_NONE)
         print_keep(fp, c);
     else if (unmeasured_risk(v, m, alike))
         fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
@@ -148,9 +151,12 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
     else if (v->recommended == DIAG_FIX_NONE || v->recommended == v->fix)
         fprintf(fp, "  fix: %s\n", c->fix);
     else {
-        fprintf(fp, "  fix: %s (%s): measured to close the gap",
+        fprintf(fp, "  fix: %s (%s): measured to %s",
                 diag_fix_name(v->recommended),
-                diag_fix_get(v->recommended)->words);
+                diag_fix_get(v->recommended)->words,
+                keep_eval(v) ? "raise evaluation mode, though it scores at "
+                               "or above training mode"
+                             : "close the gap");
         if (v->fix != DIAG_FIX_NONE)
             fprintf(fp, ", where %s, the cause's own, does not",
                     diag_fix_name(v->fix));
@@ -207,8 +213,9 @@ static void print_note(FILE *fp, const verdict *v, const verdict_layer *l,
                 "nothing the evaluation data can measure, so it is not the "
                 "cause (its usual fix: %s)\n",
             diag_cause_get(v->note)->name, v->note_with, n, n == 1 ? "" : "s",
-            r->name, r->effect[v->note], diag_fix_name(DIAG_FIX_RECOMPUTE_TRAIN),
-            m->fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] - m->eval_acc,
+            r->name, r->effect[v->note],
+            diag_fix_name(verdict_cause_fix(v->note, m)),
+            m->fix_acc[verdict_cause_fix(v->note, m)] - m->eval_acc,
             diag_cause_get(v->note)->fix);
 }
 

@@ -18,7 +18,9 @@ on (N, C, L); PostBNMLP, batch norm after the nonlinearity; and
 PreResMLP, pre-activation residual blocks (BN-ReLU-Linear twice, plus
 the skip) and a final batch norm. RandomNet is DropMLP drawing at random
 in the ways the dump must tell apart (F.dropout, nothing, noise in both
-modes).
+modes). DeepDropMLP stacks eight blocks with the dropout directly
+before each batch-norm layer, where dropout's variance shift accumulates
+enough to cost evaluation mode.
 """
 
 import torch
@@ -246,3 +248,25 @@ class SeqCNN(nn.Module):
         h = torch.relu(self.bn1(self.conv1(v), m)) * m
         h = torch.relu(self.bn2(self.conv2(h), m)) * m
         return self.out(h.sum(2) / m.sum(2))
+
+
+class DeepDropMLP(nn.Module):
+    """Li et al.'s variance shift as it accumulates with depth: blocks of
+    Linear, ReLU, Dropout and BatchNorm1d, the dropout directly before
+    each batch-norm layer, the order the "disharmony between dropout and
+    batch normalization" write-ups warn of."""
+
+    def __init__(self, blocks=8, hidden=128, p=0.5, momentum=0.1):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.ModuleDict(dict(
+            fc=nn.Linear(64 if i == 0 else hidden, hidden),
+            drop=nn.Dropout(p),
+            bn=nn.BatchNorm1d(hidden, momentum=momentum)))
+            for i in range(blocks))
+        self.out = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        x = x.flatten(1)
+        for b in self.blocks:
+            x = b["bn"](b["drop"](torch.relu(b["fc"](x))))
+        return self.out(x)
