@@ -386,26 +386,26 @@ static void print_features_tsv(FILE *out, const report_layer *l,
         fputs("layer\tfeature\ttrue_mean\ttrue_var\trunning_mean\t"
               "running_var\teval_mean\teval_var\tshift\tscale\teval_shift\t"
               "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
-              "exchange\texchange_robust\tamplification\ttrend_lag\t"
-              "off_mean\toff_var\toff_ks\teffect\tcause\tcauses\t"
-              "pad_shift\tpad_scale\tpad_explained\n",
+              "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
+              "off_ks\teffect\tcause\tcauses\tpad_shift\tpad_scale\t"
+              "pad_explained\texchange_robust\n",
               out);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
         diag_causes_of(d[j].flags, all, sizeof all);
         fprintf(out, "%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
-               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
-               "%s\t%.17g\t%.17g\t%.17g\n",
+               "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
+               "%s\t%.17g\t%.17g\t%.17g\t%.17g\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
                d[j].eval_shift, d[j].eval_scale, d[j].eval_ks, d[j].eval_out,
                d[j].updates, d[j].init_weight, d[j].exchange,
-               d[j].exchange_robust, d[j].amplification, d[j].trend_lag, d[j].off_mean,
+               d[j].amplification, d[j].trend_lag, d[j].off_mean,
                d[j].off_var, d[j].off_ks, d[j].effect,
                diag_cause_get(d[j].cause)->name, all, d[j].pad_shift,
-               d[j].pad_scale, d[j].pad_explained);
+               d[j].pad_scale, d[j].pad_explained, d[j].exchange_robust);
     }
 }
 
