@@ -311,6 +311,98 @@ static void test_spread_ratio_is_one_for_random_orders(void **state)
     free(r.x);
 }
 
+/* A training set of 27 batches of 50 and a last one of 3. */
+enum { WIDE_N = 27 * 50 + 3, WIDE_B = 50 };
+
+/* One feature of the rows x, its buffers at the truth (mean and biased
+ * variance in long double, so the feature is healthy but for the exchange
+ * test), diagnosed in batches of WIDE_B. */
+static diag_feature diagnose_wide(const double *x)
+{
+    long double s = 0.0L, ss = 0.0L;
+    for (size_t i = 0; i < WIDE_N; i++)
+        s += x[i];
+    long double mu = s / WIDE_N;
+    for (size_t i = 0; i < WIDE_N; i++)
+        ss += (x[i] - mu) * (x[i] - mu);
+    double rm = (double)mu, rv = (double)(ss / WIDE_N);
+    diag_input in = {WIDE_N, 1,    x,    WIDE_B, &rm, &rv, NULL,
+                     NULL,   270, 0.1, 1e-5,   NULL, 0};
+    diag_feature d;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    return d;
+}
+
+/* Closed form: one row of 1 among zeros, in the last batch of 3. With
+ * mu = 1/n and v = (n - 1)/n^2 the 27 batches of 50 see mu^2 each and the
+ * batch of 3 (1/3 - mu)^2, against random batches' v/b (n - b)/(n - 1):
+ * a ratio of 176 that the one row carries (it lands there with
+ * probability 3/n); without the batch of 3, mu^2 against v/50 (n - 50)/
+ * (n - 1) each, 50/(n - 50). */
+static void test_exchange_one_batch_cannot_carry(void **state)
+{
+    (void)state;
+    static double x[WIDE_N];
+    x[WIDE_N - 1] = 1.0;
+    long double n = WIDE_N, mu = 1.0L / n, v = (n - 1.0L) / (n * n);
+    long double e50 = v / 50.0L * (n - 50.0L) / (n - 1.0L);
+    long double e3 = v / 3.0L * (n - 3.0L) / (n - 1.0L);
+    long double plain = (27.0L * mu * mu + (1.0L / 3.0L - mu) *
+                                                 (1.0L / 3.0L - mu)) /
+                        (27.0L * e50 + e3);
+    diag_feature d = diagnose_wide(x);
+    assert_close(d.exchange, (double)plain, 1e-12, (double)plain);
+    assert_true(d.exchange > 170.0);
+    assert_close(d.exchange_robust, (double)(50.0L / (n - 50.0L)), 1e-12,
+                 1.0);
+    assert_false(d.flags & (1u << DIAG_NOT_EXCHANGEABLE));
+    assert_int_equal(d.cause, DIAG_HEALTHY);
+    /* The same row in a batch of 50 leaves the ratio at 1 exactly in
+     * exact arithmetic (every batch the same size): nothing to carry. */
+    x[WIDE_N - 1] = 0.0;
+    x[0] = 1.0;
+    d = diagnose_wide(x);
+    assert_true(d.exchange < 1.1 && d.exchange_robust < 1.1);
+}
+
+/* Simulated: a feature nonzero in about 2% of the rows (a ReLU's mostly
+ * zero output, exponential where it fires: a kurtosis near 300), batched
+ * at random 2000 times. The plain ratio's mean is 1 (its expectation
+ * holds whatever the kurtosis), yet it passes 4 in 30 of the orders,
+ * whenever rare values crowd the batch of 3: at 1.5% a feature, the false
+ * cause a layer of hundreds of such features would raise on almost every
+ * healthy model. No order makes the feature not-exchangeable. */
+static void test_exchange_heavy_tails_random_orders(void **state)
+{
+    (void)state;
+    enum { ORDERS = 2000 };
+    static double x[WIDE_N];
+    gsl_rng *rng = pcg32_gsl_alloc(21, 7);
+    for (size_t i = 0; i < WIDE_N; i++)
+        x[i] = gsl_rng_uniform(rng) < 0.02 ? gsl_ran_exponential(rng, 1.0)
+                                           : 0.0;
+    size_t plain_over = 0, flagged = 0;
+    double sum = 0.0, worst = 0.0;
+    for (size_t k = 0; k < ORDERS; k++) {
+        gsl_ran_shuffle(rng, x, WIDE_N, sizeof(double));
+        diag_feature d = diagnose_wide(x);
+        sum += d.exchange;
+        plain_over += d.exchange > DIAG_EXCHANGE;
+        flagged += (d.flags & (1u << DIAG_NOT_EXCHANGEABLE)) != 0;
+        worst = fmax(worst, d.exchange_robust);
+    }
+    gsl_rng_free(rng);
+    assert_close(sum / ORDERS, 1.0, 0.1, 1.0);
+    if (plain_over < 10)
+        fail_msg("the plain ratio passed 4 in %zu of %d orders: the "
+                 "simulation no longer shows heavy tails' false cause",
+                 plain_over, ORDERS);
+    if (flagged != 0)
+        fail_msg("%zu of %d random orders of a heavy-tailed feature were "
+                 "called not-exchangeable (the robust ratio reached %.3g)",
+                 flagged, ORDERS, worst);
+}
+
 /* The few-updates threshold at its edge: 0.9^28 = 0.052 > 0.05 and
  * 0.9^29 = 0.047, with the same statistics held off by the initial
  * values. */
@@ -544,6 +636,8 @@ int test_diag_run(size_t *ntests)
         cmocka_unit_test(test_other),
         cmocka_unit_test(test_spread_ratio_closed_forms),
         cmocka_unit_test(test_spread_ratio_is_one_for_random_orders),
+        cmocka_unit_test(test_exchange_one_batch_cannot_carry),
+        cmocka_unit_test(test_exchange_heavy_tails_random_orders),
         cmocka_unit_test(test_init_weight_edge),
         cmocka_unit_test(test_off_edge),
         cmocka_unit_test(test_eps_share_edge),

@@ -526,19 +526,20 @@ static void print_tsv(const subject *s, const diag_feature *d)
     fputs("feature\ttrue_mean\ttrue_var\trunning_mean\trunning_var\t"
           "replay_mean\treplay_var\treplay_diff\tshift\tscale\tupdates\t"
           "init_weight\tinit_shift\tinit_scale\texchange\tamplification\t"
-          "cause\tcauses\n",
+          "cause\tcauses\texchange_robust\n",
           stdout);
     for (size_t j = 0; j < s->f; j++) {
         char all[200];
         diag_causes_of(d[j].flags, all, sizeof all);
         printf("%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
-               "%.17g\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\n",
+               "%.17g\t%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t%s\t"
+               "%.17g\n",
                s->names[j], d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, s->replay_m[j], s->replay_v[j],
                replay_diff(s, j), d[j].shift, d[j].scale, d[j].updates,
                d[j].init_weight, d[j].init_shift, d[j].init_scale,
                d[j].exchange, d[j].amplification,
-               diag_cause_get(d[j].cause)->name, all);
+               diag_cause_get(d[j].cause)->name, all, d[j].exchange_robust);
     }
 }
 

@@ -94,7 +94,9 @@ typedef struct {
 #define DIAG_OFF 0.1
 #define DIAG_NOISE_SD 4.0
 #define DIAG_INIT_WEIGHT 0.05 /* too few updates: (1-p)^T above this */
-#define DIAG_EXCHANGE 4.0     /* batch means spread 4x what random would */
+/* not-exchangeable: batch means spread 4x what random batches would,
+ * whichever one batch is left out (diag.c's spread_ratio) */
+#define DIAG_EXCHANGE 4.0
 /* near-constant: eps holds at least this share of the variance's
  * denominator, eps / (var + eps), so eps and not the data sets the
  * feature's scale in evaluation mode (docs/diagnose.md) */
@@ -283,6 +285,10 @@ typedef struct {
      * sum_k v/b_k (n-b_k)/(n-1). NaN when it is undefined (one batch of
      * every row, a constant feature, or batches under moving weights). */
     double exchange;
+    /* The same ratio with one batch left out, the one whose leaving
+     * lowers it most: what no single batch carries. The test's. NaN
+     * where exchange is, or with one batch. */
+    double exchange_robust;
     double amplification; /* 1/sqrt(v + eps) */
     double eps_share;     /* eps / (v + eps); 1 for v = eps = 0 */
     double trend_lag;     /* a recording's, NaN otherwise */

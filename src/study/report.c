@@ -396,7 +396,7 @@ static void print_features_tsv(FILE *out, const report_layer *l,
               "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
               "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
               "off_ks\teffect\tcause\tcauses\tpad_shift\tpad_scale\t"
-              "pad_explained\n",
+              "pad_explained\texchange_robust\n",
               out);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
@@ -404,7 +404,7 @@ static void print_features_tsv(FILE *out, const report_layer *l,
         fprintf(out, "%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
-               "%s\t%.17g\t%.17g\t%.17g\n",
+               "%s\t%.17g\t%.17g\t%.17g\t%.17g\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
@@ -413,7 +413,7 @@ static void print_features_tsv(FILE *out, const report_layer *l,
                d[j].amplification, d[j].trend_lag, d[j].off_mean,
                d[j].off_var, d[j].off_ks, d[j].effect,
                diag_cause_get(d[j].cause)->name, all, d[j].pad_shift,
-               d[j].pad_scale, d[j].pad_explained);
+               d[j].pad_scale, d[j].pad_explained, d[j].exchange_robust);
     }
 }
 
@@ -430,16 +430,18 @@ static void print_features(FILE *out, const report_layer *l,
            "data (a scale's limit grows with the kurtosis: --tsv), the "
            "evaluation data beyond a distance of %.3g\n",
            l->eps, d[0].off_mean, d[0].off_ks);
-    fprintf(out, "%-8s %11s %11s %11s %11s  %7s %6s %7s %6s %6s  %8s  %s\n",
+    fprintf(out, "%-8s %11s %11s %11s %11s  %7s %6s %7s %6s %6s  %8s "
+                 "%8s  %s\n",
            "feature", "mean", "running", "var", "running", "shift", "scale",
-           "e.shift", "e.scl", "e.dist", "exchange",
+           "e.shift", "e.scl", "e.dist", "exchange", "less one",
            "cause (and others that apply)");
     for (size_t j = 0; j < l->f; j++) {
         fprintf(out, "f%-7zu %11.4g %11.4g %11.4g %11.4g  %7.3g %6.3g %7.3g %6.3g "
-               "%6.3g  %8.3g  %s",
+               "%6.3g  %8.3g %8.3g  %s",
                j, d[j].true_mean, d[j].running_mean, d[j].true_var,
                d[j].running_var, d[j].shift, d[j].scale, d[j].eval_shift,
                d[j].eval_scale, d[j].eval_ks, d[j].exchange,
+               d[j].exchange_robust,
                diag_cause_get(d[j].cause)->name);
         for (int c = d[j].cause + 1; c < DIAG_N_CAUSES; c++)
             if (d[j].flags & (1u << c))

@@ -8,7 +8,10 @@ batch norm after ReLU, a pre-activation residual MLP; and eight blocks
 with dropout directly before each batch norm; models.py) are
 trained here on the shipped Digits data,
 seeded, on one thread, each with one cause of a train/eval disagreement
-injected (and healthy ones); a 1-D CNN over seeded padded sequences
+injected (and healthy ones, the dropout MLP and the BN-after-ReLU MLP
+also 256 wide on a training set that leaves a last batch of 3, where a
+mostly-zero feature's rare row can crowd that batch); a 1-D CNN over
+seeded padded sequences
 (models.SeqCNN) with its masked batch norm right, with its buffers over
 the padded tensor, and as nn.BatchNorm1d with the evaluation sequences
 padded longer, dumped with the lengths; and the MLP trained on 8 devices
@@ -321,7 +324,7 @@ MORE_T = tuple(MORE)
 
 
 def build(arch, momentum=0.1, channels=1, head_bn=False, dropout=0.1,
-          buffers="real"):
+          buffers="real", hidden=64):
     torch.manual_seed(7)
     if arch == "seq":
         return models.SeqCNN(buffers=buffers, momentum=momentum)
@@ -330,7 +333,9 @@ def build(arch, momentum=0.1, channels=1, head_bn=False, dropout=0.1,
     if arch == "res":
         return models.ResNet(momentum=momentum)
     if arch == "drop":
-        return models.DropMLP(p=dropout, momentum=momentum)
+        return models.DropMLP(hidden=hidden, p=dropout, momentum=momentum)
+    if arch == "postbn":
+        return models.PostBNMLP(hidden=hidden, momentum=momentum)
     if arch == "fdrop":
         return models.FuncDropMLP(p=dropout, momentum=momentum)
     if arch == "deepdrop":
@@ -365,6 +370,23 @@ def healthy(arch, data):
     xtr, ytr = data[:2]
     m = build(arch)
     order = train(m, shaped(arch, xtr), ytr, 10)
+    return scenario(m, arch, data, order, 10)
+
+
+# Wide: 1353 training rows, 27 batches of BATCH and a last one of 3.
+WIDE_HIDDEN, WIDE_ROWS = 256, 27 * BATCH + 3
+
+
+def healthy_wide(arch, data):
+    """An outside red team's healthy model: hidden layers of 256, whose
+    ReLU and dropout leave a few of the next layer's features mostly
+    zero (a heavy-tailed, high-kurtosis feature), on a training set that
+    leaves a small last batch, where one rare nonzero row moves that
+    batch's mean far from the feature's."""
+    xtr, ytr, xev, yev = data
+    data = (xtr[:WIDE_ROWS], ytr[:WIDE_ROWS], xev, yev)
+    m = build(arch, hidden=WIDE_HIDDEN)
+    order = train(m, shaped(arch, data[0]), data[1], 10)
     return scenario(m, arch, data, order, 10)
 
 
@@ -753,7 +775,8 @@ SCENARIOS = [
     ("momentum0-restored", "lagging", momentum0_restored, ("mlp",)),
     ("frozen-finetune", "lagging", frozen_finetune, ("cnn",)),
     ("grouped-batches", "not-exchangeable", grouped_batches, ("mlp",)),
-    ("healthy", "healthy", healthy, ("drop", "conv1d", "preres")),
+    ("healthy", "healthy", healthy, ("drop", "conv1d", "postbn", "preres")),
+    ("healthy-wide", "healthy", healthy_wide, ("drop", "postbn")),
     ("dropout-shift", dropout_shift_unless_harmless, dropout_shift,
      ("drop",)),
     # F.dropout in the forward: no module, the dump measures it.
