@@ -32,18 +32,18 @@ static void print_acc(FILE *fp, double a)
         fprintf(fp, "%.3f", a);
 }
 
-/* "  measured: F gives evaluation mode A: <what that does>". */
+/* "  measured: F gives evaluation mode A: <what that does>", or where
+ * nothing scored it, "  not measured: F (why)". */
 static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
 {
-    fprintf(fp, "  measured: %s", diag_fix_name(f));
     if (isnan(m->fix_acc[f])) {
-        fputs(" (not scored: a recording, a dump without evaluation labels, "
-              "or a TorchScript module, whose momentum and eps are "
-              "constants)\n",
-              fp);
+        fprintf(fp, "  not measured: %s (nothing scores it in a recording, "
+                    "a dump without evaluation labels, or a TorchScript "
+                    "module, whose momentum and eps are constants)\n",
+                diag_fix_name(f));
         return;
     }
-    fputs(" gives evaluation mode ", fp);
+    fprintf(fp, "  measured: %s gives evaluation mode ", diag_fix_name(f));
     print_acc(fp, m->fix_acc[f]);
     int closes = verdict_closes(m, f);
     fprintf(fp, "%s\n", closes == 1   ? ": it closes the gap"
@@ -60,6 +60,13 @@ static void print_fix_line(FILE *fp, diag_fix f, const verdict_model *m)
 static int keep_eval(const verdict *v)
 {
     return !(v->gap > 0.0) && !isnan(v->gap);
+}
+
+/* Evaluation mode below training mode by no more than the tolerance a
+ * fix is held to: nothing to fix, whatever the cause. */
+static int within_tolerance(const verdict *v)
+{
+    return v->gap > 0.0 && !(v->gap > DIAG_FIX_CLOSES);
 }
 
 /* A cause whose fix can lower evaluation mode, and it was not measured:
@@ -139,6 +146,12 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
     if (keep_eval(v) && v->cause != DIAG_HEALTHY &&
         v->recommended == DIAG_FIX_NONE)
         print_keep(fp, c);
+    else if (within_tolerance(v) && v->cause != DIAG_HEALTHY &&
+             v->recommended == DIAG_FIX_NONE)
+        fprintf(fp, "  fix: none: evaluation mode is within 0.03 of "
+                    "training mode, no gap to close. The cause's usual "
+                    "fix, should the gap grow: %s\n",
+                c->fix);
     else if (unmeasured_risk(v, m, alike))
         fprintf(fp, "  fix: none until measured: keep evaluation mode as it "
                     "is meanwhile, since %s can lower it (%s). Measure it: "
@@ -191,8 +204,9 @@ static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
         if (v->batch_drop)
             print_batch_drop(fp, v, m);
     } else if (!(v->gap > DIAG_FIX_CLOSES)) {
-        fputs("  evaluation mode is within 0.03 of training mode: no gap "
-              "to close\n", fp);
+        if (v->cause == DIAG_HEALTHY || v->recommended != DIAG_FIX_NONE)
+            fputs("  evaluation mode is within 0.03 of training mode: no "
+                  "gap to close\n", fp);
     } else if (v->recommended == DIAG_FIX_NONE && v->best_closes == 0) {
         fputs("  no measured fix closes the gap\n", fp);
     }
