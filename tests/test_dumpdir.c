@@ -337,6 +337,18 @@ static void test_causes(void **state)
     expect_start("keep", "verdict: frozen",
                  "measured: recompute-train gives evaluation mode 0.850: it "
                  "LOWERS evaluation mode\n");
+    /* Evaluation mode 0.02 under training mode: within the tolerance,
+     * so no fix is named as needed, and the one measured is printed as
+     * measured. */
+    write_dump("within", one, 1, 60, 0.95, 0.93,
+               "recompute-train\t0.91\t-\n");
+    expect_start("within", "verdict: frozen",
+                 "  fix: none: evaluation mode is within 0.03 of training "
+                 "mode, no gap to close. The cause's usual fix, should the "
+                 "gap grow: ");
+    expect_start("within", "verdict: frozen",
+                 "measured: recompute-train gives evaluation mode 0.910\n");
+    expect_absent("within", "no gap to close\n");
     la.momentum = NULL;
     /* Frozen: tracked 60 of the 600 steps training took. */
     write_dump("frozen", one, 1, 600, 0.95, 0.80,
