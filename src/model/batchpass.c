@@ -269,9 +269,12 @@ PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
                               size_t f, const pair_consts *c, int shifted,
                               int eval, int keep, double *s1, double *s2,
                               double *sq, double *dd, double *y, double *e,
-                              int lag, const double *pend, double *total)
+                              int first, int lag, const double *pend,
+                              double *total)
 {
-    pair_t a1 = pair_load(s1 + j), a2 = pair_load(s2 + j);
+    pair_t zero = pair_dup(0.0);
+    pair_t a1 = first ? zero : pair_load(s1 + j);
+    pair_t a2 = first ? zero : pair_load(s2 + j);
     pair_t aq = eval ? pair_load(sq + j) : pair_dup(0.0);
     double tot = eval ? *total : 0.0;
     PAIR_UNROLL2
@@ -309,13 +312,14 @@ PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
                              const bp_layer *l, const double *shift,
                              int shifted, int eval, int keep, double *s1,
                              double *s2, double *sq, double *dd, double *y,
-                             double *e, int lag, const double *pend,
-                             double *total)
+                             double *e, int first, int lag,
+                             const double *pend, double *total)
 {
     double m = l->mean[j], sd = l->sd[j], g = l->gamma[j], be = l->beta[j];
     double rm = eval ? l->rm[j] : 0.0, sdr = eval ? l->sd_run[j] : 0.0;
     double sh = shifted ? shift[j] : 0.0;
-    double a1 = s1[j], a2 = s2[j], aq = eval ? sq[j] : 0.0;
+    double a1 = first ? 0.0 : s1[j], a2 = first ? 0.0 : s2[j];
+    double aq = eval ? sq[j] : 0.0;
     double tot = eval ? *total : 0.0;
     for (size_t i = 0; i < n; i++) {
         if (lag)
@@ -372,27 +376,38 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
     g->n = 0;
 }
 
+/* What a pass over the outputs reads and adds to, copied out of bp_rows,
+ * bp_layer and bp_sums into a local that nothing stored through a
+ * double * can reach: loaded once a pass instead of once a column pair. */
+typedef struct {
+    size_t f;
+    const double *shift;
+    bp_layer l;
+    double *s1, *s2, *sq;
+} out_pass;
+
 /* Every feature of a chunk: pairs, then a last odd feature alone; with
  * lag, the last chunk's squared gaps (pend) added to *tot as they go, in
  * their order: two in each turn of a pair's loop and one in an odd
- * feature's, n f in all. */
-PAIR_INLINE void outputs_features(const bp_rows *r, const bp_layer *l,
-                                  const bp_sums *s, size_t n,
+ * feature's, n f in all. first: the batch's first chunk, whose sums
+ * start from 0. */
+PAIR_INLINE void outputs_features(const out_pass *o, size_t n,
                                   const double **p, int shifted, int eval,
-                                  int keep, int packed, double *dd,
-                                  double *y, double *e, int lag,
+                                  int keep, int packed, int first,
+                                  double *dd, double *y, double *e, int lag,
                                   const double *pend, double *tot)
 {
-    size_t f = r->f, j = 0;
+    size_t f = o->f, j = 0;
     for (; packed && j + 1 < f; j += 2) {
-        pair_consts c = pair_of(l, r->shift, j, eval, shifted);
-        pair_outputs(n, p, j, f, &c, shifted, eval, keep, s->s1, s->s2,
-                     s->sq, dd, y, e, lag, lag ? pend + j * n : NULL, tot);
+        pair_consts c = pair_of(&o->l, o->shift, j, eval, shifted);
+        pair_outputs(n, p, j, f, &c, shifted, eval, keep, o->s1, o->s2,
+                     o->sq, dd, y, e, first, lag, lag ? pend + j * n : NULL,
+                     tot);
     }
     for (; j < f; j++)
-        one_outputs(n, p, j, f, l, r->shift, shifted, eval, keep, s->s1,
-                    s->s2, s->sq, dd, y, e, lag, lag ? pend + j * n : NULL,
-                    tot);
+        one_outputs(n, p, j, f, &o->l, o->shift, shifted, eval, keep, o->s1,
+                    o->s2, o->sq, dd, y, e, first, lag,
+                    lag ? pend + j * n : NULL, tot);
 }
 
 /* A chunk's outputs and, in eval mode, its squared gaps, which the next
@@ -400,26 +415,26 @@ PAIR_INLINE void outputs_features(const bp_rows *r, const bp_layer *l,
  * (when it had as many; else they are added first): the chain of
  * additions, each after the one before to keep the order, then runs
  * beside a chunk's divisions rather than after them. */
-PAIR_INLINE void outputs_chunk(const bp_rows *r, const bp_layer *l,
-                               const bp_sums *s, size_t i0, size_t n,
-                               const double **p, int shifted, int eval,
-                               int keep, int packed)
+PAIR_INLINE void outputs_chunk(const out_pass *o, const bp_sums *s,
+                               size_t i0, size_t n, const double **p,
+                               int shifted, int eval, int keep, int packed)
 {
-    size_t f = r->f, part = part_of(f);
+    size_t f = o->f, part = part_of(f);
+    int first = i0 == 0;
     double *y = keep ? s->y + i0 * f : NULL, *e = keep ? s->e + i0 * f : NULL;
     if (!eval) {
-        outputs_features(r, l, s, n, p, shifted, 0, 0, packed, NULL, NULL,
+        outputs_features(o, n, p, shifted, 0, 0, packed, first, NULL, NULL,
                          NULL, 0, NULL, NULL);
         return;
     }
     bp_gap *g = s->gap;
     double *dd = s->dd + (size_t)(1 - g->half) * part;
     if (g->n == n * f)
-        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
+        outputs_features(o, n, p, shifted, 1, keep, packed, first, dd, y, e,
                          1, s->dd + (size_t)g->half * part, &g->sum);
     else {
         bp_gap_flush(g, s->dd, f);
-        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
+        outputs_features(o, n, p, shifted, 1, keep, packed, first, dd, y, e,
                          0, NULL, &g->sum);
     }
     g->n = n * f, g->half = 1 - g->half;
@@ -430,12 +445,11 @@ PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
                               int keep, int packed)
 {
     const double *p[BP_CHUNK];
-    size_t f = r->f, rows = eval ? BP_GAP_ROWS : BP_CHUNK;
-    for (size_t j = 0; j < f; j++)
-        s->s1[j] = s->s2[j] = 0.0;
+    out_pass o = {r->f, r->shift, *l, s->s1, s->s2, s->sq};
+    size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     for (size_t i0 = 0, n = 0; i0 < r->b; i0 += n) {
         n = chunk_rows(r, i0, rows, p);
-        outputs_chunk(r, l, s, i0, n, p, shifted, eval, keep, packed);
+        outputs_chunk(&o, s, i0, n, p, shifted, eval, keep, packed);
     }
 }
 

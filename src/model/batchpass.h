@@ -14,10 +14,10 @@
 
 #include <stddef.h>
 
-/* A batch's rows: row i is x + rows[i] f (x + i f when rows is NULL),
- * each feature j moved by shift[j] (none when shift is NULL). rows has
- * ahead more entries past the batch (the next batch's); with fetch set
- * they are asked for early (bp_fetch). */
+/* A batch's b rows (b at least 1): row i is x + rows[i] f (x + i f when
+ * rows is NULL), each feature j moved by shift[j] (none when shift is
+ * NULL). rows has ahead more entries past the batch (the next batch's);
+ * with fetch set they are asked for early (bp_fetch). */
 typedef struct {
     size_t b, f, ahead;
     int fetch;
