@@ -4,8 +4,9 @@
  * two plain doubles elsewhere. Each operation is the IEEE operation on
  * each lane, correctly rounded as the scalar one is, so a pair computes
  * the bits two scalar expressions compute: a packed division gives what
- * two divisions give, and no operation here fuses or reorders. Sums that
- * run across lanes are the caller's to keep in order (pair_lo, pair_hi).
+ * two divisions give, a packed square root what two sqrt() give, and no
+ * operation here fuses or reorders. Sums that run across lanes are the
+ * caller's to keep in order (pair_lo, pair_hi).
  */
 #ifndef BN_PAIR_H
 #define BN_PAIR_H
@@ -27,6 +28,7 @@ static inline pair_t pair_add(pair_t a, pair_t b) { return _mm_add_pd(a, b); }
 static inline pair_t pair_sub(pair_t a, pair_t b) { return _mm_sub_pd(a, b); }
 static inline pair_t pair_mul(pair_t a, pair_t b) { return _mm_mul_pd(a, b); }
 static inline pair_t pair_div(pair_t a, pair_t b) { return _mm_div_pd(a, b); }
+static inline pair_t pair_sqrt(pair_t a) { return _mm_sqrt_pd(a); }
 static inline pair_t pair_abs(pair_t a)
 {
     return _mm_andnot_pd(_mm_set1_pd(-0.0), a);
@@ -63,6 +65,7 @@ static inline pair_t pair_add(pair_t a, pair_t b) { return vaddq_f64(a, b); }
 static inline pair_t pair_sub(pair_t a, pair_t b) { return vsubq_f64(a, b); }
 static inline pair_t pair_mul(pair_t a, pair_t b) { return vmulq_f64(a, b); }
 static inline pair_t pair_div(pair_t a, pair_t b) { return vdivq_f64(a, b); }
+static inline pair_t pair_sqrt(pair_t a) { return vsqrtq_f64(a); }
 static inline pair_t pair_abs(pair_t a) { return vabsq_f64(a); }
 /* Not vmaxq_f64, which prefers +0 to -0 and passes NaNs on: a select. */
 static inline pair_t pair_max(pair_t a, pair_t b)
@@ -117,6 +120,10 @@ static inline pair_t pair_mul(pair_t a, pair_t b)
 static inline pair_t pair_div(pair_t a, pair_t b)
 {
     return (pair_t){a.lo / b.lo, a.hi / b.hi};
+}
+static inline pair_t pair_sqrt(pair_t a)
+{
+    return (pair_t){sqrt(a.lo), sqrt(a.hi)};
 }
 static inline pair_t pair_abs(pair_t a)
 {

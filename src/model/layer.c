@@ -49,11 +49,11 @@ size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
     (void)k;
     /* layer_run's buffers: a batch's train output (and its guard), its
      * eval output and its inputs for an observer; the statistics of every
-     * batch of an epoch and its shares of the drift; nine arrays per
+     * batch of an epoch and its shares of the drift; eight arrays per
      * feature and the result's six; a pass's scratch; the evaluation
      * rows' order. */
     size_t b = cfg->batch_size / bn_ghosts(&cfg->layer), nb = n / b + 1;
-    return (3 * b * f + 1 + 2 * nb * f + nb + 15 * f + bp_scratch(f)) *
+    return (3 * b * f + 1 + 2 * nb * f + nb + 14 * f + bp_scratch(f)) *
                sizeof(double) +
            n * sizeof(size_t);
 }
@@ -94,34 +94,36 @@ static void recompute_pooled(bn_layer *layer, const pop_t *pop,
         layer->rm[j] += shift[j];
 }
 
-/* What one pass over a batch needs of a feature: its statistics' sd and
- * the buffers', the sums of its train outputs for the self-checks, and
- * the sum of (y_train - y_eval)^2 over the rows compared; and the pass's
- * scratch (bp_scratch). */
+/* What one pass over a batch needs of a feature: the buffers' sd, the
+ * sums of its train outputs for the self-checks, and the sum of
+ * (y_train - y_eval)^2 over the rows compared; and the pass's scratch
+ * (bp_scratch). */
 typedef struct {
-    double *sd, *sd_run, *s1, *s2, *sq, *dd;
+    double *sd_run, *s1, *s2, *sq, *dd;
 } batch_work;
 
 /* One batch's train-mode outputs from its own mean and var (rows of x,
  * each feature moved by shift unless it is NULL) and, with the final
  * buffers (gap not NULL; w->sd_run their sd), its eval-mode outputs: the
- * sums of y - beta and (y - beta)^2 per feature for the self-checks,
- * (y - e)^2 added to *gap over the rows and each row's features in order
- * (and to w->sq per feature), and the outputs into y and e when they are
- * not NULL (batchpass.h, two features at a time). One pass, so that the
- * study's comparison costs about what the two outputs do (make bench
- * sets it against a bare kernel). */
-static void batch_outputs(const bn_layer *l, const bp_rows *r,
-                          const double *mean, const double *var,
-                          batch_work *w, bp_gap *gap, double *y, double *e)
+ * sums of y - beta and (y - beta)^2 per feature and, with checks, the
+ * self-checks on them (score_checks'), (y - e)^2 added to *gap over the
+ * rows and each row's features in order (and to w->sq per feature), and
+ * the outputs into y and e when they are not NULL (batchpass.h, two
+ * features at a time). One pass, so that the study's comparison costs
+ * about what the two outputs do (make bench sets it against a bare
+ * kernel). Returns the self-checks passed. */
+static size_t batch_outputs(const bn_layer *l, const bp_rows *r,
+                            const double *mean, const double *var,
+                            batch_work *w, bp_gap *gap, double *y,
+                            double *e, int checks)
 {
-    double eps = l->eps, *sd = w->sd;
-    for (size_t j = 0; j < l->f; j++)
-        sd[j] = bn_sd(var[j], eps);
-    bp_layer bl = {mean, w->sd, gap ? l->rm : NULL, w->sd_run, l->gamma,
-                   l->beta};
-    bp_sums s = {w->s1, w->s2, w->sq, gap, y, e, w->dd};
+    size_t pass = 0;
+    bp_layer bl = {.mean = mean, .var = var, .rm = gap ? l->rm : NULL,
+                   .sd_run = w->sd_run, .gamma = l->gamma, .beta = l->beta,
+                   .eps = l->eps};
+    bp_sums s = {w->s1, w->s2, w->sq, gap, y, e, w->dd, checks ? &pass : NULL};
     bp_outputs(r, &bl, 1, &s);
+    return pass;
 }
 
 /* The batch of b rows from start in order (ne entries) of the rows x,
@@ -222,7 +224,7 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->watch = obs && obs->on_batch;
     s->outputs = obs && obs->on_outputs;
     s->stats = malloc((2 * nb * f + nb) * sizeof *s->stats);
-    s->work = malloc((9 * f + bp_scratch(f)) * sizeof *s->work);
+    s->work = malloc((8 * f + bp_scratch(f)) * sizeof *s->work);
     s->y = malloc((bmax * f + 1) * sizeof *s->y);
     s->e = malloc(bmax * f * sizeof *s->e);
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
@@ -236,10 +238,10 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
         return bn_fail(err, "out of memory");
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
-    s->w = (batch_work){work,         work + f,     work + 2 * f,
-                        work + 3 * f, work + 4 * f, work + 9 * f};
-    s->delta = work + 5 * f, s->shift = work + 6 * f;
-    s->emean = work + 7 * f, s->evar = work + 8 * f;
+    s->w = (batch_work){work, work + f, work + 2 * f, work + 3 * f,
+                        work + 8 * f};
+    s->delta = work + 4 * f, s->shift = work + 5 * f;
+    s->emean = work + 6 * f, s->evar = work + 7 * f;
     for (size_t j = 0; j < f; j++) {
         /* The drift's full move of each feature, in its own units. */
         s->delta[j] = s->drifting ? cfg->drift.size * sqrt(pop->var[j]) : 0.0;
@@ -334,8 +336,8 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
         batch_errors(s, mean, var, res->batch_mean_sq);
     }
     if (!last || !s->own) {
-        batch_outputs(&s->layer, &r, mean, var, &s->w, NULL, NULL, NULL);
-        s->pass += score_checks(&s->layer, b, s->w.s1, s->w.s2, var);
+        s->pass += batch_outputs(&s->layer, &r, mean, var, &s->w, NULL,
+                                 NULL, NULL, 1);
     }
     if (s->watch) {
         double *x = s->x;
@@ -416,10 +418,9 @@ static int compare(layer_state *s, bn_error *err)
         /* The eval outputs are kept where an observer or the determinism
          * check reads them: the last batch compared. */
         int keep = s->outputs || k + 1 == ncmp;
-        batch_outputs(&s->layer, &r, mean, var, &s->w, &s->sq,
-                      keep ? s->y : NULL, keep ? s->e : NULL);
-        if (s->own)
-            s->pass += score_checks(&s->layer, bk, s->w.s1, s->w.s2, var);
+        s->pass += batch_outputs(&s->layer, &r, mean, var, &s->w, &s->sq,
+                                 keep ? s->y : NULL, keep ? s->e : NULL,
+                                 s->own);
         if (s->outputs)
             s->obs->on_outputs(s->obs->ctx, start, bk, f, rows, s->y, s->e);
         s->kept = start + bk, s->b = bk, s->last_sh = sh;
