@@ -248,7 +248,7 @@ void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
 /* What a pass over the outputs reads and adds to, copied out of bp_rows,
  * bp_layer and bp_sums into a local that nothing stored through a
  * double * can reach: loaded once a pass instead of once a column pair.
- * pass counts the self-checks passed (when checks). */
+ * tally and pass count the self-checks passed (when checks). */
 typedef struct {
     size_t f;
     const double *shift;
@@ -256,7 +256,8 @@ typedef struct {
     double *s1, *s2, *sq;
     double inv_b; /* 1/b, the checks' */
     int checks;
-    size_t pass;
+    pair_tally_t tally; /* the pairs' checks passed */
+    size_t pass;        /* the odd feature's */
 } out_pass;
 
 /* One chunk of a pass: its n rows, whether it is the batch's first (the
@@ -340,8 +341,8 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
     if (eval)
         pair_store(o->sq + j, aq), *k->total = tot;
     if (o->checks && k->last)
-        o->pass += (size_t)selfcheck_pair(c->g, c->be, c->sv, c->ve, a1, a2,
-                                          pair_dup(o->inv_b));
+        o->tally = selfcheck_pair(o->tally, c->g, c->be, c->sv, c->ve, a1,
+                                  a2, pair_dup(o->inv_b));
 }
 
 PAIR_INLINE void one_outputs(out_pass *o, const out_chunk *k, size_t j,
@@ -464,7 +465,8 @@ PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
 {
     const double *p[BP_CHUNK];
     out_pass o = {r->f, r->shift, *l, s->s1, s->s2, s->sq,
-                  1.0 / (double)r->b, s->pass != NULL, 0};
+                  1.0 / (double)r->b, s->pass != NULL, pair_tally_zero(),
+                  0};
     out_chunk k = {.p = p};
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
@@ -472,7 +474,7 @@ PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
         outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed);
     }
     if (s->pass)
-        *s->pass += o.pass;
+        *s->pass += o.pass + pair_tally_sum(o.tally);
 }
 
 void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,

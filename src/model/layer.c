@@ -273,8 +273,8 @@ PAIR_INLINE void errors_of(layer_state *s, const double *mean,
     const double *mu = s->pop->mean, *tv = s->pop->var, *delta = s->delta;
     double frac = drifting ? s->frac : 0.0;
     double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
-    size_t j = 0;
-    for (; j + 1 < s->f; j += 2) {
+    size_t j = 0, f = s->f; /* a local: sq's stores could reach s */
+    for (; j + 1 < f; j += 2) {
         pair_t truth = pair_load(mu + j);
         if (drifting)
             truth = pair_add(truth,
@@ -288,7 +288,7 @@ PAIR_INLINE void errors_of(layer_state *s, const double *mean,
         sum_dv += pair_hi(qv);
         pair_store(sq + j, pair_add(pair_load(sq + j), qm));
     }
-    for (; j < s->f; j++) {
+    for (; j < f; j++) {
         double dm = mean[j] - (drifting ? mu[j] + frac * delta[j] : mu[j]);
         double dv = var[j] - tv[j];
         sum_dm += dm * dm;

@@ -358,15 +358,15 @@ size_t score_checks(const bn_layer *layer, size_t b, const double *s1,
     size_t pass = 0, j = 0;
     double inv_b = 1.0 / (double)b, eps = layer->eps;
     const double *g = layer->gamma, *be = layer->beta;
+    pair_tally_t t = pair_tally_zero();
     for (; j + 1 < layer->f; j += 2) {
         pair_t sv = pair_load(var + j);
-        pass += (size_t)selfcheck_pair(
-            pair_load(g + j), pair_load(be + j), sv,
-            pair_add(sv, pair_dup(eps)), pair_load(s1 + j),
-            pair_load(s2 + j), pair_dup(inv_b));
+        t = selfcheck_pair(t, pair_load(g + j), pair_load(be + j), sv,
+                           pair_add(sv, pair_dup(eps)), pair_load(s1 + j),
+                           pair_load(s2 + j), pair_dup(inv_b));
     }
     for (; j < layer->f; j++)
         pass += (size_t)selfcheck_one(g[j], be[j], var[j], var[j] + eps,
                                       s1[j], s2[j], inv_b);
-    return pass;
+    return pass + pair_tally_sum(t);
 }

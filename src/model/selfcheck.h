@@ -19,10 +19,11 @@
  * (y - beta)^2 over the batch's rows, inv_b 1/b. About beta, the mean
  * the output should have: where it has it these are the two-pass
  * formula's, and where it misses the mean check fails anyway. inv_b is
- * a check's, not a result's: no result's bits depend on it. Returns how
- * many of the four checks pass. */
-static inline int selfcheck_pair(pair_t g, pair_t be, pair_t sv, pair_t ve,
-                                 pair_t a1, pair_t a2, pair_t inv_b)
+ * a check's, not a result's: no result's bits depend on it. Returns t
+ * with each lane's passed checks added (pair_tally_sum counts them). */
+static inline pair_tally_t selfcheck_pair(pair_tally_t t, pair_t g,
+                                          pair_t be, pair_t sv, pair_t ve,
+                                          pair_t a1, pair_t a2, pair_t inv_b)
 {
     pair_t m = pair_add(be, pair_mul(a1, inv_b));
     pair_t v =
@@ -32,8 +33,8 @@ static inline int selfcheck_pair(pair_t g, pair_t be, pair_t sv, pair_t ve,
         pair_mul(pair_dup(1e-9), pair_add(pair_abs(g), pair_abs(be)));
     pair_t tol_v =
         pair_add(pair_mul(pair_dup(1e-9), want_v), pair_dup(1e-12));
-    return pair_count_le(pair_abs(pair_sub(m, be)), tol_m) +
-           pair_count_le(pair_abs(pair_sub(v, want_v)), tol_v);
+    t = pair_tally_le(t, pair_abs(pair_sub(m, be)), tol_m);
+    return pair_tally_le(t, pair_abs(pair_sub(v, want_v)), tol_v);
 }
 
 /* The same for one feature: how many of its two checks pass. */
