@@ -102,30 +102,6 @@ typedef struct {
     double *sd_run, *s1, *s2, *sq, *dd;
 } batch_work;
 
-/* One batch's train-mode outputs from its own mean and var (rows of x,
- * each feature moved by shift unless it is NULL) and, with the final
- * buffers (gap not NULL; w->sd_run their sd), its eval-mode outputs: the
- * sums of y - beta and (y - beta)^2 per feature and, with checks, the
- * self-checks on them (score_checks'), (y - e)^2 added to *gap over the
- * rows and each row's features in order (and to w->sq per feature), and
- * the outputs into y and e when they are not NULL (batchpass.h, two
- * features at a time). One pass, so that the study's comparison costs
- * about what the two outputs do (make bench sets it against a bare
- * kernel). Returns the self-checks passed. */
-static size_t batch_outputs(const bn_layer *l, const bp_rows *r,
-                            const double *mean, const double *var,
-                            batch_work *w, bp_gap *gap, double *y,
-                            double *e, int checks)
-{
-    size_t pass = 0;
-    bp_layer bl = {.mean = mean, .var = var, .rm = gap ? l->rm : NULL,
-                   .sd_run = w->sd_run, .gamma = l->gamma, .beta = l->beta,
-                   .eps = l->eps};
-    bp_sums s = {w->s1, w->s2, w->sq, gap, y, e, w->dd, checks ? &pass : NULL};
-    bp_outputs(r, &bl, 1, &s);
-    return pass;
-}
-
 /* The batch of b rows from start in order (ne entries) of the rows x,
  * moved by shift, asked for early with fetch (bp_fetch). */
 static bp_rows batch_rows(size_t b, size_t f, const double *x,
@@ -185,6 +161,10 @@ typedef struct {
     int fetch, efetch;     /* the rows trained on, evaluated on: bp_fetch */
     bn_layer layer;
     int have_layer;
+    /* What a pass over a batch's outputs is handed (batch_outputs), made
+     * once for training's passes and once for the comparison's. */
+    bp_layer bl;
+    bp_sums bs;
     /* Nothing of N x F: the rows are read where they are, and the outputs
      * compared are made once the final buffers exist, batch by batch,
      * from each batch's statistics (the last epoch's, kept in stats,
@@ -263,6 +243,39 @@ static void layer_free(layer_state *s)
         bn_free(&s->layer);
 }
 
+/* The passes' arguments: train mode alone (the buffers' mean NULL, no
+ * total of gaps), or with the final buffers for the comparison. */
+static void pass_setup(layer_state *s, int eval)
+{
+    const bn_layer *l = &s->layer;
+    batch_work *w = &s->w;
+    s->bl = (bp_layer){.rm = eval ? l->rm : NULL, .sd_run = w->sd_run,
+                       .gamma = l->gamma, .beta = l->beta, .eps = l->eps};
+    s->bs = (bp_sums){.s1 = w->s1, .s2 = w->s2, .sq = w->sq,
+                      .gap = eval ? &s->sq : NULL, .dd = w->dd};
+}
+
+/* One batch's train-mode outputs from its own mean and var (the rows of
+ * r, each feature moved by its shift) and, after pass_setup(s, 1), its
+ * eval-mode outputs under the final buffers: the sums of y - beta and
+ * (y - beta)^2 per feature and, with checks, the self-checks on them
+ * (score_checks'), (y - e)^2 added to the comparison's total over the
+ * rows and each row's features in order (and to w.sq per feature), and
+ * the outputs into y and e when they are not NULL (batchpass.h, two
+ * features at a time). One pass, so that the study's comparison costs
+ * about what the two outputs do (make bench sets it against a bare
+ * kernel). Returns the self-checks passed. */
+static size_t batch_outputs(layer_state *s, const bp_rows *r,
+                            const double *mean, const double *var,
+                            double *y, double *e, int checks)
+{
+    size_t pass = 0;
+    s->bl.mean = mean, s->bl.var = var;
+    s->bs.y = y, s->bs.e = e, s->bs.pass = checks ? &pass : NULL;
+    bp_outputs(r, &s->bl, 1, &s->bs);
+    return pass;
+}
+
 /* A last-epoch batch's statistics against the stream's truth at its
  * update: their squared errors added to the run's sums and, per
  * feature, the mean's to sq: two features at a time, the sums over the
@@ -336,8 +349,7 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
         batch_errors(s, mean, var, res->batch_mean_sq);
     }
     if (!last || !s->own) {
-        s->pass += batch_outputs(&s->layer, &r, mean, var, &s->w, NULL,
-                                 NULL, NULL, 1);
+        s->pass += batch_outputs(s, &r, mean, var, NULL, NULL, 1);
     }
     if (s->watch) {
         double *x = s->x;
@@ -357,6 +369,7 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
 static void train(layer_state *s, run_result *res)
 {
     size_t t = 0;
+    pass_setup(s, 0);
     for (size_t ep = 0; ep < s->cfg->epochs; ep++)
         for (size_t k = 0; k < s->nb; k++) {
             /* t counts updates: every device's share of a batch moves
@@ -395,6 +408,7 @@ static int compare(layer_state *s, bn_error *err)
     }
     for (size_t j = 0; j < f; j++)
         s->w.sd_run[j] = bn_sd(s->layer.rv[j], s->layer.eps);
+    pass_setup(s, 1);
     /* Batches compared: all of them, but that rows of their own stop at
      * the first batch of fewer than two (the last, or every one at B 1). */
     size_t ncmp = nbe;
@@ -418,9 +432,8 @@ static int compare(layer_state *s, bn_error *err)
         /* The eval outputs are kept where an observer or the determinism
          * check reads them: the last batch compared. */
         int keep = s->outputs || k + 1 == ncmp;
-        s->pass += batch_outputs(&s->layer, &r, mean, var, &s->w, &s->sq,
-                                 keep ? s->y : NULL, keep ? s->e : NULL,
-                                 s->own);
+        s->pass += batch_outputs(s, &r, mean, var, keep ? s->y : NULL,
+                                 keep ? s->e : NULL, s->own);
         if (s->outputs)
             s->obs->on_outputs(s->obs->ctx, start, bk, f, rows, s->y, s->e);
         s->kept = start + bk, s->b = bk, s->last_sh = sh;
