@@ -9,6 +9,8 @@
  */
 #include "model/batchpass.h"
 
+#include <math.h>
+
 #include "base/pair.h"
 #include "model/bnlayer.h"
 #include "model/selfcheck.h"

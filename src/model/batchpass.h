@@ -1,7 +1,8 @@
 /*
  * The layer's passes over one batch, where a run spends nearly all its
  * time: the batch's statistics, and its train-mode (and eval-mode)
- * outputs with the sums the self-checks and the comparison take. They go
+ * outputs with the sums the comparison takes and the self-checks made
+ * on them (selfcheck.h) as the batch's last rows leave them. They go
  * column by column, two features at a time (base/pair.h: one packed
  * division for two), each feature's sums over the rows in row order and
  * the comparison's total over each row's features in order, so that the
