@@ -20,6 +20,7 @@
 
 #include "base/pair.h"
 #include "model/batchpass.h"
+#include "model/score.h"
 
 /* One value of the kind k picks. */
 static double edge_value(pcg32_t *rng, unsigned k)
@@ -93,7 +94,7 @@ static void expect_side(const double *want, const double *got, size_t f,
  * results. */
 typedef struct {
     size_t n, b, f;
-    double *x, *shift, *consts, *out;
+    double *x, *shift, *consts, *out, eps;
     size_t *rows;
 } bp_case;
 
@@ -112,8 +113,9 @@ static void case_make(bp_case *c, pcg32_t *rng, size_t b, size_t f,
     fill(rng, c->x, c->n * f, edgy);
     fill(rng, c->shift, f, edgy);
     fill(rng, c->consts, 6 * f, edgy);
-    for (size_t j = 0; j < 2 * f; j++) /* the two sds: > 0 mostly */
+    for (size_t j = 0; j < 2 * f; j++) /* var and the buffers' sd: >= 0 */
         c->consts[f + j] = fabs(c->consts[f + j]);
+    c->eps = fabs(edge_value(rng, edgy ? pcg32_next(rng) : 4));
     for (size_t i = 0; i < c->n; i++)
         c->rows[i] = i;
     for (size_t i = c->n; i-- > 1;) {
@@ -162,16 +164,21 @@ static void ref_stats(const bp_rows *r, double *mean, double *var)
     }
 }
 
+/* The outputs as the layer made them, the sd of each feature first and
+ * the self-checks after, score_checks on the finished sums. */
 static void ref_outputs(const bp_rows *r, const bp_layer *l,
                         const bp_sums *s, double *gap)
 {
     size_t f = r->f;
-    for (size_t j = 0; j < f; j++)
+    double sd[300];
+    for (size_t j = 0; j < f; j++) {
         s->s1[j] = s->s2[j] = 0.0;
+        sd[j] = sqrt(l->var[j] + l->eps);
+    }
     for (size_t i = 0; i < r->b; i++)
         for (size_t j = 0; j < f; j++) {
             double in = ref_in(r, i, j), g = l->gamma[j], be = l->beta[j];
-            double t = g * ((in - l->mean[j]) / l->sd[j]) + be;
+            double t = g * ((in - l->mean[j]) / sd[j]) + be;
             s->s1[j] += t - be;
             s->s2[j] += (t - be) * (t - be);
             if (!l->rm)
@@ -182,6 +189,9 @@ static void ref_outputs(const bp_rows *r, const bp_layer *l,
             if (s->y && s->e)
                 s->y[i * f + j] = t, s->e[i * f + j] = v;
         }
+    bn_layer layer = {.f = f, .gamma = (double *)l->gamma,
+                      .beta = (double *)l->beta, .eps = l->eps};
+    *s->pass += score_checks(&layer, r->b, s->s1, s->s2, l->var);
 }
 
 /* The reference, the scalar side and the packed side of the statistics
@@ -195,6 +205,7 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
                  shifted ? c->shift : NULL};
     const double *k = c->consts;
     char where[160];
+    size_t pass[3] = {0, 0, 0};
     snprintf(where, sizeof where,
              "B %zu, F %zu, shift %d, eval %d, keep %d, fetch %d, rows %d",
              b, f, shifted, eval, keep, fetch, indexed);
@@ -207,12 +218,12 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
         else
             bp_stats(&r, packed, o, o + f);
         bp_layer l = {k, k + f, eval ? k + 2 * f : NULL, k + 3 * f,
-                      k + 4 * f, k + 5 * f};
+                      k + 4 * f, k + 5 * f, c->eps};
         for (size_t j = 0; j < f; j++)
             sq[j] = (double)j; /* added to, as the layer's are */
         bp_gap g = {0.5, 0, 0};
         bp_sums s = {o + 2 * f, o + 3 * f, sq, &g, keep ? y : NULL,
-                     keep ? y + b * f : NULL, y + 2 * b * f};
+                     keep ? y + b * f : NULL, y + 2 * b * f, &pass[side_k]};
         /* Three passes into one total, as the layer's batches go: the
          * second the first's size (its gaps added as it goes), the third
          * a row fewer (added before it); the last pass's sums and
@@ -230,9 +241,14 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
             bp_gap_flush(&g, s.dd, f);
         *gap = g.sum;
     }
-    for (int side_k = 1; side_k < 3; side_k++)
+    for (int side_k = 1; side_k < 3; side_k++) {
+        const char *name = side_k == 2 ? "packed" : "scalar";
         expect_side(c->out, c->out + (size_t)side_k * side, f, b, eval,
-                    keep, side_k == 2 ? "packed" : "scalar", where);
+                    keep, name, where);
+        if (pass[side_k] != pass[0])
+            fail_msg("%s, %s: %zu self-checks passed, score_checks' %zu",
+                     name, where, pass[side_k], pass[0]);
+    }
 }
 
 static void expect_every_case(size_t b, size_t f, uint64_t seed, int edgy)
@@ -271,8 +287,8 @@ static void test_packed_is_scalar_on_populations(void **state)
 }
 
 /* The lane operations themselves against the scalar ones (max and the
- * select as the C expressions relu writes) on each value pair, the edges
- * included. */
+ * select as the C expressions relu writes, the square root as libm's
+ * sqrt) on each value pair, the edges included. */
 static void test_pair_operations(void **state)
 {
     (void)state;
@@ -284,10 +300,10 @@ static void test_pair_operations(void **state)
             a[l] = edge_value(&rng, pcg32_next(&rng)),
             b[l] = edge_value(&rng, pcg32_next(&rng));
         pair_t pa = pair_load(a), pb = pair_load(b);
-        pair_t got[6] = {pair_add(pa, pb), pair_sub(pa, pb), pair_mul(pa, pb),
+        pair_t got[7] = {pair_add(pa, pb), pair_sub(pa, pb), pair_mul(pa, pb),
                          pair_div(pa, pb), pair_max(pa, pb),
-                         pair_where_gt(pa, pb, pb)};
-        for (int op = 0; op < 6; op++) {
+                         pair_where_gt(pa, pb, pb), pair_sqrt(pa)};
+        for (int op = 0; op < 7; op++) {
             pair_store(r, got[op]);
             for (int l = 0; l < 2; l++) {
                 double want = op == 0   ? a[l] + b[l]
@@ -295,14 +311,18 @@ static void test_pair_operations(void **state)
                               : op == 2 ? a[l] * b[l]
                               : op == 3 ? a[l] / b[l]
                               : op == 4 ? (a[l] > b[l] ? a[l] : b[l])
-                                        : (a[l] > b[l] ? b[l] : 0.0);
+                              : op == 5 ? (a[l] > b[l] ? b[l] : 0.0)
+                                        : sqrt(a[l]);
                 if (!same(r[l], want))
                     fail_msg("%s: op %d on %a, %a: %a, scalar %a", PAIR_KIND,
                              op, a[l], b[l], r[l], want);
             }
         }
         int le = (fabs(a[0]) <= b[0]) + (fabs(a[1]) <= b[1]);
-        assert_int_equal(pair_count_le(pair_abs(pa), pb), le);
+        pair_tally_t t = pair_tally_le(pair_tally_zero(), pair_abs(pa), pb);
+        t = pair_tally_le(t, pb, pa);
+        assert_int_equal(pair_tally_sum(t), le + (b[0] <= a[0]) +
+                                                (b[1] <= a[1]));
         assert_true(same(pair_lo(pa), a[0]) && same(pair_hi(pa), a[1]));
     }
 }

@@ -4,8 +4,9 @@
  * two plain doubles elsewhere. Each operation is the IEEE operation on
  * each lane, correctly rounded as the scalar one is, so a pair computes
  * the bits two scalar expressions compute: a packed division gives what
- * two divisions give, and no operation here fuses or reorders. Sums that
- * run across lanes are the caller's to keep in order (pair_lo, pair_hi).
+ * two divisions give, a packed square root what two sqrt() give, and no
+ * operation here fuses or reorders. Sums that run across lanes are the
+ * caller's to keep in order (pair_lo, pair_hi).
  */
 #ifndef BN_PAIR_H
 #define BN_PAIR_H
@@ -27,6 +28,7 @@ static inline pair_t pair_add(pair_t a, pair_t b) { return _mm_add_pd(a, b); }
 static inline pair_t pair_sub(pair_t a, pair_t b) { return _mm_sub_pd(a, b); }
 static inline pair_t pair_mul(pair_t a, pair_t b) { return _mm_mul_pd(a, b); }
 static inline pair_t pair_div(pair_t a, pair_t b) { return _mm_div_pd(a, b); }
+static inline pair_t pair_sqrt(pair_t a) { return _mm_sqrt_pd(a); }
 static inline pair_t pair_abs(pair_t a)
 {
     return _mm_andnot_pd(_mm_set1_pd(-0.0), a);
@@ -38,10 +40,21 @@ static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
 {
     return _mm_and_pd(_mm_cmpgt_pd(a, b), v);
 }
-static inline int pair_count_le(pair_t a, pair_t b)
+typedef __m128i pair_tally_t;
+static inline pair_tally_t pair_tally_zero(void)
 {
-    int m = _mm_movemask_pd(_mm_cmple_pd(a, b));
-    return (m & 1) + (m >> 1);
+    return _mm_setzero_si128();
+}
+/* a <= b is all ones, -1, in a lane where it holds */
+static inline pair_tally_t pair_tally_le(pair_tally_t t, pair_t a, pair_t b)
+{
+    return _mm_sub_epi64(t, _mm_castpd_si128(_mm_cmple_pd(a, b)));
+}
+static inline size_t pair_tally_sum(pair_tally_t t)
+{
+    unsigned long long n[2];
+    _mm_storeu_si128((__m128i *)n, t);
+    return (size_t)(n[0] + n[1]);
 }
 static inline double pair_lo(pair_t a) { return _mm_cvtsd_f64(a); }
 static inline double pair_hi(pair_t a)
@@ -63,6 +76,7 @@ static inline pair_t pair_add(pair_t a, pair_t b) { return vaddq_f64(a, b); }
 static inline pair_t pair_sub(pair_t a, pair_t b) { return vsubq_f64(a, b); }
 static inline pair_t pair_mul(pair_t a, pair_t b) { return vmulq_f64(a, b); }
 static inline pair_t pair_div(pair_t a, pair_t b) { return vdivq_f64(a, b); }
+static inline pair_t pair_sqrt(pair_t a) { return vsqrtq_f64(a); }
 static inline pair_t pair_abs(pair_t a) { return vabsq_f64(a); }
 /* Not vmaxq_f64, which prefers +0 to -0 and passes NaNs on: a select. */
 static inline pair_t pair_max(pair_t a, pair_t b)
@@ -73,10 +87,16 @@ static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
 {
     return vbslq_f64(vcgtq_f64(a, b), v, vdupq_n_f64(0.0));
 }
-static inline int pair_count_le(pair_t a, pair_t b)
+typedef uint64x2_t pair_tally_t;
+static inline pair_tally_t pair_tally_zero(void) { return vdupq_n_u64(0); }
+/* a <= b is all ones, -1, in a lane where it holds */
+static inline pair_tally_t pair_tally_le(pair_tally_t t, pair_t a, pair_t b)
 {
-    uint64x2_t m = vcleq_f64(a, b);
-    return (int)(vgetq_lane_u64(m, 0) & 1) + (int)(vgetq_lane_u64(m, 1) & 1);
+    return vsubq_u64(t, vcleq_f64(a, b));
+}
+static inline size_t pair_tally_sum(pair_tally_t t)
+{
+    return (size_t)(vgetq_lane_u64(t, 0) + vgetq_lane_u64(t, 1));
 }
 static inline double pair_lo(pair_t a) { return vgetq_lane_f64(a, 0); }
 static inline double pair_hi(pair_t a) { return vgetq_lane_f64(a, 1); }
@@ -118,6 +138,10 @@ static inline pair_t pair_div(pair_t a, pair_t b)
 {
     return (pair_t){a.lo / b.lo, a.hi / b.hi};
 }
+static inline pair_t pair_sqrt(pair_t a)
+{
+    return (pair_t){sqrt(a.lo), sqrt(a.hi)};
+}
 static inline pair_t pair_abs(pair_t a)
 {
     return (pair_t){fabs(a.lo), fabs(a.hi)};
@@ -130,17 +154,26 @@ static inline pair_t pair_where_gt(pair_t a, pair_t b, pair_t v)
 {
     return (pair_t){a.lo > b.lo ? v.lo : 0.0, a.hi > b.hi ? v.hi : 0.0};
 }
-static inline int pair_count_le(pair_t a, pair_t b)
+typedef struct {
+    size_t lo, hi;
+} pair_tally_t;
+static inline pair_tally_t pair_tally_zero(void)
 {
-    return (a.lo <= b.lo) + (a.hi <= b.hi);
+    return (pair_tally_t){0, 0};
 }
+static inline pair_tally_t pair_tally_le(pair_tally_t t, pair_t a, pair_t b)
+{
+    return (pair_tally_t){t.lo + (a.lo <= b.lo), t.hi + (a.hi <= b.hi)};
+}
+static inline size_t pair_tally_sum(pair_tally_t t) { return t.lo + t.hi; }
 static inline double pair_lo(pair_t a) { return a.lo; }
 static inline double pair_hi(pair_t a) { return a.hi; }
 #endif
 
 static inline pair_t pair_dup(double v) { return pair_set(v, v); }
-/* pair_abs is |a| on each lane; pair_count_le counts the lanes where
- * a <= b (none holds with a NaN); pair_max is a > b ? a : b on each lane
+/* pair_abs is |a| on each lane; pair_tally_le adds 1 to each lane's
+ * count of t where a <= b (none holds with a NaN), and pair_tally_sum
+ * is the two lanes' counts; pair_max is a > b ? a : b on each lane
  * (b when either is a NaN, b of two zeros), exactly the C expression;
  * pair_where_gt is a > b ? v : +0. */
 

@@ -9,8 +9,11 @@
  */
 #include "model/batchpass.h"
 
+#include <math.h>
+
 #include "base/pair.h"
 #include "model/bnlayer.h"
+#include "model/selfcheck.h"
 
 /* Rows a chunk: their addresses fit on the stack. */
 #define BP_CHUNK 256
@@ -244,36 +247,72 @@ void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
 
 /* ---- the outputs ---- */
 
-/* A pair's (or a feature's) constants, in registers for a column. */
+/* What a pass over the outputs reads and adds to, copied out of bp_rows,
+ * bp_layer and bp_sums into a local that nothing stored through a
+ * double * can reach: loaded once a pass instead of once a column pair.
+ * tally and pass count the self-checks passed (when checks). */
 typedef struct {
-    pair_t m, sd, rm, sdr, g, be, sh;
+    size_t f;
+    const double *shift;
+    bp_layer l;
+    double *s1, *s2, *sq;
+    double inv_b; /* 1/b, the checks' */
+    int checks;
+    pair_tally_t tally; /* the pairs' checks passed */
+    size_t pass;        /* the odd feature's */
+} out_pass;
+
+/* One chunk of a pass: its n rows, whether it is the batch's first (the
+ * sums start from 0) and last (the checks are made), and in eval mode
+ * where its squared gaps go (dd, row i at i f), the last chunk's still to
+ * add (pend, when it had as many) and the total they go to; with keep,
+ * where its outputs go (y and e, row i at i f). */
+typedef struct {
+    size_t n;
+    const double **p;
+    int first, last;
+    double *dd, *y, *e, *total;
+    const double *pend;
+} out_chunk;
+
+/* A pair's constants, in registers for a column: the batch's mean, sd,
+ * variance and variance + eps, the buffers' mean and sd, gamma, beta,
+ * the shift. */
+typedef struct {
+    pair_t m, sd, sv, ve, rm, sdr, g, be, sh;
 } pair_consts;
 
-PAIR_INLINE pair_consts pair_of(const bp_layer *l, const double *shift,
-                                size_t j, int eval, int shifted)
+PAIR_INLINE pair_consts pair_of(const out_pass *o, size_t j, int eval,
+                                int shifted)
 {
-    pair_consts c = {pair_load(l->mean + j), pair_load(l->sd + j),
-                     pair_dup(0.0), pair_dup(0.0), pair_load(l->gamma + j),
-                     pair_load(l->beta + j), pair_dup(0.0)};
+    const bp_layer *l = &o->l;
+    pair_t zero = pair_dup(0.0), sv = pair_load(l->var + j);
+    pair_t ve = pair_add(sv, pair_dup(l->eps)); /* bn_sd's */
+    pair_consts c = {pair_load(l->mean + j), pair_sqrt(ve), sv, ve, zero,
+                     zero, pair_load(l->gamma + j), pair_load(l->beta + j),
+                     zero};
     if (eval)
         c.rm = pair_load(l->rm + j), c.sdr = pair_load(l->sd_run + j);
     if (shifted)
-        c.sh = pair_load(shift + j);
+        c.sh = pair_load(o->shift + j);
     return c;
 }
 
 /* Column pair j over a chunk: the train outputs' sums into s1 and s2
- * and, in eval mode, (t - v)^2 into sq and into dd (row i at i f), the
- * outputs into y and e (row i at i f) when kept. */
-PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
-                              size_t f, const pair_consts *c, int shifted,
-                              int eval, int keep, double *s1, double *s2,
-                              double *sq, double *dd, double *y, double *e,
-                              int lag, const double *pend, double *total)
+ * (checked at the batch's last chunk) and, in eval mode, (t - v)^2 into
+ * sq and into dd, the outputs into y and e when kept. */
+PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
+                              int shifted, int eval, int keep, int lag)
 {
-    pair_t a1 = pair_load(s1 + j), a2 = pair_load(s2 + j);
-    pair_t aq = eval ? pair_load(sq + j) : pair_dup(0.0);
-    double tot = eval ? *total : 0.0;
+    const pair_consts cs = pair_of(o, j, eval, shifted), *c = &cs;
+    size_t n = k->n, f = o->f;
+    const double **p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    double *dd = k->dd, *y = k->y, *e = k->e;
+    pair_t zero = pair_dup(0.0);
+    pair_t a1 = k->first ? zero : pair_load(o->s1 + j);
+    pair_t a2 = k->first ? zero : pair_load(o->s2 + j);
+    pair_t aq = eval ? pair_load(o->sq + j) : zero;
+    double tot = eval ? *k->total : 0.0;
     PAIR_UNROLL2
     for (size_t i = 0; i < n; i++) {
         if (lag) { /* two of the last chunk's gaps, in their order */
@@ -299,24 +338,29 @@ PAIR_INLINE void pair_outputs(size_t n, const double **p, size_t j,
                 pair_store(y + i * f + j, t), pair_store(e + i * f + j, v);
         }
     }
-    pair_store(s1 + j, a1);
-    pair_store(s2 + j, a2);
+    pair_store(o->s1 + j, a1);
+    pair_store(o->s2 + j, a2);
     if (eval)
-        pair_store(sq + j, aq), *total = tot;
+        pair_store(o->sq + j, aq), *k->total = tot;
+    if (o->checks && k->last)
+        o->tally = selfcheck_pair(o->tally, c->g, c->be, c->sv, c->ve, a1,
+                                  a2, pair_dup(o->inv_b));
 }
 
-PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
-                             const bp_layer *l, const double *shift,
-                             int shifted, int eval, int keep, double *s1,
-                             double *s2, double *sq, double *dd, double *y,
-                             double *e, int lag, const double *pend,
-                             double *total)
+PAIR_INLINE void one_outputs(out_pass *o, const out_chunk *k, size_t j,
+                             int shifted, int eval, int keep, int lag)
 {
-    double m = l->mean[j], sd = l->sd[j], g = l->gamma[j], be = l->beta[j];
+    const bp_layer *l = &o->l;
+    size_t n = k->n, f = o->f;
+    const double **p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    double *dd = k->dd, *y = k->y, *e = k->e;
+    double m = l->mean[j], sv = l->var[j], ve = sv + l->eps;
+    double sd = sqrt(ve), g = l->gamma[j], be = l->beta[j]; /* bn_sd's */
     double rm = eval ? l->rm[j] : 0.0, sdr = eval ? l->sd_run[j] : 0.0;
-    double sh = shifted ? shift[j] : 0.0;
-    double a1 = s1[j], a2 = s2[j], aq = eval ? sq[j] : 0.0;
-    double tot = eval ? *total : 0.0;
+    double sh = shifted ? o->shift[j] : 0.0;
+    double a1 = k->first ? 0.0 : o->s1[j], a2 = k->first ? 0.0 : o->s2[j];
+    double aq = eval ? o->sq[j] : 0.0;
+    double tot = eval ? *k->total : 0.0;
     for (size_t i = 0; i < n; i++) {
         if (lag)
             tot += pend[i];
@@ -334,9 +378,11 @@ PAIR_INLINE void one_outputs(size_t n, const double **p, size_t j, size_t f,
                 y[i * f + j] = t, e[i * f + j] = v;
         }
     }
-    s1[j] = a1, s2[j] = a2;
+    o->s1[j] = a1, o->s2[j] = a2;
     if (eval)
-        sq[j] = aq, *total = tot;
+        o->sq[j] = aq, *k->total = tot;
+    if (o->checks && k->last)
+        o->pass += (size_t)selfcheck_one(g, be, sv, ve, a1, a2, o->inv_b);
 }
 
 /* acc + v[0] + v[1] + ... + v[n - 1], left to right: eight to a turn of
@@ -373,26 +419,18 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
 }
 
 /* Every feature of a chunk: pairs, then a last odd feature alone; with
- * lag, the last chunk's squared gaps (pend) added to *tot as they go, in
- * their order: two in each turn of a pair's loop and one in an odd
- * feature's, n f in all. */
-PAIR_INLINE void outputs_features(const bp_rows *r, const bp_layer *l,
-                                  const bp_sums *s, size_t n,
-                                  const double **p, int shifted, int eval,
-                                  int keep, int packed, double *dd,
-                                  double *y, double *e, int lag,
-                                  const double *pend, double *tot)
+ * lag, the last chunk's squared gaps (pend) added to the total as they
+ * go, in their order: two in each turn of a pair's loop and one in an
+ * odd feature's, n f in all. */
+PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
+                                  int shifted, int eval, int keep,
+                                  int packed, int lag)
 {
-    size_t f = r->f, j = 0;
-    for (; packed && j + 1 < f; j += 2) {
-        pair_consts c = pair_of(l, r->shift, j, eval, shifted);
-        pair_outputs(n, p, j, f, &c, shifted, eval, keep, s->s1, s->s2,
-                     s->sq, dd, y, e, lag, lag ? pend + j * n : NULL, tot);
-    }
+    size_t f = o->f, j = 0;
+    for (; packed && j + 1 < f; j += 2)
+        pair_outputs(o, k, j, shifted, eval, keep, lag);
     for (; j < f; j++)
-        one_outputs(n, p, j, f, l, r->shift, shifted, eval, keep, s->s1,
-                    s->s2, s->sq, dd, y, e, lag, lag ? pend + j * n : NULL,
-                    tot);
+        one_outputs(o, k, j, shifted, eval, keep, lag);
 }
 
 /* A chunk's outputs and, in eval mode, its squared gaps, which the next
@@ -400,27 +438,25 @@ PAIR_INLINE void outputs_features(const bp_rows *r, const bp_layer *l,
  * (when it had as many; else they are added first): the chain of
  * additions, each after the one before to keep the order, then runs
  * beside a chunk's divisions rather than after them. */
-PAIR_INLINE void outputs_chunk(const bp_rows *r, const bp_layer *l,
-                               const bp_sums *s, size_t i0, size_t n,
-                               const double **p, int shifted, int eval,
+PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
+                               size_t b, out_chunk *k, int shifted, int eval,
                                int keep, int packed)
 {
-    size_t f = r->f, part = part_of(f);
-    double *y = keep ? s->y + i0 * f : NULL, *e = keep ? s->e + i0 * f : NULL;
+    size_t f = o->f, n = k->n, part = part_of(f);
+    k->first = i0 == 0, k->last = i0 + n == b;
+    k->y = keep ? s->y + i0 * f : NULL, k->e = keep ? s->e + i0 * f : NULL;
     if (!eval) {
-        outputs_features(r, l, s, n, p, shifted, 0, 0, packed, NULL, NULL,
-                         NULL, 0, NULL, NULL);
+        outputs_features(o, k, shifted, 0, 0, packed, 0);
         return;
     }
     bp_gap *g = s->gap;
-    double *dd = s->dd + (size_t)(1 - g->half) * part;
-    if (g->n == n * f)
-        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
-                         1, s->dd + (size_t)g->half * part, &g->sum);
-    else {
+    k->dd = s->dd + (size_t)(1 - g->half) * part, k->total = &g->sum;
+    if (g->n == n * f) {
+        k->pend = s->dd + (size_t)g->half * part;
+        outputs_features(o, k, shifted, 1, keep, packed, 1);
+    } else {
         bp_gap_flush(g, s->dd, f);
-        outputs_features(r, l, s, n, p, shifted, 1, keep, packed, dd, y, e,
-                         0, NULL, &g->sum);
+        outputs_features(o, k, shifted, 1, keep, packed, 0);
     }
     g->n = n * f, g->half = 1 - g->half;
 }
@@ -430,13 +466,17 @@ PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
                               int keep, int packed)
 {
     const double *p[BP_CHUNK];
-    size_t f = r->f, rows = eval ? BP_GAP_ROWS : BP_CHUNK;
-    for (size_t j = 0; j < f; j++)
-        s->s1[j] = s->s2[j] = 0.0;
-    for (size_t i0 = 0, n = 0; i0 < r->b; i0 += n) {
-        n = chunk_rows(r, i0, rows, p);
-        outputs_chunk(r, l, s, i0, n, p, shifted, eval, keep, packed);
+    out_pass o = {r->f, r->shift, *l, s->s1, s->s2, s->sq,
+                  1.0 / (double)r->b, s->pass != NULL, pair_tally_zero(),
+                  0};
+    out_chunk k = {.p = p};
+    size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
+    for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
+        k.n = chunk_rows(r, i0, rows, p);
+        outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed);
     }
+    if (s->pass)
+        *s->pass += o.pass + pair_tally_sum(o.tally);
 }
 
 void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,

@@ -1,7 +1,8 @@
 /*
  * The layer's passes over one batch, where a run spends nearly all its
  * time: the batch's statistics, and its train-mode (and eval-mode)
- * outputs with the sums the self-checks and the comparison take. They go
+ * outputs with the sums the comparison takes and the self-checks made
+ * on them (selfcheck.h) as the batch's last rows leave them. They go
  * column by column, two features at a time (base/pair.h: one packed
  * division for two), each feature's sums over the rows in row order and
  * the comparison's total over each row's features in order, so that the
@@ -14,10 +15,10 @@
 
 #include <stddef.h>
 
-/* A batch's rows: row i is x + rows[i] f (x + i f when rows is NULL),
- * each feature j moved by shift[j] (none when shift is NULL). rows has
- * ahead more entries past the batch (the next batch's); with fetch set
- * they are asked for early (bp_fetch). */
+/* A batch's b rows (b at least 1): row i is x + rows[i] f (x + i f when
+ * rows is NULL), each feature j moved by shift[j] (none when shift is
+ * NULL). rows has ahead more entries past the batch (the next batch's);
+ * with fetch set they are asked for early (bp_fetch). */
 typedef struct {
     size_t b, f, ahead;
     int fetch;
@@ -26,11 +27,13 @@ typedef struct {
     const double *shift;
 } bp_rows;
 
-/* What the outputs are made with, per feature: the batch's mean and sd
- * (train mode), the buffers' mean and sd (eval mode; rm NULL for train
- * mode alone), gamma and beta. */
+/* What the outputs are made with, per feature: the batch's mean and
+ * biased variance (train mode, whose sd, bn_sd(var, eps), the pass makes
+ * two features at a time), the buffers' mean and sd (eval mode; rm NULL
+ * for train mode alone), gamma and beta. */
 typedef struct {
-    const double *mean, *sd, *rm, *sd_run, *gamma, *beta;
+    const double *mean, *var, *rm, *sd_run, *gamma, *beta;
+    double eps;
 } bp_layer;
 
 /* The comparison's total of (y - e)^2 over the rows and each row's
@@ -50,11 +53,15 @@ typedef struct {
  * (y - e)^2 (added to sq) and their total (gap). With y and e not NULL
  * (eval mode only) the B x F outputs themselves. dd is eval mode's
  * scratch of bp_scratch(f) doubles, the same from pass to pass while gap
- * has gaps pending. */
+ * has gaps pending. With pass not NULL, the self-checks of the train
+ * outputs that depend on their values (score.h's score_checks, on the
+ * sums as the batch's last rows leave them in registers): the number
+ * that pass is added to *pass. */
 typedef struct {
     double *s1, *s2, *sq;
     bp_gap *gap;
     double *y, *e, *dd;
+    size_t *pass;
 } bp_sums;
 
 void bp_gap_flush(bp_gap *g, const double *dd, size_t f);

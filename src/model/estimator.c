@@ -12,18 +12,22 @@
 #include "base/pair.h"
 
 
+/* The frameworks' moving average, two features at a time (the same
+ * bits), every operand a local: the buffers' stores reach nothing the
+ * loop reads again. */
 static void update_ema(bn_layer *l, const double *mean, const double *var)
 {
-    double keep = l->keep, p = l->p, *rm = l->rm, *rv = l->rv;
+    double keep = l->keep, p = l->p;
+    double *restrict rm = l->rm, *restrict rv = l->rv;
     pair_t k2 = pair_dup(keep), p2 = pair_dup(p);
-    size_t j = 0;
-    for (; j + 1 < l->f; j += 2) { /* two features at a time, the same bits */
+    size_t j = 0, f = l->f;
+    for (; j + 1 < f; j += 2) {
         pair_store(rm + j, pair_add(pair_mul(k2, pair_load(rm + j)),
                                     pair_mul(p2, pair_load(mean + j))));
         pair_store(rv + j, pair_add(pair_mul(k2, pair_load(rv + j)),
                                     pair_mul(p2, pair_load(var + j))));
     }
-    for (; j < l->f; j++) {
+    for (; j < f; j++) {
         rm[j] = keep * rm[j] + p * mean[j];
         rv[j] = keep * rv[j] + p * var[j];
     }

@@ -49,11 +49,11 @@ size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
     (void)k;
     /* layer_run's buffers: a batch's train output (and its guard), its
      * eval output and its inputs for an observer; the statistics of every
-     * batch of an epoch and its shares of the drift; nine arrays per
+     * batch of an epoch and its shares of the drift; eight arrays per
      * feature and the result's six; a pass's scratch; the evaluation
      * rows' order. */
     size_t b = cfg->batch_size / bn_ghosts(&cfg->layer), nb = n / b + 1;
-    return (3 * b * f + 1 + 2 * nb * f + nb + 15 * f + bp_scratch(f)) *
+    return (3 * b * f + 1 + 2 * nb * f + nb + 14 * f + bp_scratch(f)) *
                sizeof(double) +
            n * sizeof(size_t);
 }
@@ -94,35 +94,13 @@ static void recompute_pooled(bn_layer *layer, const pop_t *pop,
         layer->rm[j] += shift[j];
 }
 
-/* What one pass over a batch needs of a feature: its statistics' sd and
- * the buffers', the sums of its train outputs for the self-checks, and
- * the sum of (y_train - y_eval)^2 over the rows compared; and the pass's
- * scratch (bp_scratch). */
+/* What one pass over a batch needs of a feature: the buffers' sd, the
+ * sums of its train outputs for the self-checks, and the sum of
+ * (y_train - y_eval)^2 over the rows compared; and the pass's scratch
+ * (bp_scratch). */
 typedef struct {
-    double *sd, *sd_run, *s1, *s2, *sq, *dd;
+    double *sd_run, *s1, *s2, *sq, *dd;
 } batch_work;
-
-/* One batch's train-mode outputs from its own mean and var (rows of x,
- * each feature moved by shift unless it is NULL) and, with the final
- * buffers (gap not NULL; w->sd_run their sd), its eval-mode outputs: the
- * sums of y - beta and (y - beta)^2 per feature for the self-checks,
- * (y - e)^2 added to *gap over the rows and each row's features in order
- * (and to w->sq per feature), and the outputs into y and e when they are
- * not NULL (batchpass.h, two features at a time). One pass, so that the
- * study's comparison costs about what the two outputs do (make bench
- * sets it against a bare kernel). */
-static void batch_outputs(const bn_layer *l, const bp_rows *r,
-                          const double *mean, const double *var,
-                          batch_work *w, bp_gap *gap, double *y, double *e)
-{
-    double eps = l->eps, *sd = w->sd;
-    for (size_t j = 0; j < l->f; j++)
-        sd[j] = bn_sd(var[j], eps);
-    bp_layer bl = {mean, w->sd, gap ? l->rm : NULL, w->sd_run, l->gamma,
-                   l->beta};
-    bp_sums s = {w->s1, w->s2, w->sq, gap, y, e, w->dd};
-    bp_outputs(r, &bl, 1, &s);
-}
 
 /* The batch of b rows from start in order (ne entries) of the rows x,
  * moved by shift, asked for early with fetch (bp_fetch). */
@@ -183,6 +161,10 @@ typedef struct {
     int fetch, efetch;     /* the rows trained on, evaluated on: bp_fetch */
     bn_layer layer;
     int have_layer;
+    /* What a pass over a batch's outputs is handed (batch_outputs), made
+     * once for training's passes and once for the comparison's. */
+    bp_layer bl;
+    bp_sums bs;
     /* Nothing of N x F: the rows are read where they are, and the outputs
      * compared are made once the final buffers exist, batch by batch,
      * from each batch's statistics (the last epoch's, kept in stats,
@@ -222,7 +204,7 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->watch = obs && obs->on_batch;
     s->outputs = obs && obs->on_outputs;
     s->stats = malloc((2 * nb * f + nb) * sizeof *s->stats);
-    s->work = malloc((9 * f + bp_scratch(f)) * sizeof *s->work);
+    s->work = malloc((8 * f + bp_scratch(f)) * sizeof *s->work);
     s->y = malloc((bmax * f + 1) * sizeof *s->y);
     s->e = malloc(bmax * f * sizeof *s->e);
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
@@ -236,10 +218,10 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
         return bn_fail(err, "out of memory");
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
-    s->w = (batch_work){work,         work + f,     work + 2 * f,
-                        work + 3 * f, work + 4 * f, work + 9 * f};
-    s->delta = work + 5 * f, s->shift = work + 6 * f;
-    s->emean = work + 7 * f, s->evar = work + 8 * f;
+    s->w = (batch_work){work, work + f, work + 2 * f, work + 3 * f,
+                        work + 8 * f};
+    s->delta = work + 4 * f, s->shift = work + 5 * f;
+    s->emean = work + 6 * f, s->evar = work + 7 * f;
     for (size_t j = 0; j < f; j++) {
         /* The drift's full move of each feature, in its own units. */
         s->delta[j] = s->drifting ? cfg->drift.size * sqrt(pop->var[j]) : 0.0;
@@ -261,6 +243,39 @@ static void layer_free(layer_state *s)
         bn_free(&s->layer);
 }
 
+/* The passes' arguments: train mode alone (the buffers' mean NULL, no
+ * total of gaps), or with the final buffers for the comparison. */
+static void pass_setup(layer_state *s, int eval)
+{
+    const bn_layer *l = &s->layer;
+    batch_work *w = &s->w;
+    s->bl = (bp_layer){.rm = eval ? l->rm : NULL, .sd_run = w->sd_run,
+                       .gamma = l->gamma, .beta = l->beta, .eps = l->eps};
+    s->bs = (bp_sums){.s1 = w->s1, .s2 = w->s2, .sq = w->sq,
+                      .gap = eval ? &s->sq : NULL, .dd = w->dd};
+}
+
+/* One batch's train-mode outputs from its own mean and var (the rows of
+ * r, each feature moved by its shift) and, after pass_setup(s, 1), its
+ * eval-mode outputs under the final buffers: the sums of y - beta and
+ * (y - beta)^2 per feature and, with checks, the self-checks on them
+ * (score_checks'), (y - e)^2 added to the comparison's total over the
+ * rows and each row's features in order (and to w.sq per feature), and
+ * the outputs into y and e when they are not NULL (batchpass.h, two
+ * features at a time). One pass, so that the study's comparison costs
+ * about what the two outputs do (make bench sets it against a bare
+ * kernel). Returns the self-checks passed. */
+static size_t batch_outputs(layer_state *s, const bp_rows *r,
+                            const double *mean, const double *var,
+                            double *y, double *e, int checks)
+{
+    size_t pass = 0;
+    s->bl.mean = mean, s->bl.var = var;
+    s->bs.y = y, s->bs.e = e, s->bs.pass = checks ? &pass : NULL;
+    bp_outputs(r, &s->bl, 1, &s->bs);
+    return pass;
+}
+
 /* A last-epoch batch's statistics against the stream's truth at its
  * update: their squared errors added to the run's sums and, per
  * feature, the mean's to sq: two features at a time, the sums over the
@@ -271,8 +286,8 @@ PAIR_INLINE void errors_of(layer_state *s, const double *mean,
     const double *mu = s->pop->mean, *tv = s->pop->var, *delta = s->delta;
     double frac = drifting ? s->frac : 0.0;
     double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
-    size_t j = 0;
-    for (; j + 1 < s->f; j += 2) {
+    size_t j = 0, f = s->f; /* a local: sq's stores could reach s */
+    for (; j + 1 < f; j += 2) {
         pair_t truth = pair_load(mu + j);
         if (drifting)
             truth = pair_add(truth,
@@ -286,7 +301,7 @@ PAIR_INLINE void errors_of(layer_state *s, const double *mean,
         sum_dv += pair_hi(qv);
         pair_store(sq + j, pair_add(pair_load(sq + j), qm));
     }
-    for (; j < s->f; j++) {
+    for (; j < f; j++) {
         double dm = mean[j] - (drifting ? mu[j] + frac * delta[j] : mu[j]);
         double dv = var[j] - tv[j];
         sum_dm += dm * dm;
@@ -334,8 +349,7 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
         batch_errors(s, mean, var, res->batch_mean_sq);
     }
     if (!last || !s->own) {
-        batch_outputs(&s->layer, &r, mean, var, &s->w, NULL, NULL, NULL);
-        s->pass += score_checks(&s->layer, b, s->w.s1, s->w.s2, var);
+        s->pass += batch_outputs(s, &r, mean, var, NULL, NULL, 1);
     }
     if (s->watch) {
         double *x = s->x;
@@ -355,6 +369,7 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
 static void train(layer_state *s, run_result *res)
 {
     size_t t = 0;
+    pass_setup(s, 0);
     for (size_t ep = 0; ep < s->cfg->epochs; ep++)
         for (size_t k = 0; k < s->nb; k++) {
             /* t counts updates: every device's share of a batch moves
@@ -393,6 +408,7 @@ static int compare(layer_state *s, bn_error *err)
     }
     for (size_t j = 0; j < f; j++)
         s->w.sd_run[j] = bn_sd(s->layer.rv[j], s->layer.eps);
+    pass_setup(s, 1);
     /* Batches compared: all of them, but that rows of their own stop at
      * the first batch of fewer than two (the last, or every one at B 1). */
     size_t ncmp = nbe;
@@ -416,10 +432,8 @@ static int compare(layer_state *s, bn_error *err)
         /* The eval outputs are kept where an observer or the determinism
          * check reads them: the last batch compared. */
         int keep = s->outputs || k + 1 == ncmp;
-        batch_outputs(&s->layer, &r, mean, var, &s->w, &s->sq,
-                      keep ? s->y : NULL, keep ? s->e : NULL);
-        if (s->own)
-            s->pass += score_checks(&s->layer, bk, s->w.s1, s->w.s2, var);
+        s->pass += batch_outputs(s, &r, mean, var, keep ? s->y : NULL,
+                                 keep ? s->e : NULL, s->own);
         if (s->outputs)
             s->obs->on_outputs(s->obs->ctx, start, bk, f, rows, s->y, s->e);
         s->kept = start + bk, s->b = bk, s->last_sh = sh;

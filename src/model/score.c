@@ -10,6 +10,7 @@
 #include "base/pair.h"
 #include "model/keyid.h"
 #include "model/net.h"
+#include "model/selfcheck.h"
 
 /* What puts a score out of range when it overflows: the features'
  * values, gamma and beta for the layer's outputs, the learning rate for
@@ -351,43 +352,21 @@ int score_written(const double *y, size_t n)
     return 1;
 }
 
-/* The two checks of feature pair j (its mean and its variance), as
- * score_checks says: the number that pass. */
-static int pair_checks(const bn_layer *layer, size_t j, const double *s1,
-                       const double *s2, const double *var, pair_t inv_b)
-{
-    pair_t g = pair_load(layer->gamma + j), be = pair_load(layer->beta + j);
-    pair_t sv = pair_load(var + j), a = pair_load(s1 + j);
-    pair_t m = pair_add(be, pair_mul(a, inv_b));
-    pair_t v = pair_mul(
-        pair_sub(pair_load(s2 + j), pair_mul(pair_mul(a, a), inv_b)), inv_b);
-    pair_t want_v = pair_div(pair_mul(pair_mul(g, g), sv),
-                             pair_add(sv, pair_dup(layer->eps)));
-    pair_t tol_m =
-        pair_mul(pair_dup(1e-9), pair_add(pair_abs(g), pair_abs(be)));
-    pair_t tol_v =
-        pair_add(pair_mul(pair_dup(1e-9), want_v), pair_dup(1e-12));
-    return pair_count_le(pair_abs(pair_sub(m, be)), tol_m) +
-           pair_count_le(pair_abs(pair_sub(v, want_v)), tol_v);
-}
-
 size_t score_checks(const bn_layer *layer, size_t b, const double *s1,
                     const double *s2, const double *var)
 {
     size_t pass = 0, j = 0;
-    double inv_b = 1.0 / (double)b; /* a check, not a result: no bits */
-    for (; j + 1 < layer->f; j += 2)
-        pass += (size_t)pair_checks(layer, j, s1, s2, var, pair_dup(inv_b));
-    for (; j < layer->f; j++) {
-        double g = layer->gamma[j], be = layer->beta[j], sv = var[j];
-        /* About beta, the mean the output should have: where it has it
-         * these are the two-pass formula's, and where it misses the mean
-         * check fails anyway. */
-        double m = be + s1[j] * inv_b;
-        double v = (s2[j] - s1[j] * s1[j] * inv_b) * inv_b;
-        double want_v = g * g * sv / (sv + layer->eps);
-        pass += fabs(m - be) <= 1e-9 * (fabs(g) + fabs(be));
-        pass += fabs(v - want_v) <= 1e-9 * want_v + 1e-12;
+    double inv_b = 1.0 / (double)b, eps = layer->eps;
+    const double *g = layer->gamma, *be = layer->beta;
+    pair_tally_t t = pair_tally_zero();
+    for (; j + 1 < layer->f; j += 2) {
+        pair_t sv = pair_load(var + j);
+        t = selfcheck_pair(t, pair_load(g + j), pair_load(be + j), sv,
+                           pair_add(sv, pair_dup(eps)), pair_load(s1 + j),
+                           pair_load(s2 + j), pair_dup(inv_b));
     }
-    return pass;
+    for (; j < layer->f; j++)
+        pass += (size_t)selfcheck_one(g[j], be[j], var[j], var[j] + eps,
+                                      s1[j], s2[j], inv_b);
+    return pass + pair_tally_sum(t);
 }
