@@ -63,10 +63,12 @@ static int keep_eval(const verdict *v)
 }
 
 /* Evaluation mode below training mode by no more than the tolerance a
- * fix is held to: nothing to fix, whatever the cause. */
-static int within_tolerance(const verdict *v)
+ * fix is held to, for a cause with no fix recommended: the fix line says
+ * there is nothing to fix, and the gap line need not say it again. */
+static int none_within_tolerance(const verdict *v)
 {
-    return v->gap > 0.0 && !(v->gap > DIAG_FIX_CLOSES);
+    return v->gap > 0.0 && !(v->gap > DIAG_FIX_CLOSES) &&
+           v->cause != DIAG_HEALTHY && v->recommended == DIAG_FIX_NONE;
 }
 
 /* A cause whose fix can lower evaluation mode, and it was not measured:
@@ -146,8 +148,7 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
     if (keep_eval(v) && v->cause != DIAG_HEALTHY &&
         v->recommended == DIAG_FIX_NONE)
         print_keep(fp, c);
-    else if (within_tolerance(v) && v->cause != DIAG_HEALTHY &&
-             v->recommended == DIAG_FIX_NONE)
+    else if (none_within_tolerance(v))
         fprintf(fp, "  fix: none: evaluation mode is within 0.03 of "
                     "training mode, no gap to close. The cause's usual "
                     "fix, should the gap grow: %s\n",
@@ -204,7 +205,7 @@ static void print_gap(FILE *fp, const verdict *v, const verdict_model *m)
         if (v->batch_drop)
             print_batch_drop(fp, v, m);
     } else if (!(v->gap > DIAG_FIX_CLOSES)) {
-        if (v->cause == DIAG_HEALTHY || v->recommended != DIAG_FIX_NONE)
+        if (!none_within_tolerance(v))
             fputs("  evaluation mode is within 0.03 of training mode: no "
                   "gap to close\n", fp);
     } else if (v->recommended == DIAG_FIX_NONE && v->best_closes == 0) {
