@@ -668,9 +668,9 @@ static double ratio_without(const diag_layer *in, size_t j, double mu,
  * grouped batches put every batch's mean off, so their ratio stands
  * without any one of them. Leaving one out only lowers the ratio (the
  * ratio is the left-out ratios' mean weighted by their denominators),
- * so chance takes a feature past 4 no more often than before. The batch is found from the sums less its
- * terms, and the ratio then summed again without it, in order, so no
- * cancellation enters the value. */
+ * so chance takes a feature past 4 no more often than before. The
+ * batch is found from the sums less its terms, and the ratio then summed
+ * again without it, in order, so no cancellation enters the value. */
 static double spread_ratio(const diag_layer *in, size_t j, double mu,
                            double v, double *robust)
 {

@@ -221,6 +221,7 @@ static void print_note(FILE *fp, const verdict *v, const verdict_layer *l,
     if (v->note == DIAG_HEALTHY)
         return;
     const verdict_layer *r = &l[v->note_root];
+    diag_fix own = verdict_cause_fix(v->note, m);
     fprintf(fp, "  note: %s in %zu of %zu layer%s, first %s, by its size "
                 "(%.2f of the outputs' spread there), but %s, its own fix, "
                 "was measured to move evaluation mode by %+.3f, and the two "
@@ -229,8 +230,7 @@ static void print_note(FILE *fp, const verdict *v, const verdict_layer *l,
                 "cause (its usual fix: %s)\n",
             diag_cause_get(v->note)->name, v->note_with, n, n == 1 ? "" : "s",
             r->name, r->effect[v->note],
-            diag_fix_name(verdict_cause_fix(v->note, m)),
-            m->fix_acc[verdict_cause_fix(v->note, m)] - m->eval_acc,
+            diag_fix_name(own), m->fix_acc[own] - m->eval_acc,
             diag_cause_get(v->note)->fix);
 }
 
