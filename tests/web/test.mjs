@@ -1099,15 +1099,22 @@ async function linkChecks(browser, page, origin, pageErrors) {
 async function downloadChecks(page) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bnstudy-downloads-'));
   const cdp = await page.createCDPSession();
-  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir });
+  /* A file is read once the browser says its download completed: it can
+   * be on the disk, under its own name, before its last bytes are (a
+   * TSV or an SVG read short, now and then, on a busy machine). */
+  let completed = 0;
+  cdp.on('Browser.downloadProgress', e => { if (e.state === 'completed') completed++; });
+  await cdp.send('Browser.setDownloadBehavior',
+                 { behavior: 'allow', downloadPath: dir, eventsEnabled: true });
   const fetched = async (scope, text, name) => {
     const file = path.join(dir, name);
     fs.rmSync(file, { force: true });
+    const before = completed;
     await (await button(page, scope, text)).click();
-    for (let i = 0; i < 200 && !fs.existsSync(file); i++)
+    for (let i = 0; i < 200 && !(completed > before && fs.existsSync(file)); i++)
       await new Promise(ok => setTimeout(ok, 50));
-    if (!fs.existsSync(file))
-      throw new Error(`${text} downloaded no ${name} (${fs.readdirSync(dir)}; the page says: ${
+    if (!fs.existsSync(file) || !(completed > before))
+      throw new Error(`${text} downloaded no complete ${name} (${fs.readdirSync(dir)}; the page says: ${
         await page.$eval('#copy-status', e => e.textContent)})`);
     return fs.readFileSync(file);
   };
