@@ -412,7 +412,8 @@ done:
 }
 
 /* NAME.EXT, of f columns and at least min_rows rows (0: a population's
- * 2). */
+ * 2). On failure *pf holds nothing, whatever part of it was read, so a
+ * caller frees only what was returned whole. */
 static int read_npy_rows(const dump_src *src, const char *name, const char *ext,
                          size_t f, size_t min_rows, popfile *pf,
                          bn_error *err)
@@ -429,9 +430,12 @@ static int read_npy_rows(const dump_src *src, const char *name, const char *ext,
         rc = popfile_parse(path, bytes, len, &opt, pf, err);
         input_free((char *)bytes, len);
     }
-    if (rc == 0 && pf->f != f)
+    if (rc == 0 && pf->f != f) {
         rc = bn_fail(err, "%s: %zu columns, the layer has %zu features",
                      path, pf->f, f);
+        popfile_free(pf);
+        memset(pf, 0, sizeof *pf);
+    }
     free(path);
     return rc;
 }
