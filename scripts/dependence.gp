@@ -55,7 +55,9 @@ do for [out = 1:2] {
     set lmargin at screen 0.12; set rmargin at screen 0.96
     top = clf ? 0.84 : 0.8
     set tmargin at screen top; set bmargin at screen (clf ? 0.56 : 0.2)
-    set yrange [0 : *]
+    # Headroom above the highest point, so the key in the top right
+    # corner covers no line.
+    set yrange [0 : *]; set offsets 0, 0, graph 0.55, 0
     set ylabel "range of an output"
     set title st1 font panel_font
     if (!clf) { set label 101 xlabel at screen 0.5, screen 0.1 center }
@@ -65,9 +67,11 @@ do for [out = 1:2] {
     unset label 101
     if (clf) {
         set tmargin at screen 0.42; set bmargin at screen 0.14
-        set yrange [0 : 1]
+        # Accuracies reach 1, so the key gets its own band above them:
+        # the axis runs past 1 with its tics stopping there.
+        set offsets 0, 0, 0, 0
+        set yrange [0 : (grp ? 1.65 : 1.45)]; set ytics 0, 0.2, 1
         set ylabel "held-out accuracy"
-        set key bottom left
         set title st2 font panel_font
         set label 101 xlabel at screen 0.5, screen 0.06 center
         eval cmd2
