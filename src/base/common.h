@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#define BNSTUDY_VERSION "0.5.0"
+#define BNSTUDY_VERSION "0.5.1"
 
 /* The longest path bnstudy takes or makes, terminating NUL included. */
 #define BN_PATH_MAX 4096
