@@ -57,7 +57,9 @@ do for [out = 1:2] {
     set tmargin at screen top; set bmargin at screen (clf ? 0.56 : 0.2)
     # Headroom above the highest point, so the key in the top right
     # corner covers no line.
-    set yrange [0 : *]; set offsets 0, 0, graph 0.55, 0
+    # The tics too: the accuracy panel's stop at 1, and the SVG's pass
+    # comes after the PNG's.
+    set yrange [0 : *]; set offsets 0, 0, graph 0.55, 0; set ytics autofreq
     set ylabel "range of an output"
     set title st1 font panel_font
     if (!clf) { set label 101 xlabel at screen 0.5, screen 0.1 center }
