@@ -995,6 +995,41 @@ def dumped_sizes(out):
     return [int(r[col]) for r in rows[1:]]
 
 
+def class_chi2(y, sizes, k):
+    """The chi-square of consecutive batches' class counts."""
+    p = np.bincount(y, minlength=k) / len(y)
+    chi, i = 0.0, 0
+    for b in sizes:
+        c = np.bincount(y[i:i + b], minlength=k)
+        chi += float(np.sum((c - b * p) ** 2 / (b * p)))
+        i += b
+    return chi
+
+
+def check_label_exchange(c, label, s, out, grouped):
+    """The dump's label_exchange against the suite's own: the batches'
+    class chi-square over its mean over 400 random orders of the same
+    labels (a Monte Carlo of random batches, not the dumper's closed
+    form: a chi-square of about 240 degrees of freedom varies by 0.09 of
+    itself, its mean over 400 by 0.005, so 0.02 is four standard errors,
+    and the finite-population factor (n - b)/(n - 1), 0.035 here, shows);
+    beyond 4 exactly where the batches are grouped by class (not the
+    drifts)."""
+    if "devices" in s:
+        return
+    y = np.unique(s["ytr"], return_inverse=True)[1]
+    sizes = dumped_sizes(out)
+    rng = np.random.default_rng(11)
+    k = int(y.max()) + 1
+    mean = np.mean([class_chi2(rng.permutation(y), sizes, k)
+                    for _ in range(400)])
+    want = class_chi2(y, sizes, k) / mean
+    got = float(dumped_key(out, "label_exchange"))
+    c.check(abs(got - want) <= 0.02 * want and (got > 4) == grouped,
+            "%s: label_exchange is the classes' chi-square over random "
+            "batches'" % label, "dump %.3f, suite %.3f" % (got, want))
+
+
 def check_fix(c, label, cause, s, report, tr, ev):
     """The fix against the suite's own measurement: where evaluation mode
     trails, the one recommended first closes the gap (none for sorted
@@ -1060,6 +1095,8 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
     rep = subprocess.run([exe, "diagnose", out], capture_output=True,
                          text=True)
     report = rep.stdout
+    if "not-exchangeable" in name or "grouped" in name or "drift" in name:
+        check_label_exchange(c, label, s, out, "drift" not in name)
     got = verdict_of(report)
     batch = s.get("batch", BATCH)
     # Training mode as it trained: on a device's share of the batch.
