@@ -53,6 +53,11 @@ dump's:
     BNRecorder's forms of the dumper's options (batch(lengths),
     devices=K, write's scores), names the cause a dump of the same model
     names;
+  * a model trained on a stream whose contrast drifts over the last
+    epochs, batches shuffled, dumped in training's order, is not called
+    not-exchangeable (whatever else the drift leaves true), and the
+    dump's label_exchange matches the suite's own Monte Carlo of random
+    batches, beyond 4 exactly for batches grouped by class;
   * the dump measures what draws at random before each layer: a model
     with F.dropout in its forward (no module) gets dropout-shift as the
     nn.Dropout one does, and models.RandomNet's F.dropout, nothing and
