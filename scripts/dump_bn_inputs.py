@@ -338,7 +338,6 @@ def dump(a):
         else None
     yev = load_array(a.eval_labels, "--eval-labels", xev.shape[0]) \
         if a.eval_labels else None
-    del ytr  # kept for the user's own checks: the fixes score evaluation
     sizes = batch_sizes(a.batches, xtr.shape[0]) if a.batches else None
     ltr = lengths_of(a.train_lengths, "--train-lengths", xtr) \
         if a.train_lengths else None
@@ -364,7 +363,12 @@ def dump(a):
     tmp = a.out.rstrip(os.sep) + ".part"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    nb = len(passes.cuts(xtr.shape[0], a.batch_size, whole)) - 1
+    cut = passes.cuts(xtr.shape[0], a.batch_size, whole)
+    nb = len(cut) - 1
+    # Whether training's batches grouped the classes (the exchange test's
+    # evidence against a drift): the labels, as training batched them.
+    label_exchange = passes.label_exchange(ytr, cut) if ytr is not None \
+        else None
     steps = a.steps if a.steps is not None else \
         (a.epochs * nb if a.epochs is not None else None)
     order = [n for n, _ in layers]
@@ -449,6 +453,7 @@ def dump(a):
         ("devices", a.devices),
         ("sync_mode_accuracy", acc.get("sync_mode_accuracy")),
         ("dropout_before_bn", n_drop),
+        ("label_exchange", label_exchange),
     ])
     after = buffers(model)
     if sha256(a.model) != digest or any(

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_multifit.h>
 #include <gsl/gsl_randist.h>
 
 #include "model/diag.h"
@@ -88,8 +89,10 @@ static void diagnose_trained(const rows_t *r, size_t b, double p,
     double rm[8], rv[8];
     assert_true(r->f <= 8);
     size_t t = ema(r, b, p, rm, rv);
+    /* The test's rows are a fixed population in an order it made, as a
+     * run's: a trend in them is the order's, not a drift. */
     diag_input in = {r->n, r->f, r->x, b,    rm,   rv, NULL,
-                     NULL, t,    p,    1e-5, NULL, 0};
+                     NULL, t,    p,    1e-5, NULL, 0,  1};
     diag_feature out[8];
     bn_error err;
     if (diag_run(&in, out, &err) != 0)
@@ -180,7 +183,7 @@ static void test_near_constant(void **state)
     double rm[3], rv[3];
     t = ema(&r, 64, 0.1, rm, rv);
     diag_input in = {r.n, 3,   r.x,  64,   rm,   rv, NULL,
-                     NULL, t, 0.1, 1e-5, NULL, 0};
+                     NULL, t, 0.1, 1e-5, NULL, 0, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
     assert_true(out[1].flags & (1u << DIAG_FAR_FROM_INIT));
@@ -214,7 +217,7 @@ static void test_other(void **state)
     size_t t = ema(&r, 64, 0.1, rm, rv);
     rm[2] += 0.5 * sd3[2];
     diag_input in = {r.n, 3,   r.x,  64,   rm,   rv, NULL,
-                     NULL, t, 0.1, 1e-5, NULL, 0};
+                     NULL, t, 0.1, 1e-5, NULL, 0, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
     assert_int_equal(out[0].cause, DIAG_HEALTHY);
@@ -249,7 +252,7 @@ static void test_spread_ratio_closed_forms(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         double rm = 0.5, rv = 0.25;
         diag_input in = {cases[k].n, 1, cases[k].x, cases[k].b, &rm, &rv,
-                         NULL, NULL, 10, 0.5, 0.0, NULL, 0};
+                         NULL, NULL, 10, 0.5, 0.0, NULL, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         assert_close(d.exchange, cases[k].want, 1e-14, 1.0);
@@ -261,7 +264,7 @@ static void test_spread_ratio_closed_forms(void **state)
     /* One batch of every row: nothing to compare, so no verdict. */
     double x[4] = {0, 1, 2, 3}, rm = 1.5, rv = 1.25;
     diag_input in = {4, 1, x, 4, &rm, &rv, NULL, NULL, 1, 1.0, 0.0,
-                     NULL, 0};
+                     NULL, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(isnan(d.exchange));
@@ -274,7 +277,7 @@ static void test_spread_ratio_closed_forms(void **state)
     static const size_t even[2] = {3, 3}, uneven[2] = {2, 4}, short_[2] = {2,
                                                                           3};
     diag_input bin = {6, 1, y, 0, &rm, &rv, NULL, NULL, 1, 1.0, 0.0,
-                      even, 2};
+                      even, 2, 0};
     assert_int_equal(diag_run(&bin, &d, NULL), 0);
     assert_close(d.exchange, 5.0, 1e-14, 1.0);
     bin.batch_rows = uneven;
@@ -299,7 +302,7 @@ static void test_spread_ratio_is_one_for_random_orders(void **state)
     for (size_t k = 0; k < ORDERS; k++) {
         gsl_ran_shuffle(rng, r.x, N, sizeof(double));
         diag_input in = {N,    1,   r.x,  B,    &rm, &rv, NULL,
-                         NULL, 4, 0.1, 1e-5, NULL, 0};
+                         NULL, 4, 0.1, 1e-5, NULL, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         sum += d.exchange;
@@ -327,7 +330,7 @@ static diag_feature diagnose_wide(const double *x)
         ss += (x[i] - mu) * (x[i] - mu);
     double rm = (double)mu, rv = (double)(ss / WIDE_N);
     diag_input in = {WIDE_N, 1,    x,    WIDE_B, &rm, &rv, NULL,
-                     NULL,   270, 0.1, 1e-5,   NULL, 0};
+                     NULL,   270, 0.1, 1e-5,   NULL, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     return d;
@@ -417,7 +420,7 @@ static void test_init_weight_edge(void **state)
         double w = pow(0.9, (double)t);
         double rm = (1.0 - w) * mu, rv = w + (1.0 - w) * v;
         diag_input in = {r.n,  1, r.x, 16,   &rm, &rv, NULL,
-                         NULL, t, 0.1, 1e-5, NULL, 0};
+                         NULL, t, 0.1, 1e-5, NULL, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         assert_close(d.init_weight, w, 1e-15, 1.0);
@@ -432,7 +435,7 @@ static void test_init_weight_edge(void **state)
      * nothing to wash out, whatever the weight. */
     double rm = mu, rv = v;
     diag_input in = {r.n, 1,   r.x,  16,   &rm, &rv, &mu,
-                     &v,  2, 0.1, 1e-5, NULL, 0};
+                     &v,  2, 0.1, 1e-5, NULL, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(d.init_weight > 0.8);
@@ -465,7 +468,7 @@ static void test_off_edge(void **state)
         /* Initial values at the truth: nothing but "other" can explain. */
         double m0 = 0.0, v0 = 1.0;
         diag_input in = {4,   1,   x,    2,   &rm, &rv, &m0,
-                         &v0, 100, 0.1, 0.0, NULL, 0};
+                         &v0, 100, 0.1, 0.0, NULL, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         if (d.cause != cases[k].want)
@@ -485,7 +488,7 @@ static void test_eps_share_edge(void **state)
     double rm = 0.0, rv = 2.5e-5;
     diag_input in = {4,   1,   x,   2,   &rm, &rv,
                      &rm, &rv, 100, 0.1, 2.5e-5 * (1.0 - 1e-9),
-                     NULL, 0};
+                     NULL, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_close(d.eps_share, in.eps / (2.5e-5 + in.eps), 1e-12, 1.0);
@@ -584,7 +587,7 @@ static void test_table_and_bad_input(void **state)
 
     double x[] = {1, 2, 3, 4}, rm = 0.0, rv = 1.0, bad = -1.0, nan = NAN;
     diag_input good = {4,   1,   x,    2,    &rm, &rv, NULL,
-                       NULL, 2, 0.1, 1e-5, NULL, 0};
+                       NULL, 2, 0.1, 1e-5, NULL, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&good, &d, NULL), 0);
     /* p = 0 (PyTorch's momentum 0) is a layer whose buffers never move:
@@ -624,6 +627,130 @@ static void test_table_and_bad_input(void **state)
     }
 }
 
+/* exchange_trend against GSL's weighted least squares: the parabola
+ * 1, x, x^2 in the batch's place (its middle unit's share of the dump),
+ * weighted by the batches' units, fitted by gsl_multifit_wlinear (a
+ * singular value decomposition, an independent method); 1 - RSS/TSS
+ * with TSS about the weighted mean. Batches of unequal sizes. */
+static void test_exchange_trend_against_gsl(void **state)
+{
+    (void)state;
+    enum { NB = 23, F = 2 };
+    double bm[NB * F], tm[F] = {0.0, 0.0}, tv[F] = {1.0, 1.0};
+    double rm[F] = {0.0, 0.0}, rv[F] = {1.0, 1.0};
+    size_t units[NB], total = 0;
+    gsl_rng *rng = pcg32_gsl_alloc(21, 7);
+    for (size_t k = 0; k < NB; k++) {
+        units[k] = 5 + k % 7;
+        total += units[k];
+    }
+    for (size_t k = 0, start = 0; k < NB; start += units[k], k++) {
+        double x = ((double)start + 0.5 * (double)units[k]) / (double)total;
+        /* Feature 0: a drift plus noise; feature 1: noise alone. */
+        bm[k * F] = 3.0 * x - 2.0 * x * x + 0.1 * gsl_ran_gaussian(rng, 1.0);
+        bm[k * F + 1] = gsl_ran_gaussian(rng, 1.0);
+    }
+    diag_layer in = {.f = F, .running_mean = rm, .running_var = rv,
+                     .train_mean = tm, .train_var = tv, .batch_means = bm,
+                     .batch_units = units, .n_batches = NB, .units = total,
+                     .updates = 100, .tracked = 100, .p = 0.1, .eps = 1e-5,
+                     .fresh_fixed = 1};
+    diag_feature d[F];
+    assert_int_equal(diag_layer_run(&in, d, NULL), 0);
+    gsl_matrix *X = gsl_matrix_alloc(NB, 3), *cov = gsl_matrix_alloc(3, 3);
+    gsl_vector *w = gsl_vector_alloc(NB), *y = gsl_vector_alloc(NB);
+    gsl_vector *c = gsl_vector_alloc(3);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(NB, 3);
+    for (size_t j = 0; j < F; j++) {
+        double sw = 0.0, swy = 0.0, chisq, tss = 0.0;
+        for (size_t k = 0, start = 0; k < NB; start += units[k], k++) {
+            double x = ((double)start + 0.5 * (double)units[k]) /
+                       (double)total;
+            gsl_matrix_set(X, k, 0, 1.0);
+            gsl_matrix_set(X, k, 1, x);
+            gsl_matrix_set(X, k, 2, x * x);
+            gsl_vector_set(w, k, (double)units[k]);
+            gsl_vector_set(y, k, bm[k * F + j]);
+            sw += (double)units[k];
+            swy += (double)units[k] * bm[k * F + j];
+        }
+        for (size_t k = 0; k < NB; k++) {
+            double r = bm[k * F + j] - swy / sw;
+            tss += (double)units[k] * r * r;
+        }
+        assert_int_equal(gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws),
+                         0);
+        assert_close(d[j].exchange_trend, 1.0 - chisq / tss, 1e-12, 1.0);
+    }
+    assert_true(d[0].exchange_trend > 0.8 && d[1].exchange_trend < 0.5);
+    gsl_multifit_linear_free(ws);
+    gsl_matrix_free(X);
+    gsl_matrix_free(cov);
+    gsl_vector_free(w);
+    gsl_vector_free(y);
+    gsl_vector_free(c);
+    gsl_rng_free(rng);
+    /* Three batches: a parabola fits them, so no trend is measured. */
+    in.n_batches = 3;
+    in.units = units[0] + units[1] + units[2];
+    assert_int_equal(diag_layer_run(&in, d, NULL), 0);
+    assert_true(isnan(d[0].exchange_trend));
+}
+
+/* A smooth drift under shuffled batches: rows whose mean rises from 0 to
+ * 2 over the dump, in random batches of 64. Their means spread far
+ * beyond random batches' (exchange_robust about 22), but the trend
+ * explains it: not not-exchangeable where the data can drift (a dump, a
+ * checkpoint's rows); not-exchangeable where the order is a run's (the
+ * same rows are then a sort), or where the batches' classes are grouped
+ * (label_exchange past DIAG_LABEL_EXCHANGE, with its edge). */
+static void test_drift_is_not_grouping(void **state)
+{
+    (void)state;
+    enum { N = 4096, B = 64 };
+    rows_t r = {N, 1, malloc(N * sizeof(double))};
+    assert_non_null(r.x);
+    gsl_rng *rng = pcg32_gsl_alloc(22, 7);
+    for (size_t i = 0; i < N; i++)
+        r.x[i] = 2.0 * (double)i / N + gsl_ran_gaussian(rng, 1.0);
+    gsl_rng_free(rng);
+    double rm, rv;
+    size_t t = ema(&r, B, 0.1, &rm, &rv);
+    diag_input in = {N, 1, r.x, B, &rm, &rv, NULL, NULL, t, 0.1, 1e-5,
+                     NULL, 0, 0};
+    diag_feature d;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_true(d.exchange_robust > 2.0 * DIAG_EXCHANGE);
+    assert_true(d.exchange_trend > 0.9);
+    assert_false(d.flags & (1u << DIAG_NOT_EXCHANGEABLE));
+    in.order_made = 1;
+    assert_int_equal(diag_run(&in, &d, NULL), 0);
+    assert_true(isnan(d.exchange_trend));
+    assert_int_equal(d.cause, DIAG_NOT_EXCHANGEABLE);
+    /* The dump's form, with the batches' classes. */
+    size_t units[N / B];
+    double bm[N / B], mv[2];
+    for (size_t k = 0; k < N / B; k++) {
+        double s;
+        units[k] = B;
+        pop_moments(B, 1, r.x + k * B, &bm[k], &s);
+    }
+    pop_moments(N, 1, r.x, &mv[0], &mv[1]);
+    diag_layer l = {.f = 1, .running_mean = &rm, .running_var = &rv,
+                    .train_mean = &mv[0], .train_var = &mv[1],
+                    .batch_means = bm, .batch_units = units,
+                    .n_batches = N / B, .units = N, .updates = t,
+                    .tracked = t, .p = 0.1, .eps = 1e-5, .fresh_fixed = 1,
+                    .label_exchange = DIAG_LABEL_EXCHANGE};
+    assert_int_equal(diag_layer_run(&l, &d, NULL), 0);
+    assert_false(d.flags & (1u << DIAG_NOT_EXCHANGEABLE)); /* 4 is not > 4 */
+    l.label_exchange = nextafter(DIAG_LABEL_EXCHANGE, INFINITY);
+    assert_int_equal(diag_layer_run(&l, &d, NULL), 0);
+    assert_true(d.flags & (1u << DIAG_NOT_EXCHANGEABLE));
+    assert_true(d.label_exchange > DIAG_LABEL_EXCHANGE);
+    free(r.x);
+}
+
 int test_diag_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +765,8 @@ int test_diag_run(size_t *ntests)
         cmocka_unit_test(test_spread_ratio_is_one_for_random_orders),
         cmocka_unit_test(test_exchange_one_batch_cannot_carry),
         cmocka_unit_test(test_exchange_heavy_tails_random_orders),
+        cmocka_unit_test(test_exchange_trend_against_gsl),
+        cmocka_unit_test(test_drift_is_not_grouping),
         cmocka_unit_test(test_init_weight_edge),
         cmocka_unit_test(test_off_edge),
         cmocka_unit_test(test_eps_share_edge),

@@ -598,20 +598,34 @@ static void test_closes(void **state)
     verdict_make(&l, 1, &m, &v);
     assert_int_equal(v.cause, DIAG_FROZEN);
     assert_int_equal(v.recommended, DIAG_FIX_NONE);
-    /* Not-exchangeable, a per-class sampler's: adapt-eval measured to
+    /* Not-exchangeable, a per-class sampler's, its classes grouped
+     * (label_exchange past DIAG_LABEL_EXCHANGE): adapt-eval measured to
      * bring evaluation mode within 0.03 of a poor training mode is a
-     * stopgap, never the fix (retraining shuffled is); for shift, the
-     * same numbers recommend it. */
+     * stopgap, never the fix (retraining shuffled is); without that
+     * evidence (no labels, or classes as random batches', its edge) the
+     * measured fix is recommended first, retraining after it; for shift,
+     * the same numbers recommend it. */
     const diag_cause ne[1] = {DIAG_NOT_EXCHANGEABLE};
     l = layer_of("a", 0, ne, 1);
     m = model_of(0.492, 0.332, NAN);
     m.fix_acc[DIAG_FIX_ADAPT_EVAL] = 0.479;
     m.fix_acc[DIAG_FIX_RECOMPUTE_TRAIN] = 0.445;
+    m.label_exchange = nextafter(DIAG_LABEL_EXCHANGE, INFINITY);
     verdict_make(&l, 1, &m, &v);
     assert_int_equal(v.cause, DIAG_NOT_EXCHANGEABLE);
     assert_int_equal(v.best_closes, 1);
     assert_int_equal(v.recommended, DIAG_FIX_NONE);
     assert_int_equal(v.stopgap, DIAG_FIX_ADAPT_EVAL);
+    assert_int_equal(v.retrain_after, 0);
+    const double ungrouped[] = {NAN, DIAG_LABEL_EXCHANGE, 1.0};
+    for (size_t k = 0; k < 3; k++) {
+        m.label_exchange = ungrouped[k];
+        verdict_make(&l, 1, &m, &v);
+        assert_int_equal(v.recommended, DIAG_FIX_ADAPT_EVAL);
+        assert_int_equal(v.stopgap, DIAG_FIX_NONE);
+        assert_int_equal(v.retrain_after, 1);
+    }
+    m.label_exchange = NAN;
     const diag_cause sh[1] = {DIAG_SHIFT};
     l = layer_of("a", 0, sh, 1);
     verdict_make(&l, 1, &m, &v);

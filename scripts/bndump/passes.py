@@ -218,6 +218,28 @@ def cuts(n, batch_size, sizes=None):
     return starts + [n]
 
 
+def label_exchange(y, cut):
+    """The batches' classes against random batches': the chi-square of
+    their class counts, sum over batches k and classes i of (c_ki - b_k
+    p_i)^2 / (b_k p_i), over its mean under batches of the same sizes
+    drawn at random without replacement (hypergeometric counts, variance
+    b_k p_i (1 - p_i) (n - b_k) / (n - 1)): sum_k (C - 1) (n - b_k) /
+    (n - 1) for C classes. About 1 for shuffled batches, whatever drifts
+    through them; about b for batches of one class each. None where it
+    is undefined (one class, one batch of every row)."""
+    y = np.asarray(y).reshape(-1)
+    classes, idx = np.unique(y, return_inverse=True)
+    n = len(y)
+    p = np.bincount(idx, minlength=len(classes)) / n
+    chi = expect = 0.0
+    for i, end in zip(cut[:-1], cut[1:]):
+        b = end - i
+        c = np.bincount(idx[i:end], minlength=len(classes))
+        chi += float(np.sum((c - b * p) ** 2 / (b * p)))
+        expect += (len(classes) - 1) * (n - b) / (n - 1)
+    return chi / expect if expect > 0 else None
+
+
 def batches(x, batch_size, sizes=None):
     c = cuts(x.shape[0], batch_size, sizes)
     for i, end in zip(c[:-1], c[1:]):

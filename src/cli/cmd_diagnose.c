@@ -825,7 +825,8 @@ static int diagnose_one(const char *cmd, diag_args *a, int checkpoint)
     d = malloc(s.f * sizeof *d);
     diag_input in = {s.n,      s.f,   s.x,   s.batch,        s.rm,
                      s.rv,     s.m0,  s.v0,  s.updates,      s.p,
-                     s.eps,    s.batch_rows, s.n_batches};
+                     s.eps,    s.batch_rows, s.n_batches,
+                     !checkpoint};
     if (!d || diag_run(&in, d, &err) != 0) {
         cli_error(cmd, "%s", d ? err.msg : "out of memory");
         goto done;

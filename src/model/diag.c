@@ -71,10 +71,29 @@ static int far_from_init(const diag_feature *d)
     return init_explains(d) && d->init_weight <= DIAG_INIT_WEIGHT;
 }
 
-/* The ratio no single batch carries (spread_ratio says why). */
+int diag_labels_grouped(double label_exchange)
+{
+    return label_exchange > DIAG_LABEL_EXCHANGE; /* false for NaN */
+}
+
+/* The ratio no single batch carries (spread_ratio says why), and a
+ * grouping, not a drift, behind it: a smooth drift under shuffled batches
+ * spreads the means in the dump's order far beyond chance too (a stream
+ * whose contrast rose over the last epoch: exchange_robust 30 and more),
+ * but a trend over the epoch explains that spread, and random batches'
+ * classes stay random. Grouped batches show it in their classes, where
+ * labels were given; a sort or grouping by anything else leaves spread
+ * the trend does not explain. */
 static int not_exchangeable(const diag_feature *d)
 {
-    return d->exchange_robust > DIAG_EXCHANGE; /* false for NaN */
+    if (!(d->exchange_robust > DIAG_EXCHANGE)) /* false for NaN */
+        return 0;
+    if (diag_labels_grouped(d->label_exchange))
+        return 1;
+    double unexplained = isnan(d->exchange_trend)
+                             ? d->exchange_robust
+                             : d->exchange_robust * (1.0 - d->exchange_trend);
+    return unexplained > DIAG_EXCHANGE;
 }
 
 /* eps, not the data, sets the feature's scale. With the buffers at the
@@ -245,7 +264,12 @@ static const struct {
                    "times that of random batches of the same sizes, "
                    "whichever one batch is left out (so no single batch, a "
                    "small one holding a rare value of a heavy-tailed "
-                   "feature, carries it)",
+                   "feature, carries it); and the batches' classes grouped "
+                   "(their chi-square more than 4 times random batches'), "
+                   "or the spread a smooth trend over the epoch (a "
+                   "parabola in the batch's place) leaves unexplained "
+                   "still more than 4 times random batches' (a drift "
+                   "under shuffled batches is no grouping)",
       .fix = "retrain with shuffled batches: no statistics mend a network "
              "that learned from grouped ones",
       .fix_id = DIAG_FIX_NONE,
@@ -697,6 +721,62 @@ static double spread_ratio(const diag_layer *in, size_t j, double mu,
     return random > 0.0 ? seen / random : NAN;
 }
 
+/* The share of feature j's batch means' spread a parabola in the batch's
+ * place explains (diag.h's exchange_trend): a weighted least-squares fit
+ * on polynomials made orthogonal under the weights (the batches' units),
+ * so each coefficient is one ratio of sums, and the residual summed
+ * directly rather than as the total less the fit, which would cancel. A
+ * batch's place is its middle unit's share of the dump. */
+static double trend_share(const diag_layer *in, size_t j)
+{
+    size_t nb = in->n_batches;
+    if (!in->batch_means || nb < 4 || in->order_made)
+        return NAN;
+    double *x = malloc(3 * nb * sizeof *x);
+    if (!x)
+        return NAN; /* no trend measured: the test falls back to the ratio */
+    double *p1 = x + nb, *p2 = x + 2 * nb;
+    double sw = 0.0, swx = 0.0, swm = 0.0, start = 0.0;
+    for (size_t k = 0; k < nb; k++) {
+        double w = (double)in->batch_units[k];
+        x[k] = (start + 0.5 * w) / (double)in->units;
+        start += w;
+        sw += w;
+        swx += w * x[k];
+        swm += w * in->batch_means[k * in->f + j];
+    }
+    double xbar = swx / sw, mbar = swm / sw, s11 = 0.0, s111 = 0.0;
+    for (size_t k = 0; k < nb; k++) {
+        double w = (double)in->batch_units[k];
+        p1[k] = x[k] - xbar;
+        s11 += w * p1[k] * p1[k];
+        s111 += w * p1[k] * p1[k] * p1[k];
+    }
+    double tss = 0.0, s1r = 0.0, s2r = 0.0, s22 = 0.0;
+    for (size_t k = 0; k < nb; k++) {
+        double w = (double)in->batch_units[k];
+        double r = in->batch_means[k * in->f + j] - mbar;
+        p2[k] = p1[k] * p1[k] - s111 / s11 * p1[k] - s11 / sw;
+        tss += w * r * r;
+        s1r += w * p1[k] * r;
+        s2r += w * p2[k] * r;
+        s22 += w * p2[k] * p2[k];
+    }
+    double share = NAN;
+    if (tss > 0.0 && s11 > 0.0 && s22 > 0.0) {
+        double c1 = s1r / s11, c2 = s2r / s22, rss = 0.0;
+        for (size_t k = 0; k < nb; k++) {
+            double w = (double)in->batch_units[k];
+            double e = in->batch_means[k * in->f + j] - mbar - c1 * p1[k] -
+                       c2 * p2[k];
+            rss += w * e * e;
+        }
+        share = 1.0 - rss / tss;
+    }
+    free(x);
+    return share;
+}
+
 static int buffers_initial(const diag_layer *in)
 {
     for (size_t j = 0; j < in->f; j++)
@@ -783,6 +863,8 @@ static void measure(const diag_layer *in, size_t j, double w,
                                in->unit_var ? in->unit_var[j]
                                             : in->train_var[j],
                                &d->exchange_robust);
+    d->exchange_trend = isnan(d->exchange) ? NAN : trend_share(in, j);
+    d->label_exchange = in->label_exchange;
     d->trend_lag = in->trend_lag ? in->trend_lag[j] : NAN;
     measure_padding(in, j, d);
 }
@@ -966,6 +1048,7 @@ int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
         .tracked = in->updates ? in->updates : 1,
         .p = in->p,
         .eps = in->eps,
+        .order_made = in->order_made,
     };
     rc = diag_layer_run(&l, out, err);
 done:

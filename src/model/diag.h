@@ -95,8 +95,14 @@ typedef struct {
 #define DIAG_NOISE_SD 4.0
 #define DIAG_INIT_WEIGHT 0.05 /* too few updates: (1-p)^T above this */
 /* not-exchangeable: batch means spread 4x what random batches would,
- * whichever one batch is left out (diag.c's spread_ratio) */
+ * whichever one batch is left out (diag.c's spread_ratio); and that
+ * spread is grouping, not a drift: either the batches' classes are
+ * grouped (label_exchange, the same kind of ratio, its mean 1 under
+ * random batches, beyond the same 4), or the spread a smooth trend over
+ * the epoch does not explain, exchange_robust (1 - exchange_trend), is
+ * still beyond 4 (docs/diagnose.md, "Not exchangeable") */
 #define DIAG_EXCHANGE 4.0
+#define DIAG_LABEL_EXCHANGE DIAG_EXCHANGE
 /* near-constant: eps holds at least this share of the variance's
  * denominator, eps / (var + eps), so eps and not the data sets the
  * feature's scale in evaluation mode (docs/diagnose.md) */
@@ -125,6 +131,9 @@ typedef struct {
 #define DIAG_KS_C 2.27
 
 const diag_cause_info *diag_cause_get(diag_cause c);
+/* The batches' classes are grouped beyond chance: a dump's
+ * label_exchange above DIAG_LABEL_EXCHANGE (false for NaN: no labels). */
+int diag_labels_grouped(double label_exchange);
 const diag_fix_info *diag_fix_get(diag_fix f); /* NULL past the last */
 const char *diag_fix_name(diag_fix f); /* "recompute-train"; NULL past */
 
@@ -149,6 +158,14 @@ typedef struct {
     const size_t *batch_units;
     size_t n_batches, units;
     const double *unit_var;
+    /* The training batches' class counts against random batches' (the
+     * dumper's label_exchange: their chi-square over its mean under
+     * random batches of the same sizes); NaN or 0 without labels. */
+    double label_exchange;
+    /* The rows' order is bnstudy's own (a run's): the population does
+     * not move, so a trend in the batch means is the order's, never a
+     * drift, and exchange_trend is not measured. */
+    int order_made;
     size_t updates;  /* T: updates the running statistics have seen */
     size_t tracked;  /* num_batches_tracked as saved */
     size_t steps;    /* training's steps, 0 when unknown */
@@ -257,6 +274,7 @@ typedef struct {
      * batches of `batch` rows. */
     const size_t *batch_rows;
     size_t n_batches;
+    int order_made; /* diag_layer's: a run's order, not a drift */
 } diag_input;
 
 typedef struct {
@@ -289,6 +307,15 @@ typedef struct {
      * lowers it most: what no single batch carries. The test's. NaN
      * where exchange is, or with one batch. */
     double exchange_robust;
+    /* The share of the batch means' spread a smooth trend over the epoch
+     * explains: 1 - RSS/TSS of a least-squares parabola of the batch
+     * means against the batch's place in the dump, weighted by the
+     * batches' units. A drift under shuffled batches moves the means
+     * smoothly, which sorted or grouped batches need not. NaN where
+     * exchange is, with fewer than 4 batches (a parabola fits 3), or
+     * in a run (diag_layer's order_made). */
+    double exchange_trend;
+    double label_exchange; /* diag_layer's, copied to each */
     double amplification; /* 1/sqrt(v + eps) */
     double eps_share;     /* eps / (v + eps); 1 for v = eps = 0 */
     double trend_lag;     /* a recording's, NaN otherwise */

@@ -31,6 +31,10 @@ typedef struct {
      * not known): what update_bn's recompute keeps and recompute-train's
      * does not, for the report's words. */
     size_t dropout;
+    /* The training batches' classes against random batches' (diag.h's
+     * label_exchange): grouping shown beyond DIAG_LABEL_EXCHANGE; NaN or
+     * 0 without labels. */
+    double label_exchange;
 } verdict_model;
 
 typedef struct {
@@ -74,8 +78,12 @@ typedef struct {
     diag_fix recommended;
     /* Not-exchangeable: the measured fix that closes the gap between the
      * modes until the model is retrained (DIAG_FIX_NONE when none does):
-     * never recommended, since both modes are the grouped network's. */
+     * never recommended where the batches' classes show the grouping,
+     * since both modes are then the grouped network's. */
     diag_fix stopgap;
+    /* Not-exchangeable without that evidence: `recommended` is a measured
+     * statistics fix, and retraining shuffled comes after it. */
+    int retrain_after;
     double gap;         /* training mode's accuracy less evaluation's */
     /* Layers whose cause is the verdict's (few-updates) that lag as well,
      * and the first of them (n when none). */

@@ -847,8 +847,14 @@ static int read_model(const dump_src *src, dump_dir *d, bn_error *err)
         kv_real(&kv, "majority_rate", &d->majority, err) != 0 ||
         kv_count(&kv, "devices", 0, &d->devices, err) != 0 ||
         kv_real(&kv, "sync_mode_accuracy", &d->sync_acc, err) != 0 ||
-        kv_count(&kv, "dropout_before_bn", 0, &d->dropout, err) != 0)
+        kv_count(&kv, "dropout_before_bn", 0, &d->dropout, err) != 0 ||
+        kv_real(&kv, "label_exchange", &d->label_exchange, err) != 0)
         goto done;
+    if (!(isnan(d->label_exchange) || d->label_exchange >= 0.0)) {
+        bn_fail(err, "%s: label_exchange %s is not a ratio >= 0", path,
+                kv_str(&kv, "label_exchange"));
+        goto done;
+    }
     rc = 0;
 done:
     tsv_free(&kv.t);

@@ -69,6 +69,10 @@ typedef struct {
      * batch-norm layer; 0 when absent (older dumps, recordings,
      * TorchScript). */
     size_t dropout;
+    /* label_exchange: the training batches' class counts against random
+     * batches' (diag.h's diag_layer); NaN when absent (no --labels, a
+     * recording, older dumps). */
+    double label_exchange;
     double fix_acc[DIAG_N_FIXES];
     dump_layer *layers;
     size_t n;

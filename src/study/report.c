@@ -176,6 +176,8 @@ static void print_fix(FILE *fp, const verdict *v, const verdict_model *m,
                     diag_fix_name(v->fix));
         fputc('\n', fp);
         print_fix_line(fp, v->recommended, m);
+        if (v->retrain_after)
+            fprintf(fp, "  then, the cause's own fix: %s\n", c->fix);
     }
     if (v->fix != DIAG_FIX_NONE)
         print_fix_line(fp, v->fix, m);
@@ -411,7 +413,8 @@ static void print_features_tsv(FILE *out, const report_layer *l,
               "eval_scale\teval_ks\teval_out\tupdates\tinit_weight\t"
               "exchange\tamplification\ttrend_lag\toff_mean\toff_var\t"
               "off_ks\teffect\tcause\tcauses\tpad_shift\tpad_scale\t"
-              "pad_explained\texchange_robust\n",
+              "pad_explained\texchange_robust\texchange_trend\t"
+              "label_exchange\n",
               out);
     for (size_t j = 0; j < l->f; j++) {
         char all[200];
@@ -419,7 +422,7 @@ static void print_features_tsv(FILE *out, const report_layer *l,
         fprintf(out, "%s\tf%zu\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%zu\t%.17g\t%.17g\t"
                "%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%s\t"
-               "%s\t%.17g\t%.17g\t%.17g\t%.17g\n",
+               "%s\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\t%.17g\n",
                l->name, j, d[j].true_mean, d[j].true_var, d[j].running_mean,
                d[j].running_var, l->em ? l->em[j] : NAN,
                l->ev ? l->ev[j] : NAN, d[j].shift, d[j].scale,
@@ -428,7 +431,8 @@ static void print_features_tsv(FILE *out, const report_layer *l,
                d[j].amplification, d[j].trend_lag, d[j].off_mean,
                d[j].off_var, d[j].off_ks, d[j].effect,
                diag_cause_get(d[j].cause)->name, all, d[j].pad_shift,
-               d[j].pad_scale, d[j].pad_explained, d[j].exchange_robust);
+               d[j].pad_scale, d[j].pad_explained, d[j].exchange_robust,
+               d[j].exchange_trend, d[j].label_exchange);
     }
 }
 
@@ -599,6 +603,7 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
                                .momentum = l->momentum, .eps = l->eps,
                                .em = l->em, .ev = l->ev};
         dumpdir_evidence(l, &rl[i].in);
+        rl[i].in.label_exchange = d->label_exchange;
     }
     dump_what(d, dir, &what);
     if (!d->recording)
@@ -616,6 +621,7 @@ int diagnose_dump(FILE *out, const dump_dir *d, const char *dir,
     in.m.devices = d->devices;
     in.m.sync_acc = d->sync_acc;
     in.m.dropout = d->dropout;
+    in.m.label_exchange = d->label_exchange;
     memcpy(in.m.fix_acc, d->fix_acc, sizeof in.m.fix_acc);
     if (layer && !dumpdir_find(d, layer))
         bn_fail(err, "--layer %s: no such layer in %s/layers.tsv", layer, dir);
