@@ -144,6 +144,7 @@ typedef struct {
     size_t updates;
     double p, eps;
     int checkpoint;      /* 1: the statistics came from --stats */
+    int recorded;        /* the layer file is a recording's */
     const replay_precision *prec; /* the checkpoint's dtype */
     bn_buf what;         /* one line on what was diagnosed: it names
                           * files, so it has the length they need */
@@ -337,11 +338,13 @@ done:
  * PyTorch's momentum is the new value's weight, None the cumulative
  * average, and the running variance the unbiased one. */
 static int read_layer(const char *path, bn_config *c,
-                      const replay_precision **prec, bn_error *err)
+                      const replay_precision **prec, int *recorded,
+                      bn_error *err)
 {
     dump_settings ds;
     if (dumpdir_settings(path, &ds, err) != 0)
         return -1;
+    *recorded = ds.recorded;
     size_t i = 0, n = sizeof precisions / sizeof *precisions;
     while (i < n && strcmp(precisions[i].dtype, ds.dtype) != 0)
         i++;
@@ -424,7 +427,7 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
     pf->x = NULL;
     s->names = pf->names;
     s->prec = &precisions[0];
-    if (cf->layer && read_layer(cf->layer, c, &s->prec, err) != 0)
+    if (cf->layer && read_layer(cf->layer, c, &s->prec, &s->recorded, err) != 0)
         return -1;
     /* What the layer file gave is its file's to answer for. */
     if (bn_validate(c, err) != 0) {
@@ -826,7 +829,7 @@ static int diagnose_one(const char *cmd, diag_args *a, int checkpoint)
     diag_input in = {s.n,      s.f,   s.x,   s.batch,        s.rm,
                      s.rv,     s.m0,  s.v0,  s.updates,      s.p,
                      s.eps,    s.batch_rows, s.n_batches,
-                     !checkpoint};
+                     !checkpoint, s.recorded};
     if (!d || diag_run(&in, d, &err) != 0) {
         cli_error(cmd, "%s", d ? err.msg : "out of memory");
         goto done;
