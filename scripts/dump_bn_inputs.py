@@ -53,7 +53,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bndump import fixes, noise, passes, tsv  # noqa: E402
-from bndump.load import LoadError, load  # noqa: E402
+from bndump.load import LoadError, finite, load  # noqa: E402
 from bndump.record import BNRecorder  # noqa: E402,F401
 
 MAX_ROWS = 100_000
@@ -133,6 +133,17 @@ def sha256(path):
 
 def buffers(model):
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def unchanged(before, after):
+    """The same tensors bit for bit: torch.equal calls a NaN unequal to
+    itself, so a checkpoint holding one would look moved."""
+    def bits(t):
+        return t.contiguous().reshape(-1).view(torch.uint8)
+    return before.keys() == after.keys() and all(
+        before[k].dtype == after[k].dtype and
+        before[k].shape == after[k].shape and
+        torch.equal(bits(before[k]), bits(after[k])) for k in before)
 
 
 def batch_sizes(path, n):
@@ -318,6 +329,7 @@ def dump(a):
     check_args(a)
     digest = sha256(a.model)
     model, how, notes = load(a.model, a.module, a.module_args, a.source)
+    finite(model, a.model)
     before = buffers(model)
     layers = [(n, m) for n, m in tsv.bn_layers(model)
               if m.running_mean is not None]
@@ -416,6 +428,7 @@ def dump(a):
         reload_state = None
         if a.reload:
             r, _, _ = load(a.reload, a.module, a.module_args, a.source)
+            finite(r, a.reload)
             reload_state = r.state_dict()
         acc, fx = fixes.score(model, tsv.bn_layers, xtr, xev, yev,
                               a.batch_size, reload_state, sizes, scripted,
@@ -456,8 +469,7 @@ def dump(a):
         ("label_exchange", label_exchange),
     ])
     after = buffers(model)
-    if sha256(a.model) != digest or any(
-            not torch.equal(before[k], after[k]) for k in before):
+    if sha256(a.model) != digest or not unchanged(before, after):
         raise RuntimeError("the dump moved the checkpoint: a bug")
     os.makedirs(a.out, exist_ok=True)
     for f in sorted(os.listdir(tmp)):

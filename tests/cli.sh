@@ -562,6 +562,23 @@ diagnose_files() {
 }
 case_ "diagnose: --batch-size past the rows, a --layer key twice, a negative eps name the option or file and line" diagnose_files
 
+# --dump takes one layer of a recording (NAME.npy); given a dump's folder
+# or one of its layers (NAME.train.npy), it says what reads them.
+dump_not_recording() {
+    checkpoint
+    mkdir -p dumped
+    printf 'key\tvalue\nformat\tbnstudy-dump 2\nkind\tdump\n' > dumped/model.tsv
+    cp act.stats.tsv dumped/net.1.stats.tsv
+    : > dumped/net.1.train.npy
+    refused "^bnstudy diagnose: --dump dumped/net.1: a layer of a dump_bn_inputs.py dump .net.1.train.npy, no net.1.npy.; --dump takes one layer of a BNRecorder recording: run .bnstudy diagnose dumped --layer net.1.$" \
+        "$bin" diagnose --dump dumped/net.1 || return 1
+    refused "^bnstudy diagnose: --dump dumped: a folder, which .bnstudy diagnose dumped. reads whole" \
+        "$bin" diagnose --dump dumped || return 1
+    # A stem with neither file is still the missing file's to name.
+    refused "nowhere.stats.tsv" "$bin" diagnose --dump dumped/nowhere
+}
+case_ "diagnose --dump on a dump's folder or layer names the command that reads it" dump_not_recording
+
 silent() {
     printf '[experiment]\noutputs = distribution\n[population]\nrows = 64\n[sweep]\nbatch_size = 8\n' > d.ini
     refused '^bnstudy sweep: d.ini:2: outputs: distribution summarises the seeds, and seed has one value \(the default\)' \

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_sort.h>
 
 #include "model/diag.h"
 #include "base/pcg32.h"
@@ -311,6 +312,62 @@ static void test_checkpoint_replay_and_other(void **state)
     test_slurp_free(err);
 }
 
+/* One rule for a recording's batches (diag_exchange_means): rows grouped
+ * by s, batch by batch in a zigzag of s's blocks (no smooth trend to
+ * explain them), are not-exchangeable as a checkpoint's activations, but
+ * the same rows with a recording's layer file (BNRecorder's `recorded`
+ * row) were taken under weights training moved: no exchange test, as
+ * the folder form runs none on a recording. */
+static void test_recording_runs_no_exchange_test(void **state)
+{
+    (void)state;
+    enum { B = 64, NBZ = N / B };
+    static const size_t zigzag[NBZ] = {0, 7, 1, 6, 2, 5, 3, 4};
+    double x[N * F], grouped[N * F];
+    size_t order[N];
+    make_rows(x);
+    /* The rows by s, then s's blocks of B in the zigzag's order. */
+    gsl_sort_index(order, x + 1, F, N);
+    for (size_t k = 0; k < NBZ; k++)
+        for (size_t i = 0; i < B; i++)
+            memcpy(grouped + (k * B + i) * F,
+                   x + order[zigzag[k] * B + i] * F, F * sizeof *x);
+    char path[400];
+    snprintf(path, sizeof path, "%s/zigzag.csv", tmpdir);
+    write_csv(path, grouped);
+    snprintf(path, sizeof path, "%s/zigzag.stats.tsv", tmpdir);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("running_mean\trunning_var\tnum_batches_tracked\n", fp);
+    for (size_t j = 0; j < F; j++)
+        fprintf(fp, "%.17g\t%.17g\t%d\n", means[j], sds[j] * sds[j], NBZ);
+    assert_int_equal(fclose(fp), 0);
+    static const char *const files[2] = {"dumped", "recorded"};
+    for (int rec = 0; rec < 2; rec++) {
+        snprintf(path, sizeof path, "%s/%s.layer.tsv", tmpdir, files[rec]);
+        test_write_file(path, rec ? "key\tvalue\nmomentum\t0.1\neps\t1e-05\n"
+                                    "recorded\ttraining-mode calls, which "
+                                    "update the running statistics\n"
+                                  : "key\tvalue\nmomentum\t0.1\n"
+                                    "eps\t1e-05\n");
+        char args[300];
+        snprintf(args, sizeof args,
+                 "--stats zigzag.stats.tsv --activations zigzag.csv "
+                 "--batch-size %d --layer %s.layer.tsv",
+                 B, files[rec]);
+        report r;
+        diagnose(tmpdir, args, &r);
+        if (rec) {
+            assert_string_equal(cell(&r, "s", "exchange"), "nan");
+            assert_string_not_equal(cell(&r, "s", "cause"),
+                                    "not-exchangeable");
+        } else {
+            expect_cause(&r, "s", "not-exchangeable");
+        }
+        test_slurp_free(r.text);
+    }
+}
+
 /* A refusal: status 2, one line naming what is wrong, nothing on stdout. */
 static void expect_refused(const char *args, const char *needle)
 {
@@ -551,6 +608,7 @@ int test_diagnose_run(size_t *ntests)
         cmocka_unit_test(test_classifier),
         cmocka_unit_test(test_run_layer),
         cmocka_unit_test(test_replay_precision),
+        cmocka_unit_test(test_recording_runs_no_exchange_test),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("diagnose", tests, group_setup,

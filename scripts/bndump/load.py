@@ -13,6 +13,10 @@ copies of what was loaded, so the checkpoint's buffers never move.
   TorchScript              torch.jit.save: the buffers and settings are
                            read, but a ScriptModule takes no forward hooks,
                            so no layer input can be recorded
+
+A checkpoint whose weights or buffers hold NaN or infinities (training
+diverged) is refused by name: every pass, the fixes' scores and the
+statistics would be NaN, which diagnose reads as no evidence at all.
 """
 
 import importlib
@@ -82,6 +86,23 @@ def _construct(cls, spec, args_json):
     except TypeError as e:
         raise LoadError("--module %s: the constructor refused the arguments "
                         "(%s); give them with --module-args" % (spec, e))
+
+
+def finite(model, path):
+    """Refuses a model whose first non-finite parameter or buffer (in
+    state_dict order) says training diverged, naming the file and it."""
+    for name, t in model.state_dict().items():
+        if not (t.is_floating_point() or t.is_complex()):
+            continue
+        bad = int((~torch.isfinite(t)).sum())
+        if bad:
+            raise LoadError(
+                "%s: %s holds %d non-finite value%s (NaN or infinite) of %d: "
+                "training diverged before this checkpoint, so nothing in it "
+                "can be diagnosed; dump one saved before the loss went "
+                "NaN" % (path, name, bad, "" if bad == 1 else "s",
+                         t.numel()))
+    return model
 
 
 def load(path, module=None, module_args=None, source=()):

@@ -144,6 +144,7 @@ typedef struct {
     size_t updates;
     double p, eps;
     int checkpoint;      /* 1: the statistics came from --stats */
+    int recorded;        /* the layer file is a recording's */
     const replay_precision *prec; /* the checkpoint's dtype */
     bn_buf what;         /* one line on what was diagnosed: it names
                           * files, so it has the length they need */
@@ -337,11 +338,13 @@ done:
  * PyTorch's momentum is the new value's weight, None the cumulative
  * average, and the running variance the unbiased one. */
 static int read_layer(const char *path, bn_config *c,
-                      const replay_precision **prec, bn_error *err)
+                      const replay_precision **prec, int *recorded,
+                      bn_error *err)
 {
     dump_settings ds;
     if (dumpdir_settings(path, &ds, err) != 0)
         return -1;
+    *recorded = ds.recorded;
     size_t i = 0, n = sizeof precisions / sizeof *precisions;
     while (i < n && strcmp(precisions[i].dtype, ds.dtype) != 0)
         i++;
@@ -424,7 +427,7 @@ static int from_checkpoint(const checkpoint_files *cf, bn_config *c,
     pf->x = NULL;
     s->names = pf->names;
     s->prec = &precisions[0];
-    if (cf->layer && read_layer(cf->layer, c, &s->prec, err) != 0)
+    if (cf->layer && read_layer(cf->layer, c, &s->prec, &s->recorded, err) != 0)
         return -1;
     /* What the layer file gave is its file's to answer for. */
     if (bn_validate(c, err) != 0) {
@@ -735,6 +738,43 @@ static int parse_args(const char *cmd, int argc, char **argv, diag_args *a)
     return 0;
 }
 
+static int can_open(const char *dir, const char *name, const char *ext)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s%s%s%s", dir, *dir ? "/" : "", name,
+                 ext) >= (int)sizeof path)
+        return 0;
+    FILE *fp = fopen(path, "rb");
+    if (fp)
+        fclose(fp);
+    return fp != NULL;
+}
+
+/* --dump given what the folder form reads: a dump's folder, or one layer
+ * of a dump (the dumper writes NAME.train.npy, a recording NAME.npy).
+ * Said with the command that reads it, rather than a file that is
+ * missing. -1 and a message, or 0. */
+static int dump_misread(const char *cmd, const char *stem)
+{
+    if (can_open(stem, "model.tsv", ""))
+        return cli_error(cmd, "--dump %s: a folder, which `bnstudy diagnose "
+                              "%s` reads whole (--dump takes one layer of a "
+                              "BNRecorder recording, DIR/NAME)",
+                         stem, stem),
+               -1;
+    if (can_open("", stem, ".npy") || !can_open("", stem, ".train.npy"))
+        return 0;
+    const char *slash = strrchr(stem, '/');
+    const char *name = slash ? slash + 1 : stem;
+    int dir_len = slash ? (int)(slash - stem) : 1;
+    return cli_error(cmd, "--dump %s: a layer of a dump_bn_inputs.py dump "
+                          "(%s.train.npy, no %s.npy); --dump takes one "
+                          "layer of a BNRecorder recording: run `bnstudy "
+                          "diagnose %.*s --layer %s`",
+                     stem, name, name, dir_len, slash ? stem : ".", name),
+           -1;
+}
+
 /* A checkpoint's files: --dump STEM names all four, else --stats and
  * --activations with --batches or --batch-size, and --layer or the
  * layer's settings as options. paths receives what --dump made. */
@@ -751,6 +791,8 @@ static int checkpoint_args(const char *cmd, diag_args *a, char *paths[4])
                               "statistics",
                          a->run_only),
                -1;
+    if (a->dump && dump_misread(cmd, a->dump) != 0)
+        return -1;
     if (a->dump) {
         static const char *const ext[4] = {".stats.tsv", ".npy",
                                            ".batches.tsv", ".layer.tsv"};
@@ -826,7 +868,7 @@ static int diagnose_one(const char *cmd, diag_args *a, int checkpoint)
     diag_input in = {s.n,      s.f,   s.x,   s.batch,        s.rm,
                      s.rv,     s.m0,  s.v0,  s.updates,      s.p,
                      s.eps,    s.batch_rows, s.n_batches,
-                     !checkpoint};
+                     !checkpoint, s.recorded};
     if (!d || diag_run(&in, d, &err) != 0) {
         cli_error(cmd, "%s", d ? err.msg : "out of memory");
         goto done;

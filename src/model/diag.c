@@ -76,6 +76,11 @@ int diag_labels_grouped(double label_exchange)
     return label_exchange > DIAG_LABEL_EXCHANGE; /* false for NaN */
 }
 
+const double *diag_exchange_means(const double *batch_means, int recorded)
+{
+    return recorded ? NULL : batch_means;
+}
+
 /* The ratio no single batch carries (spread_ratio says why), and a
  * grouping, not a drift, behind it: a smooth drift under shuffled batches
  * spreads the means in the dump's order far beyond chance too (a stream
@@ -1038,7 +1043,8 @@ int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
         .init_var = in->init_var,
         .train_mean = mv,
         .train_var = mv + f,
-        .batch_means = nb > 1 ? bm : NULL,
+        .batch_means = nb > 1 ? diag_exchange_means(bm, in->recorded)
+                              : NULL,
         .batch_units = units,
         .n_batches = nb,
         .units = in->n,

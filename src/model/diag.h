@@ -134,6 +134,14 @@ const diag_cause_info *diag_cause_get(diag_cause c);
 /* The batches' classes are grouped beyond chance: a dump's
  * label_exchange above DIAG_LABEL_EXCHANGE (false for NaN: no labels). */
 int diag_labels_grouped(double label_exchange);
+/* The batch means the exchange test may read: measured batches of the
+ * same rows under fixed weights (a dump's, under the final weights; a
+ * run's, whose rows no weight moves; rows given by hand), never a
+ * recording's (recorded nonzero), whose batches came while training
+ * moved the weights and whose fresh statistics are its last batches'.
+ * The one rule the folder form (dumpdir.c) and the one-layer form
+ * (diag_run, `--dump`) both follow; NULL for no test. */
+const double *diag_exchange_means(const double *batch_means, int recorded);
 const diag_fix_info *diag_fix_get(diag_fix f); /* NULL past the last */
 const char *diag_fix_name(diag_fix f); /* "recompute-train"; NULL past */
 
@@ -275,6 +283,9 @@ typedef struct {
     const size_t *batch_rows;
     size_t n_batches;
     int order_made; /* diag_layer's: a run's order, not a drift */
+    /* The rows are a recording's (BNRecorder's NAME.npy): no exchange
+     * test (diag_exchange_means). */
+    int recorded;
 } diag_input;
 
 typedef struct {

@@ -183,6 +183,7 @@ int dumpdir_settings(const char *path, dump_settings *s, bn_error *err)
     int rc = -1;
     const char *m = kv_str(&kv, "momentum"), *dt = kv_str(&kv, "dtype");
     snprintf(s->dtype, sizeof s->dtype, "%s", dt ? dt : "float64");
+    s->recorded = kv_row(&kv, "recorded") >= 0;
     if (!m || kv_row(&kv, "eps") < 0) {
         bn_fail(err, "%s: no %s row", path, m ? "eps" : "momentum");
         goto done;
@@ -1025,8 +1026,7 @@ void dumpdir_evidence(const dump_layer *l, diag_layer *in)
     in->train_mean = l->tm;
     in->train_var = l->tv;
     in->target_var = l->bv;
-    /* Batch means taken under moving weights are no exchangeable draws. */
-    in->batch_means = l->fresh_fixed ? l->bm : NULL;
+    in->batch_means = diag_exchange_means(l->bm, l->recorded);
     in->batch_units = l->bunits;
     in->n_batches = l->n_batches;
     in->units = l->units;

@@ -94,10 +94,12 @@ int dumpdir_read_files(const char *dir, const dump_file *files, size_t n,
  * PyTorch's momentum, the new value's weight (NaN for None, the
  * cumulative average), eps, and the buffers' dtype ("float64" when the
  * file has no dtype row); PyTorch's running variance is the unbiased
- * one. */
+ * one. recorded: the file is a recording's (BNRecorder writes a
+ * `recorded` row, the dumper none). */
 typedef struct {
     double momentum, eps;
     char dtype[16];
+    int recorded;
 } dump_settings;
 int dumpdir_settings(const char *path, dump_settings *s, bn_error *err);
 void dumpdir_free(dump_dir *d);

@@ -54,7 +54,7 @@ import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from dump_bn_inputs import BNRecorder  # noqa: E402
+from dump_bn_inputs import BNRecorder, unchanged  # noqa: E402
 
 # The replay is a few dozen float64 moving-average updates of batch means
 # and variances that NumPy and PyTorch compute by different summations:
@@ -299,6 +299,11 @@ def check_refusals(c, tmp, env):
     torch.save(net, pickled)
     state = os.path.join(other, "net.state.pt")
     torch.save(net.state_dict(), state)
+    # A diverged checkpoint: one NaN weight, named with its file.
+    with torch.no_grad():
+        net.fc.weight[1, 2] = float("nan")
+    diverged = os.path.join(other, "diverged.pt")
+    torch.save(net, diverged)
     x = os.path.join(other, "x.npy")
     np.save(x, np.random.default_rng(1).standard_normal((40, 3)))
     y = os.path.join(other, "y.npy")
@@ -315,6 +320,9 @@ def check_refusals(c, tmp, env):
                                       y], "39 labels for 40 samples"),
         ("an --out folder that is not empty", [pickled, "--source", src,
                                                "--out", full], "--out"),
+        ("a checkpoint whose weights hold a NaN", [diverged, "--source",
+                                                   src],
+         "diverged.pt: fc.weight holds 1 non-finite value"),
     ]
     for what, extra, needle in cases:
         out = os.path.join(tmp, "refused")
@@ -329,6 +337,14 @@ def check_refusals(c, tmp, env):
                 and not os.path.exists(out) and
                 not os.path.exists(out + ".part"),
                 "dump refuses %s" % what, r.stderr.strip()[-160:])
+    # The moved-checkpoint check compares bits: a NaN is itself there,
+    # and a NaN of the other sign is not.
+    w = net.state_dict()
+    same = {k: v.clone() for k, v in w.items()}
+    flipped = {k: v.clone() for k, v in w.items()}
+    flipped["fc.weight"][1, 2] = -flipped["fc.weight"][1, 2]
+    c.check(unchanged(w, same) and not unchanged(w, flipped),
+            "the dump's unchanged-check is bitwise, NaN-safe")
     r = subprocess.run([sys.executable, script, "--model", pickled,
                         "--source", src, "--train-inputs", x,
                         "--batch-size", "10", "--out",

@@ -57,7 +57,10 @@ dump's:
     epochs, batches shuffled, dumped in training's order, is not called
     not-exchangeable (whatever else the drift leaves true), and the
     dump's label_exchange matches the suite's own Monte Carlo of random
-    batches, beyond 4 exactly for batches grouped by class;
+    batches, beyond 4 exactly for batches grouped by class; one whose
+    input offset drifts over every step under a slow momentum
+    (drift-offset) leaves evaluation mode more than 0.03 behind, is
+    lagging, and the fix recommended closes the gap;
   * the dump measures what draws at random before each layer: a model
     with F.dropout in its forward (no module) gets dropout-shift as the
     nn.Dropout one does, and models.RandomNet's F.dropout, nothing and
@@ -532,24 +535,24 @@ def grouped_batches(arch, data):
     return scenario(m, arch, data, order, 10, sizes=sizes)
 
 
-def drift_train(m, x, y, epochs, drifting, start=LOW_CONTRAST, seed=0):
-    """Adam on a stream whose inputs drift smoothly: the inputs' contrast
-    is `start` until the last `drifting` epochs, over whose steps it
-    rises in equal steps to 1, every epoch's batches shuffled. Returns
-    the last epoch's inputs and labels as training fed them, drifted, in
-    its order."""
+def drift_train(m, x, y, epochs, move, first=0, batch=BATCH, seed=0):
+    """Adam on a stream whose inputs drift smoothly: from epoch `first` on,
+    move(xb, t) moves each step's inputs by t, which rises in equal steps
+    to 1 at the last step; every epoch's batches shuffled. Returns the
+    last epoch's inputs and labels as training fed them, moved, in its
+    order."""
     opt = torch.optim.Adam(m.parameters(), lr=3e-3)
     rng = np.random.default_rng(seed)
-    nb = -(-len(x) // BATCH)
-    first, last = (epochs - drifting) * nb, epochs * nb
+    nb = -(-len(x) // batch)
+    start, last = first * nb, epochs * nb
     m.train()
     for e in range(epochs):
         order = rng.permutation(len(x))
         fed = []
-        for k, i in enumerate(range(0, len(order), BATCH)):
-            rows = order[i:i + BATCH]
-            t = max(e * nb + k + 1 - first, 0) / (last - first)
-            xb = x[rows] * np.float32(start + (1 - start) * t)
+        for k, i in enumerate(range(0, len(order), batch)):
+            rows = order[i:i + batch]
+            t = max(e * nb + k + 1 - start, 0) / (last - start)
+            xb = move(x[rows], t)
             fed.append(xb)
             opt.zero_grad()
             torch.nn.functional.cross_entropy(
@@ -571,7 +574,10 @@ def drift_shuffled(arch, data, drifting=3):
     not not-exchangeable."""
     xtr, ytr, xev, yev = data
     m = build(arch)
-    x, y = drift_train(m, shaped(arch, xtr), ytr, 10, drifting)
+    x, y = drift_train(
+        m, shaped(arch, xtr), ytr, 10,
+        lambda xb, t: xb * np.float32(LOW_CONTRAST + (1 - LOW_CONTRAST) * t),
+        first=10 - drifting)
     return dict(model=m, xtr=x, ytr=y, xev=shaped(arch, xev), yev=yev,
                 epochs=10)
 
@@ -580,6 +586,32 @@ def drift_shuffled_faster(arch, data):
     """drift_shuffled in the last epoch alone: the whole drift, 0.3 to 1,
     in its 28 steps, which the buffers (momentum 0.1) trail."""
     return drift_shuffled(arch, data, drifting=1)
+
+
+# drift_offset's offset at the last step, in standard deviations of the
+# inputs as the architecture takes them.
+DRIFT_OFFSET = 8.0
+
+
+def drift_offset(arch, data):
+    """The outside evaluation's drift with a gap (its lag-drift-conv1d-m002
+    and lag-drift-cnn2d-m002): a sensor offset growing linearly over every
+    step of twelve epochs of shuffled batches of 32, from 0 to
+    DRIFT_OFFSET standard deviations of the inputs, a momentum of 0.02;
+    dumped with the last epoch's inputs as fed, the evaluation data at
+    the final offset. The buffers, a moving average over about 50 steps,
+    trail the drift by (1 - p) / p = 49 steps of it, which costs
+    evaluation mode more than 0.03: lagging, not not-exchangeable (the
+    dump's batch means follow the drift over the epoch), and recomputing
+    under the final weights closes the gap."""
+    xtr, ytr, xev, yev = data
+    m = build(arch, momentum=0.02)
+    x = shaped(arch, xtr)
+    off = np.float32(DRIFT_OFFSET * x.std())
+    fed, y = drift_train(m, x, ytr, 12, lambda xb, t: xb + off * np.float32(t),
+                         batch=32)
+    return dict(model=m, xtr=fed, ytr=y, xev=shaped(arch, xev) + off,
+                yev=yev, epochs=12, batch=32)
 
 
 def shift(arch, data):
@@ -860,7 +892,11 @@ SCENARIOS = [
     ("per-device", "per-device", per_device, ("mlp",)),
     ("drift-shuffled", drift_verdict, drift_shuffled, BOTH),
     ("drift-shuffled-faster", drift_verdict, drift_shuffled_faster, BOTH),
+    ("drift-offset", "lagging", drift_offset, ("cnn", "conv1d")),
 ]
+# Scenarios made to leave a gap: evaluation mode must trail training mode
+# by more than 0.03, so that the fix's check runs.
+GAP = ("drift-offset",)
 # Few-updates with the lag beside it, which the report's second line
 # says; and without it, where the weights' own movement over few updates
 # is all there is, or where they barely move (a full batch's weights
@@ -1118,6 +1154,10 @@ def run_scenario(c, arch, name, expect, make, data, tmp, exe, env):
             "%s: the verdict names %s" % (label, cause),
             "got %s; training mode %.3f, evaluation mode %.3f" % (got, tr,
                                                                  ev))
+    if name in GAP:
+        c.check(tr - ev > CLOSE, "%s: evaluation mode trails by more than "
+                "%.2f" % (label, CLOSE), "training mode %.3f, evaluation "
+                "mode %.3f" % (tr, ev))
     dep = dumped_key(out, "batch_dependence")
     if got == "batch-dependence" and ev - tr > CLOSE and dep != "-" and \
             float(dep) > CLOSE:
