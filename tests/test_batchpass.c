@@ -251,6 +251,79 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
     }
 }
 
+/* Several batches in one pass (bp_outputs_batches), each from its own
+ * statistics, against the plain loops batch by batch into one total of
+ * gaps: the sums, the gaps, the self-checks passed and the last batch's
+ * sums, bit for bit, on the scalar and the packed side. */
+static void expect_batches(const bp_case *c, size_t per, int shifted,
+                           int eval, int indexed)
+{
+    size_t f = c->f, nbat = c->n / per, stride = 2 * f + 1;
+    double *stats = malloc(nbat * stride * sizeof *stats);
+    double *o = malloc(3 * (4 * f + 1 + bp_scratch(f)) * sizeof *o);
+    size_t pass[3] = {0, 0, 0};
+    assert_non_null(stats && o);
+    char where[160];
+    snprintf(where, sizeof where,
+             "batches of %zu, F %zu, shift %d, eval %d, rows %d", per, f,
+             shifted, eval, indexed);
+    bp_rows all = {nbat * per, f, c->n - nbat * per, 0, c->x,
+                   indexed ? c->rows : NULL, shifted ? c->shift : NULL};
+    for (size_t q = 0; q < nbat; q++) { /* each batch's own statistics */
+        bp_rows r = all;
+        r.b = per, r.ahead = 0;
+        if (r.rows)
+            r.rows += q * per;
+        else
+            r.x += q * per * f;
+        ref_stats(&r, stats + q * stride, stats + q * stride + f);
+    }
+    const double *k = c->consts;
+    for (int side_k = 0; side_k < 3; side_k++) {
+        double *s1 = o + (size_t)side_k * (4 * f + 1 + bp_scratch(f));
+        double *s2 = s1 + f, *sq = s2 + f, *gap = sq + f, *dd = gap + 1;
+        bp_layer l = {stats, stats + f, eval ? k + 2 * f : NULL, k + 3 * f,
+                      k + 4 * f, k + 5 * f, c->eps};
+        for (size_t j = 0; j < f; j++)
+            sq[j] = (double)j;
+        bp_gap g = {0.5, 0, 0};
+        bp_sums s = {s1, s2, sq, &g, NULL, NULL, dd, &pass[side_k]};
+        if (side_k == 0) {
+            for (size_t q = 0; q < nbat; q++) {
+                bp_rows r = all;
+                r.b = per;
+                if (r.rows)
+                    r.rows += q * per;
+                else
+                    r.x += q * per * f;
+                l.mean = stats + q * stride, l.var = l.mean + f;
+                ref_outputs(&r, &l, &s, &g.sum);
+            }
+        } else {
+            bp_outputs_batches(&all, per, stride, &l, side_k - 1, &s);
+            bp_gap_flush(&g, dd, f);
+        }
+        *gap = g.sum;
+    }
+    for (int side_k = 1; side_k < 3; side_k++) {
+        const char *name = side_k == 2 ? "packed" : "scalar";
+        const double *want = o, *got = o + (size_t)side_k *
+                                               (4 * f + 1 + bp_scratch(f));
+        static const char *const names[] = {"s1", "s2", "sq", "gap"};
+        char at[200];
+        snprintf(at, sizeof at, "%s, %s", name, where);
+        for (size_t a = 0; a < 4; a++)
+            if (eval || a < 2)
+                expect_same_values(got + a * f, want + a * f,
+                                   a == 3 ? 1 : f, names[a], at);
+        if (pass[side_k] != pass[0])
+            fail_msg("%s: %zu self-checks passed, score_checks' %zu", at,
+                     pass[side_k], pass[0]);
+    }
+    free(stats);
+    free(o);
+}
+
 static void expect_every_case(size_t b, size_t f, uint64_t seed, int edgy)
 {
     pcg32_t rng;
@@ -262,6 +335,9 @@ static void expect_every_case(size_t b, size_t f, uint64_t seed, int edgy)
         if (!eval && (m >> 2 & 1))
             continue;
         expect_case(&c, shifted, eval, keep, m >> 3 & 1, m >> 4 & 1);
+        if (!keep && !(m >> 3 & 1))
+            for (size_t per = 1; per <= c.n; per += per < 8 ? 1 : per)
+                expect_batches(&c, per, shifted, eval, m >> 4 & 1);
     }
     case_free(&c);
 }

@@ -411,10 +411,23 @@ static int compare(layer_state *s, bn_error *err)
     pass_setup(s, 1);
     /* Batches compared: all of them, but that rows of their own stop at
      * the first batch of fewer than two (the last, or every one at B 1). */
-    size_t ncmp = nbe;
+    size_t ncmp = nbe, k = 0;
     if (!s->own && nbe > 0 && (bmax < 2 || ne - (nbe - 1) * bmax < 2))
         ncmp = bmax < 2 ? 0 : nbe - 1;
-    for (size_t k = 0; k < nbe; k++) {
+    if (s->own && !s->drifting && !s->outputs && nbe > 1) {
+        /* Every batch but the last (whose outputs are kept) in one pass,
+         * each from its own statistics: what a batch costs beyond its
+         * values is paid once for several small ones. */
+        k = nbe - 1;
+        bp_rows r = batch_rows(k * bmax, f, s->ex, s->order, ne, 0,
+                               s->efetch, NULL);
+        size_t pass = 0;
+        s->bl.mean = s->stats, s->bl.var = s->stats + f;
+        s->bs.y = s->bs.e = NULL, s->bs.pass = &pass;
+        bp_outputs_batches(&r, bmax, 2 * f, &s->bl, 1, &s->bs);
+        s->pass += pass;
+    }
+    for (; k < nbe; k++) {
         size_t start = k * bmax;
         size_t bk = start + bmax <= ne ? bmax : ne - start;
         const size_t *rows = &s->order[start];
