@@ -40,21 +40,26 @@ size_t bp_scratch(size_t f)
     return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
 }
 
-/* Rows i0 .. i0 + n - 1 of the batch (n at most want) as addresses into
- * p, asking meanwhile (with r->fetch) for the rows as far ahead as the
- * chunk is long, at least BP_AHEAD: those of the next chunk or batch.
- * (The requests sit in this loop, beside its stores: GCC 12 takes a
- * function or loop that only asks for memory for one without effects,
- * and drops it.) Returns n. */
-static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
-                         const double **p)
+/* Rows i0 .. i0 + n - 1 of the batch (n at most want, into *got) as
+ * addresses: r->at's own when it has them, else made into p, asking
+ * meanwhile (with r->fetch) for the rows as far ahead as the chunk is
+ * long, at least BP_AHEAD: those of the next chunk or batch. (The
+ * requests sit in this loop, beside its stores: GCC 12 takes a function
+ * or loop that only asks for memory for one without effects, and drops
+ * it.) */
+static const double *const *chunk_rows(const bp_rows *r, size_t i0,
+                                       size_t want, const double **p,
+                                       size_t *got)
 {
     size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
+    *got = n;
+    if (r->at)
+        return r->at + i0;
     const double *x = r->x; /* a local: p's stores could be r's fields */
     if (!r->rows) {
         for (size_t i = 0; i < n; i++)
             p[i] = x + (i0 + i) * f;
-        return n;
+        return p;
     }
     const size_t *rows = r->rows + i0;
     size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
@@ -62,20 +67,28 @@ static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
         PAIR_UNROLL2
         for (size_t i = 0; i < n; i++)
             p[i] = x + rows[i] * f;
-        return n;
+        return p;
     }
     for (size_t i = 0; i < n; i++) {
         p[i] = x + rows[i] * f;
         if (i0 + i + ahead < end)
             bn_prefetch(x + rows[i + ahead] * f, f);
     }
-    return n;
+    return p;
+}
+
+void bp_addresses(const double *x, const size_t *rows, size_t n, size_t f,
+                  const double **at)
+{
+    PAIR_UNROLL2
+    for (size_t i = 0; i < n; i++)
+        at[i] = x + rows[i] * f;
 }
 
 /* ---- the statistics ---- */
 
 /* m[j..j+1] += each row's value (moved by sh), rows in order. */
-PAIR_INLINE void pair_sums(size_t n, const double **p, size_t j,
+PAIR_INLINE void pair_sums(size_t n, const double *const *p, size_t j,
                            const double *sh, int shifted, double *m)
 {
     pair_t acc = pair_load(m), s = shifted ? pair_load(sh) : pair_dup(0.0);
@@ -86,7 +99,7 @@ PAIR_INLINE void pair_sums(size_t n, const double **p, size_t j,
     pair_store(m, acc);
 }
 
-PAIR_INLINE void one_sums(size_t n, const double **p, size_t j,
+PAIR_INLINE void one_sums(size_t n, const double *const *p, size_t j,
                           const double *sh, int shifted, double *m)
 {
     double acc = *m, s = shifted ? *sh : 0.0;
@@ -96,7 +109,7 @@ PAIR_INLINE void one_sums(size_t n, const double **p, size_t j,
 }
 
 /* The residuals' sum (s1) and squares' (s2) about m. */
-PAIR_INLINE void pair_devs(size_t n, const double **p, size_t j,
+PAIR_INLINE void pair_devs(size_t n, const double *const *p, size_t j,
                            const double *sh, int shifted, const double *m,
                            double *s1, double *s2)
 {
@@ -112,7 +125,7 @@ PAIR_INLINE void pair_devs(size_t n, const double **p, size_t j,
     pair_store(s2, a2);
 }
 
-PAIR_INLINE void one_devs(size_t n, const double **p, size_t j,
+PAIR_INLINE void one_devs(size_t n, const double *const *p, size_t j,
                           const double *sh, int shifted, const double *m,
                           double *s1, double *s2)
 {
@@ -127,7 +140,7 @@ PAIR_INLINE void one_devs(size_t n, const double **p, size_t j,
 
 /* One pass (the sums, or with m the residuals) over features j0 .. j0 +
  * nj - 1 of a chunk: pairs, then a last odd feature alone. */
-PAIR_INLINE void stats_chunk(size_t n, const double **p, size_t j0,
+PAIR_INLINE void stats_chunk(size_t n, const double *const *p, size_t j0,
                              size_t nj, const double *sh, int shifted,
                              int packed, double *m, double *s1, double *s2,
                              int devs)
@@ -157,14 +170,14 @@ PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
     for (size_t j = 0; j < nj; j++)
         m[j] = s1[j] = s2[j] = 0.0;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        n = chunk_rows(r, i0, BP_CHUNK, p);
-        stats_chunk(n, p, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
+        stats_chunk(n, at, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
     }
     for (size_t j = 0; j < nj; j++)
         m[j] /= (double)b;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        n = chunk_rows(r, i0, BP_CHUNK, p);
-        stats_chunk(n, p, j0, nj, sh, shifted, packed, m, s1, s2, 1);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
+        stats_chunk(n, at, j0, nj, sh, shifted, packed, m, s1, s2, 1);
     }
     for (size_t j = 0; j < nj; j++) {
         m[j] += s1[j] / (double)b;
@@ -175,7 +188,7 @@ PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
 /* A batch of one chunk, feature pair by feature pair with every sum in
  * registers: the sums, the mean, the residuals and the correction, as
  * stats_block has them. */
-PAIR_INLINE void pair_stats(size_t n, const double **p, size_t j,
+PAIR_INLINE void pair_stats(size_t n, const double *const *p, size_t j,
                             const double *sh, int shifted, double *mean,
                             double *var)
 {
@@ -199,7 +212,7 @@ PAIR_INLINE void pair_stats(size_t n, const double **p, size_t j,
                pair_div(pair_sub(a2, pair_div(pair_mul(a1, a1), nb)), nb));
 }
 
-PAIR_INLINE void one_stats(size_t n, const double **p, size_t j,
+PAIR_INLINE void one_stats(size_t n, const double *const *p, size_t j,
                            const double *sh, int shifted, double *mean,
                            double *var)
 {
@@ -219,8 +232,9 @@ PAIR_INLINE void one_stats(size_t n, const double **p, size_t j,
 PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
                                  double *mean, double *var)
 {
-    const double *p[BP_CHUNK];
-    size_t n = chunk_rows(r, 0, BP_CHUNK, p), j = 0;
+    const double *buf[BP_CHUNK];
+    size_t n, j = 0;
+    const double *const *p = chunk_rows(r, 0, BP_CHUNK, buf, &n);
     for (; packed && j + 1 < r->f; j += 2)
         pair_stats(n, p, j, r->shift, shifted, mean, var);
     for (; j < r->f; j++)
@@ -274,7 +288,7 @@ typedef struct {
  * they go to; with keep, where its outputs go (y and e, row i at i f). */
 typedef struct {
     size_t n, seg;
-    const double **p;
+    const double *const *p;
     const double *mean, *var;
     int first, last;
     double *dd, *y, *e, *total;
@@ -319,7 +333,7 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
 {
     pair_consts cs = pair_of(o, j, eval, shifted), *c = &cs;
     size_t n = k->n, f = o->f, seg = k->seg, stride = o->stride;
-    const double **p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    const double *const *p = k->p, *pend = lag ? k->pend + j * n : NULL;
     const double *mean = k->mean + j, *var = k->var + j;
     double *dd = k->dd, *y = k->y, *e = k->e;
     pair_t zero = pair_dup(0.0);
@@ -375,7 +389,7 @@ PAIR_INLINE void one_outputs(out_pass *o, const out_chunk *k, size_t j,
 {
     const bp_layer *l = &o->l;
     size_t n = k->n, f = o->f, seg = k->seg, stride = o->stride;
-    const double **p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    const double *const *p = k->p, *pend = lag ? k->pend + j * n : NULL;
     const double *mean = k->mean + j, *var = k->var + j;
     double *dd = k->dd, *y = k->y, *e = k->e;
     double g = l->gamma[j], be = l->beta[j];
@@ -506,12 +520,12 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     const double *p[BP_CHUNK];
     out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
                   1.0 / (double)per, s->pass != NULL, pair_tally_zero(), 0};
-    out_chunk k = {.p = p};
+    out_chunk k = {.n = 0};
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
-        k.n = chunk_rows(r, i0, rows, p);
+        k.p = chunk_rows(r, i0, rows, p, &k.n);
         outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed,
                       multi);
     }
@@ -559,6 +573,8 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
             rq.rows = r->rows + i0;
         else
             rq.x = r->x + i0 * r->f;
+        if (r->at)
+            rq.at = r->at + i0;
         if (keep)
             sq.y = s->y + i0 * r->f, sq.e = s->e + i0 * r->f;
         bp_outputs(&rq, &lq, packed, &sq);

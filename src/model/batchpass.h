@@ -16,15 +16,18 @@
 #include <stddef.h>
 
 /* A batch's b rows (b at least 1): row i is x + rows[i] f (x + i f when
- * rows is NULL), each feature j moved by shift[j] (none when shift is
- * NULL). rows has ahead more entries past the batch (the next batch's);
- * with fetch set they are asked for early (bp_fetch). */
+ * rows is NULL), or at[i] when at is not NULL (bp_addresses made once
+ * for an order read again and again), each feature j moved by shift[j]
+ * (none when shift is NULL). rows has ahead more entries past the batch
+ * (the next batch's); with fetch set they are asked for early
+ * (bp_fetch). */
 typedef struct {
     size_t b, f, ahead;
     int fetch;
     const double *x;
     const size_t *rows;
     const double *shift;
+    const double *const *at;
 } bp_rows;
 
 /* What the outputs are made with, per feature: the batch's mean and
@@ -70,6 +73,11 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f);
  * asking for early: past the caches each is a trip to memory, where the
  * trips should overlap; within them the asking is work for nothing. */
 int bp_fetch(size_t n, size_t f);
+
+/* The addresses of n rows of f values of x in the order rows, into at:
+ * the passes then read them instead of making them at every pass. */
+void bp_addresses(const double *x, const size_t *rows, size_t n, size_t f,
+                  const double **at);
 
 /* The scratch bp_outputs needs in eval mode, in doubles. */
 size_t bp_scratch(size_t f);
