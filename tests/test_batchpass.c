@@ -286,15 +286,16 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
     }
 }
 
-/* Several batches in one pass (bp_outputs_batches), each from its own
- * statistics, against the plain loops batch by batch into one total of
- * gaps: the sums, the gaps, the self-checks passed and the last batch's
+/* Several batches in one pass, their statistics (bp_stats_batches) and
+ * their outputs (bp_outputs_batches), each from its own statistics,
+ * against the plain loops batch by batch into one total of gaps: the
+ * statistics, the gaps, the self-checks passed and the last batch's
  * sums, bit for bit, on the scalar and the packed side. */
 static void expect_batches(const bp_case *c, size_t per, int shifted,
                            int eval, int indexed)
 {
     size_t f = c->f, nbat = c->n / per, stride = 2 * f + 1;
-    double *stats = malloc(nbat * stride * sizeof *stats);
+    double *stats = malloc(3 * nbat * stride * sizeof *stats);
     double *o = malloc(3 * (4 * f + 1 + bp_scratch(f)) * sizeof *o);
     size_t pass[3] = {0, 0, 0};
     assert_non_null(stats && o);
@@ -307,6 +308,13 @@ static void expect_batches(const bp_case *c, size_t per, int shifted,
         bp_rows r = rows_from(all, q * per);
         r.b = per;
         ref_stats(&r, stats + q * stride, stats + q * stride + f);
+    }
+    for (int packed = 0; packed < 2; packed++) {
+        double *got = stats + (size_t)(1 + packed) * nbat * stride;
+        bp_stats_batches(&all, per, stride, packed, got, got + f);
+        for (size_t q = 0; q < nbat; q++)
+            expect_same_values(got + q * stride, stats + q * stride, 2 * f,
+                               "mean, var", where);
     }
     const double *k = c->consts;
     for (int side_k = 0; side_k < 3; side_k++) {

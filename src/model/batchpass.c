@@ -85,6 +85,20 @@ void bp_addresses(const double *x, const size_t *rows, size_t n, size_t f,
         at[i] = x + rows[i] * f;
 }
 
+/* Rows i0 .. i0 + b - 1 of r as a batch of their own. */
+static bp_rows rows_part(const bp_rows *r, size_t i0, size_t b)
+{
+    bp_rows q = *r;
+    q.b = b, q.ahead = r->ahead + r->b - i0 - b;
+    if (r->rows)
+        q.rows = r->rows + i0;
+    else
+        q.x = r->x + i0 * r->f;
+    if (r->at)
+        q.at = r->at + i0;
+    return q;
+}
+
 /* ---- the statistics ---- */
 
 /* m[j..j+1] += each row's value (moved by sh), rows in order. */
@@ -239,6 +253,45 @@ PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
         pair_stats(n, p, j, r->shift, shifted, mean, var);
     for (; j < r->f; j++)
         one_stats(n, p, j, r->shift, shifted, mean, var);
+}
+
+/* Whole batches of per rows (per at most a chunk), as many as fit a
+ * chunk at a time: batch q's statistics a q stride further. */
+PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
+                               int shifted, int packed, double *mean,
+                               double *var)
+{
+    const double *buf[BP_CHUNK];
+    size_t rows = BP_CHUNK - BP_CHUNK % per, n, f = r->f;
+    for (size_t i0 = 0; i0 < r->b; i0 += n) {
+        const double *const *p = chunk_rows(r, i0, rows, buf, &n);
+        for (size_t q0 = 0; q0 < n; q0 += per) {
+            size_t at = (i0 + q0) / per * stride, j = 0;
+            for (; packed && j + 1 < f; j += 2)
+                pair_stats(per, p + q0, j, r->shift, shifted, mean + at,
+                           var + at);
+            for (; j < f; j++)
+                one_stats(per, p + q0, j, r->shift, shifted, mean + at,
+                          var + at);
+        }
+    }
+}
+
+void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
+                      int packed, double *mean, double *var)
+{
+    if (per <= BP_CHUNK) {
+        if (r->shift)
+            stats_batches(r, per, stride, 1, packed, mean, var);
+        else
+            stats_batches(r, per, stride, 0, packed, mean, var);
+        return;
+    }
+    for (size_t i0 = 0; i0 < r->b; i0 += per) {
+        bp_rows q = rows_part(r, i0, per);
+        bp_stats(&q, packed, mean, var);
+        mean += stride, var += stride;
+    }
 }
 
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
@@ -567,14 +620,7 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
     bp_layer lq = *l;
     bp_sums sq = *s;
     for (size_t i0 = 0; i0 < r->b; i0 += per) {
-        bp_rows rq = *r;
-        rq.b = per, rq.ahead = r->ahead + r->b - i0 - per;
-        if (r->rows)
-            rq.rows = r->rows + i0;
-        else
-            rq.x = r->x + i0 * r->f;
-        if (r->at)
-            rq.at = r->at + i0;
+        bp_rows rq = rows_part(r, i0, per);
         if (keep)
             sq.y = s->y + i0 * r->f, sq.e = s->e + i0 * r->f;
         bp_outputs(&rq, &lq, packed, &sq);

@@ -376,6 +376,39 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
     }
 }
 
+/* An epoch's first nfull batches (all of bmax rows) when nothing moves
+ * the rows and no observer watches: every batch's statistics in one
+ * pass, then each batch's update and errors in order, then every
+ * batch's outputs in one pass (the last epoch's are checked as they are
+ * compared, when they are), as train_batch makes them one batch at a
+ * time, with the same bits: a batch's statistics and train outputs
+ * read nothing the updates write. */
+static void train_batches(layer_state *s, size_t ep, size_t nfull,
+                          run_result *res)
+{
+    size_t f = s->f, bmax = s->bmax;
+    int last = ep + 1 == s->cfg->epochs;
+    bp_rows r = batch_rows(nfull * bmax, f, s->pop->x, s->perm, s->n, 0,
+                           s->fetch, NULL, s->at);
+    bp_stats_batches(&r, bmax, 2 * f, 1, s->stats, s->stats + f);
+    for (size_t k = 0; k < nfull; k++) {
+        const double *mean = s->stats + 2 * k * f, *var = mean + f;
+        if (k % s->ghosts == 0)
+            bn_update(&s->layer, bmax, mean, var);
+        if (last) {
+            s->fracs[k] = 0.0;
+            batch_errors(s, mean, var, res->batch_mean_sq);
+        }
+    }
+    if (!last || !s->own) {
+        size_t pass = 0;
+        s->bl.mean = s->stats, s->bl.var = s->stats + f;
+        s->bs.y = s->bs.e = NULL, s->bs.pass = &pass;
+        bp_outputs_batches(&r, bmax, 2 * f, &s->bl, 1, &s->bs);
+        s->pass += pass;
+    }
+}
+
 /* Every epoch's batches, then the estimator's recompute after training:
  * a pooling one's pooled statistics, and adaptive batch norm's, the
  * statistics of the rows evaluation sees. */
@@ -387,14 +420,22 @@ static void train(layer_state *s, run_result *res)
         bp_addresses(s->pop->x, s->perm, s->n, s->f, s->addr);
         s->at = s->addr;
     }
-    for (size_t ep = 0; ep < s->cfg->epochs; ep++)
-        for (size_t k = 0; k < s->nb; k++) {
+    /* the batches of bmax rows, all but a kept partial last one */
+    size_t nfull = s->n / s->bmax < s->nb ? s->n / s->bmax : s->nb;
+    for (size_t ep = 0; ep < s->cfg->epochs; ep++) {
+        size_t k = 0;
+        if (!s->drifting && !s->watch && nfull > 0) {
+            train_batches(s, ep, nfull, res);
+            k = nfull;
+        }
+        for (; k < s->nb; k++) {
             /* t counts updates: every device's share of a batch moves
              * with the batch */
             if (s->drifting && k % s->ghosts == 0)
                 t++;
             train_batch(s, ep, k, t, res);
         }
+    }
     const bn_estimator_def *est = bn_estimator_get(s->cfg->layer.estimator);
     if (est->pools) {
         for (size_t j = 0; j < s->f; j++)
