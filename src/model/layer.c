@@ -397,7 +397,7 @@ static void train_batches(layer_state *s, size_t ep, size_t nfull,
             bn_update(&s->layer, bmax, mean, var);
         if (last) {
             s->fracs[k] = 0.0;
-            batch_errors(s, mean, var, res->batch_mean_sq);
+            errors_of(s, mean, var, res->batch_mean_sq, 0);
         }
     }
     if (!last || !s->own) {
