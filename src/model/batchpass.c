@@ -394,6 +394,10 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
     pair_t a2 = k->first ? zero : pair_load(o->s2 + j);
     pair_t aq = eval ? pair_load(o->sq + j) : zero;
     double tot = eval ? *k->total : 0.0;
+    /* a batch a segment: the checks' constants once for all of them */
+    selfcheck_consts ck = {zero, zero};
+    if (multi)
+        ck = selfcheck_pair_consts(c->g, c->be);
     for (size_t i0 = 0, end; i0 < n; i0 = end) {
         end = multi ? i0 + seg : n;
         if (multi)
@@ -426,9 +430,17 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
                         pair_store(e + i * f + j, v);
             }
         }
-        if (o->checks && (multi || k->last)) /* a batch ends here */
-            o->tally = selfcheck_pair(o->tally, c->g, c->be, c->sv, c->ve,
-                                      a1, a2, pair_dup(o->inv_b));
+        if (o->checks && (multi || k->last)) { /* a batch ends here */
+            /* its variance + eps again, rather than held in registers
+             * the rows' loop wants */
+            pair_t sv = pair_load(var - stride);
+            pair_t ve = pair_add(sv, pair_dup(o->l.eps));
+            o->tally =
+                multi ? selfcheck_pair_with(o->tally, ck, c->be, sv, ve, a1,
+                                            a2, pair_dup(o->inv_b))
+                      : selfcheck_pair(o->tally, c->g, c->be, sv, ve, a1, a2,
+                                       pair_dup(o->inv_b));
+        }
     }
     pair_store(o->s1 + j, a1);
     pair_store(o->s2 + j, a2);
