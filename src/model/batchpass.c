@@ -24,11 +24,6 @@
  * the chunk is short; long enough that a feature pair's constants and
  * sums, loaded and stored once a chunk, cost little a row. */
 #define BP_GAP_ROWS 32
-/* Values a chunk of the comparison of several small batches holds at
- * most: more rows than BP_GAP_ROWS where the features are few, so that a
- * feature pair's constants and sums are loaded and stored once for more
- * batches, their squared gaps still a few KiB. */
-#define BP_GAP_VALUES 2048
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 
@@ -40,24 +35,9 @@ int bp_fetch(size_t n, size_t f)
     return n > BP_FETCH_BYTES / sizeof(double) / (f ? f : 1);
 }
 
-/* Rows a chunk of the comparison of several small batches: up to
- * BP_GAP_VALUES values, at least BP_GAP_ROWS rows, at most a chunk. */
-static size_t gap_rows(size_t f)
-{
-    size_t rows = BP_GAP_VALUES / (f ? f : 1);
-    return rows < BP_GAP_ROWS ? BP_GAP_ROWS : rows > BP_CHUNK ? BP_CHUNK : rows;
-}
-
-/* The scratch's two parts of a width f, each a chunk's squared gaps
- * (this chunk's, the last one's). */
-static size_t part_of(size_t f)
-{
-    return gap_rows(f) * f;
-}
-
 size_t bp_scratch(size_t f)
 {
-    return 2 * part_of(f);
+    return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
 }
 
 /* Rows i0 .. i0 + n - 1 of the batch (n at most want, into *got) as
@@ -341,7 +321,7 @@ void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
  * and var stride doubles after batch q - 1's. tally and pass count the
  * self-checks passed (when checks). */
 typedef struct {
-    size_t f, per, stride, part; /* part: part_of(f) */
+    size_t f, per, stride;
     const double *shift;
     bp_layer l;
     double *s1, *s2, *sq;
@@ -535,6 +515,13 @@ static double sum_in_order(double acc, size_t n, const double *v)
     return acc;
 }
 
+/* The scratch's two parts of a width f, each a chunk's squared gaps
+ * (this chunk's, the last one's). */
+static size_t part_of(size_t f)
+{
+    return BP_GAP_ROWS * f;
+}
+
 void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
 {
     g->sum = sum_in_order(g->sum, g->n, dd + (size_t)g->half * part_of(f));
@@ -566,7 +553,7 @@ PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
                                size_t b, out_chunk *k, int shifted, int eval,
                                int keep, int packed, int multi)
 {
-    size_t f = o->f, n = k->n, part = o->part, per = o->per;
+    size_t f = o->f, n = k->n, part = part_of(f), per = o->per;
     k->first = multi || i0 == 0, k->last = multi || i0 + n == b;
     k->seg = per;
     k->mean = o->l.mean + (multi ? i0 / per * o->stride : 0);
@@ -596,10 +583,10 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
                               int multi)
 {
     const double *p[BP_CHUNK];
-    out_pass o = {r->f,   per,   stride, part_of(r->f), r->shift, *l, s->s1, s->s2, s->sq,
+    out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
                   1.0 / (double)per, s->pass != NULL, pair_tally_zero(), 0};
     out_chunk k = {.n = 0};
-    size_t rows = !eval ? BP_CHUNK : multi ? gap_rows(r->f) : BP_GAP_ROWS;
+    size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
@@ -631,7 +618,7 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
                         const bp_layer *l, int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (!keep && per < (eval ? gap_rows(r->f) : BP_CHUNK)) {
+    if (!keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK)) {
         if (!eval)
             r->shift ? outputs_case(r, per, stride, l, s, 1, 0, 0, packed, 1)
                      : outputs_case(r, per, stride, l, s, 0, 0, 0, packed, 1);
