@@ -100,9 +100,10 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
  * other in r's rows, as bp_outputs makes each (the same bits, the gaps
  * added in the same order, each batch's self-checks), in one pass:
  * batch q's mean and var are l's a q stride further; s's sums (s1, s2)
- * are left the last batch's. r->b is a multiple of per. What a batch costs beyond its values
- * (a call, the rows' addresses, a chunk's set-up) is then paid once for
- * as many batches as fit a chunk, which small batches feel. */
+ * are left the last batch's. r->b is a multiple of per. What a batch
+ * costs beyond its values (a call, the rows' addresses, a chunk's
+ * set-up) is then paid once for as many batches as fit a chunk, which
+ * small batches feel. */
 void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
                         const bp_layer *l, int packed, const bp_sums *s);
 

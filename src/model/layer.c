@@ -110,8 +110,8 @@ static bp_rows batch_rows(size_t b, size_t f, const double *x,
                           int fetch, const double *shift,
                           const double *const *at)
 {
-    bp_rows r = {b,     f,     ne - start - b,          fetch,
-                 x,     order + start, shift, at ? at + start : NULL};
+    bp_rows r = {b, f, ne - start - b, fetch, x, order + start, shift,
+                 at ? at + start : NULL};
     return r;
 }
 
@@ -501,8 +501,8 @@ static int compare(layer_state *s, bn_error *err)
         } else if (bk < 2) {
             break;
         }
-        bp_rows r =
-            batch_rows(bk, f, s->ex, s->order, ne, start, s->efetch, sh, s->at);
+        bp_rows r = batch_rows(bk, f, s->ex, s->order, ne, start, s->efetch,
+                               sh, s->at);
         if (!s->own)
             bp_stats(&r, 1, s->emean, s->evar);
         /* The eval outputs are kept where an observer or the determinism
