@@ -4,11 +4,13 @@
  * feature at a time, hold to the plain loops the layer had before them
  * (rows outside, features inside), bit for bit: on every case the passes
  * copy (a shift or none, eval mode or not, outputs kept or not, rows
- * asked for early or not), at odd and even widths, batches of one chunk and of
- * several, and on values chosen to find a difference where one could
- * hide: random bit patterns (infinities and NaNs among them), subnormals,
- * signed zeros, powers of two, the largest and smallest doubles, and the
- * ordinary values a population has. A NaN matches any NaN (which one an
+ * asked for early or not, read by index or by addresses made once), at
+ * odd and even widths, batches of one chunk and of several, several
+ * batches in one pass (bp_outputs_batches), and on values chosen to
+ * find a difference where one could hide: random bit patterns
+ * (infinities and NaNs among them), subnormals, signed zeros, powers of
+ * two, the largest and smallest doubles, and the ordinary values a
+ * population has. A NaN matches any NaN (which one an
  * operation passes on is the compiler's choice of operand order, not an
  * arithmetic difference).
  */
@@ -96,6 +98,7 @@ typedef struct {
     size_t n, b, f;
     double *x, *shift, *consts, *out, eps;
     size_t *rows;
+    const double **at; /* the rows' addresses in order */
 } bp_case;
 
 static void case_make(bp_case *c, pcg32_t *rng, size_t b, size_t f,
@@ -109,7 +112,9 @@ static void case_make(bp_case *c, pcg32_t *rng, size_t b, size_t f,
     size_t side = 5 * f + 1 + 2 * b * f + bp_scratch(f);
     c->out = malloc(3 * side * sizeof *c->out);
     c->rows = malloc(c->n * sizeof *c->rows);
-    assert_non_null(c->x && c->shift && c->consts && c->out && c->rows);
+    c->at = malloc(c->n * sizeof *c->at);
+    assert_non_null(c->x && c->shift && c->consts && c->out && c->rows &&
+                    c->at);
     fill(rng, c->x, c->n * f, edgy);
     fill(rng, c->shift, f, edgy);
     fill(rng, c->consts, 6 * f, edgy);
@@ -122,6 +127,7 @@ static void case_make(bp_case *c, pcg32_t *rng, size_t b, size_t f,
         size_t k = pcg32_next(rng) % (i + 1), t = c->rows[i];
         c->rows[i] = c->rows[k], c->rows[k] = t;
     }
+    bp_addresses(c->x, c->rows, c->n, f, c->at);
 }
 
 static void case_free(bp_case *c)
@@ -131,6 +137,7 @@ static void case_free(bp_case *c)
     free(c->consts);
     free(c->out);
     free(c->rows);
+    free((void *)c->at);
 }
 
 /* The passes as plain loops, rows outside and features inside, the
@@ -138,7 +145,7 @@ static void case_free(bp_case *c)
  * both sides are held to. */
 static const double *ref_row(const bp_rows *r, size_t i)
 {
-    return r->x + (r->rows ? r->rows[i] : i) * r->f;
+    return r->at ? r->at[i] : r->x + (r->rows ? r->rows[i] : i) * r->f;
 }
 
 static double ref_in(const bp_rows *r, size_t i, size_t j)
@@ -194,6 +201,35 @@ static void ref_outputs(const bp_rows *r, const bp_layer *l,
     *s->pass += score_checks(&layer, r->b, s->s1, s->s2, l->var);
 }
 
+/* The rows of a case as the passes are handed them: contiguous
+ * (indexed 0), in the order rows (1), or by the addresses of that order
+ * (2). */
+static bp_rows case_rows(const bp_case *c, size_t b, int fetch, int indexed,
+                         int shifted)
+{
+    bp_rows r = {b,
+                 c->f,
+                 c->n - b,
+                 fetch,
+                 c->x,
+                 indexed ? c->rows : NULL,
+                 shifted ? c->shift : NULL,
+                 indexed == 2 ? c->at : NULL};
+    return r;
+}
+
+/* Rows i0 on of r, r.b of them. */
+static bp_rows rows_from(bp_rows r, size_t i0)
+{
+    if (r.at)
+        r.at += i0;
+    if (r.rows)
+        r.rows += i0;
+    else
+        r.x += i0 * r.f;
+    return r;
+}
+
 /* The reference, the scalar side and the packed side of the statistics
  * and of the outputs, then their bits. */
 static void expect_case(const bp_case *c, int shifted, int eval, int keep,
@@ -201,8 +237,7 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
 {
     size_t b = c->b, f = c->f;
     size_t side = 5 * f + 1 + 2 * b * f + bp_scratch(f);
-    bp_rows r = {b, f, c->n - b, fetch, c->x, indexed ? c->rows : NULL,
-                 shifted ? c->shift : NULL};
+    bp_rows r = case_rows(c, b, fetch, indexed, shifted);
     const double *k = c->consts;
     char where[160];
     size_t pass[3] = {0, 0, 0};
@@ -251,17 +286,93 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
     }
 }
 
+/* Several batches in one pass, their statistics (bp_stats_batches) and
+ * their outputs (bp_outputs_batches), each from its own statistics,
+ * against the plain loops batch by batch into one total of gaps: the
+ * statistics, the gaps, the self-checks passed and the last batch's
+ * sums, bit for bit, on the scalar and the packed side. */
+static void expect_batches(const bp_case *c, size_t per, int shifted,
+                           int eval, int indexed)
+{
+    size_t f = c->f, nbat = c->n / per, stride = 2 * f + 1;
+    double *stats = malloc(3 * nbat * stride * sizeof *stats);
+    double *o = malloc(3 * (4 * f + 1 + bp_scratch(f)) * sizeof *o);
+    size_t pass[3] = {0, 0, 0};
+    assert_non_null(stats && o);
+    char where[160];
+    snprintf(where, sizeof where,
+             "batches of %zu, F %zu, shift %d, eval %d, rows %d", per, f,
+             shifted, eval, indexed);
+    bp_rows all = case_rows(c, nbat * per, 0, indexed, shifted);
+    for (size_t q = 0; q < nbat; q++) { /* each batch's own statistics */
+        bp_rows r = rows_from(all, q * per);
+        r.b = per;
+        ref_stats(&r, stats + q * stride, stats + q * stride + f);
+    }
+    for (int packed = 0; packed < 2; packed++) {
+        double *got = stats + (size_t)(1 + packed) * nbat * stride;
+        bp_stats_batches(&all, per, stride, packed, got, got + f);
+        for (size_t q = 0; q < nbat; q++)
+            expect_same_values(got + q * stride, stats + q * stride, 2 * f,
+                               "mean, var", where);
+    }
+    const double *k = c->consts;
+    for (int side_k = 0; side_k < 3; side_k++) {
+        double *s1 = o + (size_t)side_k * (4 * f + 1 + bp_scratch(f));
+        double *s2 = s1 + f, *sq = s2 + f, *gap = sq + f, *dd = gap + 1;
+        bp_layer l = {stats, stats + f, eval ? k + 2 * f : NULL, k + 3 * f,
+                      k + 4 * f, k + 5 * f, c->eps};
+        for (size_t j = 0; j < f; j++)
+            sq[j] = (double)j;
+        bp_gap g = {0.5, 0, 0};
+        bp_sums s = {s1, s2, sq, &g, NULL, NULL, dd, &pass[side_k]};
+        if (side_k == 0) {
+            for (size_t q = 0; q < nbat; q++) {
+                bp_rows r = rows_from(all, q * per);
+                r.b = per;
+                l.mean = stats + q * stride, l.var = l.mean + f;
+                ref_outputs(&r, &l, &s, &g.sum);
+            }
+        } else {
+            bp_outputs_batches(&all, per, stride, &l, side_k - 1, &s);
+            bp_gap_flush(&g, dd, f);
+        }
+        *gap = g.sum;
+    }
+    for (int side_k = 1; side_k < 3; side_k++) {
+        const char *name = side_k == 2 ? "packed" : "scalar";
+        const double *want = o, *got = o + (size_t)side_k *
+                                               (4 * f + 1 + bp_scratch(f));
+        static const char *const names[] = {"s1", "s2", "sq", "gap"};
+        char at[200];
+        snprintf(at, sizeof at, "%s, %s", name, where);
+        for (size_t a = 0; a < 4; a++)
+            if (eval || a < 2)
+                expect_same_values(got + a * f, want + a * f,
+                                   a == 3 ? 1 : f, names[a], at);
+        if (pass[side_k] != pass[0])
+            fail_msg("%s: %zu self-checks passed, score_checks' %zu", at,
+                     pass[side_k], pass[0]);
+    }
+    free(stats);
+    free(o);
+}
+
 static void expect_every_case(size_t b, size_t f, uint64_t seed, int edgy)
 {
     pcg32_t rng;
     pcg32_seed(&rng, seed, 54);
     bp_case c;
     case_make(&c, &rng, b, f, edgy);
-    for (int m = 0; m < 32; m++) {
+    for (int m = 0; m < 48; m++) {
         int shifted = m & 1, eval = m >> 1 & 1, keep = eval && (m >> 2 & 1);
+        int fetch = m >> 3 & 1, indexed = m >> 4;
         if (!eval && (m >> 2 & 1))
             continue;
-        expect_case(&c, shifted, eval, keep, m >> 3 & 1, m >> 4 & 1);
+        expect_case(&c, shifted, eval, keep, fetch, indexed);
+        if (!keep && !fetch)
+            for (size_t per = 1; per <= c.n; per += per < 8 ? 1 : per)
+                expect_batches(&c, per, shifted, eval, indexed);
     }
     case_free(&c);
 }

@@ -40,21 +40,26 @@ size_t bp_scratch(size_t f)
     return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
 }
 
-/* Rows i0 .. i0 + n - 1 of the batch (n at most want) as addresses into
- * p, asking meanwhile (with r->fetch) for the rows as far ahead as the
- * chunk is long, at least BP_AHEAD: those of the next chunk or batch.
- * (The requests sit in this loop, beside its stores: GCC 12 takes a
- * function or loop that only asks for memory for one without effects,
- * and drops it.) Returns n. */
-static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
-                         const double **p)
+/* Rows i0 .. i0 + n - 1 of the batch (n at most want, into *got) as
+ * addresses: r->at's own when it has them, else made into p, asking
+ * meanwhile (with r->fetch) for the rows as far ahead as the chunk is
+ * long, at least BP_AHEAD: those of the next chunk or batch. (The
+ * requests sit in this loop, beside its stores: GCC 12 takes a function
+ * or loop that only asks for memory for one without effects, and drops
+ * it.) */
+static const double *const *chunk_rows(const bp_rows *r, size_t i0,
+                                       size_t want, const double **p,
+                                       size_t *got)
 {
     size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
+    *got = n;
+    if (r->at)
+        return r->at + i0;
     const double *x = r->x; /* a local: p's stores could be r's fields */
     if (!r->rows) {
         for (size_t i = 0; i < n; i++)
             p[i] = x + (i0 + i) * f;
-        return n;
+        return p;
     }
     const size_t *rows = r->rows + i0;
     size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
@@ -62,20 +67,42 @@ static size_t chunk_rows(const bp_rows *r, size_t i0, size_t want,
         PAIR_UNROLL2
         for (size_t i = 0; i < n; i++)
             p[i] = x + rows[i] * f;
-        return n;
+        return p;
     }
     for (size_t i = 0; i < n; i++) {
         p[i] = x + rows[i] * f;
         if (i0 + i + ahead < end)
             bn_prefetch(x + rows[i + ahead] * f, f);
     }
-    return n;
+    return p;
+}
+
+void bp_addresses(const double *x, const size_t *rows, size_t n, size_t f,
+                  const double **at)
+{
+    PAIR_UNROLL2
+    for (size_t i = 0; i < n; i++)
+        at[i] = x + rows[i] * f;
+}
+
+/* Rows i0 .. i0 + b - 1 of r as a batch of their own. */
+static bp_rows rows_part(const bp_rows *r, size_t i0, size_t b)
+{
+    bp_rows q = *r;
+    q.b = b, q.ahead = r->ahead + r->b - i0 - b;
+    if (r->rows)
+        q.rows = r->rows + i0;
+    else
+        q.x = r->x + i0 * r->f;
+    if (r->at)
+        q.at = r->at + i0;
+    return q;
 }
 
 /* ---- the statistics ---- */
 
 /* m[j..j+1] += each row's value (moved by sh), rows in order. */
-PAIR_INLINE void pair_sums(size_t n, const double **p, size_t j,
+PAIR_INLINE void pair_sums(size_t n, const double *const *p, size_t j,
                            const double *sh, int shifted, double *m)
 {
     pair_t acc = pair_load(m), s = shifted ? pair_load(sh) : pair_dup(0.0);
@@ -86,7 +113,7 @@ PAIR_INLINE void pair_sums(size_t n, const double **p, size_t j,
     pair_store(m, acc);
 }
 
-PAIR_INLINE void one_sums(size_t n, const double **p, size_t j,
+PAIR_INLINE void one_sums(size_t n, const double *const *p, size_t j,
                           const double *sh, int shifted, double *m)
 {
     double acc = *m, s = shifted ? *sh : 0.0;
@@ -96,7 +123,7 @@ PAIR_INLINE void one_sums(size_t n, const double **p, size_t j,
 }
 
 /* The residuals' sum (s1) and squares' (s2) about m. */
-PAIR_INLINE void pair_devs(size_t n, const double **p, size_t j,
+PAIR_INLINE void pair_devs(size_t n, const double *const *p, size_t j,
                            const double *sh, int shifted, const double *m,
                            double *s1, double *s2)
 {
@@ -112,7 +139,7 @@ PAIR_INLINE void pair_devs(size_t n, const double **p, size_t j,
     pair_store(s2, a2);
 }
 
-PAIR_INLINE void one_devs(size_t n, const double **p, size_t j,
+PAIR_INLINE void one_devs(size_t n, const double *const *p, size_t j,
                           const double *sh, int shifted, const double *m,
                           double *s1, double *s2)
 {
@@ -127,7 +154,7 @@ PAIR_INLINE void one_devs(size_t n, const double **p, size_t j,
 
 /* One pass (the sums, or with m the residuals) over features j0 .. j0 +
  * nj - 1 of a chunk: pairs, then a last odd feature alone. */
-PAIR_INLINE void stats_chunk(size_t n, const double **p, size_t j0,
+PAIR_INLINE void stats_chunk(size_t n, const double *const *p, size_t j0,
                              size_t nj, const double *sh, int shifted,
                              int packed, double *m, double *s1, double *s2,
                              int devs)
@@ -157,14 +184,14 @@ PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
     for (size_t j = 0; j < nj; j++)
         m[j] = s1[j] = s2[j] = 0.0;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        n = chunk_rows(r, i0, BP_CHUNK, p);
-        stats_chunk(n, p, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
+        stats_chunk(n, at, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
     }
     for (size_t j = 0; j < nj; j++)
         m[j] /= (double)b;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        n = chunk_rows(r, i0, BP_CHUNK, p);
-        stats_chunk(n, p, j0, nj, sh, shifted, packed, m, s1, s2, 1);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
+        stats_chunk(n, at, j0, nj, sh, shifted, packed, m, s1, s2, 1);
     }
     for (size_t j = 0; j < nj; j++) {
         m[j] += s1[j] / (double)b;
@@ -175,7 +202,7 @@ PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
 /* A batch of one chunk, feature pair by feature pair with every sum in
  * registers: the sums, the mean, the residuals and the correction, as
  * stats_block has them. */
-PAIR_INLINE void pair_stats(size_t n, const double **p, size_t j,
+PAIR_INLINE void pair_stats(size_t n, const double *const *p, size_t j,
                             const double *sh, int shifted, double *mean,
                             double *var)
 {
@@ -199,7 +226,7 @@ PAIR_INLINE void pair_stats(size_t n, const double **p, size_t j,
                pair_div(pair_sub(a2, pair_div(pair_mul(a1, a1), nb)), nb));
 }
 
-PAIR_INLINE void one_stats(size_t n, const double **p, size_t j,
+PAIR_INLINE void one_stats(size_t n, const double *const *p, size_t j,
                            const double *sh, int shifted, double *mean,
                            double *var)
 {
@@ -219,12 +246,52 @@ PAIR_INLINE void one_stats(size_t n, const double **p, size_t j,
 PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
                                  double *mean, double *var)
 {
-    const double *p[BP_CHUNK];
-    size_t n = chunk_rows(r, 0, BP_CHUNK, p), j = 0;
+    const double *buf[BP_CHUNK];
+    size_t n, j = 0;
+    const double *const *p = chunk_rows(r, 0, BP_CHUNK, buf, &n);
     for (; packed && j + 1 < r->f; j += 2)
         pair_stats(n, p, j, r->shift, shifted, mean, var);
     for (; j < r->f; j++)
         one_stats(n, p, j, r->shift, shifted, mean, var);
+}
+
+/* Whole batches of per rows (per at most a chunk), as many as fit a
+ * chunk at a time: batch q's statistics a q stride further. */
+PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
+                               int shifted, int packed, double *mean,
+                               double *var)
+{
+    const double *buf[BP_CHUNK];
+    size_t rows = BP_CHUNK - BP_CHUNK % per, n, f = r->f;
+    for (size_t i0 = 0; i0 < r->b; i0 += n) {
+        const double *const *p = chunk_rows(r, i0, rows, buf, &n);
+        for (size_t q0 = 0; q0 < n; q0 += per) {
+            size_t at = (i0 + q0) / per * stride, j = 0;
+            for (; packed && j + 1 < f; j += 2)
+                pair_stats(per, p + q0, j, r->shift, shifted, mean + at,
+                           var + at);
+            for (; j < f; j++)
+                one_stats(per, p + q0, j, r->shift, shifted, mean + at,
+                          var + at);
+        }
+    }
+}
+
+void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
+                      int packed, double *mean, double *var)
+{
+    if (per <= BP_CHUNK) {
+        if (r->shift)
+            stats_batches(r, per, stride, 1, packed, mean, var);
+        else
+            stats_batches(r, per, stride, 0, packed, mean, var);
+        return;
+    }
+    for (size_t i0 = 0; i0 < r->b; i0 += per) {
+        bp_rows q = rows_part(r, i0, per);
+        bp_stats(&q, packed, mean, var);
+        mean += stride, var += stride;
+    }
 }
 
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
@@ -250,47 +317,59 @@ void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
 /* What a pass over the outputs reads and adds to, copied out of bp_rows,
  * bp_layer and bp_sums into a local that nothing stored through a
  * double * can reach: loaded once a pass instead of once a column pair.
- * tally and pass count the self-checks passed (when checks). */
+ * A pass covers one batch or several of per rows each, batch q's mean
+ * and var stride doubles after batch q - 1's. tally and pass count the
+ * self-checks passed (when checks). */
 typedef struct {
-    size_t f;
+    size_t f, per, stride;
     const double *shift;
     bp_layer l;
     double *s1, *s2, *sq;
-    double inv_b; /* 1/b, the checks' */
+    double inv_b; /* 1/per, the checks' */
     int checks;
     pair_tally_t tally; /* the pairs' checks passed */
     size_t pass;        /* the odd feature's */
 } out_pass;
 
-/* One chunk of a pass: its n rows, whether it is the batch's first (the
- * sums start from 0) and last (the checks are made), and in eval mode
- * where its squared gaps go (dd, row i at i f), the last chunk's still to
- * add (pend, when it had as many) and the total they go to; with keep,
- * where its outputs go (y and e, row i at i f). */
+/* One chunk of a pass: its n rows, in segments of seg rows (the last
+ * may be shorter), each a batch's or a part of one: the first segment
+ * from mean and var, each next one's a stride further; whether the
+ * first segment starts its batch (its sums start from 0) and whether the
+ * last ends it (the checks are made); every other segment is a whole
+ * batch. In eval mode where its squared gaps go (dd, row i at i f), the
+ * last chunk's still to add (pend, when it had as many) and the total
+ * they go to; with keep, where its outputs go (y and e, row i at i f). */
 typedef struct {
-    size_t n;
-    const double **p;
+    size_t n, seg;
+    const double *const *p;
+    const double *mean, *var;
     int first, last;
     double *dd, *y, *e, *total;
     const double *pend;
 } out_chunk;
 
 /* A pair's constants, in registers for a column: the batch's mean, sd,
- * variance and variance + eps, the buffers' mean and sd, gamma, beta,
- * the shift. */
+ * variance and variance + eps (set for each batch), the buffers' mean
+ * and sd, gamma, beta, the shift. */
 typedef struct {
     pair_t m, sd, sv, ve, rm, sdr, g, be, sh;
 } pair_consts;
+
+PAIR_INLINE void pair_batch(const out_pass *o, pair_consts *c,
+                            const double *mean, const double *var)
+{
+    c->sv = pair_load(var), c->m = pair_load(mean);
+    c->ve = pair_add(c->sv, pair_dup(o->l.eps)); /* bn_sd's */
+    c->sd = pair_sqrt(c->ve);
+}
 
 PAIR_INLINE pair_consts pair_of(const out_pass *o, size_t j, int eval,
                                 int shifted)
 {
     const bp_layer *l = &o->l;
-    pair_t zero = pair_dup(0.0), sv = pair_load(l->var + j);
-    pair_t ve = pair_add(sv, pair_dup(l->eps)); /* bn_sd's */
-    pair_consts c = {pair_load(l->mean + j), pair_sqrt(ve), sv, ve, zero,
-                     zero, pair_load(l->gamma + j), pair_load(l->beta + j),
-                     zero};
+    pair_t zero = pair_dup(0.0);
+    pair_consts c = {zero, zero, zero, zero, zero, zero,
+                     pair_load(l->gamma + j), pair_load(l->beta + j), zero};
     if (eval)
         c.rm = pair_load(l->rm + j), c.sdr = pair_load(l->sd_run + j);
     if (shifted)
@@ -298,91 +377,122 @@ PAIR_INLINE pair_consts pair_of(const out_pass *o, size_t j, int eval,
     return c;
 }
 
-/* Column pair j over a chunk: the train outputs' sums into s1 and s2
- * (checked at the batch's last chunk) and, in eval mode, (t - v)^2 into
- * sq and into dd, the outputs into y and e when kept. */
+/* Column pair j over a chunk, a segment at a time: the train outputs'
+ * sums into s1 and s2 (checked where a batch ends) and, in eval mode,
+ * (t - v)^2 into sq and into dd, the outputs into y and e when kept. */
 PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
-                              int shifted, int eval, int keep, int lag)
+                              int shifted, int eval, int keep, int lag,
+                              int multi)
 {
-    const pair_consts cs = pair_of(o, j, eval, shifted), *c = &cs;
-    size_t n = k->n, f = o->f;
-    const double **p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    pair_consts cs = pair_of(o, j, eval, shifted), *c = &cs;
+    size_t n = k->n, f = o->f, seg = k->seg, stride = o->stride;
+    const double *const *p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    const double *mean = k->mean + j, *var = k->var + j;
     double *dd = k->dd, *y = k->y, *e = k->e;
     pair_t zero = pair_dup(0.0);
     pair_t a1 = k->first ? zero : pair_load(o->s1 + j);
     pair_t a2 = k->first ? zero : pair_load(o->s2 + j);
     pair_t aq = eval ? pair_load(o->sq + j) : zero;
     double tot = eval ? *k->total : 0.0;
-    PAIR_UNROLL2
-    for (size_t i = 0; i < n; i++) {
-        if (lag) { /* two of the last chunk's gaps, in their order */
-            tot += pend[2 * i];
-            tot += pend[2 * i + 1];
+    /* a batch a segment: the checks' constants once for all of them */
+    selfcheck_consts ck = {zero, zero};
+    if (multi)
+        ck = selfcheck_pair_consts(c->g, c->be);
+    for (size_t i0 = 0, end; i0 < n; i0 = end) {
+        end = multi ? i0 + seg : n;
+        if (multi)
+            a1 = a2 = zero;
+        pair_batch(o, c, mean, var);
+        mean += stride, var += stride;
+        PAIR_UNROLL2
+        for (size_t i = i0; i < end; i++) {
+            if (lag) { /* two of the last chunk's gaps, in their order */
+                tot += pend[2 * i];
+                tot += pend[2 * i + 1];
+            }
+            pair_t in = pair_load(p[i] + j);
+            if (shifted)
+                in = pair_add(in, c->sh);
+            pair_t t = pair_add(
+                pair_mul(c->g, pair_div(pair_sub(in, c->m), c->sd)), c->be);
+            pair_t d = pair_sub(t, c->be);
+            a1 = pair_add(a1, d);
+            a2 = pair_add(a2, pair_mul(d, d));
+            if (eval) {
+                pair_t v = pair_add(
+                    pair_mul(c->g, pair_div(pair_sub(in, c->rm), c->sdr)),
+                    c->be);
+                pair_t g = pair_sub(t, v), q = pair_mul(g, g);
+                aq = pair_add(aq, q);
+                pair_store(dd + i * f + j, q);
+                if (keep)
+                    pair_store(y + i * f + j, t),
+                        pair_store(e + i * f + j, v);
+            }
         }
-        pair_t in = pair_load(p[i] + j);
-        if (shifted)
-            in = pair_add(in, c->sh);
-        pair_t t = pair_add(
-            pair_mul(c->g, pair_div(pair_sub(in, c->m), c->sd)), c->be);
-        pair_t d = pair_sub(t, c->be);
-        a1 = pair_add(a1, d);
-        a2 = pair_add(a2, pair_mul(d, d));
-        if (eval) {
-            pair_t v = pair_add(
-                pair_mul(c->g, pair_div(pair_sub(in, c->rm), c->sdr)),
-                c->be);
-            pair_t g = pair_sub(t, v), q = pair_mul(g, g);
-            aq = pair_add(aq, q);
-            pair_store(dd + i * f + j, q);
-            if (keep)
-                pair_store(y + i * f + j, t), pair_store(e + i * f + j, v);
+        if (o->checks && (multi || k->last)) { /* a batch ends here */
+            /* its variance + eps again, rather than held in registers
+             * the rows' loop wants */
+            pair_t sv = pair_load(var - stride);
+            pair_t ve = pair_add(sv, pair_dup(o->l.eps));
+            o->tally =
+                multi ? selfcheck_pair_with(o->tally, ck, c->be, sv, ve, a1,
+                                            a2, pair_dup(o->inv_b))
+                      : selfcheck_pair(o->tally, c->g, c->be, sv, ve, a1, a2,
+                                       pair_dup(o->inv_b));
         }
     }
     pair_store(o->s1 + j, a1);
     pair_store(o->s2 + j, a2);
     if (eval)
         pair_store(o->sq + j, aq), *k->total = tot;
-    if (o->checks && k->last)
-        o->tally = selfcheck_pair(o->tally, c->g, c->be, c->sv, c->ve, a1,
-                                  a2, pair_dup(o->inv_b));
 }
 
 PAIR_INLINE void one_outputs(out_pass *o, const out_chunk *k, size_t j,
-                             int shifted, int eval, int keep, int lag)
+                             int shifted, int eval, int keep, int lag,
+                             int multi)
 {
     const bp_layer *l = &o->l;
-    size_t n = k->n, f = o->f;
-    const double **p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    size_t n = k->n, f = o->f, seg = k->seg, stride = o->stride;
+    const double *const *p = k->p, *pend = lag ? k->pend + j * n : NULL;
+    const double *mean = k->mean + j, *var = k->var + j;
     double *dd = k->dd, *y = k->y, *e = k->e;
-    double m = l->mean[j], sv = l->var[j], ve = sv + l->eps;
-    double sd = sqrt(ve), g = l->gamma[j], be = l->beta[j]; /* bn_sd's */
+    double g = l->gamma[j], be = l->beta[j];
     double rm = eval ? l->rm[j] : 0.0, sdr = eval ? l->sd_run[j] : 0.0;
     double sh = shifted ? o->shift[j] : 0.0;
     double a1 = k->first ? 0.0 : o->s1[j], a2 = k->first ? 0.0 : o->s2[j];
     double aq = eval ? o->sq[j] : 0.0;
     double tot = eval ? *k->total : 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (lag)
-            tot += pend[i];
-        double in = shifted ? p[i][j] + sh : p[i][j];
-        double t = bn_normalize_value(in, m, sd, g, be);
-        double d = t - be;
-        a1 += d;
-        a2 += d * d;
-        if (eval) {
-            double v = bn_normalize_value(in, rm, sdr, g, be);
-            double q = (t - v) * (t - v);
-            aq += q;
-            dd[i * f + j] = q;
-            if (keep)
-                y[i * f + j] = t, e[i * f + j] = v;
+    for (size_t i0 = 0, end; i0 < n; i0 = end) {
+        end = multi ? i0 + seg : n;
+        if (multi)
+            a1 = a2 = 0.0;
+        double m = *mean, sv = *var, ve = sv + l->eps;
+        double sd = sqrt(ve); /* bn_sd's */
+        mean += stride, var += stride;
+        for (size_t i = i0; i < end; i++) {
+            if (lag)
+                tot += pend[i];
+            double in = shifted ? p[i][j] + sh : p[i][j];
+            double t = bn_normalize_value(in, m, sd, g, be);
+            double d = t - be;
+            a1 += d;
+            a2 += d * d;
+            if (eval) {
+                double v = bn_normalize_value(in, rm, sdr, g, be);
+                double q = (t - v) * (t - v);
+                aq += q;
+                dd[i * f + j] = q;
+                if (keep)
+                    y[i * f + j] = t, e[i * f + j] = v;
+            }
         }
+        if (o->checks && (multi || k->last))
+            o->pass += (size_t)selfcheck_one(g, be, sv, ve, a1, a2, o->inv_b);
     }
     o->s1[j] = a1, o->s2[j] = a2;
     if (eval)
         o->sq[j] = aq, *k->total = tot;
-    if (o->checks && k->last)
-        o->pass += (size_t)selfcheck_one(g, be, sv, ve, a1, a2, o->inv_b);
 }
 
 /* acc + v[0] + v[1] + ... + v[n - 1], left to right: eight to a turn of
@@ -424,56 +534,65 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
  * odd feature's, n f in all. */
 PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
                                   int shifted, int eval, int keep,
-                                  int packed, int lag)
+                                  int packed, int lag, int multi)
 {
     size_t f = o->f, j = 0;
     for (; packed && j + 1 < f; j += 2)
-        pair_outputs(o, k, j, shifted, eval, keep, lag);
+        pair_outputs(o, k, j, shifted, eval, keep, lag, multi);
     for (; j < f; j++)
-        one_outputs(o, k, j, shifted, eval, keep, lag);
+        one_outputs(o, k, j, shifted, eval, keep, lag, multi);
 }
 
 /* A chunk's outputs and, in eval mode, its squared gaps, which the next
  * chunk adds to the total as it goes, as this one adds the last one's
  * (when it had as many; else they are added first): the chain of
  * additions, each after the one before to keep the order, then runs
- * beside a chunk's divisions rather than after them. */
+ * beside a chunk's divisions rather than after them. With multi the
+ * chunk is whole batches of o->per rows; else it is in one batch. */
 PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
                                size_t b, out_chunk *k, int shifted, int eval,
-                               int keep, int packed)
+                               int keep, int packed, int multi)
 {
-    size_t f = o->f, n = k->n, part = part_of(f);
-    k->first = i0 == 0, k->last = i0 + n == b;
+    size_t f = o->f, n = k->n, part = part_of(f), per = o->per;
+    k->first = multi || i0 == 0, k->last = multi || i0 + n == b;
+    k->seg = per;
+    k->mean = o->l.mean + (multi ? i0 / per * o->stride : 0);
+    k->var = o->l.var + (multi ? i0 / per * o->stride : 0);
     k->y = keep ? s->y + i0 * f : NULL, k->e = keep ? s->e + i0 * f : NULL;
     if (!eval) {
-        outputs_features(o, k, shifted, 0, 0, packed, 0);
+        outputs_features(o, k, shifted, 0, 0, packed, 0, multi);
         return;
     }
     bp_gap *g = s->gap;
     k->dd = s->dd + (size_t)(1 - g->half) * part, k->total = &g->sum;
     if (g->n == n * f) {
         k->pend = s->dd + (size_t)g->half * part;
-        outputs_features(o, k, shifted, 1, keep, packed, 1);
+        outputs_features(o, k, shifted, 1, keep, packed, 1, multi);
     } else {
         bp_gap_flush(g, s->dd, f);
-        outputs_features(o, k, shifted, 1, keep, packed, 0);
+        outputs_features(o, k, shifted, 1, keep, packed, 0, multi);
     }
     g->n = n * f, g->half = 1 - g->half;
 }
 
-PAIR_INLINE void outputs_case(const bp_rows *r, const bp_layer *l,
-                              const bp_sums *s, int shifted, int eval,
-                              int keep, int packed)
+/* A chunk is its pass's rows (multi 0: one batch) or as many whole
+ * batches of per rows as fit in them (multi 1). */
+PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
+                              const bp_layer *l, const bp_sums *s,
+                              int shifted, int eval, int keep, int packed,
+                              int multi)
 {
     const double *p[BP_CHUNK];
-    out_pass o = {r->f, r->shift, *l, s->s1, s->s2, s->sq,
-                  1.0 / (double)r->b, s->pass != NULL, pair_tally_zero(),
-                  0};
-    out_chunk k = {.p = p};
+    out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
+                  1.0 / (double)per, s->pass != NULL, pair_tally_zero(), 0};
+    out_chunk k = {.n = 0};
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
+    if (multi)
+        rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
-        k.n = chunk_rows(r, i0, rows, p);
-        outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed);
+        k.p = chunk_rows(r, i0, rows, p, &k.n);
+        outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed,
+                      multi);
     }
     if (s->pass)
         *s->pass += o.pass + pair_tally_sum(o.tally);
@@ -483,13 +602,40 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
                 const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
+    size_t b = r->b;
     if (!eval)
-        r->shift ? outputs_case(r, l, s, 1, 0, 0, packed)
-                 : outputs_case(r, l, s, 0, 0, 0, packed);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 0, 0, packed, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 0, 0, packed, 0);
     else if (!keep)
-        r->shift ? outputs_case(r, l, s, 1, 1, 0, packed)
-                 : outputs_case(r, l, s, 0, 1, 0, packed);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 0, packed, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 1, 0, packed, 0);
     else
-        r->shift ? outputs_case(r, l, s, 1, 1, 1, packed)
-                 : outputs_case(r, l, s, 0, 1, 1, packed);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 1, packed, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 1, 1, packed, 0);
+}
+
+void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
+                        const bp_layer *l, int packed, const bp_sums *s)
+{
+    int eval = l->rm != NULL, keep = eval && s->y && s->e;
+    if (!keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK)) {
+        if (!eval)
+            r->shift ? outputs_case(r, per, stride, l, s, 1, 0, 0, packed, 1)
+                     : outputs_case(r, per, stride, l, s, 0, 0, 0, packed, 1);
+        else
+            r->shift ? outputs_case(r, per, stride, l, s, 1, 1, 0, packed, 1)
+                     : outputs_case(r, per, stride, l, s, 0, 1, 0, packed, 1);
+        return;
+    }
+    /* Batches of a chunk or more gain nothing, and outputs kept are an
+     * observer's: one at a time. */
+    bp_layer lq = *l;
+    bp_sums sq = *s;
+    for (size_t i0 = 0; i0 < r->b; i0 += per) {
+        bp_rows rq = rows_part(r, i0, per);
+        if (keep)
+            sq.y = s->y + i0 * r->f, sq.e = s->e + i0 * r->f;
+        bp_outputs(&rq, &lq, packed, &sq);
+        lq.mean += stride, lq.var += stride;
+    }
 }

@@ -16,15 +16,18 @@
 #include <stddef.h>
 
 /* A batch's b rows (b at least 1): row i is x + rows[i] f (x + i f when
- * rows is NULL), each feature j moved by shift[j] (none when shift is
- * NULL). rows has ahead more entries past the batch (the next batch's);
- * with fetch set they are asked for early (bp_fetch). */
+ * rows is NULL), or at[i] when at is not NULL (bp_addresses made once
+ * for an order read again and again), each feature j moved by shift[j]
+ * (none when shift is NULL). rows has ahead more entries past the batch
+ * (the next batch's); with fetch set they are asked for early
+ * (bp_fetch). */
 typedef struct {
     size_t b, f, ahead;
     int fetch;
     const double *x;
     const size_t *rows;
     const double *shift;
+    const double *const *at;
 } bp_rows;
 
 /* What the outputs are made with, per feature: the batch's mean and
@@ -71,6 +74,11 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f);
  * trips should overlap; within them the asking is work for nothing. */
 int bp_fetch(size_t n, size_t f);
 
+/* The addresses of n rows of f values of x in the order rows, into at:
+ * the passes then read them instead of making them at every pass. */
+void bp_addresses(const double *x, const size_t *rows, size_t n, size_t f,
+                  const double **at);
+
 /* The scratch bp_outputs needs in eval mode, in doubles. */
 size_t bp_scratch(size_t f);
 
@@ -78,8 +86,25 @@ size_t bp_scratch(size_t f);
  * corrected two-pass formula. */
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var);
 
+/* The statistics of r->b / per batches of per rows each, one after the
+ * other in r's rows, as bp_stats makes each: batch q's a q stride
+ * further in mean and var. */
+void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
+                      int packed, double *mean, double *var);
+
 /* The batch's outputs under l into the sums of s. */
 void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
                 const bp_sums *s);
+
+/* The outputs of r->b / per batches of per rows each, one after the
+ * other in r's rows, as bp_outputs makes each (the same bits, the gaps
+ * added in the same order, each batch's self-checks), in one pass:
+ * batch q's mean and var are l's a q stride further; s's sums (s1, s2)
+ * are left the last batch's. r->b is a multiple of per. What a batch
+ * costs beyond its values (a call, the rows' addresses, a chunk's
+ * set-up) is then paid once for as many batches as fit a chunk, which
+ * small batches feel. */
+void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
+                        const bp_layer *l, int packed, const bp_sums *s);
 
 #endif

@@ -239,7 +239,7 @@ void bn_batch_stats_rows(size_t b, size_t ahead, size_t f, const double *x,
      * dwarfs the spread) is measured by the residuals' sum and removed
      * from both the mean and the variance (batchpass.c, two features at a
      * time). */
-    bp_rows r = {b, f, ahead, rows && ahead > 0, x, rows, shift};
+    bp_rows r = {b, f, ahead, rows && ahead > 0, x, rows, shift, NULL};
     bp_stats(&r, 1, mean, var);
 }
 

@@ -51,11 +51,11 @@ size_t layer_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
      * eval output and its inputs for an observer; the statistics of every
      * batch of an epoch and its shares of the drift; eight arrays per
      * feature and the result's six; a pass's scratch; the evaluation
-     * rows' order. */
+     * rows' order; the addresses of the rows in order. */
     size_t b = cfg->batch_size / bn_ghosts(&cfg->layer), nb = n / b + 1;
     return (3 * b * f + 1 + 2 * nb * f + nb + 14 * f + bp_scratch(f)) *
                sizeof(double) +
-           n * sizeof(size_t);
+           n * (sizeof(size_t) + sizeof(double *));
 }
 
 double layer_row_work(const run_config *cfg, size_t f, size_t k)
@@ -103,12 +103,15 @@ typedef struct {
 } batch_work;
 
 /* The batch of b rows from start in order (ne entries) of the rows x,
- * moved by shift, asked for early with fetch (bp_fetch). */
+ * moved by shift, asked for early with fetch (bp_fetch), their addresses
+ * read from at (in order, bp_addresses) when it is not NULL. */
 static bp_rows batch_rows(size_t b, size_t f, const double *x,
                           const size_t *order, size_t ne, size_t start,
-                          int fetch, const double *shift)
+                          int fetch, const double *shift,
+                          const double *const *at)
 {
-    bp_rows r = {b, f, ne - start - b, fetch, x, order + start, shift};
+    bp_rows r = {b, f, ne - start - b, fetch, x, order + start, shift,
+                 at ? at + start : NULL};
     return r;
 }
 
@@ -173,6 +176,13 @@ typedef struct {
      * inputs for an observer of the batches. */
     double *stats, *fracs, *work, *y, *e, *x;
     size_t *erows;         /* the evaluation rows' order, when not own */
+    /* The rows' addresses in the order they are read (the training
+     * order, then the evaluation rows'), made once where the rows are
+     * not asked for early (a big population's are, as each chunk's
+     * addresses are made), so that no pass makes them again; at is
+     * addr or NULL. */
+    const double **addr;
+    const double *const *at;
     batch_work w;
     double *delta, *shift, *emean, *evar;
     double sum_dm, sum_dv; /* the last epoch's batch statistics' errors */
@@ -209,11 +219,12 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->e = malloc(bmax * f * sizeof *s->e);
     s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
     s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
+    s->addr = malloc((n ? n : 1) * sizeof *s->addr);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
     if (s->have_layer && cfg->initial)
         bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
     if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
-        (!s->own && !s->erows) || !s->have_layer ||
+        (!s->own && !s->erows) || !s->addr || !s->have_layer ||
         run_result_arrays(res, f) != 0)
         return bn_fail(err, "out of memory");
     s->fracs = s->stats + 2 * nb * f;
@@ -239,6 +250,7 @@ static void layer_free(layer_state *s)
     free(s->e);
     free(s->x);
     free(s->erows);
+    free((void *)s->addr);
     if (s->have_layer)
         bn_free(&s->layer);
 }
@@ -339,7 +351,8 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
         s->frac = drift_fraction(&s->cfg->drift.profile, t);
         sh = moved(s->frac, s->delta, f, s->shift);
     }
-    bp_rows r = batch_rows(b, f, pop->x, s->perm, n, start, s->fetch, sh);
+    bp_rows r =
+        batch_rows(b, f, pop->x, s->perm, n, start, s->fetch, sh, s->at);
     bp_stats(&r, 1, mean, var);
     /* The buffers follow device 0's share of each batch. */
     if (k % s->ghosts == 0)
@@ -363,6 +376,39 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
     }
 }
 
+/* An epoch's first nfull batches (all of bmax rows) when nothing moves
+ * the rows and no observer watches: every batch's statistics in one
+ * pass, then each batch's update and errors in order, then every
+ * batch's outputs in one pass (the last epoch's are checked as they are
+ * compared, when they are), as train_batch makes them one batch at a
+ * time, with the same bits: a batch's statistics and train outputs
+ * read nothing the updates write. */
+static void train_batches(layer_state *s, size_t ep, size_t nfull,
+                          run_result *res)
+{
+    size_t f = s->f, bmax = s->bmax;
+    int last = ep + 1 == s->cfg->epochs;
+    bp_rows r = batch_rows(nfull * bmax, f, s->pop->x, s->perm, s->n, 0,
+                           s->fetch, NULL, s->at);
+    bp_stats_batches(&r, bmax, 2 * f, 1, s->stats, s->stats + f);
+    for (size_t k = 0; k < nfull; k++) {
+        const double *mean = s->stats + 2 * k * f, *var = mean + f;
+        if (k % s->ghosts == 0)
+            bn_update(&s->layer, bmax, mean, var);
+        if (last) {
+            s->fracs[k] = 0.0;
+            errors_of(s, mean, var, res->batch_mean_sq, 0);
+        }
+    }
+    if (!last || !s->own) {
+        size_t pass = 0;
+        s->bl.mean = s->stats, s->bl.var = s->stats + f;
+        s->bs.y = s->bs.e = NULL, s->bs.pass = &pass;
+        bp_outputs_batches(&r, bmax, 2 * f, &s->bl, 1, &s->bs);
+        s->pass += pass;
+    }
+}
+
 /* Every epoch's batches, then the estimator's recompute after training:
  * a pooling one's pooled statistics, and adaptive batch norm's, the
  * statistics of the rows evaluation sees. */
@@ -370,14 +416,26 @@ static void train(layer_state *s, run_result *res)
 {
     size_t t = 0;
     pass_setup(s, 0);
-    for (size_t ep = 0; ep < s->cfg->epochs; ep++)
-        for (size_t k = 0; k < s->nb; k++) {
+    if (!s->fetch) {
+        bp_addresses(s->pop->x, s->perm, s->n, s->f, s->addr);
+        s->at = s->addr;
+    }
+    /* the batches of bmax rows, all but a kept partial last one */
+    size_t nfull = s->n / s->bmax < s->nb ? s->n / s->bmax : s->nb;
+    for (size_t ep = 0; ep < s->cfg->epochs; ep++) {
+        size_t k = 0;
+        if (!s->drifting && !s->watch && nfull > 0) {
+            train_batches(s, ep, nfull, res);
+            k = nfull;
+        }
+        for (; k < s->nb; k++) {
             /* t counts updates: every device's share of a batch moves
              * with the batch */
             if (s->drifting && k % s->ghosts == 0)
                 t++;
             train_batch(s, ep, k, t, res);
         }
+    }
     const bn_estimator_def *est = bn_estimator_get(s->cfg->layer.estimator);
     if (est->pools) {
         for (size_t j = 0; j < s->f; j++)
@@ -404,6 +462,11 @@ static int compare(layer_state *s, bn_error *err)
         if (eval_order(s->pop, s->eval, s->perm, s->cfg, s->erows, err) != 0)
             return -1;
         s->ex = s->eval->x, s->order = s->erows, ne = s->eval->n;
+        s->at = NULL;
+        if (!s->efetch && ne <= s->n) {
+            bp_addresses(s->ex, s->order, ne, f, s->addr);
+            s->at = s->addr;
+        }
         nbe = run_batches_per_epoch(ne, bmax, s->cfg->partial);
     }
     for (size_t j = 0; j < f; j++)
@@ -411,10 +474,23 @@ static int compare(layer_state *s, bn_error *err)
     pass_setup(s, 1);
     /* Batches compared: all of them, but that rows of their own stop at
      * the first batch of fewer than two (the last, or every one at B 1). */
-    size_t ncmp = nbe;
+    size_t ncmp = nbe, k = 0;
     if (!s->own && nbe > 0 && (bmax < 2 || ne - (nbe - 1) * bmax < 2))
         ncmp = bmax < 2 ? 0 : nbe - 1;
-    for (size_t k = 0; k < nbe; k++) {
+    if (s->own && !s->drifting && !s->outputs && nbe > 1) {
+        /* Every batch but the last (whose outputs are kept) in one pass,
+         * each from its own statistics: what a batch costs beyond its
+         * values is paid once for several small ones. */
+        k = nbe - 1;
+        bp_rows r = batch_rows(k * bmax, f, s->ex, s->order, ne, 0,
+                               s->efetch, NULL, s->at);
+        size_t pass = 0;
+        s->bl.mean = s->stats, s->bl.var = s->stats + f;
+        s->bs.y = s->bs.e = NULL, s->bs.pass = &pass;
+        bp_outputs_batches(&r, bmax, 2 * f, &s->bl, 1, &s->bs);
+        s->pass += pass;
+    }
+    for (; k < nbe; k++) {
         size_t start = k * bmax;
         size_t bk = start + bmax <= ne ? bmax : ne - start;
         const size_t *rows = &s->order[start];
@@ -425,8 +501,8 @@ static int compare(layer_state *s, bn_error *err)
         } else if (bk < 2) {
             break;
         }
-        bp_rows r =
-            batch_rows(bk, f, s->ex, s->order, ne, start, s->efetch, sh);
+        bp_rows r = batch_rows(bk, f, s->ex, s->order, ne, start, s->efetch,
+                               sh, s->at);
         if (!s->own)
             bp_stats(&r, 1, s->emean, s->evar);
         /* The eval outputs are kept where an observer or the determinism
