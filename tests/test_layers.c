@@ -48,7 +48,7 @@ static void make_rows(test_rows *r, size_t n, size_t f, size_t k,
                                (double)k / 3.0);
         r->label[i] = (int)(cls < 0 ? 0 : cls >= (long)k ? (long)k - 1 : cls);
     }
-    r->d = (net_data){n, f, k, r->x, r->label};
+    r->d = (net_data){n, f, k, r->x, r->label, NULL};
 }
 
 /* The defaults with the network `layers`, batches of b. */

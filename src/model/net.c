@@ -261,15 +261,17 @@ static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
 
 /* ------------------------------------------------------------ the net */
 
-/* net_forward, and with grads 0 (a score: no backward pass follows)
- * without the softmax, which only the backward pass reads. */
-static double forward(net_t *net, size_t b, const double *x,
-                      const int *label, nn_bn_mode mode, int train, int grads)
+/* net_forward from layer `from` (0, or past the shared layers with
+ * their outputs as x), and with grads 0 (a score: no backward pass
+ * follows) without the softmax, which only the backward pass reads. */
+static double forward(net_t *net, size_t from, size_t b, const double *x,
+                      const int *label, nn_bn_mode mode, int train,
+                      int grads)
 {
     nn_pass ps = {mode, net->f32, train, &net->drop_rng};
     net->b = b;
     net->mode = mode;
-    if (net->f32) {
+    if (net->f32 && from == 0) {
         /* The rows as a float32 tensor holds them. */
         for (size_t i = 0; i < b * net->f; i++)
             net->xbuf[i] = nn_r32(x[i]);
@@ -278,7 +280,7 @@ static double forward(net_t *net, size_t b, const double *x,
     net->x = x;
     net->label = label;
     const double *in = x;
-    for (size_t i = 0; i < net->nl; i++) {
+    for (size_t i = from; i < net->nl; i++) {
         net->l[i].kind->forward(&net->l[i], &ps, b, in);
         in = net->l[i].y;
     }
@@ -293,7 +295,7 @@ static double forward(net_t *net, size_t b, const double *x,
 double net_forward(net_t *net, size_t b, const double *x, const int *label,
                    nn_bn_mode mode, int train)
 {
-    return forward(net, b, x, label, mode, train, 1);
+    return forward(net, 0, b, x, label, mode, train, 1);
 }
 
 void net_backward(net_t *net)
@@ -335,43 +337,85 @@ void net_optim_step(net_t *net, const run_config *cfg)
 
 /* ------------------------------------------------------------ training */
 
-/* Gather rows perm[0..b-1] (b <= cap; perm NULL: rows first ..
- * first + b - 1) into the net's batch buffers. */
-static void gather_rows(net_t *net, const net_data *d, const size_t *perm,
-                        size_t first, size_t b)
+size_t net_shared_layers(const net_t *net)
 {
+    size_t p = 0;
+    while (p + 1 < net->nl && !net->l[p].kind->running)
+        p++;
+    return p;
+}
+
+/* The values a row has at layer `from`'s input (0: the row itself). */
+static size_t width_at(const net_t *net, size_t from)
+{
+    return from ? nn_size(net->l[from - 1].out) : net->f;
+}
+
+/* Where a pass over d to layer li's input (net->nl: the logits) starts:
+ * past the shared layers where d has their outputs, else at 0. */
+static size_t start_layer(const net_t *net, const net_data *d, size_t li)
+{
+    size_t p = net_shared_layers(net);
+    return d->shared && li >= p ? p : 0;
+}
+
+/* Gather rows perm[0..b-1] (b <= cap; perm NULL: rows first ..
+ * first + b - 1) as layer `from` takes them: the rows into the net's
+ * batch buffer, or from 0 on their shared outputs into the gradient
+ * buffer, which no score or moment pass uses; the labels into lbuf. */
+static const double *gather_rows(net_t *net, const net_data *d,
+                                 const size_t *perm, size_t first, size_t b,
+                                 size_t from)
+{
+    size_t w = width_at(net, from);
+    const double *src = from ? d->shared : d->x;
+    double *dst = from ? net->grad[0] : net->xbuf;
     for (size_t i = 0; i < b; i++) {
         size_t r = perm ? perm[i] : first + i;
-        memcpy(&net->xbuf[i * d->f], &d->x[r * d->f],
-               d->f * sizeof *net->xbuf);
+        memcpy(&dst[i * w], &src[r * w], w * sizeof *dst);
         net->lbuf[i] = d->label[r];
     }
+    return dst;
 }
 
 static void gather(net_t *net, const net_data *d, const size_t *perm,
                    size_t b)
 {
-    gather_rows(net, d, perm, 0, b);
+    gather_rows(net, d, perm, 0, b, 0);
 }
 
 void net_layer_inputs(net_t *net, const net_data *d, const size_t *rows,
                       size_t n, size_t li, double *out)
 {
-    size_t size = li ? nn_size(net->l[li - 1].out) : net->f;
+    size_t size = width_at(net, li), from = start_layer(net, d, li);
     nn_pass ps = {NN_BN_RUNNING, net->f32, 0, &net->drop_rng};
     for (size_t at = 0; at < n; at += net->cap) {
         size_t b = n - at < net->cap ? n - at : net->cap;
-        gather_rows(net, d, rows ? &rows[at] : NULL, at, b);
-        if (net->f32)
+        const double *in =
+            gather_rows(net, d, rows ? &rows[at] : NULL, at, b, from);
+        if (net->f32 && from == 0)
             for (size_t i = 0; i < b * net->f; i++)
                 net->xbuf[i] = nn_r32(net->xbuf[i]);
-        const double *in = net->xbuf;
-        for (size_t i = 0; i < li; i++) {
+        for (size_t i = from; i < li; i++) {
             net->l[i].kind->forward(&net->l[i], &ps, b, in);
             in = net->l[i].y;
         }
         memcpy(out + at * size, in, b * size * sizeof *out);
     }
+}
+
+int net_share_rows(net_t *net, net_data *d, bn_error *err)
+{
+    size_t p = net_shared_layers(net);
+    d->shared = NULL;
+    if (p == 0)
+        return 0;
+    double *h = malloc((d->n ? d->n : 1) * width_at(net, p) * sizeof *h);
+    if (!h)
+        return bn_fail(err, "out of memory");
+    net_layer_inputs(net, d, NULL, d->n, p, h);
+    d->shared = h;
+    return 0;
 }
 
 int net_layer_moments(net_t *net, const net_data *d, const size_t *rows,
@@ -509,12 +553,13 @@ int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
         return bn_fail(err, "%zu rows: training mode needs at least two",
                        d->n);
     size_t nb = net_score_batches(d->n, net->bmax);
+    size_t from = start_layer(net, d, net->nl);
     double loss_sum = 0.0;
     for (size_t k = 0; k < nb; k++) {
         size_t start = net_score_batch_start(d->n, nb, k);
         size_t b = net_score_batch_start(d->n, nb, k + 1) - start;
-        gather(net, d, &perm[start], b);
-        forward(net, b, net->xbuf, net->lbuf, NN_BN_BATCH_KEEP, 0, 0);
+        const double *in = gather_rows(net, d, &perm[start], 0, b, from);
+        forward(net, from, b, in, net->lbuf, NN_BN_BATCH_KEEP, 0, 0);
         tally(net, s, &loss_sum, pred, logits, &perm[start], 0);
     }
     finish(s, loss_sum);
@@ -531,10 +576,12 @@ int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
         return bn_fail(err, "no rows to score");
     /* Rows go through in chunks only to share the loops: in evaluation
      * mode every row's arithmetic is its own, whatever the chunk. */
+    size_t from = start_layer(net, d, net->nl), w = width_at(net, from);
+    const double *x = from ? d->shared : d->x;
     double loss_sum = 0.0;
     for (size_t start = 0; start < d->n; start += net->cap) {
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
-        forward(net, b, &d->x[start * d->f], &d->label[start], NN_BN_RUNNING,
+        forward(net, from, b, &x[start * w], &d->label[start], NN_BN_RUNNING,
                 0, 0);
         tally(net, s, &loss_sum, pred, logits, NULL, start);
     }
