@@ -9,6 +9,8 @@
  */
 #include "base/num.h"
 
+#include "base/pair.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -243,6 +245,117 @@ NUM_FMA_CLONES double num_exp(double x)
     for (int i = 5; i >= 0; i--)
         c = dd_add(dd_mul(c, r), INV_FACT[i]);
     return times_pow2(num_dd_value(c), k);
+}
+
+/* ---- exp, two at a time ---- */
+
+/* num_exp's double-doubles on pairs (pair.h): each lane the scalar
+ * operation, so each lane of a result has the scalar function's bits.
+ * The one operation pair.h has no packed form of, fma, is made lane by
+ * lane (in the FMA copy one instruction a lane, no call). */
+typedef struct {
+    pair_t hi, lo;
+} pair_dd;
+
+static NUM_INLINE pair_t lanes_fma(pair_t a, pair_t b, pair_t c)
+{
+    return pair_set(fma(pair_lo(a), pair_lo(b), pair_lo(c)),
+                    fma(pair_hi(a), pair_hi(b), pair_hi(c)));
+}
+
+/* -v exactly, signed zeros included: -0 - v. */
+static NUM_INLINE pair_t pair_neg(pair_t v)
+{
+    return pair_sub(pair_dup(-0.0), v);
+}
+
+static NUM_INLINE pair_dd pdd_two_sum(pair_t a, pair_t b)
+{
+    pair_t s = pair_add(a, b), bb = pair_sub(s, a);
+    return (pair_dd){s, pair_add(pair_sub(a, pair_sub(s, bb)),
+                                 pair_sub(b, bb))};
+}
+
+static NUM_INLINE pair_dd pdd_fast_two_sum(pair_t a, pair_t b)
+{
+    pair_t s = pair_add(a, b);
+    return (pair_dd){s, pair_sub(b, pair_sub(s, a))};
+}
+
+static NUM_INLINE pair_dd pdd_add(pair_dd a, pair_dd b)
+{
+    pair_dd s = pdd_two_sum(a.hi, b.hi), t = pdd_two_sum(a.lo, b.lo);
+    s = pdd_fast_two_sum(s.hi, pair_add(s.lo, t.hi));
+    return pdd_fast_two_sum(s.hi, pair_add(s.lo, t.lo));
+}
+
+static NUM_INLINE pair_dd pdd_mul(pair_dd a, pair_dd b)
+{
+    pair_t p = pair_mul(a.hi, b.hi);
+    pair_t e = lanes_fma(a.hi, b.hi, pair_neg(p));
+    return pdd_fast_two_sum(
+        p, pair_add(e, pair_add(pair_mul(a.hi, b.lo), pair_mul(a.lo, b.hi))));
+}
+
+/* A lane's k of num_exp (floor(x / ln 2 + 1/2), by conversion) as a
+ * double, and 2^k. */
+static NUM_INLINE double exp_k(double y, double *pow2)
+{
+    int k = (int)y;
+    k -= (double)k > y;
+    uint64_t bits = (uint64_t)(k + 1023) << 52;
+    memcpy(pow2, &bits, sizeof *pow2);
+    return (double)k;
+}
+
+/* num_exp of two x in [-708, 708], where k is within 2^k's normal range
+ * (times_pow2's multiplication), as the scalar function's operations on
+ * each lane; x == 0 as it returns it. */
+static NUM_INLINE void exp_pair(double *v)
+{
+    pair_t x = pair_load(v);
+    pair_t y = pair_add(pair_mul(x, pair_dup(0x1.71547652b82fep+0)),
+                        pair_dup(0.5));
+    double p0, p1;
+    double k0 = exp_k(pair_lo(y), &p0), k1 = exp_k(pair_hi(y), &p1);
+    pair_t k = pair_set(k0, k1);
+    /* k_ln2: two_prod(k, LN2.hi) + k LN2.lo; then x - that. */
+    pair_t ph = pair_mul(k, pair_dup(LN2.hi));
+    pair_dd kl = {ph, lanes_fma(k, pair_dup(LN2.hi), pair_neg(ph))};
+    kl = pdd_add(kl, (pair_dd){pair_mul(k, pair_dup(LN2.lo)),
+                               pair_dup(0.0)});
+    pair_dd r = pdd_add((pair_dd){x, pair_dup(0.0)},
+                        (pair_dd){pair_neg(kl.hi), pair_neg(kl.lo)});
+    pair_t qd = pair_dup(0.0);
+#pragma GCC unroll 12
+    for (int i = 17; i >= 6; i--)
+        qd = pair_add(pair_mul(qd, r.hi), pair_dup(num_inv_fact[i - 6]));
+    pair_dd c = {qd, pair_dup(0.0)};
+#pragma GCC unroll 6
+    for (int i = 5; i >= 0; i--)
+        c = pdd_add(pdd_mul(c, r), (pair_dd){pair_dup(INV_FACT[i].hi),
+                                             pair_dup(INV_FACT[i].lo)});
+    pair_store(v, pair_mul(pair_add(c.hi, c.lo), pair_set(p0, p1)));
+}
+
+NUM_FMA_CLONES void num_exp_array(double *v, size_t n)
+{
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        double a = v[i], b = v[i + 1];
+        if (!(fabs(a) <= 708.0 && fabs(b) <= 708.0)) {
+            v[i] = num_exp(a);
+            v[i + 1] = num_exp(b);
+            continue;
+        }
+        exp_pair(&v[i]);
+        if (a == 0.0)
+            v[i] = 1.0;
+        if (b == 0.0)
+            v[i + 1] = 1.0;
+    }
+    if (i < n)
+        v[i] = num_exp(v[i]);
 }
 
 /* ---- cos(pi x) ---- */

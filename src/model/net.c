@@ -18,7 +18,7 @@
 /* The only exp and log in the classifier: num.h's, correctly rounded and
  * the same bits on every platform, where libm's are neither. sqrt needs
  * no such care: IEEE 754 rounds it correctly everywhere. */
-static double clf_exp(double x) { return num_exp(x); }
+static void clf_exp_array(double *v, size_t n) { num_exp_array(v, n); }
 static double clf_log(double x) { return num_log(x); }
 
 static const char *const norm_names[] = {"batch", "none"};
@@ -237,7 +237,8 @@ void net_free(net_t *net)
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
  * and, with grads (a backward pass may follow), the softmax
  * exp(z_c - m) / sum, in float64 from the logits (in float32 the results
- * rounded once). */
+ * rounded once). The batch's exps are made together, two at a time
+ * (num_exp_array: num_exp's bits); each row's m waits in loss. */
 static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
                                  const double *z, const int *label,
                                  double *prob, double *loss, int grads)
@@ -248,11 +249,16 @@ static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
         for (size_t c = 1; c < k; c++)
             if (zi[c] > m)
                 m = zi[c];
-        double s = 0.0;
-        for (size_t c = 0; c < k; c++) {
-            prob[i * k + c] = clf_exp(zi[c] - m);
+        for (size_t c = 0; c < k; c++)
+            prob[i * k + c] = zi[c] - m;
+        loss[i] = m;
+    }
+    clf_exp_array(prob, b * k);
+    for (size_t i = 0; i < b; i++) {
+        const double *zi = &z[i * k];
+        double m = loss[i], s = 0.0;
+        for (size_t c = 0; c < k; c++)
             s += prob[i * k + c];
-        }
         for (size_t c = 0; grads && c < k; c++)
             prob[i * k + c] = nn_round(ps, prob[i * k + c] / s);
         loss[i] = nn_round(ps, clf_log(s) - (zi[label[i]] - m));
