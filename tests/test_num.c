@@ -210,6 +210,42 @@ static void test_exp_array_is_exp(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* num_log_array makes two at a time what num_log makes one at a time:
+ * the same bits on random bit patterns of every exponent, values near 1,
+ * a softmax's sums (1 to 10), subnormals, zeros, negatives, the
+ * infinities and NaN, each paired with the others, odd lengths included. */
+static void test_log_array_is_log(void **state)
+{
+    (void)state;
+    static const double edges[] = {
+        0.0, -0.0, -1.0, 0x1p-1074, 0x1p-1022, 0x0.fffffffffffffp-1022,
+        DBL_MAX, INFINITY, -INFINITY, NAN, 1.0, 0x1.6a09e667f3bcdp-1,
+        0x1.6a09e667f3bccp-1, 0x1.6a09e667f3bcdp+0, 2.0, 0.5,
+    };
+    size_t ne = sizeof edges / sizeof *edges;
+    pcg32_t g;
+    pcg32_seed(&g, 31u, 9u);
+    enum { N = 4001 };
+    static double x[N], v[N];
+    size_t bad = 0;
+    for (int round = 0; round < 100; round++) {
+        for (size_t i = 0; i < N; i++) {
+            size_t kind = (i * 5 + (size_t)round) % 4;
+            x[i] = kind == 0   ? edges[pcg32_next(&g) % ne]
+                   : kind == 1 ? 1.0 + 9.0 * (pcg32_next(&g) / 4294967296.0)
+                               : random_positive(&g, i);
+        }
+        size_t n = N - (size_t)round % 2;
+        memcpy(v, x, n * sizeof *v);
+        num_log_array(v, n);
+        for (size_t i = 0; i < n; i++)
+            if (!same_bits(v[i], num_log(x[i])) && bad++ < 5)
+                print_message("num_log_array(%a) = %a, num_log %a\n", x[i],
+                              v[i], num_log(x[i]));
+    }
+    assert_int_equal(bad, 0);
+}
+
 /* Products of two 53-bit integers are exact in 106 bits: the
  * double-double's hi + lo must be that integer exactly. */
 /* cos(pi x) against cosl(pi r) in long double, r = x - 2 round(x / 2)
@@ -638,6 +674,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_exp_against_long_double),
         cmocka_unit_test(test_exp_special_values),
         cmocka_unit_test(test_exp_array_is_exp),
+        cmocka_unit_test(test_log_array_is_log),
         cmocka_unit_test(test_cos_pi),
         cmocka_unit_test(test_double_double_exact),
         cmocka_unit_test(test_norm_inv),

@@ -247,9 +247,9 @@ NUM_FMA_CLONES double num_exp(double x)
     return times_pow2(num_dd_value(c), k);
 }
 
-/* ---- exp, two at a time ---- */
+/* ---- exp and log, two at a time ---- */
 
-/* num_exp's double-doubles on pairs (pair.h): each lane the scalar
+/* num_exp's and num_log's double-doubles on pairs (pair.h): each lane the scalar
  * operation, so each lane of a result has the scalar function's bits.
  * The one operation pair.h has no packed form of, fma, is made lane by
  * lane (in the FMA copy one instruction a lane, no call). */
@@ -297,6 +297,88 @@ static NUM_INLINE pair_dd pdd_mul(pair_dd a, pair_dd b)
         p, pair_add(e, pair_add(pair_mul(a.hi, b.lo), pair_mul(a.lo, b.hi))));
 }
 
+static NUM_INLINE pair_dd pdd_make(pair_t a)
+{
+    return (pair_dd){a, pair_dup(0.0)};
+}
+
+static NUM_INLINE pair_dd pdd_sub(pair_dd a, pair_dd b)
+{
+    return pdd_add(a, (pair_dd){pair_neg(b.hi), pair_neg(b.lo)});
+}
+
+static NUM_INLINE pair_dd pdd_div(pair_dd a, pair_dd b)
+{
+    pair_t q1 = pair_div(a.hi, b.hi);
+    pair_dd r = pdd_sub(a, pdd_mul(b, pdd_make(q1)));
+    pair_t q2 = pair_div(r.hi, b.hi);
+    r = pdd_sub(r, pdd_mul(b, pdd_make(q2)));
+    pair_t q3 = pair_div(r.hi, b.hi);
+    return pdd_add(pdd_fast_two_sum(q1, q2), pdd_make(q3));
+}
+
+/* k_ln2 on each lane. */
+static NUM_INLINE pair_dd pdd_k_ln2(pair_t k)
+{
+    pair_t ph = pair_mul(k, pair_dup(LN2.hi));
+    pair_dd p = {ph, lanes_fma(k, pair_dup(LN2.hi), pair_neg(ph))};
+    return pdd_add(p, pdd_make(pair_mul(k, pair_dup(LN2.lo))));
+}
+
+static NUM_INLINE pair_dd pdd_dup(num_dd a)
+{
+    return (pair_dd){pair_dup(a.hi), pair_dup(a.lo)};
+}
+
+/* num_log of two normal positive x, as the scalar function's operations
+ * on each lane. */
+static NUM_INLINE void log_pair(double *v)
+{
+    int k0, k1;
+    double m0 = split_exponent(v[0], &k0), m1 = split_exponent(v[1], &k1);
+    if (m0 < 0x1.6a09e667f3bcdp-1) {
+        m0 *= 2.0;
+        k0--;
+    }
+    if (m1 < 0x1.6a09e667f3bcdp-1) {
+        m1 *= 2.0;
+        k1--;
+    }
+    pair_t f = pair_sub(pair_set(m0, m1), pair_dup(1.0));
+    pair_dd d = pdd_two_sum(pair_dup(2.0), f);
+    pair_dd s = pdd_div(pdd_make(f), d);
+    pair_dd z = pdd_mul(s, s);
+    pair_t t = pair_dup(2.0 / 29.0);
+#pragma GCC unroll 10
+    for (int i = 27; i >= 9; i -= 2)
+        t = pair_add(pair_mul(t, z.hi),
+                     pair_dup(num_two_over_odd[(27 - i) / 2]));
+    pair_dd c = pdd_add(pdd_dup(TWO_7THS), pdd_mul(z, pdd_make(t)));
+    c = pdd_add(pdd_dup(TWO_5THS), pdd_mul(z, c));
+    c = pdd_add(pdd_dup(TWO_3RDS), pdd_mul(z, c));
+    pair_dd lm = pdd_add((pair_dd){pair_mul(pair_dup(2.0), s.hi),
+                                   pair_mul(pair_dup(2.0), s.lo)},
+                         pdd_mul(pdd_mul(z, s), c));
+    pair_dd y = pdd_add(pdd_k_ln2(pair_set((double)k0, (double)k1)), lm);
+    pair_store(v, pair_add(y.hi, y.lo));
+}
+
+NUM_FMA_CLONES void num_log_array(double *v, size_t n)
+{
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        if (v[i] >= DBL_MIN && v[i] <= DBL_MAX && v[i + 1] >= DBL_MIN &&
+            v[i + 1] <= DBL_MAX) {
+            log_pair(&v[i]);
+        } else {
+            v[i] = num_log(v[i]);
+            v[i + 1] = num_log(v[i + 1]);
+        }
+    }
+    if (i < n)
+        v[i] = num_log(v[i]);
+}
+
 /* A lane's k of num_exp (floor(x / ln 2 + 1/2), by conversion) as a
  * double, and 2^k. */
 static NUM_INLINE double exp_k(double y, double *pow2)
@@ -318,23 +400,15 @@ static NUM_INLINE void exp_pair(double *v)
                         pair_dup(0.5));
     double p0, p1;
     double k0 = exp_k(pair_lo(y), &p0), k1 = exp_k(pair_hi(y), &p1);
-    pair_t k = pair_set(k0, k1);
-    /* k_ln2: two_prod(k, LN2.hi) + k LN2.lo; then x - that. */
-    pair_t ph = pair_mul(k, pair_dup(LN2.hi));
-    pair_dd kl = {ph, lanes_fma(k, pair_dup(LN2.hi), pair_neg(ph))};
-    kl = pdd_add(kl, (pair_dd){pair_mul(k, pair_dup(LN2.lo)),
-                               pair_dup(0.0)});
-    pair_dd r = pdd_add((pair_dd){x, pair_dup(0.0)},
-                        (pair_dd){pair_neg(kl.hi), pair_neg(kl.lo)});
+    pair_dd r = pdd_sub(pdd_make(x), pdd_k_ln2(pair_set(k0, k1)));
     pair_t qd = pair_dup(0.0);
 #pragma GCC unroll 12
     for (int i = 17; i >= 6; i--)
         qd = pair_add(pair_mul(qd, r.hi), pair_dup(num_inv_fact[i - 6]));
-    pair_dd c = {qd, pair_dup(0.0)};
+    pair_dd c = pdd_make(qd);
 #pragma GCC unroll 6
     for (int i = 5; i >= 0; i--)
-        c = pdd_add(pdd_mul(c, r), (pair_dd){pair_dup(INV_FACT[i].hi),
-                                             pair_dup(INV_FACT[i].lo)});
+        c = pdd_add(pdd_mul(c, r), pdd_dup(INV_FACT[i]));
     pair_store(v, pair_mul(pair_add(c.hi, c.lo), pair_set(p0, p1)));
 }
 

@@ -19,7 +19,7 @@
  * the same bits on every platform, where libm's are neither. sqrt needs
  * no such care: IEEE 754 rounds it correctly everywhere. */
 static void clf_exp_array(double *v, size_t n) { num_exp_array(v, n); }
-static double clf_log(double x) { return num_log(x); }
+static void clf_log_array(double *v, size_t n) { num_log_array(v, n); }
 
 static const char *const norm_names[] = {"batch", "none"};
 
@@ -234,34 +234,44 @@ void net_free(net_t *net)
 
 /* ------------------------------------------------------------ the head */
 
+/* A row's largest logit. */
+static double row_max(const double *zi, size_t k)
+{
+    double m = zi[0];
+    for (size_t c = 1; c < k; c++)
+        if (zi[c] > m)
+            m = zi[c];
+    return m;
+}
+
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
  * and, with grads (a backward pass may follow), the softmax
  * exp(z_c - m) / sum, in float64 from the logits (in float32 the results
- * rounded once). The batch's exps are made together, two at a time
- * (num_exp_array: num_exp's bits); each row's m waits in loss. */
+ * rounded once). The batch's exps are made together, then its logs, two
+ * at a time (num_exp_array, num_log_array: num_exp's and num_log's bits);
+ * a row's sum waits in loss for its log. */
 static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
                                  const double *z, const int *label,
                                  double *prob, double *loss, int grads)
 {
     for (size_t i = 0; i < b; i++) {
-        const double *zi = &z[i * k];
-        double m = zi[0];
-        for (size_t c = 1; c < k; c++)
-            if (zi[c] > m)
-                m = zi[c];
+        double m = row_max(&z[i * k], k);
         for (size_t c = 0; c < k; c++)
-            prob[i * k + c] = zi[c] - m;
-        loss[i] = m;
+            prob[i * k + c] = z[i * k + c] - m;
     }
     clf_exp_array(prob, b * k);
     for (size_t i = 0; i < b; i++) {
-        const double *zi = &z[i * k];
-        double m = loss[i], s = 0.0;
+        double s = 0.0;
         for (size_t c = 0; c < k; c++)
             s += prob[i * k + c];
         for (size_t c = 0; grads && c < k; c++)
             prob[i * k + c] = nn_round(ps, prob[i * k + c] / s);
-        loss[i] = nn_round(ps, clf_log(s) - (zi[label[i]] - m));
+        loss[i] = s;
+    }
+    clf_log_array(loss, b);
+    for (size_t i = 0; i < b; i++) {
+        const double *zi = &z[i * k];
+        loss[i] = nn_round(ps, loss[i] - (zi[label[i]] - row_max(zi, k)));
     }
 }
 
