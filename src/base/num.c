@@ -390,12 +390,12 @@ static NUM_INLINE double exp_k(double y, double *pow2)
     return (double)k;
 }
 
-/* num_exp of two x in [-708, 708], where k is within 2^k's normal range
- * (times_pow2's multiplication), as the scalar function's operations on
- * each lane; x == 0 as it returns it. */
-static NUM_INLINE void exp_pair(double *v)
+/* num_exp of *a and *b, two x in [-708, 708] but 0, where k is within
+ * 2^k's normal range (times_pow2's multiplication), as the scalar
+ * function's operations on each lane. */
+static NUM_INLINE void exp_pair(double *a, double *b)
 {
-    pair_t x = pair_load(v);
+    pair_t x = pair_set(*a, *b);
     pair_t y = pair_add(pair_mul(x, pair_dup(0x1.71547652b82fep+0)),
                         pair_dup(0.5));
     double p0, p1;
@@ -409,27 +409,32 @@ static NUM_INLINE void exp_pair(double *v)
 #pragma GCC unroll 6
     for (int i = 5; i >= 0; i--)
         c = pdd_add(pdd_mul(c, r), pdd_dup(INV_FACT[i]));
-    pair_store(v, pair_mul(pair_add(c.hi, c.lo), pair_set(p0, p1)));
+    pair_t e = pair_mul(pair_add(c.hi, c.lo), pair_set(p0, p1));
+    *a = pair_lo(e);
+    *b = pair_hi(e);
 }
 
+/* The arguments that need the series are paired wherever they are, so
+ * that a softmax's 0 (its largest logit's, 1 at once as num_exp gives
+ * it) takes no lane; NaN, the infinities and the arguments beyond the
+ * paired range go one at a time. */
 NUM_FMA_CLONES void num_exp_array(double *v, size_t n)
 {
-    size_t i = 0;
-    for (; i + 1 < n; i += 2) {
-        double a = v[i], b = v[i + 1];
-        if (!(fabs(a) <= 708.0 && fabs(b) <= 708.0)) {
-            v[i] = num_exp(a);
-            v[i + 1] = num_exp(b);
-            continue;
-        }
-        exp_pair(&v[i]);
-        if (a == 0.0)
+    double *wait = NULL; /* a paired argument without its partner yet */
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == 0.0) {
             v[i] = 1.0;
-        if (b == 0.0)
-            v[i + 1] = 1.0;
+        } else if (!(fabs(v[i]) <= 708.0)) {
+            v[i] = num_exp(v[i]);
+        } else if (!wait) {
+            wait = &v[i];
+        } else {
+            exp_pair(wait, &v[i]);
+            wait = NULL;
+        }
     }
-    if (i < n)
-        v[i] = num_exp(v[i]);
+    if (wait)
+        *wait = num_exp(*wait);
 }
 
 /* ---- cos(pi x) ---- */
