@@ -328,7 +328,8 @@ static double spread(pcg32_t *rng)
  * in PyTorch's order, dw[o][c] and dbias[o] from 0 over the rows i,
  * dx[i][c] from 0 over the outputs o, each rounded to float32 once in
  * float32; for widths that take every path of the paired loops (blocks
- * of eight outputs, a pair, an odd last one) and an image's columns. */
+ * of eight outputs, four, a pair, an odd last one) and an image's
+ * columns. */
 static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
 {
     nn_layer l;
@@ -388,7 +389,7 @@ static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
 static void test_linear_order(void **state)
 {
     (void)state;
-    static const size_t widths[] = {1, 2, 3, 8, 11, 16, 19};
+    static const size_t widths[] = {1, 2, 3, 4, 7, 8, 11, 14, 16, 19};
     for (size_t a = 0; a < sizeof widths / sizeof *widths; a++)
         for (int f32 = 0; f32 < 2; f32++) {
             linear_order_case(widths[a], (nn_shape){widths[a] + 4, 1, 1}, 5,

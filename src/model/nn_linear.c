@@ -75,14 +75,17 @@ PAIR_INLINE void sums_block(size_t np, size_t j0, size_t m, const double *a,
     pair_block_store(np, acc + j0, s);
 }
 
-/* The n sums of sums_block for j < n: eight at a time, then two, then
- * an odd last one alone, each in the same order. */
+/* The n sums of sums_block for j < n: eight at a time, then four (a
+ * classifier's head of 4 classes), then two, then an odd last one
+ * alone, each in the same order. */
 static void sums(size_t n, size_t m, const double *a, size_t as,
                  const double *v, size_t vs, const double *init, double *acc)
 {
     size_t j = 0;
     for (; j + 8 <= n; j += 8)
         sums_block(4, j, m, a, as, v, vs, init, acc);
+    for (; j + 4 <= n; j += 4)
+        sums_block(2, j, m, a, as, v, vs, init, acc);
     for (; j + 2 <= n; j += 2)
         sums_block(1, j, m, a, as, v, vs, init, acc);
     if (j < n) {
