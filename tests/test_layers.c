@@ -242,7 +242,7 @@ static void one_layer(nn_layer *l, const char *text, nn_shape in, size_t b)
         fail_msg("'%s': %s", text, err.msg);
 }
 
-static const nn_pass F64 = {NN_BN_BATCH_KEEP, 0, 0, NULL};
+static const nn_pass F64 = {NN_BN_BATCH_KEEP, 0, 0, NULL, 0};
 
 /* conv:C against the convolution written out: position (r, s) of output
  * channel o is bias + sum over c, ky, kx of w x(r + ky - 1, s + kx - 1),
@@ -337,7 +337,7 @@ static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
     snprintf(text, sizeof text, "linear:%zu", n);
     one_layer(&l, text, in, b);
     size_t m = nn_size(in), c = in.c, np = nn_positions(in);
-    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL, 0};
     pcg32_t rng;
     pcg32_seed(&rng, n * 131 + m, 7);
     double *x = malloc(b * m * sizeof *x), *dy = malloc(b * n * sizeof *dy),
@@ -410,7 +410,7 @@ static void conv_order_case(size_t n, nn_shape in, size_t b, int f32)
     snprintf(text, sizeof text, "conv:%zu", n);
     one_layer(&l, text, in, b);
     size_t ci = in.c, h = in.h, w = in.w, np = h * w;
-    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL, 0};
     pcg32_t rng;
     pcg32_seed(&rng, n * 17 + np, 9);
     double *x = malloc(b * np * ci * sizeof *x),
@@ -615,7 +615,7 @@ static void test_dropout(void **state)
     pcg32_t rng, mine;
     pcg32_seed(&rng, 7, PCG32_INITSEQ_DROPOUT);
     pcg32_seed(&mine, 7, 16);
-    nn_pass ps = {NN_BN_BATCH, 0, 1, &rng};
+    nn_pass ps = {NN_BN_BATCH, 0, 1, &rng, 0};
     l.kind->forward(&l, &ps, b, x);
     size_t kept = 0;
     double scale = 1.0 / (1.0 - 0.3);
@@ -632,7 +632,7 @@ static void test_dropout(void **state)
             }
     /* 2400 values kept with probability 0.7: 1680 +- 22.4 (1 sd). */
     assert_true(kept > 1680 - 5 * 23 && kept < 1680 + 5 * 23);
-    nn_pass off = {NN_BN_RUNNING, 0, 0, &rng};
+    nn_pass off = {NN_BN_RUNNING, 0, 0, &rng, 0};
     l.kind->forward(&l, &off, b, x);
     assert_memory_equal(l.y, x, b * n * sizeof *x);
     free(x);

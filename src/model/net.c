@@ -279,12 +279,13 @@ static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
 
 /* net_forward from layer `from` (0, or past the shared layers with
  * their outputs as x), and with grads 0 (a score: no backward pass
- * follows) without the softmax, which only the backward pass reads. */
+ * follows) without the softmax, which only the backward pass reads;
+ * same: the parameters are those of the last call's. */
 static double forward(net_t *net, size_t from, size_t b, const double *x,
                       const int *label, nn_bn_mode mode, int train,
-                      int grads)
+                      int grads, int same)
 {
-    nn_pass ps = {mode, net->f32, train, &net->drop_rng};
+    nn_pass ps = {mode, net->f32, train, &net->drop_rng, same};
     net->b = b;
     net->mode = mode;
     if (net->f32 && from == 0) {
@@ -311,12 +312,12 @@ static double forward(net_t *net, size_t from, size_t b, const double *x,
 double net_forward(net_t *net, size_t b, const double *x, const int *label,
                    nn_bn_mode mode, int train)
 {
-    return forward(net, 0, b, x, label, mode, train, 1);
+    return forward(net, 0, b, x, label, mode, train, 1, 0);
 }
 
 void net_backward(net_t *net)
 {
-    nn_pass ps = {net->mode, net->f32, 1, &net->drop_rng};
+    nn_pass ps = {net->mode, net->f32, 1, &net->drop_rng, 0};
     size_t b = net->b, k = net->k;
     /* The mean loss: d/dz = (softmax - onehot) / b. */
     for (size_t i = 0; i < b; i++)
@@ -404,9 +405,10 @@ void net_layer_inputs(net_t *net, const net_data *d, const size_t *rows,
                       size_t n, size_t li, double *out)
 {
     size_t size = width_at(net, li), from = start_layer(net, d, li);
-    nn_pass ps = {NN_BN_RUNNING, net->f32, 0, &net->drop_rng};
+    nn_pass ps = {NN_BN_RUNNING, net->f32, 0, &net->drop_rng, 0};
     for (size_t at = 0; at < n; at += net->cap) {
         size_t b = n - at < net->cap ? n - at : net->cap;
+        ps.same_weights = at > 0;
         const double *in =
             gather_rows(net, d, rows ? &rows[at] : NULL, at, b, from);
         if (net->f32 && from == 0)
@@ -578,7 +580,7 @@ int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
         size_t start = net_score_batch_start(d->n, nb, k);
         size_t b = net_score_batch_start(d->n, nb, k + 1) - start;
         const double *in = gather_rows(net, d, &perm[start], 0, b, from);
-        forward(net, from, b, in, net->lbuf, NN_BN_BATCH_KEEP, 0, 0);
+        forward(net, from, b, in, net->lbuf, NN_BN_BATCH_KEEP, 0, 0, k > 0);
         tally(net, s, &loss_sum, pred, logits, &perm[start], 0);
     }
     finish(s, loss_sum);
@@ -601,7 +603,7 @@ int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
     for (size_t start = 0; start < d->n; start += net->cap) {
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
         forward(net, from, b, &x[start * w], &d->label[start], NN_BN_RUNNING,
-                0, 0);
+                0, 0, start > 0);
         tally(net, s, &loss_sum, pred, logits, NULL, start);
     }
     finish(s, loss_sum);

@@ -187,7 +187,7 @@ void nn_batch_train_backward(size_t b, size_t h, const double *xhat,
                              const double *dy, double *dx, double *dgamma,
                              double *dbeta)
 {
-    nn_pass ps = {NN_BN_BATCH, 0, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH, 0, 0, NULL, 0};
     channels_backward(&ps, b, h, xhat, gamma, sd, dy, dx, dgamma, dbeta, 1);
 }
 

@@ -115,13 +115,14 @@ static const double *torch_row(nn_layer *l, const double *x, size_t i)
 
 /* y[i][o] = bias[o] + sum_c w[o][c] x[i][c], c in order: row i's sums
  * side by side (sums), over the weights transposed (wt[c][o] = w[o][c],
- * so that input c's weights for every output are next to each other). */
+ * so that input c's weights for every output are next to each other;
+ * made again unless the weights are the last pass's). */
 static void linear_forward(nn_layer *l, const nn_pass *ps, size_t b,
                            const double *x)
 {
     size_t in = nn_size(l->in), out = l->out.c;
     const double *w = l->t[0].p, *bias = l->t[1].p;
-    for (size_t o = 0; o < out; o++)
+    for (size_t o = 0; !ps->same_weights && o < out; o++)
         for (size_t c = 0; c < in; c++)
             l->wt[c * out + o] = w[o * in + c];
     for (size_t i = 0; i < b; i++) {
