@@ -230,6 +230,67 @@ static void test_gradients_every_kind(void **state)
 
 /* ------------------------------------------------ forward passes */
 
+/* The scores' shared rows (net_share_rows: the layers below the first
+ * batch norm made once) move no bit: each mode's score, classes and
+ * logits, and every batch norm's moments, from the shared rows and from
+ * the rows themselves, for every network of fd_cases (a batch norm
+ * first, none at all, after a convolution, dropout) in float64 and
+ * float32. */
+static void test_shared_rows(void **state)
+{
+    (void)state;
+    enum { N = 23, K = 3, MAXC = 16 };
+    for (size_t c = 0; c < sizeof fd_cases / sizeof *fd_cases; c++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            test_rows r;
+            net_t net;
+            run_config cfg;
+            bn_error err;
+            make_rows(&r, N, fd_cases[c].f, K, 500 + c);
+            net_config(&cfg, fd_cases[c].layers, fd_cases[c].b);
+            cfg.clf.dtype = f32 ? NET_F32 : NET_F64;
+            make_net(&net, &cfg, r.f, r.k);
+            perturb(&net, c);
+            size_t perm[N];
+            for (size_t i = 0; i < N; i++)
+                perm[i] = i * 7 % N;
+            net_data sh = r.d;
+            assert_int_equal(net_share_rows(&net, &sh, &err), 0);
+            for (int mode = 0; mode < 2; mode++) {
+                net_score s[2];
+                int pred[2][N];
+                double z[2][N * K];
+                for (int h = 0; h < 2; h++)
+                    assert_int_equal(
+                        mode ? net_score_eval_mode(&net, h ? &sh : &r.d,
+                                                   &s[h], pred[h], z[h], &err)
+                             : net_score_train_mode(&net, h ? &sh : &r.d,
+                                                    perm, &s[h], pred[h], z[h],
+                                                    &err),
+                        0);
+                assert_int_equal(s[0].correct, s[1].correct);
+                assert_memory_equal(&s[0].loss, &s[1].loss, sizeof s[0].loss);
+                assert_memory_equal(pred[0], pred[1], sizeof pred[0]);
+                assert_memory_equal(z[0], z[1], sizeof z[0]);
+            }
+            for (size_t i = 0; i < net_batch_layers(&net); i++) {
+                size_t li = net_batch_layer(&net, i);
+                double m[2][MAXC], v[2][MAXC];
+                assert_true(net.l[li].in.c <= MAXC);
+                for (int h = 0; h < 2; h++)
+                    assert_int_equal(net_layer_moments(&net, h ? &sh : &r.d,
+                                                       NULL, N, li, m[h], v[h],
+                                                       &err),
+                                     0);
+                assert_memory_equal(m[0], m[1], net.l[li].in.c * sizeof **m);
+                assert_memory_equal(v[0], v[1], net.l[li].in.c * sizeof **v);
+            }
+            free(sh.shared);
+            net_free(&net);
+            test_rows_free(&r);
+        }
+}
+
 /* A layer of kind `layers` (one layer) on input shape in, batches of b. */
 static void one_layer(nn_layer *l, const char *text, nn_shape in, size_t b)
 {
@@ -992,6 +1053,7 @@ int test_layers_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradients_every_kind),
+        cmocka_unit_test(test_shared_rows),
         cmocka_unit_test(test_conv_forward),
         cmocka_unit_test(test_linear_flattens),
         cmocka_unit_test(test_linear_order),

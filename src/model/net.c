@@ -442,13 +442,16 @@ int net_layer_moments(net_t *net, const net_data *d, const size_t *rows,
 {
     nn_shape in = net->l[li].in;
     size_t size = nn_size(in), c = in.c, np = nn_positions(in);
-    double *hs = malloc((n ? n : 1) * size * sizeof *hs);
-    if (!hs)
+    /* The first n rows' shared outputs where they are layer li's inputs. */
+    int there = d->shared && !rows && start_layer(net, d, li) == li;
+    double *hs = there ? NULL : malloc((n ? n : 1) * size * sizeof *hs);
+    if (!there && !hs)
         return bn_fail(err, "out of memory");
-    net_layer_inputs(net, d, rows, n, li, hs);
+    if (!there)
+        net_layer_inputs(net, d, rows, n, li, hs);
     /* Every channel at once, each summed as pop_moments sums one column
      * (the same bits), with the loop's cost shared. */
-    num_moments_cols(n * np, c, c, hs, NULL, mean, var);
+    num_moments_cols(n * np, c, c, there ? d->shared : hs, NULL, mean, var);
     for (size_t j = 0; j < c; j++)
         var[j] /= (double)(n * np); /* as pop_moments divides */
     free(hs);
