@@ -99,10 +99,11 @@ size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
     if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
         return 0; /* the check refuses it */
     /* The layers, a batch's rows, logits and labels, the widest layer's
-     * input twice over a batch and once over the rows (the moments), the
-     * rows themselves, and the scores' orders and classes. */
+     * input twice over a batch and twice over the rows (the scores'
+     * shared rows and the moments), the rows themselves, and the scores'
+     * orders and classes. */
     size_t doubles = net_doubles(&spec, sh, b, &largest) + b * f + 3 * b * k +
-                     b + 2 * b * largest + n * largest + n * f;
+                     b + 2 * b * largest + 2 * n * largest + n * f;
     return doubles * sizeof(double) + b * sizeof(int) +
            n * (4 * sizeof(int) + 2 * sizeof(size_t));
 }
