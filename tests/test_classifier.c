@@ -487,7 +487,7 @@ static void group_accuracy_ref(const char *dir, score_refs *ck)
                 by[at++] = evp[i];
     assert_int_equal(at, ev->n);
     int *le = labels(ev);
-    net_data de = {ev->n, ev->f, k, ev->x, le};
+    net_data de = {ev->n, ev->f, k, ev->x, le, NULL};
     net_score s;
     assert_int_equal(net_score_train_mode(&net, &de, by, &s, NULL, NULL,
                                           &err),
@@ -542,8 +542,8 @@ void ref_classifier_scores(const char *root)
     assert_int_equal(order_make(&shuffled, tr, 4, fit, &err), 0);
     assert_int_equal(order_make(&shuffled, &ev, 4, evp, &err), 0);
     int *lt = labels(tr), *le = labels(&ev);
-    net_data dt = {tr->n, tr->f, 3, tr->x, lt};
-    net_data de = {ev.n, ev.f, 3, ev.x, le};
+    net_data dt = {tr->n, tr->f, 3, tr->x, lt, NULL};
+    net_data de = {ev.n, ev.f, 3, ev.x, le, NULL};
     net_t net;
     assert_int_equal(net_init(&net, &cfg, tr->f, 3, &err), 0);
     long double w_norm0 = ld_norm(&net.l[0].t[0]);

@@ -48,7 +48,7 @@ static void make_rows(test_rows *r, size_t n, size_t f, size_t k,
                                (double)k / 3.0);
         r->label[i] = (int)(cls < 0 ? 0 : cls >= (long)k ? (long)k - 1 : cls);
     }
-    r->d = (net_data){n, f, k, r->x, r->label};
+    r->d = (net_data){n, f, k, r->x, r->label, NULL};
 }
 
 /* The defaults with the network `layers`, batches of b. */
@@ -230,6 +230,67 @@ static void test_gradients_every_kind(void **state)
 
 /* ------------------------------------------------ forward passes */
 
+/* The scores' shared rows (net_share_rows: the layers below the first
+ * batch norm made once) move no bit: each mode's score, classes and
+ * logits, and every batch norm's moments, from the shared rows and from
+ * the rows themselves, for every network of fd_cases (a batch norm
+ * first, none at all, after a convolution, dropout) in float64 and
+ * float32. */
+static void test_shared_rows(void **state)
+{
+    (void)state;
+    enum { N = 23, K = 3, MAXC = 16 };
+    for (size_t c = 0; c < sizeof fd_cases / sizeof *fd_cases; c++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            test_rows r;
+            net_t net;
+            run_config cfg;
+            bn_error err;
+            make_rows(&r, N, fd_cases[c].f, K, 500 + c);
+            net_config(&cfg, fd_cases[c].layers, fd_cases[c].b);
+            cfg.clf.dtype = f32 ? NET_F32 : NET_F64;
+            make_net(&net, &cfg, r.f, r.k);
+            perturb(&net, c);
+            size_t perm[N];
+            for (size_t i = 0; i < N; i++)
+                perm[i] = i * 7 % N;
+            net_data sh = r.d;
+            assert_int_equal(net_share_rows(&net, &sh, &err), 0);
+            for (int mode = 0; mode < 2; mode++) {
+                net_score s[2];
+                int pred[2][N];
+                double z[2][N * K];
+                for (int h = 0; h < 2; h++)
+                    assert_int_equal(
+                        mode ? net_score_eval_mode(&net, h ? &sh : &r.d,
+                                                   &s[h], pred[h], z[h], &err)
+                             : net_score_train_mode(&net, h ? &sh : &r.d,
+                                                    perm, &s[h], pred[h], z[h],
+                                                    &err),
+                        0);
+                assert_int_equal(s[0].correct, s[1].correct);
+                assert_memory_equal(&s[0].loss, &s[1].loss, sizeof s[0].loss);
+                assert_memory_equal(pred[0], pred[1], sizeof pred[0]);
+                assert_memory_equal(z[0], z[1], sizeof z[0]);
+            }
+            for (size_t i = 0; i < net_batch_layers(&net); i++) {
+                size_t li = net_batch_layer(&net, i);
+                double m[2][MAXC], v[2][MAXC];
+                assert_true(net.l[li].in.c <= MAXC);
+                for (int h = 0; h < 2; h++)
+                    assert_int_equal(net_layer_moments(&net, h ? &sh : &r.d,
+                                                       NULL, N, li, m[h], v[h],
+                                                       &err),
+                                     0);
+                assert_memory_equal(m[0], m[1], net.l[li].in.c * sizeof **m);
+                assert_memory_equal(v[0], v[1], net.l[li].in.c * sizeof **v);
+            }
+            free(sh.shared);
+            net_free(&net);
+            test_rows_free(&r);
+        }
+}
+
 /* A layer of kind `layers` (one layer) on input shape in, batches of b. */
 static void one_layer(nn_layer *l, const char *text, nn_shape in, size_t b)
 {
@@ -242,7 +303,7 @@ static void one_layer(nn_layer *l, const char *text, nn_shape in, size_t b)
         fail_msg("'%s': %s", text, err.msg);
 }
 
-static const nn_pass F64 = {NN_BN_BATCH_KEEP, 0, 0, NULL};
+static const nn_pass F64 = {NN_BN_BATCH_KEEP, 0, 0, NULL, 0};
 
 /* conv:C against the convolution written out: position (r, s) of output
  * channel o is bias + sum over c, ky, kx of w x(r + ky - 1, s + kx - 1),
@@ -328,7 +389,8 @@ static double spread(pcg32_t *rng)
  * in PyTorch's order, dw[o][c] and dbias[o] from 0 over the rows i,
  * dx[i][c] from 0 over the outputs o, each rounded to float32 once in
  * float32; for widths that take every path of the paired loops (blocks
- * of eight outputs, a pair, an odd last one) and an image's columns. */
+ * of eight outputs, four, a pair, an odd last one) and an image's
+ * columns. */
 static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
 {
     nn_layer l;
@@ -336,7 +398,7 @@ static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
     snprintf(text, sizeof text, "linear:%zu", n);
     one_layer(&l, text, in, b);
     size_t m = nn_size(in), c = in.c, np = nn_positions(in);
-    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL, 0};
     pcg32_t rng;
     pcg32_seed(&rng, n * 131 + m, 7);
     double *x = malloc(b * m * sizeof *x), *dy = malloc(b * n * sizeof *dy),
@@ -388,7 +450,7 @@ static void linear_order_case(size_t n, nn_shape in, size_t b, int f32)
 static void test_linear_order(void **state)
 {
     (void)state;
-    static const size_t widths[] = {1, 2, 3, 8, 11, 16, 19};
+    static const size_t widths[] = {1, 2, 3, 4, 7, 8, 11, 14, 16, 19};
     for (size_t a = 0; a < sizeof widths / sizeof *widths; a++)
         for (int f32 = 0; f32 < 2; f32++) {
             linear_order_case(widths[a], (nn_shape){widths[a] + 4, 1, 1}, 5,
@@ -409,7 +471,7 @@ static void conv_order_case(size_t n, nn_shape in, size_t b, int f32)
     snprintf(text, sizeof text, "conv:%zu", n);
     one_layer(&l, text, in, b);
     size_t ci = in.c, h = in.h, w = in.w, np = h * w;
-    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH_KEEP, f32, 0, NULL, 0};
     pcg32_t rng;
     pcg32_seed(&rng, n * 17 + np, 9);
     double *x = malloc(b * np * ci * sizeof *x),
@@ -536,6 +598,13 @@ static void check_norm(const char *text, nn_shape in, size_t b)
                                    sqrtl(ss / count + eps) +
                                l.t[1].p[j];
             assert_close(l.y[i * n + q], want, 1e-14, 1.0);
+            /* Batch norm's float64 pass makes two channels at a time the
+             * bits of the scalar expression on its own statistics. */
+            if (l.kind == &nn_kind_batch) {
+                double xh = (x[i * n + q] - l.mean[ch]) / l.sd[ch];
+                assert_true(l.save[i * n + q] == xh);
+                assert_true(l.y[i * n + q] == l.t[0].p[ch] * xh + l.t[1].p[ch]);
+            }
         }
     free(x);
     nn_layer_free(&l);
@@ -545,6 +614,7 @@ static void test_norm_forward(void **state)
 {
     (void)state;
     check_norm("batch", (nn_shape){3, 1, 1}, 5);
+    check_norm("batch", (nn_shape){6, 1, 1}, 4);
     check_norm("batch", (nn_shape){2, 3, 2}, 3); /* BatchNorm2d */
     check_norm("layer", (nn_shape){5, 1, 1}, 3);
     check_norm("layer", (nn_shape){2, 2, 3}, 2);
@@ -606,7 +676,7 @@ static void test_dropout(void **state)
     pcg32_t rng, mine;
     pcg32_seed(&rng, 7, PCG32_INITSEQ_DROPOUT);
     pcg32_seed(&mine, 7, 16);
-    nn_pass ps = {NN_BN_BATCH, 0, 1, &rng};
+    nn_pass ps = {NN_BN_BATCH, 0, 1, &rng, 0};
     l.kind->forward(&l, &ps, b, x);
     size_t kept = 0;
     double scale = 1.0 / (1.0 - 0.3);
@@ -623,7 +693,7 @@ static void test_dropout(void **state)
             }
     /* 2400 values kept with probability 0.7: 1680 +- 22.4 (1 sd). */
     assert_true(kept > 1680 - 5 * 23 && kept < 1680 + 5 * 23);
-    nn_pass off = {NN_BN_RUNNING, 0, 0, &rng};
+    nn_pass off = {NN_BN_RUNNING, 0, 0, &rng, 0};
     l.kind->forward(&l, &off, b, x);
     assert_memory_equal(l.y, x, b * n * sizeof *x);
     free(x);
@@ -983,6 +1053,7 @@ int test_layers_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradients_every_kind),
+        cmocka_unit_test(test_shared_rows),
         cmocka_unit_test(test_conv_forward),
         cmocka_unit_test(test_linear_flattens),
         cmocka_unit_test(test_linear_order),

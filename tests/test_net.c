@@ -41,7 +41,7 @@ static void make_data(test_rows *ds, size_t n, size_t f, size_t k,
         long cls = (long)floor((s / (double)f + 1.0) * 0.5 * (double)k);
         ds->label[i] = (int)(cls < 0 ? 0 : cls >= (long)k ? (long)k - 1 : cls);
     }
-    ds->d = (net_data){n, f, k, ds->x, ds->label};
+    ds->d = (net_data){n, f, k, ds->x, ds->label, NULL};
 }
 
 /* The default network's layers: fc1 (0), batch norm (1, when norm is

@@ -155,6 +155,99 @@ static void test_exp_special_values(void **state)
         assert_true(fabs(num_log(num_exp(x)) - x) <= 1e-15 * fabs(x) + 1e-300);
 }
 
+/* An argument for num_exp_array: the edges of its paired range (708),
+ * of num_exp's (overflow, underflow), zeros, NaN, infinities, tiny
+ * values, a softmax's differences (z_c - max z, -40 to 0) and random bit
+ * patterns of every exponent and sign. */
+static double exp_argument(pcg32_t *g, size_t i)
+{
+    static const double edges[] = {
+        0.0, -0.0, 708.0, -708.0, 0x1.620000000001p+9, -0x1.620000000001p+9,
+        0x1.62e42fefa39efp+9, 0x1.62e42fefa39fp+9, -745.13321910194122,
+        -745.2, 0x1p-1074, -0x1p-1074, 0x1p-900, -0x1p-1000, 1e-300,
+        INFINITY, -INFINITY, NAN, -NAN, 0x1.62e42fefa39efp-2,
+        -0x1.62e42fefa39efp-2, 1.0, -1.0,
+    };
+    size_t ne = sizeof edges / sizeof *edges;
+    switch (i % 4) {
+    case 0:
+        return edges[(pcg32_next(g) % ne)];
+    case 1:
+        return -40.0 * (pcg32_next(g) / 4294967296.0);
+    case 2:
+        return 1460.0 * (pcg32_next(g) / 4294967296.0) - 750.0;
+    default: {
+        uint64_t b = (uint64_t)pcg32_next(g) << 32 | pcg32_next(g);
+        double x;
+        memcpy(&x, &b, sizeof x);
+        return x;
+    }
+    }
+}
+
+/* An argument for num_log_array: normal and subnormal edges, 0, a
+ * negative, the infinities and NaN, a softmax's sums (1 to 10), values
+ * near 1 and random bit patterns of every exponent. */
+static double log_argument(pcg32_t *g, size_t i)
+{
+    static const double edges[] = {
+        0.0, -0.0, -1.0, 0x1p-1074, 0x1p-1022, 0x0.fffffffffffffp-1022,
+        DBL_MAX, INFINITY, -INFINITY, NAN, 1.0, 0x1.6a09e667f3bcdp-1,
+        0x1.6a09e667f3bccp-1, 0x1.6a09e667f3bcdp+0, 2.0, 0.5,
+    };
+    size_t ne = sizeof edges / sizeof *edges;
+    switch (i % 4) {
+    case 0:
+        return edges[pcg32_next(g) % ne];
+    case 1:
+        return 1.0 + 9.0 * (pcg32_next(g) / 4294967296.0);
+    default:
+        return random_positive(g, i / 4);
+    }
+}
+
+/* An array function makes two at a time what its scalar function makes
+ * one at a time: the same bits for every argument, each kind of
+ * argument paired with the others, an odd length every other round. */
+static void check_array_is_scalar(const char *name,
+                                  void (*array)(double *, size_t),
+                                  double (*scalar)(double),
+                                  double (*argument)(pcg32_t *, size_t),
+                                  uint64_t seed)
+{
+    pcg32_t g;
+    pcg32_seed(&g, seed, 7u);
+    enum { N = 4001 };
+    static double x[N], v[N];
+    size_t bad = 0;
+    for (int round = 0; round < 100; round++) {
+        for (size_t i = 0; i < N; i++)
+            x[i] = argument(&g, i * 7 + (size_t)round);
+        size_t n = N - (size_t)round % 2;
+        memcpy(v, x, n * sizeof *v);
+        array(v, n);
+        for (size_t i = 0; i < n; i++)
+            if (!same_bits(v[i], scalar(x[i])) && bad++ < 5)
+                print_message("%s(%a) = %a, not %a\n", name, x[i], v[i],
+                              scalar(x[i]));
+    }
+    assert_int_equal(bad, 0);
+}
+
+static void test_exp_array_is_exp(void **state)
+{
+    (void)state;
+    check_array_is_scalar("num_exp_array", num_exp_array, num_exp,
+                          exp_argument, 29u);
+}
+
+static void test_log_array_is_log(void **state)
+{
+    (void)state;
+    check_array_is_scalar("num_log_array", num_log_array, num_log,
+                          log_argument, 31u);
+}
+
 /* Products of two 53-bit integers are exact in 106 bits: the
  * double-double's hi + lo must be that integer exactly. */
 /* cos(pi x) against cosl(pi r) in long double, r = x - 2 round(x / 2)
@@ -582,6 +675,8 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_log_special_values),
         cmocka_unit_test(test_exp_against_long_double),
         cmocka_unit_test(test_exp_special_values),
+        cmocka_unit_test(test_exp_array_is_exp),
+        cmocka_unit_test(test_log_array_is_log),
         cmocka_unit_test(test_cos_pi),
         cmocka_unit_test(test_double_double_exact),
         cmocka_unit_test(test_norm_inv),

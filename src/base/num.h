@@ -46,6 +46,10 @@ double num_dd_value(num_dd a);
  * subnormal. */
 double num_log(double x);
 double num_exp(double x);
+/* v[i] = num_exp(v[i]) (num_log(v[i])) for i < n, with its bits, two at
+ * a time. */
+void num_exp_array(double *v, size_t n);
+void num_log_array(double *v, size_t n);
 
 /* cos(pi x) for finite x, within 1 ulp (a double-double Taylor series on
  * [0, 1/4] after exact reductions by the period and the symmetries), the

@@ -99,10 +99,11 @@ size_t classifier_bytes(const run_config *cfg, size_t n, size_t f, size_t k)
     if (nn_shapes(&spec, f, k, sh, NULL, &err) != 0)
         return 0; /* the check refuses it */
     /* The layers, a batch's rows, logits and labels, the widest layer's
-     * input twice over a batch and once over the rows (the moments), the
-     * rows themselves, and the scores' orders and classes. */
+     * input twice over a batch and twice over the rows (the scores'
+     * shared rows and the moments), the rows themselves, and the scores'
+     * orders and classes. */
     size_t doubles = net_doubles(&spec, sh, b, &largest) + b * f + 3 * b * k +
-                     b + 2 * b * largest + n * largest + n * f;
+                     b + 2 * b * largest + 2 * n * largest + n * f;
     return doubles * sizeof(double) + b * sizeof(int) +
            n * (4 * sizeof(int) + 2 * sizeof(size_t));
 }
@@ -354,8 +355,8 @@ static int shuffled(const pop_t *pop, uint64_t seed, size_t **perm,
 /* The buffers of every batch-norm layer against the moments of what it
  * sees in evaluation mode over the training rows, under the weights as
  * they now are: all the layers' units together, and the last layer's. */
-static int score_stats(net_t *net, const scoring *s, run_result *res,
-                       bn_error *err)
+static int score_stats(net_t *net, const scoring *s, const net_data *train,
+                       run_result *res, bn_error *err)
 {
     size_t nb = net_batch_layers(net), units = 0;
     for (size_t i = 0; i < nb; i++)
@@ -369,7 +370,7 @@ static int score_stats(net_t *net, const scoring *s, run_result *res,
     for (size_t i = 0; i < nb && rc == 0; i++) {
         nn_layer *l = &net->l[net_batch_layer(net, i)];
         size_t c = l->in.c;
-        rc = net_layer_moments(net, &s->train, NULL, s->train.n, l->index,
+        rc = net_layer_moments(net, train, NULL, train->n, l->index,
                                mu + at, v + at, err);
         memcpy(rm + at, l->bn.rm, c * sizeof *rm);
         memcpy(rv + at, l->bn.rv, c * sizeof *rv);
@@ -421,6 +422,7 @@ static int score_eval(net_t *net, const scoring *s, run_result *res,
 {
     net_score tr, ev;
     size_t n = s->eval.n, k = net->k, same = 0;
+    net_data d = s->eval;
     int *pred = malloc(2 * n * sizeof *pred);
     double *z = malloc(2 * n * k * sizeof *z);
     if (!pred || !z) {
@@ -428,12 +430,14 @@ static int score_eval(net_t *net, const scoring *s, run_result *res,
         free(z);
         return bn_fail(err, "out of memory");
     }
-    int rc = net_score_train_mode(net, &s->eval, s->eval_perm, &tr, pred, z,
-                                  err) != 0 ||
-                     net_score_eval_mode(net, &s->eval, &ev, pred + n,
-                                         z + n * k, err) != 0
+    int rc = net_share_rows(net, &d, err) != 0 ||
+                     net_score_train_mode(net, &d, s->eval_perm, &tr, pred, z,
+                                          err) != 0 ||
+                     net_score_eval_mode(net, &d, &ev, pred + n, z + n * k,
+                                         err) != 0
                  ? -1
                  : 0;
+    free(d.shared);
     /* The largest difference the two modes make to a logit: 0 exactly
      * where nothing in the network depends on the batch. */
     double gap = 0.0;
@@ -464,10 +468,19 @@ static int score(net_t *net, const scoring *s, run_result *res,
                  bn_error *err)
 {
     net_score ftr, fev;
+    net_data d = s->train;
     if (score_eval(net, s, res, err) != 0 ||
-        net_score_train_mode(net, &s->train, s->fit_perm, &ftr, NULL, NULL,
-                             err) != 0 ||
-        net_score_eval_mode(net, &s->train, &fev, NULL, NULL, err) != 0)
+        net_share_rows(net, &d, err) != 0)
+        return -1;
+    int rc = net_score_train_mode(net, &d, s->fit_perm, &ftr, NULL, NULL,
+                                  err) != 0 ||
+                     net_score_eval_mode(net, &d, &fev, NULL, NULL, err) != 0 ||
+                     (net_batch_layers(net) > 0 &&
+                      score_stats(net, s, &d, res, err) != 0)
+                 ? -1
+                 : 0;
+    free(d.shared);
+    if (rc != 0)
         return -1;
     res->fit_acc_train_mode = ftr.accuracy;
     res->fit_acc_eval_mode = fev.accuracy;
@@ -477,9 +490,7 @@ static int score(net_t *net, const scoring *s, run_result *res,
     res->radial_excess = s->radial_excess;
     res->w_norm = weights_norm(net);
     res->w_norm_ratio = s->w_norm0 > 0.0 ? res->w_norm / s->w_norm0 : 0.0;
-    if (net_batch_layers(net) == 0)
-        return 0;
-    return score_stats(net, s, res, err);
+    return 0;
 }
 
 /* Adaptive batch norm: each layer's buffers become the moments of what it

@@ -230,8 +230,8 @@ int clf_diag(const pop_t *train, const pop_t *eval, const size_t *perm,
         lt[i] = (int)train->label.of_row[i];
     for (size_t i = 0; i < eval->n; i++)
         le[i] = (int)eval->label.of_row[i];
-    net_data tr = {ev->n, train->f, net.k, train->x, lt};
-    net_data te = {eval->n, eval->f, net.k, eval->x, le};
+    net_data tr = {ev->n, train->f, net.k, train->x, lt, NULL};
+    net_data te = {eval->n, eval->f, net.k, eval->x, le, NULL};
     memcpy(ev->rm, dl->bn.rm, hh * sizeof *ev->rm);
     memcpy(ev->rv, dl->bn.rv, hh * sizeof *ev->rv);
     ev->eps = dl->bn.eps;

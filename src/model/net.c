@@ -18,8 +18,8 @@
 /* The only exp and log in the classifier: num.h's, correctly rounded and
  * the same bits on every platform, where libm's are neither. sqrt needs
  * no such care: IEEE 754 rounds it correctly everywhere. */
-static double clf_exp(double x) { return num_exp(x); }
-static double clf_log(double x) { return num_log(x); }
+static void clf_exp_array(double *v, size_t n) { num_exp_array(v, n); }
+static void clf_log_array(double *v, size_t n) { num_log_array(v, n); }
 
 static const char *const norm_names[] = {"batch", "none"};
 
@@ -234,42 +234,61 @@ void net_free(net_t *net)
 
 /* ------------------------------------------------------------ the head */
 
+/* A row's largest logit. */
+static double row_max(const double *zi, size_t k)
+{
+    double m = zi[0];
+    for (size_t c = 1; c < k; c++)
+        if (zi[c] > m)
+            m = zi[c];
+    return m;
+}
+
 /* Per row: loss = log(sum_c exp(z_c - m)) - (z_y - m) with m = max_c z_c,
  * and, with grads (a backward pass may follow), the softmax
  * exp(z_c - m) / sum, in float64 from the logits (in float32 the results
- * rounded once). */
+ * rounded once). The batch's exps are made together, then its logs, two
+ * at a time (num_exp_array, num_log_array: num_exp's and num_log's bits);
+ * a row's sum waits in loss for its log. */
 static void softmax_xent_forward(const nn_pass *ps, size_t b, size_t k,
                                  const double *z, const int *label,
                                  double *prob, double *loss, int grads)
 {
     for (size_t i = 0; i < b; i++) {
-        const double *zi = &z[i * k];
-        double m = zi[0];
-        for (size_t c = 1; c < k; c++)
-            if (zi[c] > m)
-                m = zi[c];
+        double m = row_max(&z[i * k], k);
+        for (size_t c = 0; c < k; c++)
+            prob[i * k + c] = z[i * k + c] - m;
+    }
+    clf_exp_array(prob, b * k);
+    for (size_t i = 0; i < b; i++) {
         double s = 0.0;
-        for (size_t c = 0; c < k; c++) {
-            prob[i * k + c] = clf_exp(zi[c] - m);
+        for (size_t c = 0; c < k; c++)
             s += prob[i * k + c];
-        }
         for (size_t c = 0; grads && c < k; c++)
             prob[i * k + c] = nn_round(ps, prob[i * k + c] / s);
-        loss[i] = nn_round(ps, clf_log(s) - (zi[label[i]] - m));
+        loss[i] = s;
+    }
+    clf_log_array(loss, b);
+    for (size_t i = 0; i < b; i++) {
+        const double *zi = &z[i * k];
+        loss[i] = nn_round(ps, loss[i] - (zi[label[i]] - row_max(zi, k)));
     }
 }
 
 /* ------------------------------------------------------------ the net */
 
-/* net_forward, and with grads 0 (a score: no backward pass follows)
- * without the softmax, which only the backward pass reads. */
-static double forward(net_t *net, size_t b, const double *x,
-                      const int *label, nn_bn_mode mode, int train, int grads)
+/* net_forward from layer `from` (0, or past the shared layers with
+ * their outputs as x), and with grads 0 (a score: no backward pass
+ * follows) without the softmax, which only the backward pass reads;
+ * same: the parameters are those of the last call's. */
+static double forward(net_t *net, size_t from, size_t b, const double *x,
+                      const int *label, nn_bn_mode mode, int train,
+                      int grads, int same)
 {
-    nn_pass ps = {mode, net->f32, train, &net->drop_rng};
+    nn_pass ps = {mode, net->f32, train, &net->drop_rng, same};
     net->b = b;
     net->mode = mode;
-    if (net->f32) {
+    if (net->f32 && from == 0) {
         /* The rows as a float32 tensor holds them. */
         for (size_t i = 0; i < b * net->f; i++)
             net->xbuf[i] = nn_r32(x[i]);
@@ -278,7 +297,7 @@ static double forward(net_t *net, size_t b, const double *x,
     net->x = x;
     net->label = label;
     const double *in = x;
-    for (size_t i = 0; i < net->nl; i++) {
+    for (size_t i = from; i < net->nl; i++) {
         net->l[i].kind->forward(&net->l[i], &ps, b, in);
         in = net->l[i].y;
     }
@@ -293,12 +312,12 @@ static double forward(net_t *net, size_t b, const double *x,
 double net_forward(net_t *net, size_t b, const double *x, const int *label,
                    nn_bn_mode mode, int train)
 {
-    return forward(net, b, x, label, mode, train, 1);
+    return forward(net, 0, b, x, label, mode, train, 1, 0);
 }
 
 void net_backward(net_t *net)
 {
-    nn_pass ps = {net->mode, net->f32, 1, &net->drop_rng};
+    nn_pass ps = {net->mode, net->f32, 1, &net->drop_rng, 0};
     size_t b = net->b, k = net->k;
     /* The mean loss: d/dz = (softmax - onehot) / b. */
     for (size_t i = 0; i < b; i++)
@@ -335,43 +354,86 @@ void net_optim_step(net_t *net, const run_config *cfg)
 
 /* ------------------------------------------------------------ training */
 
-/* Gather rows perm[0..b-1] (b <= cap; perm NULL: rows first ..
- * first + b - 1) into the net's batch buffers. */
-static void gather_rows(net_t *net, const net_data *d, const size_t *perm,
-                        size_t first, size_t b)
+size_t net_shared_layers(const net_t *net)
 {
+    size_t p = 0;
+    while (p + 1 < net->nl && !net->l[p].kind->running)
+        p++;
+    return p;
+}
+
+/* The values a row has at layer `from`'s input (0: the row itself). */
+static size_t width_at(const net_t *net, size_t from)
+{
+    return from ? nn_size(net->l[from - 1].out) : net->f;
+}
+
+/* Where a pass over d to layer li's input (net->nl: the logits) starts:
+ * past the shared layers where d has their outputs, else at 0. */
+static size_t start_layer(const net_t *net, const net_data *d, size_t li)
+{
+    size_t p = net_shared_layers(net);
+    return d->shared && li >= p ? p : 0;
+}
+
+/* Gather rows perm[0..b-1] (b <= cap; perm NULL: rows first ..
+ * first + b - 1) as layer `from` takes them: the rows into the net's
+ * batch buffer, or from 0 on their shared outputs into the gradient
+ * buffer, which no score or moment pass uses; the labels into lbuf. */
+static const double *gather_rows(net_t *net, const net_data *d,
+                                 const size_t *perm, size_t first, size_t b,
+                                 size_t from)
+{
+    size_t w = width_at(net, from);
+    const double *src = from ? d->shared : d->x;
+    double *dst = from ? net->grad[0] : net->xbuf;
     for (size_t i = 0; i < b; i++) {
         size_t r = perm ? perm[i] : first + i;
-        memcpy(&net->xbuf[i * d->f], &d->x[r * d->f],
-               d->f * sizeof *net->xbuf);
+        memcpy(&dst[i * w], &src[r * w], w * sizeof *dst);
         net->lbuf[i] = d->label[r];
     }
+    return dst;
 }
 
 static void gather(net_t *net, const net_data *d, const size_t *perm,
                    size_t b)
 {
-    gather_rows(net, d, perm, 0, b);
+    gather_rows(net, d, perm, 0, b, 0);
 }
 
 void net_layer_inputs(net_t *net, const net_data *d, const size_t *rows,
                       size_t n, size_t li, double *out)
 {
-    size_t size = li ? nn_size(net->l[li - 1].out) : net->f;
-    nn_pass ps = {NN_BN_RUNNING, net->f32, 0, &net->drop_rng};
+    size_t size = width_at(net, li), from = start_layer(net, d, li);
+    nn_pass ps = {NN_BN_RUNNING, net->f32, 0, &net->drop_rng, 0};
     for (size_t at = 0; at < n; at += net->cap) {
         size_t b = n - at < net->cap ? n - at : net->cap;
-        gather_rows(net, d, rows ? &rows[at] : NULL, at, b);
-        if (net->f32)
+        ps.same_weights = at > 0;
+        const double *in =
+            gather_rows(net, d, rows ? &rows[at] : NULL, at, b, from);
+        if (net->f32 && from == 0)
             for (size_t i = 0; i < b * net->f; i++)
                 net->xbuf[i] = nn_r32(net->xbuf[i]);
-        const double *in = net->xbuf;
-        for (size_t i = 0; i < li; i++) {
+        for (size_t i = from; i < li; i++) {
             net->l[i].kind->forward(&net->l[i], &ps, b, in);
             in = net->l[i].y;
         }
         memcpy(out + at * size, in, b * size * sizeof *out);
     }
+}
+
+int net_share_rows(net_t *net, net_data *d, bn_error *err)
+{
+    size_t p = net_shared_layers(net);
+    d->shared = NULL;
+    if (p == 0)
+        return 0;
+    double *h = malloc((d->n ? d->n : 1) * width_at(net, p) * sizeof *h);
+    if (!h)
+        return bn_fail(err, "out of memory");
+    net_layer_inputs(net, d, NULL, d->n, p, h);
+    d->shared = h;
+    return 0;
 }
 
 int net_layer_moments(net_t *net, const net_data *d, const size_t *rows,
@@ -380,12 +442,18 @@ int net_layer_moments(net_t *net, const net_data *d, const size_t *rows,
 {
     nn_shape in = net->l[li].in;
     size_t size = nn_size(in), c = in.c, np = nn_positions(in);
-    double *hs = malloc((n ? n : 1) * size * sizeof *hs);
-    if (!hs)
+    /* The first n rows' shared outputs where they are layer li's inputs. */
+    int there = d->shared && !rows && start_layer(net, d, li) == li;
+    double *hs = there ? NULL : malloc((n ? n : 1) * size * sizeof *hs);
+    if (!there && !hs)
         return bn_fail(err, "out of memory");
-    net_layer_inputs(net, d, rows, n, li, hs);
+    if (!there)
+        net_layer_inputs(net, d, rows, n, li, hs);
+    /* Every channel at once, each summed as pop_moments sums one column
+     * (the same bits), with the loop's cost shared. */
+    num_moments_cols(n * np, c, c, there ? d->shared : hs, NULL, mean, var);
     for (size_t j = 0; j < c; j++)
-        pop_moments(n * np, c, hs + j, &mean[j], &var[j]);
+        var[j] /= (double)(n * np); /* as pop_moments divides */
     free(hs);
     return 0;
 }
@@ -509,12 +577,13 @@ int net_score_train_mode(net_t *net, const net_data *d, const size_t *perm,
         return bn_fail(err, "%zu rows: training mode needs at least two",
                        d->n);
     size_t nb = net_score_batches(d->n, net->bmax);
+    size_t from = start_layer(net, d, net->nl);
     double loss_sum = 0.0;
     for (size_t k = 0; k < nb; k++) {
         size_t start = net_score_batch_start(d->n, nb, k);
         size_t b = net_score_batch_start(d->n, nb, k + 1) - start;
-        gather(net, d, &perm[start], b);
-        forward(net, b, net->xbuf, net->lbuf, NN_BN_BATCH_KEEP, 0, 0);
+        const double *in = gather_rows(net, d, &perm[start], 0, b, from);
+        forward(net, from, b, in, net->lbuf, NN_BN_BATCH_KEEP, 0, 0, k > 0);
         tally(net, s, &loss_sum, pred, logits, &perm[start], 0);
     }
     finish(s, loss_sum);
@@ -531,11 +600,13 @@ int net_score_eval_mode(net_t *net, const net_data *d, net_score *s,
         return bn_fail(err, "no rows to score");
     /* Rows go through in chunks only to share the loops: in evaluation
      * mode every row's arithmetic is its own, whatever the chunk. */
+    size_t from = start_layer(net, d, net->nl), w = width_at(net, from);
+    const double *x = from ? d->shared : d->x;
     double loss_sum = 0.0;
     for (size_t start = 0; start < d->n; start += net->cap) {
         size_t b = d->n - start < net->cap ? d->n - start : net->cap;
-        forward(net, b, &d->x[start * d->f], &d->label[start], NN_BN_RUNNING,
-                0, 0);
+        forward(net, from, b, &x[start * w], &d->label[start], NN_BN_RUNNING,
+                0, 0, start > 0);
         tally(net, s, &loss_sum, pred, logits, NULL, start);
     }
     finish(s, loss_sum);

@@ -41,6 +41,9 @@ typedef struct {
     size_t n, f, k;
     const double *x;
     const int *label;
+    /* NULL, or the rows through the layers below the first batch norm
+     * (net_share_rows), where a pass starts instead of at x. */
+    double *shared;
 } net_data;
 
 typedef struct {
@@ -160,6 +163,14 @@ int net_layer_moments(net_t *net, const net_data *d, const size_t *rows,
  * them) for rows[0..n-1] into out. */
 void net_layer_inputs(net_t *net, const net_data *d, const size_t *rows,
                       size_t n, size_t li, double *out);
+/* The layers below the first batch norm (at most all but the last):
+ * each row's outputs there are its own and the same in both modes, so
+ * the scores compute them once for a set of rows. */
+size_t net_shared_layers(const net_t *net);
+/* d->shared: d's rows (n x the shared layers' output size) through them
+ * under the current weights, or NULL where there are none; free() it.
+ * While set, the score and moment passes over d start from it. */
+int net_share_rows(net_t *net, net_data *d, bn_error *err);
 /* Training mode: every row of perm once, in net_score_batches(n, bmax)
  * consecutive batches of nearly equal size, each normalised by its own
  * statistics; the buffers are left as they are. With pred (NULL: none),

@@ -84,13 +84,16 @@ typedef enum {
     NN_BN_RUNNING,    /* the buffers (eval mode, and frozen training) */
 } nn_bn_mode;
 
-/* How one pass runs: batch norm's mode, the precision, and whether it is
- * a training step (dropout drops only then, from rng). */
+/* How one pass runs: batch norm's mode, the precision, whether it is a
+ * training step (dropout drops only then, from rng), and whether the
+ * parameters are those of the layer's last forward pass (a score's
+ * batches after its first), so that what it made of them may stand. */
 typedef struct {
     nn_bn_mode mode;
     int f32;
     int train;
     pcg32_t *rng;
+    int same_weights;
 } nn_pass;
 
 /* float32 rounding when the pass is in float32; nothing in float64. */

@@ -16,6 +16,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/pair.h"
+
 static int batch_shape(const nn_spec *s, nn_shape in, size_t k,
                        nn_shape *out, bn_error *err)
 {
@@ -58,6 +60,29 @@ static void normalise(nn_layer *l, const nn_pass *ps, size_t d, size_t from,
     double *sd = &l->sd[d * c];
     for (size_t j = 0; j < c; j++)
         sd[j] = nn_round(ps, bn_sd(v[j], l->bn.eps));
+    if (!ps->f32) {
+        /* In float64 nothing is rounded between the operations: two
+         * channels at a time (base/pair.h, each lane the scalar operation),
+         * an odd last one alone. */
+        for (size_t i = from; i < from + rows; i++) {
+            const double *xi = &x[i * c];
+            double *si = &l->save[i * c], *yi = &l->y[i * c];
+            size_t j = 0;
+            for (; j + 2 <= c; j += 2) {
+                pair_t xh = pair_div(pair_sub(pair_load(xi + j),
+                                              pair_load(m + j)),
+                                     pair_load(sd + j));
+                pair_store(si + j, xh);
+                pair_store(yi + j, pair_add(pair_mul(pair_load(g + j), xh),
+                                            pair_load(be + j)));
+            }
+            if (j < c) {
+                si[j] = (xi[j] - m[j]) / sd[j];
+                yi[j] = g[j] * si[j] + be[j];
+            }
+        }
+        return;
+    }
     for (size_t i = from; i < from + rows; i++)
         for (size_t j = 0; j < c; j++) {
             double xh = nn_round(ps, nn_round(ps, x[i * c + j] - m[j]) / sd[j]);
@@ -162,7 +187,7 @@ void nn_batch_train_backward(size_t b, size_t h, const double *xhat,
                              const double *dy, double *dx, double *dgamma,
                              double *dbeta)
 {
-    nn_pass ps = {NN_BN_BATCH, 0, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH, 0, 0, NULL, 0};
     channels_backward(&ps, b, h, xhat, gamma, sd, dy, dx, dgamma, dbeta, 1);
 }
 

@@ -103,13 +103,14 @@ static double conv_one(const nn_layer *l, size_t o, const double *xi,
 }
 
 /* Every output channel at every position: eight channels at a time, then
- * four, then two, then an odd last one alone. */
+ * four, then two, then an odd last one alone (wt made again unless the
+ * weights are the last pass's). */
 static void conv_forward(nn_layer *l, const nn_pass *ps, size_t b,
                          const double *x)
 {
     size_t ci = l->in.c, co = l->out.c, h = l->in.h, w = l->in.w;
     size_t np = h * w;
-    for (size_t o = 0; o < co; o++)
+    for (size_t o = 0; !ps->same_weights && o < co; o++)
         for (size_t k = 0; k < ci * 9; k++)
             l->wt[k * co + o] = l->t[0].p[o * ci * 9 + k];
     for (size_t i = 0; i < b; i++)

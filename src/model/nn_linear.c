@@ -75,14 +75,17 @@ PAIR_INLINE void sums_block(size_t np, size_t j0, size_t m, const double *a,
     pair_block_store(np, acc + j0, s);
 }
 
-/* The n sums of sums_block for j < n: eight at a time, then two, then
- * an odd last one alone, each in the same order. */
+/* The n sums of sums_block for j < n: eight at a time, then four (a
+ * classifier's head of 4 classes), then two, then an odd last one
+ * alone, each in the same order. */
 static void sums(size_t n, size_t m, const double *a, size_t as,
                  const double *v, size_t vs, const double *init, double *acc)
 {
     size_t j = 0;
     for (; j + 8 <= n; j += 8)
         sums_block(4, j, m, a, as, v, vs, init, acc);
+    for (; j + 4 <= n; j += 4)
+        sums_block(2, j, m, a, as, v, vs, init, acc);
     for (; j + 2 <= n; j += 2)
         sums_block(1, j, m, a, as, v, vs, init, acc);
     if (j < n) {
@@ -112,13 +115,14 @@ static const double *torch_row(nn_layer *l, const double *x, size_t i)
 
 /* y[i][o] = bias[o] + sum_c w[o][c] x[i][c], c in order: row i's sums
  * side by side (sums), over the weights transposed (wt[c][o] = w[o][c],
- * so that input c's weights for every output are next to each other). */
+ * so that input c's weights for every output are next to each other;
+ * made again unless the weights are the last pass's). */
 static void linear_forward(nn_layer *l, const nn_pass *ps, size_t b,
                            const double *x)
 {
     size_t in = nn_size(l->in), out = l->out.c;
     const double *w = l->t[0].p, *bias = l->t[1].p;
-    for (size_t o = 0; o < out; o++)
+    for (size_t o = 0; !ps->same_weights && o < out; o++)
         for (size_t c = 0; c < in; c++)
             l->wt[c * out + o] = w[o * in + c];
     for (size_t i = 0; i < b; i++) {

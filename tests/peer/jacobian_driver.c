@@ -61,7 +61,7 @@ int main(void)
     }
     for (size_t j = 0; j < s.c; j++)
         l.t[0].p[j] = gamma[j];
-    nn_pass ps = {NN_BN_BATCH_KEEP, 0, 0, NULL};
+    nn_pass ps = {NN_BN_BATCH_KEEP, 0, 0, NULL, 0};
     l.kind->forward(&l, &ps, b, x);
     size_t c = s.c, vals = b * nn_positions(s), n = vals * c;
     double *dy = calloc(n, sizeof *dy), *dx = malloc(n * sizeof *dx);
