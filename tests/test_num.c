@@ -457,7 +457,10 @@ static void test_shuffle_is_gsl_shuffle(void **state)
     /* GSL's loop cannot take 0 elements; ours leaves them alone. */
     pcg32_seed(&g, 8u, 2u);
     rand_shuffle(&g, NULL, 0);
-    static const size_t sizes[] = {1, 2, 3, 10, 512, 100000};
+    /* Past 32768 elements the draws are made ahead of the swaps
+     * (rand.c's far path): its edge, and a size no power of two. */
+    static const size_t sizes[] = {1,     2,     3,      10,    512,
+                                   32768, 32769, 100000, 300007};
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         size_t n = sizes[s];
         size_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);

@@ -4,6 +4,15 @@
 #include <math.h>
 
 #include "base/num.h"
+#include "base/prefetch.h"
+
+/* Past this many elements (256 KiB of size_t, the size of an L2) a
+ * swap's far element j is a miss, and the loop waits for it before the
+ * next swap can retire: the draws are made SHUFFLE_AHEAD positions ahead
+ * of the swaps (the same draws in the same order: they read nothing the
+ * swaps write) and each far element asked for as it is drawn. */
+#define SHUFFLE_FAR 32768
+#define SHUFFLE_AHEAD 16 /* a power of two: the ring's slot is a mask */
 
 double rand_uniform_pos(pcg32_t *rng)
 {
@@ -36,8 +45,36 @@ uint32_t rand_index(pcg32_t *rng, uint32_t n)
     return k;
 }
 
+/* Fisher-Yates over n > SHUFFLE_FAR elements with the draws ahead: the
+ * draw for position i waits in ring[(n - 1 - i) % SHUFFLE_AHEAD]. */
+static void shuffle_far(pcg32_t *rng, size_t *v, size_t n)
+{
+    size_t ring[SHUFFLE_AHEAD], i = n - 1, mask = SHUFFLE_AHEAD - 1;
+    for (size_t k = 0; k < SHUFFLE_AHEAD; k++) {
+        ring[k] = rand_index(rng, (uint32_t)(i - k + 1));
+        bn_prefetch_write(v + ring[k]);
+    }
+    for (; i > SHUFFLE_AHEAD; i--) {
+        size_t slot = (n - 1 - i) & mask, j = ring[slot], t = v[i];
+        size_t next = rand_index(rng, (uint32_t)(i - SHUFFLE_AHEAD + 1));
+        ring[slot] = next;
+        bn_prefetch_write(v + next);
+        v[i] = v[j];
+        v[j] = t;
+    }
+    for (; i > 0; i--) {
+        size_t j = ring[(n - 1 - i) & mask], t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
 void rand_shuffle(pcg32_t *rng, size_t *v, size_t n)
 {
+    if (n > SHUFFLE_FAR) {
+        shuffle_far(rng, v, n);
+        return;
+    }
     for (size_t i = n; i-- > 1;) {
         size_t j = rand_index(rng, (uint32_t)(i + 1)), t = v[i];
         v[i] = v[j];

@@ -24,7 +24,8 @@ double rand_gaussian(pcg32_t *rng);
  * (gsl_rng_uniform_int). */
 uint32_t rand_index(pcg32_t *rng, uint32_t n);
 
-/* Fisher-Yates from the last element down (gsl_ran_shuffle). */
+/* Fisher-Yates from the last element down (gsl_ran_shuffle); past
+ * 32768 elements the draws are made ahead of the swaps, the same draws. */
 void rand_shuffle(pcg32_t *rng, size_t *v, size_t n);
 
 #endif
