@@ -1,11 +1,12 @@
 /*
  * The passes of batchpass.h. A batch is taken a chunk of rows at a time,
- * its rows' addresses first (asking for the rows a chunk ahead meanwhile:
- * a shuffled order reads them at random), then one column pair at a time
- * over the chunk, so that a pair's constants and sums stay in registers
- * instead of being reloaded and stored on every element. Every case (a
- * shift or none, eval mode or not, outputs kept or not) is its own copy
- * of the loops, chosen outside them.
+ * its rows' addresses first, then one column pair at a time over the
+ * chunk (in a big population asking before each pair for a share of the
+ * next chunk's rows, which a shuffled order reads at random), so that a
+ * pair's constants and sums stay in registers instead of being reloaded
+ * and stored on every element. Every case (a shift or none, eval mode
+ * or not, outputs kept or not, rows asked for ahead or not) is its own
+ * copy of the loops, chosen outside them.
  */
 #include "model/batchpass.h"
 
@@ -40,16 +41,65 @@ size_t bp_scratch(size_t f)
     return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
 }
 
+/* Whether r's rows are asked for ahead (bp_fetch's big populations,
+ * whose addresses are made a chunk at a time): the cases that take a
+ * share before each column pair. */
+static int asks_ahead(const bp_rows *r)
+{
+    return r->fetch && r->rows && !r->at;
+}
+
+/* The rows a chunk asks for while it is made (asks_ahead): as far ahead
+ * as the chunk is long, at least BP_AHEAD, those of the next chunk or
+ * batch, x + rows[i] f for i < n; asked a share at a time (ahead_step)
+ * before each column pair, so that the trips to memory run beside the
+ * chunk's arithmetic instead of in a burst that fills the CPU's queue of
+ * misses and stalls it on the request itself. */
+typedef struct {
+    const double *x;
+    const size_t *rows;
+    size_t n, f, at, per; /* asked: at; a step asks per */
+} bp_ahead;
+
+/* The rows ahead of a chunk of n from i0, to be asked for in steps
+ * shares. */
+static bp_ahead ahead_of(const bp_rows *r, size_t i0, size_t n, size_t steps)
+{
+    size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
+    size_t from = i0 + n, m = from >= end ? 0 : end - from;
+    if (m > ahead)
+        m = ahead;
+    bp_ahead a = {r->x, r->rows + from, m, r->f, 0, (m + steps - 1) / steps};
+    return a;
+}
+
+/* The next share of a's rows. */
+PAIR_INLINE void ahead_step(bp_ahead *a)
+{
+    size_t end = a->at + a->per < a->n ? a->at + a->per : a->n, i = a->at;
+    for (; i < end; i++)
+        bn_prefetch(a->x + a->rows[i] * a->f, a->f);
+    a->at = end;
+}
+
+/* The steps a chunk's rows ahead are asked for in: one a column pair
+ * (or odd feature), batches times. */
+static size_t ahead_steps(size_t f, int packed, size_t batches)
+{
+    return (packed ? (f + 1) / 2 : f) * batches;
+}
+
 /* Rows i0 .. i0 + n - 1 of the batch (n at most want, into *got) as
- * addresses: r->at's own when it has them, else made into p, asking
- * meanwhile (with r->fetch) for the rows as far ahead as the chunk is
- * long, at least BP_AHEAD: those of the next chunk or batch. (The
- * requests sit in this loop, beside its stores: GCC 12 takes a function
- * or loop that only asks for memory for one without effects, and drops
- * it.) */
+ * addresses: r->at's own when it has them, else made into p; with
+ * r->fetch and burst asking meanwhile for the rows ahead all at once, as
+ * far ahead as the chunk is long, at least BP_AHEAD (stats_block's
+ * chunks, whose passes over few features leave little to share them
+ * among), else leaving them to ahead_step. (The requests sit in this
+ * loop, beside its stores: GCC 12 takes a function or loop that only
+ * asks for memory for one without effects, and drops it.) */
 static const double *const *chunk_rows(const bp_rows *r, size_t i0,
                                        size_t want, const double **p,
-                                       size_t *got)
+                                       size_t *got, int burst)
 {
     size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
     *got = n;
@@ -63,7 +113,7 @@ static const double *const *chunk_rows(const bp_rows *r, size_t i0,
     }
     const size_t *rows = r->rows + i0;
     size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
-    if (!r->fetch) {
+    if (!r->fetch || !burst) {
         PAIR_UNROLL2
         for (size_t i = 0; i < n; i++)
             p[i] = x + rows[i] * f;
@@ -184,13 +234,13 @@ PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
     for (size_t j = 0; j < nj; j++)
         m[j] = s1[j] = s2[j] = 0.0;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n, 1);
         stats_chunk(n, at, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
     }
     for (size_t j = 0; j < nj; j++)
         m[j] /= (double)b;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n, 1);
         stats_chunk(n, at, j0, nj, sh, shifted, packed, m, s1, s2, 1);
     }
     for (size_t j = 0; j < nj; j++) {
@@ -243,36 +293,57 @@ PAIR_INLINE void one_stats(size_t n, const double *const *p, size_t j,
     var[j] = (a2 - a1 * a1 / (double)n) / (double)n;
 }
 
+/* With fetch, the rows ahead are asked for a share before each column
+ * pair. */
 PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
-                                 double *mean, double *var)
+                                 int fetch, double *mean, double *var)
 {
     const double *buf[BP_CHUNK];
-    size_t n, j = 0;
-    const double *const *p = chunk_rows(r, 0, BP_CHUNK, buf, &n);
-    for (; packed && j + 1 < r->f; j += 2)
+    size_t n, j = 0, f = r->f;
+    const double *const *p = chunk_rows(r, 0, BP_CHUNK, buf, &n, 0);
+    bp_ahead a = {0};
+    if (fetch)
+        a = ahead_of(r, 0, n, ahead_steps(f, packed, 1));
+    for (; packed && j + 1 < f; j += 2) {
+        if (fetch)
+            ahead_step(&a);
         pair_stats(n, p, j, r->shift, shifted, mean, var);
-    for (; j < r->f; j++)
+    }
+    for (; j < f; j++) {
+        if (fetch)
+            ahead_step(&a);
         one_stats(n, p, j, r->shift, shifted, mean, var);
+    }
 }
 
 /* Whole batches of per rows (per at most a chunk), as many as fit a
  * chunk at a time: batch q's statistics a q stride further. */
 PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
-                               int shifted, int packed, double *mean,
-                               double *var)
+                               int shifted, int packed, int fetch,
+                               double *mean, double *var)
 {
     const double *buf[BP_CHUNK];
     size_t rows = BP_CHUNK - BP_CHUNK % per, n, f = r->f;
+    bp_ahead a = {0};
     for (size_t i0 = 0; i0 < r->b; i0 += n) {
-        const double *const *p = chunk_rows(r, i0, rows, buf, &n);
+        const double *const *p = chunk_rows(r, i0, rows, buf, &n, 0);
+        if (fetch)
+            a = ahead_of(r, i0, n,
+                         ahead_steps(f, packed, (n + per - 1) / per));
         for (size_t q0 = 0; q0 < n; q0 += per) {
             size_t at = (i0 + q0) / per * stride, j = 0;
-            for (; packed && j + 1 < f; j += 2)
+            for (; packed && j + 1 < f; j += 2) {
+                if (fetch)
+                    ahead_step(&a);
                 pair_stats(per, p + q0, j, r->shift, shifted, mean + at,
                            var + at);
-            for (; j < f; j++)
+            }
+            for (; j < f; j++) {
+                if (fetch)
+                    ahead_step(&a);
                 one_stats(per, p + q0, j, r->shift, shifted, mean + at,
                           var + at);
+            }
         }
     }
 }
@@ -281,10 +352,12 @@ void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
                       int packed, double *mean, double *var)
 {
     if (per <= BP_CHUNK) {
-        if (r->shift)
-            stats_batches(r, per, stride, 1, packed, mean, var);
+        if (asks_ahead(r))
+            r->shift ? stats_batches(r, per, stride, 1, packed, 1, mean, var)
+                     : stats_batches(r, per, stride, 0, packed, 1, mean, var);
         else
-            stats_batches(r, per, stride, 0, packed, mean, var);
+            r->shift ? stats_batches(r, per, stride, 1, packed, 0, mean, var)
+                     : stats_batches(r, per, stride, 0, packed, 0, mean, var);
         return;
     }
     for (size_t i0 = 0; i0 < r->b; i0 += per) {
@@ -297,10 +370,12 @@ void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
 {
     if (r->b <= BP_CHUNK) {
-        if (r->shift)
-            stats_one_chunk(r, 1, packed, mean, var);
+        if (asks_ahead(r))
+            r->shift ? stats_one_chunk(r, 1, packed, 1, mean, var)
+                     : stats_one_chunk(r, 0, packed, 1, mean, var);
         else
-            stats_one_chunk(r, 0, packed, mean, var);
+            r->shift ? stats_one_chunk(r, 1, packed, 0, mean, var)
+                     : stats_one_chunk(r, 0, packed, 0, mean, var);
         return;
     }
     for (size_t j0 = 0; j0 < r->f; j0 += BP_BLOCK) {
@@ -346,6 +421,7 @@ typedef struct {
     int first, last;
     double *dd, *y, *e, *total;
     const double *pend;
+    bp_ahead ahead; /* the rows it asks for, with fetch */
 } out_chunk;
 
 /* A pair's constants, in registers for a column: the batch's mean, sd,
@@ -532,15 +608,21 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
  * lag, the last chunk's squared gaps (pend) added to the total as they
  * go, in their order: two in each turn of a pair's loop and one in an
  * odd feature's, n f in all. */
-PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
-                                  int shifted, int eval, int keep,
-                                  int packed, int lag, int multi)
+PAIR_INLINE void outputs_features(out_pass *o, out_chunk *k, int shifted,
+                                  int eval, int keep, int packed, int lag,
+                                  int multi, int fetch)
 {
     size_t f = o->f, j = 0;
-    for (; packed && j + 1 < f; j += 2)
+    for (; packed && j + 1 < f; j += 2) {
+        if (fetch)
+            ahead_step(&k->ahead);
         pair_outputs(o, k, j, shifted, eval, keep, lag, multi);
-    for (; j < f; j++)
+    }
+    for (; j < f; j++) {
+        if (fetch)
+            ahead_step(&k->ahead);
         one_outputs(o, k, j, shifted, eval, keep, lag, multi);
+    }
 }
 
 /* A chunk's outputs and, in eval mode, its squared gaps, which the next
@@ -551,7 +633,7 @@ PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
  * chunk is whole batches of o->per rows; else it is in one batch. */
 PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
                                size_t b, out_chunk *k, int shifted, int eval,
-                               int keep, int packed, int multi)
+                               int keep, int packed, int multi, int fetch)
 {
     size_t f = o->f, n = k->n, part = part_of(f), per = o->per;
     k->first = multi || i0 == 0, k->last = multi || i0 + n == b;
@@ -560,17 +642,17 @@ PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
     k->var = o->l.var + (multi ? i0 / per * o->stride : 0);
     k->y = keep ? s->y + i0 * f : NULL, k->e = keep ? s->e + i0 * f : NULL;
     if (!eval) {
-        outputs_features(o, k, shifted, 0, 0, packed, 0, multi);
+        outputs_features(o, k, shifted, 0, 0, packed, 0, multi, fetch);
         return;
     }
     bp_gap *g = s->gap;
     k->dd = s->dd + (size_t)(1 - g->half) * part, k->total = &g->sum;
     if (g->n == n * f) {
         k->pend = s->dd + (size_t)g->half * part;
-        outputs_features(o, k, shifted, 1, keep, packed, 1, multi);
+        outputs_features(o, k, shifted, 1, keep, packed, 1, multi, fetch);
     } else {
         bp_gap_flush(g, s->dd, f);
-        outputs_features(o, k, shifted, 1, keep, packed, 0, multi);
+        outputs_features(o, k, shifted, 1, keep, packed, 0, multi, fetch);
     }
     g->n = n * f, g->half = 1 - g->half;
 }
@@ -580,7 +662,7 @@ PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
 PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
                               const bp_layer *l, const bp_sums *s,
                               int shifted, int eval, int keep, int packed,
-                              int multi)
+                              int multi, int fetch)
 {
     const double *p[BP_CHUNK];
     out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
@@ -590,28 +672,55 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     if (multi)
         rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
-        k.p = chunk_rows(r, i0, rows, p, &k.n);
+        k.p = chunk_rows(r, i0, rows, p, &k.n, 0);
+        if (fetch)
+            k.ahead = ahead_of(r, i0, k.n, ahead_steps(r->f, packed, 1));
         outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed,
-                      multi);
+                      multi, fetch);
     }
     if (s->pass)
         *s->pass += o.pass + pair_tally_sum(o.tally);
+}
+
+/* outputs_case's copy for each shift, eval and keep (keep only with
+ * eval), chosen outside its loops. */
+PAIR_INLINE void outputs_cases(const bp_rows *r, size_t per, size_t stride,
+                               const bp_layer *l, const bp_sums *s, int eval,
+                               int keep, int packed, int multi, int fetch)
+{
+    size_t q = per, t = stride;
+    int m = multi, k = fetch;
+    if (!eval)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, m, k)
+                 : outputs_case(r, q, t, l, s, 0, 0, 0, packed, m, k);
+    else if (!keep)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, m, k)
+                 : outputs_case(r, q, t, l, s, 0, 1, 0, packed, m, k);
+    else
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 1, packed, m, k)
+                 : outputs_case(r, q, t, l, s, 0, 1, 1, packed, m, k);
+}
+
+/* The cases for rows asked for ahead (asks_ahead), a function of their
+ * own so that the small populations' code is what it was. */
+static void outputs_fetched(const bp_rows *r, size_t per, size_t stride,
+                            const bp_layer *l, const bp_sums *s, int eval,
+                            int keep, int packed, int multi)
+{
+    if (multi)
+        outputs_cases(r, per, stride, l, s, eval, 0, packed, 1, 1);
+    else
+        outputs_cases(r, per, stride, l, s, eval, keep, packed, 0, 1);
 }
 
 void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
                 const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    size_t b = r->b;
-    if (!eval)
-        r->shift ? outputs_case(r, b, 0, l, s, 1, 0, 0, packed, 0)
-                 : outputs_case(r, b, 0, l, s, 0, 0, 0, packed, 0);
-    else if (!keep)
-        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 0, packed, 0)
-                 : outputs_case(r, b, 0, l, s, 0, 1, 0, packed, 0);
+    if (asks_ahead(r))
+        outputs_fetched(r, r->b, 0, l, s, eval, keep, packed, 0);
     else
-        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 1, packed, 0)
-                 : outputs_case(r, b, 0, l, s, 0, 1, 1, packed, 0);
+        outputs_cases(r, r->b, 0, l, s, eval, keep, packed, 0, 0);
 }
 
 void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
@@ -619,12 +728,10 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
     if (!keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK)) {
-        if (!eval)
-            r->shift ? outputs_case(r, per, stride, l, s, 1, 0, 0, packed, 1)
-                     : outputs_case(r, per, stride, l, s, 0, 0, 0, packed, 1);
+        if (asks_ahead(r))
+            outputs_fetched(r, per, stride, l, s, eval, 0, packed, 1);
         else
-            r->shift ? outputs_case(r, per, stride, l, s, 1, 1, 0, packed, 1)
-                     : outputs_case(r, per, stride, l, s, 0, 1, 0, packed, 1);
+            outputs_cases(r, per, stride, l, s, eval, 0, packed, 1, 0);
         return;
     }
     /* Batches of a chunk or more gain nothing, and outputs kept are an
