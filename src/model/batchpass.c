@@ -28,6 +28,13 @@
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 
+/* A function the compiler keeps apart from its callers. */
+#if defined(__GNUC__)
+#define BP_APART __attribute__((noinline))
+#else
+#define BP_APART
+#endif
+
 /* Past about this many bytes of rows, asking for them early pays. */
 #define BP_FETCH_BYTES (1u << 20)
 
@@ -82,6 +89,17 @@ PAIR_INLINE void ahead_step(bp_ahead *a)
     a->at = end;
 }
 
+/* r, or with fetch a copy of it that chunk_rows makes no requests for
+ * (q's): ahead_step makes them. */
+PAIR_INLINE const bp_rows *quiet(const bp_rows *r, int fetch, bp_rows *q)
+{
+    if (!fetch)
+        return r;
+    *q = *r;
+    q->fetch = 0;
+    return q;
+}
+
 /* The steps a chunk's rows ahead are asked for in: one a column pair
  * (or odd feature), batches times. */
 static size_t ahead_steps(size_t f, int packed, size_t batches)
@@ -90,16 +108,16 @@ static size_t ahead_steps(size_t f, int packed, size_t batches)
 }
 
 /* Rows i0 .. i0 + n - 1 of the batch (n at most want, into *got) as
- * addresses: r->at's own when it has them, else made into p; with
- * r->fetch and burst asking meanwhile for the rows ahead all at once, as
- * far ahead as the chunk is long, at least BP_AHEAD (stats_block's
- * chunks, whose passes over few features leave little to share them
- * among), else leaving them to ahead_step. (The requests sit in this
- * loop, beside its stores: GCC 12 takes a function or loop that only
- * asks for memory for one without effects, and drops it.) */
+ * addresses: r->at's own when it has them, else made into p, asking
+ * meanwhile (with r->fetch) for the rows as far ahead as the chunk is
+ * long, at least BP_AHEAD, all at once (stats_block's chunks; the other
+ * passes' copies with fetch clear it and ask with ahead_step). (The
+ * requests sit in this loop, beside its stores: GCC 12 takes a function
+ * or loop that only asks for memory for one without effects, and drops
+ * it.) */
 static const double *const *chunk_rows(const bp_rows *r, size_t i0,
                                        size_t want, const double **p,
-                                       size_t *got, int burst)
+                                       size_t *got)
 {
     size_t n = r->b - i0 < want ? r->b - i0 : want, f = r->f;
     *got = n;
@@ -113,7 +131,7 @@ static const double *const *chunk_rows(const bp_rows *r, size_t i0,
     }
     const size_t *rows = r->rows + i0;
     size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
-    if (!r->fetch || !burst) {
+    if (!r->fetch) {
         PAIR_UNROLL2
         for (size_t i = 0; i < n; i++)
             p[i] = x + rows[i] * f;
@@ -234,13 +252,13 @@ PAIR_INLINE void stats_block(const bp_rows *r, size_t j0, size_t nj,
     for (size_t j = 0; j < nj; j++)
         m[j] = s1[j] = s2[j] = 0.0;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n, 1);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
         stats_chunk(n, at, j0, nj, sh, shifted, packed, m, NULL, NULL, 0);
     }
     for (size_t j = 0; j < nj; j++)
         m[j] /= (double)b;
     for (size_t i0 = 0; i0 < b; i0 += n) {
-        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n, 1);
+        const double *const *at = chunk_rows(r, i0, BP_CHUNK, p, &n);
         stats_chunk(n, at, j0, nj, sh, shifted, packed, m, s1, s2, 1);
     }
     for (size_t j = 0; j < nj; j++) {
@@ -300,7 +318,9 @@ PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
 {
     const double *buf[BP_CHUNK];
     size_t n, j = 0, f = r->f;
-    const double *const *p = chunk_rows(r, 0, BP_CHUNK, buf, &n, 0);
+    bp_rows q;
+    const double *const *p = chunk_rows(quiet(r, fetch, &q), 0, BP_CHUNK,
+                                        buf, &n);
     bp_ahead a = {0};
     if (fetch)
         a = ahead_of(r, 0, n, ahead_steps(f, packed, 1));
@@ -324,9 +344,11 @@ PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
 {
     const double *buf[BP_CHUNK];
     size_t rows = BP_CHUNK - BP_CHUNK % per, n, f = r->f;
+    bp_rows q;
+    const bp_rows *rq = quiet(r, fetch, &q);
     bp_ahead a = {0};
     for (size_t i0 = 0; i0 < r->b; i0 += n) {
-        const double *const *p = chunk_rows(r, i0, rows, buf, &n, 0);
+        const double *const *p = chunk_rows(rq, i0, rows, buf, &n);
         if (fetch)
             a = ahead_of(r, i0, n,
                          ahead_steps(f, packed, (n + per - 1) / per));
@@ -348,16 +370,18 @@ PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
     }
 }
 
-void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
-                      int packed, double *mean, double *var)
+/* bp_stats_batches for rows not asked for ahead: a function apart from
+ * the copies that ask (one test around them made GCC 12 allocate this
+ * one's registers otherwise, and a small population's run cost more). */
+BP_APART static void stats_batches_plain(const bp_rows *r, size_t per,
+                                         size_t stride, int packed,
+                                         double *mean, double *var)
 {
     if (per <= BP_CHUNK) {
-        if (asks_ahead(r))
-            r->shift ? stats_batches(r, per, stride, 1, packed, 1, mean, var)
-                     : stats_batches(r, per, stride, 0, packed, 1, mean, var);
+        if (r->shift)
+            stats_batches(r, per, stride, 1, packed, 0, mean, var);
         else
-            r->shift ? stats_batches(r, per, stride, 1, packed, 0, mean, var)
-                     : stats_batches(r, per, stride, 0, packed, 0, mean, var);
+            stats_batches(r, per, stride, 0, packed, 0, mean, var);
         return;
     }
     for (size_t i0 = 0; i0 < r->b; i0 += per) {
@@ -365,6 +389,17 @@ void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
         bp_stats(&q, packed, mean, var);
         mean += stride, var += stride;
     }
+}
+
+void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
+                      int packed, double *mean, double *var)
+{
+    if (per > BP_CHUNK || !asks_ahead(r))
+        stats_batches_plain(r, per, stride, packed, mean, var);
+    else if (r->shift)
+        stats_batches(r, per, stride, 1, packed, 1, mean, var);
+    else
+        stats_batches(r, per, stride, 0, packed, 1, mean, var);
 }
 
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
@@ -421,7 +456,6 @@ typedef struct {
     int first, last;
     double *dd, *y, *e, *total;
     const double *pend;
-    bp_ahead ahead; /* the rows it asks for, with fetch */
 } out_chunk;
 
 /* A pair's constants, in registers for a column: the batch's mean, sd,
@@ -608,19 +642,20 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
  * lag, the last chunk's squared gaps (pend) added to the total as they
  * go, in their order: two in each turn of a pair's loop and one in an
  * odd feature's, n f in all. */
-PAIR_INLINE void outputs_features(out_pass *o, out_chunk *k, int shifted,
-                                  int eval, int keep, int packed, int lag,
-                                  int multi, int fetch)
+PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
+                                  bp_ahead *a, int shifted, int eval,
+                                  int keep, int packed, int lag, int multi,
+                                  int fetch)
 {
     size_t f = o->f, j = 0;
     for (; packed && j + 1 < f; j += 2) {
         if (fetch)
-            ahead_step(&k->ahead);
+            ahead_step(a);
         pair_outputs(o, k, j, shifted, eval, keep, lag, multi);
     }
     for (; j < f; j++) {
         if (fetch)
-            ahead_step(&k->ahead);
+            ahead_step(a);
         one_outputs(o, k, j, shifted, eval, keep, lag, multi);
     }
 }
@@ -632,8 +667,9 @@ PAIR_INLINE void outputs_features(out_pass *o, out_chunk *k, int shifted,
  * beside a chunk's divisions rather than after them. With multi the
  * chunk is whole batches of o->per rows; else it is in one batch. */
 PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
-                               size_t b, out_chunk *k, int shifted, int eval,
-                               int keep, int packed, int multi, int fetch)
+                               size_t b, out_chunk *k, bp_ahead *a,
+                               int shifted, int eval, int keep, int packed,
+                               int multi, int fetch)
 {
     size_t f = o->f, n = k->n, part = part_of(f), per = o->per;
     k->first = multi || i0 == 0, k->last = multi || i0 + n == b;
@@ -642,17 +678,17 @@ PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
     k->var = o->l.var + (multi ? i0 / per * o->stride : 0);
     k->y = keep ? s->y + i0 * f : NULL, k->e = keep ? s->e + i0 * f : NULL;
     if (!eval) {
-        outputs_features(o, k, shifted, 0, 0, packed, 0, multi, fetch);
+        outputs_features(o, k, a, shifted, 0, 0, packed, 0, multi, fetch);
         return;
     }
     bp_gap *g = s->gap;
     k->dd = s->dd + (size_t)(1 - g->half) * part, k->total = &g->sum;
     if (g->n == n * f) {
         k->pend = s->dd + (size_t)g->half * part;
-        outputs_features(o, k, shifted, 1, keep, packed, 1, multi, fetch);
+        outputs_features(o, k, a, shifted, 1, keep, packed, 1, multi, fetch);
     } else {
         bp_gap_flush(g, s->dd, f);
-        outputs_features(o, k, shifted, 1, keep, packed, 0, multi, fetch);
+        outputs_features(o, k, a, shifted, 1, keep, packed, 0, multi, fetch);
     }
     g->n = n * f, g->half = 1 - g->half;
 }
@@ -668,70 +704,93 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
                   1.0 / (double)per, s->pass != NULL, pair_tally_zero(), 0};
     out_chunk k = {.n = 0};
+    bp_ahead a = {0};
+    bp_rows q;
+    const bp_rows *rq = quiet(r, fetch, &q);
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
-        k.p = chunk_rows(r, i0, rows, p, &k.n, 0);
+        k.p = chunk_rows(rq, i0, rows, p, &k.n);
         if (fetch)
-            k.ahead = ahead_of(r, i0, k.n, ahead_steps(r->f, packed, 1));
-        outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed,
+            a = ahead_of(r, i0, k.n, ahead_steps(r->f, packed, 1));
+        outputs_chunk(&o, s, i0, r->b, &k, &a, shifted, eval, keep, packed,
                       multi, fetch);
     }
     if (s->pass)
         *s->pass += o.pass + pair_tally_sum(o.tally);
 }
 
-/* outputs_case's copy for each shift, eval and keep (keep only with
- * eval), chosen outside its loops. */
-PAIR_INLINE void outputs_cases(const bp_rows *r, size_t per, size_t stride,
-                               const bp_layer *l, const bp_sums *s, int eval,
-                               int keep, int packed, int multi, int fetch)
-{
-    size_t q = per, t = stride;
-    int m = multi, k = fetch;
-    if (!eval)
-        r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, m, k)
-                 : outputs_case(r, q, t, l, s, 0, 0, 0, packed, m, k);
-    else if (!keep)
-        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, m, k)
-                 : outputs_case(r, q, t, l, s, 0, 1, 0, packed, m, k);
-    else
-        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 1, packed, m, k)
-                 : outputs_case(r, q, t, l, s, 0, 1, 1, packed, m, k);
-}
-
-/* The cases for rows asked for ahead (asks_ahead), a function of their
- * own so that the small populations' code is what it was. */
+/* The cases for rows asked for ahead (asks_ahead): outputs_case's copy
+ * for each shift, eval and keep (keep only with eval, and not with
+ * multi), a function of their own so that the small populations' code is
+ * what it was. */
 static void outputs_fetched(const bp_rows *r, size_t per, size_t stride,
                             const bp_layer *l, const bp_sums *s, int eval,
                             int keep, int packed, int multi)
 {
-    if (multi)
-        outputs_cases(r, per, stride, l, s, eval, 0, packed, 1, 1);
+    size_t q = per, t = stride;
+    if (multi && !eval)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, 1, 1)
+                 : outputs_case(r, q, t, l, s, 0, 0, 0, packed, 1, 1);
+    else if (multi)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, 1, 1)
+                 : outputs_case(r, q, t, l, s, 0, 1, 0, packed, 1, 1);
+    else if (!eval)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, 0, 1)
+                 : outputs_case(r, q, t, l, s, 0, 0, 0, packed, 0, 1);
+    else if (!keep)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, 0, 1)
+                 : outputs_case(r, q, t, l, s, 0, 1, 0, packed, 0, 1);
     else
-        outputs_cases(r, per, stride, l, s, eval, keep, packed, 0, 1);
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 1, packed, 0, 1)
+                 : outputs_case(r, q, t, l, s, 0, 1, 1, packed, 0, 1);
 }
 
 void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
                 const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (asks_ahead(r))
-        outputs_fetched(r, r->b, 0, l, s, eval, keep, packed, 0);
+    size_t b = r->b;
+    if (asks_ahead(r)) {
+        outputs_fetched(r, b, 0, l, s, eval, keep, packed, 0);
+        return;
+    }
+    if (!eval)
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 0, 0, packed, 0, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 0, 0, packed, 0, 0);
+    else if (!keep)
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 0, packed, 0, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 1, 0, packed, 0, 0);
     else
-        outputs_cases(r, r->b, 0, l, s, eval, keep, packed, 0, 0);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 1, packed, 0, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 1, 1, packed, 0, 0);
 }
 
-void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
-                        const bp_layer *l, int packed, const bp_sums *s)
+/* Whether bp_outputs_batches takes several batches a chunk. */
+static int several(size_t per, int eval, int keep)
+{
+    return !keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK);
+}
+
+/* bp_outputs_batches for rows not asked for ahead, a function apart as
+ * stats_batches_plain is. */
+BP_APART static void outputs_batches_plain(const bp_rows *r, size_t per,
+                                           size_t stride, const bp_layer *l,
+                                           int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (!keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK)) {
-        if (asks_ahead(r))
-            outputs_fetched(r, per, stride, l, s, eval, 0, packed, 1);
+    if (several(per, eval, keep)) {
+        /* each case spelled out here: through a function of the
+         * cases shared with outputs_fetched, GCC 12 made these loops
+         * costlier */
+        size_t q = per, t = stride;
+        if (!eval)
+            r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, 1, 0)
+                     : outputs_case(r, q, t, l, s, 0, 0, 0, packed, 1, 0);
         else
-            outputs_cases(r, per, stride, l, s, eval, 0, packed, 1, 0);
+            r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, 1, 0)
+                     : outputs_case(r, q, t, l, s, 0, 1, 0, packed, 1, 0);
         return;
     }
     /* Batches of a chunk or more gain nothing, and outputs kept are an
@@ -745,4 +804,14 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
         bp_outputs(&rq, &lq, packed, &sq);
         lq.mean += stride, lq.var += stride;
     }
+}
+
+void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
+                        const bp_layer *l, int packed, const bp_sums *s)
+{
+    int eval = l->rm != NULL, keep = eval && s->y && s->e;
+    if (asks_ahead(r) && several(per, eval, keep))
+        outputs_fetched(r, per, stride, l, s, eval, 0, packed, 1);
+    else
+        outputs_batches_plain(r, per, stride, l, packed, s);
 }
