@@ -292,7 +292,7 @@ static void expect_case(const bp_case *c, int shifted, int eval, int keep,
  * statistics, the gaps, the self-checks passed and the last batch's
  * sums, bit for bit, on the scalar and the packed side. */
 static void expect_batches(const bp_case *c, size_t per, int shifted,
-                           int eval, int indexed)
+                           int eval, int fetch, int indexed)
 {
     size_t f = c->f, nbat = c->n / per, stride = 2 * f + 1;
     double *stats = malloc(3 * nbat * stride * sizeof *stats);
@@ -301,9 +301,9 @@ static void expect_batches(const bp_case *c, size_t per, int shifted,
     assert_non_null(stats && o);
     char where[160];
     snprintf(where, sizeof where,
-             "batches of %zu, F %zu, shift %d, eval %d, rows %d", per, f,
-             shifted, eval, indexed);
-    bp_rows all = case_rows(c, nbat * per, 0, indexed, shifted);
+             "batches of %zu, F %zu, shift %d, eval %d, fetch %d, rows %d",
+             per, f, shifted, eval, fetch, indexed);
+    bp_rows all = case_rows(c, nbat * per, fetch, indexed, shifted);
     for (size_t q = 0; q < nbat; q++) { /* each batch's own statistics */
         bp_rows r = rows_from(all, q * per);
         r.b = per;
@@ -370,9 +370,9 @@ static void expect_every_case(size_t b, size_t f, uint64_t seed, int edgy)
         if (!eval && (m >> 2 & 1))
             continue;
         expect_case(&c, shifted, eval, keep, fetch, indexed);
-        if (!keep && !fetch)
+        if (!keep)
             for (size_t per = 1; per <= c.n; per += per < 8 ? 1 : per)
-                expect_batches(&c, per, shifted, eval, indexed);
+                expect_batches(&c, per, shifted, eval, fetch, indexed);
     }
     case_free(&c);
 }

@@ -1,11 +1,12 @@
 /*
  * The passes of batchpass.h. A batch is taken a chunk of rows at a time,
- * its rows' addresses first (asking for the rows a chunk ahead meanwhile:
- * a shuffled order reads them at random), then one column pair at a time
- * over the chunk, so that a pair's constants and sums stay in registers
- * instead of being reloaded and stored on every element. Every case (a
- * shift or none, eval mode or not, outputs kept or not) is its own copy
- * of the loops, chosen outside them.
+ * its rows' addresses first, then one column pair at a time over the
+ * chunk (in a big population asking before each pair for a share of the
+ * next chunk's rows, which a shuffled order reads at random), so that a
+ * pair's constants and sums stay in registers instead of being reloaded
+ * and stored on every element. Every case (a shift or none, eval mode
+ * or not, outputs kept or not, rows asked for ahead or not) is its own
+ * copy of the loops, chosen outside them.
  */
 #include "model/batchpass.h"
 
@@ -27,6 +28,13 @@
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 
+/* A function the compiler keeps apart from its callers. */
+#if defined(__GNUC__)
+#define BP_APART __attribute__((noinline))
+#else
+#define BP_APART
+#endif
+
 /* Past about this many bytes of rows, asking for them early pays. */
 #define BP_FETCH_BYTES (1u << 20)
 
@@ -40,10 +48,70 @@ size_t bp_scratch(size_t f)
     return 2 * BP_GAP_ROWS * f; /* part_of's two parts */
 }
 
+/* Whether r's rows are asked for ahead (bp_fetch's big populations,
+ * whose addresses are made a chunk at a time): the cases that take a
+ * share before each column pair. */
+static int asks_ahead(const bp_rows *r)
+{
+    return r->fetch && r->rows && !r->at;
+}
+
+/* The rows a chunk asks for while it is made (asks_ahead): as far ahead
+ * as the chunk is long, at least BP_AHEAD, those of the next chunk or
+ * batch, x + rows[i] f for i < n; asked a share at a time (ahead_step)
+ * before each column pair, so that the trips to memory run beside the
+ * chunk's arithmetic instead of in a burst that fills the CPU's queue of
+ * misses and stalls it on the request itself. */
+typedef struct {
+    const double *x;
+    const size_t *rows;
+    size_t n, f, at, per; /* asked: at; a step asks per */
+} bp_ahead;
+
+/* The rows ahead of a chunk of n from i0, to be asked for in steps
+ * shares. */
+static bp_ahead ahead_of(const bp_rows *r, size_t i0, size_t n, size_t steps)
+{
+    size_t ahead = n < BP_AHEAD ? BP_AHEAD : n, end = r->b + r->ahead;
+    size_t from = i0 + n, m = from >= end ? 0 : end - from;
+    if (m > ahead)
+        m = ahead;
+    bp_ahead a = {r->x, r->rows + from, m, r->f, 0, (m + steps - 1) / steps};
+    return a;
+}
+
+/* The next share of a's rows. */
+PAIR_INLINE void ahead_step(bp_ahead *a)
+{
+    size_t end = a->at + a->per < a->n ? a->at + a->per : a->n, i = a->at;
+    for (; i < end; i++)
+        bn_prefetch(a->x + a->rows[i] * a->f, a->f);
+    a->at = end;
+}
+
+/* r, or with fetch a copy of it that chunk_rows makes no requests for
+ * (q's): ahead_step makes them. */
+PAIR_INLINE const bp_rows *quiet(const bp_rows *r, int fetch, bp_rows *q)
+{
+    if (!fetch)
+        return r;
+    *q = *r;
+    q->fetch = 0;
+    return q;
+}
+
+/* The steps a chunk's rows ahead are asked for in: one a column pair
+ * (or odd feature), batches times. */
+static size_t ahead_steps(size_t f, int packed, size_t batches)
+{
+    return (packed ? (f + 1) / 2 : f) * batches;
+}
+
 /* Rows i0 .. i0 + n - 1 of the batch (n at most want, into *got) as
  * addresses: r->at's own when it has them, else made into p, asking
  * meanwhile (with r->fetch) for the rows as far ahead as the chunk is
- * long, at least BP_AHEAD: those of the next chunk or batch. (The
+ * long, at least BP_AHEAD, all at once (stats_block's chunks; the other
+ * passes' copies with fetch clear it and ask with ahead_step). (The
  * requests sit in this loop, beside its stores: GCC 12 takes a function
  * or loop that only asks for memory for one without effects, and drops
  * it.) */
@@ -243,48 +311,77 @@ PAIR_INLINE void one_stats(size_t n, const double *const *p, size_t j,
     var[j] = (a2 - a1 * a1 / (double)n) / (double)n;
 }
 
+/* With fetch, the rows ahead are asked for a share before each column
+ * pair. */
 PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
-                                 double *mean, double *var)
+                                 int fetch, double *mean, double *var)
 {
     const double *buf[BP_CHUNK];
-    size_t n, j = 0;
-    const double *const *p = chunk_rows(r, 0, BP_CHUNK, buf, &n);
-    for (; packed && j + 1 < r->f; j += 2)
+    size_t n, j = 0, f = r->f;
+    bp_rows q;
+    const double *const *p = chunk_rows(quiet(r, fetch, &q), 0, BP_CHUNK,
+                                        buf, &n);
+    bp_ahead a = {0};
+    if (fetch)
+        a = ahead_of(r, 0, n, ahead_steps(f, packed, 1));
+    for (; packed && j + 1 < f; j += 2) {
+        if (fetch)
+            ahead_step(&a);
         pair_stats(n, p, j, r->shift, shifted, mean, var);
-    for (; j < r->f; j++)
+    }
+    for (; j < f; j++) {
+        if (fetch)
+            ahead_step(&a);
         one_stats(n, p, j, r->shift, shifted, mean, var);
+    }
 }
 
 /* Whole batches of per rows (per at most a chunk), as many as fit a
  * chunk at a time: batch q's statistics a q stride further. */
 PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
-                               int shifted, int packed, double *mean,
-                               double *var)
+                               int shifted, int packed, int fetch,
+                               double *mean, double *var)
 {
     const double *buf[BP_CHUNK];
     size_t rows = BP_CHUNK - BP_CHUNK % per, n, f = r->f;
+    bp_rows q;
+    const bp_rows *rq = quiet(r, fetch, &q);
+    bp_ahead a = {0};
     for (size_t i0 = 0; i0 < r->b; i0 += n) {
-        const double *const *p = chunk_rows(r, i0, rows, buf, &n);
+        const double *const *p = chunk_rows(rq, i0, rows, buf, &n);
+        if (fetch)
+            a = ahead_of(r, i0, n,
+                         ahead_steps(f, packed, (n + per - 1) / per));
         for (size_t q0 = 0; q0 < n; q0 += per) {
             size_t at = (i0 + q0) / per * stride, j = 0;
-            for (; packed && j + 1 < f; j += 2)
+            for (; packed && j + 1 < f; j += 2) {
+                if (fetch)
+                    ahead_step(&a);
                 pair_stats(per, p + q0, j, r->shift, shifted, mean + at,
                            var + at);
-            for (; j < f; j++)
+            }
+            for (; j < f; j++) {
+                if (fetch)
+                    ahead_step(&a);
                 one_stats(per, p + q0, j, r->shift, shifted, mean + at,
                           var + at);
+            }
         }
     }
 }
 
-void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
-                      int packed, double *mean, double *var)
+/* bp_stats_batches for rows not asked for ahead: a function apart from
+ * the copies that ask (one test around them made GCC 12 allocate this
+ * one's registers otherwise, and a small population's run cost more). */
+BP_APART static void stats_batches_plain(const bp_rows *r, size_t per,
+                                         size_t stride, int packed,
+                                         double *mean, double *var)
 {
     if (per <= BP_CHUNK) {
         if (r->shift)
-            stats_batches(r, per, stride, 1, packed, mean, var);
+            stats_batches(r, per, stride, 1, packed, 0, mean, var);
         else
-            stats_batches(r, per, stride, 0, packed, mean, var);
+            stats_batches(r, per, stride, 0, packed, 0, mean, var);
         return;
     }
     for (size_t i0 = 0; i0 < r->b; i0 += per) {
@@ -294,13 +391,26 @@ void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
     }
 }
 
+void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
+                      int packed, double *mean, double *var)
+{
+    if (per > BP_CHUNK || !asks_ahead(r))
+        stats_batches_plain(r, per, stride, packed, mean, var);
+    else if (r->shift)
+        stats_batches(r, per, stride, 1, packed, 1, mean, var);
+    else
+        stats_batches(r, per, stride, 0, packed, 1, mean, var);
+}
+
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
 {
     if (r->b <= BP_CHUNK) {
-        if (r->shift)
-            stats_one_chunk(r, 1, packed, mean, var);
+        if (asks_ahead(r))
+            r->shift ? stats_one_chunk(r, 1, packed, 1, mean, var)
+                     : stats_one_chunk(r, 0, packed, 1, mean, var);
         else
-            stats_one_chunk(r, 0, packed, mean, var);
+            r->shift ? stats_one_chunk(r, 1, packed, 0, mean, var)
+                     : stats_one_chunk(r, 0, packed, 0, mean, var);
         return;
     }
     for (size_t j0 = 0; j0 < r->f; j0 += BP_BLOCK) {
@@ -533,14 +643,21 @@ void bp_gap_flush(bp_gap *g, const double *dd, size_t f)
  * go, in their order: two in each turn of a pair's loop and one in an
  * odd feature's, n f in all. */
 PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
-                                  int shifted, int eval, int keep,
-                                  int packed, int lag, int multi)
+                                  bp_ahead *a, int shifted, int eval,
+                                  int keep, int packed, int lag, int multi,
+                                  int fetch)
 {
     size_t f = o->f, j = 0;
-    for (; packed && j + 1 < f; j += 2)
+    for (; packed && j + 1 < f; j += 2) {
+        if (fetch)
+            ahead_step(a);
         pair_outputs(o, k, j, shifted, eval, keep, lag, multi);
-    for (; j < f; j++)
+    }
+    for (; j < f; j++) {
+        if (fetch)
+            ahead_step(a);
         one_outputs(o, k, j, shifted, eval, keep, lag, multi);
+    }
 }
 
 /* A chunk's outputs and, in eval mode, its squared gaps, which the next
@@ -550,8 +667,9 @@ PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
  * beside a chunk's divisions rather than after them. With multi the
  * chunk is whole batches of o->per rows; else it is in one batch. */
 PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
-                               size_t b, out_chunk *k, int shifted, int eval,
-                               int keep, int packed, int multi)
+                               size_t b, out_chunk *k, bp_ahead *a,
+                               int shifted, int eval, int keep, int packed,
+                               int multi, int fetch)
 {
     size_t f = o->f, n = k->n, part = part_of(f), per = o->per;
     k->first = multi || i0 == 0, k->last = multi || i0 + n == b;
@@ -560,17 +678,17 @@ PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
     k->var = o->l.var + (multi ? i0 / per * o->stride : 0);
     k->y = keep ? s->y + i0 * f : NULL, k->e = keep ? s->e + i0 * f : NULL;
     if (!eval) {
-        outputs_features(o, k, shifted, 0, 0, packed, 0, multi);
+        outputs_features(o, k, a, shifted, 0, 0, packed, 0, multi, fetch);
         return;
     }
     bp_gap *g = s->gap;
     k->dd = s->dd + (size_t)(1 - g->half) * part, k->total = &g->sum;
     if (g->n == n * f) {
         k->pend = s->dd + (size_t)g->half * part;
-        outputs_features(o, k, shifted, 1, keep, packed, 1, multi);
+        outputs_features(o, k, a, shifted, 1, keep, packed, 1, multi, fetch);
     } else {
         bp_gap_flush(g, s->dd, f);
-        outputs_features(o, k, shifted, 1, keep, packed, 0, multi);
+        outputs_features(o, k, a, shifted, 1, keep, packed, 0, multi, fetch);
     }
     g->n = n * f, g->half = 1 - g->half;
 }
@@ -580,22 +698,53 @@ PAIR_INLINE void outputs_chunk(out_pass *o, const bp_sums *s, size_t i0,
 PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
                               const bp_layer *l, const bp_sums *s,
                               int shifted, int eval, int keep, int packed,
-                              int multi)
+                              int multi, int fetch)
 {
     const double *p[BP_CHUNK];
     out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
                   1.0 / (double)per, s->pass != NULL, pair_tally_zero(), 0};
     out_chunk k = {.n = 0};
+    bp_ahead a = {0};
+    bp_rows q;
+    const bp_rows *rq = quiet(r, fetch, &q);
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
-        k.p = chunk_rows(r, i0, rows, p, &k.n);
-        outputs_chunk(&o, s, i0, r->b, &k, shifted, eval, keep, packed,
-                      multi);
+        k.p = chunk_rows(rq, i0, rows, p, &k.n);
+        if (fetch)
+            a = ahead_of(r, i0, k.n, ahead_steps(r->f, packed, 1));
+        outputs_chunk(&o, s, i0, r->b, &k, &a, shifted, eval, keep, packed,
+                      multi, fetch);
     }
     if (s->pass)
         *s->pass += o.pass + pair_tally_sum(o.tally);
+}
+
+/* The cases for rows asked for ahead (asks_ahead): outputs_case's copy
+ * for each shift, eval and keep (keep only with eval, and not with
+ * multi), a function of their own so that the small populations' code is
+ * what it was. */
+static void outputs_fetched(const bp_rows *r, size_t per, size_t stride,
+                            const bp_layer *l, const bp_sums *s, int eval,
+                            int keep, int packed, int multi)
+{
+    size_t q = per, t = stride;
+    if (multi && !eval)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, 1, 1)
+                 : outputs_case(r, q, t, l, s, 0, 0, 0, packed, 1, 1);
+    else if (multi)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, 1, 1)
+                 : outputs_case(r, q, t, l, s, 0, 1, 0, packed, 1, 1);
+    else if (!eval)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, 0, 1)
+                 : outputs_case(r, q, t, l, s, 0, 0, 0, packed, 0, 1);
+    else if (!keep)
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, 0, 1)
+                 : outputs_case(r, q, t, l, s, 0, 1, 0, packed, 0, 1);
+    else
+        r->shift ? outputs_case(r, q, t, l, s, 1, 1, 1, packed, 0, 1)
+                 : outputs_case(r, q, t, l, s, 0, 1, 1, packed, 0, 1);
 }
 
 void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
@@ -603,28 +752,45 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
     size_t b = r->b;
+    if (asks_ahead(r)) {
+        outputs_fetched(r, b, 0, l, s, eval, keep, packed, 0);
+        return;
+    }
     if (!eval)
-        r->shift ? outputs_case(r, b, 0, l, s, 1, 0, 0, packed, 0)
-                 : outputs_case(r, b, 0, l, s, 0, 0, 0, packed, 0);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 0, 0, packed, 0, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 0, 0, packed, 0, 0);
     else if (!keep)
-        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 0, packed, 0)
-                 : outputs_case(r, b, 0, l, s, 0, 1, 0, packed, 0);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 0, packed, 0, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 1, 0, packed, 0, 0);
     else
-        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 1, packed, 0)
-                 : outputs_case(r, b, 0, l, s, 0, 1, 1, packed, 0);
+        r->shift ? outputs_case(r, b, 0, l, s, 1, 1, 1, packed, 0, 0)
+                 : outputs_case(r, b, 0, l, s, 0, 1, 1, packed, 0, 0);
 }
 
-void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
-                        const bp_layer *l, int packed, const bp_sums *s)
+/* Whether bp_outputs_batches takes several batches a chunk. */
+static int several(size_t per, int eval, int keep)
+{
+    return !keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK);
+}
+
+/* bp_outputs_batches for rows not asked for ahead, a function apart as
+ * stats_batches_plain is. */
+BP_APART static void outputs_batches_plain(const bp_rows *r, size_t per,
+                                           size_t stride, const bp_layer *l,
+                                           int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (!keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK)) {
+    if (several(per, eval, keep)) {
+        /* each case spelled out here: through a function of the
+         * cases shared with outputs_fetched, GCC 12 made these loops
+         * costlier */
+        size_t q = per, t = stride;
         if (!eval)
-            r->shift ? outputs_case(r, per, stride, l, s, 1, 0, 0, packed, 1)
-                     : outputs_case(r, per, stride, l, s, 0, 0, 0, packed, 1);
+            r->shift ? outputs_case(r, q, t, l, s, 1, 0, 0, packed, 1, 0)
+                     : outputs_case(r, q, t, l, s, 0, 0, 0, packed, 1, 0);
         else
-            r->shift ? outputs_case(r, per, stride, l, s, 1, 1, 0, packed, 1)
-                     : outputs_case(r, per, stride, l, s, 0, 1, 0, packed, 1);
+            r->shift ? outputs_case(r, q, t, l, s, 1, 1, 0, packed, 1, 0)
+                     : outputs_case(r, q, t, l, s, 0, 1, 0, packed, 1, 0);
         return;
     }
     /* Batches of a chunk or more gain nothing, and outputs kept are an
@@ -638,4 +804,14 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
         bp_outputs(&rq, &lq, packed, &sq);
         lq.mean += stride, lq.var += stride;
     }
+}
+
+void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
+                        const bp_layer *l, int packed, const bp_sums *s)
+{
+    int eval = l->rm != NULL, keep = eval && s->y && s->e;
+    if (asks_ahead(r) && several(per, eval, keep))
+        outputs_fetched(r, per, stride, l, s, eval, 0, packed, 1);
+    else
+        outputs_batches_plain(r, per, stride, l, packed, s);
 }
