@@ -625,7 +625,16 @@ static void test_closes(void **state)
         assert_int_equal(v.stopgap, DIAG_FIX_NONE);
         assert_int_equal(v.retrain_after, 1);
     }
+    /* A run's own order (bnstudy's classifier) measures no labels' ratio,
+     * and needs none: the population does not move, so the spread is the
+     * order's grouping, and the measured fix is a stopgap again. */
     m.label_exchange = NAN;
+    m.order_made = 1;
+    verdict_make(&l, 1, &m, &v);
+    assert_int_equal(v.recommended, DIAG_FIX_NONE);
+    assert_int_equal(v.stopgap, DIAG_FIX_ADAPT_EVAL);
+    assert_int_equal(v.retrain_after, 0);
+    m.order_made = 0;
     const diag_cause sh[1] = {DIAG_SHIFT};
     l = layer_of("a", 0, sh, 1);
     verdict_make(&l, 1, &m, &v);

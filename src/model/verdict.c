@@ -202,7 +202,8 @@ static void note_harmless(const verdict_layer *l, size_t n, verdict *v)
  * evaluation mode only to training mode's score, itself the grouped
  * network's (a per-class sampler's: 0.479 against training mode's 0.492,
  * where retraining shuffled gives 0.989): retraining shuffled is the
- * fix, a statistics fix a stopgap. Without that evidence (no labels, or
+ * fix, a statistics fix a stopgap; so too in a run, whose order is its
+ * own (verdict_model's order_made). Without that evidence (no labels, or
  * classes as random batches' while the means spread beyond a trend:
  * a drift the parabola fits badly, an order by something else) a
  * measured statistics fix that closes the gap is recommended first, and
@@ -213,7 +214,7 @@ static void retrain_first(const verdict_model *m, verdict *v)
     v->stopgap = DIAG_FIX_NONE;
     if (v->cause != DIAG_NOT_EXCHANGEABLE)
         return;
-    if (!diag_labels_grouped(m->label_exchange) &&
+    if (!m->order_made && !diag_labels_grouped(m->label_exchange) &&
         v->recommended != DIAG_FIX_NONE) {
         v->retrain_after = 1;
         return;

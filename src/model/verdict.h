@@ -35,6 +35,10 @@ typedef struct {
      * label_exchange): grouping shown beyond DIAG_LABEL_EXCHANGE; NaN or
      * 0 without labels. */
     double label_exchange;
+    /* The rows' order is bnstudy's own (a run's): the population does
+     * not move, so a not-exchangeable layer's spread is the order's
+     * grouping itself, shown as surely as by the classes. */
+    int order_made;
 } verdict_model;
 
 typedef struct {
