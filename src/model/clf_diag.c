@@ -244,7 +244,8 @@ int clf_diag(const pop_t *train, const pop_t *eval, const size_t *perm,
     ev->model.majority = NAN; /* not measured here */
     ev->model.devices = 0;    /* refused before: cmd_diagnose.c */
     ev->model.sync_acc = NAN;
-    ev->model.label_exchange = NAN; /* the order is the run's own */
+    ev->model.label_exchange = NAN; /* not measured: the order is the */
+    ev->model.order_made = 1;       /* run's own, and so its grouping */
     for (int f = 0; f < DIAG_N_FIXES; f++)
         ev->model.fix_acc[f] = NAN;
     tr.n = train->n; /* hidden_rows goes through every row of perm */
@@ -280,6 +281,7 @@ void clf_evidence_layer(const clf_evidence *ev, diag_layer *in)
         .steps = ev->steps,
         .fresh_fixed = 1,
         .order_made = 1, /* a run's order: the population does not move */
+        .label_exchange = NAN,
         .p = ev->p,
         .cumulative = ev->cumulative,
         .eps = ev->eps,
