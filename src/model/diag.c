@@ -1055,6 +1055,7 @@ int diag_run(const diag_input *in, diag_feature *out, bn_error *err)
         .p = in->p,
         .eps = in->eps,
         .order_made = in->order_made,
+        .label_exchange = NAN, /* a dump's, from its labels */
     };
     rc = diag_layer_run(&l, out, err);
 done:
