@@ -92,12 +92,16 @@ static void diagnose_trained(const rows_t *r, size_t b, double p,
     /* The test's rows are a fixed population in an order it made, as a
      * run's: a trend in them is the order's, not a drift. */
     diag_input in = {r->n, r->f, r->x, b,    rm,   rv, NULL,
-                     NULL, t,    p,    1e-5, NULL, 0,  1};
+                     NULL, t,    p,    1e-5, NULL, 0,  1, 0};
     diag_feature out[8];
     bn_error err;
     if (diag_run(&in, out, &err) != 0)
         fail_msg("%s: %s", what, err.msg);
-    for (size_t j = 0; j < r->f; j++)
+    for (size_t j = 0; j < r->f; j++) {
+        /* No labels here: unmeasured, which --tsv prints as nan, not 0. */
+        if (!isnan(out[j].label_exchange))
+            fail_msg("%s: feature %zu: label_exchange %g, not measured",
+                     what, j, out[j].label_exchange);
         if (out[j].cause != want[j])
             fail_msg("%s: feature %zu is '%s', want '%s' (shift %.3g scale "
                      "%.3g init_weight %.3g init_shift %.3g init_scale %.3g "
@@ -107,6 +111,7 @@ static void diagnose_trained(const rows_t *r, size_t b, double p,
                      out[j].scale, out[j].init_weight, out[j].init_shift,
                      out[j].init_scale, out[j].exchange,
                      out[j].amplification);
+    }
 }
 
 /* ------------------------------------------------------- planted causes */
@@ -183,7 +188,7 @@ static void test_near_constant(void **state)
     double rm[3], rv[3];
     t = ema(&r, 64, 0.1, rm, rv);
     diag_input in = {r.n, 3,   r.x,  64,   rm,   rv, NULL,
-                     NULL, t, 0.1, 1e-5, NULL, 0, 0};
+                     NULL, t, 0.1, 1e-5, NULL, 0, 0, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
     assert_true(out[1].flags & (1u << DIAG_FAR_FROM_INIT));
@@ -217,7 +222,7 @@ static void test_other(void **state)
     size_t t = ema(&r, 64, 0.1, rm, rv);
     rm[2] += 0.5 * sd3[2];
     diag_input in = {r.n, 3,   r.x,  64,   rm,   rv, NULL,
-                     NULL, t, 0.1, 1e-5, NULL, 0, 0};
+                     NULL, t, 0.1, 1e-5, NULL, 0, 0, 0};
     diag_feature out[3];
     assert_int_equal(diag_run(&in, out, NULL), 0);
     assert_int_equal(out[0].cause, DIAG_HEALTHY);
@@ -252,7 +257,7 @@ static void test_spread_ratio_closed_forms(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         double rm = 0.5, rv = 0.25;
         diag_input in = {cases[k].n, 1, cases[k].x, cases[k].b, &rm, &rv,
-                         NULL, NULL, 10, 0.5, 0.0, NULL, 0, 0};
+                         NULL, NULL, 10, 0.5, 0.0, NULL, 0, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         assert_close(d.exchange, cases[k].want, 1e-14, 1.0);
@@ -264,7 +269,7 @@ static void test_spread_ratio_closed_forms(void **state)
     /* One batch of every row: nothing to compare, so no verdict. */
     double x[4] = {0, 1, 2, 3}, rm = 1.5, rv = 1.25;
     diag_input in = {4, 1, x, 4, &rm, &rv, NULL, NULL, 1, 1.0, 0.0,
-                     NULL, 0, 0};
+                     NULL, 0, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(isnan(d.exchange));
@@ -277,7 +282,7 @@ static void test_spread_ratio_closed_forms(void **state)
     static const size_t even[2] = {3, 3}, uneven[2] = {2, 4}, short_[2] = {2,
                                                                           3};
     diag_input bin = {6, 1, y, 0, &rm, &rv, NULL, NULL, 1, 1.0, 0.0,
-                      even, 2, 0};
+                      even, 2, 0, 0};
     assert_int_equal(diag_run(&bin, &d, NULL), 0);
     assert_close(d.exchange, 5.0, 1e-14, 1.0);
     bin.batch_rows = uneven;
@@ -302,7 +307,7 @@ static void test_spread_ratio_is_one_for_random_orders(void **state)
     for (size_t k = 0; k < ORDERS; k++) {
         gsl_ran_shuffle(rng, r.x, N, sizeof(double));
         diag_input in = {N,    1,   r.x,  B,    &rm, &rv, NULL,
-                         NULL, 4, 0.1, 1e-5, NULL, 0, 0};
+                         NULL, 4, 0.1, 1e-5, NULL, 0, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         sum += d.exchange;
@@ -330,7 +335,7 @@ static diag_feature diagnose_wide(const double *x)
         ss += (x[i] - mu) * (x[i] - mu);
     double rm = (double)mu, rv = (double)(ss / WIDE_N);
     diag_input in = {WIDE_N, 1,    x,    WIDE_B, &rm, &rv, NULL,
-                     NULL,   270, 0.1, 1e-5,   NULL, 0, 0};
+                     NULL,   270, 0.1, 1e-5,   NULL, 0, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     return d;
@@ -420,7 +425,7 @@ static void test_init_weight_edge(void **state)
         double w = pow(0.9, (double)t);
         double rm = (1.0 - w) * mu, rv = w + (1.0 - w) * v;
         diag_input in = {r.n,  1, r.x, 16,   &rm, &rv, NULL,
-                         NULL, t, 0.1, 1e-5, NULL, 0, 0};
+                         NULL, t, 0.1, 1e-5, NULL, 0, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         assert_close(d.init_weight, w, 1e-15, 1.0);
@@ -435,7 +440,7 @@ static void test_init_weight_edge(void **state)
      * nothing to wash out, whatever the weight. */
     double rm = mu, rv = v;
     diag_input in = {r.n, 1,   r.x,  16,   &rm, &rv, &mu,
-                     &v,  2, 0.1, 1e-5, NULL, 0, 0};
+                     &v,  2, 0.1, 1e-5, NULL, 0, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(d.init_weight > 0.8);
@@ -468,7 +473,7 @@ static void test_off_edge(void **state)
         /* Initial values at the truth: nothing but "other" can explain. */
         double m0 = 0.0, v0 = 1.0;
         diag_input in = {4,   1,   x,    2,   &rm, &rv, &m0,
-                         &v0, 100, 0.1, 0.0, NULL, 0, 0};
+                         &v0, 100, 0.1, 0.0, NULL, 0, 0, 0};
         diag_feature d;
         assert_int_equal(diag_run(&in, &d, NULL), 0);
         if (d.cause != cases[k].want)
@@ -488,7 +493,7 @@ static void test_eps_share_edge(void **state)
     double rm = 0.0, rv = 2.5e-5;
     diag_input in = {4,   1,   x,   2,   &rm, &rv,
                      &rm, &rv, 100, 0.1, 2.5e-5 * (1.0 - 1e-9),
-                     NULL, 0, 0};
+                     NULL, 0, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_close(d.eps_share, in.eps / (2.5e-5 + in.eps), 1e-12, 1.0);
@@ -587,7 +592,7 @@ static void test_table_and_bad_input(void **state)
 
     double x[] = {1, 2, 3, 4}, rm = 0.0, rv = 1.0, bad = -1.0, nan = NAN;
     diag_input good = {4,   1,   x,    2,    &rm, &rv, NULL,
-                       NULL, 2, 0.1, 1e-5, NULL, 0, 0};
+                       NULL, 2, 0.1, 1e-5, NULL, 0, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&good, &d, NULL), 0);
     /* p = 0 (PyTorch's momentum 0) is a layer whose buffers never move:
@@ -717,7 +722,7 @@ static void test_drift_is_not_grouping(void **state)
     double rm, rv;
     size_t t = ema(&r, B, 0.1, &rm, &rv);
     diag_input in = {N, 1, r.x, B, &rm, &rv, NULL, NULL, t, 0.1, 1e-5,
-                     NULL, 0, 0};
+                     NULL, 0, 0, 0};
     diag_feature d;
     assert_int_equal(diag_run(&in, &d, NULL), 0);
     assert_true(d.exchange_robust > 2.0 * DIAG_EXCHANGE);
