@@ -226,8 +226,14 @@ def label_exchange(y, cut):
     b_k p_i (1 - p_i) (n - b_k) / (n - 1)): sum_k (C - 1) (n - b_k) /
     (n - 1) for C classes. About 1 for shuffled batches, whatever drifts
     through them; about b for batches of one class each. None where it
-    is undefined (one class, one batch of every row)."""
-    y = np.asarray(y).reshape(-1)
+    is undefined (one class, one batch of every row) or where the labels
+    are not one class a row (one-hot rows, a label per position: their
+    flattened counts would not be the batches' classes)."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        return None
     classes, idx = np.unique(y, return_inverse=True)
     n = len(y)
     p = np.bincount(idx, minlength=len(classes)) / n

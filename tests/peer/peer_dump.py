@@ -55,6 +55,7 @@ import torch
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from dump_bn_inputs import BNRecorder, unchanged  # noqa: E402
+from bndump import passes  # noqa: E402
 
 # The replay is a few dozen float64 moving-average updates of batch means
 # and variances that NumPy and PyTorch compute by different summations:
@@ -528,6 +529,30 @@ def check_recorded_lengths(c, tmp):
                 "recorder refuses %s" % what, msg or "accepted")
 
 
+def check_label_shapes(c):
+    """label_exchange counts one class a row. K batches of b rows, each
+    of its own one of C = K classes: a batch's chi-square is b (C - 1)
+    (its own class (b - b/C)^2 / (b/C), each other (b/C)), n (C - 1) in
+    all, over the random batches' mean K (C - 1) (n - b) / (n - 1): b (n -
+    1) / (n - b). A column of labels reads as the same labels; one-hot
+    rows or a label per position, which are not one class a row, measure
+    nothing (their flattened counts are not the batches' classes)."""
+    n, b, k = 64, 16, 4
+    y = np.repeat(np.arange(k), b)
+    cut = list(range(0, n + 1, b))
+    want = b * (n - 1) / (n - b)
+    got = passes.label_exchange(y, cut)
+    c.check(got is not None and abs(got - want) <= 1e-12 * want,
+            "label_exchange of batches of one class each is b (n-1)/(n-b) "
+            "(%r, want %r)" % (got, want))
+    c.check(passes.label_exchange(y[:, None], cut) == got,
+            "label_exchange: an (N, 1) column reads as its labels")
+    c.check(passes.label_exchange(np.eye(k)[y], cut) is None and
+            passes.label_exchange(np.stack([y, y], axis=1), cut) is None,
+            "label_exchange: one-hot rows and a label per position "
+            "measure nothing")
+
+
 def _forward_with(rec, net, lengths):
     try:
         with rec.batch(lengths), torch.no_grad():
@@ -590,6 +615,7 @@ def main():
         check_dropout(c, tmp, one_thread)
         check_unused_layer(c, tmp, one_thread)
         check_recorded_lengths(c, tmp)
+    check_label_shapes(c)
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1
