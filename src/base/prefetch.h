@@ -8,14 +8,32 @@
 #ifndef BN_PREFETCH_H
 #define BN_PREFETCH_H
 
+#include <stddef.h>
+
 #if defined(__GNUC__)
-/* The line at p, to be read (bn_prefetch_read) or written
- * (bn_prefetch_write, which fetches it ready to be owned). */
-#define bn_prefetch_read(p) __builtin_prefetch((p), 0)
+/* The line at p, to be written (it is fetched ready to be owned). */
 #define bn_prefetch_write(p) __builtin_prefetch((p), 1)
 #else
-#define bn_prefetch_read(p) ((void)(p))
 #define bn_prefetch_write(p) ((void)(p))
 #endif
+
+/* A row of f doubles at p, to be read: its first 64 values (a 64-byte
+ * line at a time); the hardware streams the rest of a wider row itself.
+ * A shuffled order reads rows at random: past the caches each row is a
+ * trip to memory, and asked for early (model/batchpass.c) the trips
+ * overlap instead of following one another. */
+static inline void bn_prefetch(const double *p, size_t f)
+{
+#if defined(__GNUC__)
+    /* (This shape of the loop: GCC 12 drops the whole caller's requests
+     * for one that starts at 8 with a second bound.) */
+    if (f > 64)
+        f = 64;
+    for (size_t j = 0; j < f; j += 8)
+        __builtin_prefetch(p + j);
+#else
+    (void)p, (void)f;
+#endif
+}
 
 #endif

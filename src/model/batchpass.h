@@ -19,8 +19,8 @@
  * rows is NULL), or at[i] when at is not NULL (bp_addresses made once
  * for an order read again and again), each feature j moved by shift[j]
  * (none when shift is NULL). rows has ahead more entries past the batch
- * (the next batch's); with fetch set they are asked for early
- * (bp_fetch). */
+ * (the next batch's); with fetch set, and rows read by index (at NULL),
+ * they are asked for early (bp_fetch). */
 typedef struct {
     size_t b, f, ahead;
     int fetch;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "base/common.h"
+#include "base/prefetch.h"
 
 /* The estimators of the evaluation statistics, in estimator.c's table
  * order: a new one is a value here, before BN_EST_COUNT, and a row there. */
@@ -69,25 +70,6 @@ typedef struct bn_layer {
  * gamma ((x - m) / sqrt(v + eps)) + beta, in that order of operations, so
  * that the same inputs give the same bits wherever it is computed. */
 static inline double bn_sd(double v, double eps) { return sqrt(v + eps); }
-/* A shuffled order reads rows at random: past the caches each row is a
- * trip to memory, and asked for early (batchpass.c) the trips overlap
- * instead of following one another. Only a hint; no bit changes. A row's
- * first 64 values are asked for (a 64-byte line at a time); the hardware
- * streams the rest of a wider row itself. */
-static inline void bn_prefetch(const double *p, size_t f)
-{
-#if defined(__GNUC__)
-    /* (This shape of the loop: GCC 12 drops the whole caller's requests
-     * for one that starts at 8 with a second bound.) */
-    if (f > 64)
-        f = 64;
-    for (size_t j = 0; j < f; j += 8)
-        __builtin_prefetch(p + j);
-#else
-    (void)p, (void)f;
-#endif
-}
-
 static inline double bn_normalize_value(double x, double m, double sd,
                                         double gamma, double beta)
 {
