@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <getopt.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/input.h"
@@ -31,6 +32,13 @@ static void put_escaped(const char *text)
         else
             fputc(*c, stderr);
     }
+}
+
+int cli_exists(const char *path, int want_dir)
+{
+    struct stat st;
+    return stat(path, &st) == 0 &&
+           (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 }
 
 int cli_error(const char *cmd, const char *fmt, ...)

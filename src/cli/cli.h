@@ -25,6 +25,9 @@ int cmd_verify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
+/* path names a regular file (want_dir 0) or a directory (1). */
+int cli_exists(const char *path, int want_dir);
+
 /* Report "bnstudy CMD: message" on stderr; returns CLI_EXIT_USAGE. */
 int cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -744,10 +744,7 @@ static int can_open(const char *dir, const char *name, const char *ext)
     if (snprintf(path, sizeof path, "%s%s%s%s", dir, *dir ? "/" : "", name,
                  ext) >= (int)sizeof path)
         return 0;
-    FILE *fp = fopen(path, "rb");
-    if (fp)
-        fclose(fp);
-    return fp != NULL;
+    return cli_exists(path, 0);
 }
 
 /* --dump given what the folder form reads: a dump's folder, or one layer

@@ -93,13 +93,6 @@ static void usage(void)
     }
 }
 
-static int exists(const char *path, int want_dir)
-{
-    struct stat st;
-    return stat(path, &st) == 0 &&
-           (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -113,7 +106,7 @@ static int experiments(const char *dir, char ***names, size_t *n)
     *names = NULL;
     *n = 0;
     snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-    if (exists(path, 0))
+    if (cli_exists(path, 0))
         return cli_error(cmd,
                          "%s is one experiment's directory (it has "
                          "manifest.tsv): give the results directory that "
@@ -129,7 +122,7 @@ static int experiments(const char *dir, char ***names, size_t *n)
         if (e->d_name[0] == '.')
             continue;
         snprintf(path, sizeof path, "%s/%s/manifest.tsv", dir, e->d_name);
-        if (!exists(path, 0))
+        if (!cli_exists(path, 0))
             continue;
         if (strcmp(e->d_name, "figures") == 0) {
             rc = cli_error(cmd,
@@ -228,7 +221,7 @@ static void remove_tree(const char *dir)
 static int mkdir_p(const char *dir)
 {
     if (mkdir(dir, 0777) == 0 || errno == EEXIST)
-        return exists(dir, 1) ? 0 : -1;
+        return cli_exists(dir, 1) ? 0 : -1;
     return -1;
 }
 
@@ -392,7 +385,7 @@ static int files_of(const char *dir, const char *suffix, char ***names,
         size_t l = strlen(e->d_name);
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (e->d_name[0] == '.' || l < ls ||
-            strcmp(e->d_name + l - ls, suffix) != 0 || !exists(path, 0))
+            strcmp(e->d_name + l - ls, suffix) != 0 || !cli_exists(path, 0))
             continue;
         if (*n + 1 >= cap) {
             cap = cap ? 2 * cap : 16;
@@ -498,7 +491,7 @@ static int still_drawn(const char *final, const char *e, const plot_list *l,
         for (int x = 0; x < 2 && same; x++) {
             snprintf(path, sizeof path, "%s/%s.%s", final, l->fig[i].name,
                      x ? "svg" : "png");
-            same = exists(path, 0);
+            same = cli_exists(path, 0);
         }
         want += 2;
     }
@@ -574,7 +567,7 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
         remove_tree(tmp);
         return worst;
     }
-    int had = exists(final, 1);
+    int had = cli_exists(final, 1);
     if (had) {
         snprintf(old, sizeof old, "%s/figures/.%s.old.XXXXXX", dir, e);
         if (!mkdtemp(old) || rmdir(old) != 0 || rename(final, old) != 0) {
@@ -621,7 +614,7 @@ int cmd_plot(int argc, char **argv)
         dir = argv[optind++];
     if (optind < argc)
         return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!exists(dir, 1))
+    if (!cli_exists(dir, 1))
         return cli_error(cmd, "%s: no such directory", dir);
 
     char **names;
