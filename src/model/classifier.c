@@ -773,8 +773,8 @@ int classifier_train(const pop_t *train, const pop_t *eval,
     size_t f = train->f, k = train->label.n_levels;
     int *ltrain = labels_of(train), *leval = labels_of(eval);
     scoring s = {.cfg = cfg,
-                 .train = {train->n, f, k, train->x, ltrain},
-                 .eval = {eval->n, f, k, eval->x, leval},
+                 .train = {train->n, f, k, train->x, ltrain, NULL},
+                 .eval = {eval->n, f, k, eval->x, leval, NULL},
                  .train_perm = perm,
                  .eval_group = eval->group.of_row ? &eval->group : NULL,
                  .obs = obs ? obs : &none,
