@@ -600,6 +600,21 @@ static void test_refusals(void **state)
     expect_refused("gone", "gone/a.eval.npy");
     expect_refused("dropout1", "a.layer.tsv: dropout_before 1 is not in "
                                "[0, 1)");
+    /* A chi-square over its mean is never below 0; a negative one would
+     * read as "no grouping" and let not-exchangeable be argued away. */
+    assert_int_equal(test_shell("cp -r '%s/shift' '%s/negx' && "
+                                "printf 'label_exchange\\t-0.5\\n' >> "
+                                "'%s/negx/model.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("negx", "negx/model.tsv: label_exchange -0.5 is not a "
+                           "ratio >= 0");
+    assert_int_equal(test_shell("cp -r '%s/shift' '%s/wordx' && "
+                                "printf 'label_exchange\\tmany\\n' >> "
+                                "'%s/wordx/model.tsv'",
+                                tmpdir, tmpdir, tmpdir),
+                     0);
+    expect_refused("wordx", "wordx/model.tsv:");
 }
 
 /* Folder `to`, a copy of `from`, its layer `name` given real positions

@@ -19,6 +19,7 @@
 #include "model/config.h"
 #include "model/seqlayer.h"
 #include "pop/popfile.h"
+#include "study/exp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
