@@ -289,15 +289,16 @@ static size_t batch_outputs(layer_state *s, const bp_rows *r,
 }
 
 /* A last-epoch batch's statistics against the stream's truth at its
- * update: their squared errors added to the run's sums and, per
+ * update: their squared errors added to the sums dm and dv and, per
  * feature, the mean's to sq: two features at a time, the sums over the
  * features in order. */
-PAIR_INLINE void errors_of(layer_state *s, const double *mean,
-                           const double *var, double *sq, int drifting)
+PAIR_INLINE void errors_add(const layer_state *s, const double *mean,
+                            const double *var, double *sq, int drifting,
+                            double *dm2, double *dv2)
 {
     const double *mu = s->pop->mean, *tv = s->pop->var, *delta = s->delta;
     double frac = drifting ? s->frac : 0.0;
-    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    double sum_dm = *dm2, sum_dv = *dv2;
     size_t j = 0, f = s->f; /* a local: sq's stores could reach s */
     for (; j + 1 < f; j += 2) {
         pair_t truth = pair_load(mu + j);
@@ -320,6 +321,27 @@ PAIR_INLINE void errors_of(layer_state *s, const double *mean,
         sum_dv += dv * dv;
         sq[j] += dm * dm;
     }
+    *dm2 = sum_dm, *dv2 = sum_dv;
+}
+
+/* One batch's errors into the run's sums. */
+PAIR_INLINE void errors_of(layer_state *s, const double *mean,
+                           const double *var, double *sq, int drifting)
+{
+    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    errors_add(s, mean, var, sq, drifting, &sum_dm, &sum_dv);
+    s->sum_dm = sum_dm, s->sum_dv = sum_dv;
+}
+
+/* The errors of nb batches where nothing moves the rows, batch k's
+ * statistics k stride further, in order: the run's sums held in
+ * registers from batch to batch rather than loaded and stored at each. */
+static void errors_batches(layer_state *s, size_t nb, size_t stride,
+                           const double *mean, const double *var, double *sq)
+{
+    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    for (size_t k = 0; k < nb; k++, mean += stride, var += stride)
+        errors_add(s, mean, var, sq, 0, &sum_dm, &sum_dv);
     s->sum_dm = sum_dm, s->sum_dv = sum_dv;
 }
 
@@ -378,11 +400,12 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
 
 /* An epoch's first nfull batches (all of bmax rows) when nothing moves
  * the rows and no observer watches: every batch's statistics in one
- * pass, then each batch's update and errors in order, then every
- * batch's outputs in one pass (the last epoch's are checked as they are
- * compared, when they are), as train_batch makes them one batch at a
- * time, with the same bits: a batch's statistics and train outputs
- * read nothing the updates write. */
+ * pass, then the buffers' updates in the batches' order, then the
+ * batches' errors in order, then every batch's outputs in one pass (the
+ * last epoch's are checked as they are compared, when they are), as
+ * train_batch makes them one batch at a time, with the same bits: a
+ * batch's statistics, errors and train outputs read nothing the updates
+ * write. */
 static void train_batches(layer_state *s, size_t ep, size_t nfull,
                           run_result *res)
 {
@@ -391,14 +414,15 @@ static void train_batches(layer_state *s, size_t ep, size_t nfull,
     bp_rows r = batch_rows(nfull * bmax, f, s->pop->x, s->perm, s->n, 0,
                            s->fetch, NULL, s->at);
     bp_stats_batches(&r, bmax, 2 * f, 1, s->stats, s->stats + f);
-    for (size_t k = 0; k < nfull; k++) {
-        const double *mean = s->stats + 2 * k * f, *var = mean + f;
-        if (k % s->ghosts == 0)
-            bn_update(&s->layer, bmax, mean, var);
-        if (last) {
+    /* The buffers follow device 0's share of each batch. */
+    size_t g = s->ghosts;
+    bn_update_batches(&s->layer, bmax, (nfull + g - 1) / g, 2 * f * g,
+                      s->stats, s->stats + f);
+    if (last) {
+        for (size_t k = 0; k < nfull; k++)
             s->fracs[k] = 0.0;
-            errors_of(s, mean, var, res->batch_mean_sq, 0);
-        }
+        errors_batches(s, nfull, 2 * f, s->stats, s->stats + f,
+                       res->batch_mean_sq);
     }
     if (!last || !s->own) {
         size_t pass = 0;
