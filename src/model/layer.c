@@ -176,6 +176,7 @@ typedef struct {
      * inputs for an observer of the batches. */
     double *stats, *fracs, *work, *y, *e, *x;
     size_t *erows;         /* the evaluation rows' order, when not own */
+    void *block;           /* where all of these live (layer_alloc) */
     /* The rows' addresses in the order they are read (the training
      * order, then the evaluation rows'), made once where the rows are
      * not asked for early (a big population's are, as each chunk's
@@ -196,6 +197,37 @@ typedef struct {
     size_t kept, b;
 } layer_state;
 
+static size_t align_up(size_t at, size_t a)
+{
+    return (at + a - 1) / a * a;
+}
+
+/* The run's arrays in one block, as bn.c's layer has its own (a run is
+ * short, and each allocation and free a cost it pays): the doubles (the
+ * statistics and drift shares, the work arrays, y and its guard, e, x
+ * for an observer of the batches), then the rows' addresses, then the
+ * evaluation rows' order when they are not the training rows. */
+static void layer_block(layer_state *s, size_t ne)
+{
+    size_t f = s->f, nb = s->nb, bmax = s->bmax, n = s->n;
+    size_t nst = 2 * nb * f + nb, nwork = 8 * f + bp_scratch(f);
+    size_t ny = bmax * f + 1, nx = s->watch ? bmax * f : 0;
+    size_t nd = nst + nwork + ny + bmax * f + nx;
+    size_t at_addr = align_up(nd * sizeof(double), _Alignof(const double *));
+    size_t at_rows = align_up(at_addr + (n ? n : 1) * sizeof(const double *),
+                              _Alignof(size_t));
+    char *b = malloc(at_rows + (s->own ? 0 : ne * sizeof(size_t)));
+    if (!(s->block = b))
+        return;
+    s->stats = (double *)(void *)b;
+    s->work = s->stats + nst;
+    s->y = s->work + nwork;
+    s->e = s->y + ny;
+    s->x = s->watch ? s->e + bmax * f : NULL;
+    s->addr = (const double **)(void *)(b + at_addr);
+    s->erows = s->own ? NULL : (size_t *)(void *)(b + at_rows);
+}
+
 static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
                        const size_t *perm, const run_config *cfg,
                        const run_observer *obs, run_result *res,
@@ -213,19 +245,11 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->fetch = bp_fetch(n, f), s->efetch = bp_fetch(eval->n, f);
     s->watch = obs && obs->on_batch;
     s->outputs = obs && obs->on_outputs;
-    s->stats = malloc((2 * nb * f + nb) * sizeof *s->stats);
-    s->work = malloc((8 * f + bp_scratch(f)) * sizeof *s->work);
-    s->y = malloc((bmax * f + 1) * sizeof *s->y);
-    s->e = malloc(bmax * f * sizeof *s->e);
-    s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
-    s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
-    s->addr = malloc((n ? n : 1) * sizeof *s->addr);
+    layer_block(s, eval->n);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
     if (s->have_layer && cfg->initial)
         bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
-    if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
-        (!s->own && !s->erows) || !s->addr || !s->have_layer ||
-        run_result_arrays(res, f) != 0)
+    if (!s->block || !s->have_layer || run_result_arrays(res, f) != 0)
         return bn_fail(err, "out of memory");
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
@@ -244,13 +268,7 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
 
 static void layer_free(layer_state *s)
 {
-    free(s->stats);
-    free(s->work);
-    free(s->y);
-    free(s->e);
-    free(s->x);
-    free(s->erows);
-    free((void *)s->addr);
+    free(s->block);
     if (s->have_layer)
         bn_free(&s->layer);
 }
