@@ -11,8 +11,8 @@
 
 size_t kernel_scratch_bytes(size_t n, size_t f, size_t b)
 {
-    /* the order, each batch's mean and sd, and three sums per feature */
-    return n * sizeof(size_t) + (2 * (n / b) * f + 3 * f) * sizeof(double);
+    /* the order, each batch's mean, variance and sd, the buffers' sd */
+    return n * sizeof(size_t) + (3 * (n / b) * f + f) * sizeof(double);
 }
 
 /* One batch's statistics, feature pair by pair over the rows (the last
@@ -90,13 +90,57 @@ static double batch_gaps(const double *x, const size_t *rows, size_t b,
     return sq;
 }
 
+/* What each of nb batches leaves once its statistics are made (batch
+ * k's mean, variance and sd k stride further), batch by batch and
+ * feature pair by pair (the last odd feature alone): its sd beside the
+ * statistics, the buffers' ema update, and the squared errors of its
+ * statistics against the truth, added to dm2 and dv2 in the batches'
+ * and the features' order. */
+static void updates(const kernel_layer *l, size_t f, size_t nb,
+                    size_t stride, double *m, const double *mu,
+                    const double *var, double *restrict rm,
+                    double *restrict rv, double *dm2, double *dv2)
+{
+    double sm = *dm2, sv = *dv2;
+    pair_t k2 = pair_dup(l->keep), p2 = pair_dup(l->p), e2 = pair_dup(l->eps);
+    for (size_t k = 0; k < nb; k++, m += stride) {
+        const double *v = m + f;
+        double *sd = m + 2 * f;
+        size_t j = 0;
+        for (; j + 1 < f; j += 2) {
+            pair_t mm = pair_load(m + j), vv = pair_load(v + j);
+            pair_store(sd + j, pair_sqrt(pair_add(vv, e2)));
+            pair_store(rm + j, pair_add(pair_mul(k2, pair_load(rm + j)),
+                                        pair_mul(p2, mm)));
+            pair_store(rv + j, pair_add(pair_mul(k2, pair_load(rv + j)),
+                                        pair_mul(p2, vv)));
+            pair_t dm = pair_sub(mm, pair_load(mu + j));
+            pair_t dv = pair_sub(vv, pair_load(var + j));
+            pair_t qm = pair_mul(dm, dm), qv = pair_mul(dv, dv);
+            sm += pair_lo(qm);
+            sm += pair_hi(qm);
+            sv += pair_lo(qv);
+            sv += pair_hi(qv);
+        }
+        for (; j < f; j++) {
+            sd[j] = sqrt(v[j] + l->eps);
+            rm[j] = l->keep * rm[j] + l->p * m[j];
+            rv[j] = l->keep * rv[j] + l->p * v[j];
+            sm += (m[j] - mu[j]) * (m[j] - mu[j]);
+            sv += (v[j] - var[j]) * (v[j] - var[j]);
+        }
+    }
+    *dm2 = sm, *dv2 = sv;
+}
+
 void kernel_run(const double *x, size_t n, size_t f, const double *mu,
                 const double *var, size_t b, uint64_t seed,
                 const kernel_layer *l, void *scratch, kernel_out *out)
 {
-    size_t nb = n / b, *perm = scratch;
-    double *stats = (double *)(perm + n), *s = stats + 2 * nb * f;
-    double *vs = s + f, *rm = out->rm, *rv = out->rv;
+    /* each batch's mean, variance and sd, side by side */
+    size_t nb = n / b, *perm = scratch, stride = 3 * f;
+    double *stats = (double *)(perm + n), *s = stats + nb * stride;
+    double *rm = out->rm, *rv = out->rv;
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     pcg32_t rng;
@@ -105,25 +149,20 @@ void kernel_run(const double *x, size_t n, size_t f, const double *mu,
     for (size_t j = 0; j < f; j++)
         rm[j] = 0.0, rv[j] = 1.0;
 
-    double dm2 = 0.0, dv2 = 0.0;
     for (size_t k = 0; k < nb; k++) {
-        double *m = stats + 2 * k * f, *sd = m + f;
-        batch_stats(x, perm + k * b, b, f, m, vs);
-        for (size_t j = 0; j < f; j++) {
-            double mean = m[j], v = vs[j];
-            sd[j] = sqrt(v + l->eps);
-            rm[j] = l->keep * rm[j] + l->p * mean;
-            rv[j] = l->keep * rv[j] + l->p * v;
-            dm2 += (mean - mu[j]) * (mean - mu[j]);
-            dv2 += (v - var[j]) * (v - var[j]);
-        }
+        double *m = stats + k * stride;
+        batch_stats(x, perm + k * b, b, f, m, m + f);
     }
+    /* then every batch's update, in order: a batch's statistics read
+     * nothing the updates write */
+    double dm2 = 0.0, dv2 = 0.0;
+    updates(l, f, nb, stride, stats, mu, var, rm, rv, &dm2, &dv2);
 
     for (size_t j = 0; j < f; j++)
         s[j] = sqrt(rv[j] + l->eps);
     double sq = 0.0;
     for (size_t k = 0; k < nb; k++) {
-        const double *m = stats + 2 * k * f, *sd = m + f;
+        const double *m = stats + k * stride, *sd = m + 2 * f;
         sq = batch_gaps(x, perm + k * b, b, f, m, sd, rm, s, l, sq);
     }
     out->train_eval_rmse = sqrt(sq / (double)(nb * b * f));
