@@ -11,15 +11,17 @@
 
 size_t kernel_scratch_bytes(size_t n, size_t f, size_t b)
 {
-    /* the order, each batch's mean, variance and sd, the buffers' sd */
-    return n * sizeof(size_t) + (3 * (n / b) * f + f) * sizeof(double);
+    /* the order, each batch's mean, variance and sd, the buffers' sd,
+     * the rows' addresses in order */
+    return n * sizeof(size_t) + (3 * (n / b) * f + f) * sizeof(double) +
+           n * sizeof(const double *);
 }
 
 /* One batch's statistics, feature pair by pair over the rows (the last
  * odd feature alone): the mean and biased variance by the corrected two
  * pass formula, as bnstudy's layer has them, into m and v. */
-static void batch_stats(const double *x, const size_t *rows, size_t b,
-                        size_t f, double *m, double *v)
+static void batch_stats(const double *const *at, size_t b, size_t f,
+                        double *m, double *v)
 {
     pair_t nb = pair_dup((double)b);
     size_t j = 0;
@@ -27,11 +29,11 @@ static void batch_stats(const double *x, const size_t *rows, size_t b,
         pair_t s = pair_dup(0.0), s1 = s, s2 = s;
         PAIR_UNROLL2
         for (size_t i = 0; i < b; i++)
-            s = pair_add(s, pair_load(&x[rows[i] * f + j]));
+            s = pair_add(s, pair_load(at[i] + j));
         pair_t mm = pair_div(s, nb);
         PAIR_UNROLL2
         for (size_t i = 0; i < b; i++) {
-            pair_t d = pair_sub(pair_load(&x[rows[i] * f + j]), mm);
+            pair_t d = pair_sub(pair_load(at[i] + j), mm);
             s1 = pair_add(s1, d);
             s2 = pair_add(s2, pair_mul(d, d));
         }
@@ -43,10 +45,10 @@ static void batch_stats(const double *x, const size_t *rows, size_t b,
     for (; j < f; j++) {
         double s = 0.0, s1 = 0.0, s2 = 0.0;
         for (size_t i = 0; i < b; i++)
-            s += x[rows[i] * f + j];
+            s += at[i][j];
         double mm = s / (double)b;
         for (size_t i = 0; i < b; i++) {
-            double d = x[rows[i] * f + j] - mm;
+            double d = at[i][j] - mm;
             s1 += d;
             s2 += d * d;
         }
@@ -57,14 +59,14 @@ static void batch_stats(const double *x, const size_t *rows, size_t b,
 
 /* The squared gaps between the two modes' outputs of one batch, added
  * to sq row by row, each row's features in order. */
-static double batch_gaps(const double *x, const size_t *rows, size_t b,
-                         size_t f, const double *m, const double *sd,
+static double batch_gaps(const double *const *at, size_t b, size_t f,
+                          const double *m, const double *sd,
                          const double *rm, const double *s,
                          const kernel_layer *l, double sq)
 {
     pair_t g = pair_dup(l->gamma), be = pair_dup(l->beta);
     for (size_t i = 0; i < b; i++) {
-        const double *r = &x[rows[i] * f];
+        const double *r = at[i];
         size_t j = 0;
         PAIR_UNROLL2
         for (; j + 1 < f; j += 2) {
@@ -141,17 +143,20 @@ void kernel_run(const double *x, size_t n, size_t f, const double *mu,
     size_t nb = n / b, *perm = scratch, stride = 3 * f;
     double *stats = (double *)(perm + n), *s = stats + nb * stride;
     double *rm = out->rm, *rv = out->rv;
+    const double **at = (const double **)(void *)(s + f);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     pcg32_t rng;
     pcg32_seed(&rng, seed, PCG32_INITSEQ_SHUFFLE);
     rand_shuffle(&rng, perm, n);
+    for (size_t i = 0; i < n; i++)
+        at[i] = x + perm[i] * f;
     for (size_t j = 0; j < f; j++)
         rm[j] = 0.0, rv[j] = 1.0;
 
     for (size_t k = 0; k < nb; k++) {
         double *m = stats + k * stride;
-        batch_stats(x, perm + k * b, b, f, m, m + f);
+        batch_stats(at + k * b, b, f, m, m + f);
     }
     /* then every batch's update, in order: a batch's statistics read
      * nothing the updates write */
@@ -163,7 +168,7 @@ void kernel_run(const double *x, size_t n, size_t f, const double *mu,
     double sq = 0.0;
     for (size_t k = 0; k < nb; k++) {
         const double *m = stats + k * stride, *sd = m + 2 * f;
-        sq = batch_gaps(x, perm + k * b, b, f, m, sd, rm, s, l, sq);
+        sq = batch_gaps(at + k * b, b, f, m, sd, rm, s, l, sq);
     }
     out->train_eval_rmse = sqrt(sq / (double)(nb * b * f));
     out->batch_mean_err = sqrt(dm2 / (double)(nb * f));
