@@ -121,8 +121,8 @@ static void kernel_prepare(const pop_t *pop, size_t b, int all,
     k->buf = malloc(3 * pop->f * sizeof *k->buf);
     if (!k->scratch || !k->buf)
         die("out of memory", NULL);
-    kernel_out out = {k->buf, k->buf + pop->f, 0, 0, 0, k->buf + 2 * pop->f,
-                      0, 0};
+    kernel_out out = {.rm = k->buf, .rv = k->buf + pop->f,
+                      .gap = k->buf + 2 * pop->f};
     k->out = out;
 }
 

@@ -397,6 +397,47 @@ static size_t code_checks(const double *r, size_t f, const double *rm,
     return (shape + (memcmp(y, e, f * sizeof *y) == 0)) * nb * f;
 }
 
+/* err / scale, where a scale of exactly 0 leaves an exact statistic
+ * right and any other infinitely far off (score.c's). */
+static double relative(double err, double scale)
+{
+    if (scale == 0.0)
+        return err == 0.0 ? 0.0 : INFINITY;
+    return err / scale;
+}
+
+/* The final buffers' errors against the truth mu, var (summary.tsv's
+ * stats_err ... worst_var_rel, each sum over the features in order), and
+ * the updates and the initial values' weight left, keep^nb. */
+static void buffer_scores(const kernel_layer *l, size_t f, size_t nb,
+                          const double *mu, const double *var,
+                          kernel_out *out)
+{
+    double sm = 0.0, sv = 0.0, worst = -1.0, rel = 0.0, worst_rel = 0.0;
+    size_t wj = 0;
+    for (size_t j = 0; j < f; j++) {
+        double dm = out->rm[j] - mu[j], dv = out->rv[j] - var[j];
+        sm += dm * dm;
+        sv += dv * dv;
+        if (fabs(dv) > worst)
+            worst = fabs(dv), wj = j;
+        double am = relative(dm, sqrt(var[j])), av = relative(dv, var[j]);
+        rel += am * am + av * av;
+        if (fabs(av) > worst_rel)
+            worst_rel = fabs(av);
+    }
+    out->stats_err = sqrt((sm + sv) / (2.0 * (double)f));
+    out->mean_err = sqrt(sm / (double)f);
+    out->var_err = sqrt(sv / (double)f);
+    out->worst_var_err = worst, out->worst_var_feature = wj;
+    out->stats_err_rel = sqrt(rel / (2.0 * (double)f));
+    out->worst_var_rel = worst_rel;
+    double w = 1.0;
+    for (size_t t = 0; w != 0.0 && t < nb; t++)
+        w *= l->keep;
+    out->updates = nb, out->init_weight = w;
+}
+
 /* The scores-only pass: every batch's outputs row by row;
  * train_eval_rmse. */
 static double scores_pass(const double *const *at, size_t nb, size_t b,
@@ -480,9 +521,10 @@ PAIR_INLINE void run(const double *x, size_t n, size_t f, const double *mu,
 
     for (size_t j = 0; j < f; j++)
         s[j] = sqrt(rv[j] + l->eps);
-    if (all)
+    if (all) {
         complete_pass(at, nb, b, f, stats, stride, rm, s, l, dd, out);
-    else
+        buffer_scores(l, f, nb, mu, var, out);
+    } else
         out->train_eval_rmse = scores_pass(at, nb, b, f, stats, stride, rm,
                                            s, l);
     out->batch_mean_err = sqrt(dm2 / (double)(nb * f));
@@ -516,8 +558,21 @@ const char *kernel_differs(const kernel_out *out, size_t f, int all,
                                                    : NULL;
     if (scores || !all)
         return scores;
+    /* != would call two NaNs different */
+#define SAME(a, b) (memcmp(&(a), &(b), sizeof(a)) == 0)
     return out->props_pass != res->props_pass ? "props_pass"
            : out->props_total != res->props_total ? "props_total"
            : memcmp(out->gap, res->train_eval, bytes) ? "train_eval"
-                                                      : NULL;
+           : out->updates != res->updates ? "updates"
+           : !SAME(out->init_weight, res->init_weight) ? "init_weight"
+           : !SAME(out->stats_err, res->stats_err) ? "stats_err"
+           : !SAME(out->mean_err, res->mean_err) ? "mean_err"
+           : !SAME(out->var_err, res->var_err) ? "var_err"
+           : !SAME(out->worst_var_err, res->worst_var_err) ? "worst_var_err"
+           : out->worst_var_feature != res->worst_var_feature
+               ? "worst_var_feature"
+           : !SAME(out->stats_err_rel, res->stats_err_rel) ? "stats_err_rel"
+           : !SAME(out->worst_var_rel, res->worst_var_rel) ? "worst_var_rel"
+                                                           : NULL;
+#undef SAME
 }

@@ -58,7 +58,7 @@ static double expect_same_of(const pop_t *pop, size_t b, uint64_t seed,
     assert_non_null(scratch);
     assert_non_null(buf);
     kernel_layer l = {gamma, beta, eps, cfg.layer.keep, cfg.layer.p};
-    kernel_out out = {buf, buf + f, 0, 0, 0, buf + 2 * f, 0, 0};
+    kernel_out out = {.rm = buf, .rv = buf + f, .gap = buf + 2 * f};
     (all ? kernel_run_all : kernel_run)(pop->x, pop->n, f, pop->mean,
                                         pop->var, b, seed, &l, scratch,
                                         &out);
