@@ -82,8 +82,8 @@ $(BUILD)/tests/%.o: tests/%.c | tests-libs
 	$(CC) $(BN_CFLAGS) $(DEPFLAGS) $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null) \
 		$(CPPFLAGS) -Isrc -Ibench $(CFLAGS) -c -o $@ $<
 
-# bench/: the bare kernel `make bench` sets bnstudy against (the unit
-# tests hold it to bnstudy's bits) and the driver that times both.
+# bench/: the bare kernels `make bench` sets bnstudy against (the unit
+# tests hold them to bnstudy's bits) and the driver that times them.
 $(BUILD)/bench/%.o: bench/%.c | libs
 	@mkdir -p $(@D)
 	$(CC) $(BN_CFLAGS) $(DEPFLAGS) $(CPPFLAGS) -Isrc $(CFLAGS) -c -o $@ $<
@@ -419,7 +419,7 @@ test-web-if-available:
 
 # Speed and memory (docs/speed.md): instructions first (valgrind, or perf
 # where the machine has counters: they do not move with a neighbour's
-# load), then bnstudy beside the bare kernel of bench/, numpy and
+# load), then bnstudy beside the bare kernels of bench/, numpy and
 # PyTorch, the classifier's epoch beside PyTorch's, the cost per value by
 # size (and its figure, $(BUILD)/bench/scaling.png and .svg, when gnuplot
 # is there); then configurations per second and peak memory of the

@@ -8,13 +8,16 @@ counters, by perf stat: they do not move when a neighbour is busy, as
 times do. Then tables, in Markdown, on standard output:
 
   * instructions per configuration of the default study for bnstudy and
-    the kernel, and per run of the classifier (its epoch and its scores
-    in epochs' worth), and a sweep's instructions per configuration
-    against its runs' alone;
+    the two bare kernels of bench/kernel.c (the complete one computes
+    every number bnstudy writes of the configuration, the scores-only one
+    leaves out the self-checks, the gap per feature and the buffers'
+    errors), and per run of the classifier (its epoch and its scores in
+    epochs' worth), and a sweep's instructions per configuration against
+    its runs' alone;
   * one configuration of the default study (512 rows of 8 features,
     shuffled, one epoch, the ema estimator) at B 8, 64 and 256: bnstudy's
-    layer, the bare kernel of bench/kernel.c (which computes the same bits;
-    the driver checks it here and a unit test holds it there), numpy
+    layer, both kernels (which compute the same bits; the driver checks
+    them here and a unit test holds them there), numpy
     (vectorised) and PyTorch (BatchNorm1d, float64, one thread), each
     timed in turn within every round so that the machine's drift touches
     them alike; the median of the rounds and, for every ratio, its range
@@ -129,6 +132,16 @@ def per_rep(how, driver, cmd, fn, lo=2, hi=6):
     return None if a is None or b is None else (b - a) / (hi - lo)
 
 
+KERNELS = (
+    "The complete kernel computes every number bnstudy writes of the "
+    "configuration; the scores-only kernel leaves out the self-checks "
+    "(props_pass, props_total: the sums of each train output and of its "
+    "square, two checks a batch and feature, two on the last row), the gap "
+    "per feature and the final buffers' errors, and makes its outputs row "
+    "by row where the complete kernel goes column pair by column pair to "
+    "keep the sums per feature in registers.")
+
+
 def instruction_tables(driver, bnstudy):
     how = counter()
     if how is None:
@@ -139,16 +152,21 @@ def instruction_tables(driver, bnstudy):
           f"shuffled, one epoch), counted by {how}; they do not move with "
           "the machine's load:")
     print()
-    print("| B | bnstudy | bare kernel | bnstudy ÷ kernel |")
-    print("|---|---|---|---|")
+    print("| B | bnstudy | complete kernel | bnstudy ÷ complete kernel "
+          "| scores-only kernel | bnstudy ÷ scores-only kernel |")
+    print("|---|---|---|---|---|---|")
     for b in BATCHES:
         ours = per_rep(how, driver, f"layer {b}", "run_execute")
-        theirs = per_rep(how, driver, f"kernel {b}", "kernel_run")
-        if ours is None or theirs is None:
-            print(f"| {b} | not counted | | |")
+        whole = per_rep(how, driver, f"kernelall {b}", "kernel_run_all")
+        scores = per_rep(how, driver, f"kernel {b}", "kernel_run")
+        if ours is None or whole is None or scores is None:
+            print(f"| {b} | not counted | | | | |")
             continue
-        print(f"| {b} | {ours / 1e3:.1f}k | {theirs / 1e3:.1f}k | "
-              f"{ours / theirs:.3f}x |")
+        print(f"| {b} | {ours / 1e3:.1f}k | {whole / 1e3:.1f}k | "
+              f"{ours / whole:.3f}x | {scores / 1e3:.1f}k | "
+              f"{ours / scores:.3f}x |")
+    print()
+    print(KERNELS)
     print()
     print("The classifier of experiments/clf-batch-size.ini, instructions "
           "per run (a run of two epochs less a run of one is an epoch; the "
@@ -274,10 +292,13 @@ def ratio_cell(num, den):
 def config_table(drv, np, torch, rounds):
     for b in BATCHES:
         same = drv.ask(f"same {b}")
-        print(f"B {b}: the kernel's bits are bnstudy's: {same}")
+        print(f"B {b}: both kernels' bits are bnstudy's: {same}")
     impls = {}
     impls["bnstudy"] = lambda b, r: float(drv.ask(f"layer {b} {r}"))
-    impls["kernel"] = lambda b, r: float(drv.ask(f"kernel {b} {r}"))
+    impls["complete kernel"] = lambda b, r: float(
+        drv.ask(f"kernelall {b} {r}"))
+    impls["scores-only kernel"] = lambda b, r: float(
+        drv.ask(f"kernel {b} {r}"))
     if np is not None:
         rng = np.random.default_rng(1)
         x = rng.standard_normal((N, F))
@@ -308,16 +329,19 @@ def config_table(drv, np, torch, rounds):
           f"epoch), the median of {rounds} interleaved rounds; each ratio "
           "is the median of the rounds' (their range in brackets):")
     print()
-    head = ["B", "bnstudy", "bare kernel", "bnstudy ÷ kernel"]
-    for n in names[2:]:
+    head = ["B", "bnstudy"]
+    for n in names[1:3]:
+        head += [n, f"bnstudy ÷ {n}"]
+    for n in names[3:]:
         head += [n, f"{n} ÷ bnstudy"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for b in BATCHES:
         ours = t["bnstudy", b]
-        cells = [str(b), us(ours), us(t["kernel", b]),
-                 ratio_cell(ours, t["kernel", b])]
-        for n in names[2:]:
+        cells = [str(b), us(ours)]
+        for n in names[1:3]:
+            cells += [us(t[n, b]), ratio_cell(ours, t[n, b])]
+        for n in names[3:]:
             cells += [us(t[n, b]), ratio_cell(t[n, b], ours)]
         print("| " + " | ".join(cells) + " |")
 

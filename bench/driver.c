@@ -9,8 +9,10 @@
  *                      each:
  *     layer B REPS       seconds per configuration of bnstudy's layer (the
  *                        default study's: shuffled, seed 1, one epoch)
- *     kernel B REPS      the same of the bare kernel
- *     same B             "same" when the kernel gives bnstudy's bits at
+ *     kernel B REPS      the same of the bare kernel, the scores alone
+ *     kernelall B REPS   the same of the complete kernel (the scores, the
+ *                        self-checks and the gap per feature)
+ *     same B             "same" when both kernels give bnstudy's bits at
  *                        batch size B, else "differs" and what
  *     clf B E REPS       seconds per run of the classifier of
  *                        experiments/clf-batch-size.ini for E epochs
@@ -106,24 +108,29 @@ typedef struct {
     void *scratch;
     double *buf;
     kernel_out out;
+    int all; /* kernel_run_all */
 } kernel_call;
 
-static void kernel_prepare(const pop_t *pop, size_t b, kernel_call *k)
+static void kernel_prepare(const pop_t *pop, size_t b, int all,
+                           kernel_call *k)
 {
+    k->all = all;
     layer_config(b, &k->cfg);
     k->l = kernel_settings(&k->cfg);
     k->scratch = malloc(kernel_scratch_bytes(pop->n, pop->f, b));
-    k->buf = malloc(2 * pop->f * sizeof *k->buf);
+    k->buf = malloc(3 * pop->f * sizeof *k->buf);
     if (!k->scratch || !k->buf)
         die("out of memory", NULL);
-    kernel_out out = {k->buf, k->buf + pop->f, 0, 0, 0};
+    kernel_out out = {.rm = k->buf, .rv = k->buf + pop->f,
+                      .gap = k->buf + 2 * pop->f};
     k->out = out;
 }
 
 static void kernel_call_run(const pop_t *pop, kernel_call *k)
 {
-    kernel_run(pop->x, pop->n, pop->f, pop->mean, pop->var,
-               k->cfg.batch_size, k->cfg.seed, &k->l, k->scratch, &k->out);
+    (k->all ? kernel_run_all : kernel_run)(
+        pop->x, pop->n, pop->f, pop->mean, pop->var, k->cfg.batch_size,
+        k->cfg.seed, &k->l, k->scratch, &k->out);
 }
 
 static void kernel_release(kernel_call *k)
@@ -132,10 +139,10 @@ static void kernel_release(kernel_call *k)
     free(k->buf);
 }
 
-static double time_kernel(const pop_t *pop, size_t b, long reps)
+static double time_kernel(const pop_t *pop, size_t b, int all, long reps)
 {
     kernel_call k;
-    kernel_prepare(pop, b, &k);
+    kernel_prepare(pop, b, all, &k);
     double t0 = now();
     for (long r = 0; r < reps; r++)
         kernel_call_run(pop, &k);
@@ -144,26 +151,29 @@ static double time_kernel(const pop_t *pop, size_t b, long reps)
     return t;
 }
 
-/* Whether the kernel's numbers are bnstudy's, bit for bit: "same", or
- * the first that differs. */
+/* Whether both kernels' numbers are bnstudy's, bit for bit: "same", or
+ * the first that differs (and in which kernel). */
 static void same_bits(const pop_t *pop, size_t b)
 {
-    kernel_call k;
-    kernel_prepare(pop, b, &k);
-    bn_error err;
-    run_result res;
-    if (run_execute(pop, &k.cfg, NULL, &res, &err) != 0)
-        die("run", &err);
-    kernel_call_run(pop, &k);
-    const char *what = kernel_differs(
-        &k.out, pop->f, res.running_mean, res.running_var,
-        res.train_eval_rmse, res.batch_mean_err, res.batch_var_err);
+    const char *what = NULL;
+    int all = 0;
+    for (; !what && all < 2; all++) {
+        kernel_call k;
+        kernel_prepare(pop, b, all, &k);
+        bn_error err;
+        run_result res;
+        if (run_execute(pop, &k.cfg, NULL, &res, &err) != 0)
+            die("run", &err);
+        kernel_call_run(pop, &k);
+        what = kernel_differs(&k.out, pop->f, all, &res);
+        run_result_free(&res);
+        kernel_release(&k);
+    }
     if (what)
-        printf("differs: %s\n", what);
+        printf("differs: %s (the %s kernel)\n", what,
+               all == 1 ? "scores-only" : "complete");
     else
         puts("same");
-    run_result_free(&res);
-    kernel_release(&k);
 }
 
 /* The classifier of experiments/clf-batch-size.ini at one batch size and
@@ -244,7 +254,9 @@ static int serve(void)
         if (sscanf(line, "layer %zu %ld", &b, &reps) == 2)
             printf("%.9g\n", time_layer(&pop, b, reps));
         else if (sscanf(line, "kernel %zu %ld", &b, &reps) == 2)
-            printf("%.9g\n", time_kernel(&pop, b, reps));
+            printf("%.9g\n", time_kernel(&pop, b, 0, reps));
+        else if (sscanf(line, "kernelall %zu %ld", &b, &reps) == 2)
+            printf("%.9g\n", time_kernel(&pop, b, 1, reps));
         else if (sscanf(line, "same %zu", &b) == 1)
             same_bits(&pop, b);
         else if (sscanf(line, "clf %zu %lu %ld", &b, &epochs, &reps) == 3)

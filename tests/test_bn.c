@@ -389,6 +389,46 @@ static void test_precise_buffers_are_pooled_moments(void **state)
     pop_free(&pop);
 }
 
+/* bn_update_batches is nb calls of bn_update, to the bit: every
+ * estimator, both variance conventions, an odd feature, batches apart by
+ * a stride that is not theirs. */
+static void test_update_batches_is_one_at_a_time(void **state)
+{
+    (void)state;
+    static const size_t fs[] = {1, 5, 8}, nbs[] = {1, 3, 17};
+    double stats[17 * 20];
+    for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
+        stats[i] = 0.25 + (double)((i * 7919) % 101) / 37.0;
+    for (int e = 0; e < BN_EST_COUNT; e++)
+        for (int unb = 0; unb < 2; unb++)
+            for (size_t a = 0; a < 3; a++)
+                for (size_t c = 0; c < 3; c++) {
+                    size_t f = fs[a], nb = nbs[c], stride = 2 * f + 3;
+                    bn_config cfg;
+                    default_layer(&cfg);
+                    cfg.estimator = (bn_estimator)e;
+                    cfg.variance = unb ? BN_VAR_UNBIASED : BN_VAR_BIASED;
+                    bn_layer one, many;
+                    assert_int_equal(bn_init(&one, f, &cfg), 0);
+                    assert_int_equal(bn_init(&many, f, &cfg), 0);
+                    /* buffers of their own before the batches */
+                    bn_update(&one, 7, stats + 5, stats + 9);
+                    bn_update(&many, 7, stats + 5, stats + 9);
+                    for (size_t q = 0; q < nb; q++)
+                        bn_update(&one, 7, stats + q * stride,
+                                  stats + q * stride + f);
+                    bn_update_batches(&many, 7, nb, stride, stats,
+                                      stats + f);
+                    assert_memory_equal(one.rm, many.rm, f * sizeof(double));
+                    assert_memory_equal(one.rv, many.rv, f * sizeof(double));
+                    assert_memory_equal(&one.acc_w, &many.acc_w,
+                                        sizeof(double));
+                    assert_int_equal(one.updates, many.updates);
+                    bn_free(&one);
+                    bn_free(&many);
+                }
+}
+
 int test_bn_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +441,7 @@ int test_bn_run(size_t *ntests)
         cmocka_unit_test(test_debiased_buffers_closed_form),
         cmocka_unit_test(test_cumulative_buffers_closed_form),
         cmocka_unit_test(test_precise_buffers_are_pooled_moments),
+        cmocka_unit_test(test_update_batches_is_one_at_a_time),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("bn", tests, NULL, NULL);

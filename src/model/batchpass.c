@@ -701,8 +701,11 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
                               int multi, int fetch)
 {
     const double *p[BP_CHUNK];
+    /* several batches a pass are always checked (several): a constant
+     * here, no test a batch */
     out_pass o = {r->f, per, stride, r->shift, *l, s->s1, s->s2, s->sq,
-                  1.0 / (double)per, s->pass != NULL, pair_tally_zero(), 0};
+                  1.0 / (double)per, multi || s->pass != NULL,
+                  pair_tally_zero(), 0};
     out_chunk k = {.n = 0};
     bp_ahead a = {0};
     bp_rows q;
@@ -767,10 +770,11 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
                  : outputs_case(r, b, 0, l, s, 0, 1, 1, packed, 0, 0);
 }
 
-/* Whether bp_outputs_batches takes several batches a chunk. */
-static int several(size_t per, int eval, int keep)
+/* Whether bp_outputs_batches takes several batches a chunk (only with
+ * the self-checks, which outputs_case then makes without a test). */
+static int several(size_t per, int eval, int keep, const bp_sums *s)
 {
-    return !keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK);
+    return s->pass && !keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK);
 }
 
 /* bp_outputs_batches for rows not asked for ahead, a function apart as
@@ -780,7 +784,7 @@ BP_APART static void outputs_batches_plain(const bp_rows *r, size_t per,
                                            int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (several(per, eval, keep)) {
+    if (several(per, eval, keep, s)) {
         /* each case spelled out here: through a function of the
          * cases shared with outputs_fetched, GCC 12 made these loops
          * costlier */
@@ -810,7 +814,7 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
                         const bp_layer *l, int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (asks_ahead(r) && several(per, eval, keep))
+    if (asks_ahead(r) && several(per, eval, keep, s))
         outputs_fetched(r, per, stride, l, s, eval, 0, packed, 1);
     else
         outputs_batches_plain(r, per, stride, l, packed, s);

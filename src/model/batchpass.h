@@ -103,7 +103,9 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
  * are left the last batch's. r->b is a multiple of per. What a batch
  * costs beyond its values (a call, the rows' addresses, a chunk's
  * set-up) is then paid once for as many batches as fit a chunk, which
- * small batches feel. */
+ * small batches feel. Without s->pass (no self-checks) the batches go
+ * one at a time, so that the pass of several makes its checks without
+ * testing whether to. */
 void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
                         const bp_layer *l, int packed, const bp_sums *s);
 

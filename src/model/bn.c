@@ -291,6 +291,21 @@ void bn_update(bn_layer *l, size_t b, const double *mean,
     bn_estimator_get(l->estimator)->update(l, mean, v);
 }
 
+void bn_update_batches(bn_layer *l, size_t b, size_t nb, size_t stride,
+                       const double *mean, const double *var)
+{
+    const bn_estimator_def *est = bn_estimator_get(l->estimator);
+    if (!est->update_batches || l->variance == BN_VAR_UNBIASED) {
+        for (size_t q = 0; q < nb; q++)
+            bn_update(l, b, mean + q * stride, var + q * stride);
+        return;
+    }
+    for (size_t q = 0; q < nb; q++)
+        l->acc_w = l->keep * l->acc_w + l->p;
+    l->updates += nb;
+    est->update_batches(l, nb, stride, mean, var);
+}
+
 void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,
                       double *y, double *mean, double *var)
 {

@@ -78,6 +78,11 @@ void bn_normalize_rows(const bn_layer *layer, size_t b, const double *x,
  * variance: the estimator's, after counting the update. */
 void bn_update(bn_layer *layer, size_t b, const double *mean,
                const double *var);
+/* nb updates of bn_update from batches of b rows, batch q's mean and var
+ * q stride further, with the same bits: the estimator's update_batches
+ * where it has one, without a call a batch. */
+void bn_update_batches(bn_layer *layer, size_t b, size_t nb, size_t stride,
+                       const double *mean, const double *var);
 /* Normalise x with its own statistics into y and return them in mean and
  * var (biased): train mode without the buffers' update. */
 void bn_batch_forward(const bn_layer *layer, size_t b, const double *x,

@@ -33,6 +33,52 @@ static void update_ema(bn_layer *l, const double *mean, const double *var)
     }
 }
 
+/* update_ema_batches' np pairs of features from j (np a constant, at
+ * most 4): each feature's recursion in its batches' order, the block's
+ * in registers side by side, so that no one chain of a multiply and an
+ * add a batch sets the pace. */
+PAIR_INLINE void ema_block(size_t np, double *restrict rm,
+                           double *restrict rv, size_t nb, size_t stride,
+                           const double *mean, const double *var,
+                           pair_t k2, pair_t p2)
+{
+    pair_t m[4], v[4];
+    pair_block_start(np, m, rm);
+    pair_block_start(np, v, rv);
+    for (size_t q = 0; q < nb; q++, mean += stride, var += stride) {
+        PAIR_UNROLL4
+        for (size_t c = 0; c < np; c++) {
+            m[c] = pair_add(pair_mul(k2, m[c]),
+                            pair_mul(p2, pair_load(mean + 2 * c)));
+            v[c] = pair_add(pair_mul(k2, v[c]),
+                            pair_mul(p2, pair_load(var + 2 * c)));
+        }
+    }
+    pair_block_store(np, rm, m);
+    pair_block_store(np, rv, v);
+}
+
+/* nb updates of update_ema, batch q's mean and var q stride further, as
+ * nb calls leave the buffers, without a call and the buffers' loads and
+ * stores a batch. */
+static void update_ema_batches(bn_layer *l, size_t nb, size_t stride,
+                               const double *mean, const double *var)
+{
+    double keep = l->keep, p = l->p;
+    double *restrict rm = l->rm, *restrict rv = l->rv;
+    pair_t k2 = pair_dup(keep), p2 = pair_dup(p);
+    size_t j = 0, f = l->f;
+    for (; j + 8 <= f; j += 8)
+        ema_block(4, rm + j, rv + j, nb, stride, mean + j, var + j, k2, p2);
+    for (; j + 1 < f; j += 2)
+        ema_block(1, rm + j, rv + j, nb, stride, mean + j, var + j, k2, p2);
+    for (; j < f; j++)
+        for (size_t q = 0; q < nb; q++) {
+            rm[j] = keep * rm[j] + p * mean[q * stride + j];
+            rv[j] = keep * rv[j] + p * var[q * stride + j];
+        }
+}
+
 static void update_debiased(bn_layer *l, const double *mean,
                             const double *var)
 {
@@ -183,8 +229,9 @@ static int validate_debiased(const bn_config *cfg, bn_error *err)
 static const bn_estimator_def table[BN_EST_COUNT] = {
     [BN_EST_EMA] = {.name = "ema",
                     .help = "the frameworks' exponential moving average",
-                    .update = update_ema, .step = step_fixed,
-                    .init_weight = init_weight_ema},
+                    .update = update_ema,
+                    .update_batches = update_ema_batches,
+                    .step = step_fixed, .init_weight = init_weight_ema},
     [BN_EST_EMA_DEBIASED] = {.name = "ema-debiased",
                              .help = "the same average from zero, divided "
                                      "by 1 - (1-p)^t as Adam does",
@@ -201,7 +248,8 @@ static const bn_estimator_def table[BN_EST_COUNT] = {
                         .help = "after training, the pooled mean and "
                                 "variance of the first precise_batches "
                                 "batches (0 all)",
-                        .update = update_ema, .pools = 1,
+                        .update = update_ema,
+                        .update_batches = update_ema_batches, .pools = 1,
                         .weights = weights_pooled},
     [BN_EST_INITIAL] = {.name = "initial",
                         .help = "never updated: the initial 0 and 1, as a "

@@ -55,6 +55,12 @@ typedef struct {
      * variance (already biased or unbiased as configured), after
      * l->updates and l->acc_w have counted it. */
     void (*update)(bn_layer *l, const double *mean, const double *var);
+    /* Optional (NULL: update one batch at a time): nb updates as nb calls
+     * of update make them, batch q's mean and var q stride further, for
+     * an update that reads neither l->updates nor l->acc_w (bn.c's
+     * bn_update_batches counts all nb first). */
+    void (*update_batches)(bn_layer *l, size_t nb, size_t stride,
+                           const double *mean, const double *var);
     /* A recursive estimator's step (its buffers are the recursion's
      * after the last update, and its closed form's weights follow from
      * the step); NULL for the others. */

@@ -176,6 +176,7 @@ typedef struct {
      * inputs for an observer of the batches. */
     double *stats, *fracs, *work, *y, *e, *x;
     size_t *erows;         /* the evaluation rows' order, when not own */
+    void *block;           /* where all of these live (layer_alloc) */
     /* The rows' addresses in the order they are read (the training
      * order, then the evaluation rows'), made once where the rows are
      * not asked for early (a big population's are, as each chunk's
@@ -196,6 +197,37 @@ typedef struct {
     size_t kept, b;
 } layer_state;
 
+static size_t align_up(size_t at, size_t a)
+{
+    return (at + a - 1) / a * a;
+}
+
+/* The run's arrays in one block, as bn.c's layer has its own (a run is
+ * short, and each allocation and free a cost it pays): the doubles (the
+ * statistics and drift shares, the work arrays, y and its guard, e, x
+ * for an observer of the batches), then the rows' addresses, then the
+ * evaluation rows' order when they are not the training rows. */
+static void layer_block(layer_state *s, size_t ne)
+{
+    size_t f = s->f, nb = s->nb, bmax = s->bmax, n = s->n;
+    size_t nst = 2 * nb * f + nb, nwork = 8 * f + bp_scratch(f);
+    size_t ny = bmax * f + 1, nx = s->watch ? bmax * f : 0;
+    size_t nd = nst + nwork + ny + bmax * f + nx;
+    size_t at_addr = align_up(nd * sizeof(double), _Alignof(const double *));
+    size_t at_rows = align_up(at_addr + (n ? n : 1) * sizeof(const double *),
+                              _Alignof(size_t));
+    char *b = malloc(at_rows + (s->own ? 0 : ne * sizeof(size_t)));
+    if (!(s->block = b))
+        return;
+    s->stats = (double *)(void *)b;
+    s->work = s->stats + nst;
+    s->y = s->work + nwork;
+    s->e = s->y + ny;
+    s->x = s->watch ? s->e + bmax * f : NULL;
+    s->addr = (const double **)(void *)(b + at_addr);
+    s->erows = s->own ? NULL : (size_t *)(void *)(b + at_rows);
+}
+
 static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
                        const size_t *perm, const run_config *cfg,
                        const run_observer *obs, run_result *res,
@@ -213,19 +245,11 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
     s->fetch = bp_fetch(n, f), s->efetch = bp_fetch(eval->n, f);
     s->watch = obs && obs->on_batch;
     s->outputs = obs && obs->on_outputs;
-    s->stats = malloc((2 * nb * f + nb) * sizeof *s->stats);
-    s->work = malloc((8 * f + bp_scratch(f)) * sizeof *s->work);
-    s->y = malloc((bmax * f + 1) * sizeof *s->y);
-    s->e = malloc(bmax * f * sizeof *s->e);
-    s->x = s->watch ? malloc(bmax * f * sizeof *s->x) : NULL;
-    s->erows = s->own ? NULL : malloc(eval->n * sizeof *s->erows);
-    s->addr = malloc((n ? n : 1) * sizeof *s->addr);
+    layer_block(s, eval->n);
     s->have_layer = bn_init(&s->layer, f, &cfg->layer) == 0;
     if (s->have_layer && cfg->initial)
         bn_initial_apply(cfg->initial, pop, s->layer.rm, s->layer.rv);
-    if (!s->stats || !s->work || !s->y || !s->e || (s->watch && !s->x) ||
-        (!s->own && !s->erows) || !s->addr || !s->have_layer ||
-        run_result_arrays(res, f) != 0)
+    if (!s->block || !s->have_layer || run_result_arrays(res, f) != 0)
         return bn_fail(err, "out of memory");
     s->fracs = s->stats + 2 * nb * f;
     double *work = s->work;
@@ -244,13 +268,7 @@ static int layer_alloc(layer_state *s, const pop_t *pop, const pop_t *eval,
 
 static void layer_free(layer_state *s)
 {
-    free(s->stats);
-    free(s->work);
-    free(s->y);
-    free(s->e);
-    free(s->x);
-    free(s->erows);
-    free((void *)s->addr);
+    free(s->block);
     if (s->have_layer)
         bn_free(&s->layer);
 }
@@ -289,15 +307,16 @@ static size_t batch_outputs(layer_state *s, const bp_rows *r,
 }
 
 /* A last-epoch batch's statistics against the stream's truth at its
- * update: their squared errors added to the run's sums and, per
+ * update: their squared errors added to the sums dm and dv and, per
  * feature, the mean's to sq: two features at a time, the sums over the
  * features in order. */
-PAIR_INLINE void errors_of(layer_state *s, const double *mean,
-                           const double *var, double *sq, int drifting)
+PAIR_INLINE void errors_add(const layer_state *s, const double *mean,
+                            const double *var, double *sq, int drifting,
+                            double *dm2, double *dv2)
 {
     const double *mu = s->pop->mean, *tv = s->pop->var, *delta = s->delta;
     double frac = drifting ? s->frac : 0.0;
-    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    double sum_dm = *dm2, sum_dv = *dv2;
     size_t j = 0, f = s->f; /* a local: sq's stores could reach s */
     for (; j + 1 < f; j += 2) {
         pair_t truth = pair_load(mu + j);
@@ -320,6 +339,27 @@ PAIR_INLINE void errors_of(layer_state *s, const double *mean,
         sum_dv += dv * dv;
         sq[j] += dm * dm;
     }
+    *dm2 = sum_dm, *dv2 = sum_dv;
+}
+
+/* One batch's errors into the run's sums. */
+PAIR_INLINE void errors_of(layer_state *s, const double *mean,
+                           const double *var, double *sq, int drifting)
+{
+    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    errors_add(s, mean, var, sq, drifting, &sum_dm, &sum_dv);
+    s->sum_dm = sum_dm, s->sum_dv = sum_dv;
+}
+
+/* The errors of nb batches where nothing moves the rows, batch k's
+ * statistics k stride further, in order: the run's sums held in
+ * registers from batch to batch rather than loaded and stored at each. */
+static void errors_batches(layer_state *s, size_t nb, size_t stride,
+                           const double *mean, const double *var, double *sq)
+{
+    double sum_dm = s->sum_dm, sum_dv = s->sum_dv;
+    for (size_t k = 0; k < nb; k++, mean += stride, var += stride)
+        errors_add(s, mean, var, sq, 0, &sum_dm, &sum_dv);
     s->sum_dm = sum_dm, s->sum_dv = sum_dv;
 }
 
@@ -378,11 +418,12 @@ static void train_batch(layer_state *s, size_t ep, size_t k, size_t t,
 
 /* An epoch's first nfull batches (all of bmax rows) when nothing moves
  * the rows and no observer watches: every batch's statistics in one
- * pass, then each batch's update and errors in order, then every
- * batch's outputs in one pass (the last epoch's are checked as they are
- * compared, when they are), as train_batch makes them one batch at a
- * time, with the same bits: a batch's statistics and train outputs
- * read nothing the updates write. */
+ * pass, then the buffers' updates in the batches' order, then the
+ * batches' errors in order, then every batch's outputs in one pass (the
+ * last epoch's are checked as they are compared, when they are), as
+ * train_batch makes them one batch at a time, with the same bits: a
+ * batch's statistics, errors and train outputs read nothing the updates
+ * write. */
 static void train_batches(layer_state *s, size_t ep, size_t nfull,
                           run_result *res)
 {
@@ -391,14 +432,15 @@ static void train_batches(layer_state *s, size_t ep, size_t nfull,
     bp_rows r = batch_rows(nfull * bmax, f, s->pop->x, s->perm, s->n, 0,
                            s->fetch, NULL, s->at);
     bp_stats_batches(&r, bmax, 2 * f, 1, s->stats, s->stats + f);
-    for (size_t k = 0; k < nfull; k++) {
-        const double *mean = s->stats + 2 * k * f, *var = mean + f;
-        if (k % s->ghosts == 0)
-            bn_update(&s->layer, bmax, mean, var);
-        if (last) {
+    /* The buffers follow device 0's share of each batch. */
+    size_t g = s->ghosts;
+    bn_update_batches(&s->layer, bmax, (nfull + g - 1) / g, 2 * f * g,
+                      s->stats, s->stats + f);
+    if (last) {
+        for (size_t k = 0; k < nfull; k++)
             s->fracs[k] = 0.0;
-            errors_of(s, mean, var, res->batch_mean_sq, 0);
-        }
+        errors_batches(s, nfull, 2 * f, s->stats, s->stats + f,
+                       res->batch_mean_sq);
     }
     if (!last || !s->own) {
         size_t pass = 0;
