@@ -97,7 +97,7 @@ PAIR_INLINE void ahead_step(bp_ahead *a)
 {
     size_t end = a->at + a->per < a->n ? a->at + a->per : a->n, i = a->at;
     for (; i < end; i++)
-        bn_prefetch(a->x + a->rows[i] * a->f, a->f);
+        bn_prefetch_far(a->x + a->rows[i] * a->f, a->f);
     a->at = end;
 }
 
