@@ -619,7 +619,7 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
             }
             pair_t in = pair_load(p[i] + j);
             if (wide)
-                bn_prefetch(p[i] + jf, 1);
+                bn_prefetch_line(p[i] + jf);
             if (shifted)
                 in = pair_add(in, c->sh);
             pair_t t = pair_add(
