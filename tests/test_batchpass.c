@@ -177,7 +177,7 @@ static void ref_outputs(const bp_rows *r, const bp_layer *l,
                         const bp_sums *s, double *gap)
 {
     size_t f = r->f;
-    double sd[300];
+    double sd[1024];
     for (size_t j = 0; j < f; j++) {
         s->s1[j] = s->s2[j] = 0.0;
         sd[j] = sqrt(l->var[j] + l->eps);
@@ -395,6 +395,18 @@ static void test_packed_is_scalar_on_edges(void **state)
                 expect_every_case(bs[i], fs[a], seed++, 1);
 }
 
+/* Rows wide enough that the passes gather them a block at a time and ask
+ * for each row's next blocks (batchpass.c's BP_WIDE): whole blocks, a
+ * last one of an odd width, batches of several blocks' rows. */
+static void test_packed_is_scalar_on_wide_rows(void **state)
+{
+    (void)state;
+    static const size_t fs[] = {1024, 521};
+    static const size_t bs[] = {64, 9};
+    for (size_t a = 0; a < 2; a++)
+        expect_every_case(bs[a], fs[a], 77 + a, a == 1);
+}
+
 /* Many ordinary batches, where the sums are the study's. */
 static void test_packed_is_scalar_on_populations(void **state)
 {
@@ -449,6 +461,7 @@ int test_batchpass_run(size_t *ntests)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pair_operations),
         cmocka_unit_test(test_packed_is_scalar_on_edges),
+        cmocka_unit_test(test_packed_is_scalar_on_wide_rows),
         cmocka_unit_test(test_packed_is_scalar_on_populations),
     };
     *ntests = sizeof tests / sizeof tests[0];

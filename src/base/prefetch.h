@@ -13,8 +13,13 @@
 #if defined(__GNUC__)
 /* The line at p, to be written (it is fetched ready to be owned). */
 #define bn_prefetch_write(p) __builtin_prefetch((p), 1)
+/* The line at p, to be read: one request, for a loop over rows that
+ * reads each row where bn_prefetch's loop would cost more than it saves
+ * (model/batchpass.c's wide rows measured 1.3x to 1.6x slower with it). */
+#define bn_prefetch_line(p) __builtin_prefetch((p))
 #else
 #define bn_prefetch_write(p) ((void)(p))
+#define bn_prefetch_line(p) ((void)(p))
 #endif
 
 /* A row of f doubles at p, to be read: its first 64 values (a 64-byte
@@ -31,6 +36,24 @@ static inline void bn_prefetch(const double *p, size_t f)
         f = 64;
     for (size_t j = 0; j < f; j += 8)
         __builtin_prefetch(p + j);
+#else
+    (void)p, (void)f;
+#endif
+}
+
+/* bn_prefetch's row, asked for to the second-level cache rather than
+ * the first: for rows a chunk ahead, which would otherwise share the
+ * first level with the chunk being read. Measured, not reasoned: on the
+ * Intel Xeon of docs/speed.md's table a big population's run took 0.89x
+ * to 0.97x its time with these; on the AMD EPYC before it the first
+ * level measured better. */
+static inline void bn_prefetch_far(const double *p, size_t f)
+{
+#if defined(__GNUC__)
+    if (f > 64)
+        f = 64;
+    for (size_t j = 0; j < f; j += 8)
+        __builtin_prefetch(p + j, 0, 1);
 #else
     (void)p, (void)f;
 #endif
