@@ -348,37 +348,24 @@ PAIR_INLINE void stats_one_chunk(const bp_rows *r, int shifted, int packed,
     }
 }
 
-/* Whole batches of per rows (per at most a chunk), as many as fit a
- * chunk at a time: batch q's statistics a q stride further. */
-PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
-                               int shifted, int packed, int fetch,
-                               double *mean, double *var)
+/* Columns 0 .. w - 1 of one batch's rows p[0 .. per - 1]: two at a time
+ * where packed, then one; with fetch, the rows ahead asked a share before
+ * each: a batch's columns, or a gathered block's. */
+PAIR_INLINE void columns_stats(size_t per, const double *const *p, size_t w,
+                               const double *shift, int shifted, int packed,
+                               int fetch, bp_ahead *a, double *mean,
+                               double *var)
 {
-    const double *buf[BP_CHUNK];
-    size_t rows = BP_CHUNK - BP_CHUNK % per, n, f = r->f;
-    bp_rows q;
-    const bp_rows *rq = quiet(r, fetch, &q);
-    bp_ahead a = {0};
-    for (size_t i0 = 0; i0 < r->b; i0 += n) {
-        const double *const *p = chunk_rows(rq, i0, rows, buf, &n);
+    size_t j = 0;
+    for (; packed && j + 1 < w; j += 2) {
         if (fetch)
-            a = ahead_of(r, i0, n,
-                         ahead_steps(f, packed, (n + per - 1) / per));
-        for (size_t q0 = 0; q0 < n; q0 += per) {
-            size_t at = (i0 + q0) / per * stride, j = 0;
-            for (; packed && j + 1 < f; j += 2) {
-                if (fetch)
-                    ahead_step(&a);
-                pair_stats(per, p + q0, j, r->shift, shifted, mean + at,
-                           var + at);
-            }
-            for (; j < f; j++) {
-                if (fetch)
-                    ahead_step(&a);
-                one_stats(per, p + q0, j, r->shift, shifted, mean + at,
-                          var + at);
-            }
-        }
+            ahead_step(a);
+        pair_stats(per, p, j, shift, shifted, mean, var);
+    }
+    for (; j < w; j++) {
+        if (fetch)
+            ahead_step(a);
+        one_stats(per, p, j, shift, shifted, mean, var);
     }
 }
 
@@ -405,20 +392,19 @@ static void gather(size_t n, const double *const *p, size_t j0, size_t w,
         }
 }
 
-/* Whole batches of per rows (per at most a chunk) of wide rows (BP_WIDE),
- * as stats_batches makes them, but each batch a block of BP_GATHER
+/* Whole batches of per rows (per at most a chunk), as many as fit a
+ * chunk at a time: batch q's statistics a q stride further. Wide rows
+ * (wide, for BP_WIDE features) take each batch a block of BP_GATHER
  * features at a time, its rows' block gathered first into a buffer of
  * their own. A wide row's column pairs lie a row apart, 8 KiB at 1024
  * features, so a batch's rows at one column fall in one set of the
  * first-level cache, which holds few of them, and a chunk's rows are
  * more streams at once than the hardware's own prefetching follows:
  * gathered, each line is read once, and each row's next blocks are asked
- * for as it is copied (gathering alone measured no better). A copy of
- * stats_batches' loops rather than a case of them: with the case inside
- * them, 512 x 8 took 0.55k instructions more at B 8. */
-PAIR_INLINE void stats_gathered(const bp_rows *r, size_t per, size_t stride,
-                                int shifted, int packed, int fetch,
-                                double *mean, double *var)
+ * for as it is copied (gathering alone measured no better). */
+PAIR_INLINE void stats_batches(const bp_rows *r, size_t per, size_t stride,
+                               int shifted, int packed, int fetch, int wide,
+                               double *mean, double *var)
 {
     const double *buf[BP_CHUNK], *pg[BP_CHUNK];
     double g[BP_CHUNK * BP_GATHER];
@@ -434,21 +420,16 @@ PAIR_INLINE void stats_gathered(const bp_rows *r, size_t per, size_t stride,
         for (size_t q0 = 0; q0 < n; q0 += per) {
             double *mq = mean + (i0 + q0) / per * stride;
             double *vq = var + (i0 + q0) / per * stride;
-            for (size_t j0 = 0; j0 < f; j0 += BP_GATHER) {
-                size_t w = f - j0 < BP_GATHER ? f - j0 : BP_GATHER, j = 0;
+            for (size_t j0 = 0; wide && j0 < f; j0 += BP_GATHER) {
+                size_t w = f - j0 < BP_GATHER ? f - j0 : BP_GATHER;
                 const double *sh = shifted ? r->shift + j0 : NULL;
                 gather(per, p + q0, j0, w, f, g, pg);
-                for (; packed && j + 1 < w; j += 2) {
-                    if (fetch)
-                        ahead_step(&a);
-                    pair_stats(per, pg, j, sh, shifted, mq + j0, vq + j0);
-                }
-                for (; j < w; j++) {
-                    if (fetch)
-                        ahead_step(&a);
-                    one_stats(per, pg, j, sh, shifted, mq + j0, vq + j0);
-                }
+                columns_stats(per, pg, w, sh, shifted, packed, fetch, &a,
+                              mq + j0, vq + j0);
             }
+            if (!wide)
+                columns_stats(per, p + q0, f, r->shift, shifted, packed,
+                              fetch, &a, mq, vq);
         }
     }
 }
@@ -459,11 +440,11 @@ BP_APART static void stats_wide(const bp_rows *r, size_t per, size_t stride,
 {
     int sh = r->shift != NULL;
     if (asks_ahead(r))
-        sh ? stats_gathered(r, per, stride, 1, packed, 1, mean, var)
-           : stats_gathered(r, per, stride, 0, packed, 1, mean, var);
+        sh ? stats_batches(r, per, stride, 1, packed, 1, 1, mean, var)
+           : stats_batches(r, per, stride, 0, packed, 1, 1, mean, var);
     else
-        sh ? stats_gathered(r, per, stride, 1, packed, 0, mean, var)
-           : stats_gathered(r, per, stride, 0, packed, 0, mean, var);
+        sh ? stats_batches(r, per, stride, 1, packed, 0, 1, mean, var)
+           : stats_batches(r, per, stride, 0, packed, 0, 1, mean, var);
 }
 
 /* bp_stats_batches for rows not asked for ahead: a function apart from
@@ -475,9 +456,9 @@ BP_APART static void stats_batches_plain(const bp_rows *r, size_t per,
 {
     if (per <= BP_CHUNK) {
         if (r->shift)
-            stats_batches(r, per, stride, 1, packed, 0, mean, var);
+            stats_batches(r, per, stride, 1, packed, 0, 0, mean, var);
         else
-            stats_batches(r, per, stride, 0, packed, 0, mean, var);
+            stats_batches(r, per, stride, 0, packed, 0, 0, mean, var);
         return;
     }
     for (size_t i0 = 0; i0 < r->b; i0 += per) {
@@ -495,9 +476,9 @@ void bp_stats_batches(const bp_rows *r, size_t per, size_t stride,
     else if (per > BP_CHUNK || !asks_ahead(r))
         stats_batches_plain(r, per, stride, packed, mean, var);
     else if (r->shift)
-        stats_batches(r, per, stride, 1, packed, 1, mean, var);
+        stats_batches(r, per, stride, 1, packed, 1, 0, mean, var);
     else
-        stats_batches(r, per, stride, 0, packed, 1, mean, var);
+        stats_batches(r, per, stride, 0, packed, 1, 0, mean, var);
 }
 
 void bp_stats(const bp_rows *r, int packed, double *mean, double *var)
