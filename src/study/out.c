@@ -205,7 +205,7 @@ static void column_cell(const exp_column *col, const pop_t *pop,
                         const run_config *cfg, const run_result *r,
                         key_cell *c)
 {
-    memset(c, 0, sizeof *c);
+    key_cell_clear(c);
     if (!col->score) {
         exp_key((key_id)col->key)->get(cfg, c);
         return;
