@@ -270,7 +270,10 @@ static void score_cell(bn_buf *fp, const score_def *sd, const pop_t *pop,
     key_cell c;
     column_cell(&col, pop, cfg, r, &c);
     buf_putc(fp, '\t');
-    exp_cell_print(fp, &c, "%.17g");
+    if (c.kind == CELL_REAL)
+        buf_g17(fp, c.r); /* exp_cell_print's, without asking the format */
+    else
+        exp_cell_print(fp, &c, "%.17g");
 }
 
 static void score_cells(bn_buf *fp, unsigned models, const pop_t *pop,
