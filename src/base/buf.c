@@ -61,7 +61,7 @@ void buf_zeros(bn_buf *b, size_t n)
 
 void buf_puts(bn_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 
-void buf_putc(bn_buf *b, char c)
+void buf_putc_grow(bn_buf *b, char c)
 {
     if (reserve(b, 1) == 0) {
         b->p[b->len++] = c;

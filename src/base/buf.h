@@ -28,7 +28,18 @@ void buf_g17(bn_buf *b, double v);
 void buf_g17_kept(bn_buf *b, double v);
 void buf_uint(bn_buf *b, unsigned long long v);
 void buf_puts(bn_buf *b, const char *s);
-void buf_putc(bn_buf *b, char c);
+/* buf_putc's growth, out of line; the common case is inline: a tab or
+ * newline between the cells of every row a sweep writes. */
+void buf_putc_grow(bn_buf *b, char c);
+static inline void buf_putc(bn_buf *b, char c)
+{
+    if (!b->failed && b->cap - b->len > 1) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+        return;
+    }
+    buf_putc_grow(b, c);
+}
 void buf_add(bn_buf *b, const void *p, size_t n);
 /* s as a JSON string, n bytes of it: quotes, backslashes and control
  * characters escaped, every other byte as it is (UTF-8 stays UTF-8). */

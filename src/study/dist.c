@@ -69,6 +69,11 @@ struct dist_acc_s {
     dist_summary *sum;  /* n_scores */
     run_config *cfg0;   /* nb */
     run_result *res0;   /* nb */
+    /* The summarised scores that apply to cfg0[ib], by batch size: the
+     * same for every seed (group_rows reads every seed's value of them),
+     * so found once and not asked of every configuration. */
+    size_t *live;       /* nb x n_scores */
+    size_t *n_live;     /* nb */
     exp_column cols[EXP_MAX_COLUMNS];
 };
 
@@ -79,7 +84,8 @@ size_t dist_bytes(const exp_t *e)
         n_scores++;
     return sizeof(dist_acc) + (n_scores * ns * nb + ns) * sizeof(double) +
            n_scores * sizeof(dist_summary) +
-           nb * (sizeof(run_config) + sizeof(run_result));
+           nb * (sizeof(run_config) + sizeof(run_result)) +
+           nb * (n_scores + 1) * sizeof(size_t);
 }
 
 dist_acc *dist_new(const exp_t *e, unsigned models, const pop_t *pop)
@@ -99,7 +105,10 @@ dist_acc *dist_new(const exp_t *e, unsigned models, const pop_t *pop)
     a->sum = malloc(a->n_scores * sizeof *a->sum);
     a->cfg0 = malloc(a->nb * sizeof *a->cfg0);
     a->res0 = malloc(a->nb * sizeof *a->res0);
-    if (!a->v || !a->scratch || !a->sum || !a->cfg0 || !a->res0) {
+    a->live = malloc(a->nb * a->n_scores * sizeof *a->live);
+    a->n_live = calloc(a->nb, sizeof *a->n_live);
+    if (!a->v || !a->scratch || !a->sum || !a->cfg0 || !a->res0 ||
+        !a->live || !a->n_live) {
         dist_free(a);
         return NULL;
     }
@@ -117,6 +126,8 @@ void dist_free(dist_acc *a)
     free(a->sum);
     free(a->cfg0);
     free(a->res0);
+    free(a->live);
+    free(a->n_live);
     free(a);
 }
 
@@ -224,15 +235,21 @@ int dist_add(dist_acc *a, size_t k, const run_config *cfg,
     size_t nb = a->nb, ns = a->ns, in_group = k % (nb * ns);
     size_t ib = in_group % nb, is = in_group / nb;
     const score_def *sd = score_get(0); /* the table, in order */
-    for (size_t s = 0; s < a->n_scores; s++, sd++)
-        if (sd->summarised && score_applies(sd, cfg))
-            a->v[(s * ns + is) * nb + ib] = score_value(sd, res);
+    size_t *live = a->live + ib * a->n_scores;
     if (is == 0) {
         /* The table's cells are the result's scores, never its buffers,
          * which the sweep reuses. */
         a->cfg0[ib] = *cfg;
         a->res0[ib] = *res;
         a->res0[ib].running_mean = a->res0[ib].running_var = NULL;
+        a->n_live[ib] = 0;
+        for (size_t s = 0; s < a->n_scores; s++)
+            if (sd[s].summarised && score_applies(&sd[s], cfg))
+                live[a->n_live[ib]++] = s;
+    }
+    for (size_t i = 0; i < a->n_live[ib]; i++) {
+        size_t s = live[i];
+        a->v[(s * ns + is) * nb + ib] = score_value(&sd[s], res);
     }
     if (in_group == nb * ns - 1)
         return group_rows(a, dist, expect, table, err);

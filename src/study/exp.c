@@ -37,6 +37,25 @@ static void set_real(key_cell *c, double r)
     c->r = r;
 }
 
+/* drift_name's text (an snprintf) for every configuration a sweep makes:
+ * the last one kept, per thread, by the fields it shows; the bytes after
+ * its NUL zero, as in a configuration cleared and then named. */
+static void drift_text(const drift_spec *d, run_drift *out)
+{
+    static _Thread_local struct {
+        int valid;
+        drift_spec d;
+        char name[sizeof out->name];
+    } last;
+    if (!last.valid || last.d.kind != d->kind || last.d.t0 != d->t0 ||
+        last.d.t1 != d->t1) {
+        memset(last.name, 0, sizeof last.name);
+        drift_name(d, last.name, sizeof last.name);
+        last.d = *d, last.valid = 1;
+    }
+    memcpy(out->name, last.name, sizeof out->name);
+}
+
 #define APPLY(fn, stmt)                                                     \
     static void apply_##fn(run_config *c, const exp_t *e, key_value v)       \
     {                                                                       \
@@ -84,7 +103,7 @@ APPLY(shift, c->eval.shift = v.r)
 APPLY(scale, c->eval.scale = v.r)
 APPLY(offset, c->eval.offset = v.r)
 APPLY(drift, c->drift.profile = e->drifts[v.i];
-      drift_name(&e->drifts[v.i], c->drift.name, sizeof c->drift.name))
+      drift_text(&e->drifts[v.i], &c->drift))
 APPLY(drift_size, c->drift.size = v.r)
 APPLY(compositions, c->compositions = (size_t)v.u)
 APPLY(seq_length, c->seq.length = (size_t)v.u)

@@ -86,6 +86,18 @@ typedef struct {
     char buf[512]; /* a network's text fits */
 } key_cell;
 
+/* An empty text cell. Not a memset of buf: a cell is made for every
+ * column of every row a sweep writes, and its text is read from buf only
+ * when text is NULL, up to buf's first NUL. */
+static inline void key_cell_clear(key_cell *c)
+{
+    c->kind = CELL_TEXT;
+    c->text = NULL;
+    c->u = 0;
+    c->r = 0;
+    c->buf[0] = '\0';
+}
+
 /* Which files carry a key column. */
 #define COL_SUMMARY 1u  /* summary.tsv and the reading tables */
 #define COL_FEATURES 2u /* features.tsv */

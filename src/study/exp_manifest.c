@@ -5,8 +5,10 @@
  */
 #include "study/exp.h"
 
+#include <stdint.h>
 #include <string.h>
 
+#include "base/fmt.h"
 #include "model/score.h"
 #include "study/exp_parts.h"
 #include "study/outfile.h"
@@ -312,14 +314,56 @@ void exp_key_header(bn_buf *fp, unsigned file, int lead, int first,
         buf_printf(fp, "%s%s", i == 0 && first ? "" : "\t", keys[col[i]].name);
 }
 
+/* A key's last number cell as written, its tab first, per thread: most
+ * key columns hold the same value on every row of a sweep, and a number's
+ * kind and bits decide its text, so the text is made once per change. */
+typedef struct {
+    int kind; /* CELL_INT or CELL_REAL; CELL_TEXT (the start): none yet */
+    uint64_t bits;
+    size_t len;
+    char text[1 + FMT_G17_MAX]; /* also the 20 digits of a uint64 */
+} kept_cell;
+
+static void kept_make(kept_cell *k, const key_cell *c)
+{
+    k->text[0] = '\t';
+    if (c->kind == CELL_REAL) {
+        k->len = 1 + fmt_g17(k->text + 1, c->r);
+        return;
+    }
+    char s[24];
+    size_t i = sizeof s;
+    unsigned long long v = c->u;
+    do
+        s[--i] = (char)('0' + v % 10);
+    while (v /= 10);
+    memcpy(k->text + 1, s + i, sizeof s - i);
+    k->len = 1 + sizeof s - i;
+}
+
+static void put_kept(bn_buf *fp, key_id key, const key_cell *c, int tab)
+{
+    static _Thread_local kept_cell kept[KEY_COUNT];
+    kept_cell *k = &kept[key];
+    uint64_t bits = c->u;
+    if (c->kind == CELL_REAL)
+        memcpy(&bits, &c->r, sizeof bits);
+    if (k->kind != (int)c->kind || k->bits != bits) {
+        kept_make(k, c);
+        k->kind = (int)c->kind, k->bits = bits;
+    }
+    buf_add(fp, k->text + !tab, k->len - !tab);
+}
+
 void exp_key_cells(bn_buf *fp, const run_config *cfg, unsigned file, int lead,
                    int first, const char *real_fmt, unsigned models)
 {
     key_id col[KEY_COUNT];
     size_t n = columns(file, lead, models, col);
+    int g17 = is_g17(real_fmt);
     for (size_t i = 0; i < n; i++) {
         key_cell c;
-        memset(&c, 0, sizeof c);
+        key_cell_clear(&c);
         /* Another model's setting. One the model does not use (momentum
          * without batch norm) still shows its value: two runs that differ
          * only there are two rows, and each is named by its values. */
@@ -327,11 +371,13 @@ void exp_key_cells(bn_buf *fp, const run_config *cfg, unsigned file, int lead,
             c.text = "-";
         else
             keys[col[i]].get(cfg, &c);
-        if (i > 0 || !first)
+        int tab = i > 0 || !first;
+        if (c.kind == CELL_INT || (c.kind == CELL_REAL && g17)) {
+            put_kept(fp, col[i], &c, tab);
+            continue;
+        }
+        if (tab)
             buf_putc(fp, '\t');
-        if (c.kind == CELL_REAL && is_g17(real_fmt))
-            buf_g17_kept(fp, c.r); /* a setting: the same on many rows */
-        else
-            exp_cell_print(fp, &c, real_fmt);
+        exp_cell_print(fp, &c, real_fmt);
     }
 }

@@ -205,7 +205,7 @@ static void column_cell(const exp_column *col, const pop_t *pop,
                         const run_config *cfg, const run_result *r,
                         key_cell *c)
 {
-    memset(c, 0, sizeof *c);
+    key_cell_clear(c);
     if (!col->score) {
         exp_key((key_id)col->key)->get(cfg, c);
         return;
@@ -236,6 +236,62 @@ static void column_cell(const exp_column *col, const pop_t *pop,
     }
 }
 
+/* The scores shown for models, in column order; NULL if there are more
+ * than kept holds. Every row of a file asks the same, so the last answer
+ * is kept, per thread. */
+static const score_def *const *shown_scores(unsigned models, size_t *n)
+{
+    static _Thread_local struct {
+        unsigned models;
+        int valid;
+        size_t n;
+        const score_def *s[128];
+    } last;
+    if (!last.valid || last.models != models) {
+        const score_def *sd;
+        size_t k = 0;
+        for (size_t i = 0; (sd = score_get(i)) != NULL; i++) {
+            if (!run_models_show(sd->models, models))
+                continue;
+            if (k == sizeof last.s / sizeof *last.s)
+                return NULL;
+            last.s[k++] = sd;
+        }
+        last.n = k, last.models = models, last.valid = 1;
+    }
+    *n = last.n;
+    return last.s;
+}
+
+static void score_cell(bn_buf *fp, const score_def *sd, const pop_t *pop,
+                       const run_config *cfg, const run_result *r)
+{
+    exp_column col = {-1, sd};
+    key_cell c;
+    column_cell(&col, pop, cfg, r, &c);
+    buf_putc(fp, '\t');
+    if (c.kind == CELL_REAL)
+        buf_g17(fp, c.r); /* exp_cell_print's, without asking the format */
+    else
+        exp_cell_print(fp, &c, "%.17g");
+}
+
+static void score_cells(bn_buf *fp, unsigned models, const pop_t *pop,
+                        const run_config *cfg, const run_result *r)
+{
+    size_t n;
+    const score_def *const *shown = shown_scores(models, &n);
+    if (shown) {
+        for (size_t i = 0; i < n; i++)
+            score_cell(fp, shown[i], pop, cfg, r);
+        return;
+    }
+    const score_def *sd;
+    for (size_t i = 0; (sd = score_get(i)) != NULL; i++)
+        if (run_models_show(sd->models, models))
+            score_cell(fp, sd, pop, cfg, r);
+}
+
 /* A row of summary.tsv's columns, or curve.tsv's, which has `epoch`
  * after the study's key columns: its header (cfg NULL) or its cells. */
 static void summary_line(bn_buf *fp, unsigned models, const pop_t *pop,
@@ -249,19 +305,11 @@ static void summary_line(bn_buf *fp, unsigned models, const pop_t *pop,
     if (epoch)
         buf_printf(fp, "\t%s", epoch);
     const score_def *sd;
-    for (size_t i = 0; (sd = score_get(i)) != NULL; i++) {
-        if (!run_models_show(sd->models, models))
-            continue;
-        if (!cfg) {
+    for (size_t i = 0; !cfg && (sd = score_get(i)) != NULL; i++)
+        if (run_models_show(sd->models, models))
             buf_printf(fp, "\t%s", sd->name);
-            continue;
-        }
-        exp_column col = {-1, sd};
-        key_cell c;
-        column_cell(&col, pop, cfg, r, &c);
-        buf_putc(fp, '\t');
-        exp_cell_print(fp, &c, "%.17g");
-    }
+    if (cfg)
+        score_cells(fp, models, pop, cfg, r);
     if (cfg)
         exp_key_cells(fp, cfg, COL_SUMMARY, 0, 0, "%.17g", models);
     else
