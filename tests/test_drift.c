@@ -302,6 +302,42 @@ static void test_drift_refuses(void **state)
     pop_free(&pop);
 }
 
+/* A sweep names each configuration's drift by all it shows: drifts of
+ * one kind that differ only in their updates (a step's, a ramp's ends)
+ * are named apart, whatever the sweep keeps from one configuration to
+ * the next. */
+static void test_sweep_names_each_drift(void **state)
+{
+    (void)state;
+    char dir[300], path[400];
+    assert_int_equal(test_tmpdir_make(dir, sizeof dir, "drift"), 0);
+    snprintf(path, sizeof path, "%s/d.ini", dir);
+    test_write_file(path, "[sweep]\nbatch_size = 16\nepochs = 2\n"
+                          "drift = step:16 step:40 ramp:1:5 ramp:1:9 "
+                          "ramp:2:9\nseed = 1 2\n");
+    char *out, *err;
+    if (test_bnstudy(dir, &out, &err, "sweep d.ini --out r") != 0)
+        fail_msg("sweep: %s", err);
+    free(out);
+    free(err);
+    snprintf(path, sizeof path, "%s/r/d/summary.tsv", dir);
+    char *tsv = test_slurp(path, NULL);
+    assert_non_null(tsv);
+    static const char *const names[] = {"step:16", "step:40", "ramp:1:5",
+                                        "ramp:1:9", "ramp:2:9"};
+    for (size_t i = 0; i < 5; i++) {
+        char cell[32];
+        size_t rows = 0;
+        snprintf(cell, sizeof cell, "\t%s\t", names[i]);
+        for (const char *c = tsv; (c = strstr(c, cell)) != NULL; c++)
+            rows++;
+        if (rows != 2) /* one row a seed */
+            fail_msg("%s: %zu rows, want 2", names[i], rows);
+    }
+    free(tsv);
+    assert_int_equal(test_tmpdir_remove(dir), 0);
+}
+
 int test_drift_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +347,7 @@ int test_drift_run(size_t *ntests)
         cmocka_unit_test(test_ema_lag_decays_geometrically),
         cmocka_unit_test(test_drift_matches_shuffles),
         cmocka_unit_test(test_drift_refuses),
+        cmocka_unit_test(test_sweep_names_each_drift),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("drift", tests, NULL, NULL);

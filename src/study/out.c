@@ -250,6 +250,7 @@ static const score_def *const *shown_scores(unsigned models, size_t *n)
     if (!last.valid || last.models != models) {
         const score_def *sd;
         size_t k = 0;
+        last.valid = 0; /* the list is rewritten: an overflow leaves none */
         for (size_t i = 0; (sd = score_get(i)) != NULL; i++) {
             if (!run_models_show(sd->models, models))
                 continue;
