@@ -9,7 +9,8 @@ times do. Then tables, in Markdown, on standard output:
 
   * instructions per configuration of the default study for bnstudy and
     the two bare kernels of bench/kernel.c (the complete one computes
-    every number bnstudy writes of the configuration, the scores-only one
+    every number bnstudy writes of the configuration by default, the
+    scores-only one
     leaves out the self-checks, the gap per feature and the buffers'
     errors), and per run of the classifier (its epoch and its scores in
     epochs' worth), and a sweep's instructions per configuration against
@@ -134,7 +135,8 @@ def per_rep(how, driver, cmd, fn, lo=2, hi=6):
 
 KERNELS = (
     "The complete kernel computes every number bnstudy writes of the "
-    "configuration; the scores-only kernel leaves out the self-checks "
+    "configuration by default (not effective.tsv's per-feature batch "
+    "errors, which bnstudy computes in every run); the scores-only kernel leaves out the self-checks "
     "(props_pass, props_total: the sums of each train output and of its "
     "square, two checks a batch and feature, two on the last row), the gap "
     "per feature and the final buffers' errors, and makes its outputs row "

@@ -11,7 +11,8 @@
  *                        default study's: shuffled, seed 1, one epoch)
  *     kernel B REPS      the same of the bare kernel, the scores alone
  *     kernelall B REPS   the same of the complete kernel (the scores, the
- *                        self-checks and the gap per feature)
+ *                        self-checks, the gap per feature and the final
+ *                        buffers' errors)
  *     same B             "same" when both kernels give bnstudy's bits at
  *                        batch size B, else "differs" and what
  *     clf B E REPS       seconds per run of the classifier of

@@ -2,7 +2,6 @@
 #include "base/buf.h"
 
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,27 +95,6 @@ void buf_g17(bn_buf *b, double v)
 {
     if (reserve(b, FMT_G17_MAX) == 0)
         b->len += fmt_g17(b->p + b->len, v);
-}
-
-void buf_g17_kept(bn_buf *b, double v)
-{
-    enum { WAYS = 16 };
-    static _Thread_local struct {
-        uint64_t bits;
-        unsigned char len, valid;
-        char text[FMT_G17_MAX];
-    } seen[WAYS];
-    if (reserve(b, FMT_G17_MAX) != 0)
-        return;
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    unsigned w = (unsigned)((bits ^ bits >> 29 ^ bits >> 47) % WAYS);
-    if (!seen[w].valid || seen[w].bits != bits) {
-        seen[w].len = (unsigned char)fmt_g17(seen[w].text, v);
-        seen[w].bits = bits, seen[w].valid = 1;
-    }
-    memcpy(b->p + b->len, seen[w].text, FMT_G17_MAX);
-    b->len += seen[w].len;
 }
 
 void buf_uint(bn_buf *b, unsigned long long v)

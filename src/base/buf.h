@@ -21,11 +21,9 @@ void buf_printf(bn_buf *b, const char *fmt, ...)
 #endif
     ;
 /* v as "%.17g" and as "%llu" write it (base/fmt.h), without printf's
- * cost: the cells of every result row. buf_g17_kept keeps the last texts
- * it made, per thread, by the value's bits: for the settings a sweep
- * writes again on every row. */
+ * cost: the cells of every result row. (The settings a sweep writes again
+ * on every row are kept as written by exp_manifest.c's key cells.) */
 void buf_g17(bn_buf *b, double v);
-void buf_g17_kept(bn_buf *b, double v);
 void buf_uint(bn_buf *b, unsigned long long v);
 void buf_puts(bn_buf *b, const char *s);
 /* buf_putc's growth, out of line; the common case is inline: a tab or
