@@ -22,12 +22,9 @@
 #define bn_prefetch_line(p) ((void)(p))
 #endif
 
-/* A row of f doubles at p, to be read: its first 64 values (a 64-byte
- * line at a time); the hardware streams the rest of a wider row itself.
- * A shuffled order reads rows at random: past the caches each row is a
- * trip to memory, and asked for early (model/batchpass.c) the trips
- * overlap instead of following one another. */
-static inline void bn_prefetch(const double *p, size_t f)
+/* bn_prefetch's and bn_prefetch_far's loop; far a constant at each
+ * call, so that each is its own copy (the builtin wants a constant). */
+static inline void bn_prefetch_row(const double *p, size_t f, int far)
 {
 #if defined(__GNUC__)
     /* (This shape of the loop: GCC 12 drops the whole caller's requests
@@ -35,10 +32,23 @@ static inline void bn_prefetch(const double *p, size_t f)
     if (f > 64)
         f = 64;
     for (size_t j = 0; j < f; j += 8)
-        __builtin_prefetch(p + j);
+        if (far)
+            __builtin_prefetch(p + j, 0, 1);
+        else
+            __builtin_prefetch(p + j);
 #else
-    (void)p, (void)f;
+    (void)p, (void)f, (void)far;
 #endif
+}
+
+/* A row of f doubles at p, to be read: its first 64 values (a 64-byte
+ * line at a time); the hardware streams the rest of a wider row itself.
+ * A shuffled order reads rows at random: past the caches each row is a
+ * trip to memory, and asked for early (model/batchpass.c) the trips
+ * overlap instead of following one another. */
+static inline void bn_prefetch(const double *p, size_t f)
+{
+    bn_prefetch_row(p, f, 0);
 }
 
 /* bn_prefetch's row, asked for to the second-level cache rather than
@@ -49,14 +59,7 @@ static inline void bn_prefetch(const double *p, size_t f)
  * level measured better. */
 static inline void bn_prefetch_far(const double *p, size_t f)
 {
-#if defined(__GNUC__)
-    if (f > 64)
-        f = 64;
-    for (size_t j = 0; j < f; j += 8)
-        __builtin_prefetch(p + j, 0, 1);
-#else
-    (void)p, (void)f;
-#endif
+    bn_prefetch_row(p, f, 1);
 }
 
 #endif
