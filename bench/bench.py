@@ -141,7 +141,9 @@ KERNELS = (
     "square, two checks a batch and feature, two on the last row), the gap "
     "per feature and the final buffers' errors, and makes its outputs row "
     "by row where the complete kernel goes column pair by column pair to "
-    "keep the sums per feature in registers.")
+    "keep the sums per feature in registers. The complete kernel is the "
+    "yardstick (the same numbers); the scores-only one is the floor for the "
+    "scores alone.")
 
 
 def instruction_tables(driver, bnstudy):
