@@ -15,6 +15,18 @@
 
 #include <gsl/gsl_randist.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#include "base/carve.h"
 #include "pop/drift.h"
 #include "model/order.h"
 #include "base/pcg32.h"
@@ -1176,10 +1188,61 @@ static void test_run_validate_rejects_bad_configs(void **state)
     pop_free(&pop);
 }
 
+/* The run's arrays share one block (base/carve.h): each where its
+ * alignment puts it, none overlapping the next, every byte of each
+ * usable, and, in a build with AddressSanitizer, the bytes just past each
+ * poisoned, so that an overrun from one array into the next is reported
+ * as it would be between two mallocs. */
+static void test_carved_arrays_keep_their_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t bytes, align;
+    } want[] = {
+        {.bytes = 3 * sizeof(double), .align = _Alignof(double)},
+        {.bytes = 5, .align = 1},
+        {.bytes = 0, .align = _Alignof(double)},
+        {.bytes = 7 * sizeof(size_t), .align = _Alignof(size_t)},
+        {.bytes = 2 * sizeof(double), .align = _Alignof(double)},
+    };
+    enum { N = sizeof want / sizeof want[0] };
+    bn_carve c = {0};
+    size_t at[N];
+    for (size_t i = 0; i < N; i++) {
+        at[i] = bn_carve_add(&c, want[i].bytes, want[i].align);
+        assert_int_equal(at[i] % want[i].align, 0);
+        if (i)
+            assert_true(at[i] >= at[i - 1] + want[i - 1].bytes +
+                                     bn_carve_gap());
+    }
+    assert_true(c.at >= at[N - 1] + want[N - 1].bytes + bn_carve_gap());
+    unsigned char *b = bn_carve_alloc(&c);
+    assert_non_null(b);
+    for (size_t i = 0; i < N; i++) {
+        memset(b + at[i], 0xa5, want[i].bytes);
+#ifdef TEST_ASAN
+        if (want[i].bytes)
+            assert_false(__asan_address_is_poisoned(b + at[i] +
+                                                    want[i].bytes - 1));
+        /* The first granule edge at or past the array's end. */
+        size_t edge = (at[i] + want[i].bytes + 7) / 8 * 8;
+        assert_true(__asan_address_is_poisoned(b + edge));
+        assert_true(__asan_address_is_poisoned(b + edge + bn_carve_gap() - 1));
+#endif
+    }
+#ifdef TEST_ASAN
+    assert_true(bn_carve_gap() > 0);
+#else
+    assert_int_equal(bn_carve_gap(), 0);
+#endif
+    free(b);
+}
+
 int test_run_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_orders_feed_a_permutation_of_the_rows),
+        cmocka_unit_test(test_carved_arrays_keep_their_bounds),
         cmocka_unit_test(test_every_order_against_its_reference),
         cmocka_unit_test(test_sorted_orders_are_sorted),
         cmocka_unit_test(test_grouped_and_interleaved_orders),

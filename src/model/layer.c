@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/carve.h"
 #include "base/pair.h"
 #include "model/batchpass.h"
 #include "model/compose.h"
@@ -197,33 +198,36 @@ typedef struct {
     size_t kept, b;
 } layer_state;
 
-static size_t align_up(size_t at, size_t a)
-{
-    return (at + a - 1) / a * a;
-}
-
 /* The run's arrays in one block, as bn.c's layer has its own (a run is
- * short, and each allocation and free a cost it pays): the doubles (the
- * statistics and drift shares, the work arrays, y and its guard, e, x
- * for an observer of the batches), then the rows' addresses, then the
- * evaluation rows' order when they are not the training rows. */
+ * short, and each allocation and free a cost it pays): the statistics
+ * and drift shares, the work arrays, y and its guard, e, x for an
+ * observer of the batches, the rows' addresses, and the evaluation rows'
+ * order when they are not the training rows. Each is an array of its own
+ * to AddressSanitizer (base/carve.h). */
 static void layer_block(layer_state *s, size_t ne)
 {
     size_t f = s->f, nb = s->nb, bmax = s->bmax, n = s->n;
     size_t nst = 2 * nb * f + nb, nwork = 8 * f + bp_scratch(f);
     size_t ny = bmax * f + 1, nx = s->watch ? bmax * f : 0;
-    size_t nd = nst + nwork + ny + bmax * f + nx;
-    size_t at_addr = align_up(nd * sizeof(double), _Alignof(const double *));
-    size_t at_rows = align_up(at_addr + (n ? n : 1) * sizeof(const double *),
-                              _Alignof(size_t));
-    char *b = malloc(at_rows + (s->own ? 0 : ne * sizeof(size_t)));
+    const size_t ad = _Alignof(double);
+    bn_carve c = {0};
+    size_t at_st = bn_carve_add(&c, nst * sizeof(double), ad);
+    size_t at_work = bn_carve_add(&c, nwork * sizeof(double), ad);
+    size_t at_y = bn_carve_add(&c, ny * sizeof(double), ad);
+    size_t at_e = bn_carve_add(&c, bmax * f * sizeof(double), ad);
+    size_t at_x = bn_carve_add(&c, nx * sizeof(double), ad);
+    size_t at_addr = bn_carve_add(&c, (n ? n : 1) * sizeof(const double *),
+                                  _Alignof(const double *));
+    size_t at_rows = bn_carve_add(&c, s->own ? 0 : ne * sizeof(size_t),
+                                  _Alignof(size_t));
+    char *b = bn_carve_alloc(&c);
     if (!(s->block = b))
         return;
-    s->stats = (double *)(void *)b;
-    s->work = s->stats + nst;
-    s->y = s->work + nwork;
-    s->e = s->y + ny;
-    s->x = s->watch ? s->e + bmax * f : NULL;
+    s->stats = (double *)(void *)(b + at_st);
+    s->work = (double *)(void *)(b + at_work);
+    s->y = (double *)(void *)(b + at_y);
+    s->e = (double *)(void *)(b + at_e);
+    s->x = s->watch ? (double *)(void *)(b + at_x) : NULL;
     s->addr = (const double **)(void *)(b + at_addr);
     s->erows = s->own ? NULL : (size_t *)(void *)(b + at_rows);
 }

@@ -1,0 +1,57 @@
+/* Several arrays in one allocation, with ASan's redzones between them in
+ * a build that has ASan (carve.h says why). */
+#include "base/carve.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+#include "base/fault.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BN_ASAN 1
+#endif
+#endif
+
+#ifdef BN_ASAN
+#include <sanitizer/asan_interface.h>
+/* Four of ASan's 8-byte granules: an index one past an array's end, or a
+ * few, lands in the gap. */
+#define GAP 32
+#else
+#define GAP 0
+#endif
+
+size_t bn_carve_gap(void)
+{
+    return GAP;
+}
+
+size_t bn_carve_add(bn_carve *c, size_t bytes, size_t align)
+{
+    assert(c->n < BN_CARVE_MAX);
+    assert(align && (align & (align - 1)) == 0 &&
+           align <= _Alignof(max_align_t));
+    /* The gap starts at a granule's edge, so that ASan can poison all of
+     * it and none of the array. */
+    size_t edge = GAP ? 8 : 1;
+    size_t at = (c->at + align - 1) / align * align;
+    size_t end = at + bytes;
+    c->end[c->n++] = end;
+    c->at = (end + edge - 1) / edge * edge + GAP;
+    return at;
+}
+
+void *bn_carve_alloc(const bn_carve *c)
+{
+    char *b = malloc(c->at ? c->at : 1);
+#ifdef BN_ASAN
+    for (size_t i = 0; b && i < c->n; i++) {
+        size_t from = (c->end[i] + 7) / 8 * 8;
+        ASAN_POISON_MEMORY_REGION(b + from, GAP);
+    }
+#endif
+    return b;
+}
