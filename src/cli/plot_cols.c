@@ -26,12 +26,18 @@ static int word_char(char c)
 }
 
 /* Whether the n bytes at w occur in s with no word character on either
- * side. */
+ * side; a name too long to copy is said to (its column is kept). strstr
+ * finds the candidates: a byte-by-byte scan of the scripts for each
+ * column's name was a tenth of plot's own time. */
 static int occurs(const char *s, const char *w, size_t n)
 {
-    for (const char *p = s; *p; p++)
-        if (*p == *w && strncmp(p, w, n) == 0 &&
-            (p == s || !word_char(p[-1])) && !word_char(p[n]))
+    char word[256];
+    if (n >= sizeof word)
+        return 1;
+    memcpy(word, w, n);
+    word[n] = '\0';
+    for (const char *p = s; (p = strstr(p, word)) != NULL; p++)
+        if ((p == s || !word_char(p[-1])) && !word_char(p[n]))
             return 1;
     return 0;
 }
