@@ -400,6 +400,27 @@ sed -i.bak '1s/ $//' "$tmp/warned/batch-size/table.md" && rm -f "$tmp/warned/bat
 check "a gnuplot that fails: exit 2" plots 2 "$tmp/failed" "$tmp/warned" --gnuplot "$tmp/fails"
 check "... and the figures drawn before stay as they were" \
     [ "$(tree_sum "$tmp/warned")" = "$(cat "$tmp/warned.before")" ]
+# One that says more than plot reads back (a megabyte): no figure can be
+# told apart, so plot says so and exits 1, the figures drawn.
+printf '#!/bin/sh\n"%s" "$@"; rc=$?\n[ "$1" = --version ] || head -c 2000000 /dev/zero | tr "\\0" x >&2\nexit $rc\n' \
+    "$gnuplot" > "$tmp/floods"
+chmod +x "$tmp/floods"
+mkdir -p "$tmp/flooded"
+cp -R results/batch-size "$tmp/flooded/"
+"$bn" plot "$tmp/flooded" --gnuplot "$tmp/floods" >/dev/null 2>"$tmp/flooded.err"
+check "a gnuplot that says too much to read back: exit 1" [ $? -eq 1 ]
+says_once() { [ "$(wc -l < "$1")" -eq 1 ] && grep -q "$2" "$1"; }
+check "... which plot says, in one line" \
+    says_once "$tmp/flooded.err" "^bnstudy plot: batch-size: what gnuplot said cannot be read: "
+check "... the figures drawn" is_png "$tmp/flooded/figures/batch-size/stats-err.png"
+# An experiment that supports no figure beside one that does: no gnuplot
+# is started for it.
+mkdir -p "$tmp/mixed"
+cp -R results/batch-size "$tmp/bare/out/one" "$tmp/mixed/"
+: > "$tmp/drawn.log"
+check "an experiment with no figure beside one with figures: exit 0" \
+    plots 0 "$tmp/mixed-plot" "$tmp/mixed" --gnuplot "$tmp/counts"
+check "... one gnuplot started, for the one with figures" [ "$(wc -l < "$tmp/drawn.log")" -eq 1 ]
 
 # ---- one gnuplot per experiment ----
 

@@ -73,7 +73,7 @@ int plot_draw_run(char *const argv[], const char *out, const char *err)
 
 /* ---- the scripts a figure runs ---- */
 
-/* Whether line l of names (one a line) is name. */
+/* Whether names (one a line) lists name. */
 static int listed(const bn_buf *names, const char *name)
 {
     size_t n = strlen(name);
@@ -225,12 +225,13 @@ typedef struct {
     size_t len;
 } stream;
 
-static void stream_read(stream *s, const char *path)
+static int stream_read(stream *s, const char *path, bn_error *err)
 {
-    bn_error err;
-    if (input_read(path, (size_t)1 << 20, 0, &s->text, &s->len, &err) != 0)
+    int rc = input_read(path, (size_t)1 << 20, 0, &s->text, &s->len, err);
+    if (rc != 0)
         s->text = NULL, s->len = 0;
     unlink(path);
+    return rc;
 }
 
 /* Piece k of s (what comes after the k-th marker, 0-based, and before the
@@ -328,6 +329,8 @@ int plot_draw(const char *gnuplot, const char *scripts,
 {
     const char *work = tables ? tables : figdir;
     bn_buf c = {0}, made = {0};
+    if (n == 0)
+        return 0;
     for (size_t i = 0; i < n; i++)
         if (figure_commands(&c, &made, scripts, figs[i], edir, figdir,
                             tables, work) != 0) {
@@ -353,9 +356,17 @@ int plot_draw(const char *gnuplot, const char *scripts,
     unlink(file);
     remove_made(&made);
     stream so, se;
-    stream_read(&so, out);
-    stream_read(&se, errs);
-    int rc = report(figs, n, st, started, &se, &so);
+    bn_error e1, e2;
+    int r1 = stream_read(&so, out, &e1), r2 = stream_read(&se, errs, &e2);
+    int rc;
+    if (st >= 0 && (r1 != 0 || r2 != 0)) {
+        /* Without its output no figure can be told apart. */
+        cli_error(cmd, "%s: what gnuplot said cannot be read: %s",
+                  figs[0]->experiment, r1 != 0 ? e1.msg : e2.msg);
+        rc = st == 0 ? 1 : 2;
+    } else {
+        rc = report(figs, n, st, started, &se, &so);
+    }
     input_free(so.text, so.len);
     input_free(se.text, se.len);
     return rc;
