@@ -2,10 +2,15 @@
 # one family: the same font, colours, line widths, grid and output sizes,
 # and the same two outputs (PNG and SVG) for each figure, with the few
 # helpers the scripts share. `bnstudy plot` runs every script and tells it
-# what to draw (src/figure/plot.c) and where:
+# what to draw (src/figure/plot.c) and where; it draws an experiment's
+# figures in one gnuplot, each script loaded after its assignments
+# (src/cli/plot_draw.c), as one figure is drawn by hand with
 #     gnuplot -e "...; name = 'stats-err'; figdir = 'DIR'" scripts/curves.gp
-# writes DIR/stats-err.png and DIR/stats-err.svg. A script loads this with
+# which writes DIR/stats-err.png and DIR/stats-err.svg. A script loads
+# this with
 #     load scriptdir . "style.gp"
+# and names what it loads so, quoted on a `load` line: the figures' stamp
+# hashes the scripts they load, found that way.
 
 # The TSVs have a header row; names keep the scripts correct if columns are
 # added or reordered (docs/definitions.md fixes the names, not positions).

@@ -7,7 +7,8 @@
 #     (gnuplot reports warnings there and still exits 0, and a warning
 #     usually means a wrong picture); it leaves a PNG (checked by its magic
 #     bytes) and a well-formed SVG for every figure it names, and nothing
-#     else; a second render gives the same bytes.
+#     else; it runs one gnuplot per experiment, and each figure drawn
+#     alone, in a gnuplot of its own, gives the same bytes.
 #   - What each figure draws and says: with --tables every plot writes the
 #     points it would draw (gnuplot's own `set table`) and each panel its
 #     texts (`save set`), and tests/figures_content.py works out from the
@@ -23,6 +24,10 @@
 #     support, with the right labels.
 #   - Nothing to plot, or no gnuplot: one clear message, exit status 2, and
 #     nothing written.
+#   - In the one gnuplot of an experiment: an error in its second figure
+#     is told of that figure (exit 2, the old figures kept), so is a
+#     warning (exit 1), and no variable of one figure is left to the next;
+#     the figures' stamp moves with the scripts they run and no other.
 # Prints one line per check and a final "N passed, N failed"; exits 1 if
 # any check failed, 2 if it could not run.
 set -uo pipefail
@@ -106,25 +111,53 @@ listing() { (cd "$1" && find . -type f | sed 's|^\./||' | sort); }
 
 # ---- the study's results ----
 
+# A gnuplot that counts the runs that draw (all but --version) in
+# $tmp/drawn.log. One that draws each figure of plot's command file in a
+# process of its own, as if no other figure were drawn in it: the file is
+# cut before each figure's commands (which open with `unset table`) and
+# the pieces run one after the other, each counted in $tmp/alone.log.
+printf '#!/bin/sh\n[ "$1" = --version ] || echo drawn >> "%s"\nexec "%s" "$@"\n' \
+    "$tmp/drawn.log" "$gnuplot" > "$tmp/counts"
+cat > "$tmp/alone" <<EOF
+#!/usr/bin/env bash
+[ "\$1" = --version ] && exec "$gnuplot" "\$@"
+d=\$(mktemp -d) || exit 2
+trap 'rm -rf "\$d"' EXIT
+awk -v d="\$d" '/^unset table\$/ { n++ } { print > (d "/" n ".gp") }' "\$1"
+for f in \$(ls "\$d" | sort -n); do
+    echo run >> "$tmp/alone.log"
+    "$gnuplot" "\$d/\$f" || exit \$?
+done
+EOF
+chmod +x "$tmp/counts" "$tmp/alone"
+
 # Two independent copies of the results, without the committed figures, so
-# every figure checked below was drawn by this run.
+# every figure checked below was drawn by this run: the first as plot
+# draws them, an experiment's in one gnuplot, the second each figure in a
+# gnuplot of its own.
 for copy in first second; do
     mkdir -p "$tmp/$copy"
     cp -R results/. "$tmp/$copy/" || exit 2
     rm -rf "$tmp/$copy/figures"
 done
+: > "$tmp/drawn.log"
 check "plot draws the study's figures, exit 0, nothing on stderr" \
-    plots 0 "$tmp/first" "$tmp/first"
-plots 0 "$tmp/second" "$tmp/second" >/dev/null 2>&1
+    plots 0 "$tmp/first" "$tmp/first" --gnuplot "$tmp/counts"
+: > "$tmp/alone.log"
+plots 0 "$tmp/second" "$tmp/second" --gnuplot "$tmp/alone" >/dev/null 2>&1
 # Each line it prints names a figure: DIR/figures/E/NAME.png, .svg: what.
 sed -n 's|^.*/figures/\([^/]*\)/\([^/]*\)\.png, \.svg: .*$|\1/\2|p' "$tmp/first.out" | sort > "$tmp/named"
 each_line_names() { [ -s "$tmp/named" ] && [ "$(wc -l < "$tmp/named")" -eq "$(wc -l < "$tmp/first.out")" ]; }
 check "plot names a figure on each line it prints" each_line_names
+check "plot runs one gnuplot per experiment" \
+    [ "$(wc -l < "$tmp/drawn.log")" -eq "$(sed 's|/.*||' "$tmp/named" | sort -u | wc -l)" ]
+check "... and the second copy's figures were each drawn alone" \
+    [ "$(wc -l < "$tmp/alone.log")" -eq "$(wc -l < "$tmp/named")" ]
 while read -r fig; do
     check "$fig: PNG written" is_png "$tmp/first/figures/$fig.png"
     check "$fig: SVG written and well-formed" is_svg "$tmp/first/figures/$fig.svg"
     for ext in png svg; do
-        check "$fig.$ext: a second render is byte-identical" \
+        check "$fig.$ext: the same bytes drawn alone as among its experiment's" \
             cmp -s "$tmp/first/figures/$fig.$ext" "$tmp/second/figures/$fig.$ext"
     done
     committed=results/figures/$fig.svg
@@ -331,12 +364,12 @@ check "one experiment's directory instead of the results': exit 2, one line" \
     plots 2 "$tmp/onedir" "$tmp/nognuplot/batch-size"
 
 # A gnuplot that warns: the figures are drawn, the warning shown, exit 1.
-# One that fails on the second figure: exit 2, and the figures drawn
-# before stay as they were, byte for byte.
+# One that fails before drawing: exit 2, and the figures drawn before stay
+# as they were, byte for byte.
 printf '#!/bin/sh\n"%s" "$@"; rc=$?\n[ "$1" = --version ] || echo "warning: a test'"'"'s warning" >&2\nexit $rc\n' \
     "$gnuplot" > "$tmp/warns"
-printf '#!/bin/sh\n[ "$1" = --version ] && exec "%s" "$@"\n[ -e "%s" ] && exit 1\n: > "%s"\nexec "%s" "$@"\n' \
-    "$gnuplot" "$tmp/fails.once" "$tmp/fails.once" "$gnuplot" > "$tmp/fails"
+printf '#!/bin/sh\n[ "$1" = --version ] && exec "%s" "$@"\nexit 1\n' \
+    "$gnuplot" > "$tmp/fails"
 chmod +x "$tmp/warns" "$tmp/fails"
 mkdir -p "$tmp/warned"
 cp -R results/batch-size "$tmp/warned/"
@@ -347,11 +380,8 @@ check "... the figures drawn" is_png "$tmp/warned/figures/batch-size/stats-err.p
 "$bn" plot "$tmp/warned" >/dev/null 2>&1
 tree_sum() { (cd "$1/figures" && find . -type f | sort | xargs cat | cksum; find . -type f | sort); }
 tree_sum "$tmp/warned" > "$tmp/warned.before"
-# A gnuplot that says when it is asked to draw: figures whose inputs did
-# not change are kept, byte for byte, and not drawn again.
-printf '#!/bin/sh\n[ "$1" = --version ] || echo drawn >> "%s"\nexec "%s" "$@"\n' \
-    "$tmp/drawn.log" "$gnuplot" > "$tmp/counts"
-chmod +x "$tmp/counts"
+# Figures whose inputs did not change are kept, byte for byte, and not
+# drawn again (the counting gnuplot says whether it was asked to draw).
 : > "$tmp/drawn.log"
 check "plot again, nothing changed: exit 0" plots 0 "$tmp/again" "$tmp/warned" --gnuplot "$tmp/counts"
 check "... no figure drawn" [ ! -s "$tmp/drawn.log" ]
@@ -370,6 +400,91 @@ sed -i.bak '1s/ $//' "$tmp/warned/batch-size/table.md" && rm -f "$tmp/warned/bat
 check "a gnuplot that fails: exit 2" plots 2 "$tmp/failed" "$tmp/warned" --gnuplot "$tmp/fails"
 check "... and the figures drawn before stay as they were" \
     [ "$(tree_sum "$tmp/warned")" = "$(cat "$tmp/warned.before")" ]
+# One that says more than plot reads back (a megabyte): no figure can be
+# told apart, so plot says so and exits 1, the figures drawn.
+printf '#!/bin/sh\n"%s" "$@"; rc=$?\n[ "$1" = --version ] || head -c 2000000 /dev/zero | tr "\\0" x >&2\nexit $rc\n' \
+    "$gnuplot" > "$tmp/floods"
+chmod +x "$tmp/floods"
+mkdir -p "$tmp/flooded"
+cp -R results/batch-size "$tmp/flooded/"
+"$bn" plot "$tmp/flooded" --gnuplot "$tmp/floods" >/dev/null 2>"$tmp/flooded.err"
+check "a gnuplot that says too much to read back: exit 1" [ $? -eq 1 ]
+says_once() { [ "$(wc -l < "$1")" -eq 1 ] && grep -q "$2" "$1"; }
+check "... which plot says, in one line" \
+    says_once "$tmp/flooded.err" "^bnstudy plot: batch-size: what gnuplot said cannot be read: "
+check "... the figures drawn" is_png "$tmp/flooded/figures/batch-size/stats-err.png"
+# An experiment that supports no figure beside one that does: no gnuplot
+# is started for it.
+mkdir -p "$tmp/mixed"
+cp -R results/batch-size "$tmp/bare/out/one" "$tmp/mixed/"
+: > "$tmp/drawn.log"
+check "an experiment with no figure beside one with figures: exit 0" \
+    plots 0 "$tmp/mixed-plot" "$tmp/mixed" --gnuplot "$tmp/counts"
+check "... one gnuplot started, for the one with figures" [ "$(wc -l < "$tmp/drawn.log")" -eq 1 ]
+
+# ---- one gnuplot per experiment ----
+
+# batch-size's first two figures, stats-err and train-eval, are both
+# curves.gp's: a copy of the scripts (--scripts) whose curves.gp opens
+# with a probe's lines shows what one figure leaves the next in the one
+# gnuplot that draws them.
+mkdir -p "$tmp/one"
+cp -R results/batch-size "$tmp/one/"
+"$bn" plot "$tmp/one" >/dev/null 2>&1
+tree_sum "$tmp/one" > "$tmp/one.before"
+probe() { # probe DIR LINES: scripts/ copied to DIR, LINES first in curves.gp
+    rm -rf "$1" && cp -R scripts "$1" &&
+        { printf '%s\n' "$2"; cat scripts/curves.gp; } > "$1/curves.gp"
+}
+probe "$tmp/fails-second" 'if (name eq "train-eval") { x = no_such_function_probe(1) }'
+"$bn" plot "$tmp/one" --scripts "$tmp/fails-second" >/dev/null 2>"$tmp/one-fails.err"
+check "a script that fails on an experiment's second figure: exit 2" [ $? -eq 2 ]
+check "... the message names that figure" \
+    grep -qx "bnstudy plot: batch-size/train-eval: gnuplot failed:" "$tmp/one-fails.err"
+check "... gnuplot's own message follows it" grep -q "no_such_function_probe" "$tmp/one-fails.err"
+check "... no other figure named" [ "$(grep -c "^bnstudy plot:" "$tmp/one-fails.err")" -eq 1 ]
+check "... the experiment's figures as they were, byte for byte" \
+    [ "$(tree_sum "$tmp/one")" = "$(cat "$tmp/one.before")" ]
+check "... and nothing left beside them" [ "$(ls -A "$tmp/one/figures")" = batch-size ]
+probe "$tmp/warns-second" 'if (name eq "train-eval") { print "probe: a warning of train-eval" }'
+"$bn" plot "$tmp/one" --scripts "$tmp/warns-second" >/dev/null 2>"$tmp/one-warns.err"
+check "a warning in an experiment's second figure: exit 1" [ $? -eq 1 ]
+check "... told of that figure, and of no other" \
+    [ "$(cat "$tmp/one-warns.err")" = "bnstudy plot: batch-size/train-eval: gnuplot warned:
+probe: a warning of train-eval" ]
+probe "$tmp/leaks" 'if (exists("leak_probe")) { print "leak_probe is still set" }
+leak_probe = 1'
+check "a variable set by one figure is gone in the next: exit 0, nothing said" \
+    plots 0 "$tmp/one-leaks" "$tmp/one" --scripts "$tmp/leaks"
+
+# The stamp hashes the scripts the experiment's figures run (each one's
+# own and what it loads), no other.
+rm -rf "$tmp/stamp-scripts" && cp -R scripts "$tmp/stamp-scripts"
+"$bn" plot "$tmp/one" --scripts "$tmp/stamp-scripts" >/dev/null 2>&1
+stamp_of() { cut -c1-64 "$tmp/one/figures/batch-size/inputs.sha256"; }
+stamp0=$(stamp_of)
+echo "# an edit" >> "$tmp/stamp-scripts/scaling.gp"
+echo "# an edit" >> "$tmp/stamp-scripts/shuffles.gp"
+: > "$tmp/drawn.log"
+check "scripts no figure of an experiment runs edited: exit 0" \
+    plots 0 "$tmp/one-unused" "$tmp/one" --scripts "$tmp/stamp-scripts" --gnuplot "$tmp/counts"
+check "... its figures not drawn" [ ! -s "$tmp/drawn.log" ]
+check "... its stamp as it was" [ "$(stamp_of)" = "$stamp0" ]
+echo "# an edit" >> "$tmp/stamp-scripts/style.gp"
+check "style.gp, which every figure loads, edited: exit 0" \
+    plots 0 "$tmp/one-style" "$tmp/one" --scripts "$tmp/stamp-scripts" --gnuplot "$tmp/counts"
+check "... the figures drawn again" [ -s "$tmp/drawn.log" ]
+check "... and stamped anew" [ "$(stamp_of)" != "$stamp0" ]
+
+# gnuplot reads its commands a line at a time: a line break in a path
+# must not cut one.
+nl="$tmp/line
+break"
+mkdir -p "$nl"
+cp -R results/batch-size "$nl/"
+check "a results directory whose name holds a line break: exit 0, nothing said" \
+    plots 0 "$tmp/nl" "$nl"
+check "... its figures drawn" is_png "$nl/figures/batch-size/stats-err.png"
 
 check "make figures RESULTS=DIR draws them too" \
     make --no-print-directory -s figures RESULTS="$tmp/nognuplot" >/dev/null 2>&1

@@ -1,33 +1,28 @@
 /*
  * `bnstudy plot [RESULTS_DIR]`: draw every figure the experiments in a
  * results directory support (plot.h chooses them and words them), by
- * running gnuplot on the scripts in scripts/, into
- * RESULTS_DIR/figures/<experiment>/.
+ * running gnuplot on the scripts in scripts/, one gnuplot per experiment
+ * (plot_draw.h), into RESULTS_DIR/figures/<experiment>/.
  * An experiment's figures are drawn into a temporary directory beside
  * them and replace the old ones only once all are drawn, so a failure
  * leaves the previous figures as they were.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
 #include "cli/cli.h"
-#include "cli/plot_cols.h"
+#include "cli/plot_draw.h"
 #include "base/input.h"
 #include "figure/plot.h"
 #include "io/digest.h"
 #include "pop/popfile.h"
-
-extern char **environ;
 
 static const char usage_head[] =
     "usage: bnstudy plot [RESULTS_DIR] [--gnuplot PROG] [--scripts DIR]\n"
@@ -153,53 +148,6 @@ static int experiments(const char *dir, char ***names, size_t *n)
     return rc;
 }
 
-/* Run argv with its standard output and error written to the file log
- * (replaced). Returns the exit status, or -1 with errno set when it could
- * not be started. */
-static int run(char *const argv[], const char *log)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC,
-                                     0666);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (e != 0) {
-        errno = e;
-        return -1;
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-/* s as a gnuplot single-quoted string ('' for a quote). */
-static char *quoted(const char *s)
-{
-    size_t n = 3;
-    for (const char *c = s; *c; c++)
-        n += *c == '\'' ? 2 : 1;
-    char *q = malloc(n), *o = q;
-    if (!q)
-        return NULL;
-    *o++ = '\'';
-    for (const char *c = s; *c; c++) {
-        if (*c == '\'')
-            *o++ = '\'';
-        *o++ = *c;
-    }
-    *o++ = '\'';
-    *o = '\0';
-    return q;
-}
-
 /* A directory of files only (the figures'), and the directory. */
 static void remove_tree(const char *dir)
 {
@@ -223,108 +171,6 @@ static int mkdir_p(const char *dir)
     if (mkdir(dir, 0777) == 0 || errno == EEXIST)
         return cli_exists(dir, 1) ? 0 : -1;
     return -1;
-}
-
-/* The text of the figure's script and of the style every script loads,
- * into t: the names a script can read a column by. */
-static void scripts_text(const char *scripts, const char *script, bn_buf *t)
-{
-    const char *files[2] = {script, "style.gp"};
-    for (int i = 0; i < 2; i++) {
-        char path[4200], *s;
-        size_t len;
-        bn_error err;
-        snprintf(path, sizeof path, "%s/%s", scripts, files[i]);
-        if (input_read(path, (size_t)1 << 20, 1, &s, &len, &err) == 0) {
-            buf_add(t, s, len);
-            buf_putc(t, '\n');
-            input_free(s, len);
-        }
-    }
-}
-
-/* Remove the files made lists, one a line. */
-static void remove_made(bn_buf *made)
-{
-    for (char *p = made->p; p && *p;) {
-        char *e = strchr(p, '\n');
-        *e = '\0';
-        unlink(p);
-        p = e + 1;
-    }
-    buf_free(made);
-}
-
-/* Draw one figure, of the experiment in directory edir: gnuplot's
- * output, if any, is a warning. 0 drawn cleanly, 1 drawn with warnings,
- * 2 failed (message printed). */
-static int draw(const char *gnuplot, const char *scripts,
-                const plot_figure *f, const char *edir, const char *figdir,
-                const char *tables)
-{
-    char script[4200];
-    snprintf(script, sizeof script, "%s/%s", scripts, f->script);
-    /* The tables cut to the columns the figure can read, beside its log;
-     * the assignments after these point the script at them. */
-    bn_buf text = {0}, extra = {0}, made = {0};
-    char stem[4300];
-    snprintf(stem, sizeof stem, "%s/.%s", tables ? tables : figdir, f->name);
-    scripts_text(scripts, f->script, &text);
-    int cut = text.failed ? -1
-                          : plot_cols_narrow(f->assign, text.p ? text.p : "",
-                                             edir, stem, &extra, &made);
-    buf_free(&text);
-    if (cut != 0) {
-        remove_made(&made);
-        buf_free(&extra);
-        return cli_error(cmd, "%s/%s: cannot write a table for gnuplot",
-                         f->experiment, f->name);
-    }
-    char *qn = quoted(f->name), *qd = quoted(figdir),
-         *qt = tables ? quoted(tables) : NULL;
-    size_t n = strlen(f->assign) + extra.len + 200 + strlen(figdir) +
-               strlen(f->name) + (tables ? strlen(tables) : 0) * 2;
-    char *assign = malloc(n);
-    if (!qn || !qd || (tables && !qt) || !assign) {
-        free(qn), free(qd), free(qt), free(assign);
-        remove_made(&made);
-        buf_free(&extra);
-        return cli_error(cmd, "out of memory");
-    }
-    snprintf(assign, n, "%s%s name = %s; figdir = %s;%s%s", f->assign,
-             extra.p ? extra.p : "", qn, qd, tables ? " tables = " : "",
-             tables ? qt : "");
-    buf_free(&extra);
-    char *argv[] = {(char *)gnuplot, "-e", assign, script, NULL};
-    /* What gnuplot says goes to a file beside the figure, read back and
-     * removed; a warning's text is short, a megabyte is not one. */
-    char log[4300];
-    snprintf(log, sizeof log, "%s/.%s.log", tables ? tables : figdir, f->name);
-    int st = run(argv, log);
-    int started = errno;
-    remove_made(&made);
-    char *out = NULL;
-    size_t len = 0;
-    bn_error err;
-    if (input_read(log, (size_t)1 << 20, 0, &out, &len, &err) != 0)
-        out = NULL;
-    unlink(log);
-    int rc = 0;
-    if (st != 0) {
-        cli_error(cmd, "%s/%s: gnuplot %s%s", f->experiment, f->name,
-                  st < 0 ? "could not start: " : "failed:",
-                  st < 0 ? strerror(started) : "");
-        rc = 2;
-    } else if (out && out[0]) {
-        fprintf(stderr, "bnstudy plot: %s/%s: gnuplot warned:\n",
-                f->experiment, f->name);
-        rc = 1;
-    }
-    if (out && out[0])
-        fputs(out, stderr);
-    input_free(out, len);
-    free(qn), free(qd), free(qt), free(assign);
-    return rc;
 }
 
 /* ---- figures whose inputs did not change ---- */
@@ -367,25 +213,22 @@ static int stamp_file(bn_buf *t, const char *path, const char *name,
     return 0;
 }
 
-/* The regular files of dir whose names end with suffix ("" for all),
- * sorted, into *names (NULL-terminated, the caller frees). */
-static int files_of(const char *dir, const char *suffix, char ***names,
-                    size_t *n)
+/* The regular files of dir but hidden ones, sorted, into *names
+ * (NULL-terminated, the caller frees). */
+static int files_of(const char *dir, char ***names, size_t *n)
 {
     *names = NULL;
     *n = 0;
     DIR *d = opendir(dir);
     if (!d)
         return -1;
-    size_t cap = 0, ls = strlen(suffix);
+    size_t cap = 0;
     char path[4400];
     struct dirent *e;
     int rc = 0;
     while (rc == 0 && (e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] == '.' || l < ls ||
-            strcmp(e->d_name + l - ls, suffix) != 0 || !cli_exists(path, 0))
+        if (e->d_name[0] == '.' || !cli_exists(path, 0))
             continue;
         if (*n + 1 >= cap) {
             cap = cap ? 2 * cap : 16;
@@ -414,53 +257,80 @@ static void free_names(char **names, size_t n)
     free(names);
 }
 
+/* The scripts experiment e's figures run, each figure's own and those it
+ * loads, each once, hashed into t. */
+static int stamp_scripts(bn_buf *t, const char *scripts, const char *e,
+                         const plot_list *l)
+{
+    bn_buf names = {0};
+    bn_error err;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < l->n; i++)
+        if (strcmp(l->fig[i].experiment, e) == 0)
+            rc = plot_draw_scripts(scripts, l->fig[i].script, &names, NULL,
+                                   &err);
+    if (names.failed)
+        rc = -1;
+    for (char *p = names.p; rc == 0 && p && *p;) {
+        char *end = strchr(p, '\n'), path[4200];
+        *end = '\0';
+        snprintf(path, sizeof path, "%s/%s", scripts, p);
+        rc = stamp_file(t, path, p, 0);
+        p = end + 1;
+    }
+    buf_free(&names);
+    return rc;
+}
+
+/* What plot.c tells each of experiment e's figures, into t, with the
+ * experiment's own directory (edir, ending in '/') left out of the paths. */
+static void stamp_assign(bn_buf *t, const char *e, const char *edir,
+                         const plot_list *l)
+{
+    size_t le = strlen(edir);
+    for (size_t i = 0; i < l->n; i++) {
+        const plot_figure *f = &l->fig[i];
+        if (strcmp(f->experiment, e) != 0)
+            continue;
+        buf_printf(t, "figure %s %s\n", f->name, f->script);
+        for (const char *a = f->assign; *a;) {
+            const char *hit = strstr(a, edir);
+            size_t k = hit ? (size_t)(hit - a) : strlen(a);
+            buf_printf(t, "%.*s", (int)k, a);
+            a += k + (hit ? le : 0);
+        }
+        buf_putc(t, '\n');
+    }
+}
+
 /* Everything experiment e's figures are drawn from, as one SHA-256: the
- * bytes of its files (the manifest's build rows aside), of every gnuplot
- * script, and what plot.c tells each script (with the experiment's own
- * directory left out of the paths, so the same results anywhere give the
- * same stamp). Not gnuplot's version: figures drawn from the same inputs
- * are kept whatever gnuplot would make of them now. -1 when a file cannot
- * be read (the figures are then drawn). */
+ * bytes of its files (the manifest's build rows aside), of the scripts its
+ * figures run (a script no figure of e runs, such as the bench's
+ * scaling.gp, does not move it), of the commands run before each figure,
+ * and what plot.c tells each script (with the experiment's own directory
+ * left out of the paths, so the same results anywhere give the same
+ * stamp). Not gnuplot's version: figures drawn from the same inputs are
+ * kept whatever gnuplot would make of them now. -1 when a file cannot be
+ * read (the figures are then drawn). */
 static int stamp(const char *scripts, const char *dir, const char *e,
                  const plot_list *l, char hex[65])
 {
     bn_buf t = {0};
     char edir[4200], path[8700];
-    snprintf(edir, sizeof edir, "%s/%s/", dir, e);
-    size_t le = strlen(edir);
+    snprintf(edir, sizeof edir - 1, "%s/%s", dir, e);
     char **names;
     size_t n;
-    int rc = 0;
-    edir[le - 1] = '\0';
-    if (files_of(edir, "", &names, &n) != 0)
-        rc = -1;
+    int rc = files_of(edir, &names, &n) != 0 ? -1 : 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         snprintf(path, sizeof path, "%s/%s", edir, names[i]);
         rc = stamp_file(&t, path, names[i], !strcmp(names[i], "manifest.tsv"));
     }
     free_names(names, n);
-    edir[le - 1] = '/';
-    if (rc == 0 && files_of(scripts, ".gp", &names, &n) != 0)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", scripts, names[i]);
-        rc = stamp_file(&t, path, names[i], 0);
-    }
     if (rc == 0)
-        free_names(names, n);
-    for (size_t i = 0; rc == 0 && i < l->n; i++) {
-        const plot_figure *f = &l->fig[i];
-        if (strcmp(f->experiment, e) != 0)
-            continue;
-        buf_printf(&t, "figure %s %s\n", f->name, f->script);
-        for (const char *a = f->assign; *a;) {
-            const char *hit = strstr(a, edir);
-            size_t k = hit ? (size_t)(hit - a) : strlen(a);
-            buf_printf(&t, "%.*s", (int)k, a);
-            a += k + (hit ? le : 0);
-        }
-        buf_putc(&t, '\n');
-    }
+        rc = stamp_scripts(&t, scripts, e, l);
+    buf_printf(&t, "before each figure\n%s", plot_draw_prologue);
+    strcat(edir, "/");
+    stamp_assign(&t, e, edir, l);
     if (rc == 0 && t.failed)
         rc = -1;
     if (rc == 0)
@@ -497,7 +367,7 @@ static int still_drawn(const char *final, const char *e, const plot_list *l,
     }
     char **names;
     size_t n;
-    if (same && files_of(final, "", &names, &n) == 0) {
+    if (same && files_of(final, &names, &n) == 0) {
         same = n == want;
         free_names(names, n);
     } else {
@@ -506,67 +376,45 @@ static int still_drawn(const char *final, const char *e, const plot_list *l,
     return same;
 }
 
-/* Draw experiment e's figures into a new directory beside figures/E,
- * then put it in E's place; when figures/E holds them drawn from the same
- * inputs already (stamp), leave it as it is. Returns draw's worst
- * status. */
-static int draw_experiment(const char *gnuplot, const char *scripts,
-                           const char *dir, const char *e,
-                           const plot_list *l, const char *tables)
+/* Experiment e's figures of l, drawn by one gnuplot (plot_draw). */
+static int draw_figures(const char *gnuplot, const char *scripts,
+                        const plot_list *l, const char *e, const char *edir,
+                        const char *figdir, const char *tables)
 {
-    char final[4200], tmp[4300], old[4300], edir[4200];
-    int worst = 0;
-    snprintf(edir, sizeof edir, "%s/%s", dir, e);
-    if (tables) {
-        snprintf(final, sizeof final, "%s/%s", tables, e);
-        if (mkdir_p(tables) != 0 || mkdir_p(final) != 0)
-            return cli_error(cmd, "cannot create %s: %s", final,
-                             strerror(errno));
-        for (size_t i = 0; i < l->n && worst < 2; i++)
-            if (strcmp(l->fig[i].experiment, e) == 0) {
-                int r = draw(gnuplot, scripts, &l->fig[i], edir, "/dev/null",
-                             final);
-                worst = r > worst ? r : worst;
-            }
-        return worst;
+    const plot_figure **figs = malloc((l->n ? l->n : 1) * sizeof *figs);
+    if (!figs)
+        return cli_error(cmd, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->fig[i].experiment, e) == 0)
+            figs[n++] = &l->fig[i];
+    int rc = plot_draw(gnuplot, scripts, figs, n, edir, figdir, tables);
+    free(figs);
+    return rc;
+}
+
+/* The stamp hex into dir's STAMP_FILE. 0, or 2 with a message. */
+static int write_stamp(const char *dir, const char *hex)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, STAMP_FILE);
+    FILE *fp = fopen(path, "w");
+    if (!fp || fprintf(fp, "%s  the figures' inputs: the experiment's "
+                           "files, the scripts, the settings\n",
+                       hex) < 0 ||
+        fclose(fp) != 0) {
+        cli_error(cmd, "%s: cannot write: %s", path, strerror(errno));
+        return 2;
     }
-    snprintf(final, sizeof final, "%s/figures/%s", dir, e);
-    char hex[65];
-    int stamped = stamp(scripts, dir, e, l, hex) == 0;
-    if (stamped && still_drawn(final, e, l, hex))
-        return 0;
-    snprintf(tmp, sizeof tmp, "%s/figures/.%s.XXXXXX", dir, e);
-    if (!mkdtemp(tmp))
-        return cli_error(cmd, "cannot create a directory in %s/figures: %s",
-                         dir, strerror(errno));
-    /* mkdtemp makes it private; the figures are for whoever reads the
-     * results. */
-    mode_t mask = umask(0);
-    umask(mask);
-    chmod(tmp, 0777 & ~mask);
-    for (size_t i = 0; i < l->n && worst < 2; i++)
-        if (strcmp(l->fig[i].experiment, e) == 0) {
-            int r = draw(gnuplot, scripts, &l->fig[i], edir, tmp, NULL);
-            worst = r > worst ? r : worst;
-        }
-    /* Figures drawn with a warning are not stamped, so the next plot
-     * draws them again and shows the warning again. */
-    if (worst == 0 && stamped) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", tmp, STAMP_FILE);
-        FILE *fp = fopen(path, "w");
-        if (!fp || fprintf(fp, "%s  the figures' inputs: the experiment's "
-                               "files, the scripts, the settings\n",
-                           hex) < 0 ||
-            fclose(fp) != 0) {
-            cli_error(cmd, "%s: cannot write: %s", path, strerror(errno));
-            worst = 2;
-        }
-    }
-    if (worst >= 2) {
-        remove_tree(tmp);
-        return worst;
-    }
+    return 0;
+}
+
+/* Put the directory tmp in final's place (final's old figures removed).
+ * 0, or 2 with a message and tmp removed. */
+static int replace_dir(const char *tmp, const char *final, const char *dir,
+                       const char *e)
+{
+    char old[4300];
     int had = cli_exists(final, 1);
     if (had) {
         snprintf(old, sizeof old, "%s/figures/.%s.old.XXXXXX", dir, e);
@@ -585,7 +433,80 @@ static int draw_experiment(const char *gnuplot, const char *scripts,
     }
     if (had)
         remove_tree(old);
-    return worst;
+    return 0;
+}
+
+/* Draw experiment e's figures into a new directory beside figures/E,
+ * then put it in E's place; when figures/E holds them drawn from the same
+ * inputs already (stamp), leave it as it is. With tables, their tables
+ * into tables/E instead. Returns plot_draw's status. */
+static int draw_experiment(const char *gnuplot, const char *scripts,
+                           const char *dir, const char *e,
+                           const plot_list *l, const char *tables)
+{
+    char final[4200], tmp[4300], edir[4200];
+    snprintf(edir, sizeof edir, "%s/%s", dir, e);
+    if (tables) {
+        snprintf(final, sizeof final, "%s/%s", tables, e);
+        if (mkdir_p(tables) != 0 || mkdir_p(final) != 0)
+            return cli_error(cmd, "cannot create %s: %s", final,
+                             strerror(errno));
+        return draw_figures(gnuplot, scripts, l, e, edir, "/dev/null",
+                            final);
+    }
+    snprintf(final, sizeof final, "%s/figures/%s", dir, e);
+    char hex[65];
+    int stamped = stamp(scripts, dir, e, l, hex) == 0;
+    if (stamped && still_drawn(final, e, l, hex))
+        return 0;
+    snprintf(tmp, sizeof tmp, "%s/figures/.%s.XXXXXX", dir, e);
+    if (!mkdtemp(tmp))
+        return cli_error(cmd, "cannot create a directory in %s/figures: %s",
+                         dir, strerror(errno));
+    /* mkdtemp makes it private; the figures are for whoever reads the
+     * results. */
+    mode_t mask = umask(0);
+    umask(mask);
+    chmod(tmp, 0777 & ~mask);
+    int worst = draw_figures(gnuplot, scripts, l, e, edir, tmp, NULL);
+    /* Figures drawn with a warning are not stamped, so the next plot
+     * draws them again and shows the warning again. */
+    if (worst == 0 && stamped)
+        worst = write_stamp(tmp, hex);
+    if (worst >= 2) {
+        remove_tree(tmp);
+        return worst;
+    }
+    int r = replace_dir(tmp, final, dir, e);
+    return r ? r : worst;
+}
+
+/* Whether gnuplot runs and every script the figures of l run can be
+ * read: 0, or CLI_EXIT_USAGE with a message. */
+static int check_tools(const char *gnuplot, const char *scripts,
+                       const plot_list *l)
+{
+    char *vargv[] = {(char *)gnuplot, "--version", NULL};
+    int st = plot_draw_run(vargv, "/dev/null", "/dev/null");
+    if (st != 0)
+        return cli_error(cmd,
+                         "cannot run gnuplot ('%s'%s%s): install it "
+                         "(make deps) or name it with --gnuplot",
+                         gnuplot, st < 0 ? ": " : ": exit status",
+                         st < 0 ? strerror(errno) : "");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < l->n; i++) {
+        bn_buf names = {0};
+        bn_error err;
+        if (plot_draw_scripts(scripts, l->fig[i].script, &names, NULL,
+                              &err) != 0)
+            rc = cli_error(cmd,
+                           "%s (run from bnstudy's directory, or give "
+                           "--scripts DIR)",
+                           err.msg);
+        buf_free(&names);
+    }
+    return rc;
 }
 
 int cmd_plot(int argc, char **argv)
@@ -645,26 +566,8 @@ int cmd_plot(int argc, char **argv)
         goto done;
     }
     /* Everything a figure needs, before anything is drawn. */
-    if (rc == 0) {
-        char *vargv[] = {(char *)gnuplot, "--version", NULL};
-        int st = run(vargv, "/dev/null");
-        if (st != 0)
-            rc = cli_error(cmd,
-                           "cannot run gnuplot ('%s'%s%s): install it "
-                           "(make deps) or name it with --gnuplot",
-                           gnuplot, st < 0 ? ": " : ": exit status",
-                           st < 0 ? strerror(errno) : "");
-    }
-    for (size_t i = 0; rc == 0 && i <= l.n; i++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", scripts,
-                 i < l.n ? l.fig[i].script : "style.gp");
-        if (access(path, R_OK) != 0)
-            rc = cli_error(cmd,
-                           "%s: cannot read: %s (run from bnstudy's "
-                           "directory, or give --scripts DIR)",
-                           path, strerror(errno));
-    }
+    if (rc == 0)
+        rc = check_tools(gnuplot, scripts, &l);
     if (rc == 0 && !tables) {
         char path[4200];
         snprintf(path, sizeof path, "%s/figures", dir);

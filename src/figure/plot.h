@@ -44,6 +44,10 @@ typedef struct {
     const char *draws;
 } plot_kind;
 
+/* text as a gnuplot double-quoted string, byte for byte: a line break
+ * as \n, so that a command file holds any path on one line. */
+void gp_str(bn_buf *b, const char *text);
+
 /* Row i of the table, NULL past the last. */
 const plot_kind *plot_kind_get(size_t i);
 

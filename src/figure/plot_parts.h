@@ -50,7 +50,6 @@ void txf(bn_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void gp_str(bn_buf *b, const char *text);
 void as_str(bn_buf *a, const char *name, const char *value);
 void as_num(bn_buf *a, const char *name, double v);
 void as_strs(bn_buf *a, const char *name, char *const *v, size_t n);
