@@ -1,16 +1,18 @@
 /*
  * The passes of batchpass.h. A batch is taken a chunk of rows at a time,
  * its rows' addresses first, then one column pair at a time over the
- * chunk (in a big population asking before each pair for a share of the
- * next chunk's rows, which a shuffled order reads at random), so that a
- * pair's constants and sums stay in registers instead of being reloaded
- * and stored on every element. Every case (a shift or none, eval mode
- * or not, outputs kept or not, rows asked for ahead or not) is its own
- * copy of the loops, chosen outside them.
+ * chunk (in a big population asking early for the rows ahead, which a
+ * shuffled order reads at random: the statistics a share of the next
+ * chunk's before each pair, the outputs one row every few rows a pair
+ * reads), so that a pair's constants and sums stay in registers instead
+ * of being reloaded and stored on every element. Every case (a shift or
+ * none, eval mode or not, outputs kept or not, rows asked for ahead or
+ * not) is its own copy of the loops, chosen outside them.
  */
 #include "model/batchpass.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/pair.h"
@@ -28,6 +30,14 @@
 #define BP_GAP_ROWS 32
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
+/* Rows past the next chunk from which the outputs' rows are asked for
+ * (ahead_spread): measured at 10^6 x 8, 32 to 160 alike within the
+ * noise, and 0 (the next chunk's own rows) no better than a burst. */
+#define BP_OUT_FAR 64
+/* Features up to which the outputs ask so (a row a 64-byte line at
+ * most): at 64 features, whose row is asked for in one burst of 8 lines
+ * either way, it measured 1.08x at 131072 x 64 and is left as it was. */
+#define BP_SPREAD 8
 
 /* A function the compiler keeps apart from its callers. */
 #if defined(__GNUC__)
@@ -78,6 +88,7 @@ typedef struct {
     const double *x;
     const size_t *rows;
     size_t n, f, at, per; /* asked: at; a step asks per */
+    size_t every;         /* ahead_spread's: rows read between two asks */
 } bp_ahead;
 
 /* The rows ahead of a chunk of n from i0, to be asked for in steps
@@ -88,8 +99,40 @@ static bp_ahead ahead_of(const bp_rows *r, size_t i0, size_t n, size_t steps)
     size_t from = i0 + n, m = from >= end ? 0 : end - from;
     if (m > ahead)
         m = ahead;
-    bp_ahead a = {r->x, r->rows + from, m, r->f, 0, (m + steps - 1) / steps};
+    bp_ahead a = {r->x, r->rows + from, m, r->f, 0, (m + steps - 1) / steps,
+                  0};
     return a;
+}
+
+/* The outputs' rows ahead of a chunk of n from i0, for column pairs
+ * that ask for one row every a.every rows they read (ahead_one), pairs
+ * column pairs reading n rows each: n rows from BP_OUT_FAR past the next
+ * chunk, the rest asked in steps shares. Asked in a
+ * burst before each pair, as ahead_step does, the requests filled the
+ * CPU's queue of misses while the ones before were still out, and the
+ * pass waited on the request instruction itself; one every few rows,
+ * they run beside the arithmetic. */
+static bp_ahead ahead_spread(const bp_rows *r, size_t i0, size_t n,
+                             size_t pairs, size_t steps)
+{
+    size_t end = r->b + r->ahead, from = i0 + n + BP_OUT_FAR;
+    size_t m = from >= end ? 0 : end - from;
+    if (m > n)
+        m = n;
+    bp_ahead a = {r->x, r->rows + from, m, r->f, 0, (m + steps - 1) / steps,
+                  SIZE_MAX};
+    if (m > 0)
+        a.every = pairs * n / m > 1 ? pairs * n / m : 1;
+    return a;
+}
+
+/* The next of a's rows, if any is left. */
+PAIR_INLINE void ahead_one(bp_ahead *a)
+{
+    if (a->at < a->n) {
+        bn_prefetch_far(a->x + a->rows[a->at] * a->f, a->f);
+        a->at++;
+    }
 }
 
 /* The next share of a's rows. */
@@ -568,10 +611,11 @@ PAIR_INLINE pair_consts pair_of(const out_pass *o, size_t j, int eval,
 
 /* Column pair j over a chunk, a segment at a time: the train outputs'
  * sums into s1 and s2 (checked where a batch ends) and, in eval mode,
- * (t - v)^2 into sq and into dd, the outputs into y and e when kept. */
+ * (t - v)^2 into sq and into dd, the outputs into y and e when kept.
+ * With spread, one of a's rows is asked for every a->every rows read. */
 PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
                               int shifted, int eval, int keep, int lag,
-                              int multi, int wide)
+                              int multi, int wide, int spread, bp_ahead *a)
 {
     pair_consts cs = pair_of(o, j, eval, shifted), *c = &cs;
     size_t n = k->n, f = o->f, seg = k->seg, stride = o->stride;
@@ -584,6 +628,7 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
     pair_t a2 = k->first ? zero : pair_load(o->s2 + j);
     pair_t aq = eval ? pair_load(o->sq + j) : zero;
     double tot = eval ? *k->total : 0.0;
+    size_t every = spread ? a->every : 0, due = every;
     /* a batch a segment: the checks' constants once for all of them */
     selfcheck_consts ck = {zero, zero};
     if (multi)
@@ -603,6 +648,10 @@ PAIR_INLINE void pair_outputs(out_pass *o, const out_chunk *k, size_t j,
             pair_t in = pair_load(p[i] + j);
             if (wide)
                 bn_prefetch_line(p[i] + jf);
+            if (spread && --due == 0) {
+                due = every;
+                ahead_one(a);
+            }
             if (shifted)
                 in = pair_add(in, c->sh);
             pair_t t = pair_add(
@@ -730,13 +779,20 @@ PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
                                   int fetch)
 {
     size_t f = o->f, j = 0;
+    int spread = fetch && packed && f <= BP_SPREAD;
     for (; packed && j + 1 < f; j += 2) {
-        if (fetch)
+        if (fetch && !spread)
             ahead_step(a);
         if (fetch && f >= BP_WIDE)
-            pair_outputs(o, k, j, shifted, eval, keep, lag, multi, 1);
+            pair_outputs(o, k, j, shifted, eval, keep, lag, multi, 1, 0, a);
+        else if (spread)
+            pair_outputs(o, k, j, shifted, eval, keep, lag, multi, 0, 1, a);
         else
-            pair_outputs(o, k, j, shifted, eval, keep, lag, multi, 0);
+            pair_outputs(o, k, j, shifted, eval, keep, lag, multi, 0, 0, a);
+    }
+    if (spread) { /* what the pairs left */
+        a->per = a->n;
+        ahead_step(a);
     }
     for (; j < f; j++) {
         if (fetch)
@@ -800,7 +856,10 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
         rows -= rows % per;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
         k.p = chunk_rows(rq, i0, rows, p, &k.n);
-        if (fetch)
+        if (fetch && packed && r->f <= BP_SPREAD)
+            a = ahead_spread(r, i0, k.n, r->f / 2,
+                             ahead_steps(r->f, packed, 1));
+        else if (fetch)
             a = ahead_of(r, i0, k.n, ahead_steps(r->f, packed, 1));
         outputs_chunk(&o, s, i0, r->b, &k, &a, shifted, eval, keep, packed,
                       multi, fetch);
