@@ -3,11 +3,12 @@
  * its rows' addresses first, then one column pair at a time over the
  * chunk (in a big population asking early for the rows ahead, which a
  * shuffled order reads at random: the statistics a share of the next
- * chunk's before each pair, the outputs one row every few rows a pair
- * reads), so that a pair's constants and sums stay in registers instead
- * of being reloaded and stored on every element. Every case (a shift or
- * none, eval mode or not, outputs kept or not, rows asked for ahead or
- * not) is its own copy of the loops, chosen outside them.
+ * chunk's before each pair, the outputs too for rows of more than
+ * BP_SPREAD features and one row every few rows a pair reads for
+ * narrower ones), so that a pair's constants and sums stay in registers
+ * instead of being reloaded and stored on every element. Every case (a
+ * shift or none, eval mode or not, outputs kept or not, rows asked for
+ * ahead or not) is its own copy of the loops, chosen outside them.
  */
 #include "model/batchpass.h"
 
