@@ -21,10 +21,10 @@
  *                        classes: "N F H K"
  *   driver scale N F B REPS
  *                      one configuration on N rows of F features at batch
- *                      size B, once untimed and then REPS times: "N F B
+ *                      size B, once and then REPS times: "N F B
  *                      ns_per_value peak_rss_kib population_kib
  *                      first_ns_per_value" (the median of the REPS, and
- *                      the untimed first)
+ *                      the first run, timed apart and left out of it)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -475,6 +475,20 @@ check "style.gp, which every figure loads, edited: exit 0" \
     plots 0 "$tmp/one-style" "$tmp/one" --scripts "$tmp/stamp-scripts" --gnuplot "$tmp/counts"
 check "... the figures drawn again" [ -s "$tmp/drawn.log" ]
 check "... and stamped anew" [ "$(stamp_of)" != "$stamp0" ]
+# A script loaded in a block ({ load ... }) is one the figures run; a
+# name in a comment is none.
+sed -i 's|^load scriptdir \. "style\.gp"$|& # once "no-such.gp"\nif (1) { load scriptdir . "extra.gp" }|' \
+    "$tmp/stamp-scripts/curves.gp"
+echo 'set xlabel "x"' > "$tmp/stamp-scripts/extra.gp"
+check "a quoted NAME.gp in a load line's comment: exit 0" \
+    plots 0 "$tmp/one-comment" "$tmp/one" --scripts "$tmp/stamp-scripts"
+stamp1=$(stamp_of)
+echo '# an edit' >> "$tmp/stamp-scripts/extra.gp"
+: > "$tmp/drawn.log"
+check "a script loaded in an if block edited: exit 0" \
+    plots 0 "$tmp/one-block" "$tmp/one" --scripts "$tmp/stamp-scripts" --gnuplot "$tmp/counts"
+check "... the figures drawn again" [ -s "$tmp/drawn.log" ]
+check "... and stamped anew" [ "$(stamp_of)" != "$stamp1" ]
 
 # gnuplot reads its commands a line at a time: a line break in a path
 # must not cut one.

@@ -86,26 +86,52 @@ static int listed(const bn_buf *names, const char *name)
     return 0;
 }
 
-/* The "NAME.gp" literals of text's `load` lines, appended to loads one a
- * line. */
+/* Where the quoted string opening at q (a ' or ") ends, its closing
+ * quote, or NULL when it does not end before e. */
+static const char *quote_end(const char *q, const char *e)
+{
+    for (const char *c = q + 1; c < e; c++) {
+        if (*q == '"' && *c == '\\' && c + 1 < e)
+            c++;
+        else if (*c == *q)
+            return c;
+    }
+    return NULL;
+}
+
+/* The "NAME.gp" literals of text's `load` and `call` commands, appended
+ * to loads one a line: a command that opens a line or follows a `{` or
+ * a `;` (`if (...) { load ... }`), its literals up to the command's end;
+ * a `#` outside quotes ends the line (a comment's "NAME.gp" is none). */
 static void loads_of(const char *text, bn_buf *loads)
 {
     for (const char *l = text; *l;) {
         const char *end = strchr(l, '\n');
-        size_t len = end ? (size_t)(end - l) : strlen(l);
-        const char *s = l + strspn(l, " \t");
-        if (strncmp(s, "load", 4) == 0 && (s[4] == ' ' || s[4] == '\t'))
-            for (const char *q = s + 4; q < l + len; q++) {
-                if (*q != '"' && *q != '\'')
-                    continue;
-                const char *c = memchr(q + 1, *q, (size_t)(l + len - q - 1));
-                if (!c)
+        const char *e = end ? end : l + strlen(l);
+        int start = 1;  /* at a command's start */
+        const char *in = NULL; /* in a load's or call's arguments */
+        for (const char *c = l; c < e; c++) {
+            if (*c == '"' || *c == '\'') {
+                const char *q = quote_end(c, e);
+                if (!q)
                     break;
-                if (c - q - 1 > 3 && memcmp(c - 3, ".gp", 3) == 0)
-                    buf_printf(loads, "%.*s\n", (int)(c - q - 1), q + 1);
-                q = c;
+                if (in && q - c - 1 > 3 && memcmp(q - 3, ".gp", 3) == 0)
+                    buf_printf(loads, "%.*s\n", (int)(q - c - 1), c + 1);
+                c = q, start = 0;
+            } else if (*c == '#') {
+                break;
+            } else if (*c == ';' || *c == '{' || *c == '}') {
+                start = 1, in = NULL;
+            } else if (*c != ' ' && *c != '\t') {
+                if (start && (strncmp(c, "load", 4) == 0 ||
+                              strncmp(c, "call", 4) == 0) &&
+                    (c[4] == ' ' || c[4] == '\t' || c[4] == '"' ||
+                     c[4] == '\''))
+                    in = c, c += 3;
+                start = 0;
             }
-        l += len + (end != NULL);
+        }
+        l = e + (end != NULL);
     }
 }
 

@@ -32,8 +32,9 @@ int plot_draw_run(char *const argv[], const char *out, const char *err);
 
 /* Append to names, one a line and each once, the name of script (a file
  * of the directory scripts) and of every script it loads, theirs
- * included: a line that opens with `load` names a script as a quoted
- * "NAME.gp", as `load scriptdir . "style.gp"` does. When text is not
+ * included: a `load` or `call` command (opening a line, or after a `{`
+ * or a `;`) names a script as a quoted "NAME.gp", as `load scriptdir .
+ * "style.gp"` does; a comment names none. When text is not
  * NULL each file's bytes are appended to it too, with a newline. -1
  * with err filled when a file cannot be read. */
 int plot_draw_scripts(const char *scripts, const char *script,

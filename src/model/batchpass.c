@@ -3,11 +3,12 @@
  * its rows' addresses first, then one column pair at a time over the
  * chunk (in a big population asking early for the rows ahead, which a
  * shuffled order reads at random: the statistics a share of the next
- * chunk's before each pair, the outputs one row every few rows a pair
- * reads), so that a pair's constants and sums stay in registers instead
- * of being reloaded and stored on every element. Every case (a shift or
- * none, eval mode or not, outputs kept or not, rows asked for ahead or
- * not) is its own copy of the loops, chosen outside them.
+ * chunk's before each pair, the outputs too for rows of more than
+ * BP_SPREAD features and one row every few rows a pair reads for
+ * narrower ones), so that a pair's constants and sums stay in registers
+ * instead of being reloaded and stored on every element. Every case (a
+ * shift or none, eval mode or not, outputs kept or not, rows asked for
+ * ahead or not) is its own copy of the loops, chosen outside them.
  */
 #include "model/batchpass.h"
 
@@ -107,7 +108,9 @@ static bp_ahead ahead_of(const bp_rows *r, size_t i0, size_t n, size_t steps)
 /* The outputs' rows ahead of a chunk of n from i0, for column pairs
  * that ask for one row every a.every rows they read (ahead_one), pairs
  * column pairs reading n rows each: n rows from BP_OUT_FAR past the next
- * chunk, the rest asked in steps shares. Asked in a
+ * chunk (none when the rows end before), what the pairs leave asked at
+ * once after them (outputs_features; steps sets a.per, which that
+ * replaces). Asked in a
  * burst before each pair, as ahead_step does, the requests filled the
  * CPU's queue of misses while the ones before were still out, and the
  * pass waited on the request instruction itself; one every few rows,
@@ -119,8 +122,11 @@ static bp_ahead ahead_spread(const bp_rows *r, size_t i0, size_t n,
     size_t m = from >= end ? 0 : end - from;
     if (m > n)
         m = n;
-    bp_ahead a = {r->x, r->rows + from, m, r->f, 0, (m + steps - 1) / steps,
-                  SIZE_MAX};
+    /* r->rows + from only when it is in r's rows: from can be up to
+     * BP_OUT_FAR past their end, and such a pointer is undefined even
+     * unread. */
+    bp_ahead a = {r->x, m ? r->rows + from : r->rows, m, r->f, 0,
+                  (m + steps - 1) / steps, SIZE_MAX};
     if (m > 0)
         a.every = pairs * n / m > 1 ? pairs * n / m : 1;
     return a;
