@@ -109,14 +109,13 @@ static bp_ahead ahead_of(const bp_rows *r, size_t i0, size_t n, size_t steps)
  * that ask for one row every a.every rows they read (ahead_one), pairs
  * column pairs reading n rows each: n rows from BP_OUT_FAR past the next
  * chunk (none when the rows end before), what the pairs leave asked at
- * once after them (outputs_features; steps sets a.per, which that
- * replaces). Asked in a
+ * once after them (a.per is all of them: outputs_features). Asked in a
  * burst before each pair, as ahead_step does, the requests filled the
  * CPU's queue of misses while the ones before were still out, and the
  * pass waited on the request instruction itself; one every few rows,
  * they run beside the arithmetic. */
 static bp_ahead ahead_spread(const bp_rows *r, size_t i0, size_t n,
-                             size_t pairs, size_t steps)
+                             size_t pairs)
 {
     size_t end = r->b + r->ahead, from = i0 + n + BP_OUT_FAR;
     size_t m = from >= end ? 0 : end - from;
@@ -125,8 +124,8 @@ static bp_ahead ahead_spread(const bp_rows *r, size_t i0, size_t n,
     /* r->rows + from only when it is in r's rows: from can be up to
      * BP_OUT_FAR past their end, and such a pointer is undefined even
      * unread. */
-    bp_ahead a = {r->x, m ? r->rows + from : r->rows, m, r->f, 0,
-                  (m + steps - 1) / steps, SIZE_MAX};
+    bp_ahead a = {r->x, m ? r->rows + from : r->rows, m, r->f, 0, m,
+                  SIZE_MAX};
     if (m > 0)
         a.every = pairs * n / m > 1 ? pairs * n / m : 1;
     return a;
@@ -796,10 +795,8 @@ PAIR_INLINE void outputs_features(out_pass *o, const out_chunk *k,
         else
             pair_outputs(o, k, j, shifted, eval, keep, lag, multi, 0, 0, a);
     }
-    if (spread) { /* what the pairs left */
-        a->per = a->n;
+    if (spread) /* what the pairs left, all at once */
         ahead_step(a);
-    }
     for (; j < f; j++) {
         if (fetch)
             ahead_step(a);
@@ -863,8 +860,7 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
         k.p = chunk_rows(rq, i0, rows, p, &k.n);
         if (fetch && packed && r->f <= BP_SPREAD)
-            a = ahead_spread(r, i0, k.n, r->f / 2,
-                             ahead_steps(r->f, packed, 1));
+            a = ahead_spread(r, i0, k.n, r->f / 2);
         else if (fetch)
             a = ahead_of(r, i0, k.n, ahead_steps(r->f, packed, 1));
         outputs_chunk(&o, s, i0, r->b, &k, &a, shifted, eval, keep, packed,
