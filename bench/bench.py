@@ -470,6 +470,23 @@ def scale_table(driver, sizes, rounds, tsv=None):
     sys.stdout.flush()
 
 
+def scale_sizes(text):
+    """--sizes: ROWSxFEATURES,... (the first the one the others are set
+    against)."""
+    sizes = []
+    for item in text.split(","):
+        n, sep, f = item.strip().partition("x")
+        if not (sep and n.isdigit() and f.isdigit()
+                and int(n) > 0 and int(f) > 0):
+            raise argparse.ArgumentTypeError(
+                f"'{item}' is not ROWSxFEATURES (positive integers, "
+                "as in 512x8)")
+        if (int(n), int(f)) in sizes:
+            raise argparse.ArgumentTypeError(f"'{item}' is given twice")
+        sizes.append((int(n), int(f)))
+    return tuple(sizes)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--driver", default="build/bench/driver")
@@ -481,10 +498,23 @@ def main():
                     help="skip the scaling table (the longest part)")
     ap.add_argument("--scale-rounds", type=int, default=5,
                     help="rounds of the scaling table (about 35 s each)")
+    ap.add_argument("--scale-only", action="store_true",
+                    help="the scaling table alone (no instruction counts, "
+                         "configurations or classifier)")
+    ap.add_argument("--sizes", type=scale_sizes, default=SCALE,
+                    metavar="NxF,...",
+                    help="the scaling table's sizes, each set against "
+                         "the first (default: "
+                         + ",".join(f"{n}x{f}" for n, f in SCALE) + ")")
     ap.add_argument("--scale-tsv", metavar="FILE",
                     help="also write the scaling table to FILE, for "
                          "scripts/scaling.gp")
     a = ap.parse_args()
+    if a.scale_only and a.no_scale:
+        ap.error("--scale-only and --no-scale leave nothing to run")
+    if a.scale_only:
+        scale_table(a.driver, a.sizes, max(1, a.scale_rounds), a.scale_tsv)
+        return
     if not a.no_count:
         instruction_tables(a.driver, a.bnstudy)
         print()
@@ -496,7 +526,7 @@ def main():
     clf_table(drv, torch, max(3, a.rounds // 3))
     drv.close()
     if not a.no_scale:
-        scale_table(a.driver, SCALE, max(1, a.scale_rounds), a.scale_tsv)
+        scale_table(a.driver, a.sizes, max(1, a.scale_rounds), a.scale_tsv)
 
 
 if __name__ == "__main__":
