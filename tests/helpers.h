@@ -15,6 +15,19 @@
 
 #include <cmocka.h>
 
+/* TEST_ASAN in a build with AddressSanitizer, whose interface then tells
+ * the tests which bytes it guards. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "pop/drift.h"
 
 #include <gsl/gsl_rng.h>

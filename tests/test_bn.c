@@ -429,6 +429,41 @@ static void test_update_batches_is_one_at_a_time(void **state)
                 }
 }
 
+/* The layer's seven arrays share one block (base/carve.h): a copy has
+ * every value of each, in arrays of its own, and in a build with
+ * AddressSanitizer the bytes just past each array are poisoned, so that
+ * an index one past gamma's end is reported, not read from beta. */
+static void test_layer_arrays_keep_their_bounds(void **state)
+{
+    (void)state;
+    enum { F = 5 };
+    bn_config cfg;
+    default_layer(&cfg);
+    bn_layer layer, copy;
+    assert_int_equal(bn_init(&layer, F, &cfg), 0);
+    double *arrays[] = {layer.gamma, layer.beta,  layer.rm,   layer.rv,
+                        layer.acc_m, layer.acc_v, layer.upd_v};
+    enum { A = sizeof arrays / sizeof arrays[0] };
+    for (size_t a = 0; a < A; a++)
+        for (size_t j = 0; j < F; j++)
+            arrays[a][j] = (double)(10 * a + j) + 0.25;
+    assert_int_equal(bn_copy(&copy, &layer), 0);
+    double *copies[A] = {copy.gamma, copy.beta,  copy.rm,   copy.rv,
+                         copy.acc_m, copy.acc_v, copy.upd_v};
+    for (size_t a = 0; a < A; a++) {
+        assert_ptr_not_equal(copies[a], arrays[a]);
+        for (size_t j = 0; j < F; j++)
+            assert_true(copies[a][j] == (double)(10 * a + j) + 0.25);
+#ifdef TEST_ASAN
+        assert_false(__asan_address_is_poisoned(arrays[a] + F - 1));
+        assert_true(__asan_address_is_poisoned(arrays[a] + F));
+        assert_true(__asan_address_is_poisoned(copies[a] + F));
+#endif
+    }
+    bn_free(&copy);
+    bn_free(&layer);
+}
+
 int test_bn_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +477,7 @@ int test_bn_run(size_t *ntests)
         cmocka_unit_test(test_cumulative_buffers_closed_form),
         cmocka_unit_test(test_precise_buffers_are_pooled_moments),
         cmocka_unit_test(test_update_batches_is_one_at_a_time),
+        cmocka_unit_test(test_layer_arrays_keep_their_bounds),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("bn", tests, NULL, NULL);

@@ -305,6 +305,50 @@ static void one_layer(nn_layer *l, const char *text, nn_shape in, size_t b)
 
 static const nn_pass F64 = {NN_BN_BATCH_KEEP, 0, 0, NULL, 0};
 
+/* Each kind's tensors start at zero in arrays of their own (nn_alloc,
+ * base/carve.h): with AddressSanitizer the byte past each tensor's
+ * values, gradients and moments is poisoned, so that a loop one past a
+ * weight matrix is reported rather than reading its gradient. */
+static void test_layer_tensors_keep_their_bounds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        nn_shape in;
+    } kinds[] = {
+        {.text = "linear:4", .in = {3, 1, 1}},
+        {.text = "conv:3", .in = {2, 4, 3}},
+        {.text = "batch", .in = {3, 1, 1}},
+        {.text = "layer", .in = {3, 1, 1}},
+        {.text = "group:2", .in = {4, 2, 2}},
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        nn_layer l;
+        one_layer(&l, kinds[k].text, kinds[k].in, 2);
+        assert_true(l.nt > 0);
+        for (size_t i = 0; i < l.nt; i++) {
+            const nn_tensor *t = &l.t[i];
+            size_t n = t->rows * t->cols;
+            const double *arr[] = {t->p, t->g, t->m, t->v};
+            for (size_t a = 0; a < 4; a++) {
+                if (!arr[a])
+                    continue;
+                for (size_t j = 0; j < n; j++)
+                    if (a > 0) /* the gradients and moments start at 0 */
+                        assert_true(arr[a][j] == 0.0);
+#ifdef TEST_ASAN
+                /* batch's gradients hold a device share's after their
+                 * own c (nn_batch.c): 2 c doubles */
+                int shares = a == 1 && strcmp(kinds[k].text, "batch") == 0;
+                assert_true(__asan_address_is_poisoned(arr[a] +
+                                                       (shares ? 2 : 1) * n));
+#endif
+            }
+        }
+        nn_layer_free(&l);
+    }
+}
+
 /* conv:C against the convolution written out: position (r, s) of output
  * channel o is bias + sum over c, ky, kx of w x(r + ky - 1, s + kx - 1),
  * zero outside the image. */
@@ -1067,6 +1111,7 @@ int test_layers_run(size_t *ntests)
         cmocka_unit_test(test_jacobian),
         cmocka_unit_test(test_radial),
         cmocka_unit_test(test_declared_networks),
+        cmocka_unit_test(test_layer_tensors_keep_their_bounds),
     };
     *ntests = sizeof tests / sizeof tests[0];
     return cmocka_run_group_tests_name("layers", tests, NULL, NULL);

@@ -15,17 +15,6 @@
 
 #include <gsl/gsl_randist.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
-#ifdef TEST_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
 #include "base/carve.h"
 #include "pop/drift.h"
 #include "model/order.h"
@@ -1238,11 +1227,44 @@ static void test_carved_arrays_keep_their_bounds(void **state)
     free(b);
 }
 
+/* bn_carve_doubles: every array zeroed and its own, in the order given,
+ * each aligned for doubles, the bytes past each poisoned under ASan,
+ * and sizes that would overflow a size_t refused. */
+static void test_carved_doubles_are_zeroed_and_bounded(void **state)
+{
+    (void)state;
+    double *a, *b, *c, *d;
+    double **arrays[] = {&a, &b, &c, &d};
+    const size_t counts[] = {3, 0, 5, 1};
+    double *block = bn_carve_doubles(4, arrays, counts);
+    assert_non_null(block);
+    assert_ptr_equal(a, block);
+    double *all[] = {a, b, c, d};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal((uintptr_t)all[i] % _Alignof(double), 0);
+        if (i)
+            assert_true(all[i] >= all[i - 1] + counts[i - 1]);
+        for (size_t j = 0; j < counts[i]; j++)
+            assert_true(all[i][j] == 0.0 && !signbit(all[i][j]));
+#ifdef TEST_ASAN
+        if (counts[i])
+            assert_false(__asan_address_is_poisoned(all[i] + counts[i] - 1));
+        assert_true(__asan_address_is_poisoned(all[i] + counts[i]));
+#endif
+    }
+    free(block);
+    const size_t huge[] = {1, SIZE_MAX / sizeof(double) / 2, 1};
+    assert_null(bn_carve_doubles(3, (double **[]){&a, &b, &c}, huge));
+    const size_t sum[] = {SIZE_MAX / 32, SIZE_MAX / 32, SIZE_MAX / 32};
+    assert_null(bn_carve_doubles(3, (double **[]){&a, &b, &c}, sum));
+}
+
 int test_run_run(size_t *ntests)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_orders_feed_a_permutation_of_the_rows),
         cmocka_unit_test(test_carved_arrays_keep_their_bounds),
+        cmocka_unit_test(test_carved_doubles_are_zeroed_and_bounded),
         cmocka_unit_test(test_every_order_against_its_reference),
         cmocka_unit_test(test_sorted_orders_are_sorted),
         cmocka_unit_test(test_grouped_and_interleaved_orders),

@@ -3,7 +3,9 @@
 #include "base/carve.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/fault.h"
 
@@ -54,4 +56,28 @@ void *bn_carve_alloc(const bn_carve *c)
     }
 #endif
     return b;
+}
+
+double *bn_carve_doubles(size_t n, double **const *arrays,
+                         const size_t *counts)
+{
+    bn_carve c = {0};
+    size_t at[BN_CARVE_MAX];
+    for (size_t a = 0; a < n; a++) {
+        /* a quarter of size_t's range at most, gaps and alignment
+         * included, checked before each array is added */
+        if (c.at > SIZE_MAX / 4 ||
+            counts[a] > (SIZE_MAX / 4 - c.at) / sizeof(double))
+            return NULL;
+        at[a] = bn_carve_add(&c, counts[a] * sizeof(double),
+                             _Alignof(double));
+    }
+    char *b = bn_carve_alloc(&c);
+    if (!b)
+        return NULL;
+    for (size_t a = 0; a < n; a++) {
+        *arrays[a] = (double *)(void *)(b + at[a]);
+        memset(*arrays[a], 0, counts[a] * sizeof(double));
+    }
+    return (double *)(void *)b;
 }

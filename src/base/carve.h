@@ -40,4 +40,10 @@ size_t bn_carve_add(bn_carve *c, size_t bytes, size_t align);
  * out of memory. */
 void *bn_carve_alloc(const bn_carve *c);
 
+/* The common case: n arrays of doubles, counts[a] of them in *arrays[a],
+ * each zeroed, laid out as above in a block it returns (free it with
+ * free); NULL when out of memory or when the sizes do not fit a size_t. */
+double *bn_carve_doubles(size_t n, double **const *arrays,
+                         const size_t *counts);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/carve.h"
 #include "model/batchpass.h"
 
 static double decimal_complement(double x);
@@ -156,23 +157,26 @@ int bn_variance_parse(const char *s, bn_variance *v)
 }
 
 
-/* The arrays of a layer of f features, carved from its block. */
+/* The arrays of a layer of f features, carved from its block: under
+ * AddressSanitizer each is followed by a poisoned gap (base/carve.h), so
+ * an index past one array's end is caught rather than landing in the
+ * next. */
 #define BN_ARRAYS 7
 
 static int alloc_layer(bn_layer *layer, size_t f)
 {
     memset(layer, 0, sizeof *layer);
-    if (f == 0 || f > SIZE_MAX / sizeof(double) / BN_ARRAYS)
-        return -1;
-    layer->block = malloc(BN_ARRAYS * f * sizeof *layer->block);
-    if (!layer->block)
+    if (f == 0)
         return -1;
     double **arrays[BN_ARRAYS] = {&layer->gamma, &layer->beta, &layer->rm,
                                   &layer->rv,    &layer->acc_m, &layer->acc_v,
                                   &layer->upd_v};
+    size_t counts[BN_ARRAYS];
     for (size_t a = 0; a < BN_ARRAYS; a++)
-        *arrays[a] = layer->block + a * f;
-    memset(layer->block, 0, BN_ARRAYS * f * sizeof *layer->block);
+        counts[a] = f;
+    layer->block = bn_carve_doubles(BN_ARRAYS, arrays, counts);
+    if (!layer->block)
+        return -1;
     layer->f = f;
     return 0;
 }
@@ -201,9 +205,17 @@ int bn_copy(bn_layer *dst, const bn_layer *src)
 {
     if (alloc_layer(dst, src->f) != 0)
         return -1;
-    double *block = dst->block;
-    memcpy(block, src->block, BN_ARRAYS * src->f * sizeof *block);
     bn_layer arrays = *dst;
+    const double *from[BN_ARRAYS] = {src->gamma, src->beta,  src->rm,
+                                     src->rv,    src->acc_m, src->acc_v,
+                                     src->upd_v};
+    double *to[BN_ARRAYS] = {arrays.gamma, arrays.beta,  arrays.rm,
+                             arrays.rv,    arrays.acc_m, arrays.acc_v,
+                             arrays.upd_v};
+    /* array by array: the gaps between them are not to be read */
+    for (size_t a = 0; a < BN_ARRAYS; a++)
+        memcpy(to[a], from[a], src->f * sizeof(double));
+    double *block = dst->block;
     *dst = *src;
     dst->gamma = arrays.gamma, dst->beta = arrays.beta;
     dst->rm = arrays.rm, dst->rv = arrays.rv;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/carve.h"
 #include "base/num.h"
 #include "model/optim.h"
 #include "pop/pop.h"
@@ -133,14 +134,6 @@ size_t net_batch_layer(const net_t *net, size_t i)
     return net->nl;
 }
 
-/* Hand out n doubles from the block. */
-static double *carve(double **next, size_t n)
-{
-    double *p = *next;
-    *next += n;
-    return p;
-}
-
 /* The net's own arrays: a batch of inputs, the head's, and the two
  * gradient buffers, each as large as the largest layer input. */
 static int alloc_net(net_t *net, const nn_shape *shapes)
@@ -149,19 +142,15 @@ static int alloc_net(net_t *net, const nn_shape *shapes)
     for (size_t i = 0; i <= net->nl; i++)
         if (nn_size(shapes[i]) > g)
             g = nn_size(shapes[i]);
-    size_t total = cap * f + 2 * cap * k + cap + 2 * cap * g;
-    net->block = calloc(total, sizeof *net->block);
+    double **arrays[] = {&net->xbuf, &net->prob,    &net->dz,
+                         &net->loss, &net->grad[0], &net->grad[1]};
+    size_t counts[] = {cap * f, cap * k, cap * k, cap, cap * g, cap * g};
+    net->block = bn_carve_doubles(sizeof counts / sizeof *counts, arrays,
+                                  counts);
     net->lbuf = malloc(cap * sizeof *net->lbuf);
     net->l = calloc(net->nl, sizeof *net->l);
     if (!net->block || !net->lbuf || !net->l)
         return -1;
-    double *next = net->block;
-    net->xbuf = carve(&next, cap * f);
-    net->prob = carve(&next, cap * k);
-    net->dz = carve(&next, cap * k);
-    net->loss = carve(&next, cap);
-    net->grad[0] = carve(&next, cap * g);
-    net->grad[1] = carve(&next, cap * g);
     return 0;
 }
 

@@ -193,8 +193,9 @@ int nn_shapes(const nn_net_spec *spec, size_t f, size_t k, nn_shape *shapes,
 int nn_layer_init(nn_layer *l, const nn_spec *s, size_t index, nn_shape in,
                   size_t k, size_t cap, const bn_config *bn, bn_error *err);
 void nn_layer_free(nn_layer *l);
-/* Carve a layer's arrays from one zeroed block: n_arrays pointers and
- * their sizes in doubles. -1: out of memory. */
+/* Carve a layer's arrays from one block (base/carve.h: under ASan a
+ * poisoned gap after each), every array zeroed: n_arrays pointers and
+ * their sizes in doubles, at most BN_CARVE_MAX. -1: out of memory. */
 int nn_alloc(nn_layer *l, double **const *arrays, const size_t *sizes,
              size_t n_arrays);
 /* Name tensor i ("<index>.<what>") and give it its shape and arrays. */

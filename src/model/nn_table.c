@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/carve.h"
+
 static const nn_kind *const kinds[] = {
     &nn_kind_linear, &nn_kind_conv,    &nn_kind_batch,
     &nn_kind_layer,  &nn_kind_group,   &nn_kind_relu,
@@ -241,18 +243,8 @@ int nn_shapes(const nn_net_spec *spec, size_t f, size_t k, nn_shape *shapes,
 int nn_alloc(nn_layer *l, double **const *arrays, const size_t *sizes,
              size_t n_arrays)
 {
-    size_t total = 0;
-    for (size_t a = 0; a < n_arrays; a++)
-        total += sizes[a];
-    l->block = calloc(total ? total : 1, sizeof *l->block);
-    if (!l->block)
-        return -1;
-    double *next = l->block;
-    for (size_t a = 0; a < n_arrays; a++) {
-        *arrays[a] = next;
-        next += sizes[a];
-    }
-    return 0;
+    l->block = bn_carve_doubles(n_arrays, arrays, sizes);
+    return l->block ? 0 : -1;
 }
 
 void nn_tensor_set(nn_layer *l, size_t i, const char *what, size_t rows,
