@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/carve.h"
 #include "model/classifier.h"
 #include "model/net.h"
 #include "model/order.h"
@@ -126,19 +127,20 @@ static int fixed_accuracy(net_t *net, const net_data *d, const double *rm,
 static int alloc_evidence(clf_evidence *ev, size_t h, size_t n, size_t m,
                           size_t nb)
 {
-    size_t doubles = 13 * h + nb * h;
     (void)n, (void)m;
-    ev->block = malloc(doubles * sizeof *ev->block);
+    double **arrays[] = {&ev->rm,  &ev->rv,     &ev->tm,     &ev->tv,
+                         &ev->bv,  &ev->kurt,   &ev->em,     &ev->ev,
+                         &ev->eshift, &ev->escale, &ev->eks, &ev->eout,
+                         &ev->tout, &ev->bm};
+    enum { A = sizeof arrays / sizeof *arrays };
+    size_t counts[A];
+    for (size_t i = 0; i < A; i++)
+        counts[i] = h;
+    counts[A - 1] = nb * h; /* bm: each batch's h means */
+    ev->block = bn_carve_doubles(A, arrays, counts);
     ev->bunits = malloc(nb * sizeof *ev->bunits);
     if (!ev->block || !ev->bunits)
         return -1;
-    double *p = ev->block;
-    double **arrays[] = {&ev->rm, &ev->rv, &ev->tm, &ev->tv, &ev->bv,
-                         &ev->kurt, &ev->em, &ev->ev, &ev->eshift,
-                         &ev->escale, &ev->eks, &ev->eout, &ev->tout};
-    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++, p += h)
-        *arrays[i] = p;
-    ev->bm = p;
     return 0;
 }
 
