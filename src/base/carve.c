@@ -61,6 +61,9 @@ void *bn_carve_alloc(const bn_carve *c)
 double *bn_carve_doubles(size_t n, double **const *arrays,
                          const size_t *counts)
 {
+    assert(n <= BN_CARVE_MAX);
+    if (n > BN_CARVE_MAX) /* at[] holds no more, with assert or without */
+        return NULL;
     bn_carve c = {0};
     size_t at[BN_CARVE_MAX];
     for (size_t a = 0; a < n; a++) {
