@@ -1228,8 +1228,9 @@ static void test_carved_arrays_keep_their_bounds(void **state)
 }
 
 /* bn_carve_doubles: every array zeroed and its own, in the order given,
- * each aligned for doubles, the bytes past each poisoned under ASan,
- * and sizes that would overflow a size_t refused. */
+ * each aligned for doubles, the bytes past each poisoned under ASan;
+ * sizes that would overflow a size_t refused, and more arrays than
+ * BN_CARVE_MAX. */
 static void test_carved_doubles_are_zeroed_and_bounded(void **state)
 {
     (void)state;
@@ -1253,10 +1254,26 @@ static void test_carved_doubles_are_zeroed_and_bounded(void **state)
 #endif
     }
     free(block);
+    /* b's bytes wrap to 0: unchecked, the block would be a few bytes and
+     * b claim 2^61 doubles (2^29 where size_t has 32 bits) */
+    const size_t wraps[] = {1, SIZE_MAX / sizeof(double) + 1, 1};
+    assert_null(bn_carve_doubles(3, (double **[]){&a, &b, &c}, wraps));
+    /* each array's bytes fit, their sum wraps */
+    const size_t sum_wraps[] = {SIZE_MAX / 16 + 1, SIZE_MAX / 16 + 1, 1};
+    assert_null(bn_carve_doubles(3, (double **[]){&a, &b, &c}, sum_wraps));
+    /* past a quarter of the range without wrapping: the check's own
+     * limit (malloc would refuse these as well) */
     const size_t huge[] = {1, SIZE_MAX / sizeof(double) / 2, 1};
     assert_null(bn_carve_doubles(3, (double **[]){&a, &b, &c}, huge));
     const size_t sum[] = {SIZE_MAX / 32, SIZE_MAX / 32, SIZE_MAX / 32};
     assert_null(bn_carve_doubles(3, (double **[]){&a, &b, &c}, sum));
+    /* more arrays than the block holds */
+    double *many[BN_CARVE_MAX + 1];
+    double **to[BN_CARVE_MAX + 1];
+    size_t ones[BN_CARVE_MAX + 1];
+    for (size_t i = 0; i <= BN_CARVE_MAX; i++)
+        to[i] = &many[i], ones[i] = 1;
+    assert_null(bn_carve_doubles(BN_CARVE_MAX + 1, to, ones));
 }
 
 int test_run_run(size_t *ntests)

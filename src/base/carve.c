@@ -61,11 +61,12 @@ void *bn_carve_alloc(const bn_carve *c)
 double *bn_carve_doubles(size_t n, double **const *arrays,
                          const size_t *counts)
 {
-    assert(n <= BN_CARVE_MAX);
-    if (n > BN_CARVE_MAX) /* at[] holds no more, with assert or without */
-        return NULL;
     bn_carve c = {0};
     size_t at[BN_CARVE_MAX];
+    /* at and c.end hold BN_CARVE_MAX: refused here too, where a build
+     * with NDEBUG has no assert to stop it */
+    if (n > BN_CARVE_MAX)
+        return NULL;
     for (size_t a = 0; a < n; a++) {
         /* a quarter of size_t's range at most, gaps and alignment
          * included, checked before each array is added */

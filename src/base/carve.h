@@ -43,7 +43,7 @@ void *bn_carve_alloc(const bn_carve *c);
 /* The common case: n arrays of doubles, counts[a] of them in *arrays[a],
  * each zeroed, laid out as above in a block it returns (free it with
  * free); NULL when out of memory, when the sizes do not fit a size_t or
- * when n is over BN_CARVE_MAX (which it asserts). */
+ * when n is more than BN_CARVE_MAX. */
 double *bn_carve_doubles(size_t n, double **const *arrays,
                          const size_t *counts);
 
