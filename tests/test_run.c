@@ -1254,6 +1254,18 @@ static void test_carved_doubles_are_zeroed_and_bounded(void **state)
 #endif
     }
     free(block);
+    /* a block past a page, which calloc zeroes (carve.c) */
+    const size_t big[] = {1000, 1};
+    block = bn_carve_doubles(2, (double **[]){&a, &b}, big);
+    assert_non_null(block);
+    for (size_t j = 0; j < big[0]; j++)
+        assert_true(a[j] == 0.0 && !signbit(a[j]));
+    assert_true(b >= a + big[0] && b[0] == 0.0);
+#ifdef TEST_ASAN
+    assert_true(__asan_address_is_poisoned(a + big[0]));
+    assert_true(__asan_address_is_poisoned(b + 1));
+#endif
+    free(block);
     /* b's bytes wrap to 0: unchecked, the block would be a few bytes and
      * b claim 2^61 doubles (2^29 where size_t has 32 bits) */
     const size_t wraps[] = {1, SIZE_MAX / sizeof(double) + 1, 1};
