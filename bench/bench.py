@@ -476,7 +476,7 @@ def scale_sizes(text):
     sizes = []
     for item in text.split(","):
         n, sep, f = item.strip().partition("x")
-        if not (sep and n.isdigit() and f.isdigit()
+        if not (sep and n.isdecimal() and f.isdecimal()
                 and int(n) > 0 and int(f) > 0):
             raise argparse.ArgumentTypeError(
                 f"'{item}' is not ROWSxFEATURES (positive integers, "
@@ -512,6 +512,10 @@ def main():
     a = ap.parse_args()
     if a.scale_only and a.no_scale:
         ap.error("--scale-only and --no-scale leave nothing to run")
+    if a.no_scale and a.sizes != SCALE:
+        ap.error("--sizes with --no-scale: there is no scaling table")
+    if not os.access(a.driver, os.X_OK):
+        ap.error(f"no driver at {a.driver} (make build/bench/driver)")
     if a.scale_only:
         scale_table(a.driver, a.sizes, max(1, a.scale_rounds), a.scale_tsv)
         return
