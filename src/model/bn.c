@@ -163,15 +163,25 @@ int bn_variance_parse(const char *s, bn_variance *v)
  * next. */
 #define BN_ARRAYS 7
 
-static int alloc_layer(bn_layer *layer, size_t f)
+/* Where a layer keeps its arrays' pointers: the one list of them that
+ * carving and copying share. */
+static void layer_arrays(bn_layer *layer, double **p[BN_ARRAYS])
 {
-    memset(layer, 0, sizeof *layer);
+    double **list[BN_ARRAYS] = {&layer->gamma, &layer->beta, &layer->rm,
+                                &layer->rv,    &layer->acc_m, &layer->acc_v,
+                                &layer->upd_v};
+    memcpy(p, list, sizeof list);
+}
+
+/* layer's arrays of f features each, zeroed, and the block they share;
+ * nothing else of layer is touched. */
+static int carve_arrays(bn_layer *layer, size_t f)
+{
     if (f == 0)
         return -1;
-    double **arrays[BN_ARRAYS] = {&layer->gamma, &layer->beta, &layer->rm,
-                                  &layer->rv,    &layer->acc_m, &layer->acc_v,
-                                  &layer->upd_v};
+    double **arrays[BN_ARRAYS];
     size_t counts[BN_ARRAYS];
+    layer_arrays(layer, arrays);
     for (size_t a = 0; a < BN_ARRAYS; a++)
         counts[a] = f;
     layer->block = bn_carve_doubles(BN_ARRAYS, arrays, counts);
@@ -179,6 +189,12 @@ static int alloc_layer(bn_layer *layer, size_t f)
         return -1;
     layer->f = f;
     return 0;
+}
+
+static int alloc_layer(bn_layer *layer, size_t f)
+{
+    memset(layer, 0, sizeof *layer);
+    return carve_arrays(layer, f);
 }
 
 int bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
@@ -203,25 +219,19 @@ int bn_init(bn_layer *layer, size_t f, const bn_config *cfg)
 
 int bn_copy(bn_layer *dst, const bn_layer *src)
 {
-    if (alloc_layer(dst, src->f) != 0)
+    /* src's settings, then arrays of the copy's own with src's values,
+     * array by array: the gaps between them are not to be read */
+    bn_layer copy = *src, from = *src;
+    if (carve_arrays(&copy, src->f) != 0) {
+        memset(dst, 0, sizeof *dst);
         return -1;
-    bn_layer arrays = *dst;
-    const double *from[BN_ARRAYS] = {src->gamma, src->beta,  src->rm,
-                                     src->rv,    src->acc_m, src->acc_v,
-                                     src->upd_v};
-    double *to[BN_ARRAYS] = {arrays.gamma, arrays.beta,  arrays.rm,
-                             arrays.rv,    arrays.acc_m, arrays.acc_v,
-                             arrays.upd_v};
-    /* array by array: the gaps between them are not to be read */
+    }
+    double **to[BN_ARRAYS], **of[BN_ARRAYS];
+    layer_arrays(&copy, to);
+    layer_arrays(&from, of);
     for (size_t a = 0; a < BN_ARRAYS; a++)
-        memcpy(to[a], from[a], src->f * sizeof(double));
-    double *block = dst->block;
-    *dst = *src;
-    dst->gamma = arrays.gamma, dst->beta = arrays.beta;
-    dst->rm = arrays.rm, dst->rv = arrays.rv;
-    dst->acc_m = arrays.acc_m, dst->acc_v = arrays.acc_v;
-    dst->upd_v = arrays.upd_v;
-    dst->block = block;
+        memcpy(*to[a], *of[a], src->f * sizeof(double));
+    *dst = copy;
     return 0;
 }
 
