@@ -482,6 +482,42 @@ static void test_shuffle_is_gsl_shuffle(void **state)
     }
 }
 
+/* rand_scale's quotient by the floating-point divider is the integer
+ * division's for every n: all n up to 2^24, the top 2^20 (the smallest
+ * quotients, where one unit is the largest share of q), both sides of
+ * every power of two and a million more at random. */
+static void test_scale_is_integer_division(void **state)
+{
+    (void)state;
+    size_t bad = 0;
+    uint32_t first = 0;
+#define SCALE_CHECK(n)                                                    \
+    do {                                                                  \
+        uint32_t n_ = (n);                                                \
+        if (n_ && rand_scale(n_) != UINT32_MAX / n_ && bad++ == 0)        \
+            first = n_;                                                   \
+    } while (0)
+    for (uint32_t n = 1; n <= 1u << 24; n++)
+        SCALE_CHECK(n);
+    for (uint32_t n = UINT32_MAX - (1u << 20); n != 0; n++)
+        SCALE_CHECK(n);
+    for (int e = 1; e < 32; e++)
+        for (uint32_t d = 0; d < 3; d++) {
+            SCALE_CHECK((1u << e) - d);
+            SCALE_CHECK((1u << e) + d);
+        }
+    pcg32_t g;
+    pcg32_seed(&g, 31u, 9u);
+    for (int k = 0; k < 1000000; k++) {
+        uint32_t n = pcg32_next(&g);
+        SCALE_CHECK(n);
+    }
+#undef SCALE_CHECK
+    if (bad)
+        fail_msg("rand_scale differs from UINT32_MAX / n at %zu n, first %u",
+                 bad, first);
+}
+
 static void test_moments(void **state)
 {
     (void)state;
@@ -689,6 +725,7 @@ int test_num_run(size_t *ntests)
         cmocka_unit_test(test_quantiles_select_as_sort_does),
         cmocka_unit_test(test_gaussian_is_gsl_algorithm),
         cmocka_unit_test(test_shuffle_is_gsl_shuffle),
+        cmocka_unit_test(test_scale_is_integer_division),
         cmocka_unit_test(test_moments),
         cmocka_unit_test(test_sort_and_quantiles),
     };

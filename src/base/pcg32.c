@@ -1,21 +1,10 @@
 /*
- * PCG32. The step and output function are the published PCG-XSH-RR ones;
+ * PCG32's seeding and bounded draw. The step and output function
+ * (pcg32_next, inline in pcg32.h) are the published PCG-XSH-RR ones;
  * tests compare them with the reference known answers and with Debian's
  * pcg_random.hpp over a million outputs.
  */
 #include "base/pcg32.h"
-
-#define PCG32_MULT 6364136223846793005ULL
-
-uint32_t pcg32_next(pcg32_t *rng)
-{
-    uint64_t old = rng->state;
-    rng->state = old * PCG32_MULT + rng->inc;
-    uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
-    uint32_t rot = (uint32_t)(old >> 59u);
-    /* (-rot) & 31 keeps the shift defined when rot is 0. */
-    return (xorshifted >> rot) | (xorshifted << ((-rot) & 31u));
-}
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq)
 {

@@ -37,7 +37,21 @@ typedef struct {
 #define PCG32_INITSEQ_SEQ_LENGTHS 25u
 
 void pcg32_seed(pcg32_t *rng, uint64_t initstate, uint64_t initseq);
-uint32_t pcg32_next(pcg32_t *rng);
+
+/* The LCG step's multiplier, and the next output (inline: a shuffle
+ * draws one an element). */
+#define PCG32_MULT 6364136223846793005ULL
+
+static inline uint32_t pcg32_next(pcg32_t *rng)
+{
+    uint64_t old = rng->state;
+    rng->state = old * PCG32_MULT + rng->inc;
+    uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
+    uint32_t rot = (uint32_t)(old >> 59u);
+    /* (-rot) & 31 keeps the shift defined when rot is 0. */
+    return (xorshifted >> rot) | (xorshifted << ((-rot) & 31u));
+}
+
 /* Uniform on [0, bound), bound >= 1, without modulo bias (rejection). */
 uint32_t pcg32_bounded(pcg32_t *rng, uint32_t bound);
 

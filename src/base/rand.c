@@ -34,11 +34,24 @@ double rand_gaussian(pcg32_t *rng)
     return y * sqrt(-2.0 * num_log(r2) / r2);
 }
 
+uint32_t rand_scale(uint32_t n)
+{
+    /* UINT32_MAX / n, made by the floating-point divider, so that a
+     * shuffle's two divisions an element run on two units rather than
+     * queue for the integer one (which bound it: 4.1 ns an element
+     * against 2.5). The same integer for every n >= 1: the quotient q =
+     * a / b of two integers below 2^32 is rounded correctly, and when q
+     * is not whole it lies at least 1/b below the next whole number, more
+     * than half an ulp of q (at most q 2^-53, under 1/b as a < 2^53):
+     * rounding never carries it there, and truncation gives floor(q). */
+    return (uint32_t)(4294967295.0 / (double)n);
+}
+
 uint32_t rand_index(pcg32_t *rng, uint32_t n)
 {
     /* scale copies of [0, n) fit in the generator's range; an output
      * beyond the last whole copy is drawn again. */
-    uint32_t scale = UINT32_MAX / n, k;
+    uint32_t scale = rand_scale(n), k;
     do
         k = pcg32_next(rng) / scale;
     while (k >= n);

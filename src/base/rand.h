@@ -20,6 +20,10 @@ double rand_uniform_pos(pcg32_t *rng);
  * (gsl_ran_gaussian with sigma 1). */
 double rand_gaussian(pcg32_t *rng);
 
+/* UINT32_MAX / n for 1 <= n <= 2^32 - 1: rand_index's scale, the same
+ * integer by the floating-point divider (rand.c says why). */
+uint32_t rand_scale(uint32_t n);
+
 /* Uniform on [0, n), 1 <= n <= 2^32 - 1, by division and rejection
  * (gsl_rng_uniform_int). */
 uint32_t rand_index(pcg32_t *rng, uint32_t n);
