@@ -29,6 +29,16 @@
  * the chunk is short; long enough that a feature pair's constants and
  * sums, loaded and stored once a chunk, cost little a row. */
 #define BP_GAP_ROWS 32
+/* Rows a chunk of the comparison when a row is 2 KiB or more
+ * (BP_GAP_WIDE features on), and not several batches: a column of rows
+ * whose length is a multiple of 4 KiB falls in one set of the
+ * first-level cache, and 32 rows and their squared gaps are more lines
+ * than its ways, so a column pair's lines were gone before the next pair
+ * read them. Measured on docs/speed.md's machine, 4 rows against 32:
+ * 0.88x to 0.94x the time at 256 to 2048 features, 4096 x 1024 and
+ * 65536 x 1024 included; at 128 features 32 stay (4 measured 1.1x). */
+#define BP_GAP_WIDE_ROWS 4
+#define BP_GAP_WIDE 256
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 /* Rows past the next chunk from which the outputs' rows are asked for
@@ -857,6 +867,8 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
+    else if (eval && r->f >= BP_GAP_WIDE)
+        rows = BP_GAP_WIDE_ROWS;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
         k.p = chunk_rows(rq, i0, rows, p, &k.n);
         if (fetch && packed && r->f <= BP_SPREAD)
