@@ -415,6 +415,124 @@ static void test_packed_is_scalar_on_populations(void **state)
         expect_every_case(1 + seed % 70, 1 + seed % 17, 1000 + seed, 0);
 }
 
+/* compare()'s (model/layer.c) sequence of passes into one total of
+ * gaps, at rows of 256 features or more (the comparison's four-row
+ * chunks): with rows of the training order, every batch but the last in
+ * one pass of several batches, then the last, its outputs kept, from
+ * whatever that pass left pending (four-row chunks lag the pass's last
+ * chunk when it had four rows); with evaluation rows of their own, batch
+ * after batch from its own statistics, the last shorter, until one of
+ * fewer than two rows. Against the plain loops: the last batch's sums,
+ * the sums per feature, the total, its outputs, the self-checks. */
+static void expect_compare(const bp_case *c, size_t ne, size_t per, int own,
+                           int shifted, int fetch, int indexed)
+{
+    size_t f = c->f, nbe = (ne + per - 1) / per;
+    size_t stride = 2 * f, side = 3 * f + 1 + 2 * per * f + bp_scratch(f);
+    double *stats = malloc(nbe * stride * sizeof *stats);
+    double *o = calloc(3 * side, sizeof *o); /* per 1 compares none */
+    size_t pass[3] = {0, 0, 0};
+    assert_non_null(stats && o);
+    char where[160];
+    snprintf(where, sizeof where,
+             "compare: B %zu of %zu, F %zu, own %d, shift %d, fetch %d, "
+             "rows %d", per, ne, f, own, shifted, fetch, indexed);
+    bp_rows all = case_rows(c, ne, fetch, indexed, shifted);
+    for (size_t q = 0; q < nbe; q++) {
+        bp_rows r = rows_from(all, q * per);
+        r.b = q + 1 < nbe ? per : ne - q * per;
+        ref_stats(&r, stats + q * stride, stats + q * stride + f);
+    }
+    const double *k = c->consts;
+    for (int side_k = 0; side_k < 3; side_k++) {
+        int packed = side_k - 1;
+        double *s1 = o + (size_t)side_k * side, *s2 = s1 + f, *sq = s2 + f;
+        double *gap = sq + f, *y = gap + 1, *e = y + per * f;
+        double *dd = e + per * f, emean[1024], evar[1024];
+        bp_layer l = {stats, stats + f, k + 2 * f, k + 3 * f, k + 4 * f,
+                      k + 5 * f, c->eps};
+        for (size_t j = 0; j < f; j++)
+            sq[j] = (double)j;
+        memset(y, 0, 2 * per * f * sizeof *y);
+        bp_gap g = {0.5, 0, 0};
+        bp_sums s = {s1, s2, sq, &g, NULL, NULL, dd, &pass[side_k]};
+        size_t q = 0, ncmp = nbe;
+        if (!own && (per < 2 || ne - (nbe - 1) * per < 2))
+            ncmp = per < 2 ? 0 : nbe - 1;
+        if (own && packed >= 0 && nbe > 1) {
+            bp_rows r = all;
+            r.b = (nbe - 1) * per, r.ahead = ne - r.b, r.shift = NULL;
+            bp_outputs_batches(&r, per, stride, &l, packed, &s);
+            q = nbe - 1;
+        }
+        for (; q < ncmp; q++) {
+            bp_rows r = rows_from(all, q * per);
+            r.b = q + 1 < nbe ? per : ne - q * per;
+            r.ahead = ne - q * per - r.b;
+            if (own && nbe > 1 && q + 1 < nbe)
+                r.shift = NULL; /* as the pass of several batches */
+            l.mean = stats + q * stride, l.var = l.mean + f;
+            if (!own) {
+                if (packed < 0)
+                    ref_stats(&r, emean, evar);
+                else
+                    bp_stats(&r, packed, emean, evar);
+                l.mean = emean, l.var = evar;
+            }
+            int keep = q + 1 == ncmp;
+            s.y = keep ? y : NULL, s.e = keep ? e : NULL;
+            if (packed < 0)
+                ref_outputs(&r, &l, &s, &g.sum);
+            else
+                bp_outputs(&r, &l, packed, &s);
+        }
+        if (packed >= 0)
+            bp_gap_flush(&g, dd, f);
+        *gap = g.sum;
+    }
+    static const char *const names[] = {"s1", "s2", "sq", "gap",
+                                        "outputs"};
+    const size_t at_of[] = {0, f, 2 * f, 3 * f, 3 * f + 1};
+    for (int side_k = 1; side_k < 3; side_k++) {
+        const double *want = o, *got = o + (size_t)side_k * side;
+        char at[200];
+        snprintf(at, sizeof at, "%s, %s", side_k == 2 ? "packed" : "scalar",
+                 where);
+        for (size_t a = 0; a < 5; a++)
+            expect_same_values(got + at_of[a], want + at_of[a],
+                               a == 3 ? 1 : a == 4 ? 2 * per * f : f,
+                               names[a], at);
+        if (pass[side_k] != pass[0])
+            fail_msg("%s: %zu self-checks passed, score_checks' %zu", at,
+                     pass[side_k], pass[0]);
+    }
+    free(stats);
+    free(o);
+}
+
+static void test_compare_sequence_on_wide_rows(void **state)
+{
+    (void)state;
+    static const size_t fs[] = {256, 257};
+    static const size_t pers[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 31, 32, 33};
+    for (size_t a = 0; a < 2; a++) {
+        pcg32_t rng;
+        pcg32_seed(&rng, 90 + a, 54);
+        bp_case c;
+        case_make(&c, &rng, 20 + a, fs[a], 0); /* 45 and 47 rows */
+        /* of 40 rows in batches of 4, the pass of nine batches ends on a
+         * chunk of four, which the last batch's first chunk lags; rows
+         * asked for early only by index (batchpass.c's asks_ahead) */
+        for (size_t ne = 40; ne <= c.n; ne += c.n - 40)
+            for (size_t p = 0; p < sizeof pers / sizeof pers[0]; p++)
+                for (int m = 0; m < 24; m++)
+                    if (!(m >> 2 & 1) || m >> 3 == 1)
+                        expect_compare(&c, ne, pers[p], m & 1, m >> 1 & 1,
+                                       m >> 2 & 1, m >> 3);
+        case_free(&c);
+    }
+}
+
 /* The lane operations themselves against the scalar ones (max and the
  * select as the C expressions relu writes, the square root as libm's
  * sqrt) on each value pair, the edges included. */
@@ -462,6 +580,7 @@ int test_batchpass_run(size_t *ntests)
         cmocka_unit_test(test_pair_operations),
         cmocka_unit_test(test_packed_is_scalar_on_edges),
         cmocka_unit_test(test_packed_is_scalar_on_wide_rows),
+        cmocka_unit_test(test_compare_sequence_on_wide_rows),
         cmocka_unit_test(test_packed_is_scalar_on_populations),
     };
     *ntests = sizeof tests / sizeof tests[0];
