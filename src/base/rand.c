@@ -43,7 +43,9 @@ uint32_t rand_scale(uint32_t n)
      * a / b of two integers below 2^32 is rounded correctly, and when q
      * is not whole it lies at least 1/b below the next whole number, more
      * than half an ulp of q (at most q 2^-53, under 1/b as a < 2^53):
-     * rounding never carries it there, and truncation gives floor(q). */
+     * rounding never carries it there, nor below floor(q), a double
+     * itself, so truncation gives floor(q). (a is UINT32_MAX, b is n; q
+     * is at most a, so the conversion is defined.) */
     return (uint32_t)(4294967295.0 / (double)n);
 }
 
