@@ -29,16 +29,19 @@
  * the chunk is short; long enough that a feature pair's constants and
  * sums, loaded and stored once a chunk, cost little a row. */
 #define BP_GAP_ROWS 32
-/* Rows a chunk of the comparison when a row is 2 KiB or more
- * (BP_GAP_WIDE features on), and not several batches: a column of rows
- * whose length is a multiple of 4 KiB falls in one set of the
- * first-level cache, and 32 rows and their squared gaps are more lines
- * than its ways, so a column pair's lines were gone before the next pair
- * read them. Measured on docs/speed.md's machine, 4 rows against 32:
- * 0.88x to 0.94x the time at 256 to 2048 features, 4096 x 1024 and
- * 65536 x 1024 included; at 128 features 32 stay (4 measured 1.1x). */
-#define BP_GAP_WIDE_ROWS 4
-#define BP_GAP_WIDE 256
+/* Rows a chunk of the outputs when a row is 2 KiB or more (BP_OUT_WIDE
+ * features on), which then never take several batches a chunk: a
+ * column of rows whose length is a multiple of 4 KiB falls in one set
+ * of the first-level cache, and 32 rows (256 in train mode) and their
+ * squared gaps are more lines than its ways, so a column pair's lines
+ * were gone before the next pair read them. Measured on docs/speed.md's
+ * machine, 4 rows against 32 in the comparison: 0.88x to 0.94x the time
+ * at 256 to 2048 features, 4096 x 1024 and 65536 x 1024 included; at
+ * 128 features 32 stay (4 measured 1.1x). Then a batch at a time at
+ * B 8 and 16, and 4 rows in train mode: 0.86x to 0.96x again at 256 to
+ * 1024 features (one epoch at B 8 and 16, three at B 8 and 64). */
+#define BP_OUT_WIDE_ROWS 4
+#define BP_OUT_WIDE 256
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 /* Rows past the next chunk from which the outputs' rows are asked for
@@ -867,8 +870,8 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
-    else if (eval && r->f >= BP_GAP_WIDE)
-        rows = BP_GAP_WIDE_ROWS;
+    else if (r->f >= BP_OUT_WIDE)
+        rows = BP_OUT_WIDE_ROWS;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
         k.p = chunk_rows(rq, i0, rows, p, &k.n);
         if (fetch && packed && r->f <= BP_SPREAD)
@@ -929,10 +932,13 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
 }
 
 /* Whether bp_outputs_batches takes several batches a chunk (only with
- * the self-checks, which outputs_case then makes without a test). */
-static int several(size_t per, int eval, int keep, const bp_sums *s)
+ * the self-checks, which outputs_case then makes without a test; never
+ * rows of BP_OUT_WIDE features, which go a few rows a chunk). */
+static int several(size_t f, size_t per, int eval, int keep,
+                   const bp_sums *s)
 {
-    return s->pass && !keep && per < (eval ? BP_GAP_ROWS : BP_CHUNK);
+    return f < BP_OUT_WIDE && s->pass && !keep &&
+           per < (eval ? BP_GAP_ROWS : BP_CHUNK);
 }
 
 /* bp_outputs_batches for rows not asked for ahead, a function apart as
@@ -942,7 +948,7 @@ BP_APART static void outputs_batches_plain(const bp_rows *r, size_t per,
                                            int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (several(per, eval, keep, s)) {
+    if (several(r->f, per, eval, keep, s)) {
         /* each case spelled out here: through a function of the
          * cases shared with outputs_fetched, GCC 12 made these loops
          * costlier */
@@ -972,7 +978,7 @@ void bp_outputs_batches(const bp_rows *r, size_t per, size_t stride,
                         const bp_layer *l, int packed, const bp_sums *s)
 {
     int eval = l->rm != NULL, keep = eval && s->y && s->e;
-    if (asks_ahead(r) && several(per, eval, keep, s))
+    if (asks_ahead(r) && several(r->f, per, eval, keep, s))
         outputs_fetched(r, per, stride, l, s, eval, 0, packed, 1);
     else
         outputs_batches_plain(r, per, stride, l, packed, s);
