@@ -397,13 +397,16 @@ static void test_packed_is_scalar_on_edges(void **state)
 
 /* Rows wide enough that the passes gather them a block at a time and ask
  * for each row's next blocks (batchpass.c's BP_WIDE): whole blocks, a
- * last one of an odd width, batches of several blocks' rows. */
+ * last one of an odd width, batches of several blocks' rows; and rows of
+ * a whole number of 2 KiB, whose outputs go a few rows a chunk and never
+ * several batches (bp_crowded), in batches that are not a whole number
+ * of chunks. */
 static void test_packed_is_scalar_on_wide_rows(void **state)
 {
     (void)state;
-    static const size_t fs[] = {1024, 521};
-    static const size_t bs[] = {64, 9};
-    for (size_t a = 0; a < 2; a++)
+    static const size_t fs[] = {1024, 521, 768};
+    static const size_t bs[] = {64, 9, 9};
+    for (size_t a = 0; a < 3; a++)
         expect_every_case(bs[a], fs[a], 77 + a, a == 1);
 }
 

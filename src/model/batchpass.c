@@ -29,19 +29,27 @@
  * the chunk is short; long enough that a feature pair's constants and
  * sums, loaded and stored once a chunk, cost little a row. */
 #define BP_GAP_ROWS 32
-/* Rows a chunk of the outputs when a row is 2 KiB or more (BP_OUT_WIDE
- * features on), which then never take several batches a chunk: a
- * column of rows whose length is a multiple of 4 KiB falls in one set
- * of the first-level cache, and 32 rows (256 in train mode) and their
- * squared gaps are more lines than its ways, so a column pair's lines
- * were gone before the next pair read them. Measured on docs/speed.md's
- * machine, 4 rows against 32 in the comparison: 0.88x to 0.94x the time
- * at 256 to 2048 features, 4096 x 1024 and 65536 x 1024 included; at
- * 128 features 32 stay (4 measured 1.1x). Then a batch at a time at
- * B 8 and 16, and 4 rows in train mode: 0.86x to 0.96x again at 256 to
- * 1024 features (one epoch at B 8 and 16, three at B 8 and 64). */
+/* Rows a chunk of the outputs when a row's length is a whole number of
+ * 2 KiB (BP_OUT_WIDE features), which then never take several batches a
+ * chunk: a column of such rows falls in one or two sets of the
+ * first-level cache (its sets repeat every 4 KiB), and 32 rows (256 in
+ * train mode) and their squared gaps are more lines than its ways, so a
+ * column pair's lines were gone before the next pair read them.
+ * Measured on docs/speed.md's machine, 4 rows against 32 in the
+ * comparison: 0.88x to 0.94x the time at 256 to 2048 features, 4096 x
+ * 1024 and 65536 x 1024 included; a batch at a time at B 8 and 16, and
+ * 4 rows in train mode: 0.86x to 0.96x again. Not at other widths: at
+ * 128 features (eight sets) 4 rows measured 1.1x, at 300 and 1000
+ * (rows over many sets) 1.10x and 1.04x. */
 #define BP_OUT_WIDE_ROWS 4
 #define BP_OUT_WIDE 256
+
+/* Whether rows of f features crowd the first-level cache's sets
+ * (BP_OUT_WIDE_ROWS). */
+static int bp_crowded(size_t f)
+{
+    return f >= BP_OUT_WIDE && f % BP_OUT_WIDE == 0;
+}
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 /* Rows past the next chunk from which the outputs' rows are asked for
@@ -870,7 +878,7 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     size_t rows = eval ? BP_GAP_ROWS : BP_CHUNK;
     if (multi)
         rows -= rows % per;
-    else if (r->f >= BP_OUT_WIDE)
+    else if (bp_crowded(r->f))
         rows = BP_OUT_WIDE_ROWS;
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
         k.p = chunk_rows(rq, i0, rows, p, &k.n);
@@ -933,11 +941,11 @@ void bp_outputs(const bp_rows *r, const bp_layer *l, int packed,
 
 /* Whether bp_outputs_batches takes several batches a chunk (only with
  * the self-checks, which outputs_case then makes without a test; never
- * rows of BP_OUT_WIDE features, which go a few rows a chunk). */
+ * rows that crowd the cache, which go a few rows a chunk). */
 static int several(size_t f, size_t per, int eval, int keep,
                    const bp_sums *s)
 {
-    return f < BP_OUT_WIDE && s->pass && !keep &&
+    return !bp_crowded(f) && s->pass && !keep &&
            per < (eval ? BP_GAP_ROWS : BP_CHUNK);
 }
 
