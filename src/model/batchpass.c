@@ -39,7 +39,7 @@
  * comparison: 0.88x to 0.94x the time at 256 to 2048 features, 4096 x
  * 1024 and 65536 x 1024 included; a batch at a time at B 8 and 16, and
  * 4 rows in train mode: 0.86x to 0.96x again. Not at other widths: at
- * 128 features (eight sets) 4 rows measured 1.1x, at 300 and 1000
+ * 128 features (four sets) 4 rows measured 1.1x, at 300 and 1000
  * (rows over many sets) 1.10x and 1.04x. */
 #define BP_OUT_WIDE_ROWS 4
 #define BP_OUT_WIDE 256
@@ -50,6 +50,7 @@ static int bp_crowded(size_t f)
 {
     return f >= BP_OUT_WIDE && f % BP_OUT_WIDE == 0;
 }
+
 /* Rows asked for ahead at least, whatever the chunk. */
 #define BP_AHEAD 32
 /* Rows past the next chunk from which the outputs' rows are asked for
