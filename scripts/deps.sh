@@ -7,7 +7,8 @@
 #   deps.sh test     the study's and GSL, cmocka, PCG's pcg_random.hpp, a C++
 #                    compiler, python3 and numpy (PyTorch too if the system
 #                    packages it: the peer test runs when it is there; GNU
-#                    parallel too, for the sharding recipe's test)
+#                    parallel too, for the sharding recipe's test, and the
+#                    browser test's emscripten, Chromium, node and npm)
 #   deps.sh all      the same as test
 #   deps.sh quick    what make test-quick needs: the unit tests' and the
 #                    study's, PCG's header, python3; no PyTorch, no browser
@@ -168,7 +169,8 @@ case "$group" in
     unit) need+=(gsl cmocka) ;;
     study) need+=(gnuplot); optional+=(font) ;;
     quick) need+=(gnuplot gsl cmocka cxx pcg python3); optional+=(font) ;;
-    test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy); optional+=(font torch parallel) ;;
+    test | all) need+=(gnuplot gsl cmocka cxx pcg python3 numpy)
+        optional+=(font torch parallel emcc chromium node npm) ;;
     fuzz) need+=(clang fuzzer) ;;
     web) need+=(emcc) ;;
     browser) need+=(emcc chromium node npm) ;;
