@@ -420,10 +420,10 @@ static void test_packed_is_scalar_on_populations(void **state)
 
 /* compare()'s (model/layer.c) sequence of passes into one total of
  * gaps, at rows of 256 features or more (the comparison's four-row
- * chunks): with rows of the training order, every batch but the last in
- * one pass of several batches, then the last, its outputs kept, from
- * whatever that pass left pending (four-row chunks lag the pass's last
- * chunk when it had four rows); with evaluation rows of their own, batch
+ * chunks; eight-row ones at 1024): with rows of the training order,
+ * every batch but the last in one pass of several batches, then the
+ * last, its outputs kept, from whatever that pass left pending (a chunk
+ * lags the pass's last chunk when that had as many rows); with evaluation rows of their own, batch
  * after batch from its own statistics, the last shorter, until one of
  * fewer than two rows. Against the plain loops: the last batch's sums,
  * the sums per feature, the total, its outputs, the self-checks. */
@@ -516,16 +516,17 @@ static void expect_compare(const bp_case *c, size_t ne, size_t per, int own,
 static void test_compare_sequence_on_wide_rows(void **state)
 {
     (void)state;
-    static const size_t fs[] = {256, 257};
+    static const size_t fs[] = {256, 257, 1024};
     static const size_t pers[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 31, 32, 33};
-    for (size_t a = 0; a < 2; a++) {
+    for (size_t a = 0; a < 3; a++) {
         pcg32_t rng;
         pcg32_seed(&rng, 90 + a, 54);
         bp_case c;
-        case_make(&c, &rng, 20 + a, fs[a], 0); /* 45 and 47 rows */
-        /* of 40 rows in batches of 4, the pass of nine batches ends on a
-         * chunk of four, which the last batch's first chunk lags; rows
-         * asked for early only by index (batchpass.c's asks_ahead) */
+        case_make(&c, &rng, 20 + a, fs[a], 0); /* 45, 47 and 49 rows */
+        /* of 40 rows in batches of 4 (of 8 at 1024 features), the pass of
+         * nine batches (four) ends on a chunk of four (eight), which the
+         * last batch's first chunk lags; rows asked for early only by
+         * index (batchpass.c's asks_ahead) */
         for (size_t ne = 40; ne <= c.n; ne += c.n - 40)
             for (size_t p = 0; p < sizeof pers / sizeof pers[0]; p++)
                 for (int m = 0; m < 24; m++)

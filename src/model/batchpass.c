@@ -43,12 +43,28 @@
  * (rows over many sets) 1.10x and 1.04x. */
 #define BP_OUT_WIDE_ROWS 4
 #define BP_OUT_WIDE 256
+/* Rows a chunk instead where a row is a whole number of 8 KiB
+ * (BP_OUT_WIDER features). Not understood, but measured on two
+ * machines: at 1024 features 8 rows took the least time on both (on
+ * the second, medians of 5 interleaved rounds against 4 rows: 0.87x and
+ * 0.89x at 65536 and 4096 rows, B 64; 0.91x at B 8; 0.88x at 2048
+ * features). At 256 and 512 features the second measured 8 rows 0.87x
+ * too, but the first 8 rows 1.2x worse than 32 at 512, and 4 best: those
+ * widths keep 4. */
+#define BP_OUT_WIDER_ROWS 8
+#define BP_OUT_WIDER 1024
 
 /* Whether rows of f features crowd the first-level cache's sets
  * (BP_OUT_WIDE_ROWS). */
 static int bp_crowded(size_t f)
 {
     return f >= BP_OUT_WIDE && f % BP_OUT_WIDE == 0;
+}
+
+/* The rows of an outputs chunk for rows that crowd the cache. */
+static size_t crowded_rows(size_t f)
+{
+    return f % BP_OUT_WIDER == 0 ? BP_OUT_WIDER_ROWS : BP_OUT_WIDE_ROWS;
 }
 
 /* Rows asked for ahead at least, whatever the chunk. */
@@ -880,7 +896,7 @@ PAIR_INLINE void outputs_case(const bp_rows *r, size_t per, size_t stride,
     if (multi)
         rows -= rows % per;
     else if (bp_crowded(r->f))
-        rows = BP_OUT_WIDE_ROWS;
+        rows = crowded_rows(r->f);
     for (size_t i0 = 0; i0 < r->b; i0 += k.n) {
         k.p = chunk_rows(rq, i0, rows, p, &k.n);
         if (fetch && packed && r->f <= BP_SPREAD)
