@@ -423,10 +423,11 @@ static void test_packed_is_scalar_on_populations(void **state)
  * chunks; eight-row ones at 1024): with rows of the training order,
  * every batch but the last in one pass of several batches, then the
  * last, its outputs kept, from whatever that pass left pending (a chunk
- * lags the pass's last chunk when that had as many rows); with evaluation rows of their own, batch
- * after batch from its own statistics, the last shorter, until one of
- * fewer than two rows. Against the plain loops: the last batch's sums,
- * the sums per feature, the total, its outputs, the self-checks. */
+ * lags the pass's last chunk when that had as many rows); with
+ * evaluation rows of their own, batch after batch from its own
+ * statistics, the last shorter, until one of fewer than two rows.
+ * Against the plain loops: the last batch's sums, the sums per feature,
+ * the total, its outputs, the self-checks. */
 static void expect_compare(const bp_case *c, size_t ne, size_t per, int own,
                            int shifted, int fetch, int indexed)
 {
